@@ -1,0 +1,35 @@
+// The shapes file: one GEMM problem per line.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "problem/problem.hpp"
+
+namespace dgt {
+
+/// One parsed line of a shapes file.
+struct ShapeEntry {
+  Problem problem;
+  std::string file;   ///< path as given
+  int line = 0;       ///< 1-based line number
+  std::string name;   ///< optional name= field, empty if absent
+  std::string where() const { return file + ":" + std::to_string(line); }
+};
+
+/// Format (documented in README.md, "Shapes file"):
+///   - one problem per line: `M N K` (positive integers) then optional `key=value` fields, separated
+///     by spaces or tabs; `#` starts a comment (whole line or trailing); blank lines are ignored.
+///   - keys: lda, ldb, ldd (positive integers, elements; default K, K, N), a and b (e4m3|e5m2,
+///     default e4m3), d (bf16), accum (promote|fast, default promote), name (free text without spaces).
+///   - each key at most once per line.
+/// Every error names file:line, the field and what was expected, e.g.
+///   "shapes.txt:7: field 'lda': 'x12' is not a positive integer".
+/// Parsing stops at the first error and throws Error(kUsage). Rule checks on the values (TMA
+/// alignment, lda >= K) are validate_problem's job, reported with the same file:line by the caller.
+std::vector<ShapeEntry> parse_shapes(const std::string& text, const std::string& file_name);
+
+/// Reads and parses a file. Throws Error(kIo) naming the path when it cannot be read.
+std::vector<ShapeEntry> load_shapes_file(const std::string& path);
+
+}  // namespace dgt

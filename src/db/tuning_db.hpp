@@ -1,0 +1,93 @@
+// The SQLite tuning database: device fingerprints, problems, configs, trials, baselines, winners.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "db/records.hpp"
+
+struct sqlite3;
+
+namespace dgt {
+
+/// Winner of one problem on one device: the fastest ok trial, with the baselines beside it and the
+/// number of trials per status.
+struct WinnerRow {
+  TrialRecord trial;
+  std::optional<BaselineRecord> cublas_default;
+  std::optional<BaselineRecord> cublas_tuned;
+  std::map<std::string, int> status_counts;  ///< to_string(TrialStatus) -> count
+};
+
+/// Tuning database. Schema (schema_version table, current version kSchemaVersion):
+///   device(id, fingerprint UNIQUE, name, cc, sm_count, memory_bytes, l2_bytes, max_sm_clock_mhz,
+///          driver_version, runtime_version, cublaslt_version, nvrtc_version, kernel_hash, dgtune_version, created_at)
+///   problem(id, key UNIQUE, m, n, k, lda, ldb, ldd, dtype_a, dtype_b, dtype_d, scale_mode, accum)
+///   config(id, key UNIQUE, block_m, block_n, block_k, num_stages, num_math_wg, swizzle, cluster_m, cluster_n,
+///          raster, group_size, epilogue, split_k)
+///   trial(id, device_id, problem_id, config_id, status, error, compile_ms, registers, spill_bytes, smem_bytes,
+///         median_us, p10_us, p90_us, samples, rse, tflops, gbps, max_rel_err, diff, nan_count, sm_clock_mhz,
+///         throttled, protocol, created_at, UNIQUE(device_id, problem_id, config_id))
+///   baseline(id, device_id, problem_id, provider, status, cublas_status, error, algo, median_us, p10_us, p90_us,
+///            samples, rse, tflops, gbps, max_rel_err, diff, sm_clock_mhz, throttled, protocol, created_at,
+///            UNIQUE(device_id, problem_id, provider))
+///   winner (VIEW): per (device_id, problem_id) the ok trial with the smallest median_us.
+/// WAL journal, 10 s busy timeout, one transaction per put_*. Opening a newer schema than this
+/// binary knows throws; an older one is migrated in place. Rows of other devices or kernel hashes
+/// stay in the file and are simply not returned for this fingerprint.
+class TuningDb {
+ public:
+  static constexpr int kSchemaVersion = 1;
+
+  /// Opens (and creates, with parent directories, when missing) the database at `path`.
+  /// read_only: open an existing file without creating or migrating (the loader does this).
+  /// Throws Error(kSqlite) with the path and SQLite's message on failure, Error(kIo) when the
+  /// directory cannot be created.
+  explicit TuningDb(const std::string& path, bool read_only = false);
+  ~TuningDb();
+  TuningDb(const TuningDb&) = delete;
+  TuningDb& operator=(const TuningDb&) = delete;
+
+  const std::string& path() const { return path_; }
+
+  /// Inserts the device row if new; returns its id either way.
+  int64_t upsert_device(const DeviceFingerprint& fp);
+  /// Id of the device row with this fingerprint, if stored.
+  std::optional<int64_t> find_device(const std::string& fingerprint) const;
+
+  /// True when a trial for (device, problem, config) is stored, whatever its status.
+  bool has_trial(int64_t device_id, const Problem& p, const KernelConfig& c) const;
+  /// Stores one trial in one transaction (problem and config rows are upserted). A trial for the
+  /// same (device, problem, config) is replaced.
+  void put_trial(int64_t device_id, const TrialRecord& t);
+  /// All trials of a problem on a device, fastest ok first, then the others by config key.
+  std::vector<TrialRecord> trials(int64_t device_id, const Problem& p) const;
+
+  bool has_baseline(int64_t device_id, const Problem& p, const std::string& provider) const;
+  void put_baseline(int64_t device_id, const BaselineRecord& b);
+  std::optional<BaselineRecord> baseline(int64_t device_id, const Problem& p, const std::string& provider) const;
+
+  /// The winner of one problem, if it has an ok trial.
+  std::optional<WinnerRow> winner(int64_t device_id, const Problem& p) const;
+  /// Winners of every problem of the device that has one, ordered by problem (m, n, k, key).
+  std::vector<WinnerRow> winners(int64_t device_id) const;
+  /// The winner of the problem with the same N, K, dtypes and accumulation whose M is nearest to
+  /// p.m (by |log M - log p.m|); used by the loader for shapes that were not tuned.
+  std::optional<WinnerRow> nearest_winner(int64_t device_id, const Problem& p) const;
+
+ private:
+  void exec(const char* sql) const;
+  void migrate();
+  int64_t upsert_problem(const Problem& p);
+  int64_t upsert_config(const KernelConfig& c);
+  std::optional<int64_t> find_problem(const Problem& p) const;
+
+  std::string path_;
+  sqlite3* db_ = nullptr;
+  bool read_only_ = false;
+};
+
+}  // namespace dgt

@@ -1,0 +1,122 @@
+#include "problem/kernel_config.hpp"
+
+#include <charconv>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.hpp"
+
+namespace dgt {
+
+const char* to_string(Raster r) { return r == Raster::kAlongM ? "m" : "n"; }
+const char* to_string(Epilogue) { return "direct"; }
+
+std::string KernelConfig::key() const {
+  return fmt::format("{}x{}x{}_s{}_wg{}_sw{}_c{}x{}_r{}{}_{}_sk{}", block_m, block_n, block_k, num_stages, num_math_wg, swizzle,
+                     cluster_m, cluster_n, to_string(raster), group, to_string(epilogue), split_k);
+}
+
+namespace {
+
+std::vector<std::string_view> split(std::string_view s, char sep) {
+  std::vector<std::string_view> out;
+  size_t start = 0;
+  while (true) {
+    size_t pos = s.find(sep, start);
+    out.push_back(s.substr(start, pos == std::string_view::npos ? std::string_view::npos : pos - start));
+    if (pos == std::string_view::npos) break;
+    start = pos + 1;
+  }
+  return out;
+}
+
+int parse_int(std::string_view key, std::string_view token, std::string_view digits, const char* what) {
+  int v = 0;
+  auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
+  if (ec != std::errc() || ptr != digits.data() + digits.size() || digits.empty())
+    DGT_THROW(ErrorKind::kUsage, "config key '{}': token '{}' should hold {} as an integer", key, token, what);
+  return v;
+}
+
+}  // namespace
+
+KernelConfig KernelConfig::parse_key(std::string_view key) {
+  static constexpr const char* kFormat = "BMxBNxBK_sSTAGES_wgW_swBYTES_cCMxCN_r{m|n}GROUP_direct_skS";
+  auto tok = split(key, '_');
+  if (tok.size() != 8)
+    DGT_THROW(ErrorKind::kUsage, "config key '{}' has {} '_'-separated fields, expected 8 ({})", key, tok.size(), kFormat);
+  KernelConfig c;
+  auto tile = split(tok[0], 'x');
+  if (tile.size() != 3) DGT_THROW(ErrorKind::kUsage, "config key '{}': tile '{}' should be BLOCK_MxBLOCK_NxBLOCK_K", key, tok[0]);
+  c.block_m = parse_int(key, tok[0], tile[0], "BLOCK_M");
+  c.block_n = parse_int(key, tok[0], tile[1], "BLOCK_N");
+  c.block_k = parse_int(key, tok[0], tile[2], "BLOCK_K");
+  auto prefixed = [&](std::string_view t, std::string_view prefix, const char* what) {
+    if (t.substr(0, prefix.size()) != prefix)
+      DGT_THROW(ErrorKind::kUsage, "config key '{}': token '{}' should start with '{}' ({})", key, t, prefix, what);
+    return t.substr(prefix.size());
+  };
+  c.num_stages = parse_int(key, tok[1], prefixed(tok[1], "s", "kNumStages"), "kNumStages");
+  c.num_math_wg = parse_int(key, tok[2], prefixed(tok[2], "wg", "consumer warpgroups"), "consumer warpgroups");
+  c.swizzle = parse_int(key, tok[3], prefixed(tok[3], "sw", "swizzle bytes"), "swizzle bytes");
+  auto cl = split(prefixed(tok[4], "c", "cluster shape"), 'x');
+  if (cl.size() != 2) DGT_THROW(ErrorKind::kUsage, "config key '{}': cluster '{}' should be cMxN", key, tok[4]);
+  c.cluster_m = parse_int(key, tok[4], cl[0], "cluster M");
+  c.cluster_n = parse_int(key, tok[4], cl[1], "cluster N");
+  auto r = prefixed(tok[5], "r", "rasterization");
+  if (r.empty() || (r[0] != 'm' && r[0] != 'n'))
+    DGT_THROW(ErrorKind::kUsage, "config key '{}': rasterization '{}' should be rm<group> or rn<group>", key, tok[5]);
+  c.raster = r[0] == 'm' ? Raster::kAlongM : Raster::kAlongN;
+  c.group = parse_int(key, tok[5], r.substr(1), "rasterization group");
+  if (tok[6] != "direct") DGT_THROW(ErrorKind::kUsage, "config key '{}': epilogue '{}' is unknown (expected direct)", key, tok[6]);
+  c.epilogue = Epilogue::kDirect;
+  c.split_k = parse_int(key, tok[7], prefixed(tok[7], "sk", "split-K"), "split-K");
+  return c;
+}
+
+std::string KernelSpec::key() const {
+  return fmt::format("{}_{}.{}_{}", config.key(), to_string(a), to_string(b), to_string(accum));
+}
+
+void to_json(nlohmann::json& j, const KernelConfig& c) {
+  j = nlohmann::json{{"key", c.key()},
+                     {"block_m", c.block_m},
+                     {"block_n", c.block_n},
+                     {"block_k", c.block_k},
+                     {"num_stages", c.num_stages},
+                     {"num_math_wg", c.num_math_wg},
+                     {"swizzle", c.swizzle},
+                     {"cluster_m", c.cluster_m},
+                     {"cluster_n", c.cluster_n},
+                     {"raster", to_string(c.raster)},
+                     {"group", c.group},
+                     {"epilogue", to_string(c.epilogue)},
+                     {"split_k", c.split_k}};
+}
+
+void from_json(const nlohmann::json& j, KernelConfig& c) {
+  if (j.contains("key") && j.size() == 1) {
+    c = KernelConfig::parse_key(j.at("key").get<std::string>());
+    return;
+  }
+  KernelConfig d;
+  c.block_m = j.value("block_m", d.block_m);
+  c.block_n = j.value("block_n", d.block_n);
+  c.block_k = j.value("block_k", d.block_k);
+  c.num_stages = j.value("num_stages", d.num_stages);
+  c.num_math_wg = j.value("num_math_wg", d.num_math_wg);
+  c.swizzle = j.value("swizzle", d.swizzle);
+  c.cluster_m = j.value("cluster_m", d.cluster_m);
+  c.cluster_n = j.value("cluster_n", d.cluster_n);
+  std::string r = j.value("raster", std::string("m"));
+  if (r != "m" && r != "n") DGT_THROW(ErrorKind::kUsage, "config JSON: raster '{}' should be m or n", r);
+  c.raster = r == "m" ? Raster::kAlongM : Raster::kAlongN;
+  c.group = j.value("group", d.group);
+  std::string e = j.value("epilogue", std::string("direct"));
+  if (e != "direct") DGT_THROW(ErrorKind::kUsage, "config JSON: epilogue '{}' is unknown (expected direct)", e);
+  c.epilogue = Epilogue::kDirect;
+  c.split_k = j.value("split_k", d.split_k);
+}
+
+}  // namespace dgt

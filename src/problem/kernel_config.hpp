@@ -1,0 +1,68 @@
+// KernelConfig: every tunable of the FP8 GEMM kernel family (kernels/gemm/fp8_gemm.cuh).
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "problem/problem.hpp"
+
+namespace dgt {
+
+/// Tile order of the persistent scheduler ("rasterization"). kAlongM: inside a band of `group`
+/// n-blocks, consecutive tiles walk down M; kAlongN: inside a band of `group` m-blocks, they walk
+/// along N. Bands keep the operand tiles that concurrent CTAs share resident in L2.
+enum class Raster { kAlongM, kAlongN };
+
+/// How the output tile reaches global memory. kDirect: predicated 4-byte stores from registers.
+enum class Epilogue { kDirect };
+
+const char* to_string(Raster r);
+const char* to_string(Epilogue e);
+
+/// The tunables, each a template parameter of the kernel and its own column in the tuning DB.
+/// Units: block sizes in elements (BLOCK_K in FP8 elements = bytes), swizzle in bytes.
+struct KernelConfig {
+  int block_m = 128;       ///< rows of D per CTA tile: 64, 128, 256 (a multiple of 64 per consumer warpgroup)
+  int block_n = 128;       ///< columns of D per CTA tile: multiple of 8, 8..256 (WGMMA N)
+  int block_k = 128;       ///< K elements per pipeline stage: a multiple of the swizzle span
+  int num_stages = 4;      ///< kNumStages: depth of the shared-memory ring
+  int num_math_wg = 2;     ///< consumer warpgroups (1 or 2); BLOCK_M is split evenly between them
+  int swizzle = 128;       ///< operand shared-memory swizzle span in bytes (128, 64, 32)
+  int cluster_m = 1;       ///< CTAs per cluster along M
+  int cluster_n = 1;       ///< CTAs per cluster along N
+  Raster raster = Raster::kAlongM;
+  int group = 8;           ///< rasterization band width in blocks
+  Epilogue epilogue = Epilogue::kDirect;
+  int split_k = 1;         ///< K slices per output tile
+
+  /// Canonical key, e.g. "128x128x128_s4_wg2_sw128_c1x1_rm8_direct_sk1".
+  std::string key() const;
+  /// Parse a canonical key. Throws Error(kUsage) naming the token that is malformed.
+  static KernelConfig parse_key(std::string_view key);
+
+  /// Threads per CTA: one producer warpgroup plus the consumer warpgroups.
+  int threads() const { return 128 * (1 + num_math_wg); }
+
+  bool operator==(const KernelConfig&) const = default;
+};
+
+/// What identifies one compiled kernel: the config plus the problem fields that change the code
+/// (operand types, accumulation numerics). Two problems that agree on these share a cubin.
+struct KernelSpec {
+  KernelConfig config;
+  DType a = DType::kE4M3;
+  DType b = DType::kE4M3;
+  Accum accum = Accum::kPromote;
+
+  static KernelSpec of(const KernelConfig& c, const Problem& p) { return {c, p.a, p.b, p.accum}; }
+  /// config key + "_e4m3.e4m3_promote".
+  std::string key() const;
+  bool operator==(const KernelSpec&) const = default;
+};
+
+void to_json(nlohmann::json& j, const KernelConfig& c);
+void from_json(const nlohmann::json& j, KernelConfig& c);
+
+}  // namespace dgt

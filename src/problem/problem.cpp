@@ -1,0 +1,134 @@
+#include "problem/problem.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.hpp"
+
+namespace dgt {
+
+const char* to_string(DType t) {
+  switch (t) {
+    case DType::kE4M3: return "e4m3";
+    case DType::kE5M2: return "e5m2";
+    case DType::kBF16: return "bf16";
+    case DType::kF32: return "f32";
+  }
+  return "?";
+}
+const char* to_string(Accum a) { return a == Accum::kPromote ? "promote" : "fast"; }
+const char* to_string(ScaleMode) { return "per-tensor"; }
+
+DType parse_dtype(std::string_view s) {
+  if (s == "e4m3") return DType::kE4M3;
+  if (s == "e5m2") return DType::kE5M2;
+  if (s == "bf16") return DType::kBF16;
+  if (s == "f32") return DType::kF32;
+  DGT_THROW(ErrorKind::kUsage, "unknown dtype '{}' (expected e4m3, e5m2, bf16 or f32)", s);
+}
+
+Accum parse_accum(std::string_view s) {
+  if (s == "promote") return Accum::kPromote;
+  if (s == "fast") return Accum::kFast;
+  DGT_THROW(ErrorKind::kUsage, "unknown accumulation mode '{}' (expected promote or fast)", s);
+}
+
+int dtype_bytes(DType t) {
+  switch (t) {
+    case DType::kE4M3:
+    case DType::kE5M2: return 1;
+    case DType::kBF16: return 2;
+    case DType::kF32: return 4;
+  }
+  return 0;
+}
+
+Problem Problem::dense(int64_t m, int64_t n, int64_t k) {
+  Problem p;
+  p.m = m, p.n = n, p.k = k;
+  p.lda = k, p.ldb = k, p.ldd = n;
+  return p;
+}
+
+std::string Problem::key() const {
+  return fmt::format("{}x{}x{}_lda{}_ldb{}_ldd{}_{}.{}.{}_pt_{}", m, n, k, lda, ldb, ldd, to_string(a), to_string(b),
+                     to_string(d), to_string(accum));
+}
+
+std::string Problem::label() const {
+  std::string s = fmt::format("{}x{}x{}", m, n, k);
+  if (lda != k || ldb != k || ldd != n) s += fmt::format(" ld={},{},{}", lda, ldb, ldd);
+  if (a != DType::kE4M3 || b != DType::kE4M3) s += fmt::format(" {}x{}", to_string(a), to_string(b));
+  if (d != DType::kBF16) s += fmt::format(" ->{}", to_string(d));
+  if (accum != Accum::kPromote) s += fmt::format(" {}", to_string(accum));
+  return s;
+}
+
+double Problem::flops() const { return 2.0 * double(m) * double(n) * double(k); }
+
+double Problem::min_bytes() const {
+  return double(m) * k * dtype_bytes(a) + double(n) * k * dtype_bytes(b) + double(m) * n * dtype_bytes(d);
+}
+
+void validate_problem(const Problem& p) {
+  constexpr int64_t kMaxDim = (int64_t(1) << 31) - 1;
+  constexpr int64_t kMaxStride = int64_t(1) << 40;
+  auto dim = [&](const char* name, int64_t v) {
+    if (v < 1) DGT_THROW(ErrorKind::kInvalid, "{} = {} is invalid: every dimension must be >= 1", name, v);
+    if (v > kMaxDim) DGT_THROW(ErrorKind::kInvalid, "{} = {} is too large: dimensions must be < 2^31", name, v);
+  };
+  dim("M", p.m);
+  dim("N", p.n);
+  dim("K", p.k);
+  if (p.a != DType::kE4M3 && p.a != DType::kE5M2)
+    DGT_THROW(ErrorKind::kInvalid, "operand A has dtype {}: A must be e4m3 or e5m2", to_string(p.a));
+  if (p.b != DType::kE4M3 && p.b != DType::kE5M2)
+    DGT_THROW(ErrorKind::kInvalid, "operand B has dtype {}: B must be e4m3 or e5m2", to_string(p.b));
+  if (p.d != DType::kBF16) DGT_THROW(ErrorKind::kInvalid, "operand D has dtype {}: only bf16 output is implemented", to_string(p.d));
+  auto operand = [&](const char* op, const char* ld_name, int64_t ld, int64_t min_ld, const char* min_name, int elem_bytes,
+                     bool tma) {
+    if (ld < min_ld)
+      DGT_THROW(ErrorKind::kInvalid, "operand {}: {} = {} is smaller than {} = {} (rows would overlap)", op, ld_name, ld, min_name,
+                min_ld);
+    int64_t stride_bytes = ld * elem_bytes;
+    if (tma && stride_bytes % 16 != 0)
+      DGT_THROW(ErrorKind::kInvalid,
+                "operand {}: {} = {} elements = {} bytes is not a multiple of 16 bytes (TMA rule: every global stride "
+                "of a tensor map must be a multiple of 16 bytes); pad the rows, e.g. {} = {}",
+                op, ld_name, ld, stride_bytes, ld_name, (stride_bytes + 15) / 16 * 16 / elem_bytes);
+    if (tma && stride_bytes >= kMaxStride)
+      DGT_THROW(ErrorKind::kInvalid, "operand {}: {} = {} bytes is too large (TMA rule: global strides must be < 2^40 bytes)", op,
+                ld_name, stride_bytes);
+  };
+  operand("A", "lda", p.lda, p.k, "K", dtype_bytes(p.a), true);
+  operand("B", "ldb", p.ldb, p.k, "K", dtype_bytes(p.b), true);
+  operand("D", "ldd", p.ldd, p.n, "N", dtype_bytes(p.d), false);
+}
+
+void to_json(nlohmann::json& j, const Problem& p) {
+  j = nlohmann::json{{"m", p.m},
+                     {"n", p.n},
+                     {"k", p.k},
+                     {"lda", p.lda},
+                     {"ldb", p.ldb},
+                     {"ldd", p.ldd},
+                     {"dtype_a", to_string(p.a)},
+                     {"dtype_b", to_string(p.b)},
+                     {"dtype_d", to_string(p.d)},
+                     {"scale", to_string(p.scale)},
+                     {"accum", to_string(p.accum)}};
+}
+
+void from_json(const nlohmann::json& j, Problem& p) {
+  p = Problem::dense(j.at("m").get<int64_t>(), j.at("n").get<int64_t>(), j.at("k").get<int64_t>());
+  p.lda = j.value("lda", p.lda);
+  p.ldb = j.value("ldb", p.ldb);
+  p.ldd = j.value("ldd", p.ldd);
+  p.a = parse_dtype(j.value("dtype_a", std::string("e4m3")));
+  p.b = parse_dtype(j.value("dtype_b", std::string("e4m3")));
+  p.d = parse_dtype(j.value("dtype_d", std::string("bf16")));
+  if (j.value("scale", std::string("per-tensor")) != "per-tensor")
+    DGT_THROW(ErrorKind::kUsage, "unknown scale mode '{}' (expected per-tensor)", j.value("scale", std::string()));
+  p.accum = parse_accum(j.value("accum", std::string("promote")));
+}
+
+}  // namespace dgt
