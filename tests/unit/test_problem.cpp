@@ -1,0 +1,93 @@
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.hpp"
+#include "problem/kernel_config.hpp"
+#include "problem/problem.hpp"
+
+namespace dgt {
+namespace {
+
+TEST(Problem, DenseDefaultsAndKey) {
+  Problem p = Problem::dense(4096, 2112, 7168);
+  EXPECT_EQ(p.lda, 7168);
+  EXPECT_EQ(p.ldb, 7168);
+  EXPECT_EQ(p.ldd, 2112);
+  EXPECT_EQ(p.key(), "4096x2112x7168_lda7168_ldb7168_ldd2112_e4m3.e4m3.bf16_pt_promote");
+  EXPECT_DOUBLE_EQ(p.flops(), 2.0 * 4096 * 2112 * 7168);
+  EXPECT_DOUBLE_EQ(p.min_bytes(), 4096.0 * 7168 + 2112.0 * 7168 + 4096.0 * 2112 * 2);
+}
+
+TEST(Problem, JsonRoundTrip) {
+  Problem p = Problem::dense(7, 1023, 80);
+  p.lda = 96;
+  p.b = DType::kE5M2;
+  p.accum = Accum::kFast;
+  nlohmann::json j = p;
+  Problem q = j.get<Problem>();
+  EXPECT_EQ(p, q);
+  EXPECT_EQ(q.key(), p.key());
+}
+
+std::string validation_message(const Problem& p) {
+  try {
+    validate_problem(p);
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kInvalid);
+    return e.message();
+  }
+  return "";
+}
+
+TEST(Problem, ValidateNamesOperandValueAndOnlyTheFailedRule) {
+  EXPECT_EQ(validation_message(Problem::dense(4096, 4096, 4096)), "");
+  // K = 7 with a tight lda breaks the TMA 16-byte stride rule for A (checked before B).
+  std::string msg = validation_message(Problem::dense(1, 16, 7));
+  EXPECT_NE(msg.find("operand A"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("lda = 7"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("multiple of 16 bytes"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("lda = 16"), std::string::npos) << msg;  // the suggested fix
+  EXPECT_EQ(msg.find("ldb"), std::string::npos) << "only the failed rule is reported: " << msg;
+  // Padded A, tight B: now B is the operand named.
+  Problem p = Problem::dense(1, 16, 7);
+  p.lda = 16;
+  msg = validation_message(p);
+  EXPECT_NE(msg.find("operand B: ldb = 7"), std::string::npos) << msg;
+  p.ldb = 32;
+  EXPECT_EQ(validation_message(p), "");
+  // ldd has no TMA rule with the direct-store epilogue, but must cover N.
+  p.ldd = 15;
+  msg = validation_message(p);
+  EXPECT_NE(msg.find("operand D: ldd = 15 is smaller than N = 16"), std::string::npos) << msg;
+  EXPECT_NE(validation_message(Problem::dense(0, 16, 16)).find("M = 0"), std::string::npos);
+}
+
+TEST(KernelConfig, KeyRoundTrip) {
+  KernelConfig c;
+  c.block_m = 64;
+  c.block_n = 208;
+  c.num_stages = 6;
+  c.num_math_wg = 1;
+  c.raster = Raster::kAlongN;
+  c.group = 4;
+  EXPECT_EQ(c.key(), "64x208x128_s6_wg1_sw128_c1x1_rn4_direct_sk1");
+  EXPECT_EQ(KernelConfig::parse_key(c.key()), c);
+  nlohmann::json j = c;
+  EXPECT_EQ(j.at("block_n"), 208);
+  EXPECT_EQ(j.get<KernelConfig>(), c);
+}
+
+TEST(KernelConfig, ParseKeyNamesTheBadToken) {
+  try {
+    KernelConfig::parse_key("128x128x128_s4_wgX_sw128_c1x1_rm8_direct_sk1");
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kUsage);
+    EXPECT_NE(e.message().find("'wgX'"), std::string::npos) << e.message();
+  }
+  EXPECT_THROW(KernelConfig::parse_key("128x128_s4"), Error);
+}
+
+}  // namespace
+}  // namespace dgt
