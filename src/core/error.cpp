@@ -1,5 +1,7 @@
 #include "core/error.hpp"
 
+#include "device/driver_api.hpp"
+
 #include <cublasLt.h>
 #include <cuda.h>
 #include <cuda_runtime_api.h>
@@ -66,8 +68,7 @@ void throw_cuda(int code, const char* call, const char* file, int line) {
 }
 
 void throw_driver(int code, const char* call, const char* file, int line) {
-  // cuGetErrorName lives in libcuda, which may be absent; the code is enough to look up.
-  throw Error(ErrorKind::kDriver, fmt::format("CUDA driver error {} (CUresult)", code), file, line, call);
+  throw Error(ErrorKind::kDriver, fmt::format("CUDA driver error {} ({})", code, driver_error_name(code)), file, line, call);
 }
 
 void throw_nvrtc(int code, const char* call, const char* file, int line) {

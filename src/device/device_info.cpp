@@ -1,0 +1,71 @@
+#include "device/device_info.hpp"
+
+#include <cublasLt.h>
+#include <cuda_runtime_api.h>
+#include <nvrtc.h>
+
+#include "core/error.hpp"
+#include "jit/kernel_hash.hpp"
+
+namespace dgt {
+
+int cuda_device_count() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  return count;
+}
+
+DeviceInfo open_device(int ordinal) {
+  int count = cuda_device_count();
+  if (count == 0) DGT_THROW(ErrorKind::kNoDevice, "no CUDA device found (no driver or no GPU on this machine)");
+  if (ordinal < 0 || ordinal >= count)
+    DGT_THROW(ErrorKind::kNoDevice, "device {} does not exist: this machine has {} CUDA device(s) (0..{})", ordinal, count,
+              count - 1);
+  DGT_CHECK_CUDA(cudaSetDevice(ordinal));
+  DGT_CHECK_CUDA(cudaFree(nullptr));  // create the primary context now, so driver calls find it
+  cudaDeviceProp prop{};
+  DGT_CHECK_CUDA(cudaGetDeviceProperties(&prop, ordinal));
+  DeviceInfo d;
+  d.ordinal = ordinal;
+  d.name = prop.name;
+  d.cc_major = prop.major;
+  d.cc_minor = prop.minor;
+  d.sm_count = prop.multiProcessorCount;
+  d.memory_bytes = static_cast<int64_t>(prop.totalGlobalMem);
+  d.l2_bytes = prop.l2CacheSize;
+  d.memory_bus_bits = prop.memoryBusWidth;
+  DGT_CHECK_CUDA(cudaDeviceGetAttribute(&d.max_smem_per_block_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, ordinal));
+  int khz = 0;
+  DGT_CHECK_CUDA(cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, ordinal));
+  d.max_sm_clock_mhz = khz / 1000;
+  DGT_CHECK_CUDA(cudaDeviceGetAttribute(&khz, cudaDevAttrMemoryClockRate, ordinal));
+  d.memory_clock_mhz = khz / 1000;
+  DGT_CHECK_CUDA(cudaDriverGetVersion(&d.driver_version));
+  DGT_CHECK_CUDA(cudaRuntimeGetVersion(&d.runtime_version));
+  return d;
+}
+
+DeviceFingerprint make_fingerprint(const DeviceInfo& info) {
+  DeviceFingerprint fp;
+  fp.name = info.name;
+  fp.cc_major = info.cc_major;
+  fp.cc_minor = info.cc_minor;
+  fp.sm_count = info.sm_count;
+  fp.memory_bytes = info.memory_bytes;
+  fp.l2_bytes = info.l2_bytes;
+  fp.max_sm_clock_mhz = info.max_sm_clock_mhz;
+  fp.driver_version = info.driver_version;
+  fp.runtime_version = info.runtime_version;
+  fp.cublaslt_version = static_cast<int>(cublasLtGetVersion());
+  int major = 0, minor = 0;
+  nvrtcVersion(&major, &minor);
+  fp.nvrtc_version = major * 1000 + minor * 10;
+  fp.kernel_hash = jit::kernel_source_hash();
+  fp.dgtune_version = DGTUNE_VERSION;
+  return fp;
+}
+
+}  // namespace dgt

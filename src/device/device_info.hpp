@@ -1,0 +1,39 @@
+// What dgtune knows about the GPU it measures on.
+#pragma once
+
+#include <string>
+
+#include "db/records.hpp"
+
+namespace dgt {
+
+/// Properties of one CUDA device read through the runtime API.
+struct DeviceInfo {
+  int ordinal = 0;
+  std::string name;
+  int cc_major = 0, cc_minor = 0;
+  int sm_count = 0;
+  int64_t memory_bytes = 0;
+  int64_t l2_bytes = 0;
+  int max_smem_per_block_optin = 0;   ///< bytes (cudaDevAttrMaxSharedMemoryPerBlockOptin)
+  int max_sm_clock_mhz = 0;           ///< cudaDevAttrClockRate / 1000
+  int memory_clock_mhz = 0;
+  int memory_bus_bits = 0;
+  int driver_version = 0, runtime_version = 0;
+
+  /// True for compute capability 9.0 (the family's WGMMA/TMA code needs sm_90a).
+  bool is_sm90() const { return cc_major == 9 && cc_minor == 0; }
+};
+
+/// Number of usable CUDA devices; 0 when there is no driver or no GPU (never throws).
+int cuda_device_count();
+
+/// Selects `ordinal` (cudaSetDevice, context created) and reads its properties.
+/// Throws Error(kNoDevice) when the ordinal does not exist.
+DeviceInfo open_device(int ordinal);
+
+/// The fingerprint stored with every DB row: device properties plus the cuBLASLt and NVRTC versions,
+/// the kernel-source hash (jit::kernel_source_hash()) and dgtune's version.
+DeviceFingerprint make_fingerprint(const DeviceInfo& info);
+
+}  // namespace dgt

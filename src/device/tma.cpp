@@ -1,0 +1,42 @@
+#include "device/tma.hpp"
+
+#include "core/error.hpp"
+#include "device/driver_api.hpp"
+
+namespace dgt {
+
+CUtensorMap make_kmajor_tma(const char* operand, const void* base, uint64_t rows, uint64_t cols, uint64_t ld_bytes,
+                            uint32_t box_rows, uint32_t swizzle_bytes) {
+  if (reinterpret_cast<uintptr_t>(base) % 16 != 0)
+    DGT_THROW(ErrorKind::kInvalid, "operand {}: address {} is not 16-byte aligned (TMA rule: global address must be 16-byte aligned)",
+              operand, base);
+  if (ld_bytes % 16 != 0)
+    DGT_THROW(ErrorKind::kInvalid, "operand {}: leading dimension {} bytes is not a multiple of 16 (TMA rule: global strides must be multiples of 16 bytes)",
+              operand, ld_bytes);
+  if (ld_bytes >= (uint64_t(1) << 40))
+    DGT_THROW(ErrorKind::kInvalid, "operand {}: leading dimension {} bytes is not < 2^40 (TMA rule)", operand, ld_bytes);
+  if (box_rows < 1 || box_rows > 256)
+    DGT_THROW(ErrorKind::kInvalid, "operand {}: box of {} rows (TMA rule: box dimensions must be in 1..256)", operand, box_rows);
+  CUtensorMapSwizzle swizzle;
+  switch (swizzle_bytes) {
+    case 128: swizzle = CU_TENSOR_MAP_SWIZZLE_128B; break;
+    case 64: swizzle = CU_TENSOR_MAP_SWIZZLE_64B; break;
+    case 32: swizzle = CU_TENSOR_MAP_SWIZZLE_32B; break;
+    default:
+      DGT_THROW(ErrorKind::kInvalid, "operand {}: swizzle {} bytes (must be 32, 64 or 128)", operand, swizzle_bytes);
+  }
+  CUtensorMap map{};
+  const cuuint64_t dims[2] = {cols, rows};
+  const cuuint64_t strides[1] = {ld_bytes};
+  const cuuint32_t box[2] = {swizzle_bytes, box_rows};
+  const cuuint32_t elem_strides[2] = {1, 1};
+  CUresult rc = driver().tensor_map_encode_tiled(&map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 2, const_cast<void*>(base), dims, strides,
+                                                 box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle,
+                                                 CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (rc != CUDA_SUCCESS)
+    DGT_THROW(ErrorKind::kDriver, "operand {}: cuTensorMapEncodeTiled refused rows={} cols={} ld={} B box={}x{} swizzle={} B: {}",
+              operand, rows, cols, ld_bytes, swizzle_bytes, box_rows, swizzle_bytes, driver_error_name(rc));
+  return map;
+}
+
+}  // namespace dgt

@@ -1,0 +1,19 @@
+// TMA descriptors for the GEMM operands.
+#pragma once
+
+#include <cuda.h>
+
+#include <cstdint>
+
+namespace dgt {
+
+/// Encodes the tensor map of a K-major 8-bit operand (A: M x K, B: N x K): `rows` x `cols` elements,
+/// `cols` (= K) contiguous, `ld_bytes` between rows; box = {swizzle_bytes, box_rows} elements with
+/// the matching CU_TENSOR_MAP_SWIZZLE_<n>B mode, zero fill out of bounds.
+/// Rules checked (cuTensorMapEncodeTiled, CUDA driver API): global address 16-byte aligned, ld_bytes a
+/// multiple of 16 and < 2^40, 1 <= box_rows <= 256, swizzle 32/64/128 and box inner bytes == swizzle.
+/// Throws Error(kInvalid) naming `operand` and the rule, Error(kDriver) if the driver still refuses.
+CUtensorMap make_kmajor_tma(const char* operand, const void* base, uint64_t rows, uint64_t cols, uint64_t ld_bytes,
+                            uint32_t box_rows, uint32_t swizzle_bytes);
+
+}  // namespace dgt

@@ -1,0 +1,30 @@
+#include "jit/codegen.hpp"
+
+#include <fmt/format.h>
+
+namespace dgt::jit {
+
+namespace {
+unsigned fp8_code(DType t) { return t == DType::kE5M2 ? 1u : 0u; }  // kernels/common.cuh Fp8Type
+}  // namespace
+
+GeneratedKernel generate_gemm(const KernelSpec& spec) {
+  const KernelConfig& c = spec.config;
+  GeneratedKernel g;
+  g.name_expression = fmt::format(
+      "dgt::gemm::fp8_gemm_kernel<{}u, {}u, {}u, {}u, {}u, {}u, {}u, {}u, {}, {}u, {}, {}u, {}u>", c.block_m, c.block_n,
+      c.block_k, c.num_stages, c.num_math_wg, c.swizzle, c.cluster_m, c.cluster_n, c.raster == Raster::kAlongM ? "true" : "false",
+      c.group, spec.accum == Accum::kFast ? "true" : "false", fp8_code(spec.a), fp8_code(spec.b));
+  g.source = fmt::format("// dgtune codegen v{} for {}\n#include \"gemm/fp8_gemm.cuh\"\n", kCodegenVersion, spec.key());
+  g.program_name = "fp8_gemm_" + spec.key() + ".cu";
+  return g;
+}
+
+GeneratedKernel generate_util_module() {
+  GeneratedKernel g;
+  g.source = fmt::format("// dgtune codegen v{}: utility module\n#include \"util/util_module.cuh\"\n", kCodegenVersion);
+  g.program_name = "dgt_util_module.cu";
+  return g;
+}
+
+}  // namespace dgt::jit

@@ -1,0 +1,25 @@
+// Code generation: the translation unit and name expression that instantiate one kernel.
+#pragma once
+
+#include <string>
+
+#include "problem/kernel_config.hpp"
+
+namespace dgt::jit {
+
+/// Bumped whenever generated code changes meaning; part of the kernel hash.
+constexpr int kCodegenVersion = 1;
+
+struct GeneratedKernel {
+  std::string source;           ///< .cu text for NVRTC
+  std::string name_expression;  ///< the kernel template instance, for nvrtcAddNameExpression
+  std::string program_name;     ///< e.g. "fp8_gemm_128x128x128_s4_..."
+};
+
+/// The FP8 GEMM instance for `spec` (template arguments in kernels/gemm/fp8_gemm.cuh order).
+GeneratedKernel generate_gemm(const KernelSpec& spec);
+
+/// The utility module (fill, flush, clock probe, reference GEMM, compare); extern "C" names.
+GeneratedKernel generate_util_module();
+
+}  // namespace dgt::jit

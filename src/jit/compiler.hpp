@@ -1,0 +1,36 @@
+// NVRTC compilation of kernel sources embedded in the binary.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace dgt::jit {
+
+/// Result of one NVRTC compilation. Resource numbers come from ptxas's verbose report in the log.
+struct CompiledKernel {
+  std::string cubin;          ///< sm_90a machine code
+  std::string lowered_name;   ///< mangled name of the kernel (from the name expression), "" for extern "C" modules
+  std::string log;            ///< NVRTC + ptxas log
+  int registers = 0;          ///< per thread at entry (ptxas "Used N registers")
+  int spill_bytes = 0;        ///< spill stores + spill loads
+  int stack_bytes = 0;        ///< stack frame
+  double compile_ms = 0;
+};
+
+/// The NVRTC options every compile uses (part of the cache key and the kernel hash).
+const std::vector<std::string>& nvrtc_options();
+
+/// NVRTC version as "major.minor".
+std::string nvrtc_version_string();
+
+/// Compiles `source` (a translation unit that #includes kernels by their path under kernels/,
+/// e.g. "gemm/fp8_gemm.cuh"; every embedded source is offered as an in-memory header) for sm_90a.
+/// When `name_expression` is non-empty it is registered with nvrtcAddNameExpression and its lowered
+/// name returned. Throws Error(kNvrtc) with the full log when compilation fails.
+CompiledKernel compile(const std::string& source, const std::string& program_name, const std::string& name_expression);
+
+/// Parses ptxas -v output ("Used N registers", "N bytes stack frame, N bytes spill stores, N bytes
+/// spill loads") for `function` (mangled name; empty = first function reported) into `out`.
+void parse_ptxas_report(const std::string& log, const std::string& function, CompiledKernel& out);
+
+}  // namespace dgt::jit

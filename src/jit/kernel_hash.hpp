@@ -1,0 +1,12 @@
+#pragma once
+
+#include <string>
+
+namespace dgt::jit {
+
+/// 16 hex digits identifying the device code dgtune would run: every embedded kernel source (path
+/// and text), the codegen version, the NVRTC options and the NVRTC version. Part of the device
+/// fingerprint (a new hash makes stored trials stale) and of every cubin cache key.
+const std::string& kernel_source_hash();
+
+}  // namespace dgt::jit

@@ -1,0 +1,63 @@
+#include "space/resource_model.hpp"
+
+#include <fmt/format.h>
+
+namespace dgt {
+
+namespace {
+// Mirrors Fp8GemmTraits (kernels/gemm/fp8_gemm_traits.cuh).
+constexpr int kAlignPad = 1024;
+constexpr int kRegOverhead = 48;
+constexpr int kRegsOneConsumerWG = 240;
+constexpr int kRegsTwoConsumerWG = 232;
+}  // namespace
+
+ResourceReport evaluate_resources(const KernelSpec& spec) {
+  const KernelConfig& c = spec.config;
+  ResourceReport r;
+  r.threads = c.threads();
+  r.smem.a_stages = c.num_stages * c.block_m * c.block_k;
+  r.smem.b_stages = c.num_stages * c.block_n * c.block_k;
+  r.smem.barriers = 2 * c.num_stages * 8;
+  r.smem.align_pad = kAlignPad;
+  r.smem.total = r.smem.align_pad + r.smem.a_stages + r.smem.b_stages + r.smem.barriers;
+  const int wg = c.num_math_wg > 0 ? c.num_math_wg : 1;
+  const int mma_per_wg = c.block_m / wg / 64;
+  r.regs.accumulators = mma_per_wg * (c.block_n / 2) * (spec.accum == Accum::kFast ? 1 : 2);
+  r.regs.overhead = kRegOverhead;
+  r.regs.limit = c.num_math_wg == 1 ? kRegsOneConsumerWG : kRegsTwoConsumerWG;
+
+  auto reject = [&](const std::string& why) {
+    if (r.rejection.empty()) r.rejection = why;
+  };
+  // Same order as the static_asserts.
+  if (c.block_m != 64 && c.block_m != 128 && c.block_m != 256)
+    reject(fmt::format("R1: BLOCK_M = {} must be 64, 128 or 256", c.block_m));
+  if (c.block_n % 8 != 0 || c.block_n < 8 || c.block_n > 256)
+    reject(fmt::format("R2: BLOCK_N = {} must be a multiple of 8 in 8..256 (WGMMA N)", c.block_n));
+  if (c.swizzle != 32 && c.swizzle != 64 && c.swizzle != 128)
+    reject(fmt::format("R3: swizzle = {} bytes must be 32, 64 or 128", c.swizzle));
+  if (c.block_k != 64 && c.block_k != 128 && c.block_k != 256)
+    reject(fmt::format("R4: BLOCK_K = {} must be 64, 128 or 256", c.block_k));
+  if (c.swizzle > 0 && c.block_k % c.swizzle != 0)
+    reject(fmt::format("R5: BLOCK_K = {} is not a multiple of the swizzle span {} bytes", c.block_k, c.swizzle));
+  if (c.num_math_wg != 1 && c.num_math_wg != 2)
+    reject(fmt::format("R6: {} consumer warpgroups (must be 1 or 2)", c.num_math_wg));
+  if (c.block_m % (64 * wg) != 0)
+    reject(fmt::format("R7: BLOCK_M = {} does not give each of {} consumer warpgroups a multiple of 64 rows", c.block_m,
+                       c.num_math_wg));
+  if (c.num_stages < 2 || c.num_stages > 32) reject(fmt::format("R8: kNumStages = {} must be in 2..32", c.num_stages));
+  if (r.smem.total > kMaxSmemPerBlock)
+    reject(fmt::format("R9: shared memory {} bytes (A {} + B {} + barriers {} + align {}) exceeds {}", r.smem.total,
+                       r.smem.a_stages, r.smem.b_stages, r.smem.barriers, r.smem.align_pad, kMaxSmemPerBlock));
+  if (r.regs.accumulators + r.regs.overhead > r.regs.limit)
+    reject(fmt::format("R10: {} accumulator registers + {} overhead exceed the consumer limit of {}{}", r.regs.accumulators,
+                       r.regs.overhead, r.regs.limit, spec.accum == Accum::kPromote ? " (promotion doubles accumulators)" : ""));
+  if (c.cluster_m * c.cluster_n != 1)
+    reject(fmt::format("R11: cluster {}x{}: clusters larger than 1x1 are not implemented yet", c.cluster_m, c.cluster_n));
+  if (c.group < 1 || c.group > 64) reject(fmt::format("R12: rasterization group = {} must be in 1..64", c.group));
+  if (c.split_k != 1) reject(fmt::format("R13: split-K = {} is not implemented yet (must be 1)", c.split_k));
+  return r;
+}
+
+}  // namespace dgt

@@ -1,0 +1,45 @@
+// The resource model: shared memory, registers and legality of one kernel instance, computed on the
+// host with the same rules, order and numbers as the static_asserts in
+// kernels/gemm/fp8_gemm_traits.cuh.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "problem/kernel_config.hpp"
+
+namespace dgt {
+
+/// sm_90 opt-in maximum dynamic shared memory per block (227 KB).
+constexpr int kMaxSmemPerBlock = 232448;
+
+/// Shared-memory budget in bytes, by part (kernels/gemm/fp8_gemm_traits.cuh layout).
+struct SmemBudget {
+  int a_stages = 0;   ///< kNumStages * BLOCK_M * BLOCK_K
+  int b_stages = 0;   ///< kNumStages * BLOCK_N * BLOCK_K
+  int barriers = 0;   ///< 2 * kNumStages * 8 (full + empty mbarriers)
+  int align_pad = 0;  ///< 1024: slack to align the dynamic base for the swizzled tiles
+  int total = 0;      ///< what the launch requests
+};
+
+/// Registers per consumer thread after setmaxnreg.
+struct RegBudget {
+  int accumulators = 0;  ///< (BLOCK_M / WG / 64) * BLOCK_N / 2, doubled with promotion
+  int overhead = 0;      ///< kRegOverhead: addresses, loop state, epilogue temporaries
+  int limit = 0;         ///< 240 with one consumer warpgroup, 232 with two
+};
+
+/// Budget and verdict for one kernel instance.
+struct ResourceReport {
+  SmemBudget smem;
+  RegBudget regs;
+  int threads = 0;
+  /// Empty when legal; otherwise "R<n>: <reason with the numbers>", the first rule that fails.
+  std::string rejection;
+  bool ok() const { return rejection.empty(); }
+};
+
+/// Evaluates rules R1..R12 in order (see kernels/gemm/fp8_gemm_traits.cuh) and the budgets.
+ResourceReport evaluate_resources(const KernelSpec& spec);
+
+}  // namespace dgt
