@@ -1,0 +1,192 @@
+#include "core/shapes_file.hpp"
+
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string_view>
+
+#include "core/error.hpp"
+
+namespace dgt {
+namespace {
+
+/// The accepted keys, in the order the error message lists them.
+constexpr std::string_view kKeys[] = {"lda", "ldb", "ldd", "a", "b", "d", "accum", "name"};
+constexpr std::string_view kKeyList = "lda, ldb, ldd, a, b, d, accum, name";
+
+bool is_blank(char c) { return c == ' ' || c == '\t'; }
+
+bool is_known_key(std::string_view key) {
+  for (std::string_view k : kKeys)
+    if (k == key) return true;
+  return false;
+}
+
+/// Where a line came from, carried through the helpers so every message starts with "FILE:LINE: ".
+struct LineRef {
+  const std::string& file;
+  int line;
+  std::string where() const { return file + ":" + std::to_string(line); }
+};
+
+/// Removes a trailing '#' comment and a trailing '\r' (files saved with CRLF line endings).
+std::string_view strip_line(std::string_view line) {
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  if (auto hash = line.find('#'); hash != std::string_view::npos) line = line.substr(0, hash);
+  return line;
+}
+
+/// Splits on runs of spaces and tabs.
+std::vector<std::string_view> split_fields(std::string_view line) {
+  std::vector<std::string_view> out;
+  size_t i = 0;
+  while (i < line.size()) {
+    while (i < line.size() && is_blank(line[i])) ++i;
+    size_t start = i;
+    while (i < line.size() && !is_blank(line[i])) ++i;
+    if (i > start) out.push_back(line.substr(start, i - start));
+  }
+  return out;
+}
+
+/// True if `text` is all decimal digits (so "a 4th bare number" can be told from a misspelt key).
+bool is_digits(std::string_view text) {
+  if (text.empty()) return false;
+  for (char c : text)
+    if (c < '0' || c > '9') return false;
+  return true;
+}
+
+/// Parses a positive int64. from_chars rejects signs, spaces and overflow, which is what we want;
+/// overflow gets its own message because "not a positive integer" would be wrong for it.
+int64_t parse_positive(const LineRef& at, std::string_view field, std::string_view text) {
+  int64_t value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec == std::errc::result_out_of_range)
+    DGT_THROW(ErrorKind::kUsage, "{}: field '{}': '{}' is too large (expected a positive integer below 2^63)", at.where(),
+              field, text);
+  if (ec != std::errc() || end != text.data() + text.size() || value <= 0)
+    DGT_THROW(ErrorKind::kUsage, "{}: field '{}': '{}' is not a positive integer", at.where(), field, text);
+  return value;
+}
+
+/// a= and b=: only the FP8 formats the kernel reads.
+DType parse_fp8(const LineRef& at, std::string_view field, std::string_view text) {
+  if (text == "e4m3") return DType::kE4M3;
+  if (text == "e5m2") return DType::kE5M2;
+  DGT_THROW(ErrorKind::kUsage, "{}: field '{}': '{}' is not a valid value (expected e4m3 or e5m2)", at.where(), field, text);
+}
+
+/// Applies one key=value field to `entry`. `seen` holds the keys already given on this line.
+void apply_field(const LineRef& at, std::string_view token, std::vector<std::string_view>& seen, ShapeEntry& entry) {
+  size_t eq = token.find('=');
+  if (eq == std::string_view::npos) {
+    if (is_digits(token))
+      DGT_THROW(ErrorKind::kUsage, "{}: unexpected 4th number '{}' (expected only M N K, then key=value fields: {})",
+                at.where(), token, kKeyList);
+    if (is_known_key(token))
+      DGT_THROW(ErrorKind::kUsage, "{}: field '{}': '{}' has no value (expected {}=VALUE)", at.where(), token, token, token);
+    DGT_THROW(ErrorKind::kUsage, "{}: '{}' is not a key=value field (accepted keys: {})", at.where(), token, kKeyList);
+  }
+  std::string_view key = token.substr(0, eq);
+  std::string_view value = token.substr(eq + 1);
+  if (!is_known_key(key))
+    DGT_THROW(ErrorKind::kUsage, "{}: unknown field '{}' in '{}' (accepted keys: {})", at.where(), key, token, kKeyList);
+  for (std::string_view k : seen)
+    if (k == key) DGT_THROW(ErrorKind::kUsage, "{}: field '{}': given twice ('{}'; each key at most once per line)", at.where(), key, token);
+  seen.push_back(key);
+  if (value.empty())
+    DGT_THROW(ErrorKind::kUsage, "{}: field '{}': empty value in '{}' (expected {}=VALUE)", at.where(), key, token, key);
+
+  Problem& p = entry.problem;
+  if (key == "lda") {
+    p.lda = parse_positive(at, key, value);
+  } else if (key == "ldb") {
+    p.ldb = parse_positive(at, key, value);
+  } else if (key == "ldd") {
+    p.ldd = parse_positive(at, key, value);
+  } else if (key == "a") {
+    p.a = parse_fp8(at, key, value);
+  } else if (key == "b") {
+    p.b = parse_fp8(at, key, value);
+  } else if (key == "d") {
+    // Only bf16 output exists; accepting the key keeps files explicit and forward compatible.
+    if (value != "bf16")
+      DGT_THROW(ErrorKind::kUsage, "{}: field 'd': '{}' is not a valid value (expected bf16)", at.where(), value);
+    p.d = DType::kBF16;
+  } else if (key == "accum") {
+    if (value == "promote") p.accum = Accum::kPromote;
+    else if (value == "fast") p.accum = Accum::kFast;
+    else DGT_THROW(ErrorKind::kUsage, "{}: field 'accum': '{}' is not a valid value (expected promote or fast)", at.where(), value);
+  } else {  // name
+    entry.name = std::string(value);
+  }
+}
+
+/// Parses the fields of one non-empty line: M N K, then key=value fields.
+ShapeEntry parse_line(const LineRef& at, std::string_view raw_line, const std::vector<std::string_view>& fields) {
+  static constexpr std::string_view kDims[] = {"M", "N", "K"};
+  int64_t dims[3] = {0, 0, 0};
+  for (size_t i = 0; i < 3; ++i) {
+    // A key=value where a number belongs means the line has fewer than 3 numbers: say so rather
+    // than calling "lda=16" a bad K.
+    if (i >= fields.size() || fields[i].find('=') != std::string_view::npos)
+      DGT_THROW(ErrorKind::kUsage, "{}: field '{}': missing in '{}' (expected 3 positive integers M N K, found {})", at.where(),
+                kDims[i], raw_line, i);
+    dims[i] = parse_positive(at, kDims[i], fields[i]);
+  }
+  ShapeEntry entry;
+  entry.problem = Problem::dense(dims[0], dims[1], dims[2]);  // lda = ldb = K, ldd = N unless given
+  entry.file = at.file;
+  entry.line = at.line;
+  std::vector<std::string_view> seen;
+  for (size_t i = 3; i < fields.size(); ++i) apply_field(at, fields[i], seen, entry);
+  return entry;
+}
+
+/// Trims spaces and tabs for quoting the line in messages.
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && is_blank(s.front())) s.remove_prefix(1);
+  while (!s.empty() && is_blank(s.back())) s.remove_suffix(1);
+  return s;
+}
+
+}  // namespace
+
+std::vector<ShapeEntry> parse_shapes(const std::string& text, const std::string& file_name) {
+  std::string_view rest = text;
+  // Editors that write CRLF often also write a UTF-8 byte order mark; it is not part of M.
+  if (rest.substr(0, 3) == "\xEF\xBB\xBF") rest.remove_prefix(3);
+  std::vector<ShapeEntry> entries;
+  int line_no = 0;
+  while (!rest.empty()) {
+    size_t nl = rest.find('\n');
+    std::string_view line = rest.substr(0, nl);
+    rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
+    ++line_no;
+    std::string_view content = strip_line(line);
+    std::vector<std::string_view> fields = split_fields(content);
+    if (fields.empty()) continue;
+    entries.push_back(parse_line(LineRef{file_name, line_no}, trim(content), fields));
+  }
+  return entries;
+}
+
+std::vector<ShapeEntry> load_shapes_file(const std::string& path) {
+  // An ifstream opens a directory without error on Linux and then reads nothing; check first so
+  // the message is not a confusing "empty file".
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    DGT_THROW(ErrorKind::kIo, "cannot read shapes file '{}': it is a directory", path);
+  std::ifstream in(path, std::ios::binary);
+  if (!in) DGT_THROW(ErrorKind::kIo, "cannot read shapes file '{}': {}", path, std::strerror(errno));
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) DGT_THROW(ErrorKind::kIo, "error while reading shapes file '{}'", path);
+  return parse_shapes(text.str(), path);
+}
+
+}  // namespace dgt

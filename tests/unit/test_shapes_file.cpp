@@ -1,0 +1,341 @@
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "core/error.hpp"
+#include "core/shapes_file.hpp"
+#include "problem/problem.hpp"
+
+namespace dgt {
+namespace {
+
+/// Parses `text` as "s.txt" and returns the Error's message, failing the test if nothing throws.
+std::string parse_error(const std::string& text) {
+  try {
+    parse_shapes(text, "s.txt");
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kUsage) << e.message();
+    return e.message();
+  }
+  ADD_FAILURE() << "expected a parse error for: " << text;
+  return "";
+}
+
+// ---- good input ---------------------------------------------------------------------------------
+
+TEST(ShapesFile, PlainLineGetsTightLeadingDimsAndDefaults) {
+  auto v = parse_shapes("4096 2112 7168\n", "s.txt");
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0].problem, Problem::dense(4096, 2112, 7168));
+  EXPECT_EQ(v[0].problem.lda, 7168);
+  EXPECT_EQ(v[0].problem.ldb, 7168);
+  EXPECT_EQ(v[0].problem.ldd, 2112);
+  EXPECT_EQ(v[0].problem.a, DType::kE4M3);
+  EXPECT_EQ(v[0].problem.accum, Accum::kPromote);
+  EXPECT_EQ(v[0].name, "");
+  EXPECT_EQ(v[0].file, "s.txt");
+  EXPECT_EQ(v[0].line, 1);
+  EXPECT_EQ(v[0].where(), "s.txt:1");
+}
+
+TEST(ShapesFile, AllFields) {
+  auto v = parse_shapes("7 1023 80 lda=96 ldb=112 ldd=1024 a=e5m2 b=e4m3 d=bf16 accum=fast name=odd-one\n", "s.txt");
+  ASSERT_EQ(v.size(), 1u);
+  const Problem& p = v[0].problem;
+  EXPECT_EQ(p.m, 7);
+  EXPECT_EQ(p.n, 1023);
+  EXPECT_EQ(p.k, 80);
+  EXPECT_EQ(p.lda, 96);
+  EXPECT_EQ(p.ldb, 112);
+  EXPECT_EQ(p.ldd, 1024);
+  EXPECT_EQ(p.a, DType::kE5M2);
+  EXPECT_EQ(p.b, DType::kE4M3);
+  EXPECT_EQ(p.d, DType::kBF16);
+  EXPECT_EQ(p.accum, Accum::kFast);
+  EXPECT_EQ(v[0].name, "odd-one");
+}
+
+TEST(ShapesFile, ExplicitLeadingDimKeepsDefaultsForTheOthers) {
+  auto v = parse_shapes("64 256 63 lda=64\n64 256 100 ldb=112\n64 256 96 ldd=300\n", "s.txt");
+  ASSERT_EQ(v.size(), 3u);
+  EXPECT_EQ(v[0].problem.lda, 64);
+  EXPECT_EQ(v[0].problem.ldb, 63);  // K
+  EXPECT_EQ(v[0].problem.ldd, 256);  // N
+  EXPECT_EQ(v[1].problem.lda, 100);
+  EXPECT_EQ(v[1].problem.ldb, 112);
+  EXPECT_EQ(v[1].problem.ldd, 256);
+  EXPECT_EQ(v[2].problem.lda, 96);
+  EXPECT_EQ(v[2].problem.ldb, 96);
+  EXPECT_EQ(v[2].problem.ldd, 300);
+  // Field order does not matter.
+  auto w = parse_shapes("64 256 63 accum=fast ldb=64 lda=80\n", "s.txt");
+  EXPECT_EQ(w[0].problem.lda, 80);
+  EXPECT_EQ(w[0].problem.ldb, 64);
+  EXPECT_EQ(w[0].problem.accum, Accum::kFast);
+}
+
+TEST(ShapesFile, CommentsBlankLinesAndLineNumbers) {
+  const std::string text =
+      "# header comment\n"
+      "\n"
+      "   \t  \n"
+      "1 16 32   # trailing comment\n"
+      "    # indented comment\n"
+      "2 32 64 name=x#comment right after a value\n"
+      "3 48 96";  // no final newline
+  auto v = parse_shapes(text, "s.txt");
+  ASSERT_EQ(v.size(), 3u);
+  EXPECT_EQ(v[0].problem, Problem::dense(1, 16, 32));
+  EXPECT_EQ(v[0].line, 4);
+  EXPECT_EQ(v[1].problem, Problem::dense(2, 32, 64));
+  EXPECT_EQ(v[1].name, "x");
+  EXPECT_EQ(v[1].line, 6);
+  EXPECT_EQ(v[2].problem, Problem::dense(3, 48, 96));
+  EXPECT_EQ(v[2].line, 7);
+}
+
+TEST(ShapesFile, EmptyInputGivesNoEntries) {
+  EXPECT_TRUE(parse_shapes("", "s.txt").empty());
+  EXPECT_TRUE(parse_shapes("# only a comment\n\n", "s.txt").empty());
+}
+
+TEST(ShapesFile, CrlfTabsAndByteOrderMark) {
+  auto v = parse_shapes("\xEF\xBB\xBF# saved on Windows\r\n128\t2112\t7168\tname=decode\r\n\r\n1 16 32 accum=fast\r\n", "s.txt");
+  ASSERT_EQ(v.size(), 2u);
+  EXPECT_EQ(v[0].problem, Problem::dense(128, 2112, 7168));
+  EXPECT_EQ(v[0].name, "decode");  // no '\r' left on the last field
+  EXPECT_EQ(v[0].line, 2);
+  EXPECT_EQ(v[1].problem.accum, Accum::kFast);
+  EXPECT_EQ(v[1].line, 4);
+}
+
+// ---- errors -------------------------------------------------------------------------------------
+
+TEST(ShapesFile, ErrorExampleFromTheHeader) {
+  EXPECT_EQ(parse_error("1 2 3\n\n\n\n\n\n4096 4096 4096 lda=x12\n"), "s.txt:7: field 'lda': 'x12' is not a positive integer");
+}
+
+TEST(ShapesFile, FewerThanThreeNumbers) {
+  EXPECT_EQ(parse_error("4096 4096\n"),
+            "s.txt:1: field 'K': missing in '4096 4096' (expected 3 positive integers M N K, found 2)");
+  // A field where K belongs is reported as a missing K, not as a bad number.
+  EXPECT_EQ(parse_error("# c\n16 32 lda=16\n"),
+            "s.txt:2: field 'K': missing in '16 32 lda=16' (expected 3 positive integers M N K, found 2)");
+  EXPECT_EQ(parse_error("64 # N and K forgotten\n"),
+            "s.txt:1: field 'N': missing in '64' (expected 3 positive integers M N K, found 1)");
+}
+
+TEST(ShapesFile, BadDimensionsNameTheField) {
+  EXPECT_EQ(parse_error("0 16 16\n"), "s.txt:1: field 'M': '0' is not a positive integer");
+  EXPECT_EQ(parse_error("16 -5 16\n"), "s.txt:1: field 'N': '-5' is not a positive integer");
+  EXPECT_EQ(parse_error("16 16 1.5\n"), "s.txt:1: field 'K': '1.5' is not a positive integer");
+  EXPECT_EQ(parse_error("16 16 12abc\n"), "s.txt:1: field 'K': '12abc' is not a positive integer");
+  EXPECT_EQ(parse_error("16 16 +16\n"), "s.txt:1: field 'K': '+16' is not a positive integer");
+  EXPECT_EQ(parse_error("x 16 16\n"), "s.txt:1: field 'M': 'x' is not a positive integer");
+}
+
+TEST(ShapesFile, IntegerOverflow) {
+  EXPECT_EQ(parse_error("99999999999999999999 16 16\n"),
+            "s.txt:1: field 'M': '99999999999999999999' is too large (expected a positive integer below 2^63)");
+  EXPECT_EQ(parse_error("16 16 16 ldd=9223372036854775808\n"),
+            "s.txt:1: field 'ldd': '9223372036854775808' is too large (expected a positive integer below 2^63)");
+  // INT64_MAX itself parses; validate_problem is what rejects it later.
+  auto v = parse_shapes("16 16 16 ldd=9223372036854775807\n", "s.txt");
+  EXPECT_EQ(v[0].problem.ldd, INT64_MAX);
+}
+
+TEST(ShapesFile, UnknownKeyListsAcceptedKeys) {
+  EXPECT_EQ(parse_error("16 16 16 ldc=16\n"),
+            "s.txt:1: unknown field 'ldc' in 'ldc=16' (accepted keys: lda, ldb, ldd, a, b, d, accum, name)");
+  EXPECT_EQ(parse_error("16 16 16 LDA=16\n"),  // keys are case-sensitive
+            "s.txt:1: unknown field 'LDA' in 'LDA=16' (accepted keys: lda, ldb, ldd, a, b, d, accum, name)");
+  EXPECT_EQ(parse_error("16 16 16 =16\n"),
+            "s.txt:1: unknown field '' in '=16' (accepted keys: lda, ldb, ldd, a, b, d, accum, name)");
+}
+
+TEST(ShapesFile, DuplicateKey) {
+  EXPECT_EQ(parse_error("16 16 16 lda=16 accum=fast lda=32\n"),
+            "s.txt:1: field 'lda': given twice ('lda=32'; each key at most once per line)");
+}
+
+TEST(ShapesFile, KeyWithoutValue) {
+  EXPECT_EQ(parse_error("16 16 16 lda\n"), "s.txt:1: field 'lda': 'lda' has no value (expected lda=VALUE)");
+  EXPECT_EQ(parse_error("16 16 16 accum=\n"), "s.txt:1: field 'accum': empty value in 'accum=' (expected accum=VALUE)");
+  EXPECT_EQ(parse_error("16 16 16 fast\n"),
+            "s.txt:1: 'fast' is not a key=value field (accepted keys: lda, ldb, ldd, a, b, d, accum, name)");
+  // "lda = 16" with spaces splits into three words; the first is reported.
+  EXPECT_EQ(parse_error("16 16 16 lda = 16\n"), "s.txt:1: field 'lda': 'lda' has no value (expected lda=VALUE)");
+}
+
+TEST(ShapesFile, BadEnumValues) {
+  EXPECT_EQ(parse_error("16 16 16 a=bf16\n"), "s.txt:1: field 'a': 'bf16' is not a valid value (expected e4m3 or e5m2)");
+  EXPECT_EQ(parse_error("16 16 16 b=E4M3\n"), "s.txt:1: field 'b': 'E4M3' is not a valid value (expected e4m3 or e5m2)");
+  EXPECT_EQ(parse_error("16 16 16 d=f32\n"), "s.txt:1: field 'd': 'f32' is not a valid value (expected bf16)");
+  EXPECT_EQ(parse_error("16 16 16 accum=slow\n"),
+            "s.txt:1: field 'accum': 'slow' is not a valid value (expected promote or fast)");
+}
+
+TEST(ShapesFile, FourthBareNumber) {
+  EXPECT_EQ(parse_error("16 16 16 16\n"),
+            "s.txt:1: unexpected 4th number '16' (expected only M N K, then key=value fields: lda, ldb, ldd, a, b, d, "
+            "accum, name)");
+}
+
+TEST(ShapesFile, StopsAtFirstErrorWithItsLine) {
+  // Line 2 is bad, line 3 too: only line 2 is reported.
+  EXPECT_EQ(parse_error("16 16 16\n16 0 16\n16 16 16 zz=1\n"), "s.txt:2: field 'N': '0' is not a positive integer");
+}
+
+TEST(ShapesFile, ErrorMessageKeepsDgtuneLocationOutOfMessage) {
+  try {
+    parse_shapes("1 2\n", "dir/x.txt");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.message().rfind("dir/x.txt:1: ", 0), 0u) << e.message();
+    EXPECT_NE(std::string(e.what()).find("[usage at "), std::string::npos) << e.what();
+  }
+}
+
+// ---- files --------------------------------------------------------------------------------------
+
+TEST(ShapesFile, LoadMissingFileIsIoErrorNamingThePath) {
+  const std::string path = "/nonexistent-dgtune-dir/shapes.txt";
+  try {
+    load_shapes_file(path);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kIo);
+    EXPECT_NE(e.message().find(path), std::string::npos) << e.message();
+  }
+  try {
+    load_shapes_file(DGT_SOURCE_DIR "/configs");
+    FAIL() << "expected an error for a directory";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kIo);
+    EXPECT_NE(e.message().find("is a directory"), std::string::npos) << e.message();
+  }
+}
+
+TEST(ShapesFile, LoadUsesThePathInMessages) {
+  auto path = std::filesystem::temp_directory_path() / "dgtune_test_shapes_bad.txt";
+  {
+    std::ofstream f(path, std::ios::binary);
+    f << "16 16 16\r\n16 16 16 accum=quick\r\n";
+  }
+  try {
+    load_shapes_file(path.string());
+    ADD_FAILURE() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kUsage);
+    EXPECT_EQ(e.message(), path.string() + ":2: field 'accum': 'quick' is not a valid value (expected promote or fast)");
+  }
+  std::filesystem::remove(path);
+}
+
+// ---- the shipped shape sets ---------------------------------------------------------------------
+
+std::vector<ShapeEntry> load_shipped(const std::string& name) {
+  return load_shapes_file(std::string(DGT_SOURCE_DIR) + "/configs/shapes/" + name);
+}
+
+/// Every entry passes validate_problem, and no problem appears twice in one file.
+void expect_all_valid_and_unique(const std::vector<ShapeEntry>& entries) {
+  std::vector<std::string> keys;
+  for (const ShapeEntry& e : entries) {
+    EXPECT_NO_THROW(validate_problem(e.problem)) << e.where() << " " << e.problem.key();
+    std::string key = e.problem.key();
+    EXPECT_EQ(std::count(keys.begin(), keys.end(), key), 0) << e.where() << " repeats " << key;
+    keys.push_back(key);
+  }
+}
+
+const ShapeEntry* find(const std::vector<ShapeEntry>& v, const Problem& p) {
+  for (const ShapeEntry& e : v)
+    if (e.problem == p) return &e;
+  return nullptr;
+}
+
+TEST(ShippedShapes, Smoke) {
+  auto v = load_shipped("smoke.txt");
+  ASSERT_EQ(v.size(), 6u);
+  expect_all_valid_and_unique(v);
+  ASSERT_NE(find(v, Problem::dense(1021, 1023, 1024)), nullptr);
+  ASSERT_NE(find(v, Problem::dense(128, 2112, 7168)), nullptr);
+  ASSERT_NE(find(v, Problem::dense(4096, 4096, 4096)), nullptr);
+  Problem fast = Problem::dense(4096, 4096, 4096);
+  fast.accum = Accum::kFast;
+  ASSERT_NE(find(v, fast), nullptr);
+  EXPECT_EQ(find(v, fast)->name, "square-4k-fast");
+  // The required special cases are all present.
+  int k_not_128 = 0, tiny = 0;
+  double total_flops = 0;
+  for (const ShapeEntry& e : v) {
+    if (e.problem.k % 128 != 0) ++k_not_128;
+    if (e.problem.m < 64 && e.problem.n < 64) ++tiny;
+    total_flops += e.problem.flops();
+  }
+  EXPECT_GE(k_not_128, 1);
+  EXPECT_GE(tiny, 1);
+  EXPECT_LT(total_flops, 0.5e12) << "the smoke set must stay quick";
+}
+
+TEST(ShippedShapes, DeepSeekV3) {
+  auto v = load_shipped("deepseek-v3.txt");
+  ASSERT_EQ(v.size(), 35u);
+  expect_all_valid_and_unique(v);
+  const int64_t ms[] = {1, 64, 128, 4096, 8192};
+  const int64_t nks[][2] = {{2112, 7168}, {576, 7168}, {24576, 1536}, {32768, 512},
+                            {7168, 16384}, {4096, 7168}, {7168, 2048}};
+  for (int64_t m : ms)
+    for (const auto& nk : nks) EXPECT_NE(find(v, Problem::dense(m, nk[0], nk[1])), nullptr) << m << "x" << nk[0] << "x" << nk[1];
+  // Spot checks on order and line numbers: the first problem and the last line.
+  EXPECT_EQ(v.front().problem, Problem::dense(1, 2112, 7168));
+  EXPECT_EQ(v.back().problem, Problem::dense(8192, 7168, 2048));
+  EXPECT_EQ(v.back().line, 52);  // 7 header lines, then 5 groups of blank + comment + 7 problems
+}
+
+TEST(ShippedShapes, Square) {
+  auto v = load_shipped("square.txt");
+  ASSERT_EQ(v.size(), 5u);
+  expect_all_valid_and_unique(v);
+  EXPECT_EQ(v[0].problem, Problem::dense(2048, 2048, 2048));
+  EXPECT_EQ(v[3].problem, Problem::dense(8192, 8192, 4096));
+  EXPECT_EQ(v[4].problem, Problem::dense(16384, 8192, 8192));
+}
+
+TEST(ShippedShapes, Edge) {
+  auto v = load_shipped("edge.txt");
+  ASSERT_EQ(v.size(), 33u);
+  expect_all_valid_and_unique(v);
+  for (int64_t m : {1, 2, 7, 63, 65, 127, 129, 255, 257}) EXPECT_NE(find(v, Problem::dense(m, 4096, 4096)), nullptr) << m;
+  for (int64_t odd : {1021, 1023, 4093}) {
+    EXPECT_NE(find(v, Problem::dense(odd, 4096, 1024)), nullptr) << odd;
+    EXPECT_NE(find(v, Problem::dense(4096, odd, 1024)), nullptr) << odd;
+  }
+  // K not a multiple of 16 only with padded leading dimensions.
+  Problem k7 = Problem::dense(128, 256, 7);
+  k7.lda = k7.ldb = 16;
+  EXPECT_NE(find(v, k7), nullptr);
+  Problem k63 = Problem::dense(4096, 4096, 63);
+  k63.lda = k63.ldb = 64;
+  EXPECT_NE(find(v, k63), nullptr);
+  EXPECT_NE(find(v, Problem::dense(64, 256, 65536)), nullptr);
+  // One wave + one tile of 128 x 128 tiles on 132 SMs.
+  EXPECT_NE(find(v, Problem::dense(896, 2432, 4096)), nullptr);
+  EXPECT_EQ((896 / 128) * (2432 / 128), 133);
+  for (int64_t k : {1040, 576, 80}) {
+    EXPECT_NE(k % 128, 0);
+    EXPECT_NE(find(v, Problem::dense(4096, 4096, k)), nullptr) << k;
+  }
+  for (int64_t small : {16, 32}) {
+    EXPECT_NE(find(v, Problem::dense(4096, small, 4096)), nullptr) << small;
+    EXPECT_NE(find(v, Problem::dense(4096, 4096, small)), nullptr) << small;
+  }
+}
+
+}  // namespace
+}  // namespace dgt
