@@ -1,0 +1,247 @@
+#include "bench/session.hpp"
+
+#include <algorithm>
+
+#include <spdlog/spdlog.h>
+
+#include "core/hash.hpp"
+#include "core/paths.hpp"
+#include "core/thread_pool.hpp"
+#include "jit/codegen.hpp"
+#include "space/cost_model.hpp"
+#include "space/resource_model.hpp"
+
+namespace dgt {
+
+TuningSession::TuningSession(SessionOptions options) : options_(std::move(options)) {
+  device_ = open_device(options_.device);
+  if (!device_.is_sm90())
+    DGT_THROW(ErrorKind::kNoDevice, "device {} is {} (compute capability {}.{}): dgtune's kernels need sm_90 (H100/H200)",
+              device_.ordinal, device_.name, device_.cc_major, device_.cc_minor);
+  fingerprint_ = make_fingerprint(device_);
+  db_ = std::make_unique<TuningDb>(options_.db_path);
+  device_id_ = db_->upsert_device(fingerprint_);
+  cache_ = std::make_unique<jit::CubinCache>(options_.cache_dir.empty() ? default_cache_dir() : options_.cache_dir);
+  DGT_CHECK_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+  util_ = std::make_unique<UtilKernels>(*cache_, device_.sm_count);
+  timer_ = std::make_unique<Timer>(*util_, device_, options_.protocol, stream_);
+  cublas_ = std::make_unique<CublasLtBaseline>();
+  pool_ = std::make_unique<ThreadPool>(options_.compile_threads);
+}
+
+TuningSession::~TuningSession() {
+  pool_.reset();  // finish queued compiles before the cache goes away
+  if (stream_) cudaStreamDestroy(stream_);
+}
+
+uint64_t TuningSession::seed_for(const Problem& p) const { return options_.seed ^ fnv1a64(p.key()); }
+
+std::shared_future<TuningSession::CompileResult> TuningSession::compile_async(const KernelSpec& spec) {
+  const std::string key = spec.key();
+  auto it = compiles_.find(key);
+  if (it != compiles_.end()) return it->second;
+  const jit::CubinCache* cache = cache_.get();
+  auto fut = pool_->submit([cache, spec]() {
+    CompileResult r;
+    try {
+      r.kernel = cache->get_or_compile(jit::generate_gemm(spec));
+    } catch (const std::exception& e) {
+      r.error = e.what();
+    }
+    return r;
+  });
+  auto shared = fut.share();
+  compiles_.emplace(key, shared);
+  return shared;
+}
+
+TrialRecord TuningSession::measure_candidate(const ProblemData& data, const KernelSpec& spec, const CompileResult& compiled) {
+  const Problem& p = data.problem();
+  TrialRecord t;
+  t.problem = p;
+  t.config = spec.config;
+  t.protocol = timer_->options().to_json();
+  const ResourceReport res = evaluate_resources(spec);
+  t.smem_bytes = res.smem.total;
+  if (!res.ok()) {
+    t.status = TrialStatus::kInvalid;
+    t.error = res.rejection;
+    return t;
+  }
+  if (!compiled.kernel) {
+    t.status = TrialStatus::kCompileError;
+    t.error = compiled.error;
+    return t;
+  }
+  t.compile_ms = compiled.kernel->compile_ms;
+  t.registers = compiled.kernel->registers;
+  t.spill_bytes = compiled.kernel->spill_bytes;
+  if (t.spill_bytes > 0) {
+    t.status = TrialStatus::kCompileError;
+    t.error = fmt::format("ptxas spills {} bytes (stack {} bytes): the resource model under-counts registers", t.spill_bytes,
+                          compiled.kernel->stack_bytes);
+    return t;
+  }
+
+  std::shared_ptr<jit::GemmKernel> kernel;
+  const std::string key = spec.key();
+  try {
+    auto it = loaded_.find(key);
+    if (it == loaded_.end()) {
+      kernel = std::make_shared<jit::GemmKernel>(spec, jit::load_kernel(*compiled.kernel, res.smem.total), device_.sm_count);
+      loaded_.emplace(key, kernel);
+    } else {
+      kernel = it->second;
+    }
+  } catch (const Error& e) {
+    t.status = TrialStatus::kLaunchError;
+    t.error = e.what();
+    return t;
+  }
+
+  const jit::GemmOperands ops = data.operands();
+  auto launch = [&](cudaStream_t s) { kernel->launch(p, ops, s); };
+  auto context_lost = [&](TrialStatus status, const std::string& what) {
+    t.status = status;
+    t.error = what;
+    db_->put_trial(device_id_, t);
+    throw ContextLost(fmt::format("candidate {} on {} {}: {}. Its trial is stored as {}; the CUDA context is unusable, so "
+                                  "this run stops here. Run the same command again to continue with the other candidates.",
+                                  spec.config.key(), p.label(), status == TrialStatus::kTimeout ? "hung" : "crashed", what,
+                                  to_string(status)));
+  };
+
+  data.poison_output(stream_);
+  try {
+    launch(stream_);
+    timer_->sync();
+  } catch (const WatchdogTimeout& e) {
+    context_lost(TrialStatus::kTimeout, e.what());
+  } catch (const Error& e) {
+    // A sticky error (illegal address, ...) is reported again by every later call; a refused launch
+    // (driver error before anything ran) leaves the context healthy.
+    const cudaError_t err = cudaDeviceSynchronize();
+    if (err != cudaSuccess && is_sticky_cuda_error(static_cast<int>(err))) context_lost(TrialStatus::kCrashed, e.what());
+    (void)cudaGetLastError();
+    t.status = TrialStatus::kLaunchError;
+    t.error = e.what();
+    return t;
+  }
+  t.verification = data.verify(stream_);
+  if (!t.verification->ok) {
+    t.status = TrialStatus::kVerifyFailed;
+    t.error = fmt::format("max_rel_err {:.3g} (limit {:.3g}), diff {:.3g} (limit {:.3g}), NaN/Inf {}, writes outside D {}",
+                          t.verification->max_rel_err, VerifyThresholds::for_accum(p.accum).max_rel_err, t.verification->diff,
+                          VerifyThresholds::for_accum(p.accum).max_diff, t.verification->nan_count,
+                          t.verification->pad_touched);
+    return t;
+  }
+  try {
+    t.timing = timer_->measure(launch);
+  } catch (const WatchdogTimeout& e) {
+    context_lost(TrialStatus::kTimeout, e.what());
+  } catch (const Error& e) {
+    context_lost(TrialStatus::kCrashed, e.what());
+  }
+  t.status = TrialStatus::kOk;
+  t.tflops = p.flops() / (t.timing->median_us * 1e-6) / 1e12;
+  t.gbps = p.min_bytes() / (t.timing->median_us * 1e-6) / 1e9;
+  return t;
+}
+
+void TuningSession::measure_baselines(const ProblemData& data) {
+  const Problem& p = data.problem();
+  if (db_->has_baseline(device_id_, p, kCublasDefault) && db_->has_baseline(device_id_, p, kCublasTuned)) return;
+  spdlog::info("  cuBLASLt baselines for {}", p.label());
+  auto [def, tuned] = cublas_->measure(data, *timer_, stream_);
+  db_->put_baseline(device_id_, def);
+  db_->put_baseline(device_id_, tuned);
+}
+
+std::vector<ShapeOutcome> TuningSession::sweep(const std::vector<ShapeEntry>& shapes, const SweepOptions& opts) {
+  // 1. Candidates per shape (pruned, ranked when capped) and the compile queue for all of them.
+  std::vector<ShapeOutcome> out(shapes.size());
+  std::vector<std::vector<KernelConfig>> todo(shapes.size());
+  int compile_jobs = 0;
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    const Problem& p = shapes[i].problem;
+    out[i].entry = shapes[i];
+    Enumeration en = enumerate(opts.space, p);
+    std::vector<KernelConfig> configs;
+    for (const auto& c : en.kept) configs.push_back(c.config);
+    if (opts.max_candidates > 0 && static_cast<int>(configs.size()) > opts.max_candidates) {
+      std::stable_sort(configs.begin(), configs.end(), [&](const KernelConfig& a, const KernelConfig& b) {
+        return estimate_us(KernelSpec::of(a, p), p, device_.sm_count) < estimate_us(KernelSpec::of(b, p), p, device_.sm_count);
+      });
+      configs.resize(static_cast<size_t>(opts.max_candidates));
+    }
+    out[i].candidates = static_cast<int>(configs.size());
+    for (const auto& c : configs) {
+      if (db_->has_trial(device_id_, p, c)) {
+        ++out[i].already_stored;
+        continue;
+      }
+      todo[i].push_back(c);
+      if (!compiles_.count(KernelSpec::of(c, p).key())) ++compile_jobs;
+      compile_async(KernelSpec::of(c, p));
+    }
+  }
+  spdlog::info("{} shapes; {} kernels to compile on {} threads; cache {}", shapes.size(), compile_jobs, pool_->size(),
+               cache_->dir());
+
+  // 2. Measure shape by shape while the pool keeps compiling ahead.
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    const Problem& p = shapes[i].problem;
+    spdlog::info("[{}/{}] {} ({}): {} candidates, {} already stored", i + 1, shapes.size(), p.label(), shapes[i].where(),
+                 out[i].candidates, out[i].already_stored);
+    const bool need_baselines =
+        opts.baselines && !(db_->has_baseline(device_id_, p, kCublasDefault) && db_->has_baseline(device_id_, p, kCublasTuned));
+    if (todo[i].empty() && !need_baselines) {
+      out[i].winner = db_->winner(device_id_, p);
+      continue;
+    }
+    ProblemData data(p, *util_, seed_for(p), stream_);
+    if (opts.baselines) measure_baselines(data);
+    std::map<std::string, int> counts;
+    for (size_t j = 0; j < todo[i].size(); ++j) {
+      const KernelSpec spec = KernelSpec::of(todo[i][j], p);
+      const CompileResult& compiled = compile_async(spec).get();
+      TrialRecord t = measure_candidate(data, spec, compiled);
+      db_->put_trial(device_id_, t);
+      ++out[i].measured_now;
+      ++counts[to_string(t.status)];
+      if (t.status == TrialStatus::kOk)
+        spdlog::debug("  {} {:.2f} us {:.0f} TFLOPS", spec.config.key(), t.timing->median_us, t.tflops);
+      else
+        spdlog::warn("  {} {}: {}", spec.config.key(), to_string(t.status), t.error);
+      if ((j + 1) % 25 == 0 || j + 1 == todo[i].size()) {
+        std::string summary;
+        for (const auto& [k, v] : counts) summary += fmt::format(" {} {}", k, v);
+        spdlog::info("  {}/{} measured:{}", j + 1, todo[i].size(), summary);
+      }
+    }
+    out[i].winner = db_->winner(device_id_, p);
+  }
+  return out;
+}
+
+TrialRecord TuningSession::run_one(const Problem& p, const KernelConfig& c, bool with_baselines,
+                                   std::optional<std::pair<BaselineRecord, BaselineRecord>>* baselines) {
+  validate_problem(p);
+  const KernelSpec spec = KernelSpec::of(c, p);
+  ProblemData data(p, *util_, seed_for(p), stream_);
+  if (with_baselines) {
+    auto pair = cublas_->measure(data, *timer_, stream_);
+    db_->put_baseline(device_id_, pair.first);
+    db_->put_baseline(device_id_, pair.second);
+    if (baselines) *baselines = pair;
+  }
+  const ResourceReport res = evaluate_resources(spec);
+  CompileResult compiled;
+  if (res.ok()) compiled = compile_async(spec).get();
+  TrialRecord t = measure_candidate(data, spec, compiled);
+  db_->put_trial(device_id_, t);
+  return t;
+}
+
+}  // namespace dgt

@@ -1,0 +1,103 @@
+// A tuning session: one device, one tuning DB, one cubin cache. Runs sweeps and single candidates.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <future>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bench/cublaslt_baseline.hpp"
+#include "bench/problem_data.hpp"
+#include "bench/protocol.hpp"
+#include "core/error.hpp"
+#include "core/shapes_file.hpp"
+#include "db/tuning_db.hpp"
+#include "device/device_info.hpp"
+#include "device/util_kernels.hpp"
+#include "jit/cubin_cache.hpp"
+#include "jit/gemm_kernel.hpp"
+#include "space/search_space.hpp"
+
+namespace dgt {
+
+struct SessionOptions {
+  std::string db_path;              ///< resolved by the caller (resolve_db_path)
+  std::string cache_dir;            ///< empty = default_cache_dir()
+  int device = 0;
+  ProtocolOptions protocol;
+  uint64_t seed = 20261129;         ///< input fill seed (per problem: seed ^ hash(problem key))
+  int compile_threads = 0;          ///< 0 = all cores
+};
+
+struct SweepOptions {
+  SearchSpace space = SearchSpace::builtin_default();
+  int max_candidates = 0;           ///< 0 = every kept candidate; else the best N by estimate_us
+  bool baselines = true;            ///< measure cuBLASLt default and tuned
+};
+
+/// What a sweep did for one shape.
+struct ShapeOutcome {
+  ShapeEntry entry;
+  int candidates = 0;               ///< after pruning and --max-candidates
+  int measured_now = 0;             ///< trials stored by this run
+  int already_stored = 0;           ///< skipped: stored earlier for this device and kernel hash
+  std::optional<WinnerRow> winner;  ///< from the DB after the sweep (baselines included)
+};
+
+/// Thrown after a candidate poisoned the CUDA context (sticky error) or hung (watchdog). Its trial
+/// is already stored as crashed/timeout, so a rerun resumes after it.
+struct ContextLost : Error {
+  ContextLost(const std::string& msg) : Error(ErrorKind::kCuda, msg) {}
+};
+
+class TuningSession {
+ public:
+  /// Opens the device (must be sm_90), the DB and the cache; compiles the utility module.
+  explicit TuningSession(SessionOptions options);
+  ~TuningSession();
+
+  const DeviceInfo& device() const { return device_; }
+  const DeviceFingerprint& fingerprint() const { return fingerprint_; }
+  TuningDb& db() { return *db_; }
+  int64_t device_id() const { return device_id_; }
+
+  /// Sweeps every shape (validated up front by the caller). Compilation of all needed kernels runs on
+  /// a thread pool, ahead of the GPU; each candidate is verified, then timed, and stored in its own
+  /// transaction. Already-stored trials and baselines are skipped.
+  std::vector<ShapeOutcome> sweep(const std::vector<ShapeEntry>& shapes, const SweepOptions& options);
+
+  /// Compiles, verifies and times one config on one problem and stores the trial (replacing an
+  /// earlier one). Returns the trial; baselines too when `with_baselines`.
+  TrialRecord run_one(const Problem& p, const KernelConfig& c, bool with_baselines,
+                      std::optional<std::pair<BaselineRecord, BaselineRecord>>* baselines = nullptr);
+
+ private:
+  struct CompileResult {
+    std::optional<jit::CompiledKernel> kernel;
+    std::string error;
+  };
+  std::shared_future<CompileResult> compile_async(const KernelSpec& spec);
+  TrialRecord measure_candidate(const ProblemData& data, const KernelSpec& spec, const CompileResult& compiled);
+  void measure_baselines(const ProblemData& data);
+  uint64_t seed_for(const Problem& p) const;
+
+  SessionOptions options_;
+  DeviceInfo device_;
+  DeviceFingerprint fingerprint_;
+  std::unique_ptr<TuningDb> db_;
+  int64_t device_id_ = 0;
+  std::unique_ptr<jit::CubinCache> cache_;
+  cudaStream_t stream_ = nullptr;
+  std::unique_ptr<UtilKernels> util_;
+  std::unique_ptr<Timer> timer_;
+  std::unique_ptr<CublasLtBaseline> cublas_;
+  std::unique_ptr<class ThreadPool> pool_;
+  std::map<std::string, std::shared_future<CompileResult>> compiles_;
+  std::map<std::string, std::shared_ptr<jit::GemmKernel>> loaded_;
+};
+
+}  // namespace dgt

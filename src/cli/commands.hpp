@@ -1,0 +1,18 @@
+// One registration function per subcommand (one file each). Each stores its exit code in `rc`.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace dgt::cli {
+
+/// Options every subcommand shares.
+struct GlobalOptions {
+  std::string log_level = "info";
+};
+
+void add_sweep(CLI::App& app, int& rc);
+void add_info(CLI::App& app, int& rc);
+void add_space(CLI::App& app, int& rc);
+void add_run(CLI::App& app, int& rc);
+
+}  // namespace dgt::cli

@@ -1,0 +1,84 @@
+#include "device/util_kernels.hpp"
+
+#include "core/error.hpp"
+#include "device/driver_api.hpp"
+#include "jit/codegen.hpp"
+
+namespace dgt {
+
+static_assert(sizeof(CompareStatsHost) == 40, "must match dgt::util::CompareStats");
+
+namespace {
+unsigned fp8_code(DType t) { return t == DType::kE5M2 ? 1u : 0u; }
+}  // namespace
+
+UtilKernels::UtilKernels(const jit::CubinCache& cache, int sm_count) : sm_count_(sm_count) {
+  jit::CompiledKernel k = cache.get_or_compile(jit::generate_util_module());
+  auto module = std::make_shared<jit::Module>(k.cubin);
+  auto get = [&](const char* name) {
+    jit::LoadedKernel lk;
+    lk.module = module;
+    lk.function = module->function(name);
+    return lk;
+  };
+  fill_fp8_ = get("dgt_fill_fp8");
+  fill_u16_ = get("dgt_fill_u16");
+  flush_write_ = get("dgt_flush_write");
+  flush_read_ = get("dgt_flush_read");
+  ref_gemm_ = get("dgt_ref_gemm");
+  compare_ = get("dgt_compare");
+  clock_probe_ = get("dgt_clock_probe");
+}
+
+void UtilKernels::launch(CUfunction f, unsigned gx, unsigned gy, unsigned bx, unsigned by, void** params, cudaStream_t s) const {
+  CUresult rc = driver().launch_kernel(f, gx, gy, 1, bx, by, 1, 0, reinterpret_cast<CUstream>(s), params, nullptr);
+  if (rc != CUDA_SUCCESS) DGT_THROW(ErrorKind::kDriver, "utility kernel launch failed: {}", driver_error_name(rc));
+}
+
+void UtilKernels::fill_fp8(void* p, int64_t rows, int64_t cols, int64_t ld, uint64_t seed, DType type, cudaStream_t s) const {
+  unsigned long long r = rows, c = cols, l = ld, sd = seed;
+  unsigned t = fp8_code(type);
+  void* params[] = {&p, &r, &c, &l, &sd, &t};
+  launch(fill_fp8_.function, sm_count_ * 4, 1, 256, 1, params, s);
+}
+
+void UtilKernels::fill_u16(void* p, int64_t count, uint16_t value, cudaStream_t s) const {
+  unsigned long long n = count;
+  unsigned short v = value;
+  void* params[] = {&p, &n, &v};
+  launch(fill_u16_.function, sm_count_ * 4, 1, 256, 1, params, s);
+}
+
+void UtilKernels::flush_l2(void* buf, int64_t bytes, void* sink, uint32_t salt, cudaStream_t s) const {
+  unsigned long long n16 = bytes / 16;
+  unsigned sl = salt;
+  void* wparams[] = {&buf, &n16, &sl};
+  launch(flush_write_.function, sm_count_ * 8, 1, 512, 1, wparams, s);
+  void* rparams[] = {&buf, &n16, &sink};
+  launch(flush_read_.function, sm_count_ * 8, 1, 512, 1, rparams, s);
+}
+
+void UtilKernels::reference_gemm(const Problem& p, const void* a, const void* b, const float* scale_a, const float* scale_b,
+                                 float* dref, cudaStream_t s) const {
+  unsigned m = p.m, n = p.n, k = p.k;
+  unsigned long long lda = p.lda, ldb = p.ldb;
+  unsigned ta = fp8_code(p.a), tb = fp8_code(p.b);
+  void* params[] = {&a, &b, &dref, &m, &n, &k, &lda, &ldb, &scale_a, &scale_b, &ta, &tb};
+  launch(ref_gemm_.function, static_cast<unsigned>((p.n + 63) / 64), static_cast<unsigned>((p.m + 63) / 64), 16, 16, params, s);
+}
+
+void UtilKernels::compare(const Problem& p, const void* d, const float* dref, int64_t rows_alloc, CompareStatsHost* stats,
+                          cudaStream_t s) const {
+  unsigned m = p.m, n = p.n;
+  unsigned long long ldd = p.ldd, rows = rows_alloc;
+  void* params[] = {&d, &dref, &m, &n, &ldd, &rows, &stats};
+  launch(compare_.function, sm_count_ * 4, 1, 256, 1, params, s);
+}
+
+void UtilKernels::clock_probe(uint64_t* out, uint64_t spin_ns, cudaStream_t s) const {
+  unsigned long long ns = spin_ns;
+  void* params[] = {&out, &ns};
+  launch(clock_probe_.function, 1, 1, 1, 1, params, s);
+}
+
+}  // namespace dgt

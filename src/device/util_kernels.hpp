@@ -1,0 +1,54 @@
+// Host wrappers of the utility module (kernels/util, kernels/reference): seeded fills, poison,
+// L2 flush, SM clock probe, reference GEMM and output comparison. Compiled once by NVRTC through
+// the cubin cache; every launch is asynchronous on the given stream unless stated.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "jit/cubin_cache.hpp"
+#include "jit/module.hpp"
+#include "problem/problem.hpp"
+
+namespace dgt {
+
+/// Mirrors dgt::util::CompareStats in kernels/util/compare.cuh (checked by a static_assert on size).
+struct CompareStatsHost {
+  double sum_xy;
+  double sum_sq;
+  uint32_t max_abs_err_bits;
+  uint32_t max_abs_ref_bits;
+  uint64_t nan_count;
+  uint64_t pad_touched;
+};
+
+class UtilKernels {
+ public:
+  /// Compiles (or reads from `cache`) and loads the module on the current device.
+  UtilKernels(const jit::CubinCache& cache, int sm_count);
+
+  /// rows x ld bytes of seeded random FP8 (type e4m3/e5m2); padding columns cols..ld-1 are NaN.
+  void fill_fp8(void* p, int64_t rows, int64_t cols, int64_t ld, uint64_t seed, DType type, cudaStream_t s) const;
+  /// count 16-bit words set to value (0xFFFF = the BF16 poison).
+  void fill_u16(void* p, int64_t count, uint16_t value, cudaStream_t s) const;
+  /// Writes then reads `bytes` (a multiple of 16) so that L2 ends up holding clean, unrelated lines.
+  void flush_l2(void* buf, int64_t bytes, void* sink, uint32_t salt, cudaStream_t s) const;
+  /// Dref (FP32, ld = N) = scale_a * scale_b * A * B^T on CUDA cores.
+  void reference_gemm(const Problem& p, const void* a, const void* b, const float* scale_a, const float* scale_b,
+                      float* dref, cudaStream_t s) const;
+  /// Accumulates the comparison of D (rows_alloc x ldd) with Dref into *stats (zero it first).
+  void compare(const Problem& p, const void* d, const float* dref, int64_t rows_alloc, CompareStatsHost* stats,
+               cudaStream_t s) const;
+  /// Launches the clock probe: out[0] = ns, out[1] = SM cycles over ~spin_ns.
+  void clock_probe(uint64_t* out, uint64_t spin_ns, cudaStream_t s) const;
+
+ private:
+  void launch(CUfunction f, unsigned grid_x, unsigned grid_y, unsigned block_x, unsigned block_y, void** params,
+              cudaStream_t s) const;
+
+  jit::LoadedKernel fill_fp8_, fill_u16_, flush_write_, flush_read_, ref_gemm_, compare_, clock_probe_;
+  int sm_count_;
+};
+
+}  // namespace dgt

@@ -1,0 +1,142 @@
+#include "dgtune/gemm.hpp"
+
+#include <filesystem>
+#include <mutex>
+#include <shared_mutex>
+#include <unordered_map>
+
+#include <spdlog/spdlog.h>
+
+#include "core/error.hpp"
+#include "core/paths.hpp"
+#include "db/tuning_db.hpp"
+#include "device/device_info.hpp"
+#include "jit/cubin_cache.hpp"
+#include "jit/gemm_kernel.hpp"
+#include "space/cost_model.hpp"
+#include "space/resource_model.hpp"
+
+namespace dgt {
+
+namespace {
+
+/// Lookup key of a shape: plain integers, so the hot path hashes without allocating.
+struct ShapeKey {
+  int64_t m, n, k, lda, ldb, ldd;
+  int flags;  // a_format | b_format << 1 | fast << 2
+  bool operator==(const ShapeKey&) const = default;
+};
+struct ShapeKeyHash {
+  size_t operator()(const ShapeKey& s) const noexcept {
+    uint64_t h = 1469598103934665603ull;
+    for (int64_t v : {s.m, s.n, s.k, s.lda, s.ldb, s.ldd, int64_t(s.flags)}) h = (h ^ uint64_t(v)) * 1099511628211ull;
+    return h;
+  }
+};
+
+struct Entry {
+  std::shared_ptr<jit::GemmKernel> kernel;
+  GemmChoice choice;
+};
+
+Problem make_problem(const ShapeKey& s) {
+  Problem p = Problem::dense(s.m, s.n, s.k);
+  p.lda = s.lda, p.ldb = s.ldb, p.ldd = s.ldd;
+  p.a = (s.flags & 1) ? DType::kE5M2 : DType::kE4M3;
+  p.b = (s.flags & 2) ? DType::kE5M2 : DType::kE4M3;
+  p.accum = (s.flags & 4) ? Accum::kFast : Accum::kPromote;
+  return p;
+}
+
+}  // namespace
+
+struct Gemm::Impl {
+  DeviceInfo device;
+  std::unique_ptr<TuningDb> db;
+  std::optional<int64_t> device_id;
+  std::unique_ptr<jit::CubinCache> cache;
+  std::shared_mutex mu;
+  std::unordered_map<ShapeKey, Entry, ShapeKeyHash> shapes;
+  std::unordered_map<std::string, std::shared_ptr<jit::GemmKernel>> kernels;  // by spec key
+
+  const Entry& resolve(const ShapeKey& key) {
+    {
+      std::shared_lock lock(mu);
+      auto it = shapes.find(key);
+      if (it != shapes.end()) return it->second;
+    }
+    std::unique_lock lock(mu);
+    auto it = shapes.find(key);
+    if (it != shapes.end()) return it->second;
+    const Problem p = make_problem(key);
+    validate_problem(p);
+    Entry e;
+    KernelConfig config = default_config(p);
+    e.choice.source = "default";
+    if (db && device_id) {
+      if (auto w = db->winner(*device_id, p)) {
+        config = w->trial.config;
+        e.choice.source = "db";
+        e.choice.tuned_us = w->trial.timing ? w->trial.timing->median_us : 0;
+      } else if (auto nw = db->nearest_winner(*device_id, p)) {
+        config = nw->trial.config;
+        e.choice.source = "nearest";
+        e.choice.tuned_us = nw->trial.timing ? nw->trial.timing->median_us : 0;
+      }
+    }
+    e.choice.config_key = config.key();
+    const KernelSpec spec = KernelSpec::of(config, p);
+    const ResourceReport res = evaluate_resources(spec);
+    if (!res.ok()) DGT_THROW(ErrorKind::kInternal, "config {} chosen for {} is not legal: {}", config.key(), p.label(), res.rejection);
+    auto kit = kernels.find(spec.key());
+    if (kit == kernels.end()) {
+      jit::CompiledKernel compiled = cache->get_or_compile(jit::generate_gemm(spec));
+      auto kernel = std::make_shared<jit::GemmKernel>(spec, jit::load_kernel(compiled, res.smem.total), device.sm_count);
+      kit = kernels.emplace(spec.key(), std::move(kernel)).first;
+    }
+    e.kernel = kit->second;
+    spdlog::debug("dgt::Gemm {}: {} ({})", p.label(), e.choice.config_key, e.choice.source);
+    return shapes.emplace(key, std::move(e)).first->second;
+  }
+};
+
+Gemm::Gemm(GemmOptions options) : impl_(std::make_unique<Impl>()) {
+  int ordinal = options.device;
+  if (ordinal < 0) {
+    if (cuda_device_count() == 0) DGT_THROW(ErrorKind::kNoDevice, "dgt::Gemm: no CUDA device found");
+    DGT_CHECK_CUDA(cudaGetDevice(&ordinal));
+  }
+  impl_->device = open_device(ordinal);
+  if (!impl_->device.is_sm90())
+    DGT_THROW(ErrorKind::kNoDevice, "dgt::Gemm: device {} ({}) is not sm_90", ordinal, impl_->device.name);
+  const std::string db_path = resolve_db_path(options.db_path);
+  if (std::filesystem::exists(db_path)) {
+    impl_->db = std::make_unique<TuningDb>(db_path, /*read_only=*/true);
+    impl_->device_id = impl_->db->find_device(make_fingerprint(impl_->device).fingerprint());
+    if (!impl_->device_id)
+      spdlog::warn("dgt::Gemm: {} has no trials for this device and kernel version; using default configs", db_path);
+  } else {
+    spdlog::warn("dgt::Gemm: no tuning database at {}; using default configs", db_path);
+  }
+  impl_->cache = std::make_unique<jit::CubinCache>(options.cache_dir.empty() ? default_cache_dir() : options.cache_dir);
+}
+
+Gemm::~Gemm() = default;
+
+void Gemm::run(const void* a, const void* b, void* d, int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldd,
+               const float* scale_a, const float* scale_b, cudaStream_t stream, Fp8Format a_format, Fp8Format b_format,
+               bool fast_accum) {
+  const ShapeKey key{m, n, k, lda, ldb, ldd,
+                     int(a_format == Fp8Format::kE5M2) | int(b_format == Fp8Format::kE5M2) << 1 | int(fast_accum) << 2};
+  const Entry& e = impl_->resolve(key);
+  e.kernel->launch(make_problem(key), jit::GemmOperands{a, b, d, scale_a, scale_b}, stream);
+}
+
+GemmChoice Gemm::choose(int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldd, Fp8Format a_format,
+                        Fp8Format b_format, bool fast_accum) {
+  const ShapeKey key{m, n, k, lda, ldb, ldd,
+                     int(a_format == Fp8Format::kE5M2) | int(b_format == Fp8Format::kE5M2) << 1 | int(fast_accum) << 2};
+  return impl_->resolve(key).choice;
+}
+
+}  // namespace dgt

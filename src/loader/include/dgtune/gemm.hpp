@@ -1,0 +1,67 @@
+// dgtune run-time loader: launch the tuned FP8 GEMM winner for a shape from application code.
+//
+//   dgt::Gemm gemm;                       // DB from $DGTUNE_DB or results/tuning.db
+//   gemm.run(A, B, D, M, N, K, lda, ldb, ldd, scale_a, scale_b, stream);
+//
+// D[M,N] (BF16, row-major, ldd) = (*scale_a) * (*scale_b) * A[M,K] * B[N,K]^T, with A and B FP8
+// (e4m3 or e5m2), both K-major (row-major M x K and N x K, leading dimensions lda, ldb in elements),
+// FP32 accumulation. All pointers are device pointers; A and B must be 16-byte aligned and lda, ldb
+// multiples of 16 (TMA rules).
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace dgt {
+
+/// FP8 operand formats (OCP): e4m3 (max 448) and e5m2 (max 57344).
+enum class Fp8Format { kE4M3, kE5M2 };
+
+/// What `Gemm` runs for a shape and why.
+struct GemmChoice {
+  std::string config_key;  ///< kernel config, e.g. "128x128x128_s4_wg2_sw128_c1x1_rm8_direct_sk1"
+  std::string source;      ///< "db" (winner of this shape), "nearest" (winner of the same N, K), "default"
+  double tuned_us = 0;     ///< median time stored with the winner (0 for "default")
+};
+
+struct GemmOptions {
+  std::string db_path;     ///< empty: $DGTUNE_DB, else results/tuning.db; a missing file means "no tuning data"
+  std::string cache_dir;   ///< empty: $DGTUNE_CACHE_DIR, else $XDG_CACHE_HOME/dgtune, else ~/.cache/dgtune
+  int device = -1;         ///< -1: the calling thread's current device
+};
+
+/// Thread-safe FP8 GEMM launcher backed by the tuning DB. The first call for a shape looks up the
+/// winner for (this device's fingerprint, problem), else the nearest tuned M with the same N and K,
+/// else the documented default config (dgt::default_config), then JIT-loads it through the cubin
+/// cache (compiling on a miss). Later calls for that shape take a shared lock, encode two TMA
+/// descriptors on the host and launch: no device allocation and no synchronisation, so they can be
+/// captured in a CUDA graph.
+class Gemm {
+ public:
+  /// Opens the device and (read-only) the DB. Throws dgt::Error (kNoDevice, kSqlite, ...) with a
+  /// message naming what failed.
+  explicit Gemm(GemmOptions options = {});
+  ~Gemm();
+  Gemm(const Gemm&) = delete;
+  Gemm& operator=(const Gemm&) = delete;
+
+  /// Enqueues D = scale_a * scale_b * A * B^T on `stream`. fast_accum selects tensor-core accumulation
+  /// over all of K instead of FP32 promotion per k-block. Throws dgt::Error(kInvalid) naming the
+  /// operand and rule when a leading dimension or pointer breaks a TMA rule.
+  void run(const void* a, const void* b, void* d, int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldd,
+           const float* scale_a, const float* scale_b, cudaStream_t stream, Fp8Format a_format = Fp8Format::kE4M3,
+           Fp8Format b_format = Fp8Format::kE4M3, bool fast_accum = false);
+
+  /// The config `run` uses (or would use) for this shape; loads it on first use like `run`.
+  GemmChoice choose(int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldd,
+                    Fp8Format a_format = Fp8Format::kE4M3, Fp8Format b_format = Fp8Format::kE4M3, bool fast_accum = false);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace dgt
