@@ -4,13 +4,15 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "problem/kernel_config.hpp"
 #include "problem/problem.hpp"
 
 namespace dgt {
 
-/// Outcome of one candidate on one problem. Stored as its to_string() text.
+/// Outcome of one candidate on one problem. Stored as its to_string() text: "ok", "invalid",
+/// "compile_error", "launch_error", "verify_failed", "timeout", "crashed".
 enum class TrialStatus {
   kOk,            ///< compiled, launched, verified and timed
   kInvalid,       ///< rejected by the resource model before compiling (reason in error)
@@ -58,7 +60,9 @@ struct DeviceFingerprint {
   std::string kernel_hash;      ///< hash of the embedded kernel sources, codegen version and NVRTC flags
   std::string dgtune_version;
 
-  /// 16 hex digits (FNV-1a 64 of every field above).
+  /// 16 lowercase hex digits: FNV-1a 64 (core/hash.hpp) of every field above in declaration order,
+  /// integers as decimal text, fields separated by one 0x1F byte (so ("ab","c") != ("a","bc")).
+  /// Changing this encoding orphans every stored trial, so a unit test pins it.
   std::string fingerprint() const;
 };
 
@@ -78,6 +82,10 @@ struct TrialRecord {
   std::string protocol;         ///< JSON text of the measurement protocol
   std::string created_at;       ///< ISO 8601 UTC, filled by the DB when empty
 };
+
+/// Baseline providers that WinnerRow reports beside the winner.
+inline constexpr const char* kProviderCublasDefault = "cublaslt-default";  ///< heuristic top-1
+inline constexpr const char* kProviderCublasTuned = "cublaslt-tuned";      ///< fastest returned heuristic
 
 /// One cuBLASLt measurement (provider "cublaslt-default" = heuristic top-1, "cublaslt-tuned" =
 /// fastest of the returned heuristics).
