@@ -54,11 +54,12 @@ bool run_shape(dgt::Gemm& gemm, int64_t m, int64_t n, int64_t k, const char* lab
   const float scales[2] = {0.75f, 1.25f};
 
   void *da, *db, *dd;
-  float* ds;
+  void* ds_raw;
   CHECK(cudaMalloc(&da, a.size()));
   CHECK(cudaMalloc(&db, b.size()));
   CHECK(cudaMalloc(&dd, size_t(m * ldd * 2)));
-  CHECK(cudaMalloc(&ds, sizeof scales));
+  CHECK(cudaMalloc(&ds_raw, sizeof scales));
+  float* ds = static_cast<float*>(ds_raw);
   CHECK(cudaMemcpy(da, a.data(), a.size(), cudaMemcpyHostToDevice));
   CHECK(cudaMemcpy(db, b.data(), b.size(), cudaMemcpyHostToDevice));
   CHECK(cudaMemcpy(ds, scales, sizeof scales, cudaMemcpyHostToDevice));

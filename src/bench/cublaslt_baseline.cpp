@@ -67,7 +67,7 @@ CublasLtBaseline::~CublasLtBaseline() {
 std::pair<BaselineRecord, BaselineRecord> CublasLtBaseline::measure(const ProblemData& data, Timer& timer, cudaStream_t s) {
   const Problem& p = data.problem();
   const std::string protocol = timer.options().to_json();
-  BaselineRecord def = make_record(p, kCublasDefault, protocol), tuned = make_record(p, kCublasTuned, protocol);
+  BaselineRecord def = make_record(p, kProviderCublasDefault, protocol), tuned = make_record(p, kProviderCublasTuned, protocol);
   auto unsupported = [&](int status, const std::string& why) {
     for (BaselineRecord* r : {&def, &tuned}) {
       r->status = "unsupported";
@@ -112,7 +112,7 @@ std::pair<BaselineRecord, BaselineRecord> CublasLtBaseline::measure(const Proble
   bool any_ok = false;
   for (int i = 0; i < count; ++i) {
     const cublasLtMatmulAlgo_t algo = results[static_cast<size_t>(i)].algo;
-    BaselineRecord r = make_record(p, i == 0 ? kCublasDefault : kCublasTuned, protocol);
+    BaselineRecord r = make_record(p, i == 0 ? kProviderCublasDefault : kProviderCublasTuned, protocol);
     r.algo = describe(algo) + fmt::format(" rank={}", i);
     cublasStatus_t last = CUBLAS_STATUS_SUCCESS;
     auto launch = [&](cudaStream_t stream) {
@@ -140,18 +140,18 @@ std::pair<BaselineRecord, BaselineRecord> CublasLtBaseline::measure(const Proble
     }
     if (i == 0) {
       def = r;
-      def.provider = kCublasDefault;
+      def.provider = kProviderCublasDefault;
     }
     if (r.status == "ok" && r.timing->median_us < best) {
       best = r.timing->median_us;
       tuned = r;
-      tuned.provider = kCublasTuned;
+      tuned.provider = kProviderCublasTuned;
       any_ok = true;
     }
   }
   if (!any_ok) {
     tuned = def;
-    tuned.provider = kCublasTuned;
+    tuned.provider = kProviderCublasTuned;
   }
   return {def, tuned};
 }

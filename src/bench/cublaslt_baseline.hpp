@@ -13,10 +13,6 @@ struct cublasLtContext;
 
 namespace dgt {
 
-/// Provider names stored in the baseline table.
-inline constexpr const char* kCublasDefault = "cublaslt-default";  ///< heuristic top-1
-inline constexpr const char* kCublasTuned = "cublaslt-tuned";      ///< fastest of the returned heuristics
-
 /// Runs cuBLASLt FP8 GEMMs. Our row-major D[M,N] = A[M,K] B[N,K]^T is cuBLASLt's column-major
 /// D'[N,M] = op(B') op(A') with transa = T on our B (K x N column-major, ld = ldb) and transb = N on
 /// our A (K x M, ld = lda): the "TN" layout cuBLASLt requires for FP8. Scales by device pointer

@@ -151,7 +151,7 @@ TrialRecord TuningSession::measure_candidate(const ProblemData& data, const Kern
 
 void TuningSession::measure_baselines(const ProblemData& data) {
   const Problem& p = data.problem();
-  if (db_->has_baseline(device_id_, p, kCublasDefault) && db_->has_baseline(device_id_, p, kCublasTuned)) return;
+  if (db_->has_baseline(device_id_, p, kProviderCublasDefault) && db_->has_baseline(device_id_, p, kProviderCublasTuned)) return;
   spdlog::info("  cuBLASLt baselines for {}", p.label());
   auto [def, tuned] = cublas_->measure(data, *timer_, stream_);
   db_->put_baseline(device_id_, def);
@@ -195,7 +195,7 @@ std::vector<ShapeOutcome> TuningSession::sweep(const std::vector<ShapeEntry>& sh
     spdlog::info("[{}/{}] {} ({}): {} candidates, {} already stored", i + 1, shapes.size(), p.label(), shapes[i].where(),
                  out[i].candidates, out[i].already_stored);
     const bool need_baselines =
-        opts.baselines && !(db_->has_baseline(device_id_, p, kCublasDefault) && db_->has_baseline(device_id_, p, kCublasTuned));
+        opts.baselines && !(db_->has_baseline(device_id_, p, kProviderCublasDefault) && db_->has_baseline(device_id_, p, kProviderCublasTuned));
     if (todo[i].empty() && !need_baselines) {
       out[i].winner = db_->winner(device_id_, p);
       continue;

@@ -36,7 +36,9 @@ void validate_all(const std::vector<ShapeEntry>& shapes) {
 void add_sweep(CLI::App& app, int& rc) {
   auto args = std::make_shared<SweepArgs>();
   CLI::App* cmd = app.add_subcommand("sweep", "compile, verify and time every candidate for every shape; store all trials");
-  cmd->add_option("--shapes", args->shapes, "shapes file (one 'M N K [key=value ...]' per line)")->required();
+  cmd->add_option("--shapes", args->shapes, "shapes file (one 'M N K [key=value ...]' per line)")
+      ->required()
+      ->check(CLI::ExistingFile);
   cmd->add_option("--db", args->db, "tuning database (default $DGTUNE_DB or results/tuning.db)");
   cmd->add_option("--device", args->device, "CUDA device ordinal")->capture_default_str();
   cmd->add_option("--max-candidates", args->max_candidates,

@@ -104,7 +104,7 @@ TEST(CostModel, DefaultConfigIsLegalAndDocumented) {
     EXPECT_TRUE(evaluate_resources(KernelSpec::of(c, p)).ok()) << c.key();
     EXPECT_EQ(c.block_m, p.m <= 64 ? 64 : 128);
   }
-  EXPECT_EQ(default_config(Problem::dense(4096, 4096, 4096)).key(), "128x128x128_s6_wg2_sw128_c1x1_rm8_direct_sk1");
+  EXPECT_EQ(default_config(Problem::dense(4096, 4096, 4096)).key(), "128x128x128_s7_wg2_sw128_c1x1_rm8_direct_sk1");  // 7 * 32 KiB + 1136 = 230512 <= 232448
   EXPECT_EQ(default_config(Problem::dense(7, 48, 80)).block_n, 48);
 }
 

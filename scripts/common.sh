@@ -1,0 +1,71 @@
+# Shared by the README's scripts: dependency install and build. Source it; do not run it.
+# Policy: build from source when the build dependencies are present (installing them with apt-get
+# when possible); on a machine without them (the GPU machine has no package registry) reuse a
+# prebuilt build/ carried from a build machine, since the binaries need only the CUDA driver, NVRTC
+# and cuBLASLt at run time.
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BUILD=${DGTUNE_BUILD_DIR:-$ROOT/build}
+DEB_PACKAGES="cmake g++ libcli11-dev libspdlog-dev libfmt-dev nlohmann-json3-dev libsqlite3-dev libgtest-dev python3"
+
+say() { echo "[dgtune] $*" >&2; }
+
+have_build_deps() {
+  [ -f /usr/include/CLI/CLI.hpp ] && [ -f /usr/include/spdlog/spdlog.h ] && [ -f /usr/include/fmt/format.h ] &&
+    [ -f /usr/include/nlohmann/json.hpp ] && [ -f /usr/include/sqlite3.h ] && [ -f /usr/include/gtest/gtest.h ] &&
+    ls /usr/lib/*/libsqlite3.a >/dev/null 2>&1 && command -v cmake >/dev/null && command -v g++ >/dev/null &&
+    { command -v nvcc >/dev/null || [ -x /usr/local/cuda/bin/nvcc ]; }
+}
+
+install_build_deps() {
+  have_build_deps && return 0
+  if ! command -v apt-get >/dev/null; then say "apt-get not available"; return 1; fi
+  local sudo=""
+  [ "$(id -u)" = 0 ] || sudo="sudo"
+  say "installing build dependencies: $DEB_PACKAGES"
+  timeout 120 $sudo apt-get update -qq >/dev/null 2>&1 || return 1
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq $DEB_PACKAGES >/dev/null || return 1
+  have_build_deps
+}
+
+prebuilt_usable() { [ -x "$BUILD/dgtune" ]; }
+
+# Builds dgtune (Release) into $BUILD, or reuses a prebuilt one when it cannot build here.
+build() {
+  export PATH="$PATH:/usr/local/cuda/bin"
+  if install_build_deps; then
+    if [ -f "$BUILD/CMakeCache.txt" ] && ! grep -q "^CMAKE_HOME_DIRECTORY:INTERNAL=$ROOT\$" "$BUILD/CMakeCache.txt"; then
+      say "$BUILD was configured for another source directory; reconfiguring from scratch"
+      rm -rf "$BUILD"
+    fi
+    cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release >/dev/null
+    cmake --build "$BUILD" -j"$(nproc)" >&2
+  elif prebuilt_usable; then
+    say "build dependencies are missing here and cannot be installed; using the prebuilt $BUILD"
+    link_prebuilt_source_dir
+  else
+    say "cannot build: dependencies missing ($DEB_PACKAGES) and no prebuilt $BUILD/dgtune"
+    exit 1
+  fi
+}
+
+# CTest files of a carried build hold the absolute source path of the build machine; when this
+# checkout lives elsewhere, make that path point here so ctest and the test scripts resolve.
+link_prebuilt_source_dir() {
+  local src
+  src=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$BUILD/CMakeCache.txt" 2>/dev/null || true)
+  local bld
+  bld=$(sed -n 's/^CMAKE_CACHEFILE_DIR:INTERNAL=//p' "$BUILD/CMakeCache.txt" 2>/dev/null || true)
+  [ -n "$src" ] || return 0
+  if [ "$src" != "$ROOT" ]; then
+    if [ ! -e "$src" ]; then
+      mkdir -p "$(dirname "$src")" && ln -s "$ROOT" "$src"
+      say "linked $src -> $ROOT so the prebuilt CTest files find their sources"
+    elif [ "$(cd "$src" && pwd -P)" != "$(cd "$ROOT" && pwd -P)" ]; then
+      say "warning: prebuilt build refers to $src, which is another checkout"
+    fi
+  fi
+  [ -n "$bld" ] && [ "$bld" != "$BUILD" ] && [ ! -e "$bld" ] && ln -s "$BUILD" "$bld" || true
+}
+
+gpu_present() { nvidia-smi -L >/dev/null 2>&1; }

@@ -1,0 +1,69 @@
+// Shared GPU test harness: compile (through the cubin cache), launch once and verify.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <memory>
+
+#include "bench/problem_data.hpp"
+#include "core/error.hpp"
+#include "core/paths.hpp"
+#include "device/device_info.hpp"
+#include "device/util_kernels.hpp"
+#include "jit/codegen.hpp"
+#include "jit/cubin_cache.hpp"
+#include "jit/gemm_kernel.hpp"
+#include "space/resource_model.hpp"
+
+namespace dgt::test {
+
+/// Process-wide GPU state for tests (device 0, default cubin cache).
+struct Gpu {
+  DeviceInfo device;
+  std::unique_ptr<jit::CubinCache> cache;
+  std::unique_ptr<UtilKernels> util;
+  cudaStream_t stream = nullptr;
+  std::map<std::string, std::shared_ptr<jit::GemmKernel>> kernels;
+
+  static Gpu& get() {
+    static Gpu g;
+    return g;
+  }
+
+  std::shared_ptr<jit::GemmKernel> kernel(const KernelSpec& spec) {
+    auto it = kernels.find(spec.key());
+    if (it != kernels.end()) return it->second;
+    const ResourceReport res = evaluate_resources(spec);
+    if (!res.ok()) throw std::runtime_error(spec.key() + " is illegal: " + res.rejection);
+    auto compiled = cache->get_or_compile(jit::generate_gemm(spec));
+    auto k = std::make_shared<jit::GemmKernel>(spec, jit::load_kernel(compiled, res.smem.total), device.sm_count);
+    kernels.emplace(spec.key(), k);
+    return k;
+  }
+
+  /// Poisons D, launches `config` once on `data`'s problem, synchronises and verifies.
+  Verification run(const ProblemData& data, const KernelConfig& config) {
+    auto k = kernel(KernelSpec::of(config, data.problem()));
+    data.poison_output(stream);
+    k->launch(data.problem(), data.operands(), stream);
+    DGT_CHECK_CUDA(cudaGetLastError());
+    DGT_CHECK_CUDA(cudaStreamSynchronize(stream));
+    return data.verify(stream);
+  }
+
+ private:
+  Gpu() {
+    device = open_device(0);
+    cache = std::make_unique<jit::CubinCache>(default_cache_dir());
+    util = std::make_unique<UtilKernels>(*cache, device.sm_count);
+    DGT_CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  }
+};
+
+inline std::string describe(const Verification& v) {
+  return "max_rel_err " + std::to_string(v.max_rel_err) + " diff " + std::to_string(v.diff) + " nan " +
+         std::to_string(v.nan_count) + " outside " + std::to_string(v.pad_touched);
+}
+
+}  // namespace dgt::test

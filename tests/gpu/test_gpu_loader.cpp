@@ -1,0 +1,65 @@
+// The loader (dgtune/gemm.hpp) against the reference: a shape the DB tuned and one it did not.
+#include "harness.hpp"
+
+#include <filesystem>
+
+#include "bench/session.hpp"
+#include "dgtune/gemm.hpp"
+
+namespace dgt::test {
+namespace {
+
+TEST(Loader, TunedAndUntunedShapesMatchTheReference) {
+  char tmpl[] = "/tmp/dgtune-loader-XXXXXX";
+  const std::string dir = mkdtemp(tmpl);
+  const std::string db_path = dir + "/tuning.db";
+  const Problem tuned = Problem::dense(257, 1024, 1040);
+  const KernelConfig tuned_config = KernelConfig::parse_key("64x96x128_s6_wg1_sw128_c1x1_rm8_direct_sk1");
+  {
+    SessionOptions so;
+    so.db_path = db_path;
+    so.protocol.max_seconds = 0.2;
+    TuningSession session(so);
+    TrialRecord t = session.run_one(tuned, tuned_config, /*with_baselines=*/false);
+    ASSERT_EQ(t.status, TrialStatus::kOk) << t.error;
+  }
+
+  Gpu& gpu = Gpu::get();
+  GemmOptions options;
+  options.db_path = db_path;
+  Gemm gemm(options);
+
+  GemmChoice c = gemm.choose(tuned.m, tuned.n, tuned.k, tuned.lda, tuned.ldb, tuned.ldd);
+  EXPECT_EQ(c.source, "db");
+  EXPECT_EQ(c.config_key, tuned_config.key());
+  EXPECT_GT(c.tuned_us, 0);
+
+  // Same N and K, other M: the nearest tuned M is used.
+  Problem near = Problem::dense(300, 1024, 1040);
+  EXPECT_EQ(gemm.choose(near.m, near.n, near.k, near.lda, near.ldb, near.ldd).source, "nearest");
+
+  const Problem untuned = Problem::dense(777, 1000, 528);
+  GemmChoice u = gemm.choose(untuned.m, untuned.n, untuned.k, untuned.lda, untuned.ldb, untuned.ldd);
+  EXPECT_EQ(u.source, "default");
+
+  for (const Problem& p : {tuned, near, untuned}) {
+    ProblemData data(p, *gpu.util, 4242, gpu.stream);
+    data.poison_output(gpu.stream);
+    const auto ops = data.operands();
+    gemm.run(ops.a, ops.b, ops.d, p.m, p.n, p.k, p.lda, p.ldb, p.ldd, ops.scale_a, ops.scale_b, gpu.stream);
+    Verification v = data.verify(gpu.stream);
+    EXPECT_TRUE(v.ok) << p.label() << ": " << describe(v);
+  }
+
+  // Bad leading dimension: refused with the operand named, nothing launched.
+  try {
+    gemm.run(nullptr, nullptr, nullptr, 16, 16, 7, 7, 16, 16, nullptr, nullptr, gpu.stream);
+    FAIL() << "expected a refusal";
+  } catch (const Error& e) {
+    EXPECT_NE(e.message().find("operand A: lda = 7"), std::string::npos) << e.message();
+  }
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace dgt::test

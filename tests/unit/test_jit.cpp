@@ -1,0 +1,128 @@
+// NVRTC and the cubin cache, on the CPU machine (NVRTC compiles sm_90a code without a GPU).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "core/error.hpp"
+#include "jit/codegen.hpp"
+#include "jit/compiler.hpp"
+#include "jit/cubin_cache.hpp"
+#include "jit/embedded_sources.hpp"
+#include "jit/kernel_hash.hpp"
+#include "space/resource_model.hpp"
+
+namespace dgt::jit {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string temp_dir(const char* tag) {
+  std::string tmpl = (fs::temp_directory_path() / (std::string("dgtune-") + tag + "-XXXXXX")).string();
+  return mkdtemp(tmpl.data());
+}
+
+TEST(Jit, EmbeddedSourcesAndHash) {
+  bool has_kernel = false;
+  for (const auto& s : embedded_sources()) has_kernel |= s.path == "gemm/fp8_gemm.cuh";
+  EXPECT_TRUE(has_kernel);
+  EXPECT_EQ(kernel_source_hash().size(), 16u);
+}
+
+TEST(Jit, PtxasReportParsing) {
+  CompiledKernel k;
+  parse_ptxas_report(
+      "ptxas info    : Compiling entry function '_Z3fooPf' for 'sm_90a'\n"
+      "ptxas info    : Function properties for _Z3fooPf\n"
+      "    8 bytes stack frame, 12 bytes spill stores, 20 bytes spill loads\n"
+      "ptxas info    : Used 168 registers, used 1 barriers\n",
+      "_Z3fooPf", k);
+  EXPECT_EQ(k.registers, 168);
+  EXPECT_EQ(k.spill_bytes, 32);
+  EXPECT_EQ(k.stack_bytes, 8);
+}
+
+TEST(Jit, CompilesDefaultKernelWithoutSpills) {
+  KernelSpec spec;  // 128x128x128, 4 stages, 2 consumer warpgroups, promotion
+  GeneratedKernel g = generate_gemm(spec);
+  CompiledKernel k = compile(g.source, g.program_name, g.name_expression);
+  EXPECT_GT(k.cubin.size(), 1000u);
+  EXPECT_NE(k.lowered_name.find("fp8_gemm_kernel"), std::string::npos);
+  EXPECT_EQ(k.spill_bytes, 0) << k.log;
+  EXPECT_EQ(k.registers, 168) << "384 threads with __launch_bounds__(384, 1) cap entry registers at 168\n" << k.log;
+}
+
+TEST(Jit, IllegalConfigFailsWithTheStaticAssertRule) {
+  KernelSpec spec;
+  spec.config.block_n = 256;  // promote: 256 accumulators + 48 > 232 -> R10
+  GeneratedKernel g = generate_gemm(spec);
+  try {
+    compile(g.source, g.program_name, g.name_expression);
+    FAIL() << "expected a compile error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kNvrtc);
+    EXPECT_NE(std::string(e.what()).find("R10"), std::string::npos);
+  }
+  EXPECT_EQ(evaluate_resources(spec).rejection.substr(0, 4), "R10:");
+}
+
+TEST(CubinCache, HitMissAndCorruptionRebuild) {
+  CubinCache cache(temp_dir("cache"));
+  GeneratedKernel g = generate_util_module();
+  bool hit = true;
+  CompiledKernel a = cache.get_or_compile(g, &hit);
+  EXPECT_FALSE(hit);
+  CompiledKernel b = cache.get_or_compile(g, &hit);
+  EXPECT_TRUE(hit);
+  EXPECT_EQ(a.cubin, b.cubin);
+  // Truncate the cubin: the size/hash check must notice and rebuild.
+  const std::string path = cache.dir() + "/" + cache.key_of(g) + ".cubin";
+  fs::resize_file(path, 100);
+  CompiledKernel c = cache.get_or_compile(g, &hit);
+  EXPECT_FALSE(hit);
+  EXPECT_EQ(c.cubin, a.cubin);
+  // Corrupt the metadata: rebuilt too.
+  std::ofstream(cache.dir() + "/" + cache.key_of(g) + ".json") << "{not json";
+  cache.get_or_compile(g, &hit);
+  EXPECT_FALSE(hit);
+  cache.get_or_compile(g, &hit);
+  EXPECT_TRUE(hit);
+}
+
+TEST(CubinCache, ConcurrentProcessesCompileOnce) {
+  const std::string dir = temp_dir("race");
+  GeneratedKernel g = generate_util_module();
+  constexpr int kProcs = 4;
+  pid_t pids[kProcs];
+  for (int i = 0; i < kProcs; ++i) {
+    pids[i] = fork();
+    ASSERT_GE(pids[i], 0);
+    if (pids[i] == 0) {
+      bool hit = false;
+      try {
+        CubinCache(dir).get_or_compile(g, &hit);
+      } catch (...) {
+        _exit(2);
+      }
+      _exit(hit ? 0 : 1);  // 1 = this process compiled
+    }
+  }
+  int compiled = 0, failed = 0;
+  for (pid_t pid : pids) {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    ASSERT_TRUE(WIFEXITED(status));
+    compiled += WEXITSTATUS(status) == 1;
+    failed += WEXITSTATUS(status) == 2;
+  }
+  EXPECT_EQ(failed, 0);
+  EXPECT_EQ(compiled, 1) << "the per-key lock must make exactly one process compile";
+  int entries = 0;
+  for (const auto& e : fs::directory_iterator(dir)) entries += e.path().extension() == ".cubin";
+  EXPECT_EQ(entries, 1);
+}
+
+}  // namespace
+}  // namespace dgt::jit
