@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# One call on the GPU machine (the `device` tool): runs the named steps with per-step timeouts and
+# leaves logs and reports under $OUT (at most 8 files come back, so logs are tarred).
+#   bash scripts/device_session.sh STEP...   steps: env run sweep resume loader gputests sanitize square deepseek
+set -u
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT"
+OUT=${OUT:-/tmp/dgtune-out}
+LOGS=$OUT/logs
+mkdir -p "$LOGS"
+export DGTUNE_CACHE_DIR=${DGTUNE_CACHE_DIR:-/tmp/dgtune-cache}
+export DGTUNE_DB=${DGTUNE_DB:-$ROOT/results/tuning.db}
+BIN=$ROOT/build/dgtune
+commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+
+step() {  # step NAME TIMEOUT CMD...
+  local name=$1 t=$2
+  shift 2
+  local t0=$SECONDS
+  echo "=== $name (timeout ${t}s): $*"
+  timeout "$t" "$@" >"$LOGS/$name.log" 2>&1
+  local rc=$?
+  echo "=== $name rc=$rc $((SECONDS - t0))s"
+  tail -n 12 "$LOGS/$name.log"
+}
+
+for s in "$@"; do
+  case $s in
+    env)
+      step env 60 bash -c "pwd; git log --oneline -1; nvidia-smi; ldd $BIN; $BIN info" ;;
+    run)
+      step run 180 "$BIN" run --m 4096 --n 4096 --k 4096 --config 128x128x128_s6_wg2_sw128_c1x1_rm8_direct_sk1 --cublas ;;
+    sweep)
+      step sweep 420 bash scripts/sweep.sh --format json
+      cp "$LOGS/sweep.log" "$OUT/smoke-sweep.log"
+      "$BIN" sweep --shapes configs/shapes/smoke.txt --format md --log-level warn >"$OUT/smoke-sweep.md" 2>>"$LOGS/sweep.log" ;;
+    resume)
+      step resume 120 bash scripts/sweep.sh ;;
+    loader)
+      step loader 180 "$ROOT/build/dgtune_loader_example" --db "$DGTUNE_DB" ;;
+    gputests)
+      step gputests 420 bash scripts/test.sh -L gpu -E sanitize ;;
+    sanitize)
+      step sanitize 300 bash scripts/test.sh -R sanitize ;;
+    square)
+      step square 420 "$BIN" sweep --shapes configs/shapes/square.txt --format md ;;
+    deepseek)
+      step deepseek 540 "$BIN" sweep --shapes configs/shapes/deepseek-v3.txt --format md ;;
+    *) echo "unknown step $s" ;;
+  esac
+done
+nvidia-smi --query-gpu=clocks.sm,clocks.max.sm,power.draw,temperature.gpu --format=csv >"$LOGS/clocks-end.csv" 2>&1
+[ -f "$DGTUNE_DB" ] && cp "$DGTUNE_DB" "$OUT/tuning.db"
+tar -C "$OUT" -czf "$OUT/logs.tgz" logs && rm -rf "$LOGS"
+echo "commit $commit; files in $OUT: $(ls "$OUT")"
