@@ -33,16 +33,17 @@ prebuilt_usable() { [ -x "$BUILD/dgtune" ]; }
 # Builds dgtune (Release) into $BUILD, or reuses a prebuilt one when it cannot build here.
 build() {
   export PATH="$PATH:/usr/local/cuda/bin"
-  if install_build_deps; then
+  if ! have_build_deps && prebuilt_usable; then
+    # The GPU machine: no registry, no -dev packages, a build carried from the build machine.
+    say "build dependencies are missing here; using the prebuilt $BUILD (runtime needs only the CUDA driver, NVRTC, cuBLASLt)"
+    link_prebuilt_source_dir
+  elif install_build_deps; then
     if [ -f "$BUILD/CMakeCache.txt" ] && ! grep -q "^CMAKE_HOME_DIRECTORY:INTERNAL=$ROOT\$" "$BUILD/CMakeCache.txt"; then
       say "$BUILD was configured for another source directory; reconfiguring from scratch"
       rm -rf "$BUILD"
     fi
     cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release >/dev/null
     cmake --build "$BUILD" -j"$(nproc)" >&2
-  elif prebuilt_usable; then
-    say "build dependencies are missing here and cannot be installed; using the prebuilt $BUILD"
-    link_prebuilt_source_dir
   else
     say "cannot build: dependencies missing ($DEB_PACKAGES) and no prebuilt $BUILD/dgtune"
     exit 1
