@@ -70,6 +70,8 @@ struct Gemm::Impl {
     if (it != shapes.end()) return it->second;
     const Problem p = make_problem(key);
     validate_problem(p);
+    // Module loading needs this device's primary context current on the calling thread.
+    DGT_CHECK_CUDA(cudaSetDevice(device.ordinal));
     Entry e;
     KernelConfig config = default_config(p);
     e.choice.source = "default";

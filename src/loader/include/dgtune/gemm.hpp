@@ -48,7 +48,8 @@ class Gemm {
   Gemm(const Gemm&) = delete;
   Gemm& operator=(const Gemm&) = delete;
 
-  /// Enqueues D = scale_a * scale_b * A * B^T on `stream`. fast_accum selects tensor-core accumulation
+  /// Enqueues D = scale_a * scale_b * A * B^T on `stream` (a stream of this Gemm's device; call from a
+  /// thread whose current device is that device, as with any CUDA library). fast_accum selects tensor-core accumulation
   /// over all of K instead of FP32 promotion per k-block. Throws dgt::Error(kInvalid) naming the
   /// operand and rule when a leading dimension or pointer breaks a TMA rule.
   void run(const void* a, const void* b, void* d, int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldd,
