@@ -74,18 +74,27 @@ bool run_shape(dgt::Gemm& gemm, int64_t m, int64_t n, int64_t k, const char* lab
   CHECK(cudaMemcpy(d.data(), dd, d.size() * 2, cudaMemcpyDeviceToHost));
 
   // Host reference on sampled elements (always including the last row and column: the tails).
-  double max_rel = 0;
-  int bad = 0;
+  // Error is normalised by the largest |reference| sampled, as dgtune's verifier does: FP8 tensor-core
+  // sums carry absolute error proportional to the partial sums, so a per-element relative check would
+  // flag correct results whose value happens to be near zero. Limit 2^-7 (twice BF16's unit roundoff).
   std::vector<std::pair<int64_t, int64_t>> samples = {{0, 0}, {m - 1, n - 1}, {m - 1, 0}, {0, n - 1}};
   for (int i = 0; i < 400; ++i) samples.emplace_back(rng() % m, rng() % n);
+  std::vector<double> refs, gots;
+  double max_ref = 0;
   for (auto [r, c] : samples) {
     double ref = 0;
     for (int64_t kk = 0; kk < k; ++kk) ref += double(e4m3_to_float(a[size_t(r * lda + kk)])) * e4m3_to_float(b[size_t(c * ldb + kk)]);
     ref *= double(scales[0]) * scales[1];
-    const double got = bf16_to_float(d[size_t(r * ldd + c)]);
-    const double rel = std::fabs(got - ref) / std::max(1.0, std::fabs(ref));
-    if (!std::isfinite(got) || rel > 1.0 / 64) ++bad;
-    max_rel = std::max(max_rel, std::isfinite(got) ? rel : INFINITY);
+    refs.push_back(ref);
+    gots.push_back(bf16_to_float(d[size_t(r * ldd + c)]));
+    max_ref = std::max(max_ref, std::fabs(ref));
+  }
+  double max_rel = 0;
+  int bad = 0;
+  for (size_t i = 0; i < refs.size(); ++i) {
+    const double rel = std::isfinite(gots[i]) ? std::fabs(gots[i] - refs[i]) / std::max(max_ref, 1e-30) : INFINITY;
+    bad += rel > 1.0 / 128;
+    max_rel = std::max(max_rel, rel);
   }
 
   // Host overhead per call on a warm cache, and GPU time per call.

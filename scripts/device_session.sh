@@ -33,18 +33,17 @@ for s in "$@"; do
       step env 60 bash -c "pwd; git log --oneline -1; nvidia-smi; ldd $BIN; $BIN info" ;;
     run)
       step run 180 "$BIN" run --m 4096 --n 4096 --k 4096 --config 128x128x128_s6_wg2_sw128_c1x1_rm8_direct_sk1 --cublas ;;
-    sweep)
-      step sweep 420 bash scripts/sweep.sh --format json
-      cp "$LOGS/sweep.log" "$OUT/smoke-sweep.log"
-      "$BIN" sweep --shapes configs/shapes/smoke.txt --format md --log-level warn >"$OUT/smoke-sweep.md" 2>>"$LOGS/sweep.log" ;;
-    resume)
-      step resume 120 bash scripts/sweep.sh ;;
+    sweep)  # README command 1, JSON table on stdout, progress on stderr
+      "$BIN" info --format json >"$OUT/info.json" 2>&1
+      step sweep 420 bash -c "bash scripts/sweep.sh --format json >$OUT/smoke-sweep.json" ;;
+    resume)  # the same command again: must measure nothing
+      step resume 120 bash -c "bash scripts/sweep.sh --format md >$OUT/smoke-sweep.md" ;;
     loader)
       step loader 180 "$ROOT/build/dgtune_loader_example" --db "$DGTUNE_DB" ;;
     gputests)
-      step gputests 420 bash scripts/test.sh -L gpu -E sanitize ;;
+      step gputests 420 bash scripts/test.sh -L gpu -E sanitize -V ;;
     sanitize)
-      step sanitize 300 bash scripts/test.sh -R sanitize ;;
+      step sanitize 300 bash scripts/test.sh -R sanitize -V ;;
     square)
       step square 420 "$BIN" sweep --shapes configs/shapes/square.txt --format md ;;
     deepseek)

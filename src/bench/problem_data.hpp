@@ -14,7 +14,8 @@ namespace dgt {
 /// of ldd, poisoned before each verification launch) and Dref (FP32 reference, computed once).
 class ProblemData {
  public:
-  static constexpr int64_t kGuardRows = 8;  ///< rows after M that must stay poisoned
+  static constexpr int64_t kGuardRows = 8;    ///< rows after M that must stay poisoned
+  static constexpr size_t kScaleSlot = 256;   ///< bytes between the two scales (alignment for cuBLASLt)
 
   /// Allocates, fills A and B from `seed` and computes the reference. Synchronises the stream.
   ProblemData(const Problem& p, const UtilKernels& util, uint64_t seed, cudaStream_t s);
@@ -30,6 +31,8 @@ class ProblemData {
   Verification verify(cudaStream_t s) const;
 
  private:
+  float* scale_ptr(int i) const;
+
   Problem p_;
   const UtilKernels& util_;
   int64_t rows_alloc_;
