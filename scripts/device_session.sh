@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One call on the GPU machine (the `device` tool): runs the named steps with per-step timeouts and
 # leaves logs and reports under $OUT (at most 8 files come back, so logs are tarred).
-#   bash scripts/device_session.sh STEP...   steps: env run sweep resume loader gputests sanitize square deepseek
+#   bash scripts/device_session.sh STEP...
+#   steps: env run sweep resume loader gputests sanitize cube deepseek square
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
@@ -41,13 +42,23 @@ for s in "$@"; do
     loader)
       step loader 180 "$ROOT/build/dgtune_loader_example" --db "$DGTUNE_DB" ;;
     gputests)
-      step gputests 420 bash scripts/test.sh -L gpu -E sanitize -V ;;
+      step gputests 500 bash scripts/test.sh -L gpu -E sanitize -V ;;
     sanitize)
       step sanitize 300 bash scripts/test.sh -R sanitize -V ;;
-    square)
-      step square 420 "$BIN" sweep --shapes configs/shapes/square.txt --format md ;;
+    cube)  # exhaustive 4096^3 over the default space: cold JIT cache, then warm (fresh DB both times)
+      printf '4096 4096 4096\n' >/tmp/cube.txt
+      rm -rf /tmp/cold-cache /tmp/cube-*.db
+      for temp in cold warm; do
+        t0=$(date +%s.%N)
+        step "cube-$temp" 300 env DGTUNE_CACHE_DIR=/tmp/cold-cache "$BIN" sweep --shapes /tmp/cube.txt --db /tmp/cube-$temp.db --format json
+        t1=$(date +%s.%N)
+        echo "cube-$temp wall $(awk "BEGIN{printf \"%.1f\", $t1 - $t0}") s" | tee -a "$OUT/cube-times.txt"
+        sed -n '/^{/,$p' "$LOGS/cube-$temp.log" >"$OUT/cube-$temp.json"
+      done ;;
     deepseek)
-      step deepseek 540 "$BIN" sweep --shapes configs/shapes/deepseek-v3.txt --format md ;;
+      step deepseek 540 bash -c "$BIN sweep --shapes configs/shapes/deepseek-v3.txt --format json >$OUT/deepseek-sweep.json" ;;
+    square)
+      step square 420 bash -c "$BIN sweep --shapes configs/shapes/square.txt --format json >$OUT/square-sweep.json" ;;
     *) echo "unknown step $s" ;;
   esac
 done

@@ -9,31 +9,49 @@ namespace dgt::gemm {
 
 /// Shared-memory layout of one CTA (bytes, from the 1024-aligned base):
 ///   [A stages: kNumStages * BLOCK_M * BLOCK_K][B stages: kNumStages * BLOCK_N * BLOCK_K]
-///   [full barriers: kNumStages * 8][empty barriers: kNumStages * 8]
+///   [D staging: BLOCK_M * BLOCK_N * 2, TMA-store epilogue only]
+///   [full barriers: kNumStages * 8][empty barriers: kNumStages * 8][split-K flag: 8, split-K only]
 /// plus kAlignPad bytes of slack because the dynamic shared-memory base is only guaranteed 16-byte
 /// aligned and swizzled tiles must start at a multiple of the swizzle repeat (8 rows * span <= 1024).
-/// Each stage of an operand is BLOCK_K / span sub-tiles of [rows][span bytes], one TMA box each.
+/// Each stage of an operand is BLOCK_K / span sub-tiles of [rows][span bytes], one TMA box per span
+/// and per multicast slice. Every region size is a multiple of 1024 except the barriers (last).
 template <u32 BLOCK_M_, u32 BLOCK_N_, u32 BLOCK_K_, u32 kNumStages_, u32 kNumMathWG_, u32 kSwizzle_, u32 kClusterM_,
-          u32 kClusterN_, bool kRasterAlongM_, u32 kGroup_, bool kFastAccum_, u32 kTypeA_, u32 kTypeB_>
+          u32 kClusterN_, bool kRasterAlongM_, u32 kGroup_, bool kFastAccum_, u32 kTypeA_, u32 kTypeB_, bool kTmaEpilogue_,
+          bool kSplitK_>
 struct Fp8GemmTraits {
   static constexpr u32 BLOCK_M = BLOCK_M_, BLOCK_N = BLOCK_N_, BLOCK_K = BLOCK_K_;
   static constexpr u32 kNumStages = kNumStages_, kNumMathWG = kNumMathWG_, kSwizzle = kSwizzle_;
   static constexpr u32 kClusterM = kClusterM_, kClusterN = kClusterN_, kGroup = kGroup_;
   static constexpr bool kRasterAlongM = kRasterAlongM_, kFastAccum = kFastAccum_;
+  static constexpr bool kTmaEpilogue = kTmaEpilogue_, kSplitK = kSplitK_;
   static constexpr u32 kTypes = 2 * kTypeA_ + kTypeB_;
 
   static constexpr u32 kThreads = 128 * (kNumMathWG + 1);
+  static constexpr u32 kMathThreads = 128 * kNumMathWG;
   static constexpr u32 kRowsPerWG = BLOCK_M / kNumMathWG;
   static constexpr u32 kMmaPerWG = kRowsPerWG / 64;     // m64 WGMMAs per warpgroup per k-step
   static constexpr u32 kAccPerMma = BLOCK_N / 2;        // FP32 accumulators per thread per m64nN
-  static constexpr u32 kAtomsK = BLOCK_K / kSwizzle;    // swizzle spans (TMA boxes) per k-block
+  static constexpr u32 kAtomsK = BLOCK_K / kSwizzle;    // swizzle spans per k-block
   static constexpr u32 kStepsK = BLOCK_K / 32;          // WGMMA k32 steps per k-block
+
+  // Clusters: 1-D cluster of kClusterM * kClusterN CTAs; rank r -> (r % kClusterM, r / kClusterM).
+  // CTAs of a cluster with the same n-block share B: each loads BLOCK_N / kClusterM rows of it and
+  // multicasts them to the others; likewise A across kClusterN.
+  static constexpr u32 kClusterSize = kClusterM * kClusterN;
+  static constexpr u32 kSliceRowsA = BLOCK_M / kClusterN;
+  static constexpr u32 kSliceRowsB = BLOCK_N / kClusterM;
 
   static constexpr u32 kSmemAStage = BLOCK_M * BLOCK_K;
   static constexpr u32 kSmemBStage = BLOCK_N * BLOCK_K;
-  static constexpr u32 kSmemBarriers = 2 * kNumStages * 8;
+  static constexpr u32 kSmemARegion = kNumStages * kSmemAStage;                         // multiple of 1024
+  static constexpr u32 kSmemBRegion = (kNumStages * kSmemBStage + 1023) / 1024 * 1024;  // rounded up to 1024
+  static constexpr u32 kSmemStaging = kTmaEpilogue ? BLOCK_M * BLOCK_N * 2 : 0;
+  static constexpr u32 kSmemBarriers = 2 * kNumStages * 8 + (kSplitK ? 8 : 0);
   static constexpr u32 kAlignPad = 1024;
-  static constexpr u32 kSmemBytes = kAlignPad + kNumStages * (kSmemAStage + kSmemBStage) + kSmemBarriers;
+  static constexpr u32 kOffB = kSmemARegion;
+  static constexpr u32 kOffStaging = kOffB + kSmemBRegion;
+  static constexpr u32 kOffBarriers = kOffStaging + kSmemStaging;
+  static constexpr u32 kSmemBytes = kAlignPad + kOffBarriers + kSmemBarriers;
   static constexpr u32 kMaxSmemBytes = 232448;  // sm_90 opt-in maximum per block (227 KB)
 
   // Registers (per thread, after setmaxnreg). 2 consumer WGs: 128*40 + 256*232 = 64512 <= 65536.
@@ -41,6 +59,9 @@ struct Fp8GemmTraits {
   static constexpr u32 kMathRegs = kNumMathWG == 1 ? 240 : 232;
   static constexpr u32 kAccRegs = kMmaPerWG * kAccPerMma * (kFastAccum ? 1 : 2);
   static constexpr u32 kRegOverhead = 48;  // addresses, loop state, epilogue temporaries (calibrated with ptxas)
+
+  // TMA-store epilogue: the staging tile is BLOCK_N / 64 column chunks of [rows][128 B], 128-byte swizzled.
+  static constexpr u32 kEpiChunkCols = 64;
 
   // ---- Legality rules, same order as src/space/resource_model.cpp ----
   static_assert(BLOCK_M == 64 || BLOCK_M == 128 || BLOCK_M == 256, "R1: BLOCK_M must be 64, 128 or 256");
@@ -53,9 +74,12 @@ struct Fp8GemmTraits {
   static_assert(kNumStages >= 2 && kNumStages <= 32, "R8: kNumStages must be in 2..32");
   static_assert(kSmemBytes <= kMaxSmemBytes, "R9: shared memory exceeds 232448 bytes");
   static_assert(kAccRegs + kRegOverhead <= kMathRegs, "R10: accumulators do not fit the consumer register budget");
-  static_assert(kClusterM * kClusterN == 1, "R11: clusters larger than 1x1 are not implemented yet");
+  static_assert(kClusterSize == 1 || kClusterSize == 2 || kClusterSize == 4, "R11: cluster must have 1, 2 or 4 CTAs");
   static_assert(kGroup >= 1 && kGroup <= 64, "R12: rasterization group must be in 1..64");
-  // R13 (split-K == 1) is checked on the host only: the kernel has no split-K parameter yet.
+  static_assert(kSliceRowsB % 8 == 0 && kSliceRowsA % 8 == 0,
+                "R13: multicast slices (BLOCK_N / cluster M, BLOCK_M / cluster N) must be multiples of 8 rows");
+  static_assert(!kTmaEpilogue || BLOCK_N % 64 == 0, "R14: the TMA-store epilogue needs BLOCK_N to be a multiple of 64");
+  // R15 (split-K in 1..16) and R16 (sms >= 0) are checked on the host only: both are run-time arguments.
 };
 
 }  // namespace dgt::gemm

@@ -1,30 +1,63 @@
-// Persistent tile scheduler: CTA b handles tiles b, b + gridDim.x, ... in rasterized order.
+// Persistent work scheduler. A work unit is (cluster tile, K split); cluster c of the grid handles
+// units c, c + num_clusters, ... Inside a cluster, CTA rank r takes the block (r % kClusterM,
+// r / kClusterM) of the cluster tile, so the CTAs of a cluster always share an m-block row or an
+// n-block column (what TMA multicast needs).
 #pragma once
 #include "common.cuh"
 
 namespace dgt::gemm {
 
-/// Tile order ("rasterization"). kRasterAlongM: tiles come in bands of kGroup n-blocks; inside a band
-/// the n-block moves fastest, then the m-block, so the ~132 tiles in flight touch kGroup B panels and
-/// 132/kGroup A panels (L2 reuse). !kRasterAlongM: the same with M and N swapped.
-template <u32 BLOCK_M, u32 BLOCK_N, bool kRasterAlongM, u32 kGroup>
+struct WorkUnit {
+  u32 m_block, n_block;   ///< CTA tile (may lie outside the matrix for the spare CTAs of an edge cluster)
+  u32 split;              ///< K slice index
+  u32 k_begin, k_end;     ///< k-block range [begin, end)
+};
+
+/// Rasterization ("tile order"): kRasterAlongM puts cluster tiles in bands of kGroup cluster columns
+/// (n); inside a band the column moves fastest, then the row (m), so the tiles in flight share a few
+/// B panels and sweep A. !kRasterAlongM swaps the roles of M and N. Splits of one tile are adjacent
+/// units, so they run at the same time and the last one reduces soon after the others.
+template <u32 BLOCK_M, u32 BLOCK_N, u32 BLOCK_K, u32 kClusterM, u32 kClusterN, bool kRasterAlongM, u32 kGroup>
 struct TileScheduler {
-  u32 num_m_blocks, num_n_blocks, num_tiles;
+  u32 num_m_blocks, num_n_blocks;    // CTA tiles
+  u32 num_cm, num_cn;                // cluster tiles
+  u32 num_splits, k_per_split, num_k_blocks;
+  u32 num_units;
 
-  __device__ __forceinline__ TileScheduler(u32 M, u32 N)
-      : num_m_blocks(ceil_div(M, BLOCK_M)), num_n_blocks(ceil_div(N, BLOCK_N)), num_tiles(num_m_blocks * num_n_blocks) {}
+  /// num_splits must make every split non-empty: the host passes ceil(kb / ceil(kb / S)).
+  __device__ __forceinline__ TileScheduler(u32 M, u32 N, u32 K, u32 splits)
+      : num_m_blocks(ceil_div(M, BLOCK_M)),
+        num_n_blocks(ceil_div(N, BLOCK_N)),
+        num_cm(ceil_div(num_m_blocks, kClusterM)),
+        num_cn(ceil_div(num_n_blocks, kClusterN)),
+        num_splits(splits),
+        k_per_split(ceil_div(ceil_div(K, BLOCK_K), splits)),
+        num_k_blocks(ceil_div(K, BLOCK_K)),
+        num_units(num_cm * num_cn * splits) {}
 
-  __device__ __forceinline__ void tile_coords(u32 tile, u32& m_block, u32& n_block) const {
-    const u32 num_major = kRasterAlongM ? num_m_blocks : num_n_blocks;  // walked inside a band
-    const u32 num_minor = kRasterAlongM ? num_n_blocks : num_m_blocks;  // split into bands
+  __device__ __forceinline__ WorkUnit work(u32 unit, u32 rank_m, u32 rank_n) const {
+    WorkUnit w;
+    w.split = unit % num_splits;
+    const u32 tile = unit / num_splits;
+    const u32 num_major = kRasterAlongM ? num_cm : num_cn;  // walked inside a band
+    const u32 num_minor = kRasterAlongM ? num_cn : num_cm;  // split into bands
     const u32 band = tile / (kGroup * num_major);
     const u32 first = band * kGroup;
     const u32 width = min_of(kGroup, num_minor - first);
     const u32 in_band = tile - band * kGroup * num_major;
     const u32 minor = first + in_band % width;
     const u32 major = in_band / width;
-    m_block = kRasterAlongM ? major : minor;
-    n_block = kRasterAlongM ? minor : major;
+    const u32 cm = kRasterAlongM ? major : minor;
+    const u32 cn = kRasterAlongM ? minor : major;
+    w.m_block = cm * kClusterM + rank_m;
+    w.n_block = cn * kClusterN + rank_n;
+    w.k_begin = w.split * k_per_split;
+    w.k_end = min_of(num_k_blocks, w.k_begin + k_per_split);
+    return w;
+  }
+
+  __device__ __forceinline__ bool valid(const WorkUnit& w) const {
+    return w.m_block < num_m_blocks && w.n_block < num_n_blocks;
   }
 };
 

@@ -31,3 +31,28 @@ __device__ __forceinline__ void tma_load_2d_multicast(const TmaDesc* desc, u64* 
 }
 
 }  // namespace dgt::ptx
+
+namespace dgt::ptx {
+
+/// 2-D tile store from this CTA's shared memory (out-of-bounds parts of the box are not written).
+__device__ __forceinline__ void tma_store_2d(const TmaDesc* desc, const void* smem_src, int c0, int c1) {
+  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];" ::"l"(reinterpret_cast<u64>(desc)),
+               "r"(smem_u32(smem_src)), "r"(c0), "r"(c1)
+               : "memory");
+}
+__device__ __forceinline__ void bulk_commit_group() { asm volatile("cp.async.bulk.commit_group;" ::: "memory"); }
+/// Waits until at most N bulk groups are still reading shared memory (the buffer may be reused).
+template <int N>
+__device__ __forceinline__ void bulk_wait_group_read() {
+  asm volatile("cp.async.bulk.wait_group.read %0;" ::"n"(N) : "memory");
+}
+
+/// Orders this thread's generic-proxy shared-memory writes before later async-proxy (TMA) reads.
+__device__ __forceinline__ void fence_proxy_async_smem() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
+
+/// Named barrier among `count` threads (bar.sync id, count); id 0 is __syncthreads'.
+__device__ __forceinline__ void named_barrier_sync(u32 id, u32 count) {
+  asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(count) : "memory");
+}
+
+}  // namespace dgt::ptx

@@ -1,6 +1,7 @@
 #include "bench/session.hpp"
 
 #include <algorithm>
+#include <chrono>
 
 #include <spdlog/spdlog.h>
 
@@ -37,7 +38,7 @@ TuningSession::~TuningSession() {
 uint64_t TuningSession::seed_for(const Problem& p) const { return options_.seed ^ fnv1a64(p.key()); }
 
 std::shared_future<TuningSession::CompileResult> TuningSession::compile_async(const KernelSpec& spec) {
-  const std::string key = spec.key();
+  const std::string key = spec.compiled_key();
   auto it = compiles_.find(key);
   if (it != compiles_.end()) return it->second;
   const jit::CubinCache* cache = cache_.get();
@@ -84,15 +85,19 @@ TrialRecord TuningSession::measure_candidate(const ProblemData& data, const Kern
   }
 
   std::shared_ptr<jit::GemmKernel> kernel;
-  const std::string key = spec.key();
+  jit::GemmWorkspace ws;
   try {
-    auto it = loaded_.find(key);
+    auto it = loaded_.find(spec.key());
     if (it == loaded_.end()) {
-      kernel = std::make_shared<jit::GemmKernel>(spec, jit::load_kernel(*compiled.kernel, res.smem.total), device_.sm_count);
-      loaded_.emplace(key, kernel);
+      auto mit = modules_.find(spec.compiled_key());
+      if (mit == modules_.end())
+        mit = modules_.emplace(spec.compiled_key(), jit::load_kernel(*compiled.kernel, res.smem.total)).first;
+      kernel = std::make_shared<jit::GemmKernel>(spec, mit->second, device_.sm_count);
+      loaded_.emplace(spec.key(), kernel);
     } else {
       kernel = it->second;
     }
+    ws = workspace_.get(*kernel, p);
   } catch (const Error& e) {
     t.status = TrialStatus::kLaunchError;
     t.error = e.what();
@@ -100,7 +105,7 @@ TrialRecord TuningSession::measure_candidate(const ProblemData& data, const Kern
   }
 
   const jit::GemmOperands ops = data.operands();
-  auto launch = [&](cudaStream_t s) { kernel->launch(p, ops, s); };
+  auto launch = [&](cudaStream_t s) { kernel->launch(p, ops, s, &ws); };
   auto context_lost = [&](TrialStatus status, const std::string& what) {
     t.status = status;
     t.error = what;
@@ -158,68 +163,87 @@ void TuningSession::measure_baselines(const ProblemData& data) {
   db_->put_baseline(device_id_, tuned);
 }
 
+std::string SweepOptions::strategy_label() const {
+  if (strategy == Strategy::kModel) return fmt::format("model-top{}", top_k);
+  return max_candidates > 0 ? fmt::format("exhaustive-max{}", max_candidates) : "exhaustive";
+}
+
 std::vector<ShapeOutcome> TuningSession::sweep(const std::vector<ShapeEntry>& shapes, const SweepOptions& opts) {
-  // 1. Candidates per shape (pruned, ranked when capped) and the compile queue for all of them.
+  // 1. Candidates per shape, ranked by the analytic estimate, cut by the strategy; then the compile
+  //    queue for all of them in that order, so compilation runs ahead of the GPU.
   std::vector<ShapeOutcome> out(shapes.size());
-  std::vector<std::vector<KernelConfig>> todo(shapes.size());
+  std::vector<std::vector<KernelConfig>> wanted(shapes.size()), todo(shapes.size());
   int compile_jobs = 0;
   for (size_t i = 0; i < shapes.size(); ++i) {
     const Problem& p = shapes[i].problem;
     out[i].entry = shapes[i];
-    Enumeration en = enumerate(opts.space, p);
-    std::vector<KernelConfig> configs;
-    for (const auto& c : en.kept) configs.push_back(c.config);
-    if (opts.max_candidates > 0 && static_cast<int>(configs.size()) > opts.max_candidates) {
-      std::stable_sort(configs.begin(), configs.end(), [&](const KernelConfig& a, const KernelConfig& b) {
-        return estimate_us(KernelSpec::of(a, p), p, device_.sm_count) < estimate_us(KernelSpec::of(b, p), p, device_.sm_count);
-      });
-      configs.resize(static_cast<size_t>(opts.max_candidates));
-    }
-    out[i].candidates = static_cast<int>(configs.size());
-    for (const auto& c : configs) {
+    std::vector<std::pair<double, KernelConfig>> ranked;
+    for (const auto& c : enumerate(opts.space, p, device_.sm_count).kept)
+      ranked.emplace_back(estimate_us(KernelSpec::of(c.config, p), p, device_.sm_count), c.config);
+    std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    size_t keep = ranked.size();
+    if (opts.strategy == Strategy::kModel) keep = std::min<size_t>(keep, std::max(1, opts.top_k));
+    if (opts.strategy == Strategy::kExhaustive && opts.max_candidates > 0) keep = std::min<size_t>(keep, opts.max_candidates);
+    ranked.resize(keep);
+    out[i].candidates = static_cast<int>(keep);
+    for (const auto& [est, c] : ranked) {
+      wanted[i].push_back(c);
       if (db_->has_trial(device_id_, p, c)) {
         ++out[i].already_stored;
         continue;
       }
       todo[i].push_back(c);
-      if (!compiles_.count(KernelSpec::of(c, p).key())) ++compile_jobs;
+      if (!compiles_.count(KernelSpec::of(c, p).compiled_key())) ++compile_jobs;
       compile_async(KernelSpec::of(c, p));
     }
   }
-  spdlog::info("{} shapes; {} kernels to compile on {} threads; cache {}", shapes.size(), compile_jobs, pool_->size(),
-               cache_->dir());
+  spdlog::info("{} shapes, strategy {}; {} kernels to compile on {} threads; cache {}", shapes.size(), opts.strategy_label(),
+               compile_jobs, pool_->size(), cache_->dir());
 
   // 2. Measure shape by shape while the pool keeps compiling ahead.
   for (size_t i = 0; i < shapes.size(); ++i) {
     const Problem& p = shapes[i].problem;
+    const auto t0 = std::chrono::steady_clock::now();
+    auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
     spdlog::info("[{}/{}] {} ({}): {} candidates, {} already stored", i + 1, shapes.size(), p.label(), shapes[i].where(),
                  out[i].candidates, out[i].already_stored);
     const bool need_baselines =
-        opts.baselines && !(db_->has_baseline(device_id_, p, kProviderCublasDefault) && db_->has_baseline(device_id_, p, kProviderCublasTuned));
-    if (todo[i].empty() && !need_baselines) {
-      out[i].winner = db_->winner(device_id_, p);
-      continue;
-    }
-    ProblemData data(p, *util_, seed_for(p), stream_);
-    if (opts.baselines) measure_baselines(data);
-    std::map<std::string, int> counts;
-    for (size_t j = 0; j < todo[i].size(); ++j) {
-      const KernelSpec spec = KernelSpec::of(todo[i][j], p);
-      const CompileResult& compiled = compile_async(spec).get();
-      TrialRecord t = measure_candidate(data, spec, compiled);
-      db_->put_trial(device_id_, t);
-      ++out[i].measured_now;
-      ++counts[to_string(t.status)];
-      if (t.status == TrialStatus::kOk)
-        spdlog::debug("  {} {:.2f} us {:.0f} TFLOPS", spec.config.key(), t.timing->median_us, t.tflops);
-      else
-        spdlog::warn("  {} {}: {}", spec.config.key(), to_string(t.status), t.error);
-      if ((j + 1) % 25 == 0 || j + 1 == todo[i].size()) {
-        std::string summary;
-        for (const auto& [k, v] : counts) summary += fmt::format(" {} {}", k, v);
-        spdlog::info("  {}/{} measured:{}", j + 1, todo[i].size(), summary);
+        opts.baselines &&
+        !(db_->has_baseline(device_id_, p, kProviderCublasDefault) && db_->has_baseline(device_id_, p, kProviderCublasTuned));
+    if (!todo[i].empty() || need_baselines) {
+      ProblemData data(p, *util_, seed_for(p), stream_);
+      if (opts.baselines) measure_baselines(data);
+      std::map<std::string, int> counts;
+      for (size_t j = 0; j < todo[i].size(); ++j) {
+        if (opts.budget_s > 0 && elapsed() > opts.budget_s) {
+          spdlog::warn("  budget of {:.0f} s spent after {} of {} candidates: stopping this shape (marked incomplete; "
+                       "run again to continue)",
+                       opts.budget_s, j, todo[i].size());
+          break;
+        }
+        const KernelSpec spec = KernelSpec::of(todo[i][j], p);
+        const CompileResult& compiled = compile_async(spec).get();
+        TrialRecord t = measure_candidate(data, spec, compiled);
+        db_->put_trial(device_id_, t);
+        ++out[i].measured_now;
+        ++counts[to_string(t.status)];
+        if (t.status == TrialStatus::kOk)
+          spdlog::debug("  {} {:.2f} us {:.0f} TFLOPS", spec.config.key(), t.timing->median_us, t.tflops);
+        else
+          spdlog::warn("  {} {}: {}", spec.config.key(), to_string(t.status), t.error);
+        if ((j + 1) % 50 == 0 || j + 1 == todo[i].size()) {
+          std::string summary;
+          for (const auto& [k, v] : counts) summary += fmt::format(" {} {}", k, v);
+          spdlog::info("  {}/{} measured:{}", j + 1, todo[i].size(), summary);
+        }
       }
     }
+    int stored = 0;
+    for (const auto& c : wanted[i]) stored += db_->has_trial(device_id_, p, c) ? 1 : 0;
+    out[i].complete = stored == out[i].candidates;
+    out[i].wall_s = elapsed();
+    db_->put_sweep_state(device_id_, p, opts.space.name, opts.strategy_label(),
+                         SweepState{out[i].candidates, stored, out[i].complete, ""});
     out[i].winner = db_->winner(device_id_, p);
   }
   return out;

@@ -18,6 +18,7 @@
 #include "db/tuning_db.hpp"
 #include "device/device_info.hpp"
 #include "device/util_kernels.hpp"
+#include "device/workspace.hpp"
 #include "jit/cubin_cache.hpp"
 #include "jit/gemm_kernel.hpp"
 #include "space/search_space.hpp"
@@ -33,18 +34,33 @@ struct SessionOptions {
   int compile_threads = 0;          ///< 0 = all cores
 };
 
+/// How a sweep chooses what to measure. Candidates are always measured in estimate_us order (most
+/// promising first), so a time budget spends itself on the likely winners.
+enum class Strategy {
+  kExhaustive,  ///< every kept candidate of the space (capped by max_candidates when set)
+  kModel,       ///< only the top_k candidates by the analytic estimate
+};
+
 struct SweepOptions {
   SearchSpace space = SearchSpace::builtin_default();
-  int max_candidates = 0;           ///< 0 = every kept candidate; else the best N by estimate_us
+  Strategy strategy = Strategy::kExhaustive;
+  int top_k = 16;                   ///< kModel: how many candidates to measure
+  int max_candidates = 0;           ///< kExhaustive: 0 = all, else the best N by estimate_us
+  double budget_s = 0;              ///< per shape: stop measuring after this many seconds (0 = no limit)
   bool baselines = true;            ///< measure cuBLASLt default and tuned
+
+  /// Label stored with the sweep state: "exhaustive", "exhaustive-max64", "model-top16".
+  std::string strategy_label() const;
 };
 
 /// What a sweep did for one shape.
 struct ShapeOutcome {
   ShapeEntry entry;
-  int candidates = 0;               ///< after pruning and --max-candidates
+  int candidates = 0;               ///< after pruning and the strategy's selection
   int measured_now = 0;             ///< trials stored by this run
   int already_stored = 0;           ///< skipped: stored earlier for this device and kernel hash
+  bool complete = false;            ///< every candidate has a stored trial (false when the budget ran out)
+  double wall_s = 0;                ///< time spent on this shape in this run (measuring, not compiling ahead)
   std::optional<WinnerRow> winner;  ///< from the DB after the sweep (baselines included)
 };
 
@@ -96,8 +112,10 @@ class TuningSession {
   std::unique_ptr<Timer> timer_;
   std::unique_ptr<CublasLtBaseline> cublas_;
   std::unique_ptr<class ThreadPool> pool_;
-  std::map<std::string, std::shared_future<CompileResult>> compiles_;
-  std::map<std::string, std::shared_ptr<jit::GemmKernel>> loaded_;
+  std::map<std::string, std::shared_future<CompileResult>> compiles_;  ///< by KernelSpec::compiled_key()
+  std::map<std::string, jit::LoadedKernel> modules_;                     ///< by KernelSpec::compiled_key()
+  std::map<std::string, std::shared_ptr<jit::GemmKernel>> loaded_;       ///< by KernelSpec::key()
+  WorkspaceArena workspace_;
 };
 
 }  // namespace dgt

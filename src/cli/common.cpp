@@ -76,6 +76,8 @@ report::Table winners_table(const std::vector<ShapeOutcome>& outcomes, const std
                {"x_cublas_tuned", "x tuned", true},
                {"candidates", "candidates", true},
                {"measured_now", "measured now", true},
+               {"complete", "complete", false},
+               {"wall_s", "shape s", true},
                {"status_counts", "trials by status", false},
                {"cublas_tuned_algo", "cuBLASLt tuned algo", false}};
   for (const auto& o : outcomes) {
@@ -101,6 +103,8 @@ report::Table winners_table(const std::vector<ShapeOutcome>& outcomes, const std
     }
     row.push_back(int64_t(o.candidates));
     row.push_back(int64_t(o.measured_now));
+    row.push_back(std::string(o.complete ? "yes" : "incomplete"));
+    row.push_back(num(o.wall_s, 1));
     row.push_back(o.winner ? counts_text(o.winner->status_counts) : std::string());
     row.push_back(o.winner ? baseline_status(o.winner->cublas_tuned) : Cell{std::monostate{}});
     t.rows.push_back(std::move(row));

@@ -25,18 +25,19 @@ void add_space(CLI::App& app, int& rc) {
   cmd->callback([args, &rc] {
     const Problem p = args->problem.problem();
     const SearchSpace space = args->space.empty() ? SearchSpace::builtin_default() : SearchSpace::load(args->space);
-    const Enumeration en = enumerate(space, p);
+    const Enumeration en = enumerate(space, p, args->sm_count);
     report::Table t;
     t.title = "dgtune space " + space.name + " for " + p.label() + ": " + std::to_string(en.kept.size()) + " kept, " +
               std::to_string(en.rejected.size()) + " rejected of " + std::to_string(space.size());
-    t.columns = {{"config", "config", false},      {"verdict", "verdict", false},   {"smem_total", "smem B", true},
-                 {"smem_a", "A stages B", true},   {"smem_b", "B stages B", true},  {"smem_barriers", "barriers B", true},
-                 {"smem_align", "align B", true},  {"acc_regs", "acc regs", true},  {"reg_limit", "reg limit", true},
-                 {"threads", "threads", true},     {"estimate_us", "est us", true}, {"reason", "reason", false}};
+    t.columns = {{"config", "config", false},      {"grid", "grid", false},          {"verdict", "verdict", false},
+                 {"smem_total", "smem B", true},   {"smem_a", "A stages B", true},   {"smem_b", "B stages B", true},
+                 {"smem_staging", "staging B", true}, {"smem_barriers", "barriers B", true}, {"smem_align", "align B", true},
+                 {"acc_regs", "acc regs", true},   {"reg_limit", "reg limit", true}, {"threads", "threads", true},
+                 {"estimate_us", "est us", true},  {"reason", "reason", false}};
     auto add = [&](const Candidate& c) {
       const auto& r = c.resources;
-      t.rows.push_back({c.config.key(), std::string(c.pruned.empty() ? "kept" : "rejected"), int64_t(r.smem.total),
-                        int64_t(r.smem.a_stages), int64_t(r.smem.b_stages), int64_t(r.smem.barriers),
+      t.rows.push_back({c.config.key(), c.grid, std::string(c.pruned.empty() ? "kept" : "rejected"), int64_t(r.smem.total),
+                        int64_t(r.smem.a_stages), int64_t(r.smem.b_stages), int64_t(r.smem.staging), int64_t(r.smem.barriers),
                         int64_t(r.smem.align_pad), int64_t(r.regs.accumulators), int64_t(r.regs.limit), int64_t(r.threads),
                         c.pruned.empty() ? report::Cell{report::Number{estimate_us(KernelSpec::of(c.config, p), p, args->sm_count), 1}}
                                          : report::Cell{std::monostate{}},

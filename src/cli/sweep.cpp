@@ -11,7 +11,9 @@ namespace dgt::cli {
 namespace {
 struct SweepArgs {
   std::string shapes, db, space, format = "table", cache_dir;
-  int device = 0, max_candidates = 0, jobs = 0;
+  int device = 0, max_candidates = 0, jobs = 0, top_k = 16;
+  double budget_s = 0;
+  std::string strategy = "exhaustive";
   uint64_t seed = 20261129;
   bool no_baseline = false;
   ProtocolOptions protocol;
@@ -42,7 +44,19 @@ void add_sweep(CLI::App& app, int& rc) {
   cmd->add_option("--db", args->db, "tuning database (default $DGTUNE_DB or results/tuning.db)");
   cmd->add_option("--device", args->device, "CUDA device ordinal")->capture_default_str();
   cmd->add_option("--max-candidates", args->max_candidates,
-                  "measure at most N candidates per shape, the best N by the analytic estimate (0 = all)")
+                  "exhaustive strategy: measure at most N candidates per shape, the best N by the analytic estimate "
+                  "(0 = all)")
+      ->capture_default_str();
+  cmd->add_option("--strategy", args->strategy,
+                  "exhaustive: every kept candidate; model: only the --top-k best by the analytic estimate")
+      ->check(CLI::IsMember({"exhaustive", "model"}))
+      ->capture_default_str();
+  cmd->add_option("--top-k", args->top_k, "with --strategy model: candidates to measure per shape")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--budget-s", args->budget_s,
+                  "per shape: stop measuring after S seconds; the shape is marked incomplete and a later run continues")
+      ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   cmd->add_option("--space", args->space, "search space JSON (default: configs/spaces/sm90-default.json, built in)");
   cmd->add_option("--seed", args->seed, "input fill seed")->capture_default_str();
@@ -61,6 +75,9 @@ void add_sweep(CLI::App& app, int& rc) {
     SweepOptions sweep;
     if (!args->space.empty()) sweep.space = SearchSpace::load(args->space);
     sweep.max_candidates = args->max_candidates;
+    sweep.strategy = args->strategy == "model" ? Strategy::kModel : Strategy::kExhaustive;
+    sweep.top_k = args->top_k;
+    sweep.budget_s = args->budget_s;
     sweep.baselines = !args->no_baseline;
     SessionOptions so;
     so.db_path = resolve_db_path(args->db);

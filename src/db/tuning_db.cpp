@@ -282,6 +282,24 @@ FROM (
 WHERE rank = 1;
 )sql";
 
+// Version 2 (dgtune 0.2): the persistent grid size becomes a config column, and per-sweep progress is
+// recorded so that a sweep stopped by its time budget is marked incomplete and continued later.
+constexpr const char* kMigrateV1ToV2 = R"sql(
+ALTER TABLE config ADD COLUMN sms INTEGER NOT NULL DEFAULT 0;
+CREATE TABLE sweep (
+  id INTEGER PRIMARY KEY,
+  device_id INTEGER NOT NULL REFERENCES device (id),
+  problem_id INTEGER NOT NULL REFERENCES problem (id),
+  space TEXT NOT NULL,
+  strategy TEXT NOT NULL,
+  candidates INTEGER NOT NULL,
+  stored INTEGER NOT NULL,
+  complete INTEGER NOT NULL,
+  updated_at TEXT NOT NULL,
+  UNIQUE (device_id, problem_id, space, strategy)
+);
+)sql";
+
 /// What the file holds: its schema version (0 without a schema_version table, e.g. a new file)
 /// and whether it holds any table, view or index at all.
 struct FileState {
@@ -634,15 +652,22 @@ void TuningDb::migrate() {
     // Never build our tables inside somebody else's database.
     if (!st.empty) throw_foreign_database(c);
     exec(kSchemaV1);
-    Stmt v(c, "INSERT INTO schema_version (version) VALUES (:version)");
-    v.bind_int(":version", kSchemaVersion);
+    Stmt v(c, "INSERT INTO schema_version (version) VALUES (1)");
     v.run();
-    tx.commit();
-    return;
+    st.version = 1;
   }
-  // Versions 1 .. kSchemaVersion - 1 would be upgraded here step by step; version 1 is the first.
-  DGT_THROW(ErrorKind::kInternal, "tuning database {}: no migration from schema version {} to {}", path_, st.version,
-            kSchemaVersion);
+  // Upgrade step by step inside the same transaction: a failure leaves the file as it was.
+  if (st.version == 1) {
+    exec(kMigrateV1ToV2);
+    st.version = 2;
+  }
+  if (st.version != kSchemaVersion)
+    DGT_THROW(ErrorKind::kInternal, "tuning database {}: no migration from schema version {} to {}", path_, st.version,
+              kSchemaVersion);
+  Stmt v(c, "UPDATE schema_version SET version = :version");
+  v.bind_int(":version", kSchemaVersion);
+  v.run();
+  tx.commit();
 }
 
 namespace {
@@ -733,9 +758,9 @@ int64_t TuningDb::upsert_config(const KernelConfig& cfg) {
   {
     Stmt s(c,
            "INSERT INTO config (key, block_m, block_n, block_k, num_stages, num_math_wg, swizzle, cluster_m, cluster_n, "
-           "raster, group_size, epilogue, split_k) "
+           "raster, group_size, epilogue, split_k, sms) "
            "VALUES (:key, :block_m, :block_n, :block_k, :num_stages, :num_math_wg, :swizzle, :cluster_m, :cluster_n, "
-           ":raster, :group_size, :epilogue, :split_k) "
+           ":raster, :group_size, :epilogue, :split_k, :sms) "
            "ON CONFLICT (key) DO NOTHING");
     s.bind_text(":key", key);
     s.bind_int(":block_m", cfg.block_m);
@@ -750,6 +775,7 @@ int64_t TuningDb::upsert_config(const KernelConfig& cfg) {
     s.bind_int(":group_size", cfg.group);
     s.bind_text(":epilogue", to_string(cfg.epilogue));
     s.bind_int(":split_k", cfg.split_k);
+    s.bind_int(":sms", cfg.sms);
     s.run();
   }
   Stmt s(c, "SELECT id AS id FROM config WHERE key = :key");
@@ -856,6 +882,49 @@ void TuningDb::put_baseline(int64_t device_id, const BaselineRecord& b) {
     s.run();
   }
   tx.commit();
+}
+
+void TuningDb::put_sweep_state(int64_t device_id, const Problem& p, const std::string& space, const std::string& strategy,
+                               const SweepState& state) {
+  require_writable(read_only_, path_, "store a sweep state");
+  Conn c{db_, path_};
+  Transaction tx(c);
+  int64_t problem_id = upsert_problem(p);
+  {
+    Stmt s(c,
+           "INSERT OR REPLACE INTO sweep (device_id, problem_id, space, strategy, candidates, stored, complete, updated_at) "
+           "VALUES (:device_id, :problem_id, :space, :strategy, :candidates, :stored, :complete, :updated_at)");
+    s.bind_int(":device_id", device_id);
+    s.bind_int(":problem_id", problem_id);
+    s.bind_text(":space", space);
+    s.bind_text(":strategy", strategy);
+    s.bind_int(":candidates", state.candidates);
+    s.bind_int(":stored", state.stored);
+    s.bind_int(":complete", state.complete ? 1 : 0);
+    s.bind_text(":updated_at", utc_now_iso8601());
+    s.run();
+  }
+  tx.commit();
+}
+
+std::optional<SweepState> TuningDb::sweep_state(int64_t device_id, const Problem& p, const std::string& space,
+                                                const std::string& strategy) const {
+  std::optional<int64_t> problem_id = find_problem(p);
+  if (!problem_id) return std::nullopt;
+  Stmt s(Conn{db_, path_},
+         "SELECT candidates AS candidates, stored AS stored, complete AS complete, updated_at AS updated_at FROM sweep "
+         "WHERE device_id = :device_id AND problem_id = :problem_id AND space = :space AND strategy = :strategy");
+  s.bind_int(":device_id", device_id);
+  s.bind_int(":problem_id", *problem_id);
+  s.bind_text(":space", space);
+  s.bind_text(":strategy", strategy);
+  if (!s.step()) return std::nullopt;
+  SweepState st;
+  st.candidates = s.get_int32("candidates");
+  st.stored = s.get_int32("stored");
+  st.complete = s.get_int("complete") != 0;
+  st.updated_at = s.get_text("updated_at");
+  return st;
 }
 
 std::optional<BaselineRecord> TuningDb::baseline(int64_t device_id, const Problem& p, const std::string& provider) const {

@@ -13,6 +13,14 @@ struct sqlite3;
 
 namespace dgt {
 
+/// Progress of one sweep of a problem (per device, search space name and strategy).
+struct SweepState {
+  int candidates = 0;   ///< candidates the sweep wanted to measure
+  int stored = 0;       ///< of those, how many have a stored trial
+  bool complete = false;
+  std::string updated_at;
+};
+
 /// Winner of one problem on one device: the fastest ok trial, with the baselines beside it and the
 /// number of trials per status.
 struct WinnerRow {
@@ -54,7 +62,7 @@ struct WinnerRow {
 /// this fingerprint. Every SQLite failure throws Error(kSqlite) with the path and SQLite's message.
 class TuningDb {
  public:
-  static constexpr int kSchemaVersion = 1;
+  static constexpr int kSchemaVersion = 2;
 
   /// Opens (and creates, with parent directories, when missing) the database at `path`.
   /// read_only: open an existing file without creating or migrating (the loader does this); the
@@ -90,6 +98,12 @@ class TuningDb {
   void put_baseline(int64_t device_id, const BaselineRecord& b);
   /// The stored baseline of `provider` for (device, problem), if any.
   std::optional<BaselineRecord> baseline(int64_t device_id, const Problem& p, const std::string& provider) const;
+
+  /// Records how far a sweep of `p` got (one transaction; replaces the previous state).
+  void put_sweep_state(int64_t device_id, const Problem& p, const std::string& space, const std::string& strategy,
+                       const SweepState& state);
+  std::optional<SweepState> sweep_state(int64_t device_id, const Problem& p, const std::string& space,
+                                        const std::string& strategy) const;
 
   /// The winner of one problem, if it has an ok trial with a timing.
   std::optional<WinnerRow> winner(int64_t device_id, const Problem& p) const;

@@ -8,28 +8,94 @@
 
 namespace dgt::jit {
 
-GemmKernel::GemmKernel(KernelSpec spec, LoadedKernel kernel, int sm_count)
-    : spec_(std::move(spec)), kernel_(std::move(kernel)), sm_count_(sm_count) {}
+namespace {
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+}  // namespace
 
-int GemmKernel::grid_size(const Problem& p) const {
-  const int64_t tiles = ((p.m + spec_.config.block_m - 1) / spec_.config.block_m) *
-                        ((p.n + spec_.config.block_n - 1) / spec_.config.block_n);
-  return static_cast<int>(std::min<int64_t>(tiles, sm_count_));
+GemmKernel::GemmKernel(KernelSpec spec, LoadedKernel kernel, int sm_count)
+    : spec_(std::move(spec)), kernel_(std::move(kernel)), sm_count_(sm_count) {
+  const KernelConfig& c = spec_.config;
+  const int cluster = c.cluster_m * c.cluster_n;
+  if (cluster > 1) {
+    // A cluster must fit inside one GPC; how many 2- or 4-CTA clusters are resident at once depends
+    // on the GPC sizes, so ask the driver instead of assuming SMs / cluster size.
+    CUlaunchConfig cfg{};
+    cfg.gridDimX = static_cast<unsigned>(cluster);
+    cfg.gridDimY = cfg.gridDimZ = 1;
+    cfg.blockDimX = static_cast<unsigned>(c.threads());
+    cfg.blockDimY = cfg.blockDimZ = 1;
+    cfg.sharedMemBytes = static_cast<unsigned>(kernel_.dynamic_smem_bytes);
+    CUlaunchAttribute attr{};
+    attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attr.value.clusterDim.x = static_cast<unsigned>(cluster);
+    attr.value.clusterDim.y = attr.value.clusterDim.z = 1;
+    cfg.attrs = &attr;
+    cfg.numAttrs = 1;
+    int n = 0;
+    CUresult rc = driver().occupancy_max_active_clusters(&n, kernel_.function, &cfg);
+    if (rc != CUDA_SUCCESS || n <= 0)
+      DGT_THROW(ErrorKind::kDriver, "{}: no cluster of {} CTAs fits on the device (cuOccupancyMaxActiveClusters: {}, {})",
+                spec_.key(), cluster, driver_error_name(rc), n);
+    max_active_clusters_ = n;
+  }
 }
 
-void GemmKernel::launch(const Problem& p, const GemmOperands& ops, cudaStream_t stream) const {
+int GemmKernel::effective_splits(const Problem& p) const {
+  const int64_t kb = ceil_div(p.k, spec_.config.block_k);
+  const int64_t per = ceil_div(kb, std::max(1, spec_.config.split_k));
+  return static_cast<int>(ceil_div(kb, per));
+}
+
+int GemmKernel::grid_size(const Problem& p) const {
+  const KernelConfig& c = spec_.config;
+  const int cluster = c.cluster_m * c.cluster_n;
+  const int64_t units = ceil_div(ceil_div(p.m, c.block_m), c.cluster_m) * ceil_div(ceil_div(p.n, c.block_n), c.cluster_n) *
+                        effective_splits(p);
+  int64_t clusters = cluster > 1 ? max_active_clusters_ : sm_count_;
+  if (c.sms > 0) clusters = std::min<int64_t>(clusters, std::max(1, c.sms / cluster));
+  return static_cast<int>(std::min(units, clusters) * cluster);
+}
+
+size_t GemmKernel::workspace_bytes(const Problem& p) const {
+  if (effective_splits(p) <= 1) return 0;
+  const KernelConfig& c = spec_.config;
+  const int64_t tiles = ceil_div(p.m, c.block_m) * ceil_div(p.n, c.block_n);
+  return static_cast<size_t>(tiles * effective_splits(p) * c.block_m * c.block_n) * sizeof(float);
+}
+
+size_t GemmKernel::counter_bytes(const Problem& p) const {
+  if (effective_splits(p) <= 1) return 0;
+  const KernelConfig& c = spec_.config;
+  return static_cast<size_t>(ceil_div(p.m, c.block_m) * ceil_div(p.n, c.block_n)) * sizeof(uint32_t);
+}
+
+void GemmKernel::launch(const Problem& p, const GemmOperands& ops, cudaStream_t stream, const GemmWorkspace* ws) const {
   const KernelConfig& c = spec_.config;
   if (p.a != spec_.a || p.b != spec_.b || p.accum != spec_.accum)
     DGT_THROW(ErrorKind::kInvalid, "problem {} does not match kernel {} (operand types or accumulation differ)", p.label(),
               spec_.key());
-  const CUtensorMap tma_a = make_kmajor_tma("A", ops.a, p.m, p.k, p.lda, c.block_m, c.swizzle);
-  const CUtensorMap tma_b = make_kmajor_tma("B", ops.b, p.n, p.k, p.ldb, c.block_n, c.swizzle);
+  const CUtensorMap tma_a = make_kmajor_tma("A", ops.a, p.m, p.k, p.lda, c.block_m / c.cluster_n, c.swizzle);
+  const CUtensorMap tma_b = make_kmajor_tma("B", ops.b, p.n, p.k, p.ldb, c.block_n / c.cluster_m, c.swizzle);
+  CUtensorMap tma_d{};
+  if (c.epilogue == Epilogue::kTma)
+    tma_d = make_bf16_store_tma("D", ops.d, p.m, p.n, static_cast<uint64_t>(p.ldd) * 2, 64, c.block_m / c.num_math_wg);
+  unsigned splits = static_cast<unsigned>(effective_splits(p));
+  void* partials = nullptr;
+  void* counters = nullptr;
+  if (splits > 1) {
+    if (!ws || ws->partial_bytes < workspace_bytes(p) || ws->counter_bytes < counter_bytes(p))
+      DGT_THROW(ErrorKind::kInvalid, "{} on {} splits K {} ways and needs a workspace of {} + {} bytes", spec_.key(), p.label(),
+                splits, workspace_bytes(p), counter_bytes(p));
+    partials = ws->partials;
+    counters = ws->counters;
+  }
   void* d = ops.d;
   const float* sa = ops.scale_a;
   const float* sb = ops.scale_b;
   unsigned m = static_cast<unsigned>(p.m), n = static_cast<unsigned>(p.n), k = static_cast<unsigned>(p.k);
   unsigned long long ldd = static_cast<unsigned long long>(p.ldd);
-  void* params[] = {const_cast<CUtensorMap*>(&tma_a), const_cast<CUtensorMap*>(&tma_b), &d, &sa, &sb, &m, &n, &k, &ldd};
+  void* params[] = {const_cast<CUtensorMap*>(&tma_a), const_cast<CUtensorMap*>(&tma_b), &tma_d, &d, &sa, &sb, &m, &n, &k, &ldd,
+                    &splits, &partials, &counters};
 
   CUlaunchConfig cfg{};
   cfg.gridDimX = static_cast<unsigned>(grid_size(p));

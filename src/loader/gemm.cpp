@@ -11,6 +11,7 @@
 #include "core/paths.hpp"
 #include "db/tuning_db.hpp"
 #include "device/device_info.hpp"
+#include "device/workspace.hpp"
 #include "jit/cubin_cache.hpp"
 #include "jit/gemm_kernel.hpp"
 #include "space/cost_model.hpp"
@@ -37,6 +38,8 @@ struct ShapeKeyHash {
 struct Entry {
   std::shared_ptr<jit::GemmKernel> kernel;
   GemmChoice choice;
+  std::shared_ptr<WorkspaceArena> arena;  ///< split-K scratch of this shape (allocated on first use)
+  jit::GemmWorkspace workspace;
 };
 
 Problem make_problem(const ShapeKey& s) {
@@ -57,6 +60,7 @@ struct Gemm::Impl {
   std::unique_ptr<jit::CubinCache> cache;
   std::shared_mutex mu;
   std::unordered_map<ShapeKey, Entry, ShapeKeyHash> shapes;
+  std::unordered_map<std::string, jit::LoadedKernel> modules;                  // by compiled key
   std::unordered_map<std::string, std::shared_ptr<jit::GemmKernel>> kernels;  // by spec key
 
   const Entry& resolve(const ShapeKey& key) {
@@ -92,11 +96,18 @@ struct Gemm::Impl {
     if (!res.ok()) DGT_THROW(ErrorKind::kInternal, "config {} chosen for {} is not legal: {}", config.key(), p.label(), res.rejection);
     auto kit = kernels.find(spec.key());
     if (kit == kernels.end()) {
-      jit::CompiledKernel compiled = cache->get_or_compile(jit::generate_gemm(spec));
-      auto kernel = std::make_shared<jit::GemmKernel>(spec, jit::load_kernel(compiled, res.smem.total), device.sm_count);
-      kit = kernels.emplace(spec.key(), std::move(kernel)).first;
+      auto mit = modules.find(spec.compiled_key());
+      if (mit == modules.end()) {
+        jit::CompiledKernel compiled = cache->get_or_compile(jit::generate_gemm(spec));
+        mit = modules.emplace(spec.compiled_key(), jit::load_kernel(compiled, res.smem.total)).first;
+      }
+      kit = kernels.emplace(spec.key(), std::make_shared<jit::GemmKernel>(spec, mit->second, device.sm_count)).first;
     }
     e.kernel = kit->second;
+    if (e.kernel->workspace_bytes(p) > 0) {
+      e.arena = std::make_shared<WorkspaceArena>();
+      e.workspace = e.arena->get(*e.kernel, p);
+    }
     spdlog::debug("dgt::Gemm {}: {} ({})", p.label(), e.choice.config_key, e.choice.source);
     return shapes.emplace(key, std::move(e)).first->second;
   }
@@ -131,7 +142,7 @@ void Gemm::run(const void* a, const void* b, void* d, int64_t m, int64_t n, int6
   const ShapeKey key{m, n, k, lda, ldb, ldd,
                      int(a_format == Fp8Format::kE5M2) | int(b_format == Fp8Format::kE5M2) << 1 | int(fast_accum) << 2};
   const Entry& e = impl_->resolve(key);
-  e.kernel->launch(make_problem(key), jit::GemmOperands{a, b, d, scale_a, scale_b}, stream);
+  e.kernel->launch(make_problem(key), jit::GemmOperands{a, b, d, scale_a, scale_b}, stream, &e.workspace);
 }
 
 GemmChoice Gemm::choose(int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldd, Fp8Format a_format,

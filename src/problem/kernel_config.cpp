@@ -10,11 +10,19 @@
 namespace dgt {
 
 const char* to_string(Raster r) { return r == Raster::kAlongM ? "m" : "n"; }
-const char* to_string(Epilogue) { return "direct"; }
+const char* to_string(Epilogue e) { return e == Epilogue::kTma ? "tma" : "direct"; }
+
+namespace {
+Epilogue parse_epilogue(std::string_view s, std::string_view where) {
+  if (s == "direct") return Epilogue::kDirect;
+  if (s == "tma") return Epilogue::kTma;
+  DGT_THROW(ErrorKind::kUsage, "{}: epilogue '{}' is unknown (expected direct or tma)", where, s);
+}
+}  // namespace
 
 std::string KernelConfig::key() const {
-  return fmt::format("{}x{}x{}_s{}_wg{}_sw{}_c{}x{}_r{}{}_{}_sk{}", block_m, block_n, block_k, num_stages, num_math_wg, swizzle,
-                     cluster_m, cluster_n, to_string(raster), group, to_string(epilogue), split_k);
+  return fmt::format("{}x{}x{}_s{}_wg{}_sw{}_c{}x{}_r{}{}_{}_sk{}_sm{}", block_m, block_n, block_k, num_stages, num_math_wg,
+                     swizzle, cluster_m, cluster_n, to_string(raster), group, to_string(epilogue), split_k, sms);
 }
 
 namespace {
@@ -42,10 +50,10 @@ int parse_int(std::string_view key, std::string_view token, std::string_view dig
 }  // namespace
 
 KernelConfig KernelConfig::parse_key(std::string_view key) {
-  static constexpr const char* kFormat = "BMxBNxBK_sSTAGES_wgW_swBYTES_cCMxCN_r{m|n}GROUP_direct_skS";
+  static constexpr const char* kFormat = "BMxBNxBK_sSTAGES_wgW_swBYTES_cCMxCN_r{m|n}GROUP_{direct|tma}_skS_smSMS";
   auto tok = split(key, '_');
-  if (tok.size() != 8)
-    DGT_THROW(ErrorKind::kUsage, "config key '{}' has {} '_'-separated fields, expected 8 ({})", key, tok.size(), kFormat);
+  if (tok.size() != 9 && tok.size() != 8)
+    DGT_THROW(ErrorKind::kUsage, "config key '{}' has {} '_'-separated fields, expected 9 ({})", key, tok.size(), kFormat);
   KernelConfig c;
   auto tile = split(tok[0], 'x');
   if (tile.size() != 3) DGT_THROW(ErrorKind::kUsage, "config key '{}': tile '{}' should be BLOCK_MxBLOCK_NxBLOCK_K", key, tok[0]);
@@ -69,14 +77,21 @@ KernelConfig KernelConfig::parse_key(std::string_view key) {
     DGT_THROW(ErrorKind::kUsage, "config key '{}': rasterization '{}' should be rm<group> or rn<group>", key, tok[5]);
   c.raster = r[0] == 'm' ? Raster::kAlongM : Raster::kAlongN;
   c.group = parse_int(key, tok[5], r.substr(1), "rasterization group");
-  if (tok[6] != "direct") DGT_THROW(ErrorKind::kUsage, "config key '{}': epilogue '{}' is unknown (expected direct)", key, tok[6]);
-  c.epilogue = Epilogue::kDirect;
+  c.epilogue = parse_epilogue(tok[6], fmt::format("config key '{}'", key));
   c.split_k = parse_int(key, tok[7], prefixed(tok[7], "sk", "split-K"), "split-K");
+  if (tok.size() == 9) c.sms = parse_int(key, tok[8], prefixed(tok[8], "sm", "persistent grid size"), "persistent grid size");
   return c;
 }
 
 std::string KernelSpec::key() const {
   return fmt::format("{}_{}.{}_{}", config.key(), to_string(a), to_string(b), to_string(accum));
+}
+
+std::string KernelSpec::compiled_key() const {
+  KernelSpec s = *this;
+  s.config.split_k = config.split_k > 1 ? 2 : 1;
+  s.config.sms = 0;
+  return s.key();
 }
 
 void to_json(nlohmann::json& j, const KernelConfig& c) {
@@ -92,7 +107,8 @@ void to_json(nlohmann::json& j, const KernelConfig& c) {
                      {"raster", to_string(c.raster)},
                      {"group", c.group},
                      {"epilogue", to_string(c.epilogue)},
-                     {"split_k", c.split_k}};
+                     {"split_k", c.split_k},
+                     {"sms", c.sms}};
 }
 
 void from_json(const nlohmann::json& j, KernelConfig& c) {
@@ -113,10 +129,9 @@ void from_json(const nlohmann::json& j, KernelConfig& c) {
   if (r != "m" && r != "n") DGT_THROW(ErrorKind::kUsage, "config JSON: raster '{}' should be m or n", r);
   c.raster = r == "m" ? Raster::kAlongM : Raster::kAlongN;
   c.group = j.value("group", d.group);
-  std::string e = j.value("epilogue", std::string("direct"));
-  if (e != "direct") DGT_THROW(ErrorKind::kUsage, "config JSON: epilogue '{}' is unknown (expected direct)", e);
-  c.epilogue = Epilogue::kDirect;
+  c.epilogue = parse_epilogue(j.value("epilogue", std::string("direct")), "config JSON");
   c.split_k = j.value("split_k", d.split_k);
+  c.sms = j.value("sms", d.sms);
 }
 
 }  // namespace dgt

@@ -15,8 +15,10 @@ namespace dgt {
 /// along N. Bands keep the operand tiles that concurrent CTAs share resident in L2.
 enum class Raster { kAlongM, kAlongN };
 
-/// How the output tile reaches global memory. kDirect: predicated 4-byte stores from registers.
-enum class Epilogue { kDirect };
+/// How the output tile reaches global memory. kDirect: predicated 4-byte stores from registers (any
+/// ldd). kTma: each consumer warpgroup stages its BF16 rows in a 128-byte-swizzled shared-memory tile
+/// and one thread stores it with a TMA bulk tensor store (needs ldd * 2 a multiple of 16 bytes).
+enum class Epilogue { kDirect, kTma };
 
 const char* to_string(Raster r);
 const char* to_string(Epilogue e);
@@ -35,9 +37,11 @@ struct KernelConfig {
   Raster raster = Raster::kAlongM;
   int group = 8;           ///< rasterization band width in blocks
   Epilogue epilogue = Epilogue::kDirect;
-  int split_k = 1;         ///< K slices per output tile
+  int split_k = 1;         ///< K slices per output tile (reduced deterministically in split order)
+  int sms = 0;             ///< persistent grid: at most this many CTAs (0 = one per SM of the device)
 
-  /// Canonical key, e.g. "128x128x128_s4_wg2_sw128_c1x1_rm8_direct_sk1".
+  /// Canonical key, e.g. "128x128x128_s4_wg2_sw128_c1x1_rm8_direct_sk1_sm0". Keys without the last
+  /// token (dgtune 0.1.0) still parse, with sms = 0.
   std::string key() const;
   /// Parse a canonical key. Throws Error(kUsage) naming the token that is malformed.
   static KernelConfig parse_key(std::string_view key);
@@ -59,6 +63,9 @@ struct KernelSpec {
   static KernelSpec of(const KernelConfig& c, const Problem& p) { return {c, p.a, p.b, p.accum}; }
   /// config key + "_e4m3.e4m3_promote".
   std::string key() const;
+  /// Key of the compiled code: split_k and sms are run-time arguments, so configs that differ only in
+  /// the split count (beyond "split or not") or the grid size share one cubin.
+  std::string compiled_key() const;
   bool operator==(const KernelSpec&) const = default;
 };
 

@@ -10,22 +10,27 @@ constexpr int kAlignPad = 1024;
 constexpr int kRegOverhead = 48;
 constexpr int kRegsOneConsumerWG = 240;
 constexpr int kRegsTwoConsumerWG = 232;
+int round_up_1024(int x) { return (x + 1023) / 1024 * 1024; }
 }  // namespace
 
 ResourceReport evaluate_resources(const KernelSpec& spec) {
   const KernelConfig& c = spec.config;
+  const bool tma_epilogue = c.epilogue == Epilogue::kTma;
+  const bool split_k = c.split_k > 1;
   ResourceReport r;
   r.threads = c.threads();
   r.smem.a_stages = c.num_stages * c.block_m * c.block_k;
-  r.smem.b_stages = c.num_stages * c.block_n * c.block_k;
-  r.smem.barriers = 2 * c.num_stages * 8;
+  r.smem.b_stages = round_up_1024(c.num_stages * c.block_n * c.block_k);
+  r.smem.staging = tma_epilogue ? c.block_m * c.block_n * 2 : 0;
+  r.smem.barriers = 2 * c.num_stages * 8 + (split_k ? 8 : 0);
   r.smem.align_pad = kAlignPad;
-  r.smem.total = r.smem.align_pad + r.smem.a_stages + r.smem.b_stages + r.smem.barriers;
+  r.smem.total = r.smem.align_pad + r.smem.a_stages + r.smem.b_stages + r.smem.staging + r.smem.barriers;
   const int wg = c.num_math_wg > 0 ? c.num_math_wg : 1;
   const int mma_per_wg = c.block_m / wg / 64;
   r.regs.accumulators = mma_per_wg * (c.block_n / 2) * (spec.accum == Accum::kFast ? 1 : 2);
   r.regs.overhead = kRegOverhead;
   r.regs.limit = c.num_math_wg == 1 ? kRegsOneConsumerWG : kRegsTwoConsumerWG;
+  const int cluster = c.cluster_m * c.cluster_n;
 
   auto reject = [&](const std::string& why) {
     if (r.rejection.empty()) r.rejection = why;
@@ -48,15 +53,23 @@ ResourceReport evaluate_resources(const KernelSpec& spec) {
                        c.num_math_wg));
   if (c.num_stages < 2 || c.num_stages > 32) reject(fmt::format("R8: kNumStages = {} must be in 2..32", c.num_stages));
   if (r.smem.total > kMaxSmemPerBlock)
-    reject(fmt::format("R9: shared memory {} bytes (A {} + B {} + barriers {} + align {}) exceeds {}", r.smem.total,
-                       r.smem.a_stages, r.smem.b_stages, r.smem.barriers, r.smem.align_pad, kMaxSmemPerBlock));
+    reject(fmt::format("R9: shared memory {} bytes (A {} + B {} + staging {} + barriers {} + align {}) exceeds {}", r.smem.total,
+                       r.smem.a_stages, r.smem.b_stages, r.smem.staging, r.smem.barriers, r.smem.align_pad, kMaxSmemPerBlock));
   if (r.regs.accumulators + r.regs.overhead > r.regs.limit)
     reject(fmt::format("R10: {} accumulator registers + {} overhead exceed the consumer limit of {}{}", r.regs.accumulators,
                        r.regs.overhead, r.regs.limit, spec.accum == Accum::kPromote ? " (promotion doubles accumulators)" : ""));
-  if (c.cluster_m * c.cluster_n != 1)
-    reject(fmt::format("R11: cluster {}x{}: clusters larger than 1x1 are not implemented yet", c.cluster_m, c.cluster_n));
+  if (cluster != 1 && cluster != 2 && cluster != 4)
+    reject(fmt::format("R11: cluster {}x{} has {} CTAs (must be 1, 2 or 4)", c.cluster_m, c.cluster_n, cluster));
   if (c.group < 1 || c.group > 64) reject(fmt::format("R12: rasterization group = {} must be in 1..64", c.group));
-  if (c.split_k != 1) reject(fmt::format("R13: split-K = {} is not implemented yet (must be 1)", c.split_k));
+  if (c.cluster_m < 1 || c.cluster_n < 1 || (c.block_n / c.cluster_m) % 8 != 0 || c.block_n % c.cluster_m != 0 ||
+      (c.block_m / c.cluster_n) % 8 != 0 || c.block_m % c.cluster_n != 0)
+    reject(fmt::format("R13: multicast slices BLOCK_N / cluster_m = {} / {} and BLOCK_M / cluster_n = {} / {} must be multiples of "
+                       "8 rows",
+                       c.block_n, c.cluster_m, c.block_m, c.cluster_n));
+  if (tma_epilogue && c.block_n % 64 != 0)
+    reject(fmt::format("R14: the TMA-store epilogue needs BLOCK_N = {} to be a multiple of 64", c.block_n));
+  if (c.split_k < 1 || c.split_k > kMaxSplitK) reject(fmt::format("R15: split-K = {} must be in 1..{}", c.split_k, kMaxSplitK));
+  if (c.sms < 0) reject(fmt::format("R16: persistent grid size sms = {} must be >= 0 (0 = all SMs)", c.sms));
   return r;
 }
 

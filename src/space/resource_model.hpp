@@ -3,7 +3,6 @@
 // kernels/gemm/fp8_gemm_traits.cuh.
 #pragma once
 
-#include <optional>
 #include <string>
 
 #include "problem/kernel_config.hpp"
@@ -12,12 +11,15 @@ namespace dgt {
 
 /// sm_90 opt-in maximum dynamic shared memory per block (227 KB).
 constexpr int kMaxSmemPerBlock = 232448;
+/// Largest split-K factor in the family (R15, host only: the split count is a run-time argument).
+constexpr int kMaxSplitK = 16;
 
 /// Shared-memory budget in bytes, by part (kernels/gemm/fp8_gemm_traits.cuh layout).
 struct SmemBudget {
   int a_stages = 0;   ///< kNumStages * BLOCK_M * BLOCK_K
-  int b_stages = 0;   ///< kNumStages * BLOCK_N * BLOCK_K
-  int barriers = 0;   ///< 2 * kNumStages * 8 (full + empty mbarriers)
+  int b_stages = 0;   ///< kNumStages * BLOCK_N * BLOCK_K, rounded up to 1024 (the next region is swizzled)
+  int staging = 0;    ///< BLOCK_M * BLOCK_N * 2 with the TMA-store epilogue, else 0
+  int barriers = 0;   ///< 2 * kNumStages * 8 (full + empty mbarriers) + 8 (split-K flag) with split-K
   int align_pad = 0;  ///< 1024: slack to align the dynamic base for the swizzled tiles
   int total = 0;      ///< what the launch requests
 };
@@ -39,7 +41,7 @@ struct ResourceReport {
   bool ok() const { return rejection.empty(); }
 };
 
-/// Evaluates rules R1..R12 in order (see kernels/gemm/fp8_gemm_traits.cuh) and the budgets.
+/// Evaluates rules R1..R15 in order (see kernels/gemm/fp8_gemm_traits.cuh) and the budgets.
 ResourceReport evaluate_resources(const KernelSpec& spec);
 
 }  // namespace dgt

@@ -12,24 +12,37 @@
 
 namespace dgt {
 
-/// The values each tunable may take. Enumeration is the cross product, filtered by the resource
-/// model (legality) and by problem-aware pruning.
-struct SearchSpace {
+/// The values each tunable may take in one grid; enumeration is the cross product, filtered by the
+/// resource model (legality) and by problem-aware pruning. num_stages values <= 0 mean "deepest
+/// legal minus |v|" ("max" = 0, "max-1" = -1 in JSON), capped at kMaxAutoStages.
+struct SpaceGrid {
   std::string name;
-  std::vector<int> block_m, block_n, block_k, num_stages, num_math_wg, swizzle, group, split_k;
+  std::vector<int> block_m, block_n, block_k, num_stages, num_math_wg, swizzle, group, split_k, sms;
   std::vector<std::pair<int, int>> cluster;  ///< (cluster_m, cluster_n)
   std::vector<Raster> raster;
+  std::vector<Epilogue> epilogue;
+  size_t size() const;
+};
 
-  /// Parses a space. Keys: name, block_m, block_n, block_k, num_stages, num_math_wg, swizzle, cluster
-  /// (strings "MxN"), raster ("m"/"n"), group, split_k; each a non-empty array. block_n may also be
-  /// {"from": a, "to": b, "step": s}. Throws Error(kUsage) naming `source`, the key and the problem.
+/// A search space: the union of one or more grids (duplicates removed).
+struct SearchSpace {
+  static constexpr int kMaxAutoStages = 12;
+
+  std::string name;
+  std::vector<SpaceGrid> grids;
+
+  /// Parses a space: either one grid object, or {"name", "base": {axes}, "union": [{name, axes}, ...]}
+  /// where each union entry overrides axes of "base". Axis keys: block_m, block_n, block_k,
+  /// num_stages (integers or "max"/"max-N"), num_math_wg, swizzle, cluster ("MxN"), raster ("m"/"n"),
+  /// group, epilogue ("direct"/"tma"), split_k, sms; each a non-empty array (block_n may also be
+  /// {"from", "to", "step"}). Throws Error(kUsage) naming `source`, the grid, the key and the problem.
   static SearchSpace from_json(const nlohmann::json& j, const std::string& source);
   /// Reads and parses a JSON file. Throws Error(kIo) when unreadable, Error(kUsage) when malformed.
   static SearchSpace load(const std::string& path);
   /// The built-in default (identical to configs/spaces/sm90-default.json; a unit test checks that).
   static SearchSpace builtin_default();
 
-  /// Number of points in the cross product.
+  /// Points over all grids, before deduplication and pruning.
   size_t size() const;
 };
 
@@ -37,18 +50,25 @@ struct SearchSpace {
 struct Candidate {
   KernelConfig config;
   ResourceReport resources;
+  std::string grid;    ///< the grid it came from (the first one, when several produce it)
   std::string pruned;  ///< empty when kept; else the legality rule (R..) or problem pruning (P..) that removed it
 };
 
 struct Enumeration {
-  std::vector<Candidate> kept;      ///< in canonical order (block_m, block_n, block_k, stages, wg, ...)
+  std::vector<Candidate> kept;      ///< in canonical order (grid order, then axis order)
   std::vector<Candidate> rejected;  ///< same order, with reasons
 };
 
-/// Enumerates `space` for `problem`: every point is evaluated by evaluate_resources(); legal points
-/// are then pruned when the tile is needlessly large for the problem:
+/// Enumerates `space` for `problem` on a device with `sm_count` SMs: every point is evaluated by
+/// evaluate_resources(); legal points are then pruned when they cannot help this problem:
 ///   P1: BLOCK_M >= 2 * roundup(M, 64) (a smaller BLOCK_M covers M with less padding);
-///   P2: BLOCK_N >= N + 16 (a smaller BLOCK_N covers N in as many tiles).
-Enumeration enumerate(const SearchSpace& space, const Problem& problem);
+///   P2: BLOCK_N >= N + 16 (a smaller BLOCK_N covers N in as many tiles);
+///   P3: TMA-store epilogue but D's rows are not 16-byte multiples (ldd % 8 != 0);
+///   P4: split-K > 1 although the tiles alone fill the SMs;
+///   P5: split-K = S runs as fewer splits (K has too few k-blocks): a duplicate of that split count;
+///   P6: a cluster dimension larger than the tile grid in that dimension (no partner to share with);
+///   P7: sms > 0 that does not change the grid (as many or more CTAs than work units or SMs).
+/// Points that several grids produce appear once.
+Enumeration enumerate(const SearchSpace& space, const Problem& problem, int sm_count = 132);
 
 }  // namespace dgt

@@ -11,6 +11,7 @@
 #include "core/paths.hpp"
 #include "device/device_info.hpp"
 #include "device/util_kernels.hpp"
+#include "device/workspace.hpp"
 #include "jit/codegen.hpp"
 #include "jit/cubin_cache.hpp"
 #include "jit/gemm_kernel.hpp"
@@ -25,6 +26,8 @@ struct Gpu {
   std::unique_ptr<UtilKernels> util;
   cudaStream_t stream = nullptr;
   std::map<std::string, std::shared_ptr<jit::GemmKernel>> kernels;
+  std::map<std::string, jit::LoadedKernel> modules;
+  WorkspaceArena arena;
 
   static Gpu& get() {
     static Gpu g;
@@ -36,8 +39,11 @@ struct Gpu {
     if (it != kernels.end()) return it->second;
     const ResourceReport res = evaluate_resources(spec);
     if (!res.ok()) throw std::runtime_error(spec.key() + " is illegal: " + res.rejection);
-    auto compiled = cache->get_or_compile(jit::generate_gemm(spec));
-    auto k = std::make_shared<jit::GemmKernel>(spec, jit::load_kernel(compiled, res.smem.total), device.sm_count);
+    auto mit = modules.find(spec.compiled_key());
+    if (mit == modules.end())
+      mit = modules.emplace(spec.compiled_key(), jit::load_kernel(cache->get_or_compile(jit::generate_gemm(spec)), res.smem.total))
+                .first;
+    auto k = std::make_shared<jit::GemmKernel>(spec, mit->second, device.sm_count);
     kernels.emplace(spec.key(), k);
     return k;
   }
@@ -46,7 +52,8 @@ struct Gpu {
   Verification run(const ProblemData& data, const KernelConfig& config) {
     auto k = kernel(KernelSpec::of(config, data.problem()));
     data.poison_output(stream);
-    k->launch(data.problem(), data.operands(), stream);
+    const jit::GemmWorkspace ws = arena.get(*k, data.problem());
+    k->launch(data.problem(), data.operands(), stream, &ws);
     DGT_CHECK_CUDA(cudaGetLastError());
     DGT_CHECK_CUDA(cudaStreamSynchronize(stream));
     return data.verify(stream);

@@ -8,12 +8,19 @@ namespace {
 
 std::vector<KernelConfig> edge_configs() {
   const char* keys[] = {
-      "128x128x128_s4_wg2_sw128_c1x1_rm8_direct_sk1",  // the default family member
-      "64x48x128_s6_wg1_sw128_c1x1_rm8_direct_sk1",    // one consumer WG, small non-power-of-two N
-      "256x64x128_s3_wg2_sw128_c1x1_rm8_direct_sk1",   // two m64 slices per consumer WG
-      "128x176x128_s4_wg2_sw128_c1x1_rm8_direct_sk1",  // 11 n8 groups, near the register limit
-      "128x96x128_s5_wg2_sw128_c1x1_rn3_direct_sk1",   // raster along N, odd group
-      "64x16x128_s8_wg1_sw128_c1x1_rm1_direct_sk1",    // smallest tile, deep ring (wraps often)
+      "128x128x128_s4_wg2_sw128_c1x1_rm8_direct_sk1",   // the default family member
+      "64x48x128_s6_wg1_sw128_c1x1_rm8_direct_sk1",     // one consumer WG, small non-power-of-two N
+      "256x64x128_s3_wg2_sw128_c1x1_rm8_direct_sk1",    // two m64 slices per consumer WG
+      "128x176x128_s4_wg2_sw128_c1x1_rm8_direct_sk1",   // 11 n8 groups, near the register limit
+      "128x96x128_s5_wg2_sw128_c1x1_rn3_direct_sk1",    // raster along N, odd group
+      "64x16x128_s8_wg1_sw128_c1x1_rm1_direct_sk1",     // smallest tile, deep ring (wraps often)
+      "128x128x128_s5_wg2_sw128_c2x1_rm4_direct_sk1",   // cluster 2x1: B multicast, spare CTAs at odd M
+      "128x64x128_s6_wg2_sw128_c1x2_rn8_tma_sk1",       // cluster 1x2: A multicast, TMA-store epilogue
+      "128x128x128_s4_wg2_sw128_c2x2_rm8_tma_sk1",      // cluster 2x2: both multicast
+      "64x64x128_s6_wg1_sw128_c1x1_rm8_direct_sk4",     // split-K 4 (runs as fewer splits for small K)
+      "128x40x64_s8_wg2_sw64_c1x1_rm2_direct_sk3",      // BLOCK_K 64 with a 64-byte swizzle, split-K 3
+      "64x64x256_s3_wg1_sw32_c1x1_rm16_tma_sk2",        // BLOCK_K 256 in 8 spans of 32 bytes, TMA store, split 2
+      "128x128x128_s6_wg2_sw128_c1x1_rm8_direct_sk1_sm60",  // persistent grid of 60 CTAs
   };
   std::vector<KernelConfig> out;
   for (const char* k : keys) out.push_back(KernelConfig::parse_key(k));
@@ -26,6 +33,16 @@ void check_all(const Problem& p, const std::vector<KernelConfig>& configs, uint6
   Gpu& gpu = Gpu::get();
   ProblemData data(p, *gpu.util, seed, gpu.stream);
   for (const auto& c : configs) {
+    if (c.epilogue == Epilogue::kTma && p.ldd % 8 != 0) {
+      // TMA stores need 16-byte rows: refused up front, naming operand D (pruning rule P3).
+      try {
+        gpu.run(data, c);
+        ADD_FAILURE() << p.label() << " with " << c.key() << ": expected a refusal for ldd = " << p.ldd;
+      } catch (const Error& e) {
+        EXPECT_NE(e.message().find("operand D"), std::string::npos) << e.message();
+      }
+      continue;
+    }
     Verification v = gpu.run(data, c);
     EXPECT_TRUE(v.ok) << p.label() << " with " << c.key() << ": " << describe(v);
   }
@@ -72,7 +89,31 @@ TEST(EdgeShapes, PaddedLeadingDimensionsAreRespected) {
   p.lda = 1088;
   p.ldb = 1056;
   p.ldd = 263;  // odd ldd: 4-byte pair stores are not aligned, the kernel must fall back to 2-byte stores
-  check_all(p, edge_configs(), 900);
+  std::vector<KernelConfig> direct;
+  for (const auto& c : edge_configs())
+    if (c.epilogue == Epilogue::kDirect) direct.push_back(c);  // TMA stores need 16-byte rows (P3)
+  check_all(p, direct, 900);
+  p.ldd = 264;  // 16-byte rows with padding: the TMA-store epilogue must clip to N
+  check_all(p, edge_configs(), 901);
+}
+
+TEST(SplitK, ReductionIsDeterministic) {
+  // Same inputs, several launches: the bits of D must not depend on which split finishes last.
+  Gpu& gpu = Gpu::get();
+  Problem p = Problem::dense(200, 1000, 8192);
+  ProblemData data(p, *gpu.util, 321, gpu.stream);
+  for (const char* key : {"64x64x128_s6_wg1_sw128_c1x1_rm8_direct_sk8", "128x128x128_s4_wg2_sw128_c1x2_rm8_tma_sk3"}) {
+    std::vector<uint16_t> first, again(size_t(p.m * p.ldd));
+    for (int run = 0; run < 5; ++run) {
+      Verification v = gpu.run(data, KernelConfig::parse_key(key));
+      ASSERT_TRUE(v.ok) << key << ": " << describe(v);
+      DGT_CHECK_CUDA(cudaMemcpy(again.data(), data.operands().d, again.size() * 2, cudaMemcpyDeviceToHost));
+      if (run == 0)
+        first = again;
+      else
+        EXPECT_TRUE(first == again) << key << ": run " << run << " differs from run 0";
+    }
+  }
 }
 
 TEST(Refusals, UnalignedLeadingDimensionNamesOperandAndRule) {

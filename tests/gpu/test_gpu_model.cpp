@@ -1,6 +1,7 @@
-// The resource model against the compiled kernels (every candidate of the default space for two
-// problems): ptxas registers equal the driver's, no local memory, no static shared memory (all of
-// it is the modelled dynamic size), and a launch with the modelled size runs and verifies.
+// Every candidate of the default space, on the three shapes of issue 3 (4096^3, 128 x 7168 x 2048,
+// 1021 x 1023 x 1040), is verified against the reference, and the resource model is checked against
+// the compiled kernel: ptxas registers equal the driver's, no local memory, no static shared memory
+// (all of it is the modelled dynamic size), and a launch with exactly the modelled size runs.
 #include "harness.hpp"
 
 #include "space/search_space.hpp"
@@ -8,27 +9,39 @@
 namespace dgt::test {
 namespace {
 
-TEST(ResourceModelOnDevice, EveryDefaultCandidateMatchesTheModel) {
+void check_space(const Problem& p, uint64_t seed, int& checked) {
   Gpu& gpu = Gpu::get();
-  int checked = 0;
-  for (Accum accum : {Accum::kPromote, Accum::kFast}) {
-    Problem p = Problem::dense(1021, 1023, 1040);
-    p.accum = accum;
-    ProblemData data(p, *gpu.util, 7 + int(accum), gpu.stream);
-    for (const auto& c : enumerate(SearchSpace::builtin_default(), p).kept) {
-      const KernelSpec spec = KernelSpec::of(c.config, p);
-      auto compiled = gpu.cache->get_or_compile(jit::generate_gemm(spec));
-      auto k = gpu.kernel(spec);
-      EXPECT_EQ(k->kernel().registers, compiled.registers) << spec.key();
-      EXPECT_EQ(k->kernel().local_bytes, 0) << spec.key();
-      EXPECT_EQ(k->kernel().static_smem_bytes, 0) << spec.key();
-      EXPECT_EQ(k->kernel().dynamic_smem_bytes, c.resources.smem.total) << spec.key();
-      Verification v = gpu.run(data, c.config);
-      EXPECT_TRUE(v.ok) << spec.key() << ": " << describe(v);
-      ++checked;
-    }
+  ProblemData data(p, *gpu.util, seed, gpu.stream);
+  for (const auto& c : enumerate(SearchSpace::builtin_default(), p, gpu.device.sm_count).kept) {
+    const KernelSpec spec = KernelSpec::of(c.config, p);
+    auto compiled = gpu.cache->get_or_compile(jit::generate_gemm(spec));
+    auto k = gpu.kernel(spec);
+    EXPECT_EQ(k->kernel().registers, compiled.registers) << spec.key();
+    EXPECT_EQ(k->kernel().local_bytes, 0) << spec.key();
+    EXPECT_EQ(k->kernel().static_smem_bytes, 0) << spec.key();
+    EXPECT_EQ(k->kernel().dynamic_smem_bytes, c.resources.smem.total) << spec.key();
+    Verification v = gpu.run(data, c.config);
+    EXPECT_TRUE(v.ok) << p.label() << " " << spec.key() << ": " << describe(v);
+    ++checked;
   }
-  EXPECT_GE(checked, 300);
+}
+
+TEST(DefaultSpace, EveryCandidateOnTheIssueShapes) {
+  int checked = 0;
+  check_space(Problem::dense(4096, 4096, 4096), 11, checked);
+  check_space(Problem::dense(128, 7168, 2048), 12, checked);
+  check_space(Problem::dense(1021, 1023, 1040), 13, checked);
+  std::printf("verified %d candidates\n", checked);
+  EXPECT_GE(checked, 900);
+}
+
+TEST(DefaultSpace, FastAccumulationCandidatesOn4096) {
+  int checked = 0;
+  Problem p = Problem::dense(4096, 4096, 4096);
+  p.accum = Accum::kFast;
+  check_space(p, 14, checked);
+  std::printf("verified %d candidates\n", checked);
+  EXPECT_GE(checked, 500);
 }
 
 }  // namespace

@@ -71,7 +71,14 @@ TEST(KernelConfig, KeyRoundTrip) {
   c.num_math_wg = 1;
   c.raster = Raster::kAlongN;
   c.group = 4;
-  EXPECT_EQ(c.key(), "64x208x128_s6_wg1_sw128_c1x1_rn4_direct_sk1");
+  EXPECT_EQ(c.key(), "64x208x128_s6_wg1_sw128_c1x1_rn4_direct_sk1_sm0");
+  // dgtune 0.1.0 keys (no sms token) still parse.
+  EXPECT_EQ(KernelConfig::parse_key("64x208x128_s6_wg1_sw128_c1x1_rn4_direct_sk1"), c);
+  c.epilogue = Epilogue::kTma;
+  c.split_k = 4;
+  c.sms = 66;
+  EXPECT_EQ(c.key(), "64x208x128_s6_wg1_sw128_c1x1_rn4_tma_sk4_sm66");
+  EXPECT_EQ(KernelConfig::parse_key(c.key()), c);
   EXPECT_EQ(KernelConfig::parse_key(c.key()), c);
   nlohmann::json j = c;
   EXPECT_EQ(j.at("block_n"), 208);

@@ -71,9 +71,43 @@ TEST(ResourceModel, FirstFailingRuleIsReported) {
   s.config.swizzle = 64;
   s.config.block_k = 96;
   EXPECT_EQ(evaluate_resources(s).rejection.substr(0, 3), "R4:");
-  s.config.cluster_m = 2;
   s.config.block_k = 128;
+  s.config.cluster_m = 2;
+  EXPECT_TRUE(evaluate_resources(s).ok()) << evaluate_resources(s).rejection;
+  s.config.cluster_m = 3;
   EXPECT_EQ(evaluate_resources(s).rejection.substr(0, 4), "R11:");
+  s.config.cluster_m = 1;
+  s.config.cluster_n = 2;
+  s.config.block_m = 64;  // 64 / 2 = 32 rows per A slice: fine
+  s.config.num_math_wg = 1;
+  EXPECT_TRUE(evaluate_resources(s).ok()) << evaluate_resources(s).rejection;
+  s.config.cluster_n = 1;
+  s.config.cluster_m = 2;
+  s.config.block_n = 8;  // 8 / 2 = 4 rows per B slice: below the 8-row swizzle atom
+  EXPECT_EQ(evaluate_resources(s).rejection.substr(0, 4), "R13:");
+  s.config.cluster_m = 1;
+  s.config.epilogue = Epilogue::kTma;
+  s.config.block_n = 96;
+  EXPECT_EQ(evaluate_resources(s).rejection.substr(0, 4), "R14:");
+  s.config.epilogue = Epilogue::kDirect;
+  s.config.split_k = 17;
+  EXPECT_EQ(evaluate_resources(s).rejection.substr(0, 4), "R15:");
+}
+
+TEST(ResourceModel, StagingAndSplitFlagAreBudgeted) {
+  KernelSpec s = spec(128, 128, 6, 2);
+  s.config.epilogue = Epilogue::kTma;
+  ResourceReport r = evaluate_resources(s);
+  EXPECT_EQ(r.smem.staging, 128 * 128 * 2);
+  EXPECT_EQ(r.smem.total, 6 * 16384 + 6 * 16384 + 32768 + 96 + 1024);
+  s.config.split_k = 4;
+  r = evaluate_resources(s);
+  EXPECT_EQ(r.smem.barriers, 2 * 6 * 8 + 8);
+  // B stages round up to 1024: 3 stages of 8 x 64 = 1536 bytes -> 2048.
+  KernelSpec small = spec(64, 8, 3, 1);
+  small.config.block_k = 64;
+  small.config.swizzle = 64;
+  EXPECT_EQ(evaluate_resources(small).smem.b_stages, 2048);
 }
 
 std::string read(const std::string& path) {
@@ -94,11 +128,15 @@ TEST(ResourceModel, HostRulesMirrorKernelStaticAssertsInOrder) {
   // The kernel's static_asserts and the host model list the same rules in the same order.
   auto kernel = rule_ids(read(std::string(DGT_SOURCE_DIR) + "/kernels/gemm/fp8_gemm_traits.cuh"));
   auto host = rule_ids(read(std::string(DGT_SOURCE_DIR) + "/src/space/resource_model.cpp"));
-  ASSERT_EQ(kernel.size(), 12u);
-  // R13 (split-K) is host-only; the kernel file documents it in a comment without a quote.
-  ASSERT_EQ(host.size(), 13u);
-  host.pop_back();
+  ASSERT_EQ(kernel.size(), 14u);
+  // R15 (split-K range) and R16 (sms >= 0) are host-only run-time arguments; the kernel file names
+  // them in a comment without a quote.
+  ASSERT_EQ(host.size(), 16u);
+  EXPECT_EQ(host[14], "R15");
+  EXPECT_EQ(host[15], "R16");
+  host.resize(14);
   EXPECT_EQ(kernel, host);
+  for (size_t i = 0; i < kernel.size(); ++i) EXPECT_EQ(kernel[i], "R" + std::to_string(i + 1));
 }
 
 }  // namespace

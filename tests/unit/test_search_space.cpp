@@ -1,5 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <map>
+#include <set>
+
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
@@ -9,75 +12,133 @@
 namespace dgt {
 namespace {
 
-TEST(SearchSpace, ShippedDefaultEqualsBuiltin) {
+std::set<std::string> keys(const std::vector<Candidate>& cs) {
+  std::set<std::string> out;
+  for (const auto& c : cs) out.insert(c.config.key());
+  return out;
+}
+
+TEST(SearchSpace, ShippedDefaultIsTheEmbeddedOne) {
   SearchSpace file = SearchSpace::load(std::string(DGT_SOURCE_DIR) + "/configs/spaces/sm90-default.json");
   SearchSpace builtin = SearchSpace::builtin_default();
-  EXPECT_EQ(file.name, builtin.name);
-  EXPECT_EQ(file.block_m, builtin.block_m);
-  EXPECT_EQ(file.block_n, builtin.block_n);
-  EXPECT_EQ(file.block_k, builtin.block_k);
-  EXPECT_EQ(file.num_stages, builtin.num_stages);
-  EXPECT_EQ(file.num_math_wg, builtin.num_math_wg);
-  EXPECT_EQ(file.swizzle, builtin.swizzle);
-  EXPECT_EQ(file.cluster, builtin.cluster);
-  EXPECT_EQ(file.raster, builtin.raster);
-  EXPECT_EQ(file.group, builtin.group);
-  EXPECT_EQ(file.split_k, builtin.split_k);
-  EXPECT_EQ(builtin.block_n.size(), 16u);  // 16..256 step 16
-  EXPECT_EQ(builtin.size(), 3u * 16 * 1 * 7 * 2);
+  EXPECT_EQ(file.name, "sm90-default");
+  ASSERT_EQ(file.grids.size(), builtin.grids.size());
+  EXPECT_EQ(file.size(), builtin.size());
+  const Problem p = Problem::dense(4096, 4096, 4096);
+  EXPECT_EQ(keys(enumerate(file, p).kept), keys(enumerate(builtin, p).kept));
 }
 
-/// Independent count of legal candidates for 4096^3 promote: enumerate by hand with the rules.
-int expected_kept_4096(Accum accum) {
-  int kept = 0;
-  for (int bm : {64, 128, 256})
-    for (int bn = 16; bn <= 256; bn += 16)
-      for (int st = 2; st <= 8; ++st)
-        for (int wg : {1, 2}) {
-          if (bm % (64 * wg)) continue;
-          const int smem = st * (bm + bn) * 128 + 16 * st + 1024;
-          if (smem > 232448) continue;
-          const int acc = (bm / wg / 64) * (bn / 2) * (accum == Accum::kPromote ? 2 : 1);
-          if (acc + 48 > (wg == 1 ? 240 : 232)) continue;
-          ++kept;
-        }
-  return kept;
-}
-
-TEST(SearchSpace, EnumerationOf4096Cube) {
-  for (Accum accum : {Accum::kPromote, Accum::kFast}) {
-    Problem p = Problem::dense(4096, 4096, 4096);
-    p.accum = accum;
-    Enumeration en = enumerate(SearchSpace::builtin_default(), p);
-    EXPECT_EQ(static_cast<int>(en.kept.size()), expected_kept_4096(accum));
-    EXPECT_EQ(en.kept.size() + en.rejected.size(), SearchSpace::builtin_default().size());
-    for (const auto& c : en.rejected) EXPECT_FALSE(c.pruned.empty());
-    for (const auto& c : en.kept) EXPECT_TRUE(c.resources.ok());
-  }
-  // Sanity of the hand count itself: the two modes differ (promotion doubles accumulators).
-  EXPECT_GT(expected_kept_4096(Accum::kFast), expected_kept_4096(Accum::kPromote));
-  EXPECT_GE(expected_kept_4096(Accum::kPromote), 150);
-}
-
-TEST(SearchSpace, ProblemPruningForSmallShapes) {
-  Enumeration en = enumerate(SearchSpace::builtin_default(), Problem::dense(7, 48, 80));
+TEST(SearchSpace, DefaultCovers4096CubeOnEveryAxis) {
+  const Problem p = Problem::dense(4096, 4096, 4096);
+  Enumeration en = enumerate(SearchSpace::builtin_default(), p);
+  EXPECT_GE(en.kept.size(), 300u);
+  std::map<std::string, std::set<std::string>> seen;
   for (const auto& c : en.kept) {
-    EXPECT_EQ(c.config.block_m, 64) << c.config.key();   // P1: 128 >= 2 * 64
-    EXPECT_LE(c.config.block_n, 48 + 15) << c.config.key();  // P2
+    const KernelConfig& k = c.config;
+    EXPECT_TRUE(c.resources.ok());
+    seen["block_m"].insert(std::to_string(k.block_m));
+    seen["block_n_odd8"].insert(k.block_n % 16 ? "odd" : "even");
+    seen["block_k"].insert(std::to_string(k.block_k));
+    seen["swizzle"].insert(std::to_string(k.swizzle));
+    seen["wg"].insert(std::to_string(k.num_math_wg));
+    seen["cluster"].insert(std::to_string(k.cluster_m) + "x" + std::to_string(k.cluster_n));
+    seen["raster"].insert(to_string(k.raster));
+    seen["group"].insert(std::to_string(k.group));
+    seen["epilogue"].insert(to_string(k.epilogue));
+    seen["sms"].insert(std::to_string(k.sms));
+    seen["stages"].insert(std::to_string(k.num_stages));
+    EXPECT_EQ(k.split_k, 1) << "P4: 4096^3 has 1024+ tiles, split-K never pays";
   }
-  bool saw_p1 = false, saw_p2 = false;
-  for (const auto& c : en.rejected) {
-    saw_p1 |= c.pruned.rfind("P1:", 0) == 0;
-    saw_p2 |= c.pruned.rfind("P2:", 0) == 0;
+  EXPECT_EQ(seen["block_m"], (std::set<std::string>{"64", "128", "256"}));
+  EXPECT_EQ(seen["block_n_odd8"].size(), 2u);
+  EXPECT_EQ(seen["block_k"], (std::set<std::string>{"64", "128", "256"}));
+  EXPECT_EQ(seen["swizzle"], (std::set<std::string>{"32", "64", "128"}));
+  EXPECT_EQ(seen["wg"], (std::set<std::string>{"1", "2"}));
+  EXPECT_EQ(seen["cluster"], (std::set<std::string>{"1x1", "2x1", "1x2", "2x2"}));
+  EXPECT_EQ(seen["raster"], (std::set<std::string>{"m", "n"}));
+  EXPECT_EQ(seen["group"], (std::set<std::string>{"1", "2", "4", "8", "16"}));
+  EXPECT_EQ(seen["epilogue"], (std::set<std::string>{"direct", "tma"}));
+  EXPECT_EQ(seen["sms"], (std::set<std::string>{"0", "66", "120", "128"}));
+  EXPECT_GE(seen["stages"].size(), 5u);
+}
+
+TEST(SearchSpace, SplitKOnlyWhereTilesDoNotFillTheGpu) {
+  // 128 x 7168 x 2048: with BLOCK_M 64 and BLOCK_N 128 only 2 x 56 = 112 tiles < 132 SMs.
+  Enumeration en = enumerate(SearchSpace::builtin_default(), Problem::dense(128, 7168, 2048));
+  int split = 0;
+  for (const auto& c : en.kept) split += c.config.split_k > 1;
+  EXPECT_GT(split, 10);
+  std::map<std::string, int> reasons;
+  for (const auto& c : en.rejected) reasons[c.pruned.substr(0, 3)]++;
+  EXPECT_GT(reasons["P4:"], 0);  // e.g. BLOCK_N 16: 2 x 448 tiles already fill the GPU
+}
+
+TEST(SearchSpace, MaxStagesIsTheDeepestThatFits) {
+  const Problem p = Problem::dense(4096, 4096, 4096);
+  std::map<std::string, int> stages;
+  for (const auto& c : enumerate(SearchSpace::builtin_default(), p).kept) {
+    KernelConfig k = c.config;
+    if (k.block_m == 128 && k.block_n == 128 && k.block_k == 128 && k.num_math_wg == 2 && k.cluster_m == 1 &&
+        k.cluster_n == 1 && k.group == 8 && k.raster == Raster::kAlongM && k.sms == 0 && k.swizzle == 128)
+      stages[to_string(k.epilogue)] = std::max(stages[to_string(k.epilogue)], k.num_stages);
   }
-  EXPECT_TRUE(saw_p1);
-  EXPECT_TRUE(saw_p2);
-  EXPECT_FALSE(en.kept.empty());
+  // direct: 7 * 32 KiB + 112 + 1024 = 230512 <= 232448 (8 stages do not fit).
+  EXPECT_EQ(stages["direct"], 7);
+  // TMA store stages a 128x128 BF16 tile (32 KiB): 6 * 32 KiB + 32 KiB + 96 + 1024 = 230496.
+  EXPECT_EQ(stages["tma"], 6);
+}
+
+std::string reason_for(const Problem& p, KernelConfig c) {
+  SearchSpace s;
+  SpaceGrid g;
+  g.name = "one";
+  g.block_m = {c.block_m};
+  g.block_n = {c.block_n};
+  g.block_k = {c.block_k};
+  g.num_stages = {c.num_stages};
+  g.num_math_wg = {c.num_math_wg};
+  g.swizzle = {c.swizzle};
+  g.group = {c.group};
+  g.split_k = {c.split_k};
+  g.sms = {c.sms};
+  g.cluster = {{c.cluster_m, c.cluster_n}};
+  g.raster = {c.raster};
+  g.epilogue = {c.epilogue};
+  s.grids = {g};
+  Enumeration en = enumerate(s, p);
+  return en.kept.empty() ? en.rejected.at(0).pruned : "";
+}
+
+TEST(SearchSpace, ProblemPruningRules) {
+  KernelConfig c;  // 128x128x128 s4 wg2
+  EXPECT_EQ(reason_for(Problem::dense(64, 4096, 4096), c).substr(0, 3), "P1:");
+  EXPECT_EQ(reason_for(Problem::dense(4096, 100, 4096), c).substr(0, 3), "P2:");
+  Problem odd_ldd = Problem::dense(4096, 4096, 4096);
+  odd_ldd.ldd = 4100;
+  c.epilogue = Epilogue::kTma;
+  EXPECT_EQ(reason_for(odd_ldd, c).substr(0, 3), "P3:");
+  odd_ldd.ldd = 4104;
+  EXPECT_EQ(reason_for(odd_ldd, c), "");
+  c.epilogue = Epilogue::kDirect;
+  c.split_k = 2;
+  EXPECT_EQ(reason_for(Problem::dense(4096, 4096, 4096), c).substr(0, 3), "P4:");
+  c.split_k = 6;  // K = 512: 4 k-blocks -> runs as 4 splits
+  EXPECT_EQ(reason_for(Problem::dense(128, 1024, 512), c).substr(0, 3), "P5:");
+  c.split_k = 4;
+  EXPECT_EQ(reason_for(Problem::dense(128, 1024, 512), c), "");
+  c.split_k = 1;
+  c.cluster_m = 2;  // one m-block: nothing to share B with
+  EXPECT_EQ(reason_for(Problem::dense(128, 4096, 4096), c).substr(0, 3), "P6:");
+  c.cluster_m = 1;
+  c.sms = 120;  // 16 tiles: the grid is 16 CTAs anyway
+  EXPECT_EQ(reason_for(Problem::dense(512, 512, 4096), c).substr(0, 3), "P7:");
+  EXPECT_EQ(reason_for(Problem::dense(4096, 4096, 4096), c), "");
 }
 
 TEST(SearchSpace, JsonErrorsNameTheKey) {
   auto j = nlohmann::json::parse(R"({"block_m": [64], "block_n": [], "block_k": [128], "num_stages": [4],
-    "num_math_wg": [1], "swizzle": [128], "cluster": ["1x1"], "raster": ["m"], "group": [8], "split_k": [1]})");
+    "num_math_wg": [1], "swizzle": [128], "cluster": ["1x1"], "raster": ["m"], "group": [8], "split_k": [1],
+    "epilogue": ["direct"], "sms": [0]})");
   try {
     SearchSpace::from_json(j, "x.json");
     FAIL();
@@ -93,8 +154,22 @@ TEST(SearchSpace, JsonErrorsNameTheKey) {
     EXPECT_NE(e.message().find("cluster \"2by1\""), std::string::npos) << e.message();
   }
   j["cluster"] = {"1x1"};
+  j["num_stages"] = {"max-0"};
+  EXPECT_THROW(SearchSpace::from_json(j, "x.json"), Error);
+  j["num_stages"] = {"max-2", 3};
+  EXPECT_EQ(SearchSpace::from_json(j, "x.json").grids.at(0).num_stages, (std::vector<int>{-2, 3}));
   j["blockm"] = {64};
   EXPECT_THROW(SearchSpace::from_json(j, "x.json"), Error);
+  // A union entry inherits the base and names itself in errors.
+  auto u = nlohmann::json::parse(R"({"name": "u", "base": {"block_m": [64], "block_n": [64], "block_k": [128],
+    "num_stages": [4], "num_math_wg": [1], "swizzle": [128], "cluster": ["1x1"], "raster": ["m"], "group": [8],
+    "split_k": [1], "epilogue": ["direct"], "sms": [0]}, "union": [{"name": "a"}, {"name": "b", "raster": ["q"]}]})");
+  try {
+    SearchSpace::from_json(u, "u.json");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(e.message().find("u.json union[1] (b): raster \"q\""), std::string::npos) << e.message();
+  }
 }
 
 TEST(CostModel, DefaultConfigIsLegalAndDocumented) {
@@ -104,15 +179,16 @@ TEST(CostModel, DefaultConfigIsLegalAndDocumented) {
     EXPECT_TRUE(evaluate_resources(KernelSpec::of(c, p)).ok()) << c.key();
     EXPECT_EQ(c.block_m, p.m <= 64 ? 64 : 128);
   }
-  EXPECT_EQ(default_config(Problem::dense(4096, 4096, 4096)).key(), "128x128x128_s7_wg2_sw128_c1x1_rm8_direct_sk1");  // 7 * 32 KiB + 1136 = 230512 <= 232448
+  // 7 * 32 KiB + 1136 = 230512 <= 232448
+  EXPECT_EQ(default_config(Problem::dense(4096, 4096, 4096)).key(), "128x128x128_s7_wg2_sw128_c1x1_rm8_direct_sk1_sm0");
   EXPECT_EQ(default_config(Problem::dense(7, 48, 80)).block_n, 48);
 }
 
 TEST(CostModel, MoreWavesCostMore) {
   Problem p = Problem::dense(4096, 4096, 4096);
   KernelSpec small{}, big{};
-  small.config.block_n = 64;   // 32*64 = 2048 tiles: 16 waves
-  big.config.block_n = 256;    // 32*16 = 512 tiles: 4 waves
+  small.config.block_n = 64;  // 32*64 = 2048 tiles: 16 waves
+  big.config.block_n = 256;   // 32*16 = 512 tiles: 4 waves
   big.config.num_stages = 4;
   big.accum = Accum::kFast;
   small.accum = Accum::kFast;

@@ -239,9 +239,9 @@ TEST_F(TuningDbTest, CreatesParentDirectoriesAndSchema) {
   std::string path = (dir_ / "a" / "b" / "tuning.db").string();
   { TuningDb db(path); EXPECT_EQ(db.path(), path); }
   ASSERT_TRUE(fs::exists(path));
-  EXPECT_EQ(raw_int(path, "SELECT version FROM schema_version"), 1);
+  EXPECT_EQ(raw_int(path, "SELECT version FROM schema_version"), 2);
   EXPECT_EQ(raw_int(path, "SELECT count(*) FROM schema_version"), 1);
-  EXPECT_EQ(TuningDb::kSchemaVersion, 1);
+  EXPECT_EQ(TuningDb::kSchemaVersion, 2);
   for (const char* table : {"device", "problem", "config", "trial", "baseline"}) {
     std::string sql = std::string("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = '") + table + "'";
     EXPECT_EQ(raw_int(path, sql.c_str()), 1) << table;
@@ -262,7 +262,7 @@ TEST_F(TuningDbTest, NewerSchemaVersionThrowsAndLeavesFileUnchanged) {
   Error e = error_of([&] { TuningDb db(path); });
   EXPECT_EQ(e.kind(), ErrorKind::kSqlite);
   EXPECT_TRUE(contains(e.message(), "schema version 7")) << e.message();
-  EXPECT_TRUE(contains(e.message(), "version 1")) << e.message();
+  EXPECT_TRUE(contains(e.message(), "version 2")) << e.message();
   EXPECT_TRUE(contains(e.message(), path)) << e.message();
   EXPECT_TRUE(file_bytes(path) == before) << "the file was modified";
   // Read-only refuses it too.
@@ -274,11 +274,11 @@ TEST_F(TuningDbTest, NewerSchemaInRollbackJournalFileIsNotSwitchedToWal) {
   // A file in the default rollback-journal mode: setting WAL would rewrite its header, so the
   // version must be checked before the journal mode is touched.
   std::string path = db_path();
-  raw_exec(path, "CREATE TABLE schema_version (version INTEGER NOT NULL); INSERT INTO schema_version VALUES (2);");
+  raw_exec(path, "CREATE TABLE schema_version (version INTEGER NOT NULL); INSERT INTO schema_version VALUES (9);");
   std::string before = file_bytes(path);
   ASSERT_EQ(before[18], 1);  // legacy (rollback journal) mode
   Error e = error_of([&] { TuningDb db(path); });
-  EXPECT_TRUE(contains(e.message(), "schema version 2")) << e.message();
+  EXPECT_TRUE(contains(e.message(), "schema version 9")) << e.message();
   EXPECT_TRUE(file_bytes(path) == before) << "the file was modified";
 }
 
@@ -344,6 +344,45 @@ TEST_F(TuningDbTest, ReopeningKeepsEverything) {
   EXPECT_DOUBLE_EQ(w->trial.timing->median_us, 12.5);
   ASSERT_TRUE(w->cublas_default.has_value());
   EXPECT_DOUBLE_EQ(w->cublas_default->timing->median_us, 14.0);
+}
+
+TEST_F(TuningDbTest, SchemaV1FileIsMigratedKeepingItsRows) {
+  // Build a version-1 file: today's schema with the version-2 additions taken out again.
+  std::string path = db_path();
+  Problem p = Problem::dense(256, 2112, 7168);
+  int64_t dev = 0;
+  {
+    TuningDb db(path);
+    dev = db.upsert_device(h200());
+    db.put_trial(dev, ok_trial(p, config_with(128), 12.5));
+  }
+  raw_exec(path, "ALTER TABLE config DROP COLUMN sms; DROP TABLE sweep; UPDATE schema_version SET version = 1;");
+  ASSERT_EQ(raw_int(path, "SELECT version FROM schema_version"), 1);
+  TuningDb db(path);
+  EXPECT_EQ(raw_int(path, "SELECT version FROM schema_version"), 2);
+  EXPECT_EQ(raw_int(path, "SELECT sms FROM config"), 0);
+  EXPECT_TRUE(db.has_trial(dev, p, config_with(128)));
+  ASSERT_TRUE(db.winner(dev, p).has_value());
+  EXPECT_DOUBLE_EQ(db.winner(dev, p)->trial.timing->median_us, 12.5);
+}
+
+TEST_F(TuningDbTest, SweepStateRoundTripsPerSpaceAndStrategy) {
+  TuningDb db(db_path());
+  int64_t dev = db.upsert_device(h200());
+  Problem p = Problem::dense(4096, 4096, 4096);
+  EXPECT_FALSE(db.sweep_state(dev, p, "sm90-default", "exhaustive").has_value());
+  db.put_sweep_state(dev, p, "sm90-default", "exhaustive", SweepState{341, 120, false, ""});
+  db.put_sweep_state(dev, p, "sm90-default", "model-16", SweepState{16, 16, true, ""});
+  auto st = db.sweep_state(dev, p, "sm90-default", "exhaustive");
+  ASSERT_TRUE(st.has_value());
+  EXPECT_EQ(st->candidates, 341);
+  EXPECT_EQ(st->stored, 120);
+  EXPECT_FALSE(st->complete);
+  EXPECT_FALSE(st->updated_at.empty());
+  db.put_sweep_state(dev, p, "sm90-default", "exhaustive", SweepState{341, 341, true, ""});
+  EXPECT_TRUE(db.sweep_state(dev, p, "sm90-default", "exhaustive")->complete);
+  EXPECT_TRUE(db.sweep_state(dev, p, "sm90-default", "model-16")->complete);
+  EXPECT_FALSE(db.sweep_state(dev, p, "other", "exhaustive").has_value());
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -38,7 +38,8 @@ struct GemmOptions {
 /// else the documented default config (dgt::default_config), then JIT-loads it through the cubin
 /// cache (compiling on a miss). Later calls for that shape take a shared lock, encode two TMA
 /// descriptors on the host and launch: no device allocation and no synchronisation, so they can be
-/// captured in a CUDA graph.
+/// captured in a CUDA graph. A split-K winner uses a scratch buffer owned by this object for that shape
+/// (allocated on first use): calls for one shape must then be ordered on one stream.
 class Gemm {
  public:
   /// Opens the device and (read-only) the DB. Throws dgt::Error (kNoDevice, kSqlite, ...) with a
