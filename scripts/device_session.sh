@@ -55,10 +55,12 @@ for s in "$@"; do
         echo "cube-$temp wall $(awk "BEGIN{printf \"%.1f\", $t1 - $t0}") s" | tee -a "$OUT/cube-times.txt"
         sed -n '/^{/,$p' "$LOGS/cube-$temp.log" >"$OUT/cube-$temp.json"
       done ;;
+    clismoke)
+      step clismoke 120 bash scripts/test.sh -R cli_sweep_smoke -V ;;
     deepseek)
-      step deepseek 540 bash -c "$BIN sweep --shapes configs/shapes/deepseek-v3.txt --format json >$OUT/deepseek-sweep.json" ;;
+      step deepseek 540 bash -c "$BIN sweep --shapes configs/shapes/deepseek-v3.txt --max-samples 40 --format json >$OUT/deepseek-sweep.json" ;;
     square)
-      step square 420 bash -c "$BIN sweep --shapes configs/shapes/square.txt --format json >$OUT/square-sweep.json" ;;
+      step square 420 bash -c "$BIN sweep --shapes configs/shapes/square.txt --max-samples 40 --format json >$OUT/square-sweep.json" ;;
     *) echo "unknown step $s" ;;
   esac
 done
