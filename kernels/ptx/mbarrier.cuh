@@ -24,13 +24,16 @@ __device__ __forceinline__ void mbar_arrive(u64* bar) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smem_u32(bar)) : "memory");
 }
 
-/// Arrive on the barrier at the same shared-memory offset in CTA `cta_rank` of this cluster
-/// (mapa translates the address; release at cluster scope orders this CTA's prior reads).
+/// Arrive on the barrier at the same shared-memory offset in CTA `cta_rank` of this cluster (mapa
+/// translates the address). Default semantics (.release at .cta scope): the consumer only says "my
+/// WGMMAs finished reading this stage", which wgmma.wait_group already guarantees. Spelling
+/// `.release.cluster` here made ptxas emit MEMBAR.ALL.GPU before every arrive, i.e. one GPU-wide
+/// fence per k-block per warp: measured 2-2.7x slower cluster kernels on the H200 (results/h200/).
 __device__ __forceinline__ void mbar_arrive_cluster(u64* bar, u32 cta_rank) {
   asm volatile(
       "{\n.reg .b32 remote;\n"
       "mapa.shared::cluster.u32 remote, %0, %1;\n"
-      "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}" ::"r"(smem_u32(bar)),
+      "mbarrier.arrive.shared::cluster.b64 _, [remote];\n}" ::"r"(smem_u32(bar)),
       "r"(cta_rank)
       : "memory");
 }

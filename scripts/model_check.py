@@ -1,0 +1,68 @@
+#!/usr/bin/env python3
+"""Checks the analytic pre-rank (--strategy model) against an exhaustive sweep stored in a tuning DB.
+
+For every shape of a shapes file: rank the default space's candidates with `dgtune space` (its
+`estimate_us` column is the model), look up the measured trials of the exhaustive sweep, and report
+whether the model's top K contains the exhaustive winner or a candidate within TOL of it.
+
+  python3 scripts/model_check.py --db results/h200/issue3.db --shapes configs/shapes/deepseek-v3.txt \
+      [--dgtune build/dgtune] [--top-k 16] [--tol 0.03] [--json out.json]
+Exit code 1 when a shape fails. Render-and-compare only: times come from the DB, ranks from dgtune.
+"""
+import argparse
+import json
+import sqlite3
+import subprocess
+import sys
+
+
+def shapes(path):
+    for line in open(path):
+        f = line.split("#")[0].split()
+        if len(f) >= 3:
+            yield f[0], f[1], f[2], [x for x in f[3:] if "=" in x and not x.startswith("name=")]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--db", required=True)
+    ap.add_argument("--shapes", required=True)
+    ap.add_argument("--dgtune", default="build/dgtune")
+    ap.add_argument("--top-k", type=int, default=16)
+    ap.add_argument("--tol", type=float, default=0.03)
+    ap.add_argument("--json")
+    a = ap.parse_args()
+    db = sqlite3.connect(a.db)
+    rows, failed = [], 0
+    for m, n, k, extra in shapes(a.shapes):
+        args = [a.dgtune, "space", "--m", m, "--n", n, "--k", k, "--show", "kept", "--format", "json"]
+        for kv in extra:
+            key, val = kv.split("=", 1)
+            args += ["--" + key, val]
+        ranked = sorted(json.loads(subprocess.run(args, check=True, capture_output=True, text=True).stdout)["rows"],
+                        key=lambda r: r["estimate_us"])
+        accum = dict(kv.split("=", 1) for kv in extra).get("accum", "promote")
+        measured = dict(db.execute(
+            "SELECT c.key, t.median_us FROM trial t JOIN problem p ON p.id = t.problem_id JOIN config c ON c.id = t.config_id "
+            "WHERE p.m = ? AND p.n = ? AND p.k = ? AND p.accum = ? AND t.status = 'ok'", (int(m), int(n), int(k), accum)))
+        best_key = min(measured, key=measured.get)
+        best = measured[best_key]
+        top = [r["config"] for r in ranked[: a.top_k]]
+        top_times = [measured[c] for c in top if c in measured]
+        best_top = min(top_times) if top_times else float("inf")
+        rank_of_winner = next(i for i, r in enumerate(ranked) if r["config"] == best_key) + 1
+        ok = best_top <= best * (1 + a.tol)
+        failed += not ok
+        rows.append({"shape": f"{m}x{n}x{k}", "candidates": len(ranked), "measured": len(measured), "winner": best_key,
+                     "winner_us": best, "winner_model_rank": rank_of_winner, "best_in_top_k_us": best_top,
+                     "gap": best_top / best - 1, "ok": ok})
+        print(f"{m:>5}x{n:>5}x{k:>5}  cands {len(ranked):4}  winner rank {rank_of_winner:4}  best top-{a.top_k} "
+              f"{best_top:9.2f} us vs {best:9.2f} us ({100 * (best_top / best - 1):+5.1f}%)  {'ok' if ok else 'MISS'}")
+    print(f"{len(rows) - failed}/{len(rows)} shapes within {100 * a.tol:.0f}% using the model's top {a.top_k}")
+    if a.json:
+        json.dump({"top_k": a.top_k, "tol": a.tol, "rows": rows}, open(a.json, "w"), indent=1)
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
