@@ -98,6 +98,15 @@ TrialRecord TuningSession::measure_candidate(const ProblemData& data, const Kern
       kernel = it->second;
     }
     ws = workspace_.get(*kernel, p);
+    // The driver's numbers are authoritative: on the H200 the NVRTC log lacked ptxas' register line
+    // for most kernels (results/h200/issue3-sweeps.md), while cuFuncGetAttribute always answers.
+    t.registers = kernel->kernel().registers;
+    if (kernel->kernel().local_bytes > 0) {
+      t.status = TrialStatus::kCompileError;
+      t.error = fmt::format("{} bytes of local memory per thread (spills or stack): the resource model under-counts registers",
+                            kernel->kernel().local_bytes);
+      return t;
+    }
   } catch (const Error& e) {
     t.status = TrialStatus::kLaunchError;
     t.error = e.what();

@@ -26,7 +26,12 @@ void check_space(const Problem& p, uint64_t seed, int& checked) {
     const KernelSpec spec = KernelSpec::of(c.config, p);
     auto compiled = gpu.cache->get_or_compile(jit::generate_gemm(spec));
     auto k = gpu.kernel(spec);
-    EXPECT_EQ(k->kernel().registers, compiled.registers) << spec.key();
+    // Entry registers within the launch bound (65536 / threads, and setmaxnreg's consumer value).
+    EXPECT_LE(k->kernel().registers, c.config.num_math_wg == 2 ? 168 : 240) << spec.key();
+    EXPECT_GT(k->kernel().registers, 0) << spec.key();
+    // ptxas' own count, when the NVRTC log carried it (on the H200 it often did not: see
+    // results/h200/issue3-sweeps.md), must agree with the driver's.
+    if (compiled.registers > 0) EXPECT_EQ(k->kernel().registers, compiled.registers) << spec.key();
     EXPECT_EQ(k->kernel().local_bytes, 0) << spec.key();
     EXPECT_EQ(k->kernel().static_smem_bytes, 0) << spec.key();
     EXPECT_EQ(k->kernel().dynamic_smem_bytes, c.resources.smem.total) << spec.key();
