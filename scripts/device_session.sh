@@ -55,6 +55,8 @@ for s in "$@"; do
         echo "cube-$temp wall $(awk "BEGIN{printf \"%.1f\", $t1 - $t0}") s" | tee -a "$OUT/cube-times.txt"
         sed -n '/^{/,$p' "$LOGS/cube-$temp.log" >"$OUT/cube-$temp.json"
       done ;;
+    modelsweep)  # --strategy model on DeepSeek-V3 into a fresh DB: only the top 16 per shape are measured
+      step modelsweep 240 bash -c "$BIN sweep --shapes configs/shapes/deepseek-v3.txt --db /tmp/model.db --strategy model --top-k 16 --max-samples 40 --format json >$OUT/deepseek-model-sweep.json" ;;
     clismoke)
       step clismoke 120 bash scripts/test.sh -R cli_sweep_smoke -V ;;
     deepseek)
