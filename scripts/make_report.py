@@ -18,6 +18,18 @@ def fmt(v, nd=2):
     return str(v)
 
 
+def sweep_table(rows):
+    """Markdown table of a `dgtune sweep --format json` result."""
+    out = ["| shape | name | accum | winner config | us | TFLOPS | GB/s | cuBLASLt default us | x default | cuBLASLt tuned us | x tuned | candidates | measured | trials by status |",
+           "|---|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|"]
+    for r in rows:
+        out.append(
+            f"| {r['shape']} | {r['name'] or ''} | {r['accum']} | `{r['winner']}` | {fmt(r['median_us'])} | {fmt(r['tflops'], 1)} | "
+            f"{fmt(r['gbps'], 0)} | {fmt(r['cublas_default_us'])} | {fmt(r['x_cublas_default'], 3)} | {fmt(r['cublas_tuned_us'])} | "
+            f"{fmt(r['x_cublas_tuned'], 3)} | {r['candidates']} | {r['measured_now']} | {r['status_counts']} |")
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--sweep", required=True)
@@ -49,14 +61,8 @@ def main():
         "(limits: promote max_rel_err 2^-7 / diff 2e-5, fast 2^-5 / 5e-4).",
         "- x default / x tuned = cuBLASLt us / dgtune us (above 1 = dgtune faster), from the same run.",
         "",
-        "| shape | name | accum | winner config | us | TFLOPS | GB/s | cuBLASLt default us | x default | cuBLASLt tuned us | x tuned | candidates | measured | trials by status |",
-        "|---|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|",
     ]
-    for r in rows:
-        out.append(
-            f"| {r['shape']} | {r['name'] or ''} | {r['accum']} | `{r['winner']}` | {fmt(r['median_us'])} | {fmt(r['tflops'], 1)} | "
-            f"{fmt(r['gbps'], 0)} | {fmt(r['cublas_default_us'])} | {fmt(r['x_cublas_default'], 3)} | {fmt(r['cublas_tuned_us'])} | "
-            f"{fmt(r['x_cublas_tuned'], 3)} | {r['candidates']} | {r['measured_now']} | {r['status_counts']} |")
+    out += sweep_table(rows)
     out.append("")
     if a.clocks:
         out += ["Clocks after the run (nvidia-smi):", "", "```", open(a.clocks).read().strip(), "```", ""]
