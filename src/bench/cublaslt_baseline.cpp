@@ -54,13 +54,11 @@ BaselineRecord make_record(const Problem& p, const char* provider, const std::st
 
 }  // namespace
 
-CublasLtBaseline::CublasLtBaseline(int max_algos) : max_algos_(max_algos) {
+CublasLtBaseline::CublasLtBaseline(int max_algos) : workspace_(workspace_bytes_), max_algos_(max_algos) {
   DGT_CHECK_CUBLAS(cublasLtCreate(&handle_));
-  DGT_CHECK_CUDA(cudaMalloc(&workspace_, workspace_bytes_));
 }
 
 CublasLtBaseline::~CublasLtBaseline() {
-  if (workspace_) cudaFree(workspace_);
   if (handle_) cublasLtDestroy(handle_);
 }
 
@@ -117,7 +115,7 @@ std::pair<BaselineRecord, BaselineRecord> CublasLtBaseline::measure(const Proble
     cublasStatus_t last = CUBLAS_STATUS_SUCCESS;
     auto launch = [&](cudaStream_t stream) {
       last = cublasLtMatmul(handle_, desc.h, &alpha, ops.b, la.h, ops.a, lb.h, &beta, ops.d, lc.h, ops.d, lc.h, &algo,
-                            workspace_, workspace_bytes_, stream);
+                            workspace_.get(), workspace_bytes_, stream);
     };
     data.poison_output(s);
     launch(s);

@@ -32,9 +32,9 @@ class CublasLtBaseline {
   std::pair<BaselineRecord, BaselineRecord> measure(const ProblemData& data, Timer& timer, cudaStream_t s);
 
  private:
-  cublasLtContext* handle_ = nullptr;
-  void* workspace_ = nullptr;
   size_t workspace_bytes_ = 32u << 20;
+  DeviceBuffer workspace_;   // before handle_: allocated first, freed last
+  cublasLtContext* handle_ = nullptr;
   int max_algos_;
 };
 

@@ -22,8 +22,6 @@ class ProblemData {
 
   const Problem& problem() const { return p_; }
   jit::GemmOperands operands() const;
-  float scale_a() const { return scale_a_; }
-  float scale_b() const { return scale_b_; }
 
   /// Sets every element of D (including padding and guard rows) to the BF16 NaN poison.
   void poison_output(cudaStream_t s) const;

@@ -129,7 +129,7 @@ Timing Timer::measure(const std::function<void(cudaStream_t)>& launch) {
       samples.push_back(double(ms) * 1000.0);
     }
     const int n = static_cast<int>(samples.size());
-    if (n < options_.min_samples) continue;
+    if (n < options_.min_samples && n < options_.max_samples) continue;
     st = sample_stats(samples);
     const double spent = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (st.rse < options_.target_rse || n >= options_.max_samples || spent > options_.max_seconds) break;

@@ -1,4 +1,4 @@
-// The measurement protocol (design.md, "Measurement protocol"); stored with every trial.
+// The measurement protocol (README.md, "How measurements are made"); stored with every trial.
 #pragma once
 
 #include <cuda_runtime_api.h>

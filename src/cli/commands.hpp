@@ -5,11 +5,6 @@
 
 namespace dgt::cli {
 
-/// Options every subcommand shares.
-struct GlobalOptions {
-  std::string log_level = "info";
-};
-
 void add_sweep(CLI::App& app, int& rc);
 void add_info(CLI::App& app, int& rc);
 void add_space(CLI::App& app, int& rc);

@@ -41,6 +41,8 @@ void add_info(CLI::App& app, int& rc) {
       add("sm_count", std::to_string(d.sm_count));
       add("max_sm_clock_mhz", std::to_string(d.max_sm_clock_mhz));
       add("memory_bytes", std::to_string(d.memory_bytes));
+      add("memory_clock_mhz", std::to_string(d.memory_clock_mhz));
+      add("memory_bus_bits", std::to_string(d.memory_bus_bits));
       add("l2_bytes", std::to_string(d.l2_bytes));
       add("max_smem_per_block_optin", std::to_string(d.max_smem_per_block_optin));
       add("driver_version", std::to_string(d.driver_version));

@@ -18,7 +18,7 @@ void add_run(CLI::App& app, int& rc) {
   auto args = std::make_shared<Args>();
   CLI::App* cmd = app.add_subcommand("run", "compile, verify and time one config on one problem (stored in the DB)");
   args->problem.add(*cmd);
-  cmd->add_option("--config", args->config, "config key, e.g. 128x128x128_s4_wg2_sw128_c1x1_rm8_direct_sk1")->required();
+  cmd->add_option("--config", args->config, "config key, e.g. 128x128x128_s4_wg2_sw128_c1x1_rm8_direct_sk1_sm0")->required();
   cmd->add_option("--db", args->db, "tuning database (default $DGTUNE_DB or results/tuning.db)");
   cmd->add_option("--device", args->device, "CUDA device ordinal")->capture_default_str();
   cmd->add_option("--cache-dir", args->cache_dir, "cubin cache directory");

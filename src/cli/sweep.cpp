@@ -69,6 +69,9 @@ void add_sweep(CLI::App& app, int& rc) {
       ->capture_default_str();
   add_format_option(*cmd, args->format);
   cmd->callback([args, &rc] {
+    if (args->protocol.max_samples < 1 || args->protocol.max_samples < args->protocol.min_samples)
+      DGT_THROW(ErrorKind::kUsage, "--max-samples = {} must be >= 1 and >= --min-samples = {}", args->protocol.max_samples,
+                args->protocol.min_samples);
     auto shapes = load_shapes_file(args->shapes);
     if (shapes.empty()) DGT_THROW(ErrorKind::kUsage, "{}: no shapes (every line is blank or a comment)", args->shapes);
     validate_all(shapes);

@@ -2,8 +2,6 @@
 
 #include "device/driver_api.hpp"
 
-#include <cublasLt.h>
-#include <cuda.h>
 #include <cuda_runtime_api.h>
 #include <nvrtc.h>
 

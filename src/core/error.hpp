@@ -8,7 +8,7 @@
 
 namespace dgt {
 
-/// What failed. Maps to an exit code in main.cpp (usage -> 2, everything else -> 1).
+/// What failed. Maps to an exit code in main.cpp (kUsage and kInvalid -> 2, everything else -> 1).
 enum class ErrorKind {
   kUsage,      ///< bad command line, bad shapes file, bad config key: the user can fix the input
   kInvalid,    ///< a problem or config breaks a rule (TMA alignment, resource budget)

@@ -39,7 +39,7 @@ struct WinnerRow {
 ///   problem(id, key UNIQUE, m, n, k, lda, ldb, ldd, dtype_a, dtype_b, dtype_d, scale_mode, accum)
 ///          dtypes, scale_mode and accum as their to_string() text
 ///   config(id, key UNIQUE, block_m, block_n, block_k, num_stages, num_math_wg, swizzle, cluster_m, cluster_n,
-///          raster, group_size, epilogue, split_k)
+///          raster, group_size, epilogue, split_k, sms [schema 2])
 ///          raster ("m"/"n") and epilogue as their to_string() text
 ///   trial(id, device_id, problem_id, config_id, status, error, compile_ms, registers, spill_bytes, smem_bytes,
 ///         median_us, p10_us, p90_us, samples, rse, tflops, gbps, verify_ok, max_rel_err, diff, nan_count,

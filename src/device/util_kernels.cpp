@@ -8,10 +8,6 @@ namespace dgt {
 
 static_assert(sizeof(CompareStatsHost) == 40, "must match dgt::util::CompareStats");
 
-namespace {
-unsigned fp8_code(DType t) { return t == DType::kE5M2 ? 1u : 0u; }
-}  // namespace
-
 UtilKernels::UtilKernels(const jit::CubinCache& cache, int sm_count) : sm_count_(sm_count) {
   jit::CompiledKernel k = cache.get_or_compile(jit::generate_util_module());
   auto module = std::make_shared<jit::Module>(k.cubin);
@@ -37,7 +33,7 @@ void UtilKernels::launch(CUfunction f, unsigned gx, unsigned gy, unsigned bx, un
 
 void UtilKernels::fill_fp8(void* p, int64_t rows, int64_t cols, int64_t ld, uint64_t seed, DType type, cudaStream_t s) const {
   unsigned long long r = rows, c = cols, l = ld, sd = seed;
-  unsigned t = fp8_code(type);
+  unsigned t = fp8_type_code(type);
   void* params[] = {&p, &r, &c, &l, &sd, &t};
   launch(fill_fp8_.function, sm_count_ * 4, 1, 256, 1, params, s);
 }
@@ -62,7 +58,7 @@ void UtilKernels::reference_gemm(const Problem& p, const void* a, const void* b,
                                  float* dref, cudaStream_t s) const {
   unsigned m = p.m, n = p.n, k = p.k;
   unsigned long long lda = p.lda, ldb = p.ldb;
-  unsigned ta = fp8_code(p.a), tb = fp8_code(p.b);
+  unsigned ta = fp8_type_code(p.a), tb = fp8_type_code(p.b);
   void* params[] = {&a, &b, &dref, &m, &n, &k, &lda, &ldb, &scale_a, &scale_b, &ta, &tb};
   launch(ref_gemm_.function, static_cast<unsigned>((p.n + 63) / 64), static_cast<unsigned>((p.m + 63) / 64), 16, 16, params, s);
 }

@@ -6,9 +6,9 @@
 
 namespace dgt {
 
-/// Holds the largest split-K workspace asked for so far. get() may reallocate (synchronising the
-/// device through cudaFree) and zeroes new counters, so call it outside timed regions; launches using
-/// the returned workspace must be ordered on one stream.
+/// Holds the largest split-K workspace asked for so far. get() may reallocate and then zeroes the new
+/// counters and synchronises the device, so call it outside timed regions (the loader does so on a
+/// shape's first call only); launches using the returned workspace must be ordered on one stream.
 class WorkspaceArena {
  public:
   /// A workspace big enough for `kernel` on `p` (empty when the kernel does not split K).

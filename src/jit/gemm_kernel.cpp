@@ -40,11 +40,7 @@ GemmKernel::GemmKernel(KernelSpec spec, LoadedKernel kernel, int sm_count)
   }
 }
 
-int GemmKernel::effective_splits(const Problem& p) const {
-  const int64_t kb = ceil_div(p.k, spec_.config.block_k);
-  const int64_t per = ceil_div(kb, std::max(1, spec_.config.split_k));
-  return static_cast<int>(ceil_div(kb, per));
-}
+int GemmKernel::effective_splits(const Problem& p) const { return dgt::effective_splits(spec_.config, p.k); }
 
 int GemmKernel::grid_size(const Problem& p) const {
   const KernelConfig& c = spec_.config;

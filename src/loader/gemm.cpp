@@ -38,7 +38,7 @@ struct ShapeKeyHash {
 struct Entry {
   std::shared_ptr<jit::GemmKernel> kernel;
   GemmChoice choice;
-  std::shared_ptr<WorkspaceArena> arena;  ///< split-K scratch of this shape (allocated on first use)
+  WorkspaceArena arena;  ///< split-K scratch of this shape (allocated on first use)
   jit::GemmWorkspace workspace;
 };
 
@@ -80,14 +80,12 @@ struct Gemm::Impl {
     KernelConfig config = default_config(p);
     e.choice.source = "default";
     if (db && device_id) {
-      if (auto w = db->winner(*device_id, p)) {
+      // nearest_winner prefers the problem itself, so one query covers "db" and "nearest". A winner
+      // of another problem (other ldd) may not fit this one (P3): then the default is used.
+      if (auto w = db->nearest_winner(*device_id, p); w && problem_fit(w->trial.config, p).empty()) {
         config = w->trial.config;
-        e.choice.source = "db";
+        e.choice.source = w->trial.problem == p ? "db" : "nearest";
         e.choice.tuned_us = w->trial.timing ? w->trial.timing->median_us : 0;
-      } else if (auto nw = db->nearest_winner(*device_id, p)) {
-        config = nw->trial.config;
-        e.choice.source = "nearest";
-        e.choice.tuned_us = nw->trial.timing ? nw->trial.timing->median_us : 0;
       }
     }
     e.choice.config_key = config.key();
@@ -104,10 +102,7 @@ struct Gemm::Impl {
       kit = kernels.emplace(spec.key(), std::make_shared<jit::GemmKernel>(spec, mit->second, device.sm_count)).first;
     }
     e.kernel = kit->second;
-    if (e.kernel->workspace_bytes(p) > 0) {
-      e.arena = std::make_shared<WorkspaceArena>();
-      e.workspace = e.arena->get(*e.kernel, p);
-    }
+    if (e.kernel->workspace_bytes(p) > 0) e.workspace = e.arena.get(*e.kernel, p);
     spdlog::debug("dgt::Gemm {}: {} ({})", p.label(), e.choice.config_key, e.choice.source);
     return shapes.emplace(key, std::move(e)).first->second;
   }

@@ -1,5 +1,6 @@
 #include "problem/kernel_config.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <vector>
 
@@ -12,13 +13,23 @@ namespace dgt {
 const char* to_string(Raster r) { return r == Raster::kAlongM ? "m" : "n"; }
 const char* to_string(Epilogue e) { return e == Epilogue::kTma ? "tma" : "direct"; }
 
-namespace {
 Epilogue parse_epilogue(std::string_view s, std::string_view where) {
   if (s == "direct") return Epilogue::kDirect;
   if (s == "tma") return Epilogue::kTma;
   DGT_THROW(ErrorKind::kUsage, "{}: epilogue '{}' is unknown (expected direct or tma)", where, s);
 }
-}  // namespace
+
+Raster parse_raster(std::string_view s, std::string_view where) {
+  if (s == "m") return Raster::kAlongM;
+  if (s == "n") return Raster::kAlongN;
+  DGT_THROW(ErrorKind::kUsage, "{}: raster '{}' is unknown (expected m or n)", where, s);
+}
+
+int effective_splits(const KernelConfig& c, int64_t k) {
+  const int64_t kb = (k + c.block_k - 1) / c.block_k;
+  const int64_t per = (kb + std::max(1, c.split_k) - 1) / std::max(1, c.split_k);
+  return static_cast<int>((kb + per - 1) / per);
+}
 
 std::string KernelConfig::key() const {
   return fmt::format("{}x{}x{}_s{}_wg{}_sw{}_c{}x{}_r{}{}_{}_sk{}_sm{}", block_m, block_n, block_k, num_stages, num_math_wg,
@@ -125,9 +136,7 @@ void from_json(const nlohmann::json& j, KernelConfig& c) {
   c.swizzle = j.value("swizzle", d.swizzle);
   c.cluster_m = j.value("cluster_m", d.cluster_m);
   c.cluster_n = j.value("cluster_n", d.cluster_n);
-  std::string r = j.value("raster", std::string("m"));
-  if (r != "m" && r != "n") DGT_THROW(ErrorKind::kUsage, "config JSON: raster '{}' should be m or n", r);
-  c.raster = r == "m" ? Raster::kAlongM : Raster::kAlongN;
+  c.raster = parse_raster(j.value("raster", std::string("m")), "config JSON");
   c.group = j.value("group", d.group);
   c.epilogue = parse_epilogue(j.value("epilogue", std::string("direct")), "config JSON");
   c.split_k = j.value("split_k", d.split_k);

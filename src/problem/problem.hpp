@@ -32,6 +32,8 @@ DType parse_dtype(std::string_view text);
 Accum parse_accum(std::string_view text);
 /// Size in bytes of one element.
 int dtype_bytes(DType t);
+/// The kernels' operand type code (kernels/common.cuh Fp8Type): 0 = e4m3, 1 = e5m2.
+inline unsigned fp8_type_code(DType t) { return t == DType::kE5M2 ? 1u : 0u; }
 
 /// One GEMM problem. A is M x K row-major (K-major) with leading dimension lda (elements),
 /// B is N x K row-major (K-major) with ldb, D is M x N row-major with ldd. These are the only FP8

@@ -16,8 +16,8 @@ double estimate_us(const KernelSpec& spec, const Problem& p, int sm_count, const
   const int cluster = c.cluster_m * c.cluster_n;
   const double m_blocks = cdiv(double(p.m), c.block_m), n_blocks = cdiv(double(p.n), c.block_n);
   const double k_blocks = cdiv(double(p.k), c.block_k);
-  const double per_split = std::ceil(k_blocks / std::max(1, c.split_k));
-  const double splits = std::ceil(k_blocks / per_split);
+  const double splits = effective_splits(c, p.k);
+  const double per_split = std::ceil(k_blocks / splits);
   const double units = cdiv(m_blocks, c.cluster_m) * cdiv(n_blocks, c.cluster_n) * splits;
   double ctas = sm_count;
   if (c.sms > 0) ctas = std::min<double>(ctas, c.sms);
@@ -63,10 +63,7 @@ KernelConfig default_config(const Problem& p) {
   c.swizzle = 128;
   c.raster = Raster::kAlongM;
   c.group = 8;
-  for (int stages = 8; stages >= 2; --stages) {
-    c.num_stages = stages;
-    if (evaluate_resources(KernelSpec::of(c, p)).ok()) break;
-  }
+  c.num_stages = std::max(2, deepest_stages(KernelSpec::of(c, p), 8));
   return c;
 }
 

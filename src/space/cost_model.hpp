@@ -1,6 +1,7 @@
 // A coarse analytic estimate of a candidate's time, used to rank candidates: the order in which a
 // sweep measures them, what --max-candidates keeps, and what --strategy model measures. It is a
-// ranking model, calibrated so that measuring its top 16 finds the exhaustive winner; its absolute
+// ranking model, calibrated so that measuring its top 16 (on the fitted data even its top 8) finds the
+// exhaustive winner; its absolute
 // values are not predictions (they run about 2x high). Not a substitute for measuring.
 #pragma once
 

@@ -73,4 +73,18 @@ ResourceReport evaluate_resources(const KernelSpec& spec) {
   return r;
 }
 
+std::string problem_fit(const KernelConfig& c, const Problem& p) {
+  if (c.epilogue == Epilogue::kTma && p.ldd % 8 != 0)
+    return fmt::format("P3: TMA-store epilogue needs D rows of 16-byte multiples; ldd = {} is not a multiple of 8", p.ldd);
+  return {};
+}
+
+int deepest_stages(KernelSpec spec, int cap) {
+  for (int s = cap; s >= 2; --s) {
+    spec.config.num_stages = s;
+    if (evaluate_resources(spec).ok()) return s;
+  }
+  return 0;
+}
+
 }  // namespace dgt

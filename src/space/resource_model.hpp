@@ -41,7 +41,16 @@ struct ResourceReport {
   bool ok() const { return rejection.empty(); }
 };
 
-/// Evaluates rules R1..R15 in order (see kernels/gemm/fp8_gemm_traits.cuh) and the budgets.
+/// Evaluates rules R1..R16 in order (see kernels/gemm/fp8_gemm_traits.cuh) and the budgets.
 ResourceReport evaluate_resources(const KernelSpec& spec);
+
+/// Hard requirements a legal config puts on the problem (unlike the P1/P2/P4-P7 heuristics, breaking
+/// one makes the launch fail): P3, the TMA-store epilogue needs D's rows to be 16-byte multiples
+/// (ldd % 8 == 0). Empty when the config can run the problem; else "P3: <reason>". (D's address must
+/// also be 16-byte aligned for TMA stores; that is checked per call, naming operand D.)
+std::string problem_fit(const KernelConfig& c, const Problem& p);
+
+/// The deepest kNumStages <= cap (>= 2) with which `spec` is legal, or 0 when none is.
+int deepest_stages(KernelSpec spec, int cap);
 
 }  // namespace dgt

@@ -105,14 +105,9 @@ SpaceGrid parse_grid(const json& g, const json& base, const std::string& where) 
       DGT_THROW(ErrorKind::kUsage, "{}: cluster \"{}\" must look like \"2x1\"", where, c);
     s.cluster.emplace_back(cm, cn);
   }
-  for (const auto& r : string_list(axis(g, base, "raster", where), "raster", where)) {
-    if (r != "m" && r != "n") DGT_THROW(ErrorKind::kUsage, "{}: raster \"{}\" must be \"m\" or \"n\"", where, r);
-    s.raster.push_back(r == "m" ? Raster::kAlongM : Raster::kAlongN);
-  }
-  for (const auto& e : string_list(axis(g, base, "epilogue", where), "epilogue", where)) {
-    if (e != "direct" && e != "tma") DGT_THROW(ErrorKind::kUsage, "{}: epilogue \"{}\" must be \"direct\" or \"tma\"", where, e);
-    s.epilogue.push_back(e == "tma" ? Epilogue::kTma : Epilogue::kDirect);
-  }
+  for (const auto& r : string_list(axis(g, base, "raster", where), "raster", where)) s.raster.push_back(parse_raster(r, where));
+  for (const auto& e : string_list(axis(g, base, "epilogue", where), "epilogue", where))
+    s.epilogue.push_back(parse_epilogue(e, where));
   return s;
 }
 
@@ -127,15 +122,12 @@ std::string prune_reason(const KernelConfig& c, const Problem& p, int sm_count) 
     return fmt::format("P1: BLOCK_M = {} >= 2 x M rounded up to 64 ({}): a smaller BLOCK_M covers M", c.block_m, round_up(p.m, 64));
   if (c.block_n > 16 && c.block_n >= p.n + 16)
     return fmt::format("P2: BLOCK_N = {} >= N + 16 = {}: a smaller BLOCK_N covers N", c.block_n, p.n + 16);
-  if (c.epilogue == Epilogue::kTma && p.ldd % 8 != 0)
-    return fmt::format("P3: TMA-store epilogue needs D rows of 16-byte multiples; ldd = {} is not a multiple of 8", p.ldd);
+  if (std::string why = problem_fit(c, p); !why.empty()) return why;
   if (c.split_k > 1 && tiles >= sm_count)
     return fmt::format("P4: split-K = {} but the {} tiles already fill {} SMs", c.split_k, tiles, sm_count);
-  if (c.split_k > 1) {
-    const int64_t kb = ceil_div(p.k, c.block_k), per = ceil_div(kb, c.split_k);
-    if (ceil_div(kb, per) != c.split_k)
-      return fmt::format("P5: split-K = {} runs as {} splits for {} k-blocks (a duplicate)", c.split_k, ceil_div(kb, per), kb);
-  }
+  if (c.split_k > 1 && effective_splits(c, p.k) != c.split_k)
+    return fmt::format("P5: split-K = {} runs as {} splits for {} k-blocks (a duplicate)", c.split_k, effective_splits(c, p.k),
+                       ceil_div(p.k, c.block_k));
   if (c.cluster_m > m_blocks || c.cluster_n > n_blocks)
     return fmt::format("P6: cluster {}x{} is larger than the {}x{} tile grid", c.cluster_m, c.cluster_n, m_blocks, n_blocks);
   if (c.sms > 0) {
@@ -208,13 +200,14 @@ Enumeration enumerate(const SearchSpace& space, const Problem& p, int sm_count) 
   Enumeration out;
   std::set<std::string> seen;
   auto add = [&](const SpaceGrid& g, KernelConfig c) {
+    if (seen.count(c.key())) return;  // produced by an earlier grid already
+    seen.insert(c.key());
     Candidate cand;
     cand.grid = g.name;
     cand.config = c;
     cand.resources = evaluate_resources(KernelSpec::of(c, p));
     cand.pruned = cand.resources.rejection;
     if (cand.pruned.empty()) cand.pruned = prune_reason(c, p, sm_count);
-    if (!seen.insert(c.key()).second) return;
     (cand.pruned.empty() ? out.kept : out.rejected).push_back(std::move(cand));
   };
   for (const auto& g : space.grids)
@@ -233,11 +226,7 @@ Enumeration enumerate(const SearchSpace& space, const Problem& p, int sm_count) 
                             KernelConfig c{bm, bn, bk, st, wg, sw, cm, cn, r, grp, e, sk, sms};
                             if (st <= 0) {
                               // "max" / "max-N": the deepest pipeline that fits, minus N.
-                              int deepest = 0;
-                              for (int s = SearchSpace::kMaxAutoStages; s >= 2 && !deepest; --s) {
-                                c.num_stages = s;
-                                if (evaluate_resources(KernelSpec::of(c, p)).ok()) deepest = s;
-                              }
+                              const int deepest = deepest_stages(KernelSpec::of(c, p), SearchSpace::kMaxAutoStages);
                               c.num_stages = deepest ? deepest + st : 2;
                               if (c.num_stages < 2) continue;  // "max-N" below the minimum: nothing new
                             }

@@ -32,6 +32,8 @@ expect 2 "File does not exist" "$bin" sweep --shapes "$tmp/missing.txt"
 expect 2 "token 'wgX'" "$bin" run --m 128 --n 128 --k 128 --config 128x128x128_s4_wgX_sw128_c1x1_rm8_direct_sk1
 expect 2 "operand B: ldb = 7" "$bin" run --m 128 --n 128 --k 7 --lda 16 --config 128x128x128_s4_wg2_sw128_c1x1_rm8_direct_sk1
 expect 2 "--format" "$bin" space --m 1 --n 1 --k 16 --format xml
+printf '64 128 256\n' >"$tmp/one.txt"
+expect 2 "--max-samples = 5 must be >= 1 and >= --min-samples = 10" "$bin" sweep --shapes "$tmp/one.txt" --db "$tmp/t3.db" --max-samples 5
 expect 0 "kernel_hash" "$bin" info
 
 # space: the 4096^3 budget table as JSON.

@@ -22,6 +22,10 @@ TEST(Loader, TunedAndUntunedShapesMatchTheReference) {
     TuningSession session(so);
     TrialRecord t = session.run_one(tuned, tuned_config, /*with_baselines=*/false);
     ASSERT_EQ(t.status, TrialStatus::kOk) << t.error;
+    // A TMA-store winner for M = 400 with 16-byte rows of D.
+    TrialRecord t2 = session.run_one(Problem::dense(400, 1024, 1040),
+                                     KernelConfig::parse_key("128x128x128_s6_wg2_sw128_c1x1_rm8_tma_sk1_sm0"), false);
+    ASSERT_EQ(t2.status, TrialStatus::kOk) << t2.error;
   }
 
   Gpu& gpu = Gpu::get();
@@ -38,11 +42,19 @@ TEST(Loader, TunedAndUntunedShapesMatchTheReference) {
   Problem near = Problem::dense(300, 1024, 1040);
   EXPECT_EQ(gemm.choose(near.m, near.n, near.k, near.lda, near.ldb, near.ldd).source, "nearest");
 
+  // M = 410 with ldd = 1025: the nearest winner (M = 400) stores D with TMA, which needs ldd % 8 == 0
+  // (P3), so the loader must not reuse it and falls back to the default config.
+  Problem odd_ldd = Problem::dense(410, 1024, 1040);
+  odd_ldd.ldd = 1025;
+  GemmChoice o = gemm.choose(odd_ldd.m, odd_ldd.n, odd_ldd.k, odd_ldd.lda, odd_ldd.ldb, odd_ldd.ldd);
+  EXPECT_EQ(o.source, "default") << o.config_key;
+  EXPECT_EQ(gemm.choose(400, 1024, 1040, 1040, 1040, 1024).source, "db");
+
   const Problem untuned = Problem::dense(777, 1000, 528);
   GemmChoice u = gemm.choose(untuned.m, untuned.n, untuned.k, untuned.lda, untuned.ldb, untuned.ldd);
   EXPECT_EQ(u.source, "default");
 
-  for (const Problem& p : {tuned, near, untuned}) {
+  for (const Problem& p : {tuned, near, untuned, odd_ldd}) {
     ProblemData data(p, *gpu.util, 4242, gpu.stream);
     data.poison_output(gpu.stream);
     const auto ops = data.operands();

@@ -110,6 +110,40 @@ TEST(ResourceModel, StagingAndSplitFlagAreBudgeted) {
   EXPECT_EQ(evaluate_resources(small).smem.b_stages, 2048);
 }
 
+TEST(ResourceModel, ProblemFitIsTheHardTmaStoreRule) {
+  KernelConfig c;
+  Problem p = Problem::dense(4096, 4096, 4096);
+  p.ldd = 4100;  // 8200-byte rows: not 16-byte multiples
+  EXPECT_EQ(problem_fit(c, p), "") << "the direct epilogue takes any ldd";
+  c.epilogue = Epilogue::kTma;
+  EXPECT_EQ(problem_fit(c, p).substr(0, 3), "P3:");
+  p.ldd = 4104;
+  EXPECT_EQ(problem_fit(c, p), "");
+}
+
+TEST(ResourceModel, DeepestStages) {
+  KernelSpec s = spec(128, 128, 2, 2);
+  EXPECT_EQ(deepest_stages(s, 12), 7);  // 7 * 32 KiB + 112 + 1024 fits, 8 do not
+  EXPECT_EQ(deepest_stages(s, 5), 5);
+  s.config.block_n = 256;
+  s.accum = Accum::kPromote;  // 256 promoted accumulators never fit (R10), at any depth
+  EXPECT_EQ(deepest_stages(s, 12), 0);
+}
+
+TEST(KernelConfigSplits, EffectiveSplitsLeaveNoSplitEmpty) {
+  KernelConfig c;  // BLOCK_K 128
+  auto splits = [&](int s, int64_t k) {
+    c.split_k = s;
+    return effective_splits(c, k);
+  };
+  EXPECT_EQ(splits(1, 7168), 1);
+  EXPECT_EQ(splits(8, 7168), 8);    // 56 k-blocks, 7 per split
+  EXPECT_EQ(splits(4, 1280), 4);    // 10 k-blocks: 3,3,3,1
+  EXPECT_EQ(splits(6, 1280), 5);    // 10 k-blocks, 2 per split: a sixth split would be empty
+  EXPECT_EQ(splits(8, 512), 4);     // 4 k-blocks
+  EXPECT_EQ(splits(3, 1), 1);
+}
+
 std::string read(const std::string& path) {
   std::ifstream f(path);
   std::stringstream ss;

@@ -168,7 +168,7 @@ TEST(SearchSpace, JsonErrorsNameTheKey) {
     SearchSpace::from_json(u, "u.json");
     FAIL();
   } catch (const Error& e) {
-    EXPECT_NE(e.message().find("u.json union[1] (b): raster \"q\""), std::string::npos) << e.message();
+    EXPECT_NE(e.message().find("u.json union[1] (b): raster 'q'"), std::string::npos) << e.message();
   }
 }
 

@@ -6,7 +6,8 @@
 // D[M,N] (BF16, row-major, ldd) = (*scale_a) * (*scale_b) * A[M,K] * B[N,K]^T, with A and B FP8
 // (e4m3 or e5m2), both K-major (row-major M x K and N x K, leading dimensions lda, ldb in elements),
 // FP32 accumulation. All pointers are device pointers; A and B must be 16-byte aligned and lda, ldb
-// multiples of 16 (TMA rules).
+// multiples of 16 (TMA rules); when the chosen config stores D with TMA (epilogue "tma"), D must be
+// 16-byte aligned too (a stored winner that needs ldd % 8 == 0 is only chosen when ldd fits).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -22,7 +23,7 @@ enum class Fp8Format { kE4M3, kE5M2 };
 
 /// What `Gemm` runs for a shape and why.
 struct GemmChoice {
-  std::string config_key;  ///< kernel config, e.g. "128x128x128_s4_wg2_sw128_c1x1_rm8_direct_sk1"
+  std::string config_key;  ///< kernel config, e.g. "128x128x128_s4_wg2_sw128_c1x1_rm8_direct_sk1_sm0"
   std::string source;      ///< "db" (winner of this shape), "nearest" (winner of the same N, K), "default"
   double tuned_us = 0;     ///< median time stored with the winner (0 for "default")
 };
@@ -36,8 +37,9 @@ struct GemmOptions {
 /// Thread-safe FP8 GEMM launcher backed by the tuning DB. The first call for a shape looks up the
 /// winner for (this device's fingerprint, problem), else the nearest tuned M with the same N and K,
 /// else the documented default config (dgt::default_config), then JIT-loads it through the cubin
-/// cache (compiling on a miss). Later calls for that shape take a shared lock, encode two TMA
-/// descriptors on the host and launch: no device allocation and no synchronisation, so they can be
+/// cache (compiling on a miss; that first call holds an exclusive lock, so other threads' calls wait
+/// for it). Later calls for that shape take a shared lock, encode the TMA descriptors on the host and
+/// launch: no device allocation and no synchronisation, so they can be
 /// captured in a CUDA graph. A split-K winner uses a scratch buffer owned by this object for that shape
 /// (allocated on first use): calls for one shape must then be ordered on one stream.
 class Gemm {
