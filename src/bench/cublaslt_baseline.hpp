@@ -7,7 +7,7 @@
 
 #include "bench/problem_data.hpp"
 #include "bench/protocol.hpp"
-#include "db/records.hpp"
+#include "records/records.hpp"
 
 struct cublasLtContext;
 

@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "db/records.hpp"
+#include "records/records.hpp"
 #include "device/buffer.hpp"
 #include "device/device_info.hpp"
-#include "device/util_kernels.hpp"
+#include "launch/util_kernels.hpp"
 
 namespace dgt {
 

@@ -6,7 +6,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "bench/session.hpp"
+#include "tune/session.hpp"
 #include "report/table.hpp"
 
 namespace dgt::cli {

@@ -4,7 +4,7 @@
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "core/paths.hpp"
-#include "core/shapes_file.hpp"
+#include "problem/shapes_file.hpp"
 
 namespace dgt::cli {
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "db/records.hpp"
+#include "records/records.hpp"
 
 struct sqlite3;
 

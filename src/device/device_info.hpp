@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "db/records.hpp"
+#include "records/records.hpp"
 
 namespace dgt {
 

@@ -11,9 +11,9 @@
 #include "core/paths.hpp"
 #include "db/tuning_db.hpp"
 #include "device/device_info.hpp"
-#include "device/workspace.hpp"
+#include "launch/workspace.hpp"
 #include "jit/cubin_cache.hpp"
-#include "jit/gemm_kernel.hpp"
+#include "launch/gemm_kernel.hpp"
 #include "space/cost_model.hpp"
 #include "space/resource_model.hpp"
 

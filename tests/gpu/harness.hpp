@@ -10,11 +10,11 @@
 #include "core/error.hpp"
 #include "core/paths.hpp"
 #include "device/device_info.hpp"
-#include "device/util_kernels.hpp"
-#include "device/workspace.hpp"
+#include "launch/util_kernels.hpp"
+#include "launch/workspace.hpp"
 #include "jit/codegen.hpp"
 #include "jit/cubin_cache.hpp"
-#include "jit/gemm_kernel.hpp"
+#include "launch/gemm_kernel.hpp"
 #include "space/resource_model.hpp"
 
 namespace dgt::test {

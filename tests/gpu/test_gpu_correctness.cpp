@@ -1,7 +1,7 @@
 // Correctness of the kernel family on edge shapes, fresh seeded inputs each shape.
 #include "harness.hpp"
 
-#include "core/shapes_file.hpp"
+#include "problem/shapes_file.hpp"
 
 namespace dgt::test {
 namespace {

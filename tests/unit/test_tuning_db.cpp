@@ -17,7 +17,7 @@
 
 #include "core/error.hpp"
 #include "core/hash.hpp"
-#include "db/records.hpp"
+#include "records/records.hpp"
 #include "db/tuning_db.hpp"
 
 namespace dgt {

@@ -1,9 +1,9 @@
-#include "jit/gemm_kernel.hpp"
+#include "launch/gemm_kernel.hpp"
 
 #include <algorithm>
 
 #include "core/error.hpp"
-#include "device/driver_api.hpp"
+#include "core/driver_api.hpp"
 #include "device/tma.hpp"
 
 namespace dgt::jit {

@@ -1,4 +1,4 @@
-#include "device/workspace.hpp"
+#include "launch/workspace.hpp"
 
 #include <cuda_runtime_api.h>
 

@@ -2,7 +2,7 @@
 #pragma once
 
 #include "device/buffer.hpp"
-#include "jit/gemm_kernel.hpp"
+#include "launch/gemm_kernel.hpp"
 
 namespace dgt {
 

@@ -1,4 +1,4 @@
-#include "db/records.hpp"
+#include "records/records.hpp"
 
 #include <array>
 

@@ -1,7 +1,7 @@
-#include "device/util_kernels.hpp"
+#include "launch/util_kernels.hpp"
 
 #include "core/error.hpp"
-#include "device/driver_api.hpp"
+#include "core/driver_api.hpp"
 #include "jit/codegen.hpp"
 
 namespace dgt {

@@ -1,4 +1,4 @@
-#include "bench/session.hpp"
+#include "tune/session.hpp"
 
 #include <algorithm>
 #include <chrono>

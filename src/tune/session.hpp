@@ -14,13 +14,13 @@
 #include "bench/problem_data.hpp"
 #include "bench/protocol.hpp"
 #include "core/error.hpp"
-#include "core/shapes_file.hpp"
+#include "problem/shapes_file.hpp"
 #include "db/tuning_db.hpp"
 #include "device/device_info.hpp"
-#include "device/util_kernels.hpp"
-#include "device/workspace.hpp"
+#include "launch/util_kernels.hpp"
+#include "launch/workspace.hpp"
 #include "jit/cubin_cache.hpp"
-#include "jit/gemm_kernel.hpp"
+#include "launch/gemm_kernel.hpp"
 #include "space/search_space.hpp"
 
 namespace dgt {
