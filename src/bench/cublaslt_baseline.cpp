@@ -68,7 +68,7 @@ std::pair<BaselineRecord, BaselineRecord> CublasLtBaseline::measure(const Proble
   BaselineRecord def = make_record(p, kProviderCublasDefault, protocol), tuned = make_record(p, kProviderCublasTuned, protocol);
   auto unsupported = [&](int status, const std::string& why) {
     for (BaselineRecord* r : {&def, &tuned}) {
-      r->status = "unsupported";
+      r->status = TrialStatus::kUnsupported;
       r->cublas_status = status;
       r->error = why;
     }
@@ -120,27 +120,25 @@ std::pair<BaselineRecord, BaselineRecord> CublasLtBaseline::measure(const Proble
     data.poison_output(s);
     launch(s);
     if (last != CUBLAS_STATUS_SUCCESS) {
-      r.status = last == CUBLAS_STATUS_NOT_SUPPORTED ? "unsupported" : "error";
+      r.status = last == CUBLAS_STATUS_NOT_SUPPORTED ? TrialStatus::kUnsupported : TrialStatus::kError;
       r.cublas_status = int(last);
       r.error = fmt::format("cublasLtMatmul returned status {}", int(last));
     } else {
       r.verification = data.verify(s);
       if (!r.verification->ok) {
-        r.status = "verify_failed";
+        r.status = TrialStatus::kVerifyFailed;
         r.error = fmt::format("max_rel_err {:.3g}, diff {:.3g}, nan {}, pad {}", r.verification->max_rel_err,
                               r.verification->diff, r.verification->nan_count, r.verification->pad_touched);
       } else {
-        r.timing = timer.measure(launch);
-        r.status = last == CUBLAS_STATUS_SUCCESS ? "ok" : "error";
-        r.tflops = p.flops() / (r.timing->median_us * 1e-6) / 1e12;
-        r.gbps = p.min_bytes() / (r.timing->median_us * 1e-6) / 1e9;
+        r.set_timing(timer.measure(launch));
+        r.status = last == CUBLAS_STATUS_SUCCESS ? TrialStatus::kOk : TrialStatus::kError;
       }
     }
     if (i == 0) {
       def = r;
       def.provider = kProviderCublasDefault;
     }
-    if (r.status == "ok" && r.timing->median_us < best) {
+    if (r.status == TrialStatus::kOk && r.timing->median_us < best) {
       best = r.timing->median_us;
       tuned = r;
       tuned.provider = kProviderCublasTuned;

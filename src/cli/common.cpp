@@ -42,16 +42,18 @@ void add_format_option(CLI::App& cmd, std::string& out) {
 namespace {
 Cell num(double v, int precision) { return Number{v, precision}; }
 Cell opt_us(const std::optional<BaselineRecord>& b) {
-  if (!b || b->status != "ok" || !b->timing) return std::monostate{};
+  if (!b || b->status != TrialStatus::kOk || !b->timing) return std::monostate{};
   return num(b->timing->median_us, 2);
 }
 Cell speedup(const std::optional<BaselineRecord>& b, double ours_us) {
-  if (!b || b->status != "ok" || !b->timing || ours_us <= 0) return std::monostate{};
+  if (!b || b->status != TrialStatus::kOk || !b->timing || ours_us <= 0) return std::monostate{};
   return num(b->timing->median_us / ours_us, 3);
 }
 Cell baseline_status(const std::optional<BaselineRecord>& b) {
   if (!b) return std::string("not measured");
-  return b->status == "ok" ? b->algo : b->status + (b->cublas_status ? " (status " + std::to_string(b->cublas_status) + ")" : "");
+  return b->status == TrialStatus::kOk
+             ? b->algo
+             : to_string(b->status) + (b->cublas_status ? " (status " + std::to_string(b->cublas_status) + ")" : "");
 }
 std::string counts_text(const std::map<std::string, int>& counts) {
   std::string s;
@@ -160,7 +162,7 @@ report::Table baseline_table(const std::vector<BaselineRecord>& rows, const std:
                {"tflops", "TFLOPS", true},      {"max_rel_err", "max rel err", true}, {"diff", "diff", true},
                {"algo", "algo", false},         {"error", "error", false}};
   for (const auto& b : rows) {
-    std::vector<Cell> row{b.provider, b.status};
+    std::vector<Cell> row{b.provider, std::string(to_string(b.status))};
     row.push_back(b.timing ? num(b.timing->median_us, 2) : Cell{std::monostate{}});
     row.push_back(b.timing ? num(b.tflops, 1) : Cell{std::monostate{}});
     row.push_back(b.verification ? num(b.verification->max_rel_err, 6) : Cell{std::monostate{}});

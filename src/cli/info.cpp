@@ -8,6 +8,7 @@
 #include "core/paths.hpp"
 #include "jit/compiler.hpp"
 #include "jit/kernel_hash.hpp"
+#include "launch/environment.hpp"
 
 namespace dgt::cli {
 

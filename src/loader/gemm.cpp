@@ -11,6 +11,8 @@
 #include "core/paths.hpp"
 #include "db/tuning_db.hpp"
 #include "device/device_info.hpp"
+#include "launch/environment.hpp"
+#include "loader/choice.hpp"
 #include "launch/workspace.hpp"
 #include "jit/cubin_cache.hpp"
 #include "launch/gemm_kernel.hpp"
@@ -56,7 +58,10 @@ Problem make_problem(const ShapeKey& s) {
 struct Gemm::Impl {
   DeviceInfo device;
   std::unique_ptr<TuningDb> db;
-  std::optional<int64_t> device_id;
+  std::optional<int64_t> device_id;  ///< device row of this GPU's hardware identity
+  SoftwareEnv env;                   ///< the running software environment
+  std::string env_key;               ///< env.key()
+  bool older_kernel_notice = false;  ///< the one notice per Gemm about winners of an older kernel hash
   std::unique_ptr<jit::CubinCache> cache;
   std::shared_mutex mu;
   std::unordered_map<ShapeKey, Entry, ShapeKeyHash> shapes;
@@ -80,12 +85,21 @@ struct Gemm::Impl {
     KernelConfig config = default_config(p);
     e.choice.source = "default";
     if (db && device_id) {
-      // nearest_winner prefers the problem itself, so one query covers "db" and "nearest". A winner
-      // of another problem (other ldd) may not fit this one (P3): then the default is used.
-      if (auto w = db->nearest_winner(*device_id, p); w && problem_fit(w->trial.config, p).empty()) {
-        config = w->trial.config;
-        e.choice.source = w->trial.problem == p ? "db" : "nearest";
-        e.choice.tuned_us = w->trial.timing ? w->trial.timing->median_us : 0;
+      // The identity rule (loader/choice.hpp): winners of this hardware identity under any software
+      // environment; the running kernel hash first, an older one only while its config is still legal.
+      const std::optional<StoredChoice> w =
+          choose_stored_winner(db->environment_winners(*device_id, p), p, env.kernel_hash, env_key, legal_for_current_kernel);
+      if (w) {
+        config = w->config;
+        e.choice.source = w->source;
+        e.choice.tuned_us = w->tuned_us;
+        if (w->older_kernel && !older_kernel_notice) {
+          older_kernel_notice = true;
+          spdlog::info("dgt::Gemm: {} holds no winner of the running kernel version ({}) for {}; using the winner "
+                       "measured with kernel version {} ({}), whose config is still legal. Re-run `dgtune sweep` to "
+                       "tune this kernel version (this notice is shown once).",
+                       db->path(), env.kernel_hash, p.label(), w->kernel_hash, config.key());
+        }
       }
     }
     e.choice.config_key = config.key();
@@ -120,9 +134,12 @@ Gemm::Gemm(GemmOptions options) : impl_(std::make_unique<Impl>()) {
   const std::string db_path = resolve_db_path(options.db_path);
   if (std::filesystem::exists(db_path)) {
     impl_->db = std::make_unique<TuningDb>(db_path, /*read_only=*/true);
-    impl_->device_id = impl_->db->find_device(make_fingerprint(impl_->device).fingerprint());
+    impl_->env = current_software_env(impl_->device);
+    impl_->env_key = impl_->env.key();
+    impl_->device_id = impl_->db->find_hardware(impl_->device.hardware());
     if (!impl_->device_id)
-      spdlog::warn("dgt::Gemm: {} has no trials for this device and kernel version; using default configs", db_path);
+      spdlog::warn("dgt::Gemm: {} has no trials for this device ({}, hardware key {}); using default configs", db_path,
+                   impl_->device.name, impl_->device.hardware().key());
   } else {
     spdlog::warn("dgt::Gemm: no tuning database at {}; using default configs", db_path);
   }

@@ -11,8 +11,9 @@
 
 namespace dgt {
 
-/// Outcome of one candidate on one problem. Stored as its to_string() text: "ok", "invalid",
-/// "compile_error", "launch_error", "verify_failed", "timeout", "crashed".
+/// Outcome of one measurement: a candidate of the kernel family (trial) or a cuBLASLt baseline. One
+/// enum for both. Stored as its to_string() text: "ok", "invalid", "compile_error", "launch_error",
+/// "verify_failed", "timeout", "crashed", "unsupported", "error".
 enum class TrialStatus {
   kOk,            ///< compiled, launched, verified and timed
   kInvalid,       ///< rejected by the resource model before compiling (reason in error)
@@ -21,7 +22,11 @@ enum class TrialStatus {
   kVerifyFailed,  ///< ran, but the output disagrees with the reference
   kTimeout,       ///< did not finish within the watchdog time
   kCrashed,       ///< sticky CUDA error (illegal address ...): the process stopped measuring after it
+  kUnsupported,   ///< baselines: the library refused the problem (its status in cublas_status)
+  kError,         ///< baselines: the library call failed (its status in cublas_status)
 };
+/// The one status enum of trials and baselines.
+using Status = TrialStatus;
 const char* to_string(TrialStatus s);
 /// Inverse of to_string(TrialStatus). Throws Error(kInternal) on unknown text.
 TrialStatus parse_trial_status(std::string_view s);
@@ -44,8 +49,38 @@ struct Verification {
   int64_t pad_touched = 0;      ///< elements written outside the M x N window (in D's padding)
 };
 
-/// Everything that identifies the device and the software a trial was measured with.
-/// fingerprint() hashes every field; rows of another fingerprint are ignored, never deleted.
+/// Hardware identity: what a stored winner belongs to. Two GPUs of the same model (name, compute
+/// capability, SM count, memory size, L2 size) share it, whatever their PCI slot, driver or clocks.
+struct HardwareIdentity {
+  std::string name;
+  int cc_major = 0, cc_minor = 0;
+  int sm_count = 0;
+  int64_t memory_bytes = 0;
+  int64_t l2_bytes = 0;
+
+  /// 16 lowercase hex digits: FNV-1a 64 of the fields above in declaration order, integers as decimal
+  /// text, separated by one 0x1F byte (the fingerprint() encoding). The device table's hw_key column;
+  /// changing the encoding orphans every stored winner, so a unit test pins it.
+  std::string key() const;
+};
+
+/// Software environment a measurement ran under. Recorded with every trial, baseline and sweep row
+/// (the environment table), never part of the device identity.
+struct SoftwareEnv {
+  int driver_version = 0;       ///< cudaDriverGetVersion
+  int runtime_version = 0;      ///< cudaRuntimeGetVersion
+  int cublaslt_version = 0;     ///< cublasLtGetVersion
+  int nvrtc_version = 0;        ///< major*1000 + minor*10
+  std::string kernel_hash;      ///< hash of the embedded kernel sources, codegen version and NVRTC flags
+  std::string dgtune_version;
+
+  /// 16 lowercase hex digits, the same encoding as HardwareIdentity::key() over the fields above
+  /// (the environment table's env_key column; pinned by a unit test).
+  std::string key() const;
+};
+
+/// Everything known about the device and the software a measurement runs with: the hardware
+/// identity, the software environment, and facts kept beside them (max SM clock, PCI bus id).
 struct DeviceFingerprint {
   std::string name;
   int cc_major = 0, cc_minor = 0;
@@ -59,28 +94,45 @@ struct DeviceFingerprint {
   int nvrtc_version = 0;        ///< major*1000 + minor*10
   std::string kernel_hash;      ///< hash of the embedded kernel sources, codegen version and NVRTC flags
   std::string dgtune_version;
+  std::string pci_bus_id;       ///< e.g. "0000:3b:00.0": stored with every trial and baseline; not hashed
 
-  /// 16 lowercase hex digits: FNV-1a 64 (core/hash.hpp) of every field above in declaration order,
-  /// integers as decimal text, fields separated by one 0x1F byte (so ("ab","c") != ("a","bc")).
-  /// Changing this encoding orphans every stored trial, so a unit test pins it.
+  HardwareIdentity hardware() const;
+  SoftwareEnv software() const;
+
+  /// 16 lowercase hex digits: FNV-1a 64 (core/hash.hpp) of every field from name to dgtune_version in
+  /// declaration order (pci_bus_id excluded), integers as decimal text, fields separated by one 0x1F
+  /// byte (so ("ab","c") != ("a","bc")). Schema v1/v2 keyed device rows by it; since v3 it only
+  /// names the whole (hardware, software) pair in `dgtune info`. A unit test pins it.
   std::string fingerprint() const;
 };
 
-/// One candidate measured on one problem (a row of the trial table).
-struct TrialRecord {
+/// Throughput of one GEMM of `p` taking `median_us`: the one place TFLOPS and GB/s are computed.
+/// TFLOPS = 2*M*N*K / t; GB/s = Problem::min_bytes() / t (A, B read once, D written once).
+double tflops_of(const Problem& p, double median_us);
+double gbps_of(const Problem& p, double median_us);
+
+/// What trials and baselines share: one measurement of one problem under the protocol.
+struct Measurement {
   Problem problem;
-  KernelConfig config;
   TrialStatus status = TrialStatus::kOk;
   std::string error;            ///< empty when ok
+  std::optional<Timing> timing; ///< only when status == kOk
+  std::optional<Verification> verification;
+  double tflops = 0, gbps = 0;  ///< from the timing (set_timing), 0 without one
+  std::string protocol;         ///< JSON text of the measurement protocol
+  std::string created_at;       ///< ISO 8601 UTC, filled by the DB when empty
+
+  /// Stores the timing and the TFLOPS and GB/s computed from it (tflops_of, gbps_of).
+  void set_timing(const Timing& t);
+};
+
+/// One candidate measured on one problem (a row of the trial table).
+struct TrialRecord : Measurement {
+  KernelConfig config;
   double compile_ms = 0;
   int registers = 0;
   int spill_bytes = 0;          ///< spill stores + spill loads reported by ptxas
   int smem_bytes = 0;           ///< dynamic shared memory the launch requests
-  std::optional<Timing> timing; ///< only when status == kOk
-  std::optional<Verification> verification;
-  double tflops = 0, gbps = 0;
-  std::string protocol;         ///< JSON text of the measurement protocol
-  std::string created_at;       ///< ISO 8601 UTC, filled by the DB when empty
 };
 
 /// Baseline providers that WinnerRow reports beside the winner.
@@ -88,19 +140,11 @@ inline constexpr const char* kProviderCublasDefault = "cublaslt-default";  ///< 
 inline constexpr const char* kProviderCublasTuned = "cublaslt-tuned";      ///< fastest returned heuristic
 
 /// One cuBLASLt measurement (provider "cublaslt-default" = heuristic top-1, "cublaslt-tuned" =
-/// fastest of the returned heuristics).
-struct BaselineRecord {
-  Problem problem;
+/// fastest of the returned heuristics). status: kOk, kUnsupported, kVerifyFailed or kError.
+struct BaselineRecord : Measurement {
   std::string provider;
-  std::string status;           ///< "ok", "unsupported", "verify_failed", "error"
   int cublas_status = 0;        ///< cuBLASLt status when unsupported/error
-  std::string error;
   std::string algo;             ///< algorithm description (id, tile, stages, split-K ...)
-  std::optional<Timing> timing;
-  std::optional<Verification> verification;
-  double tflops = 0, gbps = 0;
-  std::string protocol;
-  std::string created_at;
 };
 
 }  // namespace dgt

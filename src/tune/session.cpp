@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <set>
 
 #include <spdlog/spdlog.h>
 
@@ -21,7 +22,7 @@ TuningSession::TuningSession(SessionOptions options) : options_(std::move(option
               device_.ordinal, device_.name, device_.cc_major, device_.cc_minor);
   fingerprint_ = make_fingerprint(device_);
   db_ = std::make_unique<TuningDb>(options_.db_path);
-  device_id_ = db_->upsert_device(fingerprint_);
+  scope_ = db_->upsert_device(fingerprint_);
   cache_ = std::make_unique<jit::CubinCache>(options_.cache_dir.empty() ? default_cache_dir() : options_.cache_dir);
   DGT_CHECK_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   util_ = std::make_unique<UtilKernels>(*cache_, device_.sm_count);
@@ -118,7 +119,7 @@ TrialRecord TuningSession::measure_candidate(const ProblemData& data, const Kern
   auto context_lost = [&](TrialStatus status, const std::string& what) {
     t.status = status;
     t.error = what;
-    db_->put_trial(device_id_, t);
+    db_->put_trial(scope_, t);
     throw ContextLost(fmt::format("candidate {} on {} {}: {}. Its trial is stored as {}; the CUDA context is unusable, so "
                                   "this run stops here. Run the same command again to continue with the other candidates.",
                                   spec.config.key(), p.label(), status == TrialStatus::kTimeout ? "hung" : "crashed", what,
@@ -151,25 +152,23 @@ TrialRecord TuningSession::measure_candidate(const ProblemData& data, const Kern
     return t;
   }
   try {
-    t.timing = timer_->measure(launch);
+    t.set_timing(timer_->measure(launch));
   } catch (const WatchdogTimeout& e) {
     context_lost(TrialStatus::kTimeout, e.what());
   } catch (const Error& e) {
     context_lost(TrialStatus::kCrashed, e.what());
   }
   t.status = TrialStatus::kOk;
-  t.tflops = p.flops() / (t.timing->median_us * 1e-6) / 1e12;
-  t.gbps = p.min_bytes() / (t.timing->median_us * 1e-6) / 1e9;
   return t;
 }
 
 void TuningSession::measure_baselines(const ProblemData& data) {
   const Problem& p = data.problem();
-  if (db_->has_baseline(device_id_, p, kProviderCublasDefault) && db_->has_baseline(device_id_, p, kProviderCublasTuned)) return;
+  if (db_->has_baseline(scope_, p, kProviderCublasDefault) && db_->has_baseline(scope_, p, kProviderCublasTuned)) return;
   spdlog::info("  cuBLASLt baselines for {}", p.label());
   auto [def, tuned] = cublas_->measure(data, *timer_, stream_);
-  db_->put_baseline(device_id_, def);
-  db_->put_baseline(device_id_, tuned);
+  db_->put_baseline(scope_, def);
+  db_->put_baseline(scope_, tuned);
 }
 
 std::string SweepOptions::strategy_label() const {
@@ -195,9 +194,10 @@ std::vector<ShapeOutcome> TuningSession::sweep(const std::vector<ShapeEntry>& sh
     if (opts.strategy == Strategy::kExhaustive && opts.max_candidates > 0) keep = std::min<size_t>(keep, opts.max_candidates);
     ranked.resize(keep);
     out[i].candidates = static_cast<int>(keep);
+    const std::set<std::string> stored = db_->stored_config_keys(scope_, p);  // one query per shape
     for (const auto& [est, c] : ranked) {
       wanted[i].push_back(c);
-      if (db_->has_trial(device_id_, p, c)) {
+      if (stored.count(c.key())) {
         ++out[i].already_stored;
         continue;
       }
@@ -218,7 +218,7 @@ std::vector<ShapeOutcome> TuningSession::sweep(const std::vector<ShapeEntry>& sh
                  out[i].candidates, out[i].already_stored);
     const bool need_baselines =
         opts.baselines &&
-        !(db_->has_baseline(device_id_, p, kProviderCublasDefault) && db_->has_baseline(device_id_, p, kProviderCublasTuned));
+        !(db_->has_baseline(scope_, p, kProviderCublasDefault) && db_->has_baseline(scope_, p, kProviderCublasTuned));
     if (!todo[i].empty() || need_baselines) {
       ProblemData data(p, *util_, seed_for(p), stream_);
       if (opts.baselines) measure_baselines(data);
@@ -233,7 +233,7 @@ std::vector<ShapeOutcome> TuningSession::sweep(const std::vector<ShapeEntry>& sh
         const KernelSpec spec = KernelSpec::of(todo[i][j], p);
         const CompileResult& compiled = compile_async(spec).get();
         TrialRecord t = measure_candidate(data, spec, compiled);
-        db_->put_trial(device_id_, t);
+        db_->put_trial(scope_, t);
         ++out[i].measured_now;
         ++counts[to_string(t.status)];
         if (t.status == TrialStatus::kOk)
@@ -247,13 +247,14 @@ std::vector<ShapeOutcome> TuningSession::sweep(const std::vector<ShapeEntry>& sh
         }
       }
     }
+    const std::set<std::string> stored_keys = db_->stored_config_keys(scope_, p);  // one query per shape
     int stored = 0;
-    for (const auto& c : wanted[i]) stored += db_->has_trial(device_id_, p, c) ? 1 : 0;
+    for (const auto& c : wanted[i]) stored += stored_keys.count(c.key()) ? 1 : 0;
     out[i].complete = stored == out[i].candidates;
     out[i].wall_s = elapsed();
-    db_->put_sweep_state(device_id_, p, opts.space.name, opts.strategy_label(),
+    db_->put_sweep_state(scope_, p, opts.space.name, opts.strategy_label(),
                          SweepState{out[i].candidates, stored, out[i].complete, ""});
-    out[i].winner = db_->winner(device_id_, p);
+    out[i].winner = db_->winner(scope_, p);
   }
   return out;
 }
@@ -265,15 +266,15 @@ TrialRecord TuningSession::run_one(const Problem& p, const KernelConfig& c, bool
   ProblemData data(p, *util_, seed_for(p), stream_);
   if (with_baselines) {
     auto pair = cublas_->measure(data, *timer_, stream_);
-    db_->put_baseline(device_id_, pair.first);
-    db_->put_baseline(device_id_, pair.second);
+    db_->put_baseline(scope_, pair.first);
+    db_->put_baseline(scope_, pair.second);
     if (baselines) *baselines = pair;
   }
   const ResourceReport res = evaluate_resources(spec);
   CompileResult compiled;
   if (res.ok()) compiled = compile_async(spec).get();
   TrialRecord t = measure_candidate(data, spec, compiled);
-  db_->put_trial(device_id_, t);
+  db_->put_trial(scope_, t);
   return t;
 }
 

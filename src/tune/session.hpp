@@ -17,6 +17,7 @@
 #include "problem/shapes_file.hpp"
 #include "db/tuning_db.hpp"
 #include "device/device_info.hpp"
+#include "launch/environment.hpp"
 #include "launch/util_kernels.hpp"
 #include "launch/workspace.hpp"
 #include "jit/cubin_cache.hpp"
@@ -58,7 +59,7 @@ struct ShapeOutcome {
   ShapeEntry entry;
   int candidates = 0;               ///< after pruning and the strategy's selection
   int measured_now = 0;             ///< trials stored by this run
-  int already_stored = 0;           ///< skipped: stored earlier for this device and kernel hash
+  int already_stored = 0;           ///< skipped: stored earlier for this device and software environment
   bool complete = false;            ///< every candidate has a stored trial (false when the budget ran out)
   double wall_s = 0;                ///< time spent on this shape in this run (measuring, not compiling ahead)
   std::optional<WinnerRow> winner;  ///< from the DB after the sweep (baselines included)
@@ -79,7 +80,8 @@ class TuningSession {
   const DeviceInfo& device() const { return device_; }
   const DeviceFingerprint& fingerprint() const { return fingerprint_; }
   TuningDb& db() { return *db_; }
-  int64_t device_id() const { return device_id_; }
+  /// Device (hardware identity) and environment rows every measurement of this session is stored under.
+  const DeviceScope& scope() const { return scope_; }
 
   /// Sweeps every shape (validated up front by the caller). Compilation of all needed kernels runs on
   /// a thread pool, ahead of the GPU; each candidate is verified, then timed, and stored in its own
@@ -105,7 +107,7 @@ class TuningSession {
   DeviceInfo device_;
   DeviceFingerprint fingerprint_;
   std::unique_ptr<TuningDb> db_;
-  int64_t device_id_ = 0;
+  DeviceScope scope_;
   std::unique_ptr<jit::CubinCache> cache_;
   cudaStream_t stream_ = nullptr;
   std::unique_ptr<UtilKernels> util_;
