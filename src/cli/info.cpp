@@ -48,6 +48,9 @@ void add_info(CLI::App& app, int& rc) {
       add("max_smem_per_block_optin", std::to_string(d.max_smem_per_block_optin));
       add("driver_version", std::to_string(d.driver_version));
       add("runtime_version", std::to_string(d.runtime_version));
+      add("pci_bus_id", d.pci_bus_id);
+      add("hardware_key", fp.hardware().key());
+      add("environment_key", fp.software().key());
       add("fingerprint", fp.fingerprint());
     }
     report::render(t, report::parse_format(*format), std::cout);

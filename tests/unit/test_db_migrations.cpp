@@ -236,6 +236,14 @@ void check_migration(const std::string& path, const std::string& fresh, int v) {
   ASSERT_TRUE(a && b);
   EXPECT_EQ(a->device_id, b->device_id);
   EXPECT_NE(a->environment_id, b->environment_id);
+  // The migrated file takes new measurements like a fresh one.
+  TrialRecord t;
+  t.problem = Problem::dense(128, 4096, 7168);
+  t.set_timing(Timing{5.0, 5.0, 5.0, 10, 0.001, 1800, false});
+  db.put_trial(*a, t);
+  EXPECT_EQ(raw_int(path, "SELECT count(*) FROM trial"), 6);
+  EXPECT_DOUBLE_EQ(db.winner(*a, t.problem)->trial.timing->median_us, 5.0);
+  EXPECT_EQ(db.upsert_device(old_h200("aaaaaaaaaaaaaaaa", 12080, "0.1.0")), *a);
 }
 
 TEST(Schema, MigrationsAreEmbeddedInOrder) {
