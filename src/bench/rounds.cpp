@@ -44,13 +44,21 @@ Timing SideSummary::timing(bool drop_flagged) const {
   return t;
 }
 
-const Sample& RoundsResult::at(int round, int side) const {
+const Sample* RoundsResult::find_sample(int round, int side) const {
   const size_t k = labels.size();
-  if (round < 0 || round >= rounds || side < 0 || side >= static_cast<int>(k))
-    DGT_THROW(ErrorKind::kInternal, "RoundsResult::at({}, {}) with {} rounds, {} sides", round, side, rounds, k);
-  for (size_t i = static_cast<size_t>(round) * k; i < (static_cast<size_t>(round) + 1) * k && i < samples.size(); ++i)
-    if (samples[i].side == side && samples[i].round == round) return samples[i];
-  DGT_THROW(ErrorKind::kInternal, "RoundsResult::at: no sample of side {} in round {}", side, round);
+  const size_t begin = static_cast<size_t>(std::max(round, 0)) * k;
+  for (size_t i = begin; i < begin + k && i < samples.size(); ++i)
+    if (samples[i].side == side && samples[i].round == round) return &samples[i];
+  for (const Sample& s : samples)  // not round-major (read back from elsewhere)
+    if (s.side == side && s.round == round) return &s;
+  return nullptr;
+}
+
+const Sample& RoundsResult::at(int round, int side) const {
+  const Sample* s = find_sample(round, side);
+  if (!s) DGT_THROW(ErrorKind::kInternal, "RoundsResult: no sample of side {} in round {} ({} rounds, {} sides)", side, round,
+                    rounds, labels.size());
+  return *s;
 }
 
 int RoundsResult::find(const std::string& label) const {
@@ -59,15 +67,28 @@ int RoundsResult::find(const std::string& label) const {
   return -1;
 }
 
+std::vector<double> RoundsResult::side_times(int side, bool drop_flagged) const {
+  if (side < 0 || side >= side_count()) DGT_THROW(ErrorKind::kInternal, "RoundsResult: side {} of {}", side, side_count());
+  std::vector<double> t;
+  for (int r = 0; r < rounds; ++r) {
+    const Sample* s = find_sample(r, side);
+    if (s && !(drop_flagged && s->flagged)) t.push_back(s->time_us);
+  }
+  return t;
+}
+
 PairedTimes RoundsResult::paired(int x, int y, bool drop_flagged) const {
+  for (int s : {x, y})
+    if (s < 0 || s >= side_count()) DGT_THROW(ErrorKind::kInternal, "RoundsResult: side {} of {}", s, side_count());
   PairedTimes p;
   for (int r = 0; r < rounds; ++r) {
-    const Sample& a = at(r, x);
-    const Sample& b = at(r, y);
-    if (drop_flagged && (a.flagged || b.flagged)) continue;
+    const Sample* a = find_sample(r, x);
+    const Sample* b = find_sample(r, y);
+    if (!a || !b) continue;
+    if (drop_flagged && (a->flagged || b->flagged)) continue;
     p.rounds.push_back(r);
-    p.x_us.push_back(a.time_us);
-    p.y_us.push_back(b.time_us);
+    p.x_us.push_back(a->time_us);
+    p.y_us.push_back(b->time_us);
   }
   return p;
 }

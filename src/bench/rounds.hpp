@@ -96,12 +96,18 @@ struct RoundsResult {
   std::vector<SideSummary> sides;   ///< sides[side]
 
   int side_count() const { return static_cast<int>(labels.size()); }
-  /// The sample of `side` in `round` (samples are stored round-major, so this is O(K)).
+  /// The sample of `side` in `round`, or nullptr when there is none (e.g. samples read back from a
+  /// DB after an interrupted run). O(K) when samples are round-major as run_rounds stores them.
+  const Sample* find_sample(int round, int side) const;
+  /// Same, throwing Error(kInternal) when there is no such sample.
   const Sample& at(int round, int side) const;
   /// Index of the side with this label, or -1.
   int find(const std::string& label) const;
-  /// Times of sides x and y round by round; with drop_flagged, rounds where either is flagged are
-  /// left out. Throws Error(kInternal) on a bad side index.
+  /// The times of one side in round order (without the flagged ones when drop_flagged).
+  std::vector<double> side_times(int side, bool drop_flagged = false) const;
+  /// Times of sides x and y round by round; rounds where either side has no sample, and with
+  /// drop_flagged rounds where either is flagged, are left out. Throws Error(kInternal) on a bad
+  /// side index.
   PairedTimes paired(int x, int y, bool drop_flagged = false) const;
   /// {"protocol": {...}, "rounds", "reference_clock_mhz", "clock_floor_mhz",
   ///  "sides": [{"label", "samples", "flagged", "median_us", "p10_us", "p90_us",
@@ -110,7 +116,8 @@ struct RoundsResult {
   std::string to_json() const;
 };
 
-/// Fills the summaries of `r` from r.samples, r.labels and the clock floor (already in r).
+/// Fills r.sides from r.labels and r.samples (flags as stored). With run_rounds' fields set by hand
+/// (protocol, rounds, clock floor, labels, samples), this rebuilds a result from stored samples.
 void summarise(RoundsResult& r);
 
 /// The round runner: prepare(), then opts.rounds rounds in round_order(); flags each sample
