@@ -43,6 +43,10 @@ struct WatchdogTimeout : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// Waits for all work queued on `stream`, polling an event, and throws WatchdogTimeout when it is
+/// still running after watchdog_seconds (or Error(kCuda) when the stream reports an error).
+void wait_for_stream(cudaStream_t stream, double watchdog_seconds);
+
 /// Times launches under the cold-L2 protocol. Per sample, queued back to back on one stream:
 /// flush (write, then read, a buffer of flush_factor x L2 so L2 holds only clean unrelated lines),
 /// event, one launch, event. Launch latency hides behind the queued flush; the operands come from
