@@ -56,10 +56,11 @@ std::vector<std::string> ceil_div_violations(const std::string& text) {
   std::vector<std::string> out;
   for (const auto& re : res)
     for (auto& m : test::matches(code, re)) out.push_back(std::move(m));
-  // (x + 15) / 16: a literal one less than the divisor.
-  const std::regex lit(R"(\+\s*(\d+)\s*\)\s*/\s*(\d+))");
+  // (x + 15) / 16: a literal one less than the divisor. Not when the sum is a factor of a product, as in
+  // n * (n + 1) / 2 (that divides the product).
+  const std::regex lit(R"((\*\s*)?\(\s*)" + operand + R"(\s*\+\s*(\d+)\s*\)\s*/\s*(\d+))");
   for (auto it = std::sregex_iterator(code.begin(), code.end(), lit); it != std::sregex_iterator(); ++it)
-    if (std::stoll((*it)[1]) + 1 == std::stoll((*it)[2]))
+    if (!(*it)[1].matched && std::stoll((*it)[2]) + 1 == std::stoll((*it)[3]))
       out.push_back(std::to_string(test::line_of(code, static_cast<size_t>(it->position()))) + ": " + it->str());
   return out;
 }
@@ -78,6 +79,8 @@ TEST(IntMathSource, ScannerCatchesPlantedHelpers) {
       "return (a - 1 + b) / b;",
       "return (a + (b - 1)) / b;",
       "int pad = (stride_bytes + 15) / 16 * 16;",
+      "int half = (n + 1) / 2;",
+      "size_t half = (v.size() + 1) / 2;",
       "launch(f, static_cast<unsigned>((p.n + 63) / 64));",
       "const double waves = std::ceil(units / resident);",
       "const double m_blocks = std::ceil(double(p.m) / c.block_m);",
@@ -96,6 +99,9 @@ TEST(IntMathSource, ScannerLeavesCallsCommentsAndStringsAlone) {
       "DGT_THROW(kInvalid, \"pad to (x + 15) / 16 * 16\");",
       "const int64_t k = (p.k + 1) * 2 / 3;",
       "return ceil_div(x, 2) - 1;",
+      "const long m = n * (n + 1) / 2;",
+      "w.reserve(v.size() * (v.size() + 1) / 2);",
+      "const double mean = nd * (nd + 1) / 4.0;",
       "const int64_t units = tiles * ceil_div(a, b) & round_up(c, d);",
       "double r = std::ceil(x) / 2;",
   };
