@@ -13,9 +13,9 @@
 #include "device/device_info.hpp"
 #include "launch/environment.hpp"
 #include "loader/choice.hpp"
-#include "launch/workspace.hpp"
 #include "jit/cubin_cache.hpp"
 #include "launch/gemm_kernel.hpp"
+#include "launch/kernel_cache.hpp"
 #include "space/cost_model.hpp"
 #include "space/resource_model.hpp"
 
@@ -40,8 +40,7 @@ struct ShapeKeyHash {
 struct Entry {
   std::shared_ptr<jit::GemmKernel> kernel;
   GemmChoice choice;
-  WorkspaceArena arena;  ///< split-K scratch of this shape (allocated on first use)
-  jit::GemmWorkspace workspace;
+  jit::GemmWorkspace workspace;  ///< split-K scratch of this shape (KernelCache::dedicated_workspace)
 };
 
 Problem make_problem(const ShapeKey& s) {
@@ -63,10 +62,12 @@ struct Gemm::Impl {
   std::string env_key;               ///< env.key()
   bool older_kernel_notice = false;  ///< the one notice per Gemm about winners of an older kernel hash
   std::unique_ptr<jit::CubinCache> cache;
+  std::unique_ptr<KernelCache> kernels;  // after `cache`: destroyed before it
+  // Shape -> entry: the first call for a shape resolves it under the exclusive lock (DB query, then
+  // KernelCache::get, which compiles and loads at most once per kernel); later calls take the shared
+  // lock only and never reach the kernel cache.
   std::shared_mutex mu;
   std::unordered_map<ShapeKey, Entry, ShapeKeyHash> shapes;
-  std::unordered_map<std::string, jit::LoadedKernel> modules;                  // by compiled key
-  std::unordered_map<std::string, std::shared_ptr<jit::GemmKernel>> kernels;  // by spec key
 
   const Entry& resolve(const ShapeKey& key) {
     {
@@ -106,17 +107,8 @@ struct Gemm::Impl {
     const KernelSpec spec = KernelSpec::of(config, p);
     const ResourceReport res = evaluate_resources(spec);
     if (!res.ok()) DGT_THROW(ErrorKind::kInternal, "config {} chosen for {} is not legal: {}", config.key(), p.label(), res.rejection);
-    auto kit = kernels.find(spec.key());
-    if (kit == kernels.end()) {
-      auto mit = modules.find(spec.compiled_key());
-      if (mit == modules.end()) {
-        jit::CompiledKernel compiled = cache->get_or_compile(jit::generate_gemm(spec));
-        mit = modules.emplace(spec.compiled_key(), jit::load_kernel(compiled, res.smem.total)).first;
-      }
-      kit = kernels.emplace(spec.key(), std::make_shared<jit::GemmKernel>(spec, mit->second, device.sm_count)).first;
-    }
-    e.kernel = kit->second;
-    if (e.kernel->workspace_bytes(p) > 0) e.workspace = e.arena.get(*e.kernel, p);
+    e.kernel = kernels->get(spec);
+    e.workspace = kernels->dedicated_workspace(*e.kernel, p);
     spdlog::debug("dgt::Gemm {}: {} ({})", p.label(), e.choice.config_key, e.choice.source);
     return shapes.emplace(key, std::move(e)).first->second;
   }
@@ -144,6 +136,7 @@ Gemm::Gemm(GemmOptions options) : impl_(std::make_unique<Impl>()) {
     spdlog::warn("dgt::Gemm: no tuning database at {}; using default configs", db_path);
   }
   impl_->cache = std::make_unique<jit::CubinCache>(options.cache_dir.empty() ? default_cache_dir() : options.cache_dir);
+  impl_->kernels = std::make_unique<KernelCache>(*impl_->cache, impl_->device.sm_count);
 }
 
 Gemm::~Gemm() = default;

@@ -73,11 +73,6 @@ struct KernelSpec {
 Raster parse_raster(std::string_view s, std::string_view where);
 Epilogue parse_epilogue(std::string_view s, std::string_view where);
 
-/// Split count the kernel really runs for K: ceil(kb / ceil(kb / split_k)) with kb = ceil(K / BLOCK_K),
-/// so that no split is empty (kernels/gemm/scheduler.cuh makes the same k-block ranges). Used by the
-/// launch, the pruning rule P5 and the cost model alike.
-int effective_splits(const KernelConfig& c, int64_t k);
-
 void to_json(nlohmann::json& j, const KernelConfig& c);
 void from_json(const nlohmann::json& j, KernelConfig& c);
 

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "core/int_math.hpp"
+
 namespace dgt {
 
 namespace {
@@ -10,7 +12,6 @@ constexpr int kAlignPad = 1024;
 constexpr int kRegOverhead = 48;
 constexpr int kRegsOneConsumerWG = 240;
 constexpr int kRegsTwoConsumerWG = 232;
-int round_up_1024(int x) { return (x + 1023) / 1024 * 1024; }
 }  // namespace
 
 ResourceReport evaluate_resources(const KernelSpec& spec) {
@@ -20,7 +21,7 @@ ResourceReport evaluate_resources(const KernelSpec& spec) {
   ResourceReport r;
   r.threads = c.threads();
   r.smem.a_stages = c.num_stages * c.block_m * c.block_k;
-  r.smem.b_stages = round_up_1024(c.num_stages * c.block_n * c.block_k);
+  r.smem.b_stages = static_cast<int>(round_up(c.num_stages * c.block_n * c.block_k, 1024));
   r.smem.staging = tma_epilogue ? c.block_m * c.block_n * 2 : 0;
   r.smem.barriers = 2 * c.num_stages * 8 + (split_k ? 8 : 0);
   r.smem.align_pad = kAlignPad;

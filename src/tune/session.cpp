@@ -29,6 +29,7 @@ TuningSession::TuningSession(SessionOptions options) : options_(std::move(option
   timer_ = std::make_unique<Timer>(*util_, device_, options_.protocol, stream_);
   cublas_ = std::make_unique<CublasLtBaseline>();
   pool_ = std::make_unique<ThreadPool>(options_.compile_threads);
+  kernels_ = std::make_unique<KernelCache>(*cache_, device_.sm_count);
 }
 
 TuningSession::~TuningSession() {
@@ -88,17 +89,8 @@ TrialRecord TuningSession::measure_candidate(const ProblemData& data, const Kern
   std::shared_ptr<jit::GemmKernel> kernel;
   jit::GemmWorkspace ws;
   try {
-    auto it = loaded_.find(spec.key());
-    if (it == loaded_.end()) {
-      auto mit = modules_.find(spec.compiled_key());
-      if (mit == modules_.end())
-        mit = modules_.emplace(spec.compiled_key(), jit::load_kernel(*compiled.kernel, res.smem.total)).first;
-      kernel = std::make_shared<jit::GemmKernel>(spec, mit->second, device_.sm_count);
-      loaded_.emplace(spec.key(), kernel);
-    } else {
-      kernel = it->second;
-    }
-    ws = workspace_.get(*kernel, p);
+    kernel = kernels_->get(spec, *compiled.kernel);
+    ws = kernels_->workspace(*kernel, p);
     // The driver's numbers are authoritative: on the H200 the NVRTC log lacked ptxas' register line
     // for most kernels (results/h200/issue3-sweeps.md), while cuFuncGetAttribute always answers.
     t.registers = kernel->kernel().registers;

@@ -19,7 +19,7 @@
 #include "device/device_info.hpp"
 #include "launch/environment.hpp"
 #include "launch/util_kernels.hpp"
-#include "launch/workspace.hpp"
+#include "launch/kernel_cache.hpp"
 #include "jit/cubin_cache.hpp"
 #include "launch/gemm_kernel.hpp"
 #include "space/search_space.hpp"
@@ -114,10 +114,11 @@ class TuningSession {
   std::unique_ptr<Timer> timer_;
   std::unique_ptr<CublasLtBaseline> cublas_;
   std::unique_ptr<class ThreadPool> pool_;
-  std::map<std::string, std::shared_future<CompileResult>> compiles_;  ///< by KernelSpec::compiled_key()
-  std::map<std::string, jit::LoadedKernel> modules_;                     ///< by KernelSpec::compiled_key()
-  std::map<std::string, std::shared_ptr<jit::GemmKernel>> loaded_;       ///< by KernelSpec::key()
-  WorkspaceArena workspace_;
+  /// Compiles in flight or done, by KernelSpec::compiled_key(). They stay here rather than in the
+  /// KernelCache: compiling ahead on a pool and recording a failed compile as a trial (instead of
+  /// throwing) is the tuner's policy; the cache loads what they produce (get(spec, compiled)).
+  std::map<std::string, std::shared_future<CompileResult>> compiles_;
+  std::unique_ptr<KernelCache> kernels_;  ///< loaded modules and kernels, split-K scratch
 };
 
 }  // namespace dgt
