@@ -22,7 +22,7 @@ void run_case(const Case& c, const MeasureProtocol& protocol) {
   ProblemData data(p, *gpu.util, 7, gpu.stream);
   ASSERT_TRUE(gpu.run(data, KernelConfig::parse_key(c.config)).ok) << c.config;
   auto kernel = gpu.kernel(KernelSpec::of(KernelConfig::parse_key(c.config), p));
-  const jit::GemmWorkspace ws = gpu.arena.get(*kernel, p);  // first-use allocation before any capture
+  const jit::GemmWorkspace ws = gpu.kernels->dedicated_workspace(*kernel, p);  // allocated before any capture, never reallocated
   const jit::GemmOperands ops = data.operands();
 
   CublasLtBaseline lt;
