@@ -9,7 +9,7 @@
 -- hash, dgtune version). Every trial, baseline and sweep row names both, and trials and baselines keep
 -- the PCI bus id of the GPU that measured them ('' for rows stored before schema 3).
 CREATE TABLE schema_version (version INTEGER NOT NULL);
-INSERT INTO schema_version (version) VALUES (3);
+INSERT INTO schema_version (version) VALUES (5);
 CREATE TABLE device (
   id INTEGER PRIMARY KEY,
   hw_key TEXT NOT NULL UNIQUE,
@@ -101,6 +101,46 @@ CREATE TABLE sweep (
   complete INTEGER NOT NULL,
   updated_at TEXT NOT NULL,
   UNIQUE (device_id, environment_id, problem_id, space, strategy)
+);
+-- Interleaved measurements (schema 5; `dgtune compare --save`): one row per (device, environment,
+-- problem, protocol) run of the engine (bench/rounds.hpp), its sides (a config or a cuBLASLt provider,
+-- with the output check after replay) and every sample, so statistics can be recomputed later.
+CREATE TABLE measurement (
+  id INTEGER PRIMARY KEY,
+  device_id INTEGER NOT NULL REFERENCES device (id),
+  environment_id INTEGER NOT NULL REFERENCES environment (id),
+  problem_id INTEGER NOT NULL REFERENCES problem (id),
+  pci_bus_id TEXT NOT NULL,
+  protocol_name TEXT NOT NULL,
+  protocol TEXT NOT NULL,
+  rounds INTEGER NOT NULL,
+  reference_clock_mhz REAL NOT NULL,
+  clock_floor_mhz REAL NOT NULL,
+  created_at TEXT NOT NULL
+);
+CREATE INDEX measurement_by_device_problem ON measurement (device_id, problem_id);
+CREATE TABLE measurement_side (
+  measurement_id INTEGER NOT NULL REFERENCES measurement (id),
+  side INTEGER NOT NULL,
+  label TEXT NOT NULL,
+  kind TEXT NOT NULL CHECK (kind IN ('config', 'provider')),
+  config_key TEXT NOT NULL,
+  algo TEXT NOT NULL,
+  source TEXT NOT NULL,
+  heuristic_count INTEGER NOT NULL,
+  check_ok INTEGER, max_rel_err REAL, diff REAL, nan_count INTEGER, pad_touched INTEGER,
+  PRIMARY KEY (measurement_id, side)
+);
+CREATE TABLE measurement_sample (
+  measurement_id INTEGER NOT NULL,
+  side INTEGER NOT NULL,
+  round INTEGER NOT NULL,
+  position INTEGER NOT NULL,
+  time_us REAL NOT NULL,
+  sm_clock_mhz REAL NOT NULL,
+  flagged INTEGER NOT NULL,
+  PRIMARY KEY (measurement_id, side, round),
+  FOREIGN KEY (measurement_id, side) REFERENCES measurement_side (measurement_id, side)
 );
 CREATE VIEW winner AS
 SELECT trial_id, device_id, environment_id, problem_id, config_id, problem_key, config_key, kernel_hash, median_us, tflops

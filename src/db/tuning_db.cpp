@@ -65,7 +65,10 @@ void bind_measurement(Statement& s, const Measurement& m) {
   s.bind_text(":created_at", created_at_or_now(m.created_at));
 }
 
-Problem read_problem(const Connection& c, const Statement& s) {
+}  // namespace
+
+/// Reads the problem columns (m .. accum) of a row; db/measurements.cpp uses it too.
+Problem read_problem_row(const Connection& c, const Statement& s) {
   Problem p;
   p.m = s.get_int("m");
   p.n = s.get_int("n");
@@ -80,6 +83,9 @@ Problem read_problem(const Connection& c, const Statement& s) {
   p.accum = parse_accum(s.get_text("accum"));
   return p;
 }
+
+namespace {
+Problem read_problem(const Connection& c, const Statement& s) { return read_problem_row(c, s); }
 
 /// Reads the columns every measurement has (DGT_MEASUREMENT_COLUMNS below).
 void read_measurement(const Connection& c, const Statement& s, Measurement& m) {
@@ -649,6 +655,31 @@ std::vector<EnvironmentWinner> TuningDb::environment_winners(int64_t device_id, 
     w.env.kernel_hash = s.get_text("kernel_hash");
     w.env.dgtune_version = s.get_text("dgtune_version");
     out.push_back(std::move(w));
+  }
+  return out;
+}
+
+std::vector<ExportRow> TuningDb::export_rows(int64_t device_id) const {
+  const Connection& c = *conn_;
+  std::string columns(kTrialSelect);
+  columns.resize(columns.find(" FROM trial"));
+  Statement s(c, columns + ", w.environment_id AS w_environment_id, e.kernel_hash AS kernel_hash, e.dgtune_version AS "
+                     "dgtune_version FROM winner w JOIN trial t ON t.id = w.trial_id JOIN problem p ON p.id = "
+                     "t.problem_id JOIN config c ON c.id = t.config_id JOIN environment e ON e.id = w.environment_id "
+                     "WHERE w.device_id = :device_id ORDER BY p.m, p.n, p.k, p.key, w.environment_id");
+  s.bind_int(":device_id", device_id);
+  std::vector<ExportRow> out;
+  while (s.step()) {
+    ExportRow r;
+    r.trial = read_trial(c, s);
+    r.environment_id = s.get_int("w_environment_id");
+    r.kernel_hash = s.get_text("kernel_hash");
+    r.dgtune_version = s.get_text("dgtune_version");
+    out.push_back(std::move(r));
+  }
+  for (ExportRow& r : out) {
+    const auto pid = find_problem(r.trial.problem);
+    if (pid) r.cublas_tuned = baseline_by_id(c, DeviceScope{device_id, r.environment_id, ""}, *pid, kProviderCublasTuned);
   }
   return out;
 }

@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "db/measurements.hpp"
 #include "records/records.hpp"
 
 namespace dgt {
@@ -60,7 +61,7 @@ struct EnvironmentWinner {
   std::string env_key;  ///< SoftwareEnv::key() as stored
 };
 
-/// Tuning database, schema version schema::latest_version() (3); the DDL is src/db/schema.sql:
+/// Tuning database, schema version schema::latest_version() (5); the DDL is src/db/schema.sql:
 ///   device(id, hw_key UNIQUE, name, cc, sm_count, memory_bytes, l2_bytes, max_sm_clock_mhz, created_at):
 ///          the hardware identity (HardwareIdentity::key()); cc = 10 * cc_major + cc_minor (90 for sm_90)
 ///   environment(id, env_key UNIQUE, driver_version, runtime_version, cublaslt_version, nvrtc_version,
@@ -74,6 +75,10 @@ struct EnvironmentWinner {
 ///   baseline(id, device_id, environment_id, problem_id, provider, pci_bus_id, status, cublas_status, error, algo,
 ///            <the same measurement columns>, UNIQUE(device_id, environment_id, problem_id, provider))
 ///   sweep(id, device_id, environment_id, problem_id, space, strategy, candidates, stored, complete, updated_at)
+///   measurement(id, device_id, environment_id, problem_id, pci_bus_id, protocol_name, protocol, rounds,
+///          reference_clock_mhz, clock_floor_mhz, created_at), measurement_side(measurement_id, side, label,
+///          kind, config_key, algo, source, heuristic_count, check_ok .. pad_touched),
+///          measurement_sample(measurement_id, side, round, position, time_us, sm_clock_mhz, flagged)
 ///   winner (VIEW): per (device_id, environment_id, problem_id) the trial with status 'ok' and the smallest
 ///          non-NULL median_us, ties broken by the lower config key; with the environment's kernel_hash.
 /// Statuses are stored as to_string(TrialStatus) text for trials and baselines alike.
@@ -159,6 +164,20 @@ class TuningDb {
   /// problem of its family (same N, K, dtypes, scale mode, accumulation; any M and leading
   /// dimensions), unordered. The loader's rule (loader/choice.hpp) picks one.
   std::vector<EnvironmentWinner> environment_winners(int64_t device_id, const Problem& p) const;
+
+  // ---- interleaved measurements (schema 5; db/measurements.hpp, implemented in db/measurements.cpp) ----
+
+  /// Every device row with its winner and measurement counts, by id.
+  std::vector<DeviceRow> devices() const;
+  /// Stores one measurement with its sides and samples in one transaction under `s` (the problem row is
+  /// upserted); returns its id. Throws Error(kInvalid) when a sample names a side that is not listed.
+  int64_t put_measurement(const DeviceScope& s, const StoredMeasurement& m);
+  /// The newest measurement of every (problem, protocol name) of device `device_id` (any environment),
+  /// with sides and samples, ordered by problem (m, n, k, key) then protocol name.
+  std::vector<StoredMeasurement> latest_measurements(int64_t device_id) const;
+  /// Every winner of device `device_id` (one per environment and problem; the winner view) with its
+  /// environment and cuBLASLt-tuned baseline, ordered by problem (m, n, k, key), then environment id.
+  std::vector<ExportRow> export_rows(int64_t device_id) const;
 
  private:
   int64_t upsert_problem(const Problem& p);

@@ -200,11 +200,12 @@ void check_migration(const std::string& path, const std::string& fresh, int v) {
 
   { TuningDb db(path); }
   { TuningDb db(fresh); }
-  EXPECT_EQ(raw_int(path, "SELECT version FROM schema_version"), 3);
+  EXPECT_EQ(raw_int(path, "SELECT version FROM schema_version"), 5);
   EXPECT_EQ(raw_int(path, "SELECT count(*) FROM schema_version"), 1);
   const auto master = normalized_master(path);
   EXPECT_EQ(master, normalized_master(fresh));
-  EXPECT_EQ(master.size(), 18u);  // 8 tables, 1 view, 2 named and 7 automatic (UNIQUE) indexes
+  // 11 tables, 1 view, 3 named and 9 automatic (UNIQUE, composite PRIMARY KEY) indexes
+  EXPECT_EQ(master.size(), 24u);
   EXPECT_EQ(rows(path, "PRAGMA foreign_key_check").size(), 0u);
   EXPECT_EQ(rows(path, "PRAGMA integrity_check"), std::vector<std::string>{"ok"});
 
@@ -248,13 +249,17 @@ void check_migration(const std::string& path, const std::string& fresh, int v) {
 
 TEST(Schema, MigrationsAreEmbeddedInOrder) {
   const auto& ms = schema::migrations();
-  ASSERT_EQ(ms.size(), 2u);
+  ASSERT_EQ(ms.size(), 4u);
   EXPECT_EQ(ms[0].version, 2);
   EXPECT_EQ(ms[0].name, "0002_config_sms_and_sweep");
   EXPECT_EQ(ms[1].version, 3);
   EXPECT_EQ(ms[1].name, "0003_identity_split");
-  EXPECT_EQ(schema::schema_sql_version(), 3);
-  EXPECT_EQ(schema::latest_version(), 3);
+  EXPECT_EQ(ms[2].version, 4);  // placeholder on this branch: 0004 belongs to the config-columns change
+  EXPECT_EQ(ms[3].version, 5);
+  EXPECT_EQ(ms[3].name, "0005_measurement");
+  EXPECT_EQ(schema::schema_sql_version(), 5);
+  EXPECT_EQ(schema::latest_version(), 5);
+  EXPECT_NE(schema::schema_sql().find("CREATE TABLE measurement_sample"), std::string::npos);
   EXPECT_NE(schema::schema_sql().find("CREATE TABLE environment"), std::string::npos);
 }
 
@@ -280,6 +285,18 @@ TEST_F(MigrationTest, MigratedRowsAnswerTheScopedQueries) {
             1);
 }
 
+TEST_F(MigrationTest, V3FileGainsTheMeasurementTables) {
+  // A v3 file (dgtune 0.3): the fresh schema without the measurement tables, version 3.
+  const std::string path = db_path("v3.db"), fresh = db_path("fresh.db");
+  { TuningDb db(path); }
+  raw_exec(path, "DROP TABLE measurement_sample; DROP TABLE measurement_side; DROP TABLE measurement; "
+                 "UPDATE schema_version SET version = 3");
+  { TuningDb db(fresh); }
+  { TuningDb db(path); }
+  EXPECT_EQ(raw_int(path, "SELECT version FROM schema_version"), 5);
+  EXPECT_EQ(normalized_master(path), normalized_master(fresh));
+}
+
 TEST_F(MigrationTest, ReadOnlyRefusesAnOldFileAndLeavesIt) {
   const std::string path = db_path("v2.db");
   raw_exec(path, fixture("schema_v2.sql"));
@@ -290,7 +307,7 @@ TEST_F(MigrationTest, ReadOnlyRefusesAnOldFileAndLeavesIt) {
     ADD_FAILURE() << "expected an Error";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::kSqlite);
-    EXPECT_NE(e.message().find("schema version 2, older than version 3"), std::string::npos) << e.message();
+    EXPECT_NE(e.message().find("schema version 2, older than version 5"), std::string::npos) << e.message();
   }
   EXPECT_TRUE(read_text(path) == before);
 }

@@ -1,0 +1,177 @@
+// TuningDb's queries of the interleaved measurements (schema 5): db/measurements.hpp.
+#include <map>
+
+#include "core/error.hpp"
+#include "db/sqlite.hpp"
+#include "db/tuning_db.hpp"
+
+namespace dgt {
+
+Problem read_problem_row(const sql::Connection& c, const sql::Statement& s);  // db/tuning_db.cpp
+
+std::vector<DeviceRow> TuningDb::devices() const {
+  sql::Statement s(*conn_,
+                   "SELECT d.id AS id, d.hw_key AS hw_key, d.name AS name, d.sm_count AS sm_count, "
+                   "(SELECT count(DISTINCT w.problem_id) FROM winner w WHERE w.device_id = d.id) AS winners, "
+                   "(SELECT count(*) FROM measurement m WHERE m.device_id = d.id) AS measurements "
+                   "FROM device d ORDER BY d.id");
+  std::vector<DeviceRow> out;
+  while (s.step()) {
+    DeviceRow r;
+    r.id = s.get_int("id");
+    r.hw_key = s.get_text("hw_key");
+    r.name = s.get_text("name");
+    r.sm_count = s.get_int32("sm_count");
+    r.winners = s.get_int("winners");
+    r.measurements = s.get_int("measurements");
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+int64_t TuningDb::put_measurement(const DeviceScope& scope, const StoredMeasurement& m) {
+  for (const StoredSample& x : m.samples) {
+    bool known = false;
+    for (const StoredSide& side : m.sides) known = known || side.index == x.side;
+    if (!known) DGT_THROW(ErrorKind::kInvalid, "measurement of {}: a sample names side {}, which is not listed", m.problem.label(), x.side);
+  }
+  if (conn_->read_only())
+    DGT_THROW(ErrorKind::kSqlite, "tuning database {} was opened read-only: cannot store a measurement", conn_->path());
+  const int64_t pid = problem_id(m.problem);
+  sql::Transaction tx(*conn_);
+  sql::Statement ins(*conn_,
+                     "INSERT INTO measurement (device_id, environment_id, problem_id, pci_bus_id, protocol_name, protocol, "
+                     "rounds, reference_clock_mhz, clock_floor_mhz, created_at) VALUES (:device_id, :environment_id, "
+                     ":problem_id, :pci_bus_id, :protocol_name, :protocol, :rounds, :reference_clock_mhz, "
+                     ":clock_floor_mhz, :created_at)");
+  ins.bind_int(":device_id", scope.device_id);
+  ins.bind_int(":environment_id", scope.environment_id);
+  ins.bind_int(":problem_id", pid);
+  ins.bind_text(":pci_bus_id", scope.pci_bus_id);
+  ins.bind_text(":protocol_name", m.protocol_name);
+  ins.bind_text(":protocol", m.protocol_json);
+  ins.bind_int(":rounds", m.rounds);
+  ins.bind_real(":reference_clock_mhz", m.reference_clock_mhz);
+  ins.bind_real(":clock_floor_mhz", m.clock_floor_mhz);
+  ins.bind_text(":created_at", m.created_at.empty() ? sql::utc_now_iso8601() : m.created_at);
+  ins.run();
+  sql::Statement last(*conn_, "SELECT last_insert_rowid() AS id");
+  last.step();
+  const int64_t id = last.get_int("id");
+  for (const StoredSide& side : m.sides) {
+    sql::Statement s(*conn_,
+                     "INSERT INTO measurement_side (measurement_id, side, label, kind, config_key, algo, source, "
+                     "heuristic_count, check_ok, max_rel_err, diff, nan_count, pad_touched) VALUES (:id, :side, :label, "
+                     ":kind, :config_key, :algo, :source, :heuristic_count, :check_ok, :max_rel_err, :diff, :nan_count, "
+                     ":pad_touched)");
+    s.bind_int(":id", id);
+    s.bind_int(":side", side.index);
+    s.bind_text(":label", side.label);
+    s.bind_text(":kind", side.kind);
+    s.bind_text(":config_key", side.config_key);
+    s.bind_text(":algo", side.algo);
+    s.bind_text(":source", side.source);
+    s.bind_int(":heuristic_count", side.heuristic_count);
+    if (side.check) {
+      s.bind_int(":check_ok", side.check->ok ? 1 : 0);
+      s.bind_real(":max_rel_err", side.check->max_rel_err);
+      s.bind_real(":diff", side.check->diff);
+      s.bind_int(":nan_count", side.check->nan_count);
+      s.bind_int(":pad_touched", side.check->pad_touched);
+    } else {
+      for (const char* n : {":check_ok", ":max_rel_err", ":diff", ":nan_count", ":pad_touched"}) s.bind_null(n);
+    }
+    s.run();
+  }
+  for (const StoredSample& x : m.samples) {
+    sql::Statement s(*conn_,
+                     "INSERT INTO measurement_sample (measurement_id, side, round, position, time_us, sm_clock_mhz, "
+                     "flagged) VALUES (:id, :side, :round, :position, :time_us, :sm_clock_mhz, :flagged)");
+    s.bind_int(":id", id);
+    s.bind_int(":side", x.side);
+    s.bind_int(":round", x.round);
+    s.bind_int(":position", x.position);
+    s.bind_real(":time_us", x.time_us);
+    s.bind_real(":sm_clock_mhz", x.sm_clock_mhz);
+    s.bind_int(":flagged", x.flagged ? 1 : 0);
+    s.run();
+  }
+  tx.commit();
+  return id;
+}
+
+std::vector<StoredMeasurement> TuningDb::latest_measurements(int64_t device_id) const {
+  const sql::Connection& c = *conn_;
+  sql::Statement s(c,
+                   "SELECT m.id AS id, m.device_id AS device_id, m.environment_id AS environment_id, m.pci_bus_id AS "
+                   "pci_bus_id, m.protocol_name AS protocol_name, m.protocol AS protocol, m.rounds AS rounds, "
+                   "m.reference_clock_mhz AS reference_clock_mhz, m.clock_floor_mhz AS clock_floor_mhz, m.created_at "
+                   "AS created_at, p.m AS m, p.n AS n, p.k AS k, p.lda AS lda, p.ldb AS ldb, p.ldd AS ldd, p.dtype_a "
+                   "AS dtype_a, p.dtype_b AS dtype_b, p.dtype_d AS dtype_d, p.scale_mode AS scale_mode, p.accum AS accum "
+                   "FROM measurement m JOIN problem p ON p.id = m.problem_id WHERE m.device_id = :device_id AND m.id = "
+                   "(SELECT max(m2.id) FROM measurement m2 WHERE m2.device_id = m.device_id AND m2.problem_id = "
+                   "m.problem_id AND m2.protocol_name = m.protocol_name) ORDER BY p.m, p.n, p.k, p.key, m.protocol_name");
+  s.bind_int(":device_id", device_id);
+  std::vector<StoredMeasurement> out;
+  while (s.step()) {
+    StoredMeasurement m;
+    m.id = s.get_int("id");
+    m.device_id = s.get_int("device_id");
+    m.environment_id = s.get_int("environment_id");
+    m.pci_bus_id = s.get_text("pci_bus_id");
+    m.problem = read_problem_row(c, s);
+    m.protocol_name = s.get_text("protocol_name");
+    m.protocol_json = s.get_text("protocol");
+    m.rounds = s.get_int32("rounds");
+    m.reference_clock_mhz = s.get_real("reference_clock_mhz");
+    m.clock_floor_mhz = s.get_real("clock_floor_mhz");
+    m.created_at = s.get_text("created_at");
+    out.push_back(std::move(m));
+  }
+  for (StoredMeasurement& m : out) {
+    sql::Statement sd(c,
+                      "SELECT side AS side, label AS label, kind AS kind, config_key AS config_key, algo AS algo, source "
+                      "AS source, heuristic_count AS heuristic_count, check_ok AS check_ok, max_rel_err AS max_rel_err, "
+                      "diff AS diff, nan_count AS nan_count, pad_touched AS pad_touched FROM measurement_side WHERE "
+                      "measurement_id = :id ORDER BY side");
+    sd.bind_int(":id", m.id);
+    while (sd.step()) {
+      StoredSide side;
+      side.index = sd.get_int32("side");
+      side.label = sd.get_text("label");
+      side.kind = sd.get_text("kind");
+      side.config_key = sd.get_text("config_key");
+      side.algo = sd.get_text("algo");
+      side.source = sd.get_text("source");
+      side.heuristic_count = sd.get_int32("heuristic_count");
+      if (!sd.is_null("check_ok")) {
+        Verification v;
+        v.ok = sd.get_int("check_ok") != 0;
+        v.max_rel_err = sd.get_real("max_rel_err");
+        v.diff = sd.get_real("diff");
+        v.nan_count = sd.get_int("nan_count");
+        v.pad_touched = sd.get_int("pad_touched");
+        side.check = v;
+      }
+      m.sides.push_back(std::move(side));
+    }
+    sql::Statement ss(c,
+                      "SELECT side AS side, round AS round, position AS position, time_us AS time_us, sm_clock_mhz AS "
+                      "sm_clock_mhz, flagged AS flagged FROM measurement_sample WHERE measurement_id = :id ORDER BY "
+                      "round, position");
+    ss.bind_int(":id", m.id);
+    while (ss.step()) {
+      StoredSample x;
+      x.side = ss.get_int32("side");
+      x.round = ss.get_int32("round");
+      x.position = ss.get_int32("position");
+      x.time_us = ss.get_real("time_us");
+      x.sm_clock_mhz = ss.get_real("sm_clock_mhz");
+      x.flagged = ss.get_int("flagged") != 0;
+      m.samples.push_back(x);
+    }
+  }
+  return out;
+}
+
+}  // namespace dgt
