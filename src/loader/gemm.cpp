@@ -52,11 +52,41 @@ Problem make_problem(const ShapeKey& s) {
   return p;
 }
 
+/// The entries of an exported table in p's family (same N, K, types, accumulation), as the loader's
+/// identity rule takes them. Entry i is "environment" i + 1 (later entries count as newer); the
+/// environment key is empty, so it never matches the running one.
+std::vector<EnvironmentWinner> table_winners(const TunedTable& t, const Problem& p) {
+  std::vector<EnvironmentWinner> out;
+  for (unsigned long long i = 0; i < t.count; ++i) {
+    const TunedEntry& e = t.entries[i];
+    EnvironmentWinner w;
+    w.problem = Problem::dense(e.m, e.n, e.k);
+    w.problem.lda = e.lda, w.problem.ldb = e.ldb, w.problem.ldd = e.ldd;
+    try {
+      w.problem.a = parse_dtype(e.a);
+      w.problem.b = parse_dtype(e.b);
+      w.problem.accum = parse_accum(e.accum);
+    } catch (const std::exception&) {
+      continue;  // a field this dgtune does not read
+    }
+    if (w.problem.n != p.n || w.problem.k != p.k || w.problem.a != p.a || w.problem.b != p.b || w.problem.d != p.d ||
+        w.problem.scale != p.scale || w.problem.accum != p.accum)
+      continue;
+    w.config_key = e.config_key;
+    w.median_us = e.tuned_us;
+    w.environment_id = static_cast<int64_t>(i) + 1;
+    w.env.kernel_hash = e.kernel_hash;
+    out.push_back(std::move(w));
+  }
+  return out;
+}
+
 }  // namespace
 
 struct Gemm::Impl {
   DeviceInfo device;
   std::unique_ptr<TuningDb> db;
+  const TunedTable* table = nullptr;  ///< GemmOptions::table when it belongs to this hardware identity
   std::optional<int64_t> device_id;  ///< device row of this GPU's hardware identity
   SoftwareEnv env;                   ///< the running software environment
   std::string env_key;               ///< env.key()
@@ -85,11 +115,14 @@ struct Gemm::Impl {
     Entry e;
     KernelConfig config = default_config(p);
     e.choice.source = "default";
-    if (db && device_id) {
+    std::optional<std::vector<EnvironmentWinner>> candidates;
+    if (table) candidates = table_winners(*table, p);
+    else if (db && device_id) candidates = db->environment_winners(*device_id, p);
+    if (candidates) {
       // The identity rule (loader/choice.hpp): winners of this hardware identity under any software
       // environment; the running kernel hash first, an older one only while its config is still legal.
       const std::optional<StoredChoice> w =
-          choose_stored_winner(db->environment_winners(*device_id, p), p, env.kernel_hash, env_key, legal_for_current_kernel);
+          choose_stored_winner(*candidates, p, env.kernel_hash, env_key, legal_for_current_kernel);
       if (w) {
         config = w->config;
         e.choice.source = w->source;
@@ -99,7 +132,7 @@ struct Gemm::Impl {
           spdlog::info("dgt::Gemm: {} holds no winner of the running kernel version ({}) for {}; using the winner "
                        "measured with kernel version {} ({}), whose config is still legal. Re-run `dgtune sweep` to "
                        "tune this kernel version (this notice is shown once).",
-                       db->path(), env.kernel_hash, p.label(), w->kernel_hash, config.key());
+                       table ? std::string("the exported table") : db->path(), env.kernel_hash, p.label(), w->kernel_hash, config.key());
         }
       }
     }
@@ -124,7 +157,22 @@ Gemm::Gemm(GemmOptions options) : impl_(std::make_unique<Impl>()) {
   if (!impl_->device.is_sm90())
     DGT_THROW(ErrorKind::kNoDevice, "dgt::Gemm: device {} ({}) is not sm_90", ordinal, impl_->device.name);
   const std::string db_path = resolve_db_path(options.db_path);
-  if (std::filesystem::exists(db_path)) {
+  if (options.table) {
+    impl_->env = current_software_env(impl_->device);
+    impl_->env_key = impl_->env.key();
+    const std::string hw = impl_->device.hardware().key();
+    if (hw == options.table->hw_key) {
+      impl_->table = options.table;
+      if (impl_->env.kernel_hash != options.table->kernel_hash)
+        spdlog::info("dgt::Gemm: the tuned table was exported by dgtune {} for kernel version {}; running kernel version {}: "
+                     "entries of another kernel version are used only while their config is still legal",
+                     options.table->dgtune_version, options.table->kernel_hash, impl_->env.kernel_hash);
+    } else {
+      spdlog::warn("dgt::Gemm: the tuned table belongs to {} (hardware key {}), not to this device ({}, hardware key {}); "
+                   "using default configs",
+                   options.table->device_name, options.table->hw_key, impl_->device.name, hw);
+    }
+  } else if (std::filesystem::exists(db_path)) {
     impl_->db = std::make_unique<TuningDb>(db_path, /*read_only=*/true);
     impl_->env = current_software_env(impl_->device);
     impl_->env_key = impl_->env.key();

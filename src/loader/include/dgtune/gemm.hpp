@@ -16,6 +16,33 @@
 #include <memory>
 #include <string>
 
+// BEGIN dgtune tuned-table types (written verbatim into headers made by `dgtune export --format cpp`)
+#ifndef DGTUNE_TUNED_TABLE_TYPES
+#define DGTUNE_TUNED_TABLE_TYPES
+namespace dgt {
+/// One exported winner: the problem key fields and the config key of its winner.
+struct TunedEntry {
+  long long m, n, k, lda, ldb, ldd;
+  const char* a;            ///< "e4m3" | "e5m2"
+  const char* b;            ///< "e4m3" | "e5m2"
+  const char* accum;        ///< "promote" | "fast"
+  const char* config_key;   ///< KernelConfig key, e.g. "128x128x128_s4_wg2_sw128_c1x1_rm8_direct_sk1_sm0"
+  double tuned_us;          ///< median time stored with the winner
+  const char* kernel_hash;  ///< kernel-source hash of the environment the winner was measured under
+};
+/// A table of winners of one hardware identity (GemmOptions::table).
+struct TunedTable {
+  const char* hw_key;          ///< HardwareIdentity::key() the winners belong to
+  const char* device_name;
+  const char* kernel_hash;     ///< kernel-source hash of the dgtune that exported the table
+  const char* dgtune_version;  ///< version of the dgtune that exported the table
+  const TunedEntry* entries;   ///< `count` entries (nullptr when count == 0)
+  unsigned long long count;
+};
+}  // namespace dgt
+#endif
+// END dgtune tuned-table types
+
 namespace dgt {
 
 /// FP8 operand formats (OCP): e4m3 (max 448) and e5m2 (max 57344).
@@ -24,7 +51,7 @@ enum class Fp8Format { kE4M3, kE5M2 };
 /// What `Gemm` runs for a shape and why.
 struct GemmChoice {
   std::string config_key;  ///< kernel config, e.g. "128x128x128_s4_wg2_sw128_c1x1_rm8_direct_sk1_sm0"
-  std::string source;      ///< "db" (winner of this shape), "nearest" (winner of the same N, K), "default"
+  std::string source;      ///< "db" (winner of this shape; also from GemmOptions::table), "nearest" (winner of the same N, K), "default"
   double tuned_us = 0;     ///< median time stored with the winner (0 for "default")
 };
 
@@ -32,6 +59,12 @@ struct GemmOptions {
   std::string db_path;     ///< empty: $DGTUNE_DB, else results/tuning.db; a missing file means "no tuning data"
   std::string cache_dir;   ///< empty: $DGTUNE_CACHE_DIR, else $XDG_CACHE_HOME/dgtune, else ~/.cache/dgtune
   int device = -1;         ///< -1: the calling thread's current device
+  /// A table made by `dgtune export --format cpp` (a constexpr `TunedTable` in the generated header):
+  /// when set, winners come from it and no DB is opened (db_path is ignored; a build without SQLite
+  /// works). Kernels are still compiled by NVRTC at run time (through the cubin cache), so the
+  /// deployment needs NVRTC. The identity rule is the DB's: entries of another hardware identity are
+  /// not used, an entry of another kernel hash only while its config is still legal.
+  const TunedTable* table = nullptr;
 };
 
 /// Thread-safe FP8 GEMM launcher backed by the tuning DB. The first call for a shape looks up the
