@@ -23,6 +23,8 @@ int main(int argc, char** argv) {
   dgt::cli::add_info(app, action);
   dgt::cli::add_space(app, action);
   dgt::cli::add_run(app, action);
+  dgt::cli::add_compare(app, action);
+  dgt::cli::add_export(app, action);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -112,6 +112,25 @@ assert {r["grid"] for r in kept} >= {"tiles", "clusters", "k-and-swizzle", "tma-
 print(f"ok: space json: {len(kept)} kept, {len(rej)} rejected")
 PY
 
+# compare and export: bad arguments exit 2 and name the rule; nothing creates a database.
+touch "$tmp/empty.db"
+expect 2 "compare needs exactly one of --shapes FILE (measure now) and --between A.db B.db" "$bin" compare
+expect 2 "--shapes excludes --between" "$bin" compare --shapes "$tmp/one.txt" --between "$tmp/empty.db" "$tmp/empty.db"
+expect 2 "--between: At least 2 required but received 1" "$bin" compare --between "$tmp/empty.db"
+expect 2 "--device-a requires --between" "$bin" compare --shapes "$tmp/one.txt" --device-a 1
+expect 2 "--rounds requires --shapes" "$bin" compare --between "$tmp/empty.db" "$tmp/empty.db" --rounds 5
+expect 2 "--save requires --shapes" "$bin" compare --between "$tmp/empty.db" "$tmp/empty.db" --save "$tmp/s.db"
+expect 2 "--protocol: warm not in {cold-l2,hot-graph}" "$bin" compare --shapes "$tmp/one.txt" --protocol warm
+expect 2 "--margin: -1 is out of range: want a number from 0 to 100" "$bin" compare --shapes "$tmp/one.txt" --margin -1
+expect 2 "--rounds: 0 is out of range: want an integer from 1 to 100000" "$bin" compare --shapes "$tmp/one.txt" --rounds 0
+expect 2 "--interval: t not in {sign,wilcoxon}" "$bin" compare --shapes "$tmp/one.txt" --interval t
+expect 2 "bad.txt:3: field 'K'" "$bin" compare --shapes "$tmp/bad.txt" --db "$tmp/c.db"
+expect 2 "is the --db file, which compare opens read-only" "$bin" compare --shapes "$tmp/one.txt" --db "$tmp/empty.db" --save "$tmp/empty.db"
+expect 2 "--between: File does not exist" "$bin" compare --between "$tmp/nope-a.db" "$tmp/nope-b.db"
+expect 2 "--format: xml not in {table,csv,json,md,cpp}" "$bin" export --format xml
+expect 2 "no tuning database at $tmp/c.db (export never creates one)" "$bin" export --db "$tmp/c.db"
+[ -e "$tmp/c.db" ] && { echo "FAIL: compare or export created the database"; fail=1; }
+
 if ! nvidia-smi -L >/dev/null 2>&1; then
   printf '64 128 256\n' >"$tmp/ok.txt"
   expect 1 "no CUDA device" "$bin" sweep --shapes "$tmp/ok.txt" --db "$tmp/t2.db"
@@ -120,5 +139,7 @@ if ! nvidia-smi -L >/dev/null 2>&1; then
   expect 1 "no CUDA device" "$bin" run --m 128 --n 128 --k 128 --config 128x128x128_s4_wg2_sw128_c1x1_rm8_direct_sk1 --baseline --min-samples 5 --max-samples 20 --target-rse 0.02 --seed 7 --device 0
   expect 1 "no CUDA device" "$bin" run --m 128 --n 128 --k 128 --config 128x128x128_s4_wg2_sw128_c1x1_rm8_direct_sk1 --cublas
   lacks ".cpp:"
+  expect 1 "no CUDA device" "$bin" compare --shapes "$tmp/ok.txt" --db "$tmp/c.db" --protocol hot-graph --rounds 5
+  [ -e "$tmp/c.db" ] && { echo "FAIL: compare created the database"; fail=1; }
 fi
 exit $fail

@@ -1,0 +1,247 @@
+// dgtune compare: the kernel the loader would run against cuBLASLt default and tuned, measured now in
+// interleaved rounds (--shapes), or the same table between two tuning DBs from stored samples (--between).
+#include <filesystem>
+#include <memory>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "bench/cublaslt_baseline.hpp"
+#include "bench/device_sides.hpp"
+#include "bench/problem_data.hpp"
+#include "cli/command.hpp"
+#include "cli/commands.hpp"
+#include "cli/compare_tables.hpp"
+#include "cli/options.hpp"
+#include "core/hash.hpp"
+#include "core/paths.hpp"
+#include "db/tuning_db.hpp"
+#include "launch/environment.hpp"
+#include "launch/kernel_cache.hpp"
+#include "loader/choice.hpp"
+#include "space/cost_model.hpp"
+
+namespace dgt::cli {
+
+namespace {
+struct Args {
+  std::string shapes;
+  std::vector<std::string> between;
+  std::string device_a, device_b;
+  std::string protocol;  ///< empty: cold-l2 (measured) / every stored protocol (--between)
+  int rounds = MeasureProtocol{}.rounds;
+  double margin_pct = 2;
+  std::string interval = "sign";
+  std::string save;
+  DbOption db;
+  DeviceOption device;
+  CacheDirOption cache;
+  FormatOption format;
+};
+
+stats::PairedOptions paired_options(const Args& a) {
+  stats::PairedOptions o;
+  o.margin = a.margin_pct / 100;
+  o.method = a.interval == "wilcoxon" ? stats::IntervalMethod::kWilcoxon : stats::IntervalMethod::kSign;
+  return o;
+}
+
+int run_measured(const Args& a) {
+  const auto shapes = ShapesOption{a.shapes}.load();  // the whole file is checked before the GPU or the DB is opened
+  MeasureProtocol protocol = MeasureProtocol::of(parse_protocol_kind(a.protocol.empty() ? "cold-l2" : a.protocol));
+  protocol.rounds = a.rounds;
+  protocol.validate();
+
+  const std::string db_path = a.db.resolved();
+  if (!a.save.empty()) {
+    std::error_code ec;
+    if (a.save == db_path || (std::filesystem::exists(a.save) && std::filesystem::equivalent(a.save, db_path, ec)))
+      DGT_THROW(ErrorKind::kUsage, "--save {} is the --db file, which compare opens read-only; save to another file", a.save);
+  }
+
+  const DeviceInfo device = open_device(a.device.ordinal);
+  if (!device.is_sm90())
+    DGT_THROW(ErrorKind::kNoDevice, "device {} is {} (compute capability {}.{}): dgtune's kernels need sm_90 (H100/H200)",
+              device.ordinal, device.name, device.cc_major, device.cc_minor);
+  const SoftwareEnv env = current_software_env(device);
+  const std::string env_key = env.key();
+
+  // The DB is only read, never created or migrated (what the loader does).
+  std::unique_ptr<TuningDb> db;
+  std::optional<int64_t> device_id;
+  std::string db_note;
+  if (std::filesystem::exists(db_path)) {
+    db = std::make_unique<TuningDb>(db_path, /*read_only=*/true);
+    device_id = db->find_hardware(device.hardware());
+    if (!device_id) db_note = fmt::format("{} holds no winners of this device ({}): every shape uses the default config", db_path, device.name);
+  } else {
+    db_note = fmt::format("no tuning database at {}: every shape uses the default config", db_path);
+  }
+  if (!db_note.empty()) spdlog::warn("{}", db_note);
+
+  std::unique_ptr<TuningDb> save;
+  DeviceScope save_scope;
+  if (!a.save.empty()) {
+    save = std::make_unique<TuningDb>(a.save);
+    save_scope = save->upsert_device(make_fingerprint(device));
+  }
+
+  jit::CubinCache cubins(a.cache.dir.empty() ? default_cache_dir() : a.cache.dir);
+  UtilKernels util(cubins, device.sm_count);
+  KernelCache kernels(cubins, device.sm_count);
+  cudaStream_t stream = nullptr;
+  DGT_CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  struct StreamGuard {
+    cudaStream_t s;
+    ~StreamGuard() { cudaStreamDestroy(s); }
+  } guard{stream};
+  CublasLtBaseline lt;
+
+  std::vector<CompareShape> out;
+  for (const ShapeEntry& e : shapes) {
+    const Problem& p = e.problem;
+    CompareShape c;
+    c.problem = p;
+    c.name = e.name;
+    // What dgt::Gemm would run: the loader's identity rule (loader/choice.hpp), else the default config.
+    KernelConfig config = default_config(p);
+    c.config_source = "default";
+    if (db && device_id) {
+      if (auto w = choose_stored_winner(db->environment_winners(*device_id, p), p, env.kernel_hash, env_key,
+                                        legal_for_current_kernel)) {
+        config = w->config;
+        c.config_source = w->source + (w->older_kernel ? " (older kernel " + w->kernel_hash + ")" : "");
+      }
+    }
+    c.config_key = config.key();
+    spdlog::info("compare {} ({}): {} [{}], {}", p.label(), e.name, c.config_key, c.config_source, protocol.name());
+
+    ProblemData data(p, util, SessionOptions{}.seed ^ fnv1a64(p.key()), stream);
+    auto kernel = kernels.get(KernelSpec::of(config, p));
+    const jit::GemmWorkspace ws = kernels.dedicated_workspace(*kernel, p);  // before any capture; never reallocated
+    const jit::GemmOperands ops = data.operands();
+    data.poison_output(stream);
+    kernel->launch(p, ops, stream, &ws);
+    DGT_CHECK_CUDA(cudaGetLastError());
+    DGT_CHECK_CUDA(cudaStreamSynchronize(stream));
+    const Verification v = data.verify(stream);
+    if (!v.ok) {
+      c.note = fmt::format("dgtune config failed verification (max_rel_err {:.3g}, diff {:.3g}, NaN {}, outside {}): not timed",
+                           v.max_rel_err, v.diff, v.nan_count, v.pad_touched);
+      out.push_back(std::move(c));
+      continue;
+    }
+
+    std::vector<Side> sides = {{kSideDgtune, [&, kernel](cudaStream_t s) { kernel->launch(p, ops, s, &ws); }}};
+    CublasLtPlan plan(lt, data);
+    if (plan.supported()) {
+      // cuBLASLt's "tuned" algorithm is chosen under the protocol it is then compared in.
+      const CublasLtChoice ch =
+          select_algorithms(plan, screen_timer(util, device, protocol, stream, 5), protocol.to_json(), stream);
+      if (ch.default_algo >= 0) sides.push_back({kProviderCublasDefault, plan.launcher(ch.default_algo)});
+      if (ch.tuned_algo >= 0) {
+        sides.push_back({kProviderCublasTuned, plan.launcher(ch.tuned_algo)});
+        c.tuned_algo = ch.tuned.algo;
+      }
+      if (ch.tuned_algo < 0) c.note = "no cuBLASLt algorithm passed verification";
+    } else {
+      c.note = "cuBLASLt refused the shape: " + plan.error();
+    }
+    OutputCheck check{[&](cudaStream_t s) { data.poison_output(s); }, [&](cudaStream_t s) { return data.verify(s); }};
+    RoundsResult r = measure_sides(util, device, protocol, stream, sides, &check);
+    for (const SideSummary& s : r.sides)
+      if (s.check && !s.check->ok) c.note += (c.note.empty() ? "" : "; ") + s.label + " output wrong after replay";
+    c.result = std::move(r);
+    if (save) save->put_measurement(save_scope, stored_from_compare(c, protocol.name(), plan.returned()));
+    out.push_back(std::move(c));
+  }
+  std::string title = fmt::format("dgtune compare {} on {} ({}, {} rounds; db {}{}; speedup = cuBLASLt-tuned us / dgtune us)",
+                                  a.shapes, device.name, protocol.name(), protocol.rounds, db_path,
+                                  db_note.empty() ? "" : ": " + db_note);
+  if (save) title += "; samples saved to " + a.save;
+  a.format.render(compare_tables(out, paired_options(a), title));
+  return 0;
+}
+
+}  // namespace
+
+/// The device of `db` named by `id` (its row id or hardware key), or the only one holding `what`.
+/// Several and none named: Error(kUsage) listing them (exit 2).
+int64_t pick_device(const TuningDb& db, const std::string& id, const std::string& flag, bool by_measurements) {
+  const std::vector<DeviceRow> rows = db.devices();
+  std::string list;
+  for (const DeviceRow& r : rows)
+    list += fmt::format("\n  {} {} ({} SMs, hardware key {}): {} winners, {} measurements", r.id, r.name, r.sm_count,
+                        r.hw_key, r.winners, r.measurements);
+  if (!id.empty()) {
+    for (const DeviceRow& r : rows)
+      if (std::to_string(r.id) == id || r.hw_key == id) return r.id;
+    DGT_THROW(ErrorKind::kUsage, "{} {}: no device '{}' in {}; it holds:{}", flag, id, id, db.path(), list.empty() ? " none" : list);
+  }
+  std::vector<int64_t> holding;
+  for (const DeviceRow& r : rows)
+    if ((by_measurements ? r.measurements : r.winners) > 0) holding.push_back(r.id);
+  if (holding.size() == 1) return holding[0];
+  if (holding.empty() && rows.size() == 1) return rows[0].id;
+  if (holding.empty())
+    DGT_THROW(ErrorKind::kUsage, "{} holds no {}{}", db.path(), by_measurements ? "stored measurements (dgtune compare --save)" : "winners",
+              list.empty() ? "" : "; devices:" + list);
+  DGT_THROW(ErrorKind::kUsage, "{} holds several devices; name one with {} ID (row id or hardware key):{}", db.path(), flag, list);
+}
+
+namespace {
+
+int run_between(const Args& a) {
+  TuningDb A(a.between[0], /*read_only=*/true), B(a.between[1], /*read_only=*/true);
+  const int64_t da = pick_device(A, a.device_a, "--device-a", true), dbi = pick_device(B, a.device_b, "--device-b", true);
+  auto filter = [&](std::vector<StoredMeasurement> v) {
+    if (a.protocol.empty()) return v;
+    const std::string prefix = std::string(to_string(parse_protocol_kind(a.protocol))) + "-v";
+    std::erase_if(v, [&](const StoredMeasurement& m) { return m.protocol_name.rfind(prefix, 0) != 0; });
+    return v;
+  };
+  const auto ma = filter(A.latest_measurements(da)), mb = filter(B.latest_measurements(dbi));
+  a.format.render(between_tables(ma, mb, paired_options(a),
+                                 fmt::format("dgtune compare --between A = {} (device {}) and B = {} (device {}): stored samples, "
+                                             "newest measurement per shape and protocol",
+                                             A.path(), da, B.path(), dbi)));
+  return 0;
+}
+
+int run(const Args& a) {
+  if (a.shapes.empty() == a.between.empty())
+    DGT_THROW(ErrorKind::kUsage, "compare needs exactly one of --shapes FILE (measure now) and --between A.db B.db (stored samples)");
+  return a.between.empty() ? run_measured(a) : run_between(a);
+}
+}  // namespace
+
+void add_compare(CLI::App& app, Action& action) {
+  auto [cmd, a] = add_command<Args>(
+      app, action, "compare",
+      "the config the loader would run vs cuBLASLt default and tuned, in interleaved rounds (or between two DBs' stored samples)",
+      run);
+  auto* shapes = cmd.add_option("--shapes", a.shapes, "shapes file: measure these shapes now (GPU)")->check(CLI::ExistingFile)->group("Input");
+  auto* between = cmd.add_option("--between", a.between, "A.db B.db: compare two tuning DBs' stored samples (no GPU)")
+                      ->expected(2)
+                      ->check(CLI::ExistingFile)
+                      ->group("Input");
+  shapes->excludes(between);
+  cmd.add_option("--device-a", a.device_a, "with --between: device of A (row id or hardware key)")->needs(between);
+  cmd.add_option("--device-b", a.device_b, "with --between: device of B (row id or hardware key)")->needs(between);
+  cmd.add_option("--protocol", a.protocol, "cold-l2 (default when measuring) or hot-graph; with --between: only that protocol")
+      ->check(CLI::IsMember({"cold-l2", "hot-graph"}));
+  cmd.add_option("--rounds", a.rounds, "interleaved rounds per shape")->transform(count(1, 100000))->capture_default_str()->needs(shapes);
+  cmd.add_option("--margin", a.margin_pct, "equivalence margin in percent (verdict 'equivalent' when the interval lies inside +-PCT)")
+      ->transform(real(0, 100))
+      ->capture_default_str();
+  cmd.add_option("--interval", a.interval, "interval of the verdict: sign (median, any distribution) or wilcoxon (pseudo-median)")
+      ->check(CLI::IsMember({"sign", "wilcoxon"}))
+      ->capture_default_str();
+  cmd.add_option("--save", a.save,
+                 "with --shapes: store every sample in this tuning DB (created if missing; never the --db one, which is "
+                 "opened read-only)")
+      ->needs(shapes);
+  add_groups(cmd, a.db, a.device, a.cache, a.format);
+}
+
+}  // namespace dgt::cli

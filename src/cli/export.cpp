@@ -1,0 +1,147 @@
+// dgtune export: one row per stored winner with every tunable, its protocol, time, TFLOPS and ratio to
+// cuBLASLt-tuned, as table/csv/json/md, or a self-contained C++ header for dgt::GemmOptions::table.
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/command.hpp"
+#include "cli/commands.hpp"
+#include "cli/compare_tables.hpp"
+#include "cli/options.hpp"
+#include "db/schema.hpp"
+#include "db/tuning_db.hpp"
+#include "jit/kernel_hash.hpp"
+#include "loader/export_header.hpp"
+
+namespace dgt::cli {
+
+/// Version of the JSON document `dgtune export --format json` writes (bump when a field changes meaning).
+inline constexpr int kExportJsonVersion = 1;
+
+
+namespace {
+struct Args {
+  DbOption db;
+  std::string device;
+  std::string format = "table";
+  std::string out;
+};
+
+using report::Cell;
+using report::Number;
+
+std::string protocol_name(const std::string& json_text) {
+  try {
+    const auto j = nlohmann::json::parse(json_text);
+    if (j.is_object() && j.contains("name") && j["name"].is_string()) return j["name"].get<std::string>();
+  } catch (const std::exception&) {
+  }
+  return json_text;
+}
+
+report::Table export_table(const std::vector<ExportRow>& rows, const std::string& title) {
+  report::Table t;
+  t.title = title;
+  t.columns = {{"shape", "shape", false},   {"m", "M", true},          {"n", "N", true},
+               {"k", "K", true},            {"lda", "lda", true},      {"ldb", "ldb", true},
+               {"ldd", "ldd", true},        {"a", "a", false},         {"b", "b", false},
+               {"accum", "accum", false},   {"config", "config", false}, {"block_m", "BM", true},
+               {"block_n", "BN", true},     {"block_k", "BK", true},   {"num_stages", "stages", true},
+               {"num_math_wg", "wg", true}, {"swizzle", "swizzle", true}, {"cluster_m", "cluster M", true},
+               {"cluster_n", "cluster N", true}, {"raster", "raster", false}, {"group_size", "band", true},
+               {"epilogue", "epilogue", false}, {"split_k", "split-K", true}, {"sms", "SMs", true},
+               {"protocol", "protocol", false}, {"median_us", "us", true},  {"p10_us", "p10", true},
+               {"p90_us", "p90", true},     {"tflops", "TFLOPS", true}, {"gbps", "GB/s", true},
+               {"cublas_tuned_us", "cuBLASLt tuned us", true}, {"x_cublas_tuned", "x tuned", true},
+               {"kernel_hash", "kernel hash", false}, {"dgtune_version", "dgtune", false},
+               {"environment_id", "env", true}};
+  for (const ExportRow& r : rows) {
+    const Problem& p = r.trial.problem;
+    const KernelConfig& c = r.trial.config;
+    std::vector<Cell> row{p.label(), p.m, p.n, p.k, p.lda, p.ldb, p.ldd, std::string(to_string(p.a)),
+                          std::string(to_string(p.b)), std::string(to_string(p.accum)), c.key(), int64_t(c.block_m),
+                          int64_t(c.block_n), int64_t(c.block_k), int64_t(c.num_stages), int64_t(c.num_math_wg),
+                          int64_t(c.swizzle), int64_t(c.cluster_m), int64_t(c.cluster_n), std::string(to_string(c.raster)),
+                          int64_t(c.group), std::string(to_string(c.epilogue)), int64_t(c.split_k), int64_t(c.sms),
+                          protocol_name(r.trial.protocol)};
+    const double us = r.trial.timing ? r.trial.timing->median_us : 0;
+    row.push_back(Number{us, 2});
+    row.push_back(r.trial.timing ? Cell{Number{r.trial.timing->p10_us, 2}} : Cell{});
+    row.push_back(r.trial.timing ? Cell{Number{r.trial.timing->p90_us, 2}} : Cell{});
+    row.push_back(Number{r.trial.tflops, 1});
+    row.push_back(Number{r.trial.gbps, 0});
+    const bool tuned_ok = r.cublas_tuned && r.cublas_tuned->status == TrialStatus::kOk && r.cublas_tuned->timing;
+    row.push_back(tuned_ok ? Cell{Number{r.cublas_tuned->timing->median_us, 2}} : Cell{});
+    row.push_back(tuned_ok && us > 0 ? Cell{Number{r.cublas_tuned->timing->median_us / us, 3}} : Cell{});
+    row.push_back(r.kernel_hash);
+    row.push_back(r.dgtune_version);
+    row.push_back(r.environment_id);
+    t.rows.push_back(std::move(row));
+  }
+  return t;
+}
+
+int run(const Args& a) {
+  const std::string path = a.db.resolved();
+  if (!std::filesystem::exists(path)) DGT_THROW(ErrorKind::kUsage, "no tuning database at {} (export never creates one)", path);
+  TuningDb db(path, /*read_only=*/true);  // never created or migrated
+  const int64_t device_id = pick_device(db, a.device, "--device", false);
+  DeviceRow device;
+  for (const DeviceRow& r : db.devices())
+    if (r.id == device_id) device = r;
+  const std::vector<ExportRow> rows = db.export_rows(device_id);
+  const std::string title = fmt::format("dgtune export {} device {} ({}, hardware key {}): {} winners (one per software "
+                                        "environment and problem; x tuned = cuBLASLt-tuned us / dgtune us)",
+                                        path, device.id, device.name, device.hw_key, rows.size());
+  std::ostringstream text;
+  if (a.format == "cpp") {
+    HeaderInfo info;
+    info.hw_key = device.hw_key;
+    info.device_name = device.name;
+    info.kernel_hash = jit::kernel_source_hash();
+    info.dgtune_version = DGTUNE_VERSION;
+    text << export_header(rows, info);
+  } else if (a.format == "json") {
+    std::ostringstream table_json;
+    report::render(export_table(rows, title), report::Format::kJson, table_json);
+    nlohmann::ordered_json doc;
+    doc["schema"] = "dgtune-export";
+    doc["schema_version"] = kExportJsonVersion;
+    doc["db_schema_version"] = schema::latest_version();
+    doc["dgtune_version"] = DGTUNE_VERSION;
+    doc["kernel_hash"] = jit::kernel_source_hash();
+    doc["db"] = path;
+    doc["device"] = {{"id", device.id}, {"name", device.name}, {"hw_key", device.hw_key}, {"sm_count", device.sm_count}};
+    doc["winners"] = nlohmann::ordered_json::parse(table_json.str())["rows"];
+    text << doc.dump(2) << "\n";
+  } else {
+    report::render(export_table(rows, title), report::parse_format(a.format), text);
+  }
+  if (a.out.empty()) {
+    std::cout << text.str();
+  } else {
+    std::ofstream f(a.out, std::ios::binary);
+    if (!(f << text.str()) || !(f.flush())) DGT_THROW(ErrorKind::kIo, "cannot write {}", a.out);
+  }
+  return 0;
+}
+}  // namespace
+
+void add_export(CLI::App& app, Action& action) {
+  auto [cmd, a] = add_command<Args>(app, action, "export",
+                                    "one row per stored winner with every tunable, or a C++ header for dgt::GemmOptions::table",
+                                    run);
+  add_groups(cmd, a.db);
+  cmd.add_option("--device", a.device, "device of the DB (row id or hardware key; needed when it holds several)");
+  cmd.add_option("--format", a.format, "table, csv, json (with a schema version), md, or cpp (a self-contained header)")
+      ->check(CLI::IsMember({"table", "csv", "json", "md", "cpp"}))
+      ->capture_default_str()
+      ->group("Output");
+  cmd.add_option("--out", a.out, "write to FILE instead of stdout")->group("Output");
+}
+
+}  // namespace dgt::cli

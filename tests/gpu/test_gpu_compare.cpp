@@ -1,0 +1,156 @@
+// `dgtune compare` on the GPU, end to end through the binary (DGT_DGTUNE_BIN): two shapes (one with a DB
+// winner, one without: default config) in both protocols, samples saved with --save; and the loader
+// reading an exported table (GemmOptions::table) instead of a DB.
+#include "harness.hpp"
+
+#include <stdio.h>
+#include <sys/wait.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+#include "db/tuning_db.hpp"
+#include "dgtune/gemm.hpp"
+#include "launch/environment.hpp"
+#include "tune/session.hpp"
+
+namespace dgt::test {
+namespace {
+
+struct CliRun {
+  int rc = -1;
+  std::string out, err;
+};
+
+CliRun run_dgtune(const std::string& args, const std::string& err_file) {
+  CliRun r;
+  const std::string cmd = std::string(DGT_DGTUNE_BIN) + " " + args + " 2>" + err_file;
+  FILE* f = popen(cmd.c_str(), "r");
+  if (!f) return r;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, f)) > 0) r.out.append(buf, n);
+  const int st = pclose(f);
+  r.rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  std::ifstream e(err_file);
+  r.err.assign(std::istreambuf_iterator<char>(e), {});
+  return r;
+}
+
+TEST(Compare, BothProtocolsOnTwoShapes) {
+  char tmpl[] = "/tmp/dgtune-compare-XXXXXX";
+  const std::string dir = mkdtemp(tmpl);
+  const std::string db_path = dir + "/tuning.db", save_path = dir + "/samples.db", shapes = dir + "/shapes.txt";
+  const Problem tuned = Problem::dense(128, 2112, 7168);
+  const KernelConfig tuned_config = KernelConfig::parse_key("64x64x128_s6_wg1_sw128_c1x1_rm8_direct_sk4_sm0");
+  {
+    SessionOptions so;
+    so.db_path = db_path;
+    so.protocol.max_seconds = 0.2;
+    TuningSession session(so);
+    TrialRecord t = session.run_one(tuned, tuned_config, /*with_baselines=*/false);
+    ASSERT_EQ(t.status, TrialStatus::kOk) << t.error;
+  }
+  std::ofstream(shapes) << "128 2112 7168 name=decode\n2048 2048 2048 name=square\n";
+  const auto size_before = std::filesystem::file_size(db_path);
+
+  for (const char* protocol : {"cold-l2", "hot-graph"}) {
+    const CliRun r = run_dgtune(std::string("compare --shapes ") + shapes + " --db " + db_path + " --protocol " + protocol +
+                                 " --rounds 10 --format json --save " + save_path,
+                             dir + "/err.txt");
+    ASSERT_EQ(r.rc, 0) << r.out << r.err;
+    const auto doc = nlohmann::json::parse(r.out);
+    ASSERT_EQ(doc["tables"].size(), 2u);
+    std::map<std::string, nlohmann::json> rows;
+    for (const auto& row : doc["tables"][0]["rows"]) rows[row["name"].get<std::string>()] = row;
+    ASSERT_EQ(rows.size(), 2u) << r.out;
+    EXPECT_EQ(rows["decode"]["config_source"], "db") << protocol;
+    EXPECT_EQ(rows["decode"]["config"], tuned_config.key()) << protocol;
+    EXPECT_EQ(rows["square"]["config_source"], "default") << protocol;
+    for (const auto& [name, row] : rows) {
+      EXPECT_TRUE(row["note"].get<std::string>().empty()) << protocol << " " << name << ": " << row["note"];
+      EXPECT_GT(row["dgtune_us"].get<double>(), 0) << protocol << " " << name;
+      EXPECT_GT(row["cublas_tuned_us"].get<double>(), 0) << protocol << " " << name;
+      EXPECT_GT(row["x_tuned"].get<double>(), 0.2) << protocol << " " << name;
+      EXPECT_LE(row["x_tuned_lo"].get<double>(), row["x_tuned"].get<double>());
+      EXPECT_GE(row["x_tuned_hi"].get<double>(), row["x_tuned"].get<double>());
+      EXPECT_TRUE(row["verdict"] == "faster" || row["verdict"] == "slower" || row["verdict"] == "equivalent" ||
+                  row["verdict"] == "inconclusive");
+      EXPECT_GT(row["clock_mhz"].get<double>(), 0);
+      EXPECT_EQ(row["rounds"], 10);
+      EXPECT_NE(row["cublas_tuned_algo"].get<std::string>().find("requested=32"), std::string::npos);
+    }
+  }
+  // The --db file was only read.
+  EXPECT_EQ(std::filesystem::file_size(db_path), size_before);
+  // Both protocols' samples were saved: 2 shapes x 2 protocols, 3 sides x 10 rounds each, every side checked.
+  TuningDb saved(save_path, /*read_only=*/true);
+  const auto devices = saved.devices();
+  ASSERT_EQ(devices.size(), 1u);
+  const auto ms = saved.latest_measurements(devices[0].id);
+  ASSERT_EQ(ms.size(), 4u);
+  for (const StoredMeasurement& m : ms) {
+    EXPECT_EQ(m.samples.size(), 30u) << m.problem.label() << " " << m.protocol_name;
+    ASSERT_EQ(m.sides.size(), 3u);
+    for (const StoredSide& s : m.sides) {
+      ASSERT_TRUE(s.check.has_value()) << s.label;
+      EXPECT_TRUE(s.check->ok) << s.label;
+    }
+    EXPECT_EQ(m.sides[2].heuristic_count, m.sides[1].heuristic_count);
+    EXPECT_GE(m.sides[2].heuristic_count, 1);
+  }
+  // The saved DB compares against itself: every verdict "equivalent" (identical samples).
+  const CliRun self = run_dgtune("compare --between " + save_path + " " + save_path + " --format json", dir + "/err2.txt");
+  ASSERT_EQ(self.rc, 0) << self.out << self.err;
+  for (const auto& row : nlohmann::json::parse(self.out)["tables"][0]["rows"]) EXPECT_EQ(row["verdict"], "equivalent") << row.dump();
+}
+
+TEST(Compare, LoaderTakesAnExportedTable) {
+  Gpu& gpu = Gpu::get();
+  const std::string hw = gpu.device.hardware().key();
+  const SoftwareEnv env = current_software_env(gpu.device);
+  static const TunedEntry entries[] = {
+      {257, 1024, 1040, 1040, 1040, 1024, "e4m3", "e4m3", "promote", "64x96x128_s6_wg1_sw128_c1x1_rm8_direct_sk1_sm0", 12.5,
+       "not-this-kernel"},
+      {257, 1024, 1040, 1040, 1040, 1024, "e4m3", "e4m3", "promote", "128x128x128_s4_wg2_sw128_c1x1_rm8_direct_sk1_sm0", 11.0,
+       "older-kernel"},
+  };
+  std::vector<TunedEntry> current(std::begin(entries), std::end(entries));
+  current[0].kernel_hash = env.kernel_hash.c_str();  // entry 0 measured with the running kernel: preferred
+  TunedTable table{hw.c_str(), gpu.device.name.c_str(), env.kernel_hash.c_str(), "test", current.data(), current.size()};
+  GemmOptions o;
+  o.db_path = "/nonexistent/never-opened.db";
+  o.table = &table;
+  {
+    Gemm gemm(o);
+    GemmChoice c = gemm.choose(257, 1024, 1040, 1040, 1040, 1024);
+    EXPECT_EQ(c.source, "db");
+    EXPECT_EQ(c.config_key, "64x96x128_s6_wg1_sw128_c1x1_rm8_direct_sk1_sm0");
+    EXPECT_DOUBLE_EQ(c.tuned_us, 12.5);
+    // Same N, K, another M: the nearest tuned M.
+    EXPECT_EQ(gemm.choose(300, 1024, 1040, 1040, 1040, 1024).source, "nearest");
+    EXPECT_EQ(gemm.choose(300, 2048, 1040, 1040, 1040, 2048).source, "default");
+    // The table's config runs and matches the reference.
+    ProblemData data(Problem::dense(257, 1024, 1040), *gpu.util, 5, gpu.stream);
+    const jit::GemmOperands ops = data.operands();
+    data.poison_output(gpu.stream);
+    gemm.run(ops.a, ops.b, ops.d, 257, 1024, 1040, 1040, 1040, 1024, ops.scale_a, ops.scale_b, gpu.stream);
+    ASSERT_EQ(cudaStreamSynchronize(gpu.stream), cudaSuccess);
+    EXPECT_TRUE(data.verify(gpu.stream).ok);
+  }
+  {
+    // Another hardware identity: the table is not used.
+    const std::string other = "0000000000000000";
+    TunedTable foreign = table;
+    foreign.hw_key = other.c_str();
+    o.table = &foreign;
+    Gemm gemm(o);
+    EXPECT_EQ(gemm.choose(257, 1024, 1040, 1040, 1040, 1024).source, "default");
+  }
+}
+
+}  // namespace
+}  // namespace dgt::test

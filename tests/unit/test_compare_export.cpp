@@ -1,0 +1,352 @@
+// `dgtune compare --between` and `dgtune export` end to end on synthetic tuning DBs (no GPU): the DBs are
+// written with TuningDb (stored samples with known verdicts, winners with baselines), the dgtune binary
+// (DGT_DGTUNE_BIN) reads them; the exported C++ header is compiled with the host compiler.
+#include <gtest/gtest.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.hpp"
+#include "db/measurements.hpp"
+#include "db/tuning_db.hpp"
+#include "loader/export_header.hpp"
+
+namespace dgt {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct CliRun {
+  int rc = -1;
+  std::string out;  ///< stdout and stderr together
+};
+
+CliRun run_dgtune(const std::string& args) {
+  CliRun r;
+  const std::string cmd = std::string(DGT_DGTUNE_BIN) + " " + args + " 2>&1";
+  FILE* f = popen(cmd.c_str(), "r");
+  if (!f) return r;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, f)) > 0) r.out.append(buf, n);
+  const int st = pclose(f);
+  r.rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return r;
+}
+
+DeviceFingerprint gpu(const std::string& name, int sms) {
+  DeviceFingerprint d;
+  d.name = name;
+  d.cc_major = 9;
+  d.sm_count = sms;
+  d.memory_bytes = 150754820096;
+  d.l2_bytes = 62914560;
+  d.max_sm_clock_mhz = 1980;
+  d.driver_version = 12080;
+  d.runtime_version = 12040;
+  d.cublaslt_version = 120805;
+  d.nvrtc_version = 12040;
+  d.kernel_hash = "0123456789abcdef";
+  d.dgtune_version = "0.4.0";
+  return d;
+}
+
+/// A stored compare of one shape: per round, dgtune takes `ours` x jitter, cuBLASLt-tuned `tuned` x
+/// jitter and cuBLASLt-default 1.1 x tuned. `spread` > 0 alternates dgtune by x(1 +- spread).
+StoredMeasurement measurement(const Problem& p, double ours, double tuned, double spread = 0, int rounds = 20) {
+  StoredMeasurement m;
+  m.problem = p;
+  m.protocol_name = "cold-l2-v2";
+  m.protocol_json = R"({"kind":"cold-l2","name":"cold-l2-v2","rounds":20,"version":2})";
+  m.rounds = rounds;
+  m.reference_clock_mhz = 1980;
+  m.clock_floor_mhz = 1485;
+  m.sides = {{0, "dgtune", "config", "128x128x128_s4_wg2_sw128_c1x1_rm8_direct_sk1_sm0", "", "db", 0, Verification{true, 1e-3, 1e-6, 0, 0}},
+             {1, "cublaslt-default", "provider", "", "", "cublaslt-default", 32, std::nullopt},
+             {2, "cublaslt-tuned", "provider", "", "algo=66 rank=3 returned=32 requested=32", "cublaslt-tuned", 32, std::nullopt}};
+  for (int r = 0; r < rounds; ++r) {
+    const double jitter = 1 + 0.001 * ((r * 7) % 5 - 2);
+    const double alt = spread > 0 ? (r % 2 ? 1 + spread : 1 / (1 + spread)) : 1.0;
+    m.samples.push_back({0, r, r % 3, ours * jitter * alt, 1900, false});
+    m.samples.push_back({1, r, (r + 1) % 3, 1.1 * tuned * jitter, 1900, false});
+    m.samples.push_back({2, r, (r + 2) % 3, tuned / jitter, 1900, false});
+  }
+  return m;
+}
+
+class CompareExportTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = (fs::temp_directory_path() / "dgtune_compare_test_XXXXXX").string();
+    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  fs::path dir_;
+};
+
+const Problem kFaster = Problem::dense(128, 4096, 7168), kSlower = Problem::dense(256, 4096, 7168),
+              kSame = Problem::dense(512, 4096, 7168), kNoisy = Problem::dense(1024, 4096, 7168),
+              kOnlyA = Problem::dense(64, 2112, 7168);
+
+/// A and B: B's dgtune gained 10% on cuBLASLt-tuned for kFaster, lost 10% for kSlower, 0.1% for kSame;
+/// kNoisy's B run alternates +-25%; kOnlyA is stored in A only.
+void make_between_dbs(const std::string& a, const std::string& b) {
+  TuningDb A(a), B(b);
+  const DeviceScope sa = A.upsert_device(gpu("NVIDIA H200", 132)), sb = B.upsert_device(gpu("NVIDIA H200", 132));
+  for (const Problem& p : {kFaster, kSlower, kSame, kNoisy, kOnlyA}) A.put_measurement(sa, measurement(p, 10, 10));
+  B.put_measurement(sb, measurement(kFaster, 9, 10));
+  B.put_measurement(sb, measurement(kSlower, 11, 10));
+  B.put_measurement(sb, measurement(kSame, 10.01, 10));
+  B.put_measurement(sb, measurement(kNoisy, 10, 10, 0.25));
+}
+
+std::map<std::string, nlohmann::json> rows_by_shape(const nlohmann::json& table) {
+  std::map<std::string, nlohmann::json> out;
+  for (const auto& r : table["rows"]) out[r["shape"].get<std::string>()] = r;
+  return out;
+}
+
+TEST_F(CompareExportTest, StoredMeasurementRoundTrips) {
+  TuningDb db(path("m.db"));
+  const DeviceScope s = db.upsert_device(gpu("NVIDIA H200", 132));
+  const StoredMeasurement m = measurement(kFaster, 9, 10);
+  const int64_t first = db.put_measurement(s, m);
+  const int64_t second = db.put_measurement(s, measurement(kFaster, 8, 10));
+  EXPECT_GT(second, first);
+  const auto back = db.latest_measurements(s.device_id);
+  ASSERT_EQ(back.size(), 1u);  // the newest per (problem, protocol)
+  EXPECT_EQ(back[0].id, second);
+  EXPECT_EQ(back[0].problem.key(), kFaster.key());
+  EXPECT_EQ(back[0].protocol_name, "cold-l2-v2");
+  EXPECT_EQ(back[0].rounds, 20);
+  ASSERT_EQ(back[0].sides.size(), 3u);
+  EXPECT_EQ(back[0].sides[2].algo, "algo=66 rank=3 returned=32 requested=32");
+  EXPECT_EQ(back[0].sides[2].heuristic_count, 32);
+  ASSERT_TRUE(back[0].sides[0].check.has_value());
+  EXPECT_TRUE(back[0].sides[0].check->ok);
+  EXPECT_FALSE(back[0].sides[1].check.has_value());
+  ASSERT_EQ(back[0].samples.size(), 60u);
+  EXPECT_DOUBLE_EQ(back[0].samples[0].time_us, measurement(kFaster, 8, 10).samples[0].time_us);
+  StoredMeasurement bad = m;
+  bad.samples.push_back({7, 0, 0, 1.0, 0, false});
+  EXPECT_THROW(db.put_measurement(s, bad), Error);
+  const auto devices = db.devices();
+  ASSERT_EQ(devices.size(), 1u);
+  EXPECT_EQ(devices[0].measurements, 2);
+}
+
+TEST_F(CompareExportTest, BetweenGivesTheKnownVerdicts) {
+  make_between_dbs(path("a.db"), path("b.db"));
+  const CliRun r = run_dgtune("compare --between " + path("a.db") + " " + path("b.db") + " --format json --log-level warn");
+  ASSERT_EQ(r.rc, 0) << r.out;
+  const auto doc = nlohmann::json::parse(r.out);
+  ASSERT_EQ(doc["tables"].size(), 3u) << r.out;
+  auto rows = rows_by_shape(doc["tables"][0]);
+  ASSERT_EQ(rows.size(), 4u) << r.out;
+  EXPECT_EQ(rows[kFaster.label()]["verdict"], "faster") << rows[kFaster.label()].dump();
+  EXPECT_NEAR(rows[kFaster.label()]["change"].get<double>(), 10.0 / 9.0, 0.01);
+  EXPECT_EQ(rows[kSlower.label()]["verdict"], "slower");
+  EXPECT_NEAR(rows[kSlower.label()]["change"].get<double>(), 10.0 / 11.0, 0.01);
+  EXPECT_EQ(rows[kSame.label()]["verdict"], "equivalent");
+  EXPECT_EQ(rows[kNoisy.label()]["verdict"], "inconclusive");
+  EXPECT_EQ(rows[kFaster.label()]["a_verdict"], "equivalent");  // A: dgtune == cuBLASLt-tuned
+  EXPECT_EQ(rows[kFaster.label()]["b_verdict"], "faster");      // B: 10% faster than cuBLASLt-tuned
+  EXPECT_EQ(rows[kSlower.label()]["b_verdict"], "slower");
+  // Summary counts per verdict.
+  std::map<std::string, nlohmann::json> summary;
+  for (const auto& row : doc["tables"][1]["rows"]) summary[row["what"].get<std::string>()] = row["value"];
+  EXPECT_EQ(summary["shapes faster"], 1);
+  EXPECT_EQ(summary["shapes slower"], 1);
+  EXPECT_EQ(summary["shapes equivalent"], 1);
+  EXPECT_EQ(summary["shapes inconclusive"], 1);
+  // kOnlyA is listed as stored in A only.
+  ASSERT_EQ(doc["tables"][2]["rows"].size(), 1u);
+  EXPECT_EQ(doc["tables"][2]["rows"][0]["shape"], kOnlyA.label());
+  EXPECT_EQ(doc["tables"][2]["rows"][0]["db"], "A");
+
+  // Swapping A and B swaps faster and slower.
+  const CliRun swapped = run_dgtune("compare --between " + path("b.db") + " " + path("a.db") + " --format json --log-level warn");
+  ASSERT_EQ(swapped.rc, 0) << swapped.out;
+  rows = rows_by_shape(nlohmann::json::parse(swapped.out)["tables"][0]);
+  EXPECT_EQ(rows[kFaster.label()]["verdict"], "slower");
+  EXPECT_EQ(rows[kSlower.label()]["verdict"], "faster");
+
+  // Every other format renders.
+  for (const char* f : {"table", "csv", "md"}) {
+    const CliRun o = run_dgtune("compare --between " + path("a.db") + " " + path("b.db") + " --format " + f);
+    EXPECT_EQ(o.rc, 0) << f << o.out;
+    EXPECT_NE(o.out.find("inconclusive"), std::string::npos) << f;
+  }
+  // --protocol hot-graph keeps nothing here (all stored runs are cold-l2).
+  const CliRun hot = run_dgtune("compare --between " + path("a.db") + " " + path("b.db") + " --protocol hot-graph --format json");
+  ASSERT_EQ(hot.rc, 0) << hot.out;
+  EXPECT_EQ(nlohmann::json::parse(hot.out)["tables"][0]["rows"].size(), 0u);
+}
+
+TEST_F(CompareExportTest, BetweenWithSeveralDevicesListsThemAndExits2) {
+  make_between_dbs(path("a.db"), path("b.db"));
+  {
+    TuningDb B(path("b.db"));
+    const DeviceScope h100 = B.upsert_device(gpu("NVIDIA H100 80GB HBM3", 132 - 18));
+    B.put_measurement(h100, measurement(kFaster, 12, 10));
+  }
+  const CliRun r = run_dgtune("compare --between " + path("a.db") + " " + path("b.db"));
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_NE(r.out.find("several devices"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("--device-b"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("NVIDIA H100 80GB HBM3"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("NVIDIA H200"), std::string::npos) << r.out;
+  const CliRun named = run_dgtune("compare --between " + path("a.db") + " " + path("b.db") + " --device-b 2 --format json");
+  ASSERT_EQ(named.rc, 0) << named.out;
+  auto rows = rows_by_shape(nlohmann::json::parse(named.out)["tables"][0]);
+  EXPECT_EQ(rows[kFaster.label()]["verdict"], "slower");  // the H100 run: 12 us vs 10
+  const CliRun unknown = run_dgtune("compare --between " + path("a.db") + " " + path("b.db") + " --device-b 9");
+  EXPECT_EQ(unknown.rc, 2) << unknown.out;
+  EXPECT_NE(unknown.out.find("no device '9'"), std::string::npos) << unknown.out;
+}
+
+TEST_F(CompareExportTest, CompareNeverCreatesOrMigratesADb) {
+  const CliRun r = run_dgtune("compare --between " + path("missing-a.db") + " " + path("missing-b.db"));
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_FALSE(fs::exists(path("missing-a.db")));
+}
+
+/// A DB with two winners (one with cuBLASLt-tuned stored), plus slower trials.
+void make_export_db(const std::string& p) {
+  TuningDb db(p);
+  const DeviceScope s = db.upsert_device(gpu("NVIDIA H200", 132));
+  auto trial = [&](const Problem& pr, const std::string& key, double us) {
+    TrialRecord t;
+    t.problem = pr;
+    t.config = KernelConfig::parse_key(key);
+    t.protocol = R"({"name":"cold-l2-v1","statistic":"median"})";
+    t.verification = Verification{true, 1e-3, 1e-6, 0, 0};
+    t.set_timing(Timing{us, us * 0.99, us * 1.02, 50, 0.002, 1755, false});
+    db.put_trial(s, t);
+  };
+  trial(kFaster, "64x64x128_s6_wg1_sw128_c1x1_rm8_direct_sk4_sm0", 20.0);
+  trial(kFaster, "128x128x128_s4_wg2_sw128_c1x1_rm8_direct_sk1_sm0", 30.0);
+  Problem fast = kSlower;
+  fast.accum = Accum::kFast;
+  trial(fast, "128x256x128_s3_wg2_sw128_c2x1_rn16_tma_sk1_sm120", 50.0);
+  BaselineRecord b;
+  b.problem = kFaster;
+  b.provider = kProviderCublasTuned;
+  b.algo = "algo=66";
+  b.set_timing(Timing{22.0, 22.0, 22.0, 20, 0.01, 1700, false});
+  db.put_baseline(s, b);
+}
+
+TEST_F(CompareExportTest, ExportEveryFormat) {
+  make_export_db(path("t.db"));
+  const std::string db = " --db " + path("t.db");
+  const CliRun csv = run_dgtune("export" + db + " --format csv");
+  ASSERT_EQ(csv.rc, 0) << csv.out;
+  EXPECT_NE(csv.out.find("block_m,block_n,block_k,num_stages,num_math_wg,swizzle,cluster_m,cluster_n,raster,group_size,epilogue,split_k,sms"),
+            std::string::npos)
+      << csv.out;
+  EXPECT_NE(csv.out.find("64x64x128_s6_wg1_sw128_c1x1_rm8_direct_sk4_sm0"), std::string::npos);
+  EXPECT_EQ(csv.out.find("128x128x128_s4_wg2"), std::string::npos);  // not a winner
+  EXPECT_NE(csv.out.find("cold-l2-v1"), std::string::npos);
+
+  const CliRun json = run_dgtune("export" + db + " --format json");
+  ASSERT_EQ(json.rc, 0) << json.out;
+  const auto doc = nlohmann::json::parse(json.out);
+  EXPECT_EQ(doc["schema"], "dgtune-export");
+  EXPECT_EQ(doc["schema_version"], 1);
+  EXPECT_EQ(doc["db_schema_version"], 5);
+  ASSERT_EQ(doc["winners"].size(), 2u);
+  const auto& w = doc["winners"][0];
+  EXPECT_EQ(w["config"], "64x64x128_s6_wg1_sw128_c1x1_rm8_direct_sk4_sm0");
+  EXPECT_EQ(w["split_k"], 4);
+  EXPECT_EQ(w["protocol"], "cold-l2-v1");
+  EXPECT_DOUBLE_EQ(w["median_us"].get<double>(), 20.0);
+  EXPECT_NEAR(w["x_cublas_tuned"].get<double>(), 1.1, 1e-9);
+  EXPECT_GT(w["tflops"].get<double>(), 0);
+  EXPECT_TRUE(doc["winners"][1]["x_cublas_tuned"].is_null());  // no baseline stored
+  EXPECT_EQ(doc["winners"][1]["epilogue"], "tma");
+  EXPECT_EQ(doc["winners"][1]["accum"], "fast");
+
+  const CliRun md = run_dgtune("export" + db + " --format md");
+  ASSERT_EQ(md.rc, 0) << md.out;
+  EXPECT_NE(md.out.find("| 64x64x128_s6_wg1_sw128_c1x1_rm8_direct_sk4_sm0 "), std::string::npos) << md.out;
+  const CliRun table = run_dgtune("export" + db);
+  ASSERT_EQ(table.rc, 0) << table.out;
+  EXPECT_NE(table.out.find("128x256x128_s3_wg2_sw128_c2x1_rn16_tma_sk1_sm120"), std::string::npos) << table.out;
+
+  const CliRun out = run_dgtune("export" + db + " --format csv --out " + path("w.csv"));
+  ASSERT_EQ(out.rc, 0) << out.out;
+  std::ifstream f(path("w.csv"));
+  std::stringstream ss;
+  ss << f.rdbuf();
+  EXPECT_EQ(ss.str(), csv.out);
+}
+
+TEST_F(CompareExportTest, ExportedHeaderCompilesAndLooksUpTheStoredConfig) {
+  make_export_db(path("t.db"));
+  const CliRun r = run_dgtune("export --db " + path("t.db") + " --format cpp --out " + path("tuned.hpp"));
+  ASSERT_EQ(r.rc, 0) << r.out;
+  const std::string fast_args = std::to_string(kSlower.m) + ", 4096, 7168, 7168, 7168, 4096, \"e4m3\", \"e4m3\", \"fast\"";
+  std::ofstream(path("alone.cpp")) << "#include \"tuned.hpp\"\n"
+                                      "static_assert(dgtune_tuned::kTable.count == 2);\n"
+                                      "static_assert(dgtune_tuned::str_eq(dgtune_tuned::lookup(128, 4096, 7168, 7168, 7168, 4096),\n"
+                                      "                                   \"64x64x128_s6_wg1_sw128_c1x1_rm8_direct_sk4_sm0\"));\n"
+                                      "static_assert(dgtune_tuned::str_eq(dgtune_tuned::lookup(" + fast_args + "),\n"
+                                      "                                   \"128x256x128_s3_wg2_sw128_c2x1_rn16_tma_sk1_sm120\"));\n"
+                                      "static_assert(dgtune_tuned::lookup(" + std::to_string(kSlower.m) + ", 4096, 7168, 7168, 7168, 4096) == nullptr);\n"
+                                      "int main() { return dgtune_tuned::lookup(128, 4096, 7168, 7168, 7168, 4096)[0] == '6' ? 0 : 1; }\n";
+  const std::string cxx = DGT_HOST_CXX;
+  const std::string flags = " -std=c++17 -Wall -Wextra -Werror -I" + dir_.string();
+  ASSERT_EQ(std::system((cxx + flags + " " + path("alone.cpp") + " -o " + path("alone")).c_str()), 0);
+  EXPECT_EQ(std::system(path("alone").c_str()), 0);
+  // Next to <dgtune/gemm.hpp>, in either order: GemmOptions::table takes kTable.
+  for (const char* order : {"gemm-first", "table-first"}) {
+    const std::string a = "#include <dgtune/gemm.hpp>\n", b = "#include \"tuned.hpp\"\n";
+    std::ofstream(path(std::string(order) + ".cpp"))
+        << (std::string(order) == "gemm-first" ? a + b : b + a)
+        << "int main() { dgt::GemmOptions o; o.table = &dgtune_tuned::kTable; return o.table->count == 2 ? 0 : 1; }\n";
+    const std::string cmd = cxx + flags + " -I" DGT_SOURCE_DIR "/src/loader/include -I" DGT_CUDA_INCLUDE " -fsyntax-only " +
+                            path(std::string(order) + ".cpp");
+    EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  }
+}
+
+TEST(ExportHeader, GemmHppHoldsTheTypeBlockVerbatim) {
+  std::ifstream f(DGT_SOURCE_DIR "/src/loader/include/dgtune/gemm.hpp");
+  std::stringstream ss;
+  ss << f.rdbuf();
+  EXPECT_NE(ss.str().find(tuned_table_types()), std::string::npos)
+      << "src/loader/export_header.cpp's tuned_table_types() and gemm.hpp's block must be the same text";
+}
+
+TEST(ExportHeader, EmptyTableAndEscaping) {
+  HeaderInfo info;
+  info.hw_key = "k\"ey";
+  info.device_name = "dev\\ice";
+  info.kernel_hash = "h";
+  info.dgtune_version = "0.4.0";
+  const std::string h = export_header({}, info);
+  EXPECT_NE(h.find("nullptr, 0ull"), std::string::npos) << h;
+  EXPECT_NE(h.find("\"k\\\"ey\""), std::string::npos) << h;
+  EXPECT_NE(h.find("\"dev\\\\ice\""), std::string::npos) << h;
+  EXPECT_NE(h.find("still needs NVRTC"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace dgt
