@@ -31,6 +31,14 @@ std::optional<stats::PairedComparison> speedup(const RoundsResult& r, int y, con
   return stats::compare_paired(t.x_us, t.y_us, opts);
 }
 
+/// Median SM clock of the side's samples that are not flagged and have a known clock (NaN if none).
+double unflagged_clock(const RoundsResult& r, int side) {
+  std::vector<double> clocks;
+  for (const Sample& x : r.samples)
+    if (x.side == side && !x.flagged && x.sm_clock_mhz > 0) clocks.push_back(x.sm_clock_mhz);
+  return clocks.empty() ? std::nan("") : stats::median(clocks);
+}
+
 /// The verdict rule of stats::compare_paired applied to an interval of a log ratio (< 0: X better).
 stats::Verdict verdict_of(const stats::Interval& iv, double log_margin) {
   if (!std::isfinite(iv.lo) || !std::isfinite(iv.hi)) return stats::Verdict::kInconclusive;
@@ -98,6 +106,8 @@ std::vector<report::Table> compare_tables(const std::vector<CompareShape>& shape
                {"gbps", "GB/s", true},
                {"clock_mhz", "clock MHz", true},
                {"flagged", "flagged", true},
+               {"clock_mhz_unflagged", "clock MHz (unflagged)", true},
+               {"dgtune_us_unflagged", "dgtune us (unflagged)", true},
                {"x_tuned_unflagged", "x tuned (unflagged)", true},
                {"verdict_unflagged", "verdict (unflagged)", false},
                {"rounds", "rounds", true},
@@ -147,6 +157,8 @@ std::vector<report::Table> compare_tables(const std::vector<CompareShape>& shape
     row.push_back(num(gbps_of(c.problem, s.all.median), 0));
     row.push_back(num(s.median_clock_mhz, 0));
     row.push_back(int64_t(s.flagged));
+    row.push_back(num(unflagged_clock(r, ours), 0));
+    row.push_back(s.unflagged ? num(s.unflagged->median, 2) : Cell{});
     row.push_back(vs_tuned_unflagged ? num(vs_tuned_unflagged->speedup_x_over_y(), 3) : Cell{});
     row.push_back(vs_tuned_unflagged ? Cell{std::string(stats::to_string(vs_tuned_unflagged->verdict))}
                                      : Cell{std::string("every round flagged")});

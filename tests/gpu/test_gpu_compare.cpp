@@ -102,10 +102,16 @@ TEST(Compare, BothProtocolsOnTwoShapes) {
     EXPECT_EQ(m.sides[2].heuristic_count, m.sides[1].heuristic_count);
     EXPECT_GE(m.sides[2].heuristic_count, 1);
   }
-  // The saved DB compares against itself: every verdict "equivalent" (identical samples).
+  // The saved DB compares against itself (identical samples): never "faster" or "slower".
   const CliRun self = run_dgtune("compare --between " + save_path + " " + save_path + " --format json", dir + "/err2.txt");
   ASSERT_EQ(self.rc, 0) << self.out << self.err;
-  for (const auto& row : nlohmann::json::parse(self.out)["tables"][0]["rows"]) EXPECT_EQ(row["verdict"], "equivalent") << row.dump();
+  const auto self_rows = nlohmann::json::parse(self.out)["tables"][0]["rows"];
+  EXPECT_EQ(self_rows.size(), 4u);
+  for (const auto& row : self_rows) {
+    EXPECT_NE(row["verdict"], "faster") << row.dump();
+    EXPECT_NE(row["verdict"], "slower") << row.dump();
+    EXPECT_DOUBLE_EQ(row["change"].get<double>(), 1.0) << row.dump();
+  }
 }
 
 TEST(Compare, LoaderTakesAnExportedTable) {
