@@ -70,3 +70,29 @@ link_prebuilt_source_dir() {
 }
 
 gpu_present() { nvidia-smi -L >/dev/null 2>&1; }
+
+# Prints the path of a working cuobjdump (for the SASS test, tests/nvrtc/sass_check.sh): $DGT_CUOBJDUMP,
+# PATH, the CUDA toolkit, a previous install under $DGT_TOOLS_DIR, else installs the PyPI wheel
+# nvidia-cuda-cuobjdump there with pip. Prints nothing when none can be obtained.
+ensure_cuobjdump() {
+  local tools=${DGT_TOOLS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/dgtune-tools}
+  local c
+  for c in "${DGT_CUOBJDUMP:-}" "$(command -v cuobjdump 2>/dev/null)" /usr/local/cuda/bin/cuobjdump; do
+    [ -n "$c" ] && "$c" --version >/dev/null 2>&1 && { echo "$c"; return 0; }
+  done
+  find_wheel_tool() { find "$tools" -path '*/bin/cuobjdump' -type f 2>/dev/null | head -n 1; }
+  c=$(find_wheel_tool)
+  if [ -z "$c" ] && command -v python3 >/dev/null; then
+    say "installing cuobjdump (pip: nvidia-cuda-cuobjdump) into $tools"
+    mkdir -p "$tools"
+    timeout 300 python3 -m pip install -q --disable-pip-version-check --target "$tools" nvidia-cuda-cuobjdump >&2 ||
+      timeout 300 python3 -m pip install -q --disable-pip-version-check --break-system-packages --target "$tools" \
+        nvidia-cuda-cuobjdump >&2 || true
+    c=$(find_wheel_tool)
+  fi
+  if [ -n "$c" ]; then
+    chmod +x "$c" 2>/dev/null || true
+    "$c" --version >/dev/null 2>&1 && { echo "$c"; return 0; }
+  fi
+  return 0
+}

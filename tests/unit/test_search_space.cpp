@@ -180,7 +180,11 @@ TEST(CostModel, DefaultConfigIsLegalAndDocumented) {
     EXPECT_EQ(c.block_m, p.m <= 64 ? 64 : 128);
   }
   // 7 * 32 KiB + 1136 = 230512 <= 232448
-  EXPECT_EQ(default_config(Problem::dense(4096, 4096, 4096)).key(), "128x128x128_s7_wg2_sw128_c1x1_rm8_direct_sk1_sm0");
+  EXPECT_EQ(default_config(Problem::dense(4096, 4096, 4096)).key(), "128x128x128_s7_wg2_sw128_c1x1_rm8_direct_sk1_sm0_2g_p1");
+  Problem fast = Problem::dense(4096, 4096, 4096);
+  fast.accum = Accum::kFast;
+  EXPECT_EQ(default_config(fast).promote_every, 16);  // 16 x 128 = 2048 products per partial sum
+  EXPECT_TRUE(evaluate_resources(KernelSpec::of(default_config(fast), fast)).ok());
   EXPECT_EQ(default_config(Problem::dense(7, 48, 80)).block_n, 48);
 }
 
