@@ -66,8 +66,7 @@ KernelConfig default_config(const Problem& p) {
   c.swizzle = 128;
   c.raster = Raster::kAlongM;
   c.group = 8;
-  c.mainloop = Mainloop::k2g;  // BLOCK_N <= 128: 3 x 64 + 16 registers fit
-  c.promote_every = p.accum == Accum::kFast ? 2048 / c.block_k : 1;
+  c.mainloop = Mainloop::k2g;  // BLOCK_N <= 128: 3 x 64 + 16 registers fit; promotion every k-block (R20)
   c.num_stages = std::max(2, deepest_stages(KernelSpec::of(c, p), 8));
   return c;
 }

@@ -48,7 +48,7 @@ double estimate_us(const KernelSpec& spec, const Problem& p, int sm_count, const
 /// BLOCK_M = 64 (one consumer warpgroup) when M <= 64, else 128 (two consumer warpgroups);
 /// BLOCK_N = 128, or N rounded up to 16 when N < 128; BLOCK_K = 128; 128-byte swizzle; the deepest
 /// pipeline (<= 8 stages) that fits shared memory; raster along M, group 8; direct epilogue; no split;
-/// two WGMMA groups in flight; promotion every k-block (promote) or every 2048 / BLOCK_K k-blocks (fast).
+/// two WGMMA groups in flight, which promote every k-block in both accumulation modes (rule R20).
 KernelConfig default_config(const Problem& p);
 
 }  // namespace dgt

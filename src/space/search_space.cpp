@@ -112,10 +112,12 @@ SpaceGrid parse_grid(const json& g, const json& base, const std::string& where) 
   // Optional axes (spaces written before they existed mean the one-group schedule, P = 1).
   const json one_group = json::array({"1g"}), every_block = json::array({1});
   const json& ml = g.contains("mainloop") ? g.at("mainloop") : base.contains("mainloop") ? base.at("mainloop") : one_group;
+  s.mainloop.clear();
   for (const auto& m : string_list(ml, "mainloop", where)) s.mainloop.push_back(parse_mainloop(m, where));
   const json& pe =
       g.contains("promote_every") ? g.at("promote_every") : base.contains("promote_every") ? base.at("promote_every") : every_block;
   if (!pe.is_array() || pe.empty()) DGT_THROW(ErrorKind::kUsage, "{}: \"promote_every\" must be a non-empty array", where);
+  s.promote_every.clear();
   for (const auto& e : pe) {
     if (e.is_number_integer() && e.get<int>() >= 1)
       s.promote_every.push_back(e.get<int>());

@@ -21,10 +21,10 @@ struct SpaceGrid {
   std::vector<std::pair<int, int>> cluster;  ///< (cluster_m, cluster_n)
   std::vector<Raster> raster;
   std::vector<Epilogue> epilogue;
-  std::vector<Mainloop> mainloop;  ///< optional axis, default {1g}
+  std::vector<Mainloop> mainloop{Mainloop::k1g};  ///< optional axis, default {1g}
   /// Optional axis, default {1}; values <= 0 ("max" in JSON) mean the widest legal promotion interval
   /// for the problem: 1 with promote accumulation, 2048 / BLOCK_K with fast accumulation.
-  std::vector<int> promote_every;
+  std::vector<int> promote_every{1};
   size_t size() const;
 };
 

@@ -69,10 +69,11 @@ extern "C" __global__ void __launch_bounds__(128, 1) serialized(float* out, unsi
   float d[4] = {0.f, 0.f, 0.f, 0.f};
   dgt::ptx::wgmma_fence();
   dgt::ptx::WgmmaFp8<8>::mma<0>(d, da, db, 1u);
+  d[0] = out[threadIdx.x];  // a non-wgmma instruction defines an accumulator of the in-flight group
+  dgt::ptx::WgmmaFp8<8>::mma<0>(d, da, db, 1u);
   dgt::ptx::wgmma_commit();
-  out[threadIdx.x] = d[0];  // read while the WGMMA may still be writing it
   dgt::ptx::wgmma_wait<0>();
-  out[threadIdx.x + 128] = d[1];
+  for (int i = 0; i < 4; ++i) out[threadIdx.x + 128 * i] = d[i];
 }
 )";
   try {

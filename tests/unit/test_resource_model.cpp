@@ -86,18 +86,20 @@ TEST(ResourceModel, RegisterBudget) {
 }
 
 TEST(ResourceModel, PromotionIntervalRules) {
-  // Fast: 1 <= P and P x BLOCK_K <= 2048 (R18); promote: P = 1 (R19).
-  EXPECT_TRUE(evaluate_resources(with_mainloop(spec(128, 128, 4, 2, Accum::kFast), Mainloop::k2g, 16)).ok());
-  EXPECT_EQ(evaluate_resources(with_mainloop(spec(128, 128, 4, 2, Accum::kFast), Mainloop::k2g, 17)).rejection.substr(0, 4), "R18:");
-  EXPECT_EQ(evaluate_resources(with_mainloop(spec(128, 128, 4, 2, Accum::kFast), Mainloop::k2g, 0)).rejection.substr(0, 4), "R18:");
-  KernelSpec bk64 = with_mainloop(spec(128, 128, 4, 2, Accum::kFast), Mainloop::k1g, 32);
+  // Fast: 1 <= P and P x BLOCK_K <= 2048 (R18); promote: P = 1 (R19); two groups in flight: P = 1 (R20).
+  EXPECT_TRUE(evaluate_resources(with_mainloop(spec(128, 128, 4, 2, Accum::kFast), Mainloop::k1g, 16)).ok());
+  EXPECT_EQ(evaluate_resources(with_mainloop(spec(128, 128, 4, 2, Accum::kFast), Mainloop::k1g, 17)).rejection.substr(0, 4), "R18:");
+  EXPECT_EQ(evaluate_resources(with_mainloop(spec(128, 128, 4, 2, Accum::kFast), Mainloop::k1g, 0)).rejection.substr(0, 4), "R18:");
+  KernelSpec bk64 = with_mainloop(spec(128, 128, 2, 2, Accum::kFast), Mainloop::k1g, 32);
   bk64.config.block_k = 64;
   bk64.config.swizzle = 64;
   EXPECT_TRUE(evaluate_resources(bk64).ok()) << evaluate_resources(bk64).rejection;  // 32 x 64 = 2048
   bk64.config.block_k = 256;
   EXPECT_EQ(evaluate_resources(bk64).rejection.substr(0, 4), "R18:");  // 32 x 256
   EXPECT_TRUE(evaluate_resources(with_mainloop(spec(128, 128, 4, 2), Mainloop::k2g, 1)).ok());
-  EXPECT_EQ(evaluate_resources(with_mainloop(spec(128, 128, 4, 2), Mainloop::k2g, 2)).rejection.substr(0, 4), "R19:");
+  EXPECT_TRUE(evaluate_resources(with_mainloop(spec(128, 128, 4, 2, Accum::kFast), Mainloop::k2g, 1)).ok());
+  EXPECT_EQ(evaluate_resources(with_mainloop(spec(128, 128, 4, 2), Mainloop::k1g, 2)).rejection.substr(0, 4), "R19:");
+  EXPECT_EQ(evaluate_resources(with_mainloop(spec(128, 128, 4, 2, Accum::kFast), Mainloop::k2g, 2)).rejection.substr(0, 4), "R20:");
 }
 
 TEST(ResourceModel, FirstFailingRuleIsReported) {
@@ -159,19 +161,6 @@ TEST(ResourceModel, ProblemFitIsTheHardTmaStoreRule) {
   EXPECT_EQ(problem_fit(c, p), "");
 }
 
-TEST(ResourceModel, RegisterOverheadMirrorsTheKernel) {
-  // R10's numbers appear verbatim on both sides: 48 / 16 overhead, 3 vs 2 buffers.
-  const std::string kernel = read(std::string(DGT_SOURCE_DIR) + "/kernels/gemm/fp8_gemm_traits.cuh");
-  const std::string host = read(std::string(DGT_SOURCE_DIR) + "/src/space/resource_model.cpp");
-  EXPECT_NE(kernel.find("kRegOverhead = kMainloop == 2 ? 16 : 48"), std::string::npos);
-  EXPECT_NE(kernel.find("(kMainloop == 2 ? 3 : 2)"), std::string::npos);
-  EXPECT_NE(host.find("kRegOverhead1g = 48"), std::string::npos);
-  EXPECT_NE(host.find("kRegOverhead2g = 16"), std::string::npos);
-  EXPECT_NE(host.find("(two_groups ? 3 : 2)"), std::string::npos);
-  EXPECT_NE(kernel.find("kPromoteEvery * BLOCK_K <= 2048"), std::string::npos);
-  EXPECT_NE(host.find("kMaxPromoteSpanK = 2048"), std::string::npos);
-}
-
 TEST(ResourceModel, DeepestStages) {
   KernelSpec s = spec(128, 128, 2, 2);
   EXPECT_EQ(deepest_stages(s, 12), 7);  // 7 * 32 KiB + 112 + 1024 fits, 8 do not
@@ -215,11 +204,24 @@ TEST(ResourceModel, HostRulesMirrorKernelStaticAssertsInOrder) {
   auto host = rule_ids(read(std::string(DGT_SOURCE_DIR) + "/src/space/resource_model.cpp"));
   // R15 (split-K range) and R16 (sms >= 0) are host-only run-time arguments; the kernel file names
   // them in a comment without a quote.
-  ASSERT_EQ(host.size(), 19u);
+  ASSERT_EQ(host.size(), 20u);
   for (size_t i = 0; i < host.size(); ++i) EXPECT_EQ(host[i], "R" + std::to_string(i + 1));
   host.erase(host.begin() + 14, host.begin() + 16);
-  ASSERT_EQ(kernel.size(), 17u);
+  ASSERT_EQ(kernel.size(), 18u);
   EXPECT_EQ(kernel, host);
+}
+
+TEST(ResourceModel, RegisterOverheadMirrorsTheKernel) {
+  // R10's numbers appear verbatim on both sides: 48 / 16 overhead, 3 vs 2 buffers.
+  const std::string kernel = read(std::string(DGT_SOURCE_DIR) + "/kernels/gemm/fp8_gemm_traits.cuh");
+  const std::string host = read(std::string(DGT_SOURCE_DIR) + "/src/space/resource_model.cpp");
+  EXPECT_NE(kernel.find("kRegOverhead = kMainloop == 2 ? 16 : 48"), std::string::npos);
+  EXPECT_NE(kernel.find("(kMainloop == 2 ? 3 : 2)"), std::string::npos);
+  EXPECT_NE(host.find("kRegOverhead1g = 48"), std::string::npos);
+  EXPECT_NE(host.find("kRegOverhead2g = 16"), std::string::npos);
+  EXPECT_NE(host.find("(two_groups ? 3 : 2)"), std::string::npos);
+  EXPECT_NE(kernel.find("kPromoteEvery * BLOCK_K <= 2048"), std::string::npos);
+  EXPECT_NE(host.find("kMaxPromoteSpanK = 2048"), std::string::npos);
 }
 
 }  // namespace
