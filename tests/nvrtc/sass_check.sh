@@ -8,8 +8,10 @@ source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/common.sh"
 set +e
 tool=$(ensure_cuobjdump)
 if [ -z "$tool" ]; then
-  echo "SKIP: no cuobjdump on PATH, in the CUDA toolkit or installable with pip (nvidia-cuda-cuobjdump); set DGT_CUOBJDUMP" >&2
+  echo "SKIP: no cuobjdump + nvdisasm on PATH, in the CUDA toolkit or installable with pip (nvidia-cuda-cuobjdump," \
+    "nvidia-cuda-nvdisasm); set DGT_CUOBJDUMP" >&2
   exit 77
 fi
-echo "using cuobjdump: $tool" >&2
-DGT_CUOBJDUMP=$tool exec "$BIN" --gtest_filter='Sass.*'
+dis=$(nvdisasm_dir_for "$tool")
+echo "using cuobjdump: $tool, nvdisasm in $dis" >&2
+PATH="$dis:$PATH" DGT_CUOBJDUMP=$tool exec "$BIN" --gtest_filter='Sass.*'
