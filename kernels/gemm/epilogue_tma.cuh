@@ -45,7 +45,7 @@ __device__ __forceinline__ void store_tile_tma(const float (&acc)[kMmaPerWG][kAc
   auto address = [&](u32 row, u32 group) -> u32 {
     const u32 byte = group * 16;  // byte offset of the 16-byte unit inside the full staging row
     const u32 band = byte / kRowBytes, unit = (byte % kRowBytes) / 16;
-    const u32 swz = kSwizzle ? ((row * kSwizzle / 128) % (kSwizzle / 16)) : 0u;
+    const u32 swz = kSwizzle ? ((row * kSwizzle / 128) % (kSwizzle ? kSwizzle / 16 : 1u)) : 0u;
     return base + band * kBandBytes + row * kRowBytes + ((unit ^ swz) * 16);
   };
 #pragma unroll
