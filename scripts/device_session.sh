@@ -2,7 +2,7 @@
 # One call on the GPU machine (the `device` tool): runs the named steps with per-step timeouts and
 # leaves logs and reports under $OUT (at most 8 files come back, so logs are tarred).
 #   bash scripts/device_session.sh STEP...
-#   steps: env run sweep resume loader gputests sanitize cube deepseek square
+#   steps: env run sweep resume prevwin loader gputests sanitize cube modelsweep clismoke deepseek square
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
@@ -57,6 +57,10 @@ for s in "$@"; do
       done ;;
     modelsweep)  # --strategy model on DeepSeek-V3 into a fresh DB: only the top 16 per shape are measured
       step modelsweep 240 bash -c "$BIN sweep --shapes configs/shapes/deepseek-v3.txt --db /tmp/model.db --strategy model --top-k 16 --max-samples 40 --format json >$OUT/deepseek-model-sweep.json" ;;
+    prevwin)  # issue 6: the earlier smoke winners measured again in this machine start, next to the fresh sweep
+      python3 scripts/prev_winner_check.py list results/h200/smoke-sweep-final.json >/tmp/prev.txt
+      step prevwin 240 bash -c 'while read m n k a c; do '"$BIN"' run --m $m --n $n --k $k --accum $a --config $c --db /tmp/prev.db --format json | tr -d "\n"; echo; done </tmp/prev.txt >'"$OUT"'/prev-winners.jsonl'
+      [ -f "$OUT/smoke-sweep.json" ] && python3 scripts/prev_winner_check.py report "$OUT/smoke-sweep.json" "$OUT/prev-winners.jsonl" | tee "$OUT/prev-winners.md" ;;
     clismoke)
       step clismoke 120 bash scripts/test.sh -R cli_sweep_smoke -V ;;
     deepseek)

@@ -26,12 +26,15 @@ cudaDataType_t cuda_type(DType t) {
 template <class T, cublasStatus_t (*Destroy)(T)>
 struct LtHandle {
   T h = nullptr;
+  LtHandle() = default;
+  LtHandle(const LtHandle&) = delete;
+  LtHandle& operator=(const LtHandle&) = delete;
   ~LtHandle() {
     if (h) Destroy(h);
   }
 };
 
-std::string describe(const cublasLtMatmulAlgo_t& algo) {
+std::string describe_algo(const cublasLtMatmulAlgo_t& algo) {
   int32_t id = 0, splitk = 1;
   uint32_t tile = 0, stages = 0, swizzle = 0;
   uint16_t cluster = 0;
@@ -44,7 +47,7 @@ std::string describe(const cublasLtMatmulAlgo_t& algo) {
   return fmt::format("algo={} tile={} stages={} splitk={} swizzle={} cluster={}", id, tile, stages, splitk, swizzle, cluster);
 }
 
-BaselineRecord make_record(const Problem& p, const char* provider, const std::string& protocol) {
+BaselineRecord make_record(const Problem& p, const std::string& provider, const std::string& protocol) {
   BaselineRecord r;
   r.problem = p;
   r.provider = provider;
@@ -62,96 +65,171 @@ CublasLtBaseline::~CublasLtBaseline() {
   if (handle_) cublasLtDestroy(handle_);
 }
 
-std::pair<BaselineRecord, BaselineRecord> CublasLtBaseline::measure(const ProblemData& data, Timer& timer, cudaStream_t s) {
-  const Problem& p = data.problem();
-  const std::string protocol = timer.options().to_json();
-  BaselineRecord def = make_record(p, kProviderCublasDefault, protocol), tuned = make_record(p, kProviderCublasTuned, protocol);
-  auto unsupported = [&](int status, const std::string& why) {
-    for (BaselineRecord* r : {&def, &tuned}) {
-      r->status = "unsupported";
-      r->cublas_status = status;
-      r->error = why;
-    }
-    return std::make_pair(def, tuned);
-  };
+// ---------------------------------------------------------------------------------------------
+// CublasLtPlan
 
+struct CublasLtPlan::Impl {
+  const CublasLtBaseline& lt;
+  const ProblemData& data;
+  jit::GemmOperands ops;
+  const void* scale_for_cublas_a = nullptr;  // cuBLASLt's A is our B
+  const void* scale_for_cublas_b = nullptr;
   LtHandle<cublasLtMatmulDesc_t, cublasLtMatmulDescDestroy> desc;
   LtHandle<cublasLtMatrixLayout_t, cublasLtMatrixLayoutDestroy> la, lb, lc;
   LtHandle<cublasLtMatmulPreference_t, cublasLtMatmulPreferenceDestroy> pref;
-  DGT_CHECK_CUBLAS(cublasLtMatmulDescCreate(&desc.h, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  std::vector<cublasLtMatmulHeuristicResult_t> results;
+  int status = 0;
+  int requested = 0;
+  int returned = 0;
+  std::string error;
+
+  Impl(const CublasLtBaseline& l, const ProblemData& d) : lt(l), data(d), ops(d.operands()) {}
+};
+
+CublasLtPlan::CublasLtPlan(CublasLtBaseline& lt, const ProblemData& data) : impl_(std::make_unique<Impl>(lt, data)) {
+  Impl& m = *impl_;
+  const Problem& p = data.problem();
+  DGT_CHECK_CUBLAS(cublasLtMatmulDescCreate(&m.desc.h, CUBLAS_COMPUTE_32F, CUDA_R_32F));
   const cublasOperation_t transa = CUBLAS_OP_T, transb = CUBLAS_OP_N;
-  DGT_CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(desc.h, CUBLASLT_MATMUL_DESC_TRANSA, &transa, sizeof transa));
-  DGT_CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(desc.h, CUBLASLT_MATMUL_DESC_TRANSB, &transb, sizeof transb));
-  const jit::GemmOperands ops = data.operands();
-  const void* scale_for_cublas_a = ops.scale_b;  // cuBLASLt's A is our B
-  const void* scale_for_cublas_b = ops.scale_a;
-  DGT_CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(desc.h, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &scale_for_cublas_a,
-                                                  sizeof scale_for_cublas_a));
-  DGT_CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(desc.h, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &scale_for_cublas_b,
-                                                  sizeof scale_for_cublas_b));
+  DGT_CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(m.desc.h, CUBLASLT_MATMUL_DESC_TRANSA, &transa, sizeof transa));
+  DGT_CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(m.desc.h, CUBLASLT_MATMUL_DESC_TRANSB, &transb, sizeof transb));
+  m.scale_for_cublas_a = m.ops.scale_b;
+  m.scale_for_cublas_b = m.ops.scale_a;
+  DGT_CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(m.desc.h, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &m.scale_for_cublas_a,
+                                                  sizeof m.scale_for_cublas_a));
+  DGT_CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(m.desc.h, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &m.scale_for_cublas_b,
+                                                  sizeof m.scale_for_cublas_b));
   const int8_t fast = p.accum == Accum::kFast ? 1 : 0;
-  DGT_CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(desc.h, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast, sizeof fast));
-  DGT_CHECK_CUBLAS(cublasLtMatrixLayoutCreate(&la.h, cuda_type(p.b), p.k, p.n, p.ldb));
-  DGT_CHECK_CUBLAS(cublasLtMatrixLayoutCreate(&lb.h, cuda_type(p.a), p.k, p.m, p.lda));
-  DGT_CHECK_CUBLAS(cublasLtMatrixLayoutCreate(&lc.h, cuda_type(p.d), p.n, p.m, p.ldd));
-  DGT_CHECK_CUBLAS(cublasLtMatmulPreferenceCreate(&pref.h));
-  DGT_CHECK_CUBLAS(cublasLtMatmulPreferenceSetAttribute(pref.h, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace_bytes_,
-                                                        sizeof workspace_bytes_));
+  DGT_CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(m.desc.h, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast, sizeof fast));
+  DGT_CHECK_CUBLAS(cublasLtMatrixLayoutCreate(&m.la.h, cuda_type(p.b), p.k, p.n, p.ldb));
+  DGT_CHECK_CUBLAS(cublasLtMatrixLayoutCreate(&m.lb.h, cuda_type(p.a), p.k, p.m, p.lda));
+  DGT_CHECK_CUBLAS(cublasLtMatrixLayoutCreate(&m.lc.h, cuda_type(p.d), p.n, p.m, p.ldd));
+  DGT_CHECK_CUBLAS(cublasLtMatmulPreferenceCreate(&m.pref.h));
+  DGT_CHECK_CUBLAS(cublasLtMatmulPreferenceSetAttribute(m.pref.h, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &lt.workspace_bytes_,
+                                                        sizeof lt.workspace_bytes_));
 
-  std::vector<cublasLtMatmulHeuristicResult_t> results(static_cast<size_t>(max_algos_));
+  m.requested = lt.max_algos_;
+  m.results.resize(static_cast<size_t>(std::max(1, m.requested)));
   int count = 0;
-  cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(handle_, desc.h, la.h, lb.h, lc.h, lc.h, pref.h, max_algos_, results.data(),
-                                                     &count);
-  if (st != CUBLAS_STATUS_SUCCESS || count == 0)
-    return unsupported(int(st), fmt::format("cublasLtMatmulAlgoGetHeuristic: status {}, {} algorithms", int(st), count));
+  const cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(lt.handle_, m.desc.h, m.la.h, m.lb.h, m.lc.h, m.lc.h, m.pref.h,
+                                                           m.requested, m.results.data(), &count);
+  m.status = int(st);
+  m.returned = st == CUBLAS_STATUS_SUCCESS ? count : 0;
+  m.results.resize(static_cast<size_t>(m.returned));
+  if (m.returned == 0)
+    m.error = fmt::format("cublasLtMatmulAlgoGetHeuristic: status {}, {} algorithms", int(st), count);
+}
 
-  const float alpha = 1.0f, beta = 0.0f;
+CublasLtPlan::~CublasLtPlan() = default;
+
+const ProblemData& CublasLtPlan::data() const { return impl_->data; }
+int CublasLtPlan::heuristic_status() const { return impl_->status; }
+int CublasLtPlan::requested() const { return impl_->requested; }
+int CublasLtPlan::returned() const { return impl_->returned; }
+const std::string& CublasLtPlan::error() const { return impl_->error; }
+
+std::string CublasLtPlan::describe(int i) const {
+  const Impl& m = *impl_;
+  if (i < 0 || i >= m.returned) DGT_THROW(ErrorKind::kInternal, "cuBLASLt algorithm {} of {}", i, m.returned);
+  return describe_algo(m.results[static_cast<size_t>(i)].algo) +
+         fmt::format(" rank={} returned={} requested={}", i, m.returned, m.requested);
+}
+
+int CublasLtPlan::launch(int i, cudaStream_t s) const {
+  const Impl& m = *impl_;
+  if (i < 0 || i >= m.returned) return int(CUBLAS_STATUS_INVALID_VALUE);
+  static const float alpha = 1.0f, beta = 0.0f;
+  return int(cublasLtMatmul(m.lt.handle_, m.desc.h, &alpha, m.ops.b, m.la.h, m.ops.a, m.lb.h, &beta, m.ops.d, m.lc.h, m.ops.d,
+                            m.lc.h, &m.results[static_cast<size_t>(i)].algo, m.lt.workspace_.get(), m.lt.workspace_bytes_, s));
+}
+
+std::function<void(cudaStream_t)> CublasLtPlan::launcher(int i) const {
+  if (i < 0 || i >= impl_->returned)
+    DGT_THROW(ErrorKind::kInternal, "cuBLASLt launcher for algorithm {} of {}", i, impl_->returned);
+  return [this, i](cudaStream_t s) {
+    const int st = launch(i, s);
+    if (st != 0) DGT_THROW(ErrorKind::kCublas, "cublasLtMatmul ({}) returned status {}", describe(i), st);
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Algorithm selection
+
+CublasLtChoice select_algorithms(const CublasLtPlan& plan, const ScreenTimer& time, const std::string& protocol,
+                                 cudaStream_t s) {
+  const ProblemData& data = plan.data();
+  const Problem& p = data.problem();
+  CublasLtChoice c;
+  c.def = make_record(p, kProviderCublasDefault, protocol);
+  c.tuned = make_record(p, kProviderCublasTuned, protocol);
+  if (!plan.supported()) {
+    for (BaselineRecord* r : {&c.def, &c.tuned}) {
+      r->status = TrialStatus::kUnsupported;
+      r->cublas_status = plan.heuristic_status();
+      r->error = plan.error();
+    }
+    return c;
+  }
+
   double best = std::numeric_limits<double>::infinity();
-  bool any_ok = false;
-  for (int i = 0; i < count; ++i) {
-    const cublasLtMatmulAlgo_t algo = results[static_cast<size_t>(i)].algo;
-    BaselineRecord r = make_record(p, i == 0 ? kProviderCublasDefault : kProviderCublasTuned, protocol);
-    r.algo = describe(algo) + fmt::format(" rank={}", i);
-    cublasStatus_t last = CUBLAS_STATUS_SUCCESS;
-    auto launch = [&](cudaStream_t stream) {
-      last = cublasLtMatmul(handle_, desc.h, &alpha, ops.b, la.h, ops.a, lb.h, &beta, ops.d, lc.h, ops.d, lc.h, &algo,
-                            workspace_.get(), workspace_bytes_, stream);
-    };
+  for (int i = 0; i < plan.returned(); ++i) {
+    BaselineRecord r = make_record(p, fmt::format("cublaslt-rank{}", i), protocol);
+    r.algo = plan.describe(i);
     data.poison_output(s);
-    launch(s);
+    const int last = plan.launch(i, s);
     if (last != CUBLAS_STATUS_SUCCESS) {
-      r.status = last == CUBLAS_STATUS_NOT_SUPPORTED ? "unsupported" : "error";
-      r.cublas_status = int(last);
-      r.error = fmt::format("cublasLtMatmul returned status {}", int(last));
+      r.status = last == CUBLAS_STATUS_NOT_SUPPORTED ? TrialStatus::kUnsupported : TrialStatus::kError;
+      r.cublas_status = last;
+      r.error = fmt::format("cublasLtMatmul returned status {}", last);
     } else {
       r.verification = data.verify(s);
       if (!r.verification->ok) {
-        r.status = "verify_failed";
+        r.status = TrialStatus::kVerifyFailed;
         r.error = fmt::format("max_rel_err {:.3g}, diff {:.3g}, nan {}, pad {}", r.verification->max_rel_err,
                               r.verification->diff, r.verification->nan_count, r.verification->pad_touched);
       } else {
-        r.timing = timer.measure(launch);
-        r.status = last == CUBLAS_STATUS_SUCCESS ? "ok" : "error";
-        r.tflops = p.flops() / (r.timing->median_us * 1e-6) / 1e12;
-        r.gbps = p.min_bytes() / (r.timing->median_us * 1e-6) / 1e9;
+        int timed_status = CUBLAS_STATUS_SUCCESS;
+        r.set_timing(time([&plan, i, &timed_status](cudaStream_t stream) {
+          const int st = plan.launch(i, stream);
+          if (st != CUBLAS_STATUS_SUCCESS) timed_status = st;
+        }));
+        r.status = timed_status == CUBLAS_STATUS_SUCCESS ? TrialStatus::kOk : TrialStatus::kError;
+        if (timed_status != CUBLAS_STATUS_SUCCESS) {
+          r.cublas_status = timed_status;
+          r.error = fmt::format("cublasLtMatmul returned status {} while timed", timed_status);
+        }
       }
     }
     if (i == 0) {
-      def = r;
-      def.provider = kProviderCublasDefault;
+      c.def = r;
+      c.def.provider = kProviderCublasDefault;
+      if (r.status == TrialStatus::kOk) c.default_algo = 0;
     }
-    if (r.status == "ok" && r.timing->median_us < best) {
+    if (r.status == TrialStatus::kOk && r.timing->median_us < best) {
       best = r.timing->median_us;
-      tuned = r;
-      tuned.provider = kProviderCublasTuned;
-      any_ok = true;
+      c.tuned = r;
+      c.tuned.provider = kProviderCublasTuned;
+      c.tuned_algo = i;
     }
+    c.screened.push_back(std::move(r));
   }
-  if (!any_ok) {
-    tuned = def;
-    tuned.provider = kProviderCublasTuned;
+  if (c.tuned_algo < 0) {
+    c.tuned = c.def;
+    c.tuned.provider = kProviderCublasTuned;
   }
-  return {def, tuned};
+  return c;
+}
+
+CublasLtChoice select_algorithms(const CublasLtPlan& plan, Timer& timer, cudaStream_t s) {
+  return select_algorithms(
+      plan, [&timer](const std::function<void(cudaStream_t)>& launch) { return timer.measure(launch); },
+      timer.options().to_json(), s);
+}
+
+std::pair<BaselineRecord, BaselineRecord> CublasLtBaseline::measure(const ProblemData& data, Timer& timer, cudaStream_t s) {
+  CublasLtPlan plan(*this, data);
+  CublasLtChoice c = select_algorithms(plan, timer, s);
+  return {std::move(c.def), std::move(c.tuned)};
 }
 
 }  // namespace dgt

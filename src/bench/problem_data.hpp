@@ -5,8 +5,8 @@
 
 #include "bench/verify.hpp"
 #include "device/buffer.hpp"
-#include "device/util_kernels.hpp"
-#include "jit/gemm_kernel.hpp"
+#include "launch/util_kernels.hpp"
+#include "launch/gemm_kernel.hpp"
 
 namespace dgt {
 

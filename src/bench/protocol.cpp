@@ -75,10 +75,10 @@ Timer::~Timer() {
   for (auto e : stop_) cudaEventDestroy(e);
 }
 
-void Timer::sync() {
+void wait_for_stream(cudaStream_t stream, double watchdog_seconds) {
   cudaEvent_t done;
   DGT_CHECK_CUDA(cudaEventCreateWithFlags(&done, cudaEventDisableTiming));
-  DGT_CHECK_CUDA(cudaEventRecord(done, stream_));
+  DGT_CHECK_CUDA(cudaEventRecord(done, stream));
   auto t0 = std::chrono::steady_clock::now();
   while (true) {
     cudaError_t rc = cudaEventQuery(done);
@@ -87,14 +87,16 @@ void Timer::sync() {
       cudaEventDestroy(done);
       DGT_CHECK_CUDA(rc);
     }
-    if (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() > options_.watchdog_seconds) {
+    if (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() > watchdog_seconds) {
       // Deliberately leak the event: the context is stuck and will be torn down with the process.
-      throw WatchdogTimeout("kernel still running after " + std::to_string(options_.watchdog_seconds) + " s (watchdog)");
+      throw WatchdogTimeout("kernel still running after " + std::to_string(watchdog_seconds) + " s (watchdog)");
     }
     std::this_thread::sleep_for(std::chrono::microseconds(50));
   }
   cudaEventDestroy(done);
 }
+
+void Timer::sync() { wait_for_stream(stream_, options_.watchdog_seconds); }
 
 double Timer::probe_clock_mhz(double spin_us) {
   util_.clock_probe(clock_buf_.as<uint64_t>(), static_cast<uint64_t>(spin_us * 1000), stream_);

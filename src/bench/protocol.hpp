@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "db/records.hpp"
+#include "records/records.hpp"
 #include "device/buffer.hpp"
 #include "device/device_info.hpp"
-#include "device/util_kernels.hpp"
+#include "launch/util_kernels.hpp"
 
 namespace dgt {
 
@@ -42,6 +42,10 @@ SampleStats sample_stats(std::vector<double> samples_us);
 struct WatchdogTimeout : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
+
+/// Waits for all work queued on `stream`, polling an event, and throws WatchdogTimeout when it is
+/// still running after watchdog_seconds (or Error(kCuda) when the stream reports an error).
+void wait_for_stream(cudaStream_t stream, double watchdog_seconds);
 
 /// Times launches under the cold-L2 protocol. Per sample, queued back to back on one stream:
 /// flush (write, then read, a buffer of flush_factor x L2 so L2 holds only clean unrelated lines),

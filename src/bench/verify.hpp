@@ -3,8 +3,8 @@
 
 #include <cuda_runtime_api.h>
 
-#include "db/records.hpp"
-#include "device/util_kernels.hpp"
+#include "records/records.hpp"
+#include "launch/util_kernels.hpp"
 
 namespace dgt {
 

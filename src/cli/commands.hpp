@@ -1,13 +1,16 @@
-// One registration function per subcommand (one file each). Each stores its exit code in `rc`.
+// One registration function per subcommand (one file each; see command.hpp for the pattern). When the
+// command line selects the subcommand, `action` is bound to it; main() runs it after parsing.
 #pragma once
 
 #include <CLI/CLI.hpp>
 
+#include "cli/command.hpp"
+
 namespace dgt::cli {
 
-void add_sweep(CLI::App& app, int& rc);
-void add_info(CLI::App& app, int& rc);
-void add_space(CLI::App& app, int& rc);
-void add_run(CLI::App& app, int& rc);
+void add_sweep(CLI::App& app, Action& action);
+void add_info(CLI::App& app, Action& action);
+void add_space(CLI::App& app, Action& action);
+void add_run(CLI::App& app, Action& action);
 
 }  // namespace dgt::cli

@@ -1,55 +1,39 @@
-// dgtune space: the candidates of a search space for one problem, with budgets and rejection reasons.
-#include <iostream>
-
+// dgtune space: the candidates of a search space for one problem, with budgets and rejection reasons (no GPU).
+#include "cli/command.hpp"
 #include "cli/commands.hpp"
-#include "cli/common.hpp"
-#include "space/cost_model.hpp"
+#include "cli/options.hpp"
+#include "cli/tables.hpp"
 
 namespace dgt::cli {
 
-void add_space(CLI::App& app, int& rc) {
-  struct Args {
-    ProblemOptions problem;
-    std::string space, format = "table", show = "all";
-    int sm_count = 132;
-  };
-  auto args = std::make_shared<Args>();
-  CLI::App* cmd = app.add_subcommand("space", "list candidates with their shared-memory/register budget and pruning reasons");
-  args->problem.add(*cmd);
-  cmd->add_option("--space", args->space, "search space JSON (default: built-in sm90-default)");
-  cmd->add_option("--show", args->show, "which rows: all | kept | rejected")
+namespace {
+struct Args {
+  ProblemOptions problem;
+  SpaceOption space;
+  std::string show = "all";
+  int sm_count = 132;
+  FormatOption format;
+};
+
+int run(const Args& a) {
+  const Problem p = a.problem.problem();
+  const SearchSpace space = a.space.load();
+  a.format.render(space_table(space, enumerate(space, p, a.sm_count), p, a.sm_count, a.show));
+  return 0;
+}
+}  // namespace
+
+void add_space(CLI::App& app, Action& action) {
+  auto [cmd, a] = add_command<Args>(app, action, "space",
+                                    "list candidates with their shared-memory/register budget and pruning reasons", run);
+  add_groups(cmd, a.problem, a.space);
+  cmd.add_option("--show", a.show, "which rows: all | kept | rejected")
       ->check(CLI::IsMember({"all", "kept", "rejected"}))
       ->capture_default_str();
-  cmd->add_option("--sm-count", args->sm_count, "SMs assumed by the estimate column")->capture_default_str();
-  add_format_option(*cmd, args->format);
-  cmd->callback([args, &rc] {
-    const Problem p = args->problem.problem();
-    const SearchSpace space = args->space.empty() ? SearchSpace::builtin_default() : SearchSpace::load(args->space);
-    const Enumeration en = enumerate(space, p, args->sm_count);
-    report::Table t;
-    t.title = "dgtune space " + space.name + " for " + p.label() + ": " + std::to_string(en.kept.size()) + " kept, " +
-              std::to_string(en.rejected.size()) + " rejected of " + std::to_string(space.size());
-    t.columns = {{"config", "config", false},      {"grid", "grid", false},          {"verdict", "verdict", false},
-                 {"smem_total", "smem B", true},   {"smem_a", "A stages B", true},   {"smem_b", "B stages B", true},
-                 {"smem_staging", "staging B", true}, {"smem_barriers", "barriers B", true}, {"smem_align", "align B", true},
-                 {"acc_regs", "acc regs", true},   {"reg_limit", "reg limit", true}, {"threads", "threads", true},
-                 {"estimate_us", "est us", true},  {"reason", "reason", false}};
-    auto add = [&](const Candidate& c) {
-      const auto& r = c.resources;
-      t.rows.push_back({c.config.key(), c.grid, std::string(c.pruned.empty() ? "kept" : "rejected"), int64_t(r.smem.total),
-                        int64_t(r.smem.a_stages), int64_t(r.smem.b_stages), int64_t(r.smem.staging), int64_t(r.smem.barriers),
-                        int64_t(r.smem.align_pad), int64_t(r.regs.accumulators), int64_t(r.regs.limit), int64_t(r.threads),
-                        c.pruned.empty() ? report::Cell{report::Number{estimate_us(KernelSpec::of(c.config, p), p, args->sm_count), 1}}
-                                         : report::Cell{std::monostate{}},
-                        c.pruned});
-    };
-    if (args->show != "rejected")
-      for (const auto& c : en.kept) add(c);
-    if (args->show != "kept")
-      for (const auto& c : en.rejected) add(c);
-    report::render(t, report::parse_format(args->format), std::cout);
-    rc = 0;
-  });
+  cmd.add_option("--sm-count", a.sm_count, "SMs assumed by the estimate column")
+      ->transform(count(1, std::numeric_limits<int>::max()))
+      ->capture_default_str();
+  add_groups(cmd, a.format);
 }
 
 }  // namespace dgt::cli

@@ -1,6 +1,6 @@
 #include "core/error.hpp"
 
-#include "device/driver_api.hpp"
+#include "core/driver_api.hpp"
 
 #include <cuda_runtime_api.h>
 #include <nvrtc.h>

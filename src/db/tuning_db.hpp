@@ -1,19 +1,35 @@
-// The SQLite tuning database: device fingerprints, problems, configs, trials, baselines, winners.
+// The SQLite tuning database: devices (hardware identity), software environments, problems, configs,
+// trials, baselines, sweep progress, winners. The queries; db/sqlite.hpp wraps SQLite and db/schema.hpp
+// creates and migrates the schema (src/db/schema.sql, src/db/migrations/).
 #pragma once
 
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
-#include "db/records.hpp"
-
-struct sqlite3;
+#include "records/records.hpp"
 
 namespace dgt {
 
-/// Progress of one sweep of a problem (per device, search space name and strategy).
+namespace sql {
+class Connection;
+}
+
+/// Where measurements are stored and read: the device row (hardware identity), the environment row
+/// (software environment) and the PCI bus id of the measuring GPU (stored with every trial and
+/// baseline, not part of the identity). upsert_device() returns it.
+struct DeviceScope {
+  int64_t device_id = 0;
+  int64_t environment_id = 0;
+  std::string pci_bus_id;
+  bool operator==(const DeviceScope&) const = default;
+};
+
+/// Progress of one sweep of a problem (per device, environment, search space name and strategy).
 struct SweepState {
   int candidates = 0;   ///< candidates the sweep wanted to measure
   int stored = 0;       ///< of those, how many have a stored trial
@@ -21,35 +37,46 @@ struct SweepState {
   std::string updated_at;
 };
 
-/// Winner of one problem on one device: the fastest ok trial, with the baselines beside it and the
+/// Winner of one problem in one scope: the fastest ok trial, with the baselines beside it and the
 /// number of trials per status.
 struct WinnerRow {
   TrialRecord trial;
   std::optional<BaselineRecord> cublas_default;  ///< provider kProviderCublasDefault, if stored
   std::optional<BaselineRecord> cublas_tuned;    ///< provider kProviderCublasTuned, if stored
-  /// to_string(TrialStatus) -> number of trials of this (device, problem) with that status, over
+  /// to_string(TrialStatus) -> number of trials of this (scope, problem) with that status, over
   /// every trial whatever its status; statuses without trials are absent.
   std::map<std::string, int> status_counts;
 };
 
-/// Tuning database. Schema (schema_version table, current version kSchemaVersion):
-///   device(id, fingerprint UNIQUE, name, cc, sm_count, memory_bytes, l2_bytes, max_sm_clock_mhz,
-///          driver_version, runtime_version, cublaslt_version, nvrtc_version, kernel_hash, dgtune_version, created_at)
-///          cc = 10 * cc_major + cc_minor (90 for sm_90)
+/// The winner of one problem under one software environment of a device, as the loader sees it: the
+/// config as its stored key text (parsed by the caller: a key written by an older dgtune may lack
+/// tokens a newer format has) and the environment it was measured under.
+struct EnvironmentWinner {
+  Problem problem;
+  std::string config_key;
+  double median_us = 0;
+  int64_t environment_id = 0;
+  SoftwareEnv env;
+  std::string env_key;  ///< SoftwareEnv::key() as stored
+};
+
+/// Tuning database, schema version schema::latest_version() (3); the DDL is src/db/schema.sql:
+///   device(id, hw_key UNIQUE, name, cc, sm_count, memory_bytes, l2_bytes, max_sm_clock_mhz, created_at):
+///          the hardware identity (HardwareIdentity::key()); cc = 10 * cc_major + cc_minor (90 for sm_90)
+///   environment(id, env_key UNIQUE, driver_version, runtime_version, cublaslt_version, nvrtc_version,
+///          kernel_hash, dgtune_version, created_at): the software environment (SoftwareEnv::key())
 ///   problem(id, key UNIQUE, m, n, k, lda, ldb, ldd, dtype_a, dtype_b, dtype_d, scale_mode, accum)
-///          dtypes, scale_mode and accum as their to_string() text
-///   config(id, key UNIQUE, block_m, block_n, block_k, num_stages, num_math_wg, swizzle, cluster_m, cluster_n,
-///          raster, group_size, epilogue, split_k, sms [schema 2])
-///          raster ("m"/"n") and epilogue as their to_string() text
-///   trial(id, device_id, problem_id, config_id, status, error, compile_ms, registers, spill_bytes, smem_bytes,
-///         median_us, p10_us, p90_us, samples, rse, tflops, gbps, verify_ok, max_rel_err, diff, nan_count,
-///         pad_touched, sm_clock_mhz, throttled, protocol, created_at, UNIQUE(device_id, problem_id, config_id))
-///   baseline(id, device_id, problem_id, provider, status, cublas_status, error, algo, median_us, p10_us, p90_us,
-///            samples, rse, tflops, gbps, verify_ok, max_rel_err, diff, nan_count, pad_touched, sm_clock_mhz,
-///            throttled, protocol, created_at, UNIQUE(device_id, problem_id, provider))
-///   winner (VIEW: trial_id, device_id, problem_id, config_id, problem_key, config_key, median_us, tflops):
-///          per (device_id, problem_id) the trial with status 'ok' and the smallest non-NULL median_us,
-///          ties broken by the lower config key.
+///   config(id, key UNIQUE, block_m .. split_k, sms): every tunable as a column, raster/epilogue as text
+///   trial(id, device_id, environment_id, problem_id, config_id, pci_bus_id, status, error, compile_ms, registers,
+///         spill_bytes, smem_bytes, median_us, p10_us, p90_us, samples, rse, tflops, gbps, verify_ok, max_rel_err,
+///         diff, nan_count, pad_touched, sm_clock_mhz, throttled, protocol, created_at,
+///         UNIQUE(device_id, environment_id, problem_id, config_id))
+///   baseline(id, device_id, environment_id, problem_id, provider, pci_bus_id, status, cublas_status, error, algo,
+///            <the same measurement columns>, UNIQUE(device_id, environment_id, problem_id, provider))
+///   sweep(id, device_id, environment_id, problem_id, space, strategy, candidates, stored, complete, updated_at)
+///   winner (VIEW): per (device_id, environment_id, problem_id) the trial with status 'ok' and the smallest
+///          non-NULL median_us, ties broken by the lower config key; with the environment's kernel_hash.
+/// Statuses are stored as to_string(TrialStatus) text for trials and baselines alike.
 /// The Timing columns (median_us .. rse, sm_clock_mhz, throttled) are NULL when the record has no
 /// timing, which reads back as std::nullopt when median_us is NULL. The Verification columns
 /// (verify_ok .. pad_touched) are NULL when it has no verification, which reads back as std::nullopt
@@ -57,74 +84,89 @@ struct WinnerRow {
 /// REAL as NULL, and a NaN diff is exactly what a broken kernel produces; any NULL REAL of a present
 /// record reads back as NaN.
 /// WAL journal, 10 s busy timeout, foreign keys on, one transaction per put_*. Opening a newer
-/// schema than this binary knows throws without modifying the file; an older one is migrated in
-/// place. Rows of other devices or kernel hashes stay in the file and are simply not returned for
-/// this fingerprint. Every SQLite failure throws Error(kSqlite) with the path and SQLite's message.
+/// schema than this binary knows throws without modifying the file; an older one (v1, v2) is
+/// migrated in place in one transaction. Rows of other devices or environments stay in the file: the
+/// scoped queries (trials, winner, has_trial, ...) return only the rows of their scope, and the loader
+/// reads other environments of its device through environment_winners().
+/// Problem row ids are resolved once per problem and cached (rows are never deleted). Not thread-safe:
+/// one object per thread (several processes and connections may share the file).
+/// Every SQLite failure throws Error(kSqlite) with the path and SQLite's message.
 class TuningDb {
  public:
-  static constexpr int kSchemaVersion = 2;
-
   /// Opens (and creates, with parent directories, when missing) the database at `path`.
   /// read_only: open an existing file without creating or migrating (the loader does this); the
   /// put_* and upsert_* functions then throw Error(kSqlite).
   /// Throws Error(kSqlite) with the path and SQLite's message on failure, when the file is not a
-  /// dgtune database, or when its schema version is newer than kSchemaVersion (read_only: differs
+  /// dgtune database, or when its schema version is newer than this dgtune's (read_only: differs
   /// from it); Error(kIo) when the directory cannot be created or, read_only, the file is missing.
   explicit TuningDb(const std::string& path, bool read_only = false);
   ~TuningDb();
   TuningDb(const TuningDb&) = delete;
   TuningDb& operator=(const TuningDb&) = delete;
 
-  const std::string& path() const { return path_; }
+  const std::string& path() const;
 
-  /// Inserts the device row if new; returns its id either way.
-  int64_t upsert_device(const DeviceFingerprint& fp);
-  /// Id of the device row with this fingerprint, if stored.
-  std::optional<int64_t> find_device(const std::string& fingerprint) const;
+  /// Inserts the device (hardware identity) and environment rows if new, in one transaction; returns
+  /// their ids with fp.pci_bus_id either way.
+  DeviceScope upsert_device(const DeviceFingerprint& fp);
+  /// The scope of this fingerprint when both its device and environment rows are stored.
+  std::optional<DeviceScope> find_device(const DeviceFingerprint& fp) const;
+  /// Id of the device row of this hardware identity, if stored.
+  std::optional<int64_t> find_hardware(const HardwareIdentity& hw) const;
 
-  /// True when a trial for (device, problem, config) is stored, whatever its status.
-  bool has_trial(int64_t device_id, const Problem& p, const KernelConfig& c) const;
-  /// Stores one trial in one transaction (problem and config rows are upserted). A trial for the
-  /// same (device, problem, config) is replaced.
-  void put_trial(int64_t device_id, const TrialRecord& t);
-  /// All trials of a problem on a device: ok trials with a timing by median_us ascending (ties by
-  /// config key), then all the others by config key.
-  std::vector<TrialRecord> trials(int64_t device_id, const Problem& p) const;
-
-  /// True when a baseline of `provider` for (device, problem) is stored, whatever its status.
-  bool has_baseline(int64_t device_id, const Problem& p, const std::string& provider) const;
-  /// Stores one baseline in one transaction (the problem row is upserted). A baseline for the same
-  /// (device, problem, provider) is replaced.
-  void put_baseline(int64_t device_id, const BaselineRecord& b);
-  /// The stored baseline of `provider` for (device, problem), if any.
-  std::optional<BaselineRecord> baseline(int64_t device_id, const Problem& p, const std::string& provider) const;
-
-  /// Records how far a sweep of `p` got (one transaction; replaces the previous state).
-  void put_sweep_state(int64_t device_id, const Problem& p, const std::string& space, const std::string& strategy,
-                       const SweepState& state);
-  std::optional<SweepState> sweep_state(int64_t device_id, const Problem& p, const std::string& space,
-                                        const std::string& strategy) const;
-
-  /// The winner of one problem, if it has an ok trial with a timing.
-  std::optional<WinnerRow> winner(int64_t device_id, const Problem& p) const;
-  /// Winners of every problem of the device that has one, ordered by problem (m, n, k, key).
-  std::vector<WinnerRow> winners(int64_t device_id) const;
-  /// The winner of the problem with the same N, K, dtypes, scale mode and accumulation (leading
-  /// dimensions may differ) whose M is nearest to p.m by |log M - log p.m|; used by the loader for
-  /// shapes that were not tuned. p itself counts when it has a winner. Ties go to the larger M, then
-  /// to p itself, then to the lower problem key. Throws Error(kInvalid) when p.m < 1.
-  std::optional<WinnerRow> nearest_winner(int64_t device_id, const Problem& p) const;
-
- private:
-  void exec(const char* sql) const;
-  void migrate();
-  int64_t upsert_problem(const Problem& p);
-  int64_t upsert_config(const KernelConfig& c);
+  /// Id of the problem row, inserting it when missing (one transaction); cached.
+  int64_t problem_id(const Problem& p);
+  /// Id of the problem row, if stored; cached.
   std::optional<int64_t> find_problem(const Problem& p) const;
 
-  std::string path_;
-  sqlite3* db_ = nullptr;
-  bool read_only_ = false;
+  /// True when a trial for (scope, problem, config) is stored, whatever its status.
+  bool has_trial(const DeviceScope& s, const Problem& p, const KernelConfig& c) const;
+  /// Config keys of every trial stored for (scope, problem), whatever its status: one query (the
+  /// sweep's resume check).
+  std::set<std::string> stored_config_keys(const DeviceScope& s, const Problem& p) const;
+  /// Stores one trial in one transaction (problem and config rows are upserted). A trial for the
+  /// same (scope, problem, config) is replaced.
+  void put_trial(const DeviceScope& s, const TrialRecord& t);
+  /// All trials of a problem in a scope: ok trials with a timing by median_us ascending (ties by
+  /// config key), then all the others by config key.
+  std::vector<TrialRecord> trials(const DeviceScope& s, const Problem& p) const;
+
+  /// True when a baseline of `provider` for (scope, problem) is stored, whatever its status.
+  bool has_baseline(const DeviceScope& s, const Problem& p, const std::string& provider) const;
+  /// Stores one baseline in one transaction (the problem row is upserted). A baseline for the same
+  /// (scope, problem, provider) is replaced.
+  void put_baseline(const DeviceScope& s, const BaselineRecord& b);
+  /// The stored baseline of `provider` for (scope, problem), if any.
+  std::optional<BaselineRecord> baseline(const DeviceScope& s, const Problem& p, const std::string& provider) const;
+
+  /// Records how far a sweep of `p` got (one transaction; replaces the previous state).
+  void put_sweep_state(const DeviceScope& s, const Problem& p, const std::string& space, const std::string& strategy,
+                       const SweepState& state);
+  std::optional<SweepState> sweep_state(const DeviceScope& s, const Problem& p, const std::string& space,
+                                        const std::string& strategy) const;
+
+  /// The winner of one problem in a scope, if it has an ok trial with a timing.
+  std::optional<WinnerRow> winner(const DeviceScope& s, const Problem& p) const;
+  /// Winners of every problem of the scope that has one, ordered by problem (m, n, k, key).
+  std::vector<WinnerRow> winners(const DeviceScope& s) const;
+  /// The winner in the scope of the problem with the same N, K, dtypes, scale mode and accumulation
+  /// (leading dimensions may differ) whose M is nearest to p.m by |log M - log p.m|. p itself counts
+  /// when it has a winner. Ties go to the larger M, then to p itself, then to the lower problem key.
+  /// Throws Error(kInvalid) when p.m < 1.
+  std::optional<WinnerRow> nearest_winner(const DeviceScope& s, const Problem& p) const;
+
+  /// The loader's query: the winner of every environment of device `device_id` for p and for every
+  /// problem of its family (same N, K, dtypes, scale mode, accumulation; any M and leading
+  /// dimensions), unordered. The loader's rule (loader/choice.hpp) picks one.
+  std::vector<EnvironmentWinner> environment_winners(int64_t device_id, const Problem& p) const;
+
+ private:
+  int64_t upsert_problem(const Problem& p);
+  int64_t upsert_config(const KernelConfig& c);
+  void remember_problem(const Problem& p, int64_t id) const;
+
+  std::unique_ptr<sql::Connection> conn_;
+  mutable std::unordered_map<std::string, int64_t> problem_ids_;  ///< Problem::key() -> committed row id
 };
 
 }  // namespace dgt

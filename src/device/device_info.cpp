@@ -1,11 +1,8 @@
 #include "device/device_info.hpp"
 
-#include <cublasLt.h>
 #include <cuda_runtime_api.h>
-#include <nvrtc.h>
 
 #include "core/error.hpp"
-#include "jit/kernel_hash.hpp"
 
 namespace dgt {
 
@@ -45,27 +42,10 @@ DeviceInfo open_device(int ordinal) {
   d.memory_clock_mhz = khz / 1000;
   DGT_CHECK_CUDA(cudaDriverGetVersion(&d.driver_version));
   DGT_CHECK_CUDA(cudaRuntimeGetVersion(&d.runtime_version));
+  char bus_id[32] = {};
+  DGT_CHECK_CUDA(cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, ordinal));
+  d.pci_bus_id = bus_id;
   return d;
-}
-
-DeviceFingerprint make_fingerprint(const DeviceInfo& info) {
-  DeviceFingerprint fp;
-  fp.name = info.name;
-  fp.cc_major = info.cc_major;
-  fp.cc_minor = info.cc_minor;
-  fp.sm_count = info.sm_count;
-  fp.memory_bytes = info.memory_bytes;
-  fp.l2_bytes = info.l2_bytes;
-  fp.max_sm_clock_mhz = info.max_sm_clock_mhz;
-  fp.driver_version = info.driver_version;
-  fp.runtime_version = info.runtime_version;
-  fp.cublaslt_version = static_cast<int>(cublasLtGetVersion());
-  int major = 0, minor = 0;
-  nvrtcVersion(&major, &minor);
-  fp.nvrtc_version = major * 1000 + minor * 10;
-  fp.kernel_hash = jit::kernel_source_hash();
-  fp.dgtune_version = DGTUNE_VERSION;
-  return fp;
 }
 
 }  // namespace dgt

@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "db/records.hpp"
+#include "records/records.hpp"
 
 namespace dgt {
 
@@ -20,6 +20,10 @@ struct DeviceInfo {
   int memory_clock_mhz = 0;
   int memory_bus_bits = 0;
   int driver_version = 0, runtime_version = 0;
+  std::string pci_bus_id;             ///< cudaDeviceGetPCIBusId, e.g. "0000:3b:00.0"
+
+  /// The hardware identity (records/records.hpp) a winner measured on this device belongs to.
+  HardwareIdentity hardware() const { return HardwareIdentity{name, cc_major, cc_minor, sm_count, memory_bytes, l2_bytes}; }
 
   /// True for compute capability 9.0 (the family's WGMMA/TMA code needs sm_90a).
   bool is_sm90() const { return cc_major == 9 && cc_minor == 0; }
@@ -32,8 +36,8 @@ int cuda_device_count();
 /// Throws Error(kNoDevice) when the ordinal does not exist.
 DeviceInfo open_device(int ordinal);
 
-/// The fingerprint stored with every DB row: device properties plus the cuBLASLt and NVRTC versions,
-/// the kernel-source hash (jit::kernel_source_hash()) and dgtune's version.
-DeviceFingerprint make_fingerprint(const DeviceInfo& info);
+// The software environment (driver, runtime, NVRTC, cuBLASLt, kernel-source hash, dgtune version) and
+// the full DeviceFingerprint are assembled in launch/environment.hpp: the kernel hash comes from jit/,
+// which device/ does not include.
 
 }  // namespace dgt

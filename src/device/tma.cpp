@@ -1,7 +1,7 @@
 #include "device/tma.hpp"
 
 #include "core/error.hpp"
-#include "device/driver_api.hpp"
+#include "core/driver_api.hpp"
 
 namespace dgt {
 

@@ -11,9 +11,11 @@
 #include "core/paths.hpp"
 #include "db/tuning_db.hpp"
 #include "device/device_info.hpp"
-#include "device/workspace.hpp"
+#include "launch/environment.hpp"
+#include "loader/choice.hpp"
 #include "jit/cubin_cache.hpp"
-#include "jit/gemm_kernel.hpp"
+#include "launch/gemm_kernel.hpp"
+#include "launch/kernel_cache.hpp"
 #include "space/cost_model.hpp"
 #include "space/resource_model.hpp"
 
@@ -38,8 +40,7 @@ struct ShapeKeyHash {
 struct Entry {
   std::shared_ptr<jit::GemmKernel> kernel;
   GemmChoice choice;
-  WorkspaceArena arena;  ///< split-K scratch of this shape (allocated on first use)
-  jit::GemmWorkspace workspace;
+  jit::GemmWorkspace workspace;  ///< split-K scratch of this shape (KernelCache::dedicated_workspace)
 };
 
 Problem make_problem(const ShapeKey& s) {
@@ -56,12 +57,17 @@ Problem make_problem(const ShapeKey& s) {
 struct Gemm::Impl {
   DeviceInfo device;
   std::unique_ptr<TuningDb> db;
-  std::optional<int64_t> device_id;
+  std::optional<int64_t> device_id;  ///< device row of this GPU's hardware identity
+  SoftwareEnv env;                   ///< the running software environment
+  std::string env_key;               ///< env.key()
+  bool older_kernel_notice = false;  ///< the one notice per Gemm about winners of an older kernel hash
   std::unique_ptr<jit::CubinCache> cache;
+  std::unique_ptr<KernelCache> kernels;  // after `cache`: destroyed before it
+  // Shape -> entry: the first call for a shape resolves it under the exclusive lock (DB query, then
+  // KernelCache::get, which compiles and loads at most once per kernel); later calls take the shared
+  // lock only and never reach the kernel cache.
   std::shared_mutex mu;
   std::unordered_map<ShapeKey, Entry, ShapeKeyHash> shapes;
-  std::unordered_map<std::string, jit::LoadedKernel> modules;                  // by compiled key
-  std::unordered_map<std::string, std::shared_ptr<jit::GemmKernel>> kernels;  // by spec key
 
   const Entry& resolve(const ShapeKey& key) {
     {
@@ -80,29 +86,29 @@ struct Gemm::Impl {
     KernelConfig config = default_config(p);
     e.choice.source = "default";
     if (db && device_id) {
-      // nearest_winner prefers the problem itself, so one query covers "db" and "nearest". A winner
-      // of another problem (other ldd) may not fit this one (P3): then the default is used.
-      if (auto w = db->nearest_winner(*device_id, p); w && problem_fit(w->trial.config, p).empty()) {
-        config = w->trial.config;
-        e.choice.source = w->trial.problem == p ? "db" : "nearest";
-        e.choice.tuned_us = w->trial.timing ? w->trial.timing->median_us : 0;
+      // The identity rule (loader/choice.hpp): winners of this hardware identity under any software
+      // environment; the running kernel hash first, an older one only while its config is still legal.
+      const std::optional<StoredChoice> w =
+          choose_stored_winner(db->environment_winners(*device_id, p), p, env.kernel_hash, env_key, legal_for_current_kernel);
+      if (w) {
+        config = w->config;
+        e.choice.source = w->source;
+        e.choice.tuned_us = w->tuned_us;
+        if (w->older_kernel && !older_kernel_notice) {
+          older_kernel_notice = true;
+          spdlog::info("dgt::Gemm: {} holds no winner of the running kernel version ({}) for {}; using the winner "
+                       "measured with kernel version {} ({}), whose config is still legal. Re-run `dgtune sweep` to "
+                       "tune this kernel version (this notice is shown once).",
+                       db->path(), env.kernel_hash, p.label(), w->kernel_hash, config.key());
+        }
       }
     }
     e.choice.config_key = config.key();
     const KernelSpec spec = KernelSpec::of(config, p);
     const ResourceReport res = evaluate_resources(spec);
     if (!res.ok()) DGT_THROW(ErrorKind::kInternal, "config {} chosen for {} is not legal: {}", config.key(), p.label(), res.rejection);
-    auto kit = kernels.find(spec.key());
-    if (kit == kernels.end()) {
-      auto mit = modules.find(spec.compiled_key());
-      if (mit == modules.end()) {
-        jit::CompiledKernel compiled = cache->get_or_compile(jit::generate_gemm(spec));
-        mit = modules.emplace(spec.compiled_key(), jit::load_kernel(compiled, res.smem.total)).first;
-      }
-      kit = kernels.emplace(spec.key(), std::make_shared<jit::GemmKernel>(spec, mit->second, device.sm_count)).first;
-    }
-    e.kernel = kit->second;
-    if (e.kernel->workspace_bytes(p) > 0) e.workspace = e.arena.get(*e.kernel, p);
+    e.kernel = kernels->get(spec);
+    e.workspace = kernels->dedicated_workspace(*e.kernel, p);
     spdlog::debug("dgt::Gemm {}: {} ({})", p.label(), e.choice.config_key, e.choice.source);
     return shapes.emplace(key, std::move(e)).first->second;
   }
@@ -120,13 +126,17 @@ Gemm::Gemm(GemmOptions options) : impl_(std::make_unique<Impl>()) {
   const std::string db_path = resolve_db_path(options.db_path);
   if (std::filesystem::exists(db_path)) {
     impl_->db = std::make_unique<TuningDb>(db_path, /*read_only=*/true);
-    impl_->device_id = impl_->db->find_device(make_fingerprint(impl_->device).fingerprint());
+    impl_->env = current_software_env(impl_->device);
+    impl_->env_key = impl_->env.key();
+    impl_->device_id = impl_->db->find_hardware(impl_->device.hardware());
     if (!impl_->device_id)
-      spdlog::warn("dgt::Gemm: {} has no trials for this device and kernel version; using default configs", db_path);
+      spdlog::warn("dgt::Gemm: {} has no trials for this device ({}, hardware key {}); using default configs", db_path,
+                   impl_->device.name, impl_->device.hardware().key());
   } else {
     spdlog::warn("dgt::Gemm: no tuning database at {}; using default configs", db_path);
   }
   impl_->cache = std::make_unique<jit::CubinCache>(options.cache_dir.empty() ? default_cache_dir() : options.cache_dir);
+  impl_->kernels = std::make_unique<KernelCache>(*impl_->cache, impl_->device.sm_count);
 }
 
 Gemm::~Gemm() = default;

@@ -43,12 +43,6 @@ Raster parse_raster(std::string_view s, std::string_view where) {
   DGT_THROW(ErrorKind::kUsage, "{}: raster '{}' is unknown (expected m or n)", where, s);
 }
 
-int effective_splits(const KernelConfig& c, int64_t k) {
-  const int64_t kb = (k + c.block_k - 1) / c.block_k;
-  const int64_t per = (kb + std::max(1, c.split_k) - 1) / std::max(1, c.split_k);
-  return static_cast<int>((kb + per - 1) / per);
-}
-
 std::string KernelConfig::key() const {
   return fmt::format("{}x{}x{}_s{}_wg{}_sw{}_c{}x{}_r{}{}_{}_sk{}_sm{}_{}_p{}", block_m, block_n, block_k, num_stages,
                      num_math_wg, swizzle, cluster_m, cluster_n, to_string(raster), group, to_string(epilogue), split_k, sms,

@@ -95,11 +95,6 @@ int epilogue_swizzle_bytes(int block_n);
 /// Columns of one TMA store box of D: the swizzle span in BF16 elements, or BLOCK_N without swizzle.
 int epilogue_box_cols(int block_n);
 
-/// Split count the kernel really runs for K: ceil(kb / ceil(kb / split_k)) with kb = ceil(K / BLOCK_K),
-/// so that no split is empty (kernels/gemm/scheduler.cuh makes the same k-block ranges). Used by the
-/// launch, the pruning rule P5 and the cost model alike.
-int effective_splits(const KernelConfig& c, int64_t k);
-
 void to_json(nlohmann::json& j, const KernelConfig& c);
 void from_json(const nlohmann::json& j, KernelConfig& c);
 

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
+#include "core/int_math.hpp"
 
 namespace dgt {
 
@@ -94,7 +95,7 @@ void validate_problem(const Problem& p) {
       DGT_THROW(ErrorKind::kInvalid,
                 "operand {}: {} = {} elements = {} bytes is not a multiple of 16 bytes (TMA rule: every global stride "
                 "of a tensor map must be a multiple of 16 bytes); pad the rows, e.g. {} = {}",
-                op, ld_name, ld, stride_bytes, ld_name, (stride_bytes + 15) / 16 * 16 / elem_bytes);
+                op, ld_name, ld, stride_bytes, ld_name, round_up(stride_bytes, 16) / elem_bytes);
     if (tma && stride_bytes >= kMaxStride)
       DGT_THROW(ErrorKind::kInvalid, "operand {}: {} = {} bytes is too large (TMA rule: global strides must be < 2^40 bytes)", op,
                 ld_name, stride_bytes);

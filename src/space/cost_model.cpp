@@ -3,30 +3,27 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/int_math.hpp"
 #include "space/resource_model.hpp"
+#include "space/tile_grid.hpp"
 
 namespace dgt {
-
-namespace {
-double cdiv(double a, double b) { return std::ceil(a / b); }
-}  // namespace
 
 double estimate_us(const KernelSpec& spec, const Problem& p, int sm_count, const CostConstants& k) {
   const KernelConfig& c = spec.config;
   const int cluster = c.cluster_m * c.cluster_n;
-  const double m_blocks = cdiv(double(p.m), c.block_m), n_blocks = cdiv(double(p.n), c.block_n);
-  const double k_blocks = cdiv(double(p.k), c.block_k);
-  const double splits = effective_splits(c, p.k);
-  const double per_split = std::ceil(k_blocks / splits);
-  const double units = cdiv(m_blocks, c.cluster_m) * cdiv(n_blocks, c.cluster_n) * splits;
-  double ctas = sm_count;
-  if (c.sms > 0) ctas = std::min<double>(ctas, c.sms);
-  double resident = ctas;  // clusters (of `cluster` CTAs) that run at once
-  if (cluster == 2) resident = std::min(std::floor(ctas / 2), double(k.resident_clusters_2));
-  if (cluster == 4) resident = std::min(std::floor(ctas / 4), double(k.resident_clusters_4));
-  resident = std::max(1.0, resident);
-  const double waves = std::ceil(units / resident);
-  const double busy_sms = std::min(units, resident) * cluster;
+  const TileGrid g = TileGrid::of(c, p);
+  const double m_blocks = double(g.m_blocks), n_blocks = double(g.n_blocks);
+  const double splits = g.splits;
+  const double per_split = double(g.k_blocks_per_split);
+  int64_t ctas = sm_count;
+  if (c.sms > 0) ctas = std::min<int64_t>(ctas, c.sms);
+  int64_t resident = ctas;  // clusters (of `cluster` CTAs) that run at once
+  if (cluster == 2) resident = std::min<int64_t>(ctas / 2, k.resident_clusters_2);
+  if (cluster == 4) resident = std::min<int64_t>(ctas / 4, k.resident_clusters_4);
+  resident = std::max<int64_t>(1, resident);
+  const double waves = double(g.waves(resident));
+  const double busy_sms = double(g.grid_clusters(resident) * cluster);
 
   const double k_unit = per_split * c.block_k;
   double eff = double(c.block_n) / (c.block_n + k.n_half);
@@ -48,9 +45,9 @@ double estimate_us(const KernelSpec& spec, const Problem& p, int sm_count, const
 
   // DRAM: a band of `group` clusters along the minor dimension shares its operand panels in L2.
   const bool along_m = c.raster == Raster::kAlongM;
-  const double band = std::max(1, c.group) * (along_m ? c.cluster_n : c.cluster_m);
-  const double a_reads = along_m ? std::min(cdiv(n_blocks, band), n_blocks) : 1.0;
-  const double b_reads = along_m ? 1.0 : std::min(cdiv(m_blocks, band), m_blocks);
+  const int64_t band = int64_t(std::max(1, c.group)) * (along_m ? c.cluster_n : c.cluster_m);
+  const double a_reads = along_m ? double(std::min(ceil_div(g.n_blocks, band), g.n_blocks)) : 1.0;
+  const double b_reads = along_m ? 1.0 : double(std::min(ceil_div(g.m_blocks, band), g.m_blocks));
   const double bytes = double(p.m) * p.k * a_reads + double(p.n) * p.k * b_reads + 2.0 * p.m * p.n +
                        (splits > 1 ? 2.0 * splits * m_blocks * c.block_m * n_blocks * c.block_n * 4 : 0.0);
   const double dram_s = bytes / (k.dram_tbps * 1e12);
@@ -61,7 +58,7 @@ KernelConfig default_config(const Problem& p) {
   KernelConfig c;
   c.block_m = p.m <= 64 ? 64 : 128;
   c.num_math_wg = c.block_m == 64 ? 1 : 2;
-  c.block_n = p.n < 128 ? static_cast<int>((p.n + 15) / 16 * 16) : 128;
+  c.block_n = p.n < 128 ? static_cast<int>(round_up(p.n, 16)) : 128;
   c.block_k = 128;
   c.swizzle = 128;
   c.raster = Raster::kAlongM;

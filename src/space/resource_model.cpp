@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "core/int_math.hpp"
+
 namespace dgt {
 
 namespace {
@@ -12,7 +14,6 @@ constexpr int kRegOverhead2g = 16;  // with two (descriptors and loop state in u
 constexpr int kMaxPromoteSpanK = 2048;  // R18: at most 2048 products per tensor-core partial sum
 constexpr int kRegsOneConsumerWG = 240;
 constexpr int kRegsTwoConsumerWG = 232;
-int round_up_1024(int x) { return (x + 1023) / 1024 * 1024; }
 }  // namespace
 
 ResourceReport evaluate_resources(const KernelSpec& spec) {
@@ -22,7 +23,7 @@ ResourceReport evaluate_resources(const KernelSpec& spec) {
   ResourceReport r;
   r.threads = c.threads();
   r.smem.a_stages = c.num_stages * c.block_m * c.block_k;
-  r.smem.b_stages = round_up_1024(c.num_stages * c.block_n * c.block_k);
+  r.smem.b_stages = static_cast<int>(round_up(c.num_stages * c.block_n * c.block_k, 1024));
   r.smem.staging = tma_epilogue ? c.block_m * c.block_n * 2 : 0;
   r.smem.barriers = 2 * c.num_stages * 8 + (split_k ? 8 : 0);
   r.smem.align_pad = kAlignPad;

@@ -8,6 +8,8 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
+#include "core/int_math.hpp"
+#include "space/tile_grid.hpp"
 
 namespace dgt {
 
@@ -129,13 +131,11 @@ SpaceGrid parse_grid(const json& g, const json& base, const std::string& where) 
   return s;
 }
 
-int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
 /// The problem-aware pruning rules P1..P7 (documented in the header).
 std::string prune_reason(const KernelConfig& c, const Problem& p, int sm_count) {
-  const int64_t m_blocks = ceil_div(p.m, c.block_m), n_blocks = ceil_div(p.n, c.block_n);
-  const int64_t tiles = m_blocks * n_blocks;
+  const TileGrid g = TileGrid::of(c, p);
+  const int64_t m_blocks = g.m_blocks, n_blocks = g.n_blocks;
+  const int64_t tiles = g.tiles();
   if (c.block_m > 64 && c.block_m >= 2 * round_up(p.m, 64))
     return fmt::format("P1: BLOCK_M = {} >= 2 x M rounded up to 64 ({}): a smaller BLOCK_M covers M", c.block_m, round_up(p.m, 64));
   if (c.block_n > 16 && c.block_n >= p.n + 16)
@@ -143,14 +143,14 @@ std::string prune_reason(const KernelConfig& c, const Problem& p, int sm_count) 
   if (std::string why = problem_fit(c, p); !why.empty()) return why;
   if (c.split_k > 1 && tiles >= sm_count)
     return fmt::format("P4: split-K = {} but the {} tiles already fill {} SMs", c.split_k, tiles, sm_count);
-  if (c.split_k > 1 && effective_splits(c, p.k) != c.split_k)
-    return fmt::format("P5: split-K = {} runs as {} splits for {} k-blocks (a duplicate)", c.split_k, effective_splits(c, p.k),
-                       ceil_div(p.k, c.block_k));
+  if (c.split_k > 1 && g.splits != c.split_k)
+    return fmt::format("P5: split-K = {} runs as {} splits for {} k-blocks (a duplicate)", c.split_k, g.splits, g.k_blocks);
   if (c.cluster_m > m_blocks || c.cluster_n > n_blocks)
     return fmt::format("P6: cluster {}x{} is larger than the {}x{} tile grid", c.cluster_m, c.cluster_n, m_blocks, n_blocks);
   if (c.sms > 0) {
-    const int64_t units = ceil_div(m_blocks, c.cluster_m) * ceil_div(n_blocks, c.cluster_n) * c.split_k;
-    if (c.sms >= sm_count || c.sms >= units * c.cluster_m * c.cluster_n)
+    // P5 leaves split_k == g.splits here (R15 keeps split_k >= 1).
+    const int64_t units = g.units();
+    if (c.sms >= sm_count || c.sms >= units * g.cluster_size())
       return fmt::format("P7: sms = {} does not limit the grid ({} work units, {} SMs)", c.sms, units, sm_count);
   }
   return {};

@@ -18,6 +18,19 @@ expect() {  # expect <want-rc> <want-substring> <cmd...>
   else
     echo "ok: $* -> rc $rc, '$want'"
   fi
+  # Range messages give plain numbers (no 309-digit DBL_MAX).
+  if grep -qE '[0-9]{25,}' "$tmp/err" "$tmp/out"; then
+    echo "FAIL: $* printed a number of 25+ digits"
+    fail=1
+  fi
+}
+lacks() {  # lacks <substring>: the output of the previous expect does not contain it
+  if grep -qF -- "$1" "$tmp/err" "$tmp/out"; then
+    echo "FAIL: previous output contains: $1"
+    fail=1
+  else
+    echo "ok:   ... and lacks '$1'"
+  fi
 }
 
 printf '# header\n4096 4096 4096\n64 2112 x7168\n' >"$tmp/bad.txt"
@@ -35,6 +48,51 @@ expect 2 "--format" "$bin" space --m 1 --n 1 --k 16 --format xml
 printf '64 128 256\n' >"$tmp/one.txt"
 expect 2 "--max-samples = 5 must be >= 1 and >= --min-samples = 10" "$bin" sweep --shapes "$tmp/one.txt" --db "$tmp/t3.db" --max-samples 5
 expect 0 "kernel_hash" "$bin" info
+lacks "[usage at"
+
+# Numbers are decimal only: a leading zero is not octal; prefixes, signs and exponents are refused,
+# naming the value; ranges are plain numbers.
+expect 0 "for 16x16x112:" "$bin" space --m 16 --n 16 --k 0112 --lda 0112 --ldb 0112 --show kept
+expect 2 "--m: '0x10' is not a decimal integer" "$bin" space --m 0x10 --n 16 --k 16
+expect 2 "--n: '0b1' is not a decimal integer" "$bin" space --m 16 --n 0b1 --k 16
+expect 2 "--k: '+16' is not a decimal integer" "$bin" space --m 16 --n 16 --k +16
+expect 2 "--m: '1e2' is not a decimal integer" "$bin" space --m 1e2 --n 16 --k 16
+expect 2 "--m: 'abc' is not a decimal integer" "$bin" space --m abc --n 16 --k 16
+expect 2 "--lda: -16 is out of range: want an integer >= 1" "$bin" space --m 16 --n 16 --k 16 --lda -16
+expect 2 "--m: 0 is out of range: want an integer from 1 to 2147483647" "$bin" space --m 0 --n 16 --k 16
+expect 2 "--n: 2147483648 is out of range: want an integer from 1 to 2147483647" "$bin" space --m 1 --n 2147483648 --k 16
+expect 2 "--device: -1 is out of range: want an integer from 0 to 2147483647" "$bin" info --device -1
+expect 2 "--top-k: 0 is out of range: want an integer from 1 to 2147483647" "$bin" sweep --shapes "$tmp/one.txt" --db "$tmp/t4.db" --top-k 0
+expect 2 "--budget-s: -1 is out of range: want a number >= 0" "$bin" sweep --shapes "$tmp/one.txt" --db "$tmp/t4.db" --budget-s -1
+expect 2 "--budget-s: '0x10' is not a decimal number" "$bin" sweep --shapes "$tmp/one.txt" --db "$tmp/t4.db" --budget-s 0x10
+expect 2 "--target-rse: 2 is out of range: want a number from 0 to 1" "$bin" sweep --shapes "$tmp/one.txt" --db "$tmp/t4.db" --target-rse 2
+expect 2 "--seed: '-1' is not a decimal integer" "$bin" sweep --shapes "$tmp/one.txt" --db "$tmp/t4.db" --seed -1
+[ -e "$tmp/t4.db" ] && { echo "FAIL: a refused sweep created the database"; fail=1; }
+
+# --log-level: case-insensitive, anything else is an error that is printed; errors print at every level;
+# accepted after the subcommand too; debug adds the source location of an error, other levels do not.
+expect 2 "--log-level: loud not in {trace,debug,info,warn,error}" "$bin" --log-level loud sweep --shapes "$tmp/bad.txt" --db "$tmp/t.db"
+expect 2 "bad.txt:3: field 'K'" "$bin" --log-level ERROR sweep --shapes "$tmp/bad.txt" --db "$tmp/t.db"
+expect 2 "bad.txt:3: field 'K'" "$bin" sweep --shapes "$tmp/bad.txt" --db "$tmp/t.db" --log-level error
+lacks ".cpp:"
+expect 2 "kernel_config.cpp:" "$bin" run --m 128 --n 128 --k 128 --config 128x128x128_s4_wgX_sw128_c1x1_rm8_direct_sk1 --log-level debug
+expect 2 "--log-level: loud not in" "$bin" info --log-level loud
+
+# --version (no GPU needed, also after a subcommand): dgtune, kernel-source hash (the one `info` reports),
+# CUDA runtime and NVRTC versions.
+expect 0 "kernel source hash: " "$bin" --version
+hash=$(sed -n 's/^kernel source hash: //p' "$tmp/out")
+"$bin" info --format csv | grep -qx "kernel_hash,$hash" || { echo "FAIL: --version hash '$hash' differs from info's"; fail=1; }
+expect 0 "NVRTC: " "$bin" --version
+expect 0 "CUDA runtime: " "$bin" --version
+expect 0 "dgtune " "$bin" space --version
+
+# run takes sweep's timing flags (checked before the GPU is opened); one baseline switch, old spellings hidden.
+expect 2 "--max-samples = 5 must be >= 1 and >= --min-samples = 10" "$bin" run --m 128 --n 128 --k 128 --config 128x128x128_s4_wg2_sw128_c1x1_rm8_direct_sk1 --max-samples 5
+expect 0 "--baseline,--no-baseline" "$bin" run --help
+lacks "--cublas"
+expect 0 "--target-rse" "$bin" run --help
+expect 0 "--baseline,--no-baseline" "$bin" sweep --help
 
 # space: the 4096^3 budget table as JSON.
 "$bin" space --m 4096 --n 4096 --k 4096 --format json >"$tmp/space.json" || { echo "FAIL: space"; fail=1; }
@@ -59,5 +117,10 @@ PY
 if ! nvidia-smi -L >/dev/null 2>&1; then
   printf '64 128 256\n' >"$tmp/ok.txt"
   expect 1 "no CUDA device" "$bin" sweep --shapes "$tmp/ok.txt" --db "$tmp/t2.db"
+  # The flags parse (old and new spellings); then the missing GPU stops it.
+  expect 1 "no CUDA device" "$bin" sweep --shapes "$tmp/ok.txt" --db "$tmp/t2.db" --no-baseline --min-samples 5 --max-samples 20 --target-rse 0.02 --seed 7
+  expect 1 "no CUDA device" "$bin" run --m 128 --n 128 --k 128 --config 128x128x128_s4_wg2_sw128_c1x1_rm8_direct_sk1 --baseline --min-samples 5 --max-samples 20 --target-rse 0.02 --seed 7 --device 0
+  expect 1 "no CUDA device" "$bin" run --m 128 --n 128 --k 128 --config 128x128x128_s4_wg2_sw128_c1x1_rm8_direct_sk1 --cublas
+  lacks ".cpp:"
 fi
 exit $fail

@@ -3,19 +3,16 @@
 
 #include <gtest/gtest.h>
 
-#include <map>
 #include <memory>
 
 #include "bench/problem_data.hpp"
 #include "core/error.hpp"
 #include "core/paths.hpp"
 #include "device/device_info.hpp"
-#include "device/util_kernels.hpp"
-#include "device/workspace.hpp"
-#include "jit/codegen.hpp"
+#include "launch/util_kernels.hpp"
 #include "jit/cubin_cache.hpp"
-#include "jit/gemm_kernel.hpp"
-#include "space/resource_model.hpp"
+#include "launch/gemm_kernel.hpp"
+#include "launch/kernel_cache.hpp"
 
 namespace dgt::test {
 
@@ -25,34 +22,22 @@ struct Gpu {
   std::unique_ptr<jit::CubinCache> cache;
   std::unique_ptr<UtilKernels> util;
   cudaStream_t stream = nullptr;
-  std::map<std::string, std::shared_ptr<jit::GemmKernel>> kernels;
-  std::map<std::string, jit::LoadedKernel> modules;
-  WorkspaceArena arena;
+  std::unique_ptr<KernelCache> kernels;
 
   static Gpu& get() {
     static Gpu g;
     return g;
   }
 
-  std::shared_ptr<jit::GemmKernel> kernel(const KernelSpec& spec) {
-    auto it = kernels.find(spec.key());
-    if (it != kernels.end()) return it->second;
-    const ResourceReport res = evaluate_resources(spec);
-    if (!res.ok()) throw std::runtime_error(spec.key() + " is illegal: " + res.rejection);
-    auto mit = modules.find(spec.compiled_key());
-    if (mit == modules.end())
-      mit = modules.emplace(spec.compiled_key(), jit::load_kernel(cache->get_or_compile(jit::generate_gemm(spec)), res.smem.total))
-                .first;
-    auto k = std::make_shared<jit::GemmKernel>(spec, mit->second, device.sm_count);
-    kernels.emplace(spec.key(), k);
-    return k;
-  }
+  /// Compiled (through the cubin cache) and loaded once per spec. Throws Error(kInvalid), a
+  /// std::runtime_error, "<key> is illegal: R..." for an illegal spec.
+  std::shared_ptr<jit::GemmKernel> kernel(const KernelSpec& spec) { return kernels->get(spec); }
 
   /// Poisons D, launches `config` once on `data`'s problem, synchronises and verifies.
   Verification run(const ProblemData& data, const KernelConfig& config) {
     auto k = kernel(KernelSpec::of(config, data.problem()));
     data.poison_output(stream);
-    const jit::GemmWorkspace ws = arena.get(*k, data.problem());
+    const jit::GemmWorkspace ws = kernels->workspace(*k, data.problem());
     k->launch(data.problem(), data.operands(), stream, &ws);
     DGT_CHECK_CUDA(cudaGetLastError());
     DGT_CHECK_CUDA(cudaStreamSynchronize(stream));
@@ -64,6 +49,7 @@ struct Gpu {
     device = open_device(0);
     cache = std::make_unique<jit::CubinCache>(default_cache_dir());
     util = std::make_unique<UtilKernels>(*cache, device.sm_count);
+    kernels = std::make_unique<KernelCache>(*cache, device.sm_count);
     DGT_CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   }
 };

@@ -1,7 +1,8 @@
 // Correctness of the kernel family on edge shapes, fresh seeded inputs each shape.
 #include "harness.hpp"
 
-#include "core/shapes_file.hpp"
+#include "core/int_math.hpp"
+#include "problem/shapes_file.hpp"
 
 namespace dgt::test {
 namespace {
@@ -37,7 +38,7 @@ std::vector<KernelConfig> edge_configs() {
   return out;
 }
 
-int64_t pad16(int64_t k) { return (k + 15) / 16 * 16; }
+int64_t pad16(int64_t k) { return round_up(k, 16); }
 
 void check_all(const Problem& p, const std::vector<KernelConfig>& configs, uint64_t seed) {
   Gpu& gpu = Gpu::get();

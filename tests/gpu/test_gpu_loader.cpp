@@ -3,7 +3,7 @@
 
 #include <filesystem>
 
-#include "bench/session.hpp"
+#include "tune/session.hpp"
 #include "dgtune/gemm.hpp"
 
 namespace dgt::test {

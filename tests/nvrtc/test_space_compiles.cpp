@@ -7,7 +7,7 @@
 #include <map>
 #include <mutex>
 
-#include "core/shapes_file.hpp"
+#include "problem/shapes_file.hpp"
 #include "core/thread_pool.hpp"
 #include "jit/codegen.hpp"
 #include "jit/compiler.hpp"

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "space/resource_model.hpp"
+#include "space/tile_grid.hpp"
 
 namespace dgt {
 namespace {

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "core/error.hpp"
-#include "core/shapes_file.hpp"
+#include "problem/shapes_file.hpp"
 #include "problem/problem.hpp"
 
 namespace dgt {

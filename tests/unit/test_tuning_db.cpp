@@ -17,7 +17,8 @@
 
 #include "core/error.hpp"
 #include "core/hash.hpp"
-#include "db/records.hpp"
+#include "records/records.hpp"
+#include "db/schema.hpp"
 #include "db/tuning_db.hpp"
 
 namespace dgt {
@@ -94,7 +95,7 @@ BaselineRecord ok_baseline(const Problem& p, const std::string& provider, double
   BaselineRecord b;
   b.problem = p;
   b.provider = provider;
-  b.status = "ok";
+  b.status = TrialStatus::kOk;
   b.algo = "algo 66 tile 128x256";
   b.timing = Timing{median_us, median_us, median_us, 20, 0.01, 1700, false};
   b.verification = Verification{true, 2e-3, 2e-6, 0, 0};
@@ -239,10 +240,10 @@ TEST_F(TuningDbTest, CreatesParentDirectoriesAndSchema) {
   std::string path = (dir_ / "a" / "b" / "tuning.db").string();
   { TuningDb db(path); EXPECT_EQ(db.path(), path); }
   ASSERT_TRUE(fs::exists(path));
-  EXPECT_EQ(raw_int(path, "SELECT version FROM schema_version"), 2);
+  EXPECT_EQ(raw_int(path, "SELECT version FROM schema_version"), 3);
   EXPECT_EQ(raw_int(path, "SELECT count(*) FROM schema_version"), 1);
-  EXPECT_EQ(TuningDb::kSchemaVersion, 2);
-  for (const char* table : {"device", "problem", "config", "trial", "baseline"}) {
+  EXPECT_EQ(schema::latest_version(), 3);
+  for (const char* table : {"device", "environment", "problem", "config", "trial", "baseline", "sweep"}) {
     std::string sql = std::string("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = '") + table + "'";
     EXPECT_EQ(raw_int(path, sql.c_str()), 1) << table;
   }
@@ -262,7 +263,7 @@ TEST_F(TuningDbTest, NewerSchemaVersionThrowsAndLeavesFileUnchanged) {
   Error e = error_of([&] { TuningDb db(path); });
   EXPECT_EQ(e.kind(), ErrorKind::kSqlite);
   EXPECT_TRUE(contains(e.message(), "schema version 7")) << e.message();
-  EXPECT_TRUE(contains(e.message(), "version 2")) << e.message();
+  EXPECT_TRUE(contains(e.message(), "version 3")) << e.message();
   EXPECT_TRUE(contains(e.message(), path)) << e.message();
   EXPECT_TRUE(file_bytes(path) == before) << "the file was modified";
   // Read-only refuses it too.
@@ -303,14 +304,14 @@ TEST_F(TuningDbTest, ReadOnlyMissingFileThrowsNamingPathAndCreatesNothing) {
 TEST_F(TuningDbTest, ReadOnlyReadsButRefusesWrites) {
   std::string path = db_path();
   Problem p = Problem::dense(128, 4096, 7168);
-  int64_t dev = 0;
+  DeviceScope dev;
   {
     TuningDb db(path);
     dev = db.upsert_device(h200());
     db.put_trial(dev, ok_trial(p, config_with(128), 10.0));
   }
   TuningDb ro(path, true);
-  EXPECT_EQ(ro.find_device(h200().fingerprint()), dev);
+  EXPECT_EQ(ro.find_device(h200()), dev);
   ASSERT_TRUE(ro.winner(dev, p).has_value());
   EXPECT_DOUBLE_EQ(ro.winner(dev, p)->trial.timing->median_us, 10.0);
   Error e = error_of([&] { ro.put_trial(dev, ok_trial(p, config_with(64), 9.0)); });
@@ -323,7 +324,7 @@ TEST_F(TuningDbTest, ReadOnlyReadsButRefusesWrites) {
 TEST_F(TuningDbTest, ReopeningKeepsEverything) {
   std::string path = db_path();
   Problem p = Problem::dense(256, 2112, 7168);
-  int64_t dev = 0;
+  DeviceScope dev;
   {
     TuningDb db(path);
     dev = db.upsert_device(h200());
@@ -332,7 +333,7 @@ TEST_F(TuningDbTest, ReopeningKeepsEverything) {
     db.put_baseline(dev, ok_baseline(p, kProviderCublasDefault, 14.0));
   }
   TuningDb db(path);
-  EXPECT_EQ(db.find_device(h200().fingerprint()), dev);
+  EXPECT_EQ(db.find_device(h200()), dev);
   EXPECT_EQ(db.upsert_device(h200()), dev);  // same fingerprint, same row
   EXPECT_EQ(raw_int(path, "SELECT count(*) FROM device"), 1);
   EXPECT_TRUE(db.has_trial(dev, p, config_with(128)));
@@ -346,29 +347,9 @@ TEST_F(TuningDbTest, ReopeningKeepsEverything) {
   EXPECT_DOUBLE_EQ(w->cublas_default->timing->median_us, 14.0);
 }
 
-TEST_F(TuningDbTest, SchemaV1FileIsMigratedKeepingItsRows) {
-  // Build a version-1 file: today's schema with the version-2 additions taken out again.
-  std::string path = db_path();
-  Problem p = Problem::dense(256, 2112, 7168);
-  int64_t dev = 0;
-  {
-    TuningDb db(path);
-    dev = db.upsert_device(h200());
-    db.put_trial(dev, ok_trial(p, config_with(128), 12.5));
-  }
-  raw_exec(path, "ALTER TABLE config DROP COLUMN sms; DROP TABLE sweep; UPDATE schema_version SET version = 1;");
-  ASSERT_EQ(raw_int(path, "SELECT version FROM schema_version"), 1);
-  TuningDb db(path);
-  EXPECT_EQ(raw_int(path, "SELECT version FROM schema_version"), 2);
-  EXPECT_EQ(raw_int(path, "SELECT sms FROM config"), 0);
-  EXPECT_TRUE(db.has_trial(dev, p, config_with(128)));
-  ASSERT_TRUE(db.winner(dev, p).has_value());
-  EXPECT_DOUBLE_EQ(db.winner(dev, p)->trial.timing->median_us, 12.5);
-}
-
 TEST_F(TuningDbTest, SweepStateRoundTripsPerSpaceAndStrategy) {
   TuningDb db(db_path());
-  int64_t dev = db.upsert_device(h200());
+  DeviceScope dev = db.upsert_device(h200());
   Problem p = Problem::dense(4096, 4096, 4096);
   EXPECT_FALSE(db.sweep_state(dev, p, "sm90-default", "exhaustive").has_value());
   db.put_sweep_state(dev, p, "sm90-default", "exhaustive", SweepState{341, 120, false, ""});
@@ -392,19 +373,19 @@ TEST_F(TuningDbTest, DevicesAreKeyedByFingerprint) {
   TuningDb db(db_path());
   DeviceFingerprint other = h200();
   other.kernel_hash = "fedcba9876543210";
-  EXPECT_FALSE(db.find_device(h200().fingerprint()).has_value());
-  int64_t a = db.upsert_device(h200());
-  int64_t b = db.upsert_device(other);
+  EXPECT_FALSE(db.find_device(h200()).has_value());
+  DeviceScope a = db.upsert_device(h200());
+  DeviceScope b = db.upsert_device(other);
   EXPECT_NE(a, b);
   EXPECT_EQ(db.upsert_device(h200()), a);
-  EXPECT_EQ(db.find_device(other.fingerprint()), b);
+  EXPECT_EQ(db.find_device(other), b);
   EXPECT_EQ(raw_int(db.path(), "SELECT cc FROM device WHERE id = 1"), 90);
   EXPECT_EQ(raw_int(db.path(), "SELECT memory_bytes FROM device WHERE id = 1"), 150754820096);
 }
 
 TEST_F(TuningDbTest, TrialRoundTripsEveryField) {
   TuningDb db(db_path());
-  int64_t dev = db.upsert_device(h200());
+  DeviceScope dev = db.upsert_device(h200());
 
   TrialRecord t;
   t.problem = Problem::dense(4097, 2112, 7168);
@@ -474,7 +455,7 @@ TEST_F(TuningDbTest, TrialRoundTripsEveryField) {
 
 TEST_F(TuningDbTest, TrialWithoutTimingOrVerificationReadsBackAsNullopt) {
   TuningDb db(db_path());
-  int64_t dev = db.upsert_device(h200());
+  DeviceScope dev = db.upsert_device(h200());
   TrialRecord t = failed_trial(Problem::dense(64, 256, 512), config_with(96), TrialStatus::kCompileError);
   t.error = "ptxas: 40 bytes spill stores";
   t.registers = 255;
@@ -497,7 +478,7 @@ TEST_F(TuningDbTest, TrialWithoutTimingOrVerificationReadsBackAsNullopt) {
 TEST_F(TuningDbTest, NanDiffKeepsTheVerification) {
   // SQLite stores NaN as NULL; a NaN diff (all-NaN output) must still read back as a verification.
   TuningDb db(db_path());
-  int64_t dev = db.upsert_device(h200());
+  DeviceScope dev = db.upsert_device(h200());
   TrialRecord t = failed_trial(Problem::dense(64, 256, 512), config_with(96), TrialStatus::kVerifyFailed);
   t.verification = Verification{false, std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(),
                                 64 * 256, 0};
@@ -512,14 +493,14 @@ TEST_F(TuningDbTest, NanDiffKeepsTheVerification) {
 
 TEST_F(TuningDbTest, BaselineRoundTripsAndIsReplaced) {
   TuningDb db(db_path());
-  int64_t dev = db.upsert_device(h200());
+  DeviceScope dev = db.upsert_device(h200());
   Problem p = Problem::dense(1024, 4096, 7168);
   p.accum = Accum::kFast;
 
   BaselineRecord b;
   b.problem = p;
   b.provider = kProviderCublasTuned;
-  b.status = "ok";
+  b.status = TrialStatus::kOk;
   b.cublas_status = 0;
   b.algo = "id 66 tile 128x256 stages 4 splitK 1";
   b.timing = Timing{25.5, 25.25, 26.75, 40, 0.004, 1785.5, false};
@@ -538,7 +519,7 @@ TEST_F(TuningDbTest, BaselineRoundTripsAndIsReplaced) {
   ASSERT_TRUE(r.has_value());
   EXPECT_EQ(r->problem, p);
   EXPECT_EQ(r->provider, "cublaslt-tuned");
-  EXPECT_EQ(r->status, "ok");
+  EXPECT_EQ(r->status, TrialStatus::kOk);
   EXPECT_EQ(r->cublas_status, 0);
   EXPECT_EQ(r->error, "");
   EXPECT_EQ(r->algo, b.algo);
@@ -565,14 +546,14 @@ TEST_F(TuningDbTest, BaselineRoundTripsAndIsReplaced) {
   BaselineRecord u;
   u.problem = p;
   u.provider = kProviderCublasTuned;
-  u.status = "unsupported";
+  u.status = TrialStatus::kUnsupported;
   u.cublas_status = 15;
   u.error = "CUBLAS_STATUS_NOT_SUPPORTED";
   db.put_baseline(dev, u);
   EXPECT_EQ(raw_int(db.path(), "SELECT count(*) FROM baseline"), 1);
   r = db.baseline(dev, p, kProviderCublasTuned);
   ASSERT_TRUE(r.has_value());
-  EXPECT_EQ(r->status, "unsupported");
+  EXPECT_EQ(r->status, TrialStatus::kUnsupported);
   EXPECT_EQ(r->cublas_status, 15);
   EXPECT_EQ(r->error, "CUBLAS_STATUS_NOT_SUPPORTED");
   EXPECT_EQ(r->algo, "");
@@ -586,10 +567,10 @@ TEST_F(TuningDbTest, BaselineRoundTripsAndIsReplaced) {
 
 TEST_F(TuningDbTest, HasTrialOnlyForSameDeviceProblemAndConfig) {
   TuningDb db(db_path());
-  int64_t dev = db.upsert_device(h200());
+  DeviceScope dev = db.upsert_device(h200());
   DeviceFingerprint newer_kernels = h200();
   newer_kernels.kernel_hash = "ffffffffffffffff";
-  int64_t other_dev = db.upsert_device(newer_kernels);
+  DeviceScope other_dev = db.upsert_device(newer_kernels);
   Problem p = Problem::dense(128, 4096, 7168);
   Problem q = Problem::dense(128, 4096, 7168);
   q.ldd = 4160;  // same shape, different problem key
@@ -608,7 +589,7 @@ TEST_F(TuningDbTest, HasTrialOnlyForSameDeviceProblemAndConfig) {
 
 TEST_F(TuningDbTest, PutTrialReplacesTheExistingRow) {
   TuningDb db(db_path());
-  int64_t dev = db.upsert_device(h200());
+  DeviceScope dev = db.upsert_device(h200());
   Problem p = Problem::dense(512, 4096, 7168);
   KernelConfig c = config_with(128);
   db.put_trial(dev, ok_trial(p, c, 30.0));
@@ -629,7 +610,7 @@ TEST_F(TuningDbTest, PutTrialReplacesTheExistingRow) {
 
 TEST_F(TuningDbTest, TrialsOrderFastestOkFirstThenOthersByKey) {
   TuningDb db(db_path());
-  int64_t dev = db.upsert_device(h200());
+  DeviceScope dev = db.upsert_device(h200());
   Problem p = Problem::dense(256, 4096, 7168);
   // Keys sort by block_n text: "128x112..." < "128x128..." < "128x144..." < "128x96...".
   db.put_trial(dev, failed_trial(p, config_with(96), TrialStatus::kCompileError));
@@ -649,7 +630,7 @@ TEST_F(TuningDbTest, FailedPutRollsBackAndNamesThePath) {
   TuningDb db(db_path());
   Problem p = Problem::dense(256, 4096, 7168);
   // No device row 42: the foreign key fails after the problem and config rows were inserted.
-  Error e = error_of([&] { db.put_trial(42, ok_trial(p, config_with(128), 1.0)); });
+  Error e = error_of([&] { db.put_trial(DeviceScope{42, 42, ""}, ok_trial(p, config_with(128), 1.0)); });
   EXPECT_EQ(e.kind(), ErrorKind::kSqlite);
   EXPECT_TRUE(contains(e.message(), db.path())) << e.message();
   EXPECT_TRUE(contains(e.message(), "FOREIGN KEY")) << e.message();
@@ -657,7 +638,7 @@ TEST_F(TuningDbTest, FailedPutRollsBackAndNamesThePath) {
   EXPECT_EQ(raw_int(db.path(), "SELECT count(*) FROM config"), 0);
   EXPECT_EQ(raw_int(db.path(), "SELECT count(*) FROM trial"), 0);
   // The connection is usable afterwards (no transaction left open).
-  int64_t dev = db.upsert_device(h200());
+  DeviceScope dev = db.upsert_device(h200());
   db.put_trial(dev, ok_trial(p, config_with(128), 1.0));
   EXPECT_EQ(db.trials(dev, p).size(), 1u);
 }
@@ -667,7 +648,7 @@ TEST_F(TuningDbTest, FailedPutRollsBackAndNamesThePath) {
 
 TEST_F(TuningDbTest, WinnerIsFastestOkTrialWithBaselinesAndCounts) {
   TuningDb db(db_path());
-  int64_t dev = db.upsert_device(h200());
+  DeviceScope dev = db.upsert_device(h200());
   Problem p = Problem::dense(2048, 7168, 2048);
   db.put_trial(dev, ok_trial(p, config_with(128), 10.0));
   db.put_trial(dev, ok_trial(p, config_with(192), 8.0));
@@ -707,7 +688,7 @@ TEST_F(TuningDbTest, WinnerIsFastestOkTrialWithBaselinesAndCounts) {
 
 TEST_F(TuningDbTest, WinnerTieGoesToLowerConfigKeyAndNoBaselineIsNullopt) {
   TuningDb db(db_path());
-  int64_t dev = db.upsert_device(h200());
+  DeviceScope dev = db.upsert_device(h200());
   Problem p = Problem::dense(64, 1024, 1024);
   db.put_trial(dev, ok_trial(p, config_with(128, 6), 7.0));  // "128x128x128_s6..."
   db.put_trial(dev, ok_trial(p, config_with(128, 3), 7.0));  // "128x128x128_s3..." (lower)
@@ -727,10 +708,10 @@ TEST_F(TuningDbTest, WinnerTieGoesToLowerConfigKeyAndNoBaselineIsNullopt) {
 
 TEST_F(TuningDbTest, WinnersAreOrderedByProblemAndPerDevice) {
   TuningDb db(db_path());
-  int64_t dev = db.upsert_device(h200());
+  DeviceScope dev = db.upsert_device(h200());
   DeviceFingerprint other = h200();
   other.driver_version = 13000;
-  int64_t other_dev = db.upsert_device(other);
+  DeviceScope other_dev = db.upsert_device(other);
   Problem p1 = Problem::dense(4096, 4096, 4096);
   Problem p2 = Problem::dense(128, 7168, 2048);
   Problem p3 = Problem::dense(128, 2112, 7168);
@@ -754,15 +735,15 @@ TEST_F(TuningDbTest, WinnersAreOrderedByProblemAndPerDevice) {
   EXPECT_EQ(ws[2].trial.problem, p2);
   EXPECT_EQ(ws[3].trial.problem, p1);
   EXPECT_EQ(db.winners(other_dev).size(), 1u);
-  EXPECT_TRUE(db.winners(other_dev + 1).empty());
+  EXPECT_TRUE(db.winners(DeviceScope{other_dev.device_id + 1, other_dev.environment_id, ""}).empty());
 }
 
 TEST_F(TuningDbTest, NearestWinnerPicksNearestMOnALogScale) {
   TuningDb db(db_path());
-  int64_t dev = db.upsert_device(h200());
+  DeviceScope dev = db.upsert_device(h200());
   DeviceFingerprint other = h200();
   other.name = "NVIDIA H100";
-  int64_t other_dev = db.upsert_device(other);
+  DeviceScope other_dev = db.upsert_device(other);
   const int64_t n = 4096, k = 7168;
   for (int64_t m : {64, 256, 512, 4096}) db.put_trial(dev, ok_trial(Problem::dense(m, n, k), config_with(int(m % 200 + 8)), 1.0));
   // Distractors at M = 128 that must be ignored: other N, other K, other types, other
@@ -808,7 +789,7 @@ TEST_F(TuningDbTest, NearestWinnerPicksNearestMOnALogScale) {
 
 TEST_F(TuningDbTest, NearestWinnerPrefersTheQueriedProblemAmongEqualM) {
   TuningDb db(db_path());
-  int64_t dev = db.upsert_device(h200());
+  DeviceScope dev = db.upsert_device(h200());
   Problem dense = Problem::dense(128, 4096, 7168);
   Problem padded = dense;
   padded.ldd = 4160;  // key sorts after the dense one
@@ -835,7 +816,7 @@ TEST_F(TuningDbTest, ConcurrentOpenersAndWritersLoseNothing) {
     threads.emplace_back([&, i] {
       try {
         TuningDb db(path);
-        int64_t dev = db.upsert_device(h200());
+        DeviceScope dev = db.upsert_device(h200());
         for (int j = 0; j < kTrialsEach; ++j)
           db.put_trial(dev, ok_trial(Problem::dense(128 * (i + 1), 4096, 7168), config_with(8 * (j + 1)), 10.0 + j));
       } catch (const std::exception& e) {
@@ -850,7 +831,7 @@ TEST_F(TuningDbTest, ConcurrentOpenersAndWritersLoseNothing) {
   EXPECT_EQ(raw_int(path, "SELECT count(*) FROM trial"), kThreads * kTrialsEach);
   EXPECT_EQ(raw_int(path, "SELECT count(*) FROM config"), kTrialsEach);
   TuningDb db(path);
-  auto ws = db.winners(*db.find_device(h200().fingerprint()));
+  auto ws = db.winners(*db.find_device(h200()));
   ASSERT_EQ(ws.size(), size_t(kThreads));
   for (const auto& w : ws) EXPECT_EQ(w.trial.config, config_with(8));  // median 10.0, the fastest
 }

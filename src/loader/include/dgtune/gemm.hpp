@@ -35,8 +35,10 @@ struct GemmOptions {
 };
 
 /// Thread-safe FP8 GEMM launcher backed by the tuning DB. The first call for a shape looks up the
-/// winner for (this device's fingerprint, problem), else the nearest tuned M with the same N and K,
-/// else the documented default config (dgt::default_config), then JIT-loads it through the cubin
+/// winner of (this GPU's hardware identity, problem) measured with the running kernel version, else one
+/// of an older kernel version whose config is still legal (logged once per Gemm), else the nearest
+/// tuned M with the same N and K (README "Tuning database": the loader rule), else the documented
+/// default config (dgt::default_config), then JIT-loads it through the cubin
 /// cache (compiling on a miss; that first call holds an exclusive lock, so other threads' calls wait
 /// for it). Later calls for that shape take a shared lock, encode the TMA descriptors on the host and
 /// launch: no device allocation and no synchronisation, so they can be

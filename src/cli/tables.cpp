@@ -1,57 +1,33 @@
-#include "cli/common.hpp"
+#include "cli/tables.hpp"
 
-#include <iostream>
+#include <cublasLt.h>
 
-#include "core/error.hpp"
+#include "core/paths.hpp"
+#include "jit/compiler.hpp"
+#include "jit/kernel_hash.hpp"
+#include "launch/environment.hpp"
+#include "space/cost_model.hpp"
 
 namespace dgt::cli {
 
 using report::Cell;
 using report::Number;
 
-void ProblemOptions::add(CLI::App& cmd) {
-  cmd.add_option("--m", m, "rows of A and D (M)")->required()->check(CLI::PositiveNumber);
-  cmd.add_option("--n", n, "rows of B, columns of D (N)")->required()->check(CLI::PositiveNumber);
-  cmd.add_option("--k", k, "reduction length (K)")->required()->check(CLI::PositiveNumber);
-  cmd.add_option("--lda", lda, "leading dimension of A in elements (default K)");
-  cmd.add_option("--ldb", ldb, "leading dimension of B in elements (default K)");
-  cmd.add_option("--ldd", ldd, "leading dimension of D in elements (default N)");
-  cmd.add_option("--a", a, "type of A: e4m3 | e5m2")->capture_default_str();
-  cmd.add_option("--b", b, "type of B: e4m3 | e5m2")->capture_default_str();
-  cmd.add_option("--accum", accum, "accumulation: promote (FP32 promotion per k-block) | fast")->capture_default_str();
-}
-
-Problem ProblemOptions::problem() const {
-  Problem p = Problem::dense(m, n, k);
-  if (lda) p.lda = lda;
-  if (ldb) p.ldb = ldb;
-  if (ldd) p.ldd = ldd;
-  p.a = parse_dtype(a);
-  p.b = parse_dtype(b);
-  p.accum = parse_accum(accum);
-  validate_problem(p);
-  return p;
-}
-
-void add_format_option(CLI::App& cmd, std::string& out) {
-  cmd.add_option("--format", out, "output format: table | csv | json | md")
-      ->check(CLI::IsMember({"table", "csv", "json", "md"}))
-      ->capture_default_str();
-}
-
 namespace {
 Cell num(double v, int precision) { return Number{v, precision}; }
 Cell opt_us(const std::optional<BaselineRecord>& b) {
-  if (!b || b->status != "ok" || !b->timing) return std::monostate{};
+  if (!b || b->status != TrialStatus::kOk || !b->timing) return std::monostate{};
   return num(b->timing->median_us, 2);
 }
 Cell speedup(const std::optional<BaselineRecord>& b, double ours_us) {
-  if (!b || b->status != "ok" || !b->timing || ours_us <= 0) return std::monostate{};
+  if (!b || b->status != TrialStatus::kOk || !b->timing || ours_us <= 0) return std::monostate{};
   return num(b->timing->median_us / ours_us, 3);
 }
 Cell baseline_status(const std::optional<BaselineRecord>& b) {
   if (!b) return std::string("not measured");
-  return b->status == "ok" ? b->algo : b->status + (b->cublas_status ? " (status " + std::to_string(b->cublas_status) + ")" : "");
+  return b->status == TrialStatus::kOk
+             ? b->algo
+             : to_string(b->status) + (b->cublas_status ? " (status " + std::to_string(b->cublas_status) + ")" : "");
 }
 std::string counts_text(const std::map<std::string, int>& counts) {
   std::string s;
@@ -160,7 +136,7 @@ report::Table baseline_table(const std::vector<BaselineRecord>& rows, const std:
                {"tflops", "TFLOPS", true},      {"max_rel_err", "max rel err", true}, {"diff", "diff", true},
                {"algo", "algo", false},         {"error", "error", false}};
   for (const auto& b : rows) {
-    std::vector<Cell> row{b.provider, b.status};
+    std::vector<Cell> row{b.provider, std::string(to_string(b.status))};
     row.push_back(b.timing ? num(b.timing->median_us, 2) : Cell{std::monostate{}});
     row.push_back(b.timing ? num(b.tflops, 1) : Cell{std::monostate{}});
     row.push_back(b.verification ? num(b.verification->max_rel_err, 6) : Cell{std::monostate{}});
@@ -170,6 +146,78 @@ report::Table baseline_table(const std::vector<BaselineRecord>& rows, const std:
     t.rows.push_back(std::move(row));
   }
   return t;
+}
+
+report::Table space_table(const SearchSpace& space, const Enumeration& en, const Problem& p, int sm_count,
+                          const std::string& show) {
+  report::Table t;
+  t.title = "dgtune space " + space.name + " for " + p.label() + ": " + std::to_string(en.kept.size()) + " kept, " +
+            std::to_string(en.rejected.size()) + " rejected of " + std::to_string(space.size());
+  t.columns = {{"config", "config", false},      {"grid", "grid", false},          {"verdict", "verdict", false},
+               {"smem_total", "smem B", true},   {"smem_a", "A stages B", true},   {"smem_b", "B stages B", true},
+               {"smem_staging", "staging B", true}, {"smem_barriers", "barriers B", true}, {"smem_align", "align B", true},
+               {"acc_regs", "acc regs", true},   {"reg_limit", "reg limit", true}, {"threads", "threads", true},
+               {"estimate_us", "est us", true},  {"reason", "reason", false}};
+  auto add = [&](const Candidate& c) {
+    const auto& r = c.resources;
+    t.rows.push_back({c.config.key(), c.grid, std::string(c.pruned.empty() ? "kept" : "rejected"), int64_t(r.smem.total),
+                      int64_t(r.smem.a_stages), int64_t(r.smem.b_stages), int64_t(r.smem.staging), int64_t(r.smem.barriers),
+                      int64_t(r.smem.align_pad), int64_t(r.regs.accumulators), int64_t(r.regs.limit), int64_t(r.threads),
+                      c.pruned.empty() ? Cell{Number{estimate_us(KernelSpec::of(c.config, p), p, sm_count), 1}}
+                                       : Cell{std::monostate{}},
+                      c.pruned});
+  };
+  if (show != "rejected")
+    for (const auto& c : en.kept) add(c);
+  if (show != "kept")
+    for (const auto& c : en.rejected) add(c);
+  return t;
+}
+
+report::Table info_table(int ordinal) {
+  report::Table t;
+  t.title = "dgtune info";
+  t.columns = {{"key", "key", false}, {"value", "value", false}};
+  auto add = [&](const std::string& k, const std::string& v) { t.rows.push_back({k, v}); };
+  add("dgtune_version", DGTUNE_VERSION);
+  add("kernel_hash", jit::kernel_source_hash());
+  add("nvrtc_version", jit::nvrtc_version_string());
+  add("cublaslt_version", std::to_string(cublasLtGetVersion()));
+  add("cache_dir", default_cache_dir());
+  add("db_path", resolve_db_path(""));
+  const int count = cuda_device_count();
+  add("gpu_count", std::to_string(count));
+  if (count == 0) {
+    add("device", "none: no CUDA driver or GPU on this machine (sweep/run need an sm_90 GPU)");
+    return t;
+  }
+  DeviceInfo d = open_device(ordinal);
+  DeviceFingerprint fp = make_fingerprint(d);
+  add("device", std::to_string(d.ordinal) + ": " + d.name);
+  add("compute_capability", std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor) +
+                                (d.is_sm90() ? " (sm_90a kernels supported)" : " (unsupported: dgtune needs sm_90)"));
+  add("sm_count", std::to_string(d.sm_count));
+  add("max_sm_clock_mhz", std::to_string(d.max_sm_clock_mhz));
+  add("memory_bytes", std::to_string(d.memory_bytes));
+  add("memory_clock_mhz", std::to_string(d.memory_clock_mhz));
+  add("memory_bus_bits", std::to_string(d.memory_bus_bits));
+  add("l2_bytes", std::to_string(d.l2_bytes));
+  add("max_smem_per_block_optin", std::to_string(d.max_smem_per_block_optin));
+  add("driver_version", std::to_string(d.driver_version));
+  add("runtime_version", std::to_string(d.runtime_version));
+  add("pci_bus_id", d.pci_bus_id);
+  add("hardware_key", fp.hardware().key());
+  add("environment_key", fp.software().key());
+  add("fingerprint", fp.fingerprint());
+  return t;
+}
+
+std::vector<report::Table> run_tables(const TrialRecord& trial,
+                                      const std::optional<std::pair<BaselineRecord, BaselineRecord>>& baselines,
+                                      const std::string& device_name) {
+  std::vector<report::Table> tables{trial_table({trial}, "dgtune run on " + device_name)};
+  if (baselines) tables.push_back(baseline_table({baselines->first, baselines->second}, "cuBLASLt (same buffers, same timer)"));
+  return tables;
 }
 
 }  // namespace dgt::cli

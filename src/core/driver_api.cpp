@@ -1,4 +1,4 @@
-#include "device/driver_api.hpp"
+#include "core/driver_api.hpp"
 
 #include <cuda_runtime_api.h>
 

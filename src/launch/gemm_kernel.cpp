@@ -1,16 +1,13 @@
-#include "jit/gemm_kernel.hpp"
+#include "launch/gemm_kernel.hpp"
 
 #include <algorithm>
 
 #include "core/error.hpp"
-#include "device/driver_api.hpp"
+#include "core/driver_api.hpp"
 #include "device/tma.hpp"
+#include "space/tile_grid.hpp"
 
 namespace dgt::jit {
-
-namespace {
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-}  // namespace
 
 GemmKernel::GemmKernel(KernelSpec spec, LoadedKernel kernel, int sm_count)
     : spec_(std::move(spec)), kernel_(std::move(kernel)), sm_count_(sm_count) {
@@ -44,25 +41,23 @@ int GemmKernel::effective_splits(const Problem& p) const { return dgt::effective
 
 int GemmKernel::grid_size(const Problem& p) const {
   const KernelConfig& c = spec_.config;
-  const int cluster = c.cluster_m * c.cluster_n;
-  const int64_t units = ceil_div(ceil_div(p.m, c.block_m), c.cluster_m) * ceil_div(ceil_div(p.n, c.block_n), c.cluster_n) *
-                        effective_splits(p);
+  const TileGrid g = TileGrid::of(c, p);
+  const int cluster = g.cluster_size();
   int64_t clusters = cluster > 1 ? max_active_clusters_ : sm_count_;
   if (c.sms > 0) clusters = std::min<int64_t>(clusters, std::max(1, c.sms / cluster));
-  return static_cast<int>(std::min(units, clusters) * cluster);
+  return static_cast<int>(g.grid_clusters(clusters) * cluster);
 }
 
 size_t GemmKernel::workspace_bytes(const Problem& p) const {
   if (effective_splits(p) <= 1) return 0;
   const KernelConfig& c = spec_.config;
-  const int64_t tiles = ceil_div(p.m, c.block_m) * ceil_div(p.n, c.block_n);
-  return static_cast<size_t>(tiles * effective_splits(p) * c.block_m * c.block_n) * sizeof(float);
+  const TileGrid g = TileGrid::of(c, p);
+  return static_cast<size_t>(g.tiles() * g.splits * c.block_m * c.block_n) * sizeof(float);
 }
 
 size_t GemmKernel::counter_bytes(const Problem& p) const {
   if (effective_splits(p) <= 1) return 0;
-  const KernelConfig& c = spec_.config;
-  return static_cast<size_t>(ceil_div(p.m, c.block_m) * ceil_div(p.n, c.block_n)) * sizeof(uint32_t);
+  return static_cast<size_t>(TileGrid::of(spec_.config, p).tiles()) * sizeof(uint32_t);
 }
 
 void GemmKernel::launch(const Problem& p, const GemmOperands& ops, cudaStream_t stream, const GemmWorkspace* ws) const {

@@ -14,13 +14,14 @@
 #include "bench/problem_data.hpp"
 #include "bench/protocol.hpp"
 #include "core/error.hpp"
-#include "core/shapes_file.hpp"
+#include "problem/shapes_file.hpp"
 #include "db/tuning_db.hpp"
 #include "device/device_info.hpp"
-#include "device/util_kernels.hpp"
-#include "device/workspace.hpp"
+#include "launch/environment.hpp"
+#include "launch/util_kernels.hpp"
+#include "launch/kernel_cache.hpp"
 #include "jit/cubin_cache.hpp"
-#include "jit/gemm_kernel.hpp"
+#include "launch/gemm_kernel.hpp"
 #include "space/search_space.hpp"
 
 namespace dgt {
@@ -58,7 +59,7 @@ struct ShapeOutcome {
   ShapeEntry entry;
   int candidates = 0;               ///< after pruning and the strategy's selection
   int measured_now = 0;             ///< trials stored by this run
-  int already_stored = 0;           ///< skipped: stored earlier for this device and kernel hash
+  int already_stored = 0;           ///< skipped: stored earlier for this device and software environment
   bool complete = false;            ///< every candidate has a stored trial (false when the budget ran out)
   double wall_s = 0;                ///< time spent on this shape in this run (measuring, not compiling ahead)
   std::optional<WinnerRow> winner;  ///< from the DB after the sweep (baselines included)
@@ -79,7 +80,8 @@ class TuningSession {
   const DeviceInfo& device() const { return device_; }
   const DeviceFingerprint& fingerprint() const { return fingerprint_; }
   TuningDb& db() { return *db_; }
-  int64_t device_id() const { return device_id_; }
+  /// Device (hardware identity) and environment rows every measurement of this session is stored under.
+  const DeviceScope& scope() const { return scope_; }
 
   /// Sweeps every shape (validated up front by the caller). Compilation of all needed kernels runs on
   /// a thread pool, ahead of the GPU; each candidate is verified, then timed, and stored in its own
@@ -105,17 +107,18 @@ class TuningSession {
   DeviceInfo device_;
   DeviceFingerprint fingerprint_;
   std::unique_ptr<TuningDb> db_;
-  int64_t device_id_ = 0;
+  DeviceScope scope_;
   std::unique_ptr<jit::CubinCache> cache_;
   cudaStream_t stream_ = nullptr;
   std::unique_ptr<UtilKernels> util_;
   std::unique_ptr<Timer> timer_;
   std::unique_ptr<CublasLtBaseline> cublas_;
   std::unique_ptr<class ThreadPool> pool_;
-  std::map<std::string, std::shared_future<CompileResult>> compiles_;  ///< by KernelSpec::compiled_key()
-  std::map<std::string, jit::LoadedKernel> modules_;                     ///< by KernelSpec::compiled_key()
-  std::map<std::string, std::shared_ptr<jit::GemmKernel>> loaded_;       ///< by KernelSpec::key()
-  WorkspaceArena workspace_;
+  /// Compiles in flight or done, by KernelSpec::compiled_key(). They stay here rather than in the
+  /// KernelCache: compiling ahead on a pool and recording a failed compile as a trial (instead of
+  /// throwing) is the tuner's policy; the cache loads what they produce (get(spec, compiled)).
+  std::map<std::string, std::shared_future<CompileResult>> compiles_;
+  std::unique_ptr<KernelCache> kernels_;  ///< loaded modules and kernels, split-K scratch
 };
 
 }  // namespace dgt

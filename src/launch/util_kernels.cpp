@@ -1,7 +1,8 @@
-#include "device/util_kernels.hpp"
+#include "launch/util_kernels.hpp"
 
 #include "core/error.hpp"
-#include "device/driver_api.hpp"
+#include "core/driver_api.hpp"
+#include "core/int_math.hpp"
 #include "jit/codegen.hpp"
 
 namespace dgt {
@@ -60,7 +61,7 @@ void UtilKernels::reference_gemm(const Problem& p, const void* a, const void* b,
   unsigned long long lda = p.lda, ldb = p.ldb;
   unsigned ta = fp8_type_code(p.a), tb = fp8_type_code(p.b);
   void* params[] = {&a, &b, &dref, &m, &n, &k, &lda, &ldb, &scale_a, &scale_b, &ta, &tb};
-  launch(ref_gemm_.function, static_cast<unsigned>((p.n + 63) / 64), static_cast<unsigned>((p.m + 63) / 64), 16, 16, params, s);
+  launch(ref_gemm_.function, static_cast<unsigned>(ceil_div(p.n, 64)), static_cast<unsigned>(ceil_div(p.m, 64)), 16, 16, params, s);
 }
 
 void UtilKernels::compare(const Problem& p, const void* d, const float* dref, int64_t rows_alloc, CompareStatsHost* stats,

@@ -1,7 +1,8 @@
-#include "bench/session.hpp"
+#include "tune/session.hpp"
 
 #include <algorithm>
 #include <chrono>
+#include <set>
 
 #include <spdlog/spdlog.h>
 
@@ -21,13 +22,14 @@ TuningSession::TuningSession(SessionOptions options) : options_(std::move(option
               device_.ordinal, device_.name, device_.cc_major, device_.cc_minor);
   fingerprint_ = make_fingerprint(device_);
   db_ = std::make_unique<TuningDb>(options_.db_path);
-  device_id_ = db_->upsert_device(fingerprint_);
+  scope_ = db_->upsert_device(fingerprint_);
   cache_ = std::make_unique<jit::CubinCache>(options_.cache_dir.empty() ? default_cache_dir() : options_.cache_dir);
   DGT_CHECK_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   util_ = std::make_unique<UtilKernels>(*cache_, device_.sm_count);
   timer_ = std::make_unique<Timer>(*util_, device_, options_.protocol, stream_);
   cublas_ = std::make_unique<CublasLtBaseline>();
   pool_ = std::make_unique<ThreadPool>(options_.compile_threads);
+  kernels_ = std::make_unique<KernelCache>(*cache_, device_.sm_count);
 }
 
 TuningSession::~TuningSession() {
@@ -87,17 +89,8 @@ TrialRecord TuningSession::measure_candidate(const ProblemData& data, const Kern
   std::shared_ptr<jit::GemmKernel> kernel;
   jit::GemmWorkspace ws;
   try {
-    auto it = loaded_.find(spec.key());
-    if (it == loaded_.end()) {
-      auto mit = modules_.find(spec.compiled_key());
-      if (mit == modules_.end())
-        mit = modules_.emplace(spec.compiled_key(), jit::load_kernel(*compiled.kernel, res.smem.total)).first;
-      kernel = std::make_shared<jit::GemmKernel>(spec, mit->second, device_.sm_count);
-      loaded_.emplace(spec.key(), kernel);
-    } else {
-      kernel = it->second;
-    }
-    ws = workspace_.get(*kernel, p);
+    kernel = kernels_->get(spec, *compiled.kernel);
+    ws = kernels_->workspace(*kernel, p);
     // The driver's numbers are authoritative: on the H200 the NVRTC log lacked ptxas' register line
     // for most kernels (results/h200/issue3-sweeps.md), while cuFuncGetAttribute always answers.
     t.registers = kernel->kernel().registers;
@@ -118,7 +111,7 @@ TrialRecord TuningSession::measure_candidate(const ProblemData& data, const Kern
   auto context_lost = [&](TrialStatus status, const std::string& what) {
     t.status = status;
     t.error = what;
-    db_->put_trial(device_id_, t);
+    db_->put_trial(scope_, t);
     throw ContextLost(fmt::format("candidate {} on {} {}: {}. Its trial is stored as {}; the CUDA context is unusable, so "
                                   "this run stops here. Run the same command again to continue with the other candidates.",
                                   spec.config.key(), p.label(), status == TrialStatus::kTimeout ? "hung" : "crashed", what,
@@ -151,25 +144,23 @@ TrialRecord TuningSession::measure_candidate(const ProblemData& data, const Kern
     return t;
   }
   try {
-    t.timing = timer_->measure(launch);
+    t.set_timing(timer_->measure(launch));
   } catch (const WatchdogTimeout& e) {
     context_lost(TrialStatus::kTimeout, e.what());
   } catch (const Error& e) {
     context_lost(TrialStatus::kCrashed, e.what());
   }
   t.status = TrialStatus::kOk;
-  t.tflops = p.flops() / (t.timing->median_us * 1e-6) / 1e12;
-  t.gbps = p.min_bytes() / (t.timing->median_us * 1e-6) / 1e9;
   return t;
 }
 
 void TuningSession::measure_baselines(const ProblemData& data) {
   const Problem& p = data.problem();
-  if (db_->has_baseline(device_id_, p, kProviderCublasDefault) && db_->has_baseline(device_id_, p, kProviderCublasTuned)) return;
+  if (db_->has_baseline(scope_, p, kProviderCublasDefault) && db_->has_baseline(scope_, p, kProviderCublasTuned)) return;
   spdlog::info("  cuBLASLt baselines for {}", p.label());
   auto [def, tuned] = cublas_->measure(data, *timer_, stream_);
-  db_->put_baseline(device_id_, def);
-  db_->put_baseline(device_id_, tuned);
+  db_->put_baseline(scope_, def);
+  db_->put_baseline(scope_, tuned);
 }
 
 std::string SweepOptions::strategy_label() const {
@@ -195,9 +186,10 @@ std::vector<ShapeOutcome> TuningSession::sweep(const std::vector<ShapeEntry>& sh
     if (opts.strategy == Strategy::kExhaustive && opts.max_candidates > 0) keep = std::min<size_t>(keep, opts.max_candidates);
     ranked.resize(keep);
     out[i].candidates = static_cast<int>(keep);
+    const std::set<std::string> stored = db_->stored_config_keys(scope_, p);  // one query per shape
     for (const auto& [est, c] : ranked) {
       wanted[i].push_back(c);
-      if (db_->has_trial(device_id_, p, c)) {
+      if (stored.count(c.key())) {
         ++out[i].already_stored;
         continue;
       }
@@ -218,7 +210,7 @@ std::vector<ShapeOutcome> TuningSession::sweep(const std::vector<ShapeEntry>& sh
                  out[i].candidates, out[i].already_stored);
     const bool need_baselines =
         opts.baselines &&
-        !(db_->has_baseline(device_id_, p, kProviderCublasDefault) && db_->has_baseline(device_id_, p, kProviderCublasTuned));
+        !(db_->has_baseline(scope_, p, kProviderCublasDefault) && db_->has_baseline(scope_, p, kProviderCublasTuned));
     if (!todo[i].empty() || need_baselines) {
       ProblemData data(p, *util_, seed_for(p), stream_);
       if (opts.baselines) measure_baselines(data);
@@ -233,7 +225,7 @@ std::vector<ShapeOutcome> TuningSession::sweep(const std::vector<ShapeEntry>& sh
         const KernelSpec spec = KernelSpec::of(todo[i][j], p);
         const CompileResult& compiled = compile_async(spec).get();
         TrialRecord t = measure_candidate(data, spec, compiled);
-        db_->put_trial(device_id_, t);
+        db_->put_trial(scope_, t);
         ++out[i].measured_now;
         ++counts[to_string(t.status)];
         if (t.status == TrialStatus::kOk)
@@ -247,13 +239,14 @@ std::vector<ShapeOutcome> TuningSession::sweep(const std::vector<ShapeEntry>& sh
         }
       }
     }
+    const std::set<std::string> stored_keys = db_->stored_config_keys(scope_, p);  // one query per shape
     int stored = 0;
-    for (const auto& c : wanted[i]) stored += db_->has_trial(device_id_, p, c) ? 1 : 0;
+    for (const auto& c : wanted[i]) stored += stored_keys.count(c.key()) ? 1 : 0;
     out[i].complete = stored == out[i].candidates;
     out[i].wall_s = elapsed();
-    db_->put_sweep_state(device_id_, p, opts.space.name, opts.strategy_label(),
+    db_->put_sweep_state(scope_, p, opts.space.name, opts.strategy_label(),
                          SweepState{out[i].candidates, stored, out[i].complete, ""});
-    out[i].winner = db_->winner(device_id_, p);
+    out[i].winner = db_->winner(scope_, p);
   }
   return out;
 }
@@ -265,15 +258,15 @@ TrialRecord TuningSession::run_one(const Problem& p, const KernelConfig& c, bool
   ProblemData data(p, *util_, seed_for(p), stream_);
   if (with_baselines) {
     auto pair = cublas_->measure(data, *timer_, stream_);
-    db_->put_baseline(device_id_, pair.first);
-    db_->put_baseline(device_id_, pair.second);
+    db_->put_baseline(scope_, pair.first);
+    db_->put_baseline(scope_, pair.second);
     if (baselines) *baselines = pair;
   }
   const ResourceReport res = evaluate_resources(spec);
   CompileResult compiled;
   if (res.ok()) compiled = compile_async(spec).get();
   TrialRecord t = measure_candidate(data, spec, compiled);
-  db_->put_trial(device_id_, t);
+  db_->put_trial(scope_, t);
   return t;
 }
 

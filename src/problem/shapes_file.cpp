@@ -1,4 +1,4 @@
-#include "core/shapes_file.hpp"
+#include "problem/shapes_file.hpp"
 
 #include <cerrno>
 #include <charconv>

@@ -41,11 +41,11 @@ class GemmKernel {
   const KernelSpec& spec() const { return spec_; }
   const LoadedKernel& kernel() const { return kernel_; }
 
-  /// Split count the kernel runs for `p`: ceil(kb / ceil(kb / split_k)) with kb = ceil(K / BLOCK_K), so
-  /// that no split is empty.
+  /// Split count the kernel runs for `p` (dgt::effective_splits in space/tile_grid.hpp):
+  /// ceil(kb / ceil(kb / split_k)) with kb = ceil(K / BLOCK_K), so that no split is empty.
   int effective_splits(const Problem& p) const;
-  /// Persistent grid for a problem: clusters x cluster size, clusters = min(work units, resident
-  /// clusters (or SMs), sms / cluster size when sms > 0).
+  /// Persistent grid for a problem: clusters x cluster size, clusters = TileGrid::grid_clusters of
+  /// min(resident clusters (or SMs), sms / cluster size when sms > 0) = min(work units, that).
   int grid_size(const Problem& p) const;
   /// Split-K scratch sizes for `p` (0 when the kernel does not split K).
   size_t workspace_bytes(const Problem& p) const;

@@ -1,0 +1,93 @@
+#include "bench/measure_protocol.hpp"
+
+#include <cmath>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.hpp"
+
+namespace dgt {
+
+const char* to_string(ProtocolKind k) {
+  switch (k) {
+    case ProtocolKind::kColdL2: return "cold-l2";
+    case ProtocolKind::kHotGraph: return "hot-graph";
+  }
+  return "?";
+}
+
+ProtocolKind parse_protocol_kind(std::string_view s) {
+  if (s == "cold-l2") return ProtocolKind::kColdL2;
+  if (s == "hot-graph") return ProtocolKind::kHotGraph;
+  DGT_THROW(ErrorKind::kUsage, "unknown protocol '{}': expected cold-l2 or hot-graph", s);
+}
+
+std::string MeasureProtocol::name() const { return fmt::format("{}-v{}", to_string(kind), version()); }
+
+std::string MeasureProtocol::to_json() const {
+  nlohmann::json j{{"name", name()},
+                   {"kind", to_string(kind)},
+                   {"version", version()},
+                   {"rounds", rounds},
+                   {"order", "williams"},
+                   {"warmup", warmup},
+                   {"clock_probe_us", clock_probe_us},
+                   {"clock_floor_fraction", clock_floor},
+                   {"clock_reference", "cudaDevAttrClockRate"},
+                   {"lead_in_us", lead_in_us},
+                   {"statistic", "median"}};
+  if (kind == ProtocolKind::kColdL2) {
+    j["flush"] = "write+read";
+    j["flush_factor_l2"] = flush_factor;
+    j["timer"] = "cudaEvent per launch";
+    j["l2"] = "cold";
+  } else {
+    j["graph_launches"] = graph_launches;
+    j["timer"] = "cudaEvent per graph replay / graph_launches";
+    j["l2"] = "warm";
+  }
+  return j.dump();  // nlohmann::json objects keep their keys sorted
+}
+
+MeasureProtocol MeasureProtocol::from_json(const std::string& text) {
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object() || !j.contains("kind") || !j["kind"].is_string())
+    DGT_THROW(ErrorKind::kInvalid, "not a measurement-engine protocol (no \"kind\"): {}", text);
+  MeasureProtocol p;
+  const std::string kind = j["kind"].get<std::string>();
+  if (kind == "cold-l2")
+    p.kind = ProtocolKind::kColdL2;
+  else if (kind == "hot-graph")
+    p.kind = ProtocolKind::kHotGraph;
+  else
+    DGT_THROW(ErrorKind::kInvalid, "unknown protocol kind '{}' in {}", kind, text);
+  const int version = j.value("version", 0);
+  if (version != p.version())
+    DGT_THROW(ErrorKind::kInvalid, "protocol {} version {} is not implemented by this build (it implements {})", kind, version,
+              p.name());
+  p.rounds = j.value("rounds", p.rounds);
+  p.warmup = j.value("warmup", p.warmup);
+  p.graph_launches = j.value("graph_launches", p.graph_launches);
+  p.flush_factor = j.value("flush_factor_l2", p.flush_factor);
+  p.clock_probe_us = j.value("clock_probe_us", p.clock_probe_us);
+  p.lead_in_us = j.value("lead_in_us", p.lead_in_us);
+  p.clock_floor = j.value("clock_floor_fraction", p.clock_floor);
+  return p;
+}
+
+void MeasureProtocol::validate() const {
+  if (rounds < 1) DGT_THROW(ErrorKind::kUsage, "protocol {}: rounds = {} must be >= 1", name(), rounds);
+  if (warmup < 0) DGT_THROW(ErrorKind::kUsage, "protocol {}: warmup = {} must be >= 0", name(), warmup);
+  if (graph_launches < 1)
+    DGT_THROW(ErrorKind::kUsage, "protocol {}: graph_launches = {} must be >= 1", name(), graph_launches);
+  if (!(flush_factor > 0)) DGT_THROW(ErrorKind::kUsage, "protocol {}: flush_factor = {} must be > 0", name(), flush_factor);
+  if (!(clock_probe_us > 0))
+    DGT_THROW(ErrorKind::kUsage, "protocol {}: clock_probe_us = {} must be > 0", name(), clock_probe_us);
+  if (!(lead_in_us >= 0)) DGT_THROW(ErrorKind::kUsage, "protocol {}: lead_in_us = {} must be >= 0", name(), lead_in_us);
+  if (!(clock_floor >= 0 && clock_floor <= 1))
+    DGT_THROW(ErrorKind::kUsage, "protocol {}: clock_floor = {} must be in [0, 1]", name(), clock_floor);
+  if (!(watchdog_seconds > 0))
+    DGT_THROW(ErrorKind::kUsage, "protocol {}: watchdog_seconds = {} must be > 0", name(), watchdog_seconds);
+}
+
+}  // namespace dgt

@@ -1,0 +1,297 @@
+#include "cli/options.hpp"
+
+#include <cublasLt.h>
+#include <cuda_runtime_api.h>
+#include <spdlog/spdlog.h>
+
+#include <cctype>
+#include <charconv>
+#include <iostream>
+
+#include "core/error.hpp"
+#include "core/paths.hpp"
+#include "jit/compiler.hpp"
+#include "jit/kernel_hash.hpp"
+
+namespace dgt::cli {
+
+// ---- numbers ----------------------------------------------------------------------------------------
+
+namespace {
+
+bool all_digits(const std::string& s) {
+  return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos;
+}
+
+/// "0100" -> "100", "000" -> "0": CLI11 converts with strtoll(base 0), which would read "0100" as octal.
+void strip_leading_zeros(std::string& s) {
+  const size_t first = s.find_first_not_of('0');
+  s = first == std::string::npos ? "0" : s.substr(first);
+}
+
+std::string range_text(int64_t min, int64_t max) {
+  if (max == std::numeric_limits<int64_t>::max()) return fmt::format("an integer >= {}", min);
+  return fmt::format("an integer from {} to {}", min, max);
+}
+
+/// Short form for --help: ">=1" or "0..1" (the error message gives the full range).
+std::string range_hint(int64_t min, int64_t max) {
+  if (max >= std::numeric_limits<int>::max()) return fmt::format(">={}", min);
+  return fmt::format("{}..{}", min, max);
+}
+
+std::string range_hint(double min, double max) {
+  if (max == std::numeric_limits<double>::max()) return fmt::format(">={}", min);
+  return fmt::format("{}..{}", min, max);
+}
+
+std::string range_text(double min, double max) {
+  if (max == std::numeric_limits<double>::max()) return fmt::format("a number >= {}", min);
+  return fmt::format("a number from {} to {}", min, max);
+}
+
+/// Digits, an optional fraction, an optional exponent: "2", "0.5", ".5", "1e-3". No sign, hex, inf or nan.
+bool decimal_real(const std::string& s) {
+  size_t i = 0, digits = 0;
+  while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i, ++digits;
+  if (i < s.size() && s[i] == '.') {
+    ++i;
+    while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i, ++digits;
+  }
+  if (digits == 0) return false;
+  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+    ++i;
+    if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
+    const size_t exp_start = i;
+    while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
+    if (i == exp_start) return false;
+  }
+  return i == s.size();
+}
+
+}  // namespace
+
+CLI::Validator count(int64_t min, int64_t max) {
+  const std::string want = range_text(min, max);
+  return CLI::Validator(
+      [min, max, want](std::string& s) -> std::string {
+        // A leading '-' with digits is a negative number: say the range rather than "not decimal".
+        if (s.size() > 1 && s[0] == '-' && all_digits(s.substr(1))) return fmt::format("{} is out of range: want {}", s, want);
+        if (!all_digits(s))
+          return fmt::format("'{}' is not a decimal integer (digits 0-9 only: no sign, no 0x/0b prefix, no exponent); want {}",
+                             s, want);
+        strip_leading_zeros(s);
+        int64_t v = 0;
+        const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v, 10);
+        if (ec != std::errc() || end != s.data() + s.size() || v < min || v > max)
+          return fmt::format("{} is out of range: want {}", s, want);
+        return {};
+      },
+      range_hint(min, max), "count");
+}
+
+CLI::Validator count_u64() {
+  const std::string want = fmt::format("an integer from 0 to {}", std::numeric_limits<uint64_t>::max());
+  return CLI::Validator(
+      [want](std::string& s) -> std::string {
+        if (!all_digits(s))
+          return fmt::format("'{}' is not a decimal integer (digits 0-9 only: no sign, no 0x/0b prefix, no exponent); want {}",
+                             s, want);
+        strip_leading_zeros(s);
+        uint64_t v = 0;
+        const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v, 10);
+        if (ec != std::errc() || end != s.data() + s.size()) return fmt::format("{} is out of range: want {}", s, want);
+        return {};
+      },
+      "decimal", "count_u64");
+}
+
+CLI::Validator real(double min, double max) {
+  const std::string want = range_text(min, max);
+  return CLI::Validator(
+      [min, max, want](std::string& s) -> std::string {
+        if (s.size() > 1 && s[0] == '-' && decimal_real(s.substr(1))) return fmt::format("{} is out of range: want {}", s, want);
+        if (!decimal_real(s))
+          return fmt::format("'{}' is not a decimal number (digits, '.', exponent; no sign, no hex, no inf/nan); want {}", s, want);
+        const double v = std::strtod(s.c_str(), nullptr);
+        if (!(v >= min && v <= max)) return fmt::format("{} is out of range: want {}", s, want);
+        return {};
+      },
+      range_hint(min, max), "real");
+}
+
+// ---- groups -------------------------------------------------------------------------------------------
+
+void DbOption::add(CLI::App& cmd) {
+  cmd.add_option("--db", path, "tuning database (default $DGTUNE_DB, else results/tuning.db)")->group("Database");
+}
+
+std::string DbOption::resolved() const { return resolve_db_path(path); }
+
+void DeviceOption::add(CLI::App& cmd) {
+  cmd.add_option("--device", ordinal, "CUDA device ordinal")
+      ->transform(count(0, std::numeric_limits<int>::max()))
+      ->capture_default_str()
+      ->group("Device");
+}
+
+void CacheDirOption::add(CLI::App& cmd) {
+  cmd.add_option("--cache-dir", dir, "cubin cache directory (default $DGTUNE_CACHE_DIR, else ~/.cache/dgtune)")->group("Cache");
+}
+
+void TimingOptions::add(CLI::App& cmd) {
+  const int max_int = std::numeric_limits<int>::max();
+  cmd.add_option("--min-samples", protocol.min_samples, "timing: minimum samples")
+      ->transform(count(1, max_int))
+      ->capture_default_str()
+      ->group("Timing");
+  cmd.add_option("--max-samples", protocol.max_samples, "timing: maximum samples")
+      ->transform(count(1, max_int))
+      ->capture_default_str()
+      ->group("Timing");
+  cmd.add_option("--target-rse", protocol.target_rse, "timing: stop at this relative standard error of the median")
+      ->transform(real(0, 1))
+      ->capture_default_str()
+      ->group("Timing");
+  cmd.add_option("--seed", seed, "input fill seed (per problem: seed ^ hash of the problem)")
+      ->transform(count_u64())
+      ->capture_default_str()
+      ->group("Timing");
+}
+
+ProtocolOptions TimingOptions::checked() const {
+  if (protocol.max_samples < protocol.min_samples)
+    DGT_THROW(ErrorKind::kUsage, "--max-samples = {} must be >= 1 and >= --min-samples = {}", protocol.max_samples,
+              protocol.min_samples);
+  return protocol;
+}
+
+void BaselineSwitch::add(CLI::App& cmd) {
+  cmd.add_flag("--baseline,!--no-baseline", on,
+               std::string("measure cuBLASLt default and tuned on the same buffers (default: ") + (on ? "on" : "off") + ")")
+      ->group("Baseline");
+  cmd.add_flag("--cublas", on, "old spelling of --baseline")->group("");  // hidden alias
+}
+
+void FormatOption::add(CLI::App& cmd) {
+  cmd.add_option("--format", name, "output format: table | csv | json | md")
+      ->check(CLI::IsMember({"table", "csv", "json", "md"}))
+      ->capture_default_str()
+      ->group("Output");
+}
+
+void FormatOption::render(const report::Table& t) const { report::render(t, report::parse_format(name), std::cout); }
+
+void FormatOption::render(const std::vector<report::Table>& tables) const {
+  report::render_all(tables, report::parse_format(name), std::cout);
+}
+
+void ProblemOptions::add(CLI::App& cmd) {
+  const int64_t max_dim = (int64_t(1) << 31) - 1;
+  auto dim = [&](const char* name, int64_t& v, const char* help) {
+    cmd.add_option(name, v, help)->required()->transform(count(1, max_dim))->group("Problem");
+  };
+  dim("--m", m, "rows of A and D (M)");
+  dim("--n", n, "rows of B, columns of D (N)");
+  dim("--k", k, "reduction length (K)");
+  cmd.add_option("--lda", lda, "leading dimension of A in elements (default K)")->transform(count(1))->group("Problem");
+  cmd.add_option("--ldb", ldb, "leading dimension of B in elements (default K)")->transform(count(1))->group("Problem");
+  cmd.add_option("--ldd", ldd, "leading dimension of D in elements (default N)")->transform(count(1))->group("Problem");
+  cmd.add_option("--a", a, "type of A: e4m3 | e5m2")->capture_default_str()->group("Problem");
+  cmd.add_option("--b", b, "type of B: e4m3 | e5m2")->capture_default_str()->group("Problem");
+  cmd.add_option("--accum", accum, "accumulation: promote (FP32 promotion per k-block) | fast")
+      ->capture_default_str()
+      ->group("Problem");
+}
+
+Problem ProblemOptions::problem() const {
+  Problem p = Problem::dense(m, n, k);
+  if (lda) p.lda = lda;
+  if (ldb) p.ldb = ldb;
+  if (ldd) p.ldd = ldd;
+  p.a = parse_dtype(a);
+  p.b = parse_dtype(b);
+  p.accum = parse_accum(accum);
+  validate_problem(p);
+  return p;
+}
+
+void ShapesOption::add(CLI::App& cmd) {
+  cmd.add_option("--shapes", path, "shapes file (one 'M N K [key=value ...]' per line)")
+      ->required()
+      ->check(CLI::ExistingFile)
+      ->group("Input");
+}
+
+std::vector<ShapeEntry> ShapesOption::load() const {
+  auto shapes = load_shapes_file(path);
+  if (shapes.empty()) DGT_THROW(ErrorKind::kUsage, "{}: no shapes (every line is blank or a comment)", path);
+  // Every line's rule violations, each as "file:line: message", so the user fixes the file once.
+  std::string errors;
+  int bad = 0;
+  for (const auto& s : shapes) {
+    try {
+      validate_problem(s.problem);
+    } catch (const Error& e) {
+      errors += "\n  " + s.where() + ": " + e.message();
+      ++bad;
+    }
+  }
+  if (bad) DGT_THROW(ErrorKind::kUsage, "{} of {} shapes break a rule; nothing was measured:{}", bad, shapes.size(), errors);
+  return shapes;
+}
+
+void SpaceOption::add(CLI::App& cmd) {
+  cmd.add_option("--space", path, "search space JSON (default: configs/spaces/sm90-default.json, built in)")->group("Input");
+}
+
+SearchSpace SpaceOption::load() const { return path.empty() ? SearchSpace::builtin_default() : SearchSpace::load(path); }
+
+SessionOptions session_options(const DbOption& db, const DeviceOption& device, const CacheDirOption& cache,
+                               const TimingOptions& timing) {
+  SessionOptions so;
+  so.db_path = db.resolved();
+  so.device = device.ordinal;
+  so.cache_dir = cache.dir;
+  so.protocol = timing.checked();
+  so.seed = timing.seed;
+  return so;
+}
+
+// ---- global options -----------------------------------------------------------------------------------
+
+void LogLevelOption::add(CLI::App& app) {
+  // Errors are printed at every accepted level (there is no "off"); IsMember+ignore_case maps "ERROR" to "error".
+  app.add_option("--log-level", name, "trace | debug | info | warn | error (debug also prints source locations of errors)")
+      ->transform(CLI::IsMember({"trace", "debug", "info", "warn", "error"}, CLI::ignore_case))
+      ->capture_default_str();
+}
+
+void LogLevelOption::apply() const { spdlog::set_level(spdlog::level::from_str(name)); }
+
+namespace {
+std::string cuda_version_text(int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); }
+}  // namespace
+
+std::string version_text() {
+  int runtime = 0;
+  cudaRuntimeGetVersion(&runtime);  // the statically linked runtime: no driver or GPU needed
+  const size_t lt = cublasLtGetVersion();
+  return fmt::format(
+      "dgtune {}\n"
+      "kernel source hash: {}\n"
+      "built with CUDA: {}\n"
+      "CUDA runtime: {} (static)\n"
+      "NVRTC: {}\n"
+      "cuBLASLt: {}.{}.{}",
+      DGTUNE_VERSION, jit::kernel_source_hash(), cuda_version_text(CUDART_VERSION), cuda_version_text(runtime),
+      jit::nvrtc_version_string(), lt / 10000, lt / 100 % 100, lt % 100);
+}
+
+void add_version_flag(CLI::App& app) {
+  app.set_version_flag("--version", std::function<std::string()>(version_text),
+                       "print dgtune's version, the kernel-source hash and the CUDA runtime / NVRTC / cuBLASLt versions, "
+                       "then exit");
+}
+
+}  // namespace dgt::cli

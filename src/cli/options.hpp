@@ -1,0 +1,128 @@
+// Option groups shared by the subcommands, each declared once: a plain struct that holds the parsed
+// values, `add(cmd)` that declares its flags on a subcommand (under its own heading in --help), and
+// accessors that turn the values into what library code takes. A command lists the groups it uses as
+// members of its Args struct and calls add_groups(cmd, args.db, args.device, ...); see command.hpp.
+//
+// Numbers are decimal only: "0100" is 100 (CLI11 alone would read it as octal), "0x10", "0b1", "+5",
+// "-5" and "1e2" are refused for counts, naming the value; range errors give the range in plain numbers.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "bench/protocol.hpp"
+#include "problem/problem.hpp"
+#include "problem/shapes_file.hpp"
+#include "space/search_space.hpp"
+#include "report/table.hpp"
+#include "tune/session.hpp"
+
+namespace dgt::cli {
+
+// ---- number checks (use with Option::transform; they rewrite "0100" to "100" before CLI11 converts) ----
+
+/// A decimal integer in [min, max] (digits only: no sign, no 0x/0b prefix, no exponent).
+CLI::Validator count(int64_t min, int64_t max = std::numeric_limits<int64_t>::max());
+/// The same for uint64 options (seeds).
+CLI::Validator count_u64();
+/// A decimal real in [min, max] ("2", "0.5", "1e-3"; no sign, no hex, no inf/nan).
+CLI::Validator real(double min, double max = std::numeric_limits<double>::max());
+
+// ---- option groups --------------------------------------------------------------------------------
+
+/// --db PATH (default $DGTUNE_DB, else results/tuning.db).
+struct DbOption {
+  std::string path;
+  void add(CLI::App& cmd);
+  std::string resolved() const;  ///< resolve_db_path(path)
+};
+
+/// --device N (CUDA ordinal).
+struct DeviceOption {
+  int ordinal = 0;
+  void add(CLI::App& cmd);
+};
+
+/// --cache-dir DIR (default $DGTUNE_CACHE_DIR, else ~/.cache/dgtune).
+struct CacheDirOption {
+  std::string dir;
+  void add(CLI::App& cmd);
+};
+
+/// Measurement settings: --min-samples --max-samples --target-rse --seed.
+struct TimingOptions {
+  ProtocolOptions protocol;
+  uint64_t seed = SessionOptions{}.seed;
+  void add(CLI::App& cmd);
+  /// The protocol after the cross-field check (max >= min); throws Error(kUsage).
+  ProtocolOptions checked() const;
+};
+
+/// The cuBLASLt baselines: --baseline / --no-baseline (the default differs per command). The old
+/// spellings stay as hidden aliases: `run --cublas` (= --baseline).
+struct BaselineSwitch {
+  bool on;
+  explicit BaselineSwitch(bool default_on) : on(default_on) {}
+  void add(CLI::App& cmd);
+};
+
+/// --format table|csv|json|md (default table). render() is the one place a command writes its tables.
+struct FormatOption {
+  std::string name = "table";
+  void add(CLI::App& cmd);
+  void render(const report::Table& t) const;
+  void render(const std::vector<report::Table>& tables) const;
+};
+
+/// --m --n --k [--lda --ldb --ldd --a --b --accum] (leading dims default to tight).
+struct ProblemOptions {
+  int64_t m = 0, n = 0, k = 0, lda = 0, ldb = 0, ldd = 0;
+  std::string a = "e4m3", b = "e4m3", accum = "promote";
+  void add(CLI::App& cmd);
+  /// Builds and validates the problem. Throws Error(kInvalid/kUsage) naming the operand and rule.
+  Problem problem() const;
+};
+
+/// --shapes FILE (required): one 'M N K [key=value ...]' per line.
+struct ShapesOption {
+  std::string path;
+  void add(CLI::App& cmd);
+  /// Reads and checks the whole file; throws Error(kUsage) listing every line that breaks a rule.
+  std::vector<ShapeEntry> load() const;
+};
+
+/// --space FILE (default: the built-in configs/spaces/sm90-default.json).
+struct SpaceOption {
+  std::string path;
+  void add(CLI::App& cmd);
+  SearchSpace load() const;
+};
+
+/// Declares every group's flags on `cmd`, in order.
+template <class... Group>
+void add_groups(CLI::App& cmd, Group&... group) {
+  (group.add(cmd), ...);
+}
+
+/// What a TuningSession needs from the DB, device, cache and timing groups.
+SessionOptions session_options(const DbOption& db, const DeviceOption& device, const CacheDirOption& cache,
+                               const TimingOptions& timing);
+
+// ---- global options (on the app; accepted before or after the subcommand) --------------------------
+
+/// --log-level trace|debug|info|warn|error (case-insensitive; anything else is an error, exit 2).
+struct LogLevelOption {
+  std::string name = "info";
+  void add(CLI::App& app);
+  void apply() const;  ///< sets spdlog's level
+};
+
+/// --version: dgtune version, kernel-source hash, CUDA runtime / NVRTC / cuBLASLt versions (no GPU needed).
+void add_version_flag(CLI::App& app);
+std::string version_text();
+
+}  // namespace dgt::cli

@@ -1,0 +1,221 @@
+#include "db/sqlite.hpp"
+
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <limits>
+#include <system_error>
+#include <thread>
+
+#include "core/error.hpp"
+
+namespace dgt::sql {
+
+std::string sql_head(std::string_view sql) {
+  size_t start = sql.find_first_not_of(" \n\t");
+  if (start == std::string_view::npos) return {};
+  sql = sql.substr(start);
+  std::string head(sql.substr(0, std::min(sql.find('\n'), size_t(80))));
+  return head.size() < sql.size() ? head + " ..." : head;
+}
+
+std::string utc_now_iso8601() {
+  std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  if (now == std::time_t(-1) || !gmtime_r(&now, &tm)) DGT_THROW(ErrorKind::kInternal, "cannot read the system clock");
+  char buf[32];
+  if (std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+    DGT_THROW(ErrorKind::kInternal, "cannot format the current time");
+  return buf;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Connection
+
+Connection::Connection(std::string path, bool read_only) : path_(std::move(path)), read_only_(read_only) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (read_only) {
+    // SQLite would say only "unable to open database file"; name the actual problem.
+    bool exists = fs::exists(path_, ec);
+    if (ec) DGT_THROW(ErrorKind::kIo, "cannot access tuning database {}: {}", path_, ec.message());
+    if (!exists)
+      DGT_THROW(ErrorKind::kIo, "tuning database {} does not exist (opened read-only, so it is not created)", path_);
+  } else {
+    fs::path parent = fs::path(path_).parent_path();
+    if (!parent.empty() && !fs::exists(parent, ec)) {
+      fs::create_directories(parent, ec);
+      if (ec)
+        DGT_THROW(ErrorKind::kIo, "cannot create directory {} for tuning database {}: {}", parent.string(), path_,
+                  ec.message());
+    }
+  }
+  int flags = read_only ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+  int rc = sqlite3_open_v2(path_.c_str(), &db_, flags, nullptr);
+  try {
+    if (rc != SQLITE_OK) fail(rc, read_only ? "opening read-only" : "opening");
+    rc = sqlite3_busy_timeout(db_, static_cast<int>(kBusyTimeout.count()));
+    if (rc != SQLITE_OK) fail(rc, "setting the busy timeout");
+    exec("PRAGMA foreign_keys = ON");
+  } catch (...) {
+    // The destructor does not run when the constructor throws, and sqlite3_open_v2 allocates a
+    // handle even when it fails.
+    sqlite3_close_v2(db_);
+    db_ = nullptr;
+    throw;
+  }
+}
+
+Connection::~Connection() {
+  // Every statement is finalized by its RAII wrapper, so close only fails on misuse; a destructor
+  // cannot throw, so report it.
+  int rc = sqlite3_close_v2(db_);
+  if (rc != SQLITE_OK) std::fprintf(stderr, "dgtune: closing tuning database %s failed: %s\n", path_.c_str(), sqlite3_errstr(rc));
+}
+
+void Connection::fail(int rc, std::string_view what, std::source_location loc) const {
+  // db_ may be null (before sqlite3_open_v2 produced a handle); then only the code's generic text is available.
+  const char* msg = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
+  throw Error(ErrorKind::kSqlite, fmt::format("tuning database {}: {}: {} (SQLite code {})", path_, what, msg, rc),
+              loc.file_name(), static_cast<int>(loc.line()));
+}
+
+bool Connection::in_transaction() const { return sqlite3_get_autocommit(db_) == 0; }
+
+void Connection::exec(std::string_view sql) const {
+  const std::string text(sql);
+  int rc = sqlite3_exec(db_, text.c_str(), nullptr, nullptr, nullptr);
+  if (rc != SQLITE_OK) fail(rc, fmt::format("executing `{}`", sql_head(sql)));
+}
+
+void Connection::enable_wal() const {
+  auto deadline = std::chrono::steady_clock::now() + kBusyTimeout;
+  std::string mode;
+  while (true) {
+    Statement wal(*this, "PRAGMA journal_mode = WAL");
+    int rc = wal.step_allowing_busy();
+    if (rc == SQLITE_ROW) {
+      mode = wal.get_text("journal_mode");
+      break;
+    }
+    if (rc == SQLITE_DONE) break;
+    if (std::chrono::steady_clock::now() >= deadline) fail(rc, "switching to WAL journal mode");
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  if (mode != "wal")
+    DGT_THROW(ErrorKind::kSqlite, "tuning database {}: cannot switch to WAL journal mode (SQLite kept '{}')", path_, mode);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Statement
+
+Statement::Statement(const Connection& c, std::string_view sql) : c_(c), sql_(sql) {
+  int rc = sqlite3_prepare_v2(c_.handle(), sql_.c_str(), static_cast<int>(sql_.size()), &stmt_, nullptr);
+  if (rc != SQLITE_OK) {
+    sqlite3_finalize(stmt_);  // null-safe; the destructor does not run when the constructor throws
+    stmt_ = nullptr;
+    c_.fail(rc, fmt::format("preparing `{}`", sql_head(sql_)));
+  }
+  bound_.assign(static_cast<size_t>(sqlite3_bind_parameter_count(stmt_)) + 1, false);
+  int ncol = sqlite3_column_count(stmt_);
+  for (int i = 0; i < ncol; ++i) {
+    const char* name = sqlite3_column_name(stmt_, i);
+    if (!name) {
+      sqlite3_finalize(stmt_);
+      stmt_ = nullptr;
+      c_.fail(SQLITE_NOMEM, "reading a column name");
+    }
+    columns_.emplace(name, i);
+  }
+}
+
+// finalize returns the error of the last step, which step() has already reported.
+Statement::~Statement() { sqlite3_finalize(stmt_); }
+
+void Statement::bind_int(const char* name, int64_t v) { check_bind(name, sqlite3_bind_int64(stmt_, index(name), v)); }
+void Statement::bind_real(const char* name, double v) { check_bind(name, sqlite3_bind_double(stmt_, index(name), v)); }
+void Statement::bind_text(const char* name, std::string_view v) {
+  check_bind(name, sqlite3_bind_text64(stmt_, index(name), v.data(), v.size(), SQLITE_TRANSIENT, SQLITE_UTF8));
+}
+void Statement::bind_null(const char* name) { check_bind(name, sqlite3_bind_null(stmt_, index(name))); }
+
+bool Statement::step() {
+  if (!checked_bindings_) check_all_bound();
+  int rc = sqlite3_step(stmt_);
+  if (rc == SQLITE_ROW) return true;
+  if (rc == SQLITE_DONE) return false;
+  c_.fail(rc, fmt::format("running `{}`", sql_head(sql_)));
+}
+
+int Statement::step_allowing_busy() {
+  if (!checked_bindings_) check_all_bound();
+  int rc = sqlite3_step(stmt_);
+  if (rc == SQLITE_ROW || rc == SQLITE_DONE || rc == SQLITE_BUSY) return rc;
+  c_.fail(rc, fmt::format("running `{}`", sql_head(sql_)));
+}
+
+void Statement::run() {
+  if (step()) DGT_THROW(ErrorKind::kInternal, "statement `{}` unexpectedly returned a row", sql_head(sql_));
+}
+
+bool Statement::is_null(const char* col) const { return sqlite3_column_type(stmt_, column(col)) == SQLITE_NULL; }
+int64_t Statement::get_int(const char* col) const { return sqlite3_column_int64(stmt_, column(col)); }
+double Statement::get_real(const char* col) const {
+  return is_null(col) ? std::numeric_limits<double>::quiet_NaN() : sqlite3_column_double(stmt_, column(col));
+}
+std::string Statement::get_text(const char* col) const {
+  int i = column(col);
+  if (sqlite3_column_type(stmt_, i) == SQLITE_NULL) return {};
+  const unsigned char* text = sqlite3_column_text(stmt_, i);
+  if (!text) c_.fail(SQLITE_NOMEM, fmt::format("reading column {}", col));  // only fails out of memory
+  return std::string(reinterpret_cast<const char*>(text), static_cast<size_t>(sqlite3_column_bytes(stmt_, i)));
+}
+
+int Statement::index(const char* name) {
+  int i = sqlite3_bind_parameter_index(stmt_, name);
+  if (i == 0) DGT_THROW(ErrorKind::kInternal, "statement `{}` has no parameter {}", sql_head(sql_), name);
+  bound_[static_cast<size_t>(i)] = true;
+  return i;
+}
+
+void Statement::check_bind(const char* name, int rc) {
+  if (rc != SQLITE_OK) c_.fail(rc, fmt::format("binding {} of `{}`", name, sql_head(sql_)));
+}
+
+void Statement::check_all_bound() {
+  for (size_t i = 1; i < bound_.size(); ++i)
+    if (!bound_[i])
+      DGT_THROW(ErrorKind::kInternal, "statement `{}`: parameter {} was not bound", sql_head(sql_),
+                sqlite3_bind_parameter_name(stmt_, static_cast<int>(i)));
+  checked_bindings_ = true;
+}
+
+int Statement::column(const char* name) const {
+  auto it = columns_.find(name);
+  if (it == columns_.end()) DGT_THROW(ErrorKind::kInternal, "statement `{}` has no column {}", sql_head(sql_), name);
+  return it->second;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Transaction
+
+Transaction::Transaction(const Connection& c, const char* begin) : c_(c) { c_.exec(begin); }
+
+Transaction::~Transaction() {
+  // SQLite may already have rolled back by itself (e.g. after SQLITE_FULL): then autocommit is on
+  // and a second ROLLBACK would fail. A destructor cannot throw, so a failure is only reported.
+  if (committed_ || sqlite3_get_autocommit(c_.handle())) return;
+  int rc = sqlite3_exec(c_.handle(), "ROLLBACK", nullptr, nullptr, nullptr);
+  if (rc != SQLITE_OK)
+    std::fprintf(stderr, "dgtune: tuning database %s: ROLLBACK failed: %s\n", c_.path().c_str(), sqlite3_errmsg(c_.handle()));
+}
+
+void Transaction::commit() {
+  c_.exec("COMMIT");
+  committed_ = true;
+}
+
+}  // namespace dgt::sql

@@ -1,0 +1,128 @@
+// A thin SQLite wrapper: one connection, prepared statements, transactions, errors. Knows nothing about
+// dgtune's tables (db/schema.hpp creates and migrates them, db/tuning_db.hpp queries them).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <source_location>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+struct sqlite3;
+struct sqlite3_stmt;
+
+namespace dgt::sql {
+
+/// How long a statement waits for another connection's lock before failing with SQLITE_BUSY:
+/// parallel tuning processes share one file.
+inline constexpr std::chrono::milliseconds kBusyTimeout{10000};
+
+/// First line of a SQL text, shortened: enough to recognise the statement in an error message.
+std::string sql_head(std::string_view sql);
+
+/// One open SQLite connection with the busy timeout set and foreign keys on. Every failure throws
+/// Error(kSqlite) naming the database path, the operation and SQLite's own message.
+class Connection {
+ public:
+  /// Opens `path`. read_only: the file must exist (Error(kIo) naming it otherwise) and is never
+  /// created; else missing parent directories are created (Error(kIo) when that fails).
+  Connection(std::string path, bool read_only);
+  ~Connection();
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  sqlite3* handle() const { return db_; }
+  const std::string& path() const { return path_; }
+  bool read_only() const { return read_only_; }
+  /// True inside BEGIN ... COMMIT/ROLLBACK (SQLite's autocommit mode is off).
+  bool in_transaction() const;
+
+  /// Runs SQL without results (DDL, PRAGMA with no row, BEGIN/COMMIT; several statements allowed).
+  void exec(std::string_view sql) const;
+  /// Switches the file to WAL. Changing the journal mode needs an exclusive lock and SQLite returns
+  /// SQLITE_BUSY at once instead of calling the busy handler, so this retries for as long as the busy
+  /// timeout would have waited (another process is typically creating the schema of a new file).
+  void enable_wal() const;
+  /// Error(kSqlite): "tuning database PATH: WHAT: SQLite's message (SQLite code RC)".
+  [[noreturn]] void fail(int rc, std::string_view what,
+                         std::source_location loc = std::source_location::current()) const;
+
+ private:
+  std::string path_;
+  sqlite3* db_ = nullptr;
+  bool read_only_ = false;
+};
+
+/// One prepared statement, finalized on destruction. Parameters are bound by name (":name") and
+/// columns are read by name (every selected column carries an explicit AS alias), so long column
+/// lists cannot drift out of order. Before the first step every parameter must have been bound: a
+/// forgotten bind would otherwise silently store NULL.
+class Statement {
+ public:
+  Statement(const Connection& c, std::string_view sql);
+  ~Statement();
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+
+  void bind_int(const char* name, int64_t v);
+  void bind_real(const char* name, double v);
+  /// SQLite copies the text, so temporaries are safe to pass.
+  void bind_text(const char* name, std::string_view v);
+  void bind_null(const char* name);
+
+  /// Advances one row: true when a row is available, false when done. Throws on any error
+  /// (constraint violations included).
+  bool step();
+  /// Steps once and returns SQLite's code without throwing for SQLITE_BUSY, which the caller
+  /// handles (ROW and DONE are returned too; any other code throws).
+  int step_allowing_busy();
+  /// Steps a statement that returns no rows.
+  void run();
+
+  bool is_null(const char* col) const;
+  int64_t get_int(const char* col) const;
+  int get_int32(const char* col) const { return static_cast<int>(get_int(col)); }
+  /// NULL reads as NaN: SQLite stores a bound NaN as NULL, so this restores it.
+  double get_real(const char* col) const;
+  /// NULL reads as "".
+  std::string get_text(const char* col) const;
+
+ private:
+  int index(const char* name);
+  void check_bind(const char* name, int rc);
+  void check_all_bound();
+  int column(const char* name) const;
+
+  const Connection& c_;
+  std::string sql_;  // owned: callers often pass a temporary concatenation
+  sqlite3_stmt* stmt_ = nullptr;
+  std::vector<bool> bound_;
+  bool checked_bindings_ = false;
+  std::unordered_map<std::string, int> columns_;
+};
+
+/// BEGIN IMMEDIATE on construction; ROLLBACK on destruction unless commit() succeeded. IMMEDIATE
+/// takes the write lock up front (waiting up to the busy timeout), so two tuning processes never
+/// deadlock upgrading read locks. `begin` = "BEGIN" gives a read transaction: one consistent
+/// snapshot for several queries.
+class Transaction {
+ public:
+  explicit Transaction(const Connection& c, const char* begin = "BEGIN IMMEDIATE");
+  ~Transaction();
+  Transaction(const Transaction&) = delete;
+  Transaction& operator=(const Transaction&) = delete;
+  void commit();
+  bool committed() const { return committed_; }
+
+ private:
+  const Connection& c_;
+  bool committed_ = false;
+};
+
+/// Current UTC time as ISO 8601 with a Z suffix, e.g. "2026-11-29T06:30:00Z".
+std::string utc_now_iso8601();
+
+}  // namespace dgt::sql

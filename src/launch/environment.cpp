@@ -1,0 +1,44 @@
+#include "launch/environment.hpp"
+
+#include <cublasLt.h>
+#include <nvrtc.h>
+
+#include "jit/kernel_hash.hpp"
+
+namespace dgt {
+
+SoftwareEnv current_software_env(const DeviceInfo& info) {
+  SoftwareEnv env;
+  env.driver_version = info.driver_version;
+  env.runtime_version = info.runtime_version;
+  env.cublaslt_version = static_cast<int>(cublasLtGetVersion());
+  int major = 0, minor = 0;
+  nvrtcVersion(&major, &minor);
+  env.nvrtc_version = major * 1000 + minor * 10;
+  env.kernel_hash = jit::kernel_source_hash();
+  env.dgtune_version = DGTUNE_VERSION;
+  return env;
+}
+
+DeviceFingerprint make_fingerprint(const DeviceInfo& info) {
+  const HardwareIdentity hw = info.hardware();
+  const SoftwareEnv env = current_software_env(info);
+  DeviceFingerprint fp;
+  fp.name = hw.name;
+  fp.cc_major = hw.cc_major;
+  fp.cc_minor = hw.cc_minor;
+  fp.sm_count = hw.sm_count;
+  fp.memory_bytes = hw.memory_bytes;
+  fp.l2_bytes = hw.l2_bytes;
+  fp.max_sm_clock_mhz = info.max_sm_clock_mhz;
+  fp.driver_version = env.driver_version;
+  fp.runtime_version = env.runtime_version;
+  fp.cublaslt_version = env.cublaslt_version;
+  fp.nvrtc_version = env.nvrtc_version;
+  fp.kernel_hash = env.kernel_hash;
+  fp.dgtune_version = env.dgtune_version;
+  fp.pci_bus_id = info.pci_bus_id;
+  return fp;
+}
+
+}  // namespace dgt

@@ -1,0 +1,18 @@
+// The software environment dgtune measures and loads kernels under, and the full fingerprint of a device.
+#pragma once
+
+#include "device/device_info.hpp"
+#include "records/records.hpp"
+
+namespace dgt {
+
+/// This process's software environment: the device's driver and runtime versions, cuBLASLt and NVRTC
+/// versions, the kernel-source hash (jit::kernel_source_hash()) and dgtune's version. Recorded with
+/// every trial, baseline and sweep row; not part of the device identity.
+SoftwareEnv current_software_env(const DeviceInfo& info);
+
+/// Hardware identity, software environment, max SM clock and PCI bus id of `info` in one record (what
+/// TuningDb::upsert_device stores and `dgtune info` prints).
+DeviceFingerprint make_fingerprint(const DeviceInfo& info);
+
+}  // namespace dgt

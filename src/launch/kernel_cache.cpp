@@ -1,0 +1,90 @@
+#include "launch/kernel_cache.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include "core/error.hpp"
+#include "jit/codegen.hpp"
+
+namespace dgt {
+
+jit::GemmWorkspace WorkspaceArena::get(const jit::GemmKernel& kernel, const Problem& p) {
+  const size_t partial_bytes = kernel.workspace_bytes(p), counter_bytes = kernel.counter_bytes(p);
+  if (partial_bytes == 0) return {};
+  if (partials_.bytes() < partial_bytes) partials_ = DeviceBuffer(partial_bytes);
+  if (counters_.bytes() < counter_bytes) {
+    counters_ = DeviceBuffer(counter_bytes);
+    // Zero and wait: the launches that use them may run on any stream, including non-blocking ones
+    // that the legacy stream of cudaMemset does not order. The kernel keeps them zero afterwards.
+    DGT_CHECK_CUDA(cudaMemset(counters_.get(), 0, counters_.bytes()));
+    DGT_CHECK_CUDA(cudaDeviceSynchronize());
+  }
+  return {partials_.get(), partials_.bytes(), counters_.get(), counters_.bytes()};
+}
+
+KernelCache::KernelCache(const jit::CubinCache& cubins, int sm_count) : cubins_(cubins), sm_count_(sm_count) {}
+
+KernelCache::~KernelCache() = default;
+
+ResourceReport KernelCache::require_legal(const KernelSpec& spec) {
+  ResourceReport res = evaluate_resources(spec);
+  if (!res.ok()) DGT_THROW(ErrorKind::kInvalid, "{} is illegal: {}", spec.key(), res.rejection);
+  return res;
+}
+
+std::shared_ptr<jit::GemmKernel> KernelCache::find(const KernelSpec& spec) const {
+  const std::string key = kernel_key(spec);
+  std::shared_lock lock(mu_);
+  auto it = kernels_.find(key);
+  return it == kernels_.end() ? nullptr : it->second;
+}
+
+std::shared_ptr<jit::GemmKernel> KernelCache::get(const KernelSpec& spec) { return get_impl(spec, nullptr); }
+
+std::shared_ptr<jit::GemmKernel> KernelCache::get(const KernelSpec& spec, const jit::CompiledKernel& compiled) {
+  return get_impl(spec, &compiled);
+}
+
+std::shared_ptr<jit::GemmKernel> KernelCache::get_impl(const KernelSpec& spec, const jit::CompiledKernel* compiled) {
+  if (auto hit = find(spec)) return hit;
+  // Refuse an illegal spec before NVRTC or the driver sees it (an illegal spec is never stored, so a
+  // hit above needs no check).
+  const ResourceReport res = require_legal(spec);
+  const std::string key = kernel_key(spec);
+  std::unique_lock lock(mu_);
+  if (auto it = kernels_.find(key); it != kernels_.end()) return it->second;  // loaded while we waited
+  const std::string mkey = module_key(spec);
+  auto mit = modules_.find(mkey);
+  if (mit == modules_.end()) {
+    // split_k (beyond "split or not") and sms are run-time arguments: the shared-memory size of the
+    // compiled key's module is the same for every spec that maps to it.
+    jit::LoadedKernel loaded = compiled ? jit::load_kernel(*compiled, res.smem.total)
+                                        : jit::load_kernel(cubins_.get_or_compile(jit::generate_gemm(spec)), res.smem.total);
+    mit = modules_.emplace(mkey, std::move(loaded)).first;
+  }
+  auto kernel = std::make_shared<jit::GemmKernel>(spec, mit->second, sm_count_);
+  kernels_.emplace(key, kernel);
+  return kernel;
+}
+
+jit::GemmWorkspace KernelCache::workspace(const jit::GemmKernel& kernel, const Problem& p) {
+  std::lock_guard lock(ws_mu_);
+  return shared_ws_.get(kernel, p);
+}
+
+jit::GemmWorkspace KernelCache::dedicated_workspace(const jit::GemmKernel& kernel, const Problem& p) {
+  if (kernel.workspace_bytes(p) == 0) return {};
+  std::lock_guard lock(ws_mu_);
+  return dedicated_ws_.emplace_back().get(kernel, p);
+}
+
+size_t KernelCache::module_count() const {
+  std::shared_lock lock(mu_);
+  return modules_.size();
+}
+
+size_t KernelCache::kernel_count() const {
+  std::shared_lock lock(mu_);
+  return kernels_.size();
+}
+
+}  // namespace dgt

@@ -1,0 +1,65 @@
+#include "space/tile_grid.hpp"
+
+#include <algorithm>
+
+#include "core/int_math.hpp"
+
+namespace dgt {
+
+int effective_splits(const KernelConfig& c, int64_t k) {
+  const int64_t kb = ceil_div(k, c.block_k);
+  const int64_t per = ceil_div(kb, std::max(1, c.split_k));
+  return static_cast<int>(ceil_div(kb, per));
+}
+
+TileGrid TileGrid::of(const KernelConfig& c, int64_t m, int64_t n, int64_t k) {
+  TileGrid g;
+  g.m_blocks = ceil_div(m, c.block_m);
+  g.n_blocks = ceil_div(n, c.block_n);
+  g.k_blocks = ceil_div(k, c.block_k);
+  g.cluster_m = c.cluster_m;
+  g.cluster_n = c.cluster_n;
+  g.cluster_rows = ceil_div(g.m_blocks, c.cluster_m);
+  g.cluster_cols = ceil_div(g.n_blocks, c.cluster_n);
+  g.splits = effective_splits(c, k);
+  g.k_blocks_per_split = ceil_div(g.k_blocks, g.splits);
+  g.raster = c.raster;
+  g.group = c.group;
+  return g;
+}
+
+int64_t TileGrid::grid_clusters(int64_t slots) const { return std::min(units(), slots); }
+
+int64_t TileGrid::waves(int64_t slots) const { return ceil_div(units(), std::max<int64_t>(1, slots)); }
+
+double TileGrid::last_wave_fill(int64_t slots) const {
+  slots = std::max<int64_t>(1, slots);
+  const int64_t u = units();
+  if (u == 0) return 1.0;
+  const int64_t last = u - (waves(slots) - 1) * slots;
+  return static_cast<double>(last) / static_cast<double>(slots);
+}
+
+TileUnit TileGrid::unit(int64_t index, int rank_m, int rank_n) const {
+  TileUnit w;
+  w.split = static_cast<int>(index % splits);
+  const int64_t tile = index / splits;
+  const bool along_m = raster == Raster::kAlongM;
+  const int64_t num_major = along_m ? cluster_rows : cluster_cols;  // walked inside a band
+  const int64_t num_minor = along_m ? cluster_cols : cluster_rows;  // cut into bands of `group`
+  const int64_t band = tile / (group * num_major);
+  const int64_t first = band * group;
+  const int64_t width = std::min<int64_t>(group, num_minor - first);
+  const int64_t in_band = tile - band * group * num_major;
+  const int64_t minor = first + in_band % width;
+  const int64_t major = in_band / width;
+  const int64_t cm = along_m ? major : minor;
+  const int64_t cn = along_m ? minor : major;
+  w.m_block = cm * cluster_m + rank_m;
+  w.n_block = cn * cluster_n + rank_n;
+  w.k_begin = w.split * k_blocks_per_split;
+  w.k_end = std::min(k_blocks, w.k_begin + k_blocks_per_split);
+  return w;
+}
+
+}  // namespace dgt

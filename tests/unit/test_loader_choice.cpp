@@ -1,0 +1,236 @@
+// The loader's identity rule (loader/choice.hpp) on synthetic DB rows. No GPU needed: dgt::Gemm itself
+// opens a device, so its choose() runs in tests/gpu/test_gpu_loader.cpp; everything it decides from the
+// DB is choose_stored_winner() over TuningDb::environment_winners(), tested here.
+#include <gtest/gtest.h>
+
+#include <stdlib.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "db/tuning_db.hpp"
+#include "loader/choice.hpp"
+#include "records/records.hpp"
+
+namespace dgt {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kCurrent = "cccccccccccccccc";  // the running kernel hash
+const std::string kOld = "0000000000000000";      // an older kernel version
+
+KernelConfig cfg(int block_n, int stages = 4) {
+  KernelConfig c;
+  c.block_n = block_n;
+  c.num_stages = stages;
+  return c;
+}
+
+EnvironmentWinner row(const Problem& p, const KernelConfig& c, const std::string& kernel_hash, int64_t env_id,
+                      double us = 10.0) {
+  EnvironmentWinner w;
+  w.problem = p;
+  w.config_key = c.key();
+  w.median_us = us;
+  w.environment_id = env_id;
+  w.env.kernel_hash = kernel_hash;
+  w.env.driver_version = 12000 + int(env_id);
+  w.env_key = w.env.key();
+  return w;
+}
+
+bool always_legal(const KernelConfig&, const Problem&) { return true; }
+
+std::optional<StoredChoice> choose(const std::vector<EnvironmentWinner>& rows, const Problem& p,
+                                   const LegalFn& legal = always_legal, const std::string& env_key = "none") {
+  return choose_stored_winner(rows, p, kCurrent, env_key, legal);
+}
+
+TEST(LoaderChoice, PrefersTheRunningKernelHash) {
+  const Problem p = Problem::dense(128, 4096, 7168);
+  // The older hash's winner is faster and newer: still the running hash's winner is taken.
+  auto c = choose({row(p, cfg(256), kOld, 5, 1.0), row(p, cfg(128), kCurrent, 1, 10.0)}, p);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->config, cfg(128));
+  EXPECT_EQ(c->source, "db");
+  EXPECT_FALSE(c->older_kernel);
+  EXPECT_EQ(c->kernel_hash, kCurrent);
+  EXPECT_DOUBLE_EQ(c->tuned_us, 10.0);
+}
+
+TEST(LoaderChoice, OlderKernelHashWinnerIsUsedWhileItsConfigIsLegal) {
+  const Problem p = Problem::dense(128, 4096, 7168);
+  auto c = choose({row(p, cfg(192), kOld, 1)}, p);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->config, cfg(192));
+  EXPECT_EQ(c->source, "db");
+  EXPECT_TRUE(c->older_kernel);
+  EXPECT_EQ(c->kernel_hash, kOld);
+  // Not legal any more for the running kernel: skipped, and with nothing else the default is used.
+  auto not_192 = [](const KernelConfig& k, const Problem&) { return k.block_n != 192; };
+  EXPECT_FALSE(choose({row(p, cfg(192), kOld, 1)}, p, not_192).has_value());
+  // Of two older environments the newest legal one wins.
+  c = choose({row(p, cfg(192), kOld, 1), row(p, cfg(160), "1111111111111111", 2)}, p);
+  EXPECT_EQ(c->config, cfg(160));
+  c = choose({row(p, cfg(192), kOld, 1), row(p, cfg(160), "1111111111111111", 2)}, p,
+             [](const KernelConfig& k, const Problem&) { return k.block_n != 160; });
+  EXPECT_EQ(c->config, cfg(192));
+}
+
+TEST(LoaderChoice, ExactShapeOfAnOlderHashBeatsNearestOfTheRunningHash) {
+  const Problem p = Problem::dense(128, 4096, 7168);
+  const Problem near = Problem::dense(256, 4096, 7168);
+  auto c = choose({row(near, cfg(128), kCurrent, 2), row(p, cfg(192), kOld, 1)}, p);
+  EXPECT_EQ(c->source, "db");
+  EXPECT_TRUE(c->older_kernel);
+  // When the exact older winner is illegal, the nearest of the running hash is used.
+  c = choose({row(near, cfg(128), kCurrent, 2), row(p, cfg(192), kOld, 1)}, p,
+             [](const KernelConfig& k, const Problem&) { return k.block_n != 192; });
+  EXPECT_EQ(c->source, "nearest");
+  EXPECT_FALSE(c->older_kernel);
+  EXPECT_EQ(c->from, near);
+}
+
+TEST(LoaderChoice, NearestPrefersTheRunningHashThenLogDistance) {
+  const Problem p = Problem::dense(1000, 4096, 7168);
+  std::vector<EnvironmentWinner> rows = {
+      row(Problem::dense(512, 4096, 7168), cfg(64), kOld, 1),       // nearest, but older hash
+      row(Problem::dense(4096, 4096, 7168), cfg(128), kCurrent, 2),  // 4096/1000 = 4.1
+      row(Problem::dense(64, 4096, 7168), cfg(96), kCurrent, 2),     // 1000/64 = 15.6
+  };
+  auto c = choose(rows, p);
+  EXPECT_EQ(c->source, "nearest");
+  EXPECT_EQ(c->from.m, 4096);
+  EXPECT_FALSE(c->older_kernel);
+  // Only older-hash winners in the family: the nearest legal one, flagged.
+  c = choose({rows[0]}, p);
+  EXPECT_EQ(c->from.m, 512);
+  EXPECT_TRUE(c->older_kernel);
+  // Ties in log distance go to the larger M (as TuningDb::nearest_winner).
+  const Problem q = Problem::dense(128, 4096, 7168);
+  c = choose({row(Problem::dense(64, 4096, 7168), cfg(64), kCurrent, 1),
+              row(Problem::dense(256, 4096, 7168), cfg(96), kCurrent, 1)},
+             q);
+  EXPECT_EQ(c->from.m, 256);
+}
+
+TEST(LoaderChoice, SameHashPrefersTheRunningEnvironmentThenTheNewest) {
+  const Problem p = Problem::dense(128, 4096, 7168);
+  std::vector<EnvironmentWinner> rows = {row(p, cfg(96), kCurrent, 1), row(p, cfg(128), kCurrent, 2),
+                                         row(p, cfg(160), kCurrent, 3)};
+  EXPECT_EQ(choose(rows, p)->config, cfg(160));                       // newest environment
+  EXPECT_EQ(choose(rows, p, always_legal, rows[0].env_key)->config, cfg(96));  // the running environment
+}
+
+TEST(LoaderChoice, UnreadableKeysAndEmptyInputFallBackToDefault) {
+  const Problem p = Problem::dense(128, 4096, 7168);
+  EnvironmentWinner future = row(p, cfg(128), kOld, 9);
+  future.config_key = "a_key_format_of_a_later_dgtune";
+  EXPECT_FALSE(choose({future}, p).has_value());
+  EXPECT_EQ(choose({future, row(p, cfg(64), kOld, 1)}, p)->config, cfg(64));
+  EXPECT_FALSE(choose({}, p).has_value());
+}
+
+TEST(LoaderChoice, RealLegalityRejectsATmaStoreWinnerForAnOddLdd) {
+  // A stored winner that stores D with TMA needs ldd % 8 == 0 (P3): for ldd = 1025 it is skipped.
+  Problem tuned = Problem::dense(400, 1024, 1040);
+  Problem odd = Problem::dense(410, 1024, 1040);
+  odd.ldd = 1025;
+  KernelConfig tma = cfg(128);
+  tma.epilogue = Epilogue::kTma;
+  ASSERT_TRUE(legal_for_current_kernel(tma, tuned));
+  EXPECT_FALSE(legal_for_current_kernel(tma, odd));
+  EXPECT_FALSE(choose_stored_winner({row(tuned, tma, kOld, 1)}, odd, kCurrent, "", legal_for_current_kernel));
+  auto c = choose_stored_winner({row(tuned, tma, kOld, 1)}, tuned, kCurrent, "", legal_for_current_kernel);
+  ASSERT_TRUE(c);
+  EXPECT_TRUE(c->older_kernel);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The DB side: environment_winners() returns one winner per environment of one hardware identity.
+
+class EnvironmentWinnersTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = (fs::temp_directory_path() / "dgtune_choice_test_XXXXXX").string();
+    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  fs::path dir_;
+};
+
+DeviceFingerprint h200(const std::string& kernel_hash, int driver) {
+  DeviceFingerprint d;
+  d.name = "NVIDIA H200";
+  d.cc_major = 9;
+  d.sm_count = 132;
+  d.memory_bytes = 150754820096;
+  d.l2_bytes = 62914560;
+  d.driver_version = driver;
+  d.kernel_hash = kernel_hash;
+  d.dgtune_version = "0.3.0";
+  return d;
+}
+
+TrialRecord timed(const Problem& p, const KernelConfig& c, double us) {
+  TrialRecord t;
+  t.problem = p;
+  t.config = c;
+  t.set_timing(Timing{us, us, us, 10, 0.001, 1800, false});
+  return t;
+}
+
+TEST_F(EnvironmentWinnersTest, OneWinnerPerEnvironmentOfTheHardwareAndFamily) {
+  TuningDb db((dir_ / "t.db").string());
+  const DeviceScope old_env = db.upsert_device(h200(kOld, 12080));
+  const DeviceScope cur_env = db.upsert_device(h200(kCurrent, 12080));
+  DeviceFingerprint h100 = h200(kCurrent, 12080);
+  h100.name = "NVIDIA H100 80GB HBM3";
+  const DeviceScope other_hw = db.upsert_device(h100);
+  ASSERT_EQ(old_env.device_id, cur_env.device_id);
+  ASSERT_NE(other_hw.device_id, cur_env.device_id);
+
+  const Problem p = Problem::dense(128, 4096, 7168);
+  const Problem near = Problem::dense(512, 4096, 7168);
+  db.put_trial(old_env, timed(p, cfg(192), 8.0));
+  db.put_trial(old_env, timed(p, cfg(96), 9.0));      // not the old environment's winner
+  db.put_trial(cur_env, timed(near, cfg(128), 20.0));
+  db.put_trial(other_hw, timed(p, cfg(64), 1.0));     // other hardware: never returned
+  db.put_trial(cur_env, timed(Problem::dense(128, 2048, 7168), cfg(64), 1.0));  // other family
+
+  auto rows = db.environment_winners(cur_env.device_id, p);
+  ASSERT_EQ(rows.size(), 2u);
+  std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.environment_id < b.environment_id; });
+  EXPECT_EQ(rows[0].problem, p);
+  EXPECT_EQ(rows[0].config_key, cfg(192).key());
+  EXPECT_EQ(rows[0].env.kernel_hash, kOld);
+  EXPECT_EQ(rows[0].environment_id, old_env.environment_id);
+  EXPECT_EQ(rows[0].env_key, h200(kOld, 12080).software().key());
+  EXPECT_DOUBLE_EQ(rows[0].median_us, 8.0);
+  EXPECT_EQ(rows[1].problem, near);
+  EXPECT_EQ(rows[1].env.kernel_hash, kCurrent);
+
+  // The rule over these rows: the exact shape's winner of the older kernel (legal), flagged.
+  auto c = choose_stored_winner(rows, p, kCurrent, rows[1].env_key, always_legal);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->config, cfg(192));
+  EXPECT_TRUE(c->older_kernel);
+  // Once the running kernel has its own winner for p, it is preferred.
+  db.put_trial(cur_env, timed(p, cfg(128), 12.0));
+  c = choose_stored_winner(db.environment_winners(cur_env.device_id, p), p, kCurrent, "", always_legal);
+  EXPECT_EQ(c->config, cfg(128));
+  EXPECT_FALSE(c->older_kernel);
+  // The other hardware sees only its own row; no family, no rows.
+  EXPECT_EQ(db.environment_winners(other_hw.device_id, near).size(), 1u);
+  EXPECT_TRUE(db.environment_winners(other_hw.device_id, Problem::dense(1, 1024, 1024)).empty());
+}
+
+}  // namespace
+}  // namespace dgt

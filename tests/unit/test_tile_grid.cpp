@@ -1,0 +1,221 @@
+// TileGrid (space/tile_grid.hpp) and its agreement with the device scheduler: kernels/gemm/
+// scheduler.cuh is compiled here, on the host, with shims for the CUDA qualifiers, and both are asked
+// for every work unit of a grid of shapes, tiles, cluster shapes, rasterizations, bands and splits.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "space/tile_grid.hpp"
+
+// ---- host shims for the device headers (kernels/common.cuh), defined before including them ----
+#ifndef __device__
+#define __device__
+#endif
+#ifndef __forceinline__
+#define __forceinline__ inline
+#endif
+inline unsigned long long __cvta_generic_to_shared(const void* p) { return reinterpret_cast<unsigned long long>(p); }
+#include "gemm/scheduler.cuh"  // kernels/ is on this file's include path (tests/CMakeLists.txt)
+
+namespace dgt {
+namespace {
+
+// ---- TileGrid on its own ----
+
+KernelConfig config(int bm, int bn, int bk, int cm, int cn, Raster r, int group, int split_k, int sms = 0) {
+  KernelConfig c;
+  c.block_m = bm, c.block_n = bn, c.block_k = bk, c.cluster_m = cm, c.cluster_n = cn, c.raster = r, c.group = group;
+  c.split_k = split_k, c.sms = sms;
+  return c;
+}
+
+TEST(TileGrid, CountsByHand) {
+  // 4096 x 4096 x 4096 with 128 x 128 x 128 tiles, 2x1 clusters, 3 splits: 32 x 32 tiles, 16 x 32
+  // cluster tiles, 32 k-blocks in splits of 11, 11, 10.
+  const TileGrid g = TileGrid::of(config(128, 128, 128, 2, 1, Raster::kAlongM, 8, 3), 4096, 4096, 4096);
+  EXPECT_EQ(g.m_blocks, 32);
+  EXPECT_EQ(g.n_blocks, 32);
+  EXPECT_EQ(g.k_blocks, 32);
+  EXPECT_EQ(g.tiles(), 1024);
+  EXPECT_EQ(g.cluster_rows, 16);
+  EXPECT_EQ(g.cluster_cols, 32);
+  EXPECT_EQ(g.splits, 3);
+  EXPECT_EQ(g.k_blocks_per_split, 11);
+  EXPECT_EQ(g.units(), 16 * 32 * 3);
+  EXPECT_EQ(g.cluster_size(), 2);
+  // 66 resident 2-CTA clusters: 1536 units = 23 full waves + 18 units.
+  EXPECT_EQ(g.waves(66), 24);
+  EXPECT_DOUBLE_EQ(g.last_wave_fill(66), 18.0 / 66.0);
+  EXPECT_EQ(g.grid_clusters(66), 66);
+  // Odd and tiny: 7 x 48 x 80 with 64 x 16 x 64 tiles: 1 x 3 tiles, 2 k-blocks, split 4 runs as 2.
+  const TileGrid t = TileGrid::of(config(64, 16, 64, 1, 1, Raster::kAlongN, 1, 4), 7, 48, 80);
+  EXPECT_EQ(t.tiles(), 3);
+  EXPECT_EQ(t.splits, 2);
+  EXPECT_EQ(t.k_blocks_per_split, 1);
+  EXPECT_EQ(t.units(), 6);
+  EXPECT_EQ(t.grid_clusters(132), 6);
+  EXPECT_EQ(t.waves(132), 1);
+  EXPECT_DOUBLE_EQ(t.last_wave_fill(132), 6.0 / 132.0);
+  EXPECT_DOUBLE_EQ(t.last_wave_fill(3), 1.0);
+  // A 2x2 cluster over a 3 x 3 tile grid: 2 x 2 cluster tiles, spare CTAs on the edges.
+  const TileGrid e = TileGrid::of(config(128, 128, 128, 2, 2, Raster::kAlongM, 8, 1), 300, 300, 128);
+  EXPECT_EQ(e.cluster_tiles(), 4);
+  EXPECT_FALSE(e.valid(e.unit(3, 1, 1)));  // block (3, 3)
+  EXPECT_TRUE(e.valid(e.unit(0, 1, 1)));
+}
+
+TEST(TileGrid, EffectiveSplitsLeaveNoSplitEmpty) {
+  for (int bk : {64, 128, 256})
+    for (int64_t k : {1, 7, 64, 80, 127, 128, 129, 1280, 4095, 7168, 16384})
+      for (int s = 1; s <= 16; ++s) {
+        const TileGrid g = TileGrid::of(config(128, 128, bk, 1, 1, Raster::kAlongM, 1, s), 128, 128, k);
+        ASSERT_GE(g.splits, 1);
+        ASSERT_LE(g.splits, s);
+        ASSERT_EQ(g.splits, effective_splits(g.splits == s ? config(128, 128, bk, 1, 1, Raster::kAlongM, 1, s)
+                                                           : config(128, 128, bk, 1, 1, Raster::kAlongM, 1, g.splits),
+                                             k));  // a fixed point
+        for (int sp = 0; sp < g.splits; ++sp) {
+          const TileUnit u = g.unit(sp);
+          ASSERT_LT(u.k_begin, u.k_end) << "split " << sp << " of " << g.splits << " is empty (K " << k << ", BK " << bk << ")";
+        }
+        ASSERT_EQ(g.unit(g.splits - 1).k_end, g.k_blocks);
+      }
+}
+
+TEST(TileGrid, EveryTileAndSplitIsCoveredOnce) {
+  for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{1, 1, 1}, {97, 211, 1021}, {1000, 333, 7168}, {4096, 576, 512}})
+    for (auto [cm, cn] : {std::pair{1, 1}, {2, 1}, {1, 2}, {2, 2}})
+      for (Raster r : {Raster::kAlongM, Raster::kAlongN})
+        for (int group : {1, 3, 8, 64})
+          for (int split : {1, 3, 16}) {
+            const TileGrid g = TileGrid::of(config(64, 48, 128, cm, cn, r, group, split), m, n, k);
+            std::map<std::tuple<int64_t, int64_t, int>, int> seen;
+            for (int64_t i = 0; i < g.units(); ++i)
+              for (int rm = 0; rm < cm; ++rm)
+                for (int rn = 0; rn < cn; ++rn) {
+                  const TileUnit u = g.unit(i, rm, rn);
+                  ASSERT_LT(u.k_begin, u.k_end);
+                  if (g.valid(u)) ++seen[{u.m_block, u.n_block, u.split}];
+                }
+            ASSERT_EQ(static_cast<int64_t>(seen.size()), g.tiles() * g.splits);
+            for (const auto& [key, count] : seen) ASSERT_EQ(count, 1);
+          }
+}
+
+// ---- host TileGrid vs device TileScheduler ----
+
+struct Shape {
+  uint32_t m, n, k;
+};
+// Tiny, odd, prime, exact multiples, K tails, and large (DeepSeek-V3 and square sizes).
+const Shape kShapes[] = {{1, 1, 1},        {7, 48, 80},       {16, 16, 7},      {64, 64, 64},     {97, 211, 1021},
+                         {127, 129, 255},  {128, 8, 128},     {131, 4093, 257}, {257, 1, 8191},   {1000, 333, 7168},
+                         {64, 576, 7168},  {4096, 4096, 4096}, {7168, 2112, 7168}, {8191, 131, 16384}, {2, 7168, 1536}};
+const int kSplits[] = {1, 2, 3, 4, 5, 7, 8, 16};
+
+/// Units checked per (config, shape, split): all when few, else a deterministic spread.
+std::vector<int64_t> units_to_check(int64_t units) {
+  std::vector<int64_t> out;
+  if (units <= 3000) {
+    for (int64_t i = 0; i < units; ++i) out.push_back(i);
+    return out;
+  }
+  for (int64_t i = 0; i < 1000; ++i) out.push_back(i);
+  for (int64_t i = units - 1000; i < units; ++i) out.push_back(i);
+  for (int64_t i = 1000, step = units / 1000 | 1; i < units - 1000; i += step) out.push_back(i);
+  return out;
+}
+
+int64_t g_checked = 0;
+
+template <uint32_t BM, uint32_t BN, uint32_t BK, uint32_t CM, uint32_t CN, bool kAlongM, uint32_t kGroup>
+void check_agreement() {
+  if (::testing::Test::HasFatalFailure()) return;  // report the first disagreement only
+  using Sched = gemm::TileScheduler<BM, BN, BK, CM, CN, kAlongM, kGroup>;
+  const Raster raster = kAlongM ? Raster::kAlongM : Raster::kAlongN;
+  for (const Shape& s : kShapes)
+    for (int split_k : kSplits) {
+      const KernelConfig c = config(int(BM), int(BN), int(BK), int(CM), int(CN), raster, int(kGroup), split_k);
+      const TileGrid g = TileGrid::of(c, s.m, s.n, s.k);
+      // The launcher passes the effective split count (GemmKernel::effective_splits).
+      const Sched d(s.m, s.n, s.k, static_cast<uint32_t>(g.splits));
+      const std::string where = c.key() + " on " + std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
+      ASSERT_EQ(int64_t(d.num_m_blocks), g.m_blocks) << where;
+      ASSERT_EQ(int64_t(d.num_n_blocks), g.n_blocks) << where;
+      ASSERT_EQ(int64_t(d.num_k_blocks), g.k_blocks) << where;
+      ASSERT_EQ(int64_t(d.num_cm), g.cluster_rows) << where;
+      ASSERT_EQ(int64_t(d.num_cn), g.cluster_cols) << where;
+      ASSERT_EQ(int64_t(d.num_splits), g.splits) << where;
+      ASSERT_EQ(int64_t(d.k_per_split), g.k_blocks_per_split) << where;
+      ASSERT_EQ(int64_t(d.num_units), g.units()) << where;
+      for (int64_t i : units_to_check(g.units()))
+        for (uint32_t rm = 0; rm < CM; ++rm)
+          for (uint32_t rn = 0; rn < CN; ++rn) {
+            const gemm::WorkUnit w = d.work(static_cast<uint32_t>(i), rm, rn);
+            const TileUnit h = g.unit(i, int(rm), int(rn));
+            const TileUnit dev{int64_t(w.m_block), int64_t(w.n_block), int(w.split), int64_t(w.k_begin), int64_t(w.k_end)};
+            ASSERT_EQ(dev, h) << where << " unit " << i << " rank " << rm << "," << rn << ": device (" << dev.m_block << ", "
+                              << dev.n_block << ", split " << dev.split << ", k " << dev.k_begin << ".." << dev.k_end
+                              << ") host (" << h.m_block << ", " << h.n_block << ", split " << h.split << ", k " << h.k_begin
+                              << ".." << h.k_end << ")";
+            ASSERT_EQ(d.valid(w), g.valid(h)) << where << " unit " << i;
+            ++g_checked;
+          }
+    }
+}
+
+template <uint32_t BM, uint32_t BN, uint32_t BK, uint32_t CM, uint32_t CN, bool kAlongM, uint32_t... kGroups>
+void check_groups(std::integer_sequence<uint32_t, kGroups...>) {
+  (check_agreement<BM, BN, BK, CM, CN, kAlongM, kGroups>(), ...);
+}
+
+template <uint32_t BM, uint32_t BN, uint32_t BK, class Groups>
+void check_tile(Groups groups) {
+  check_groups<BM, BN, BK, 1, 1, true>(groups);
+  check_groups<BM, BN, BK, 1, 1, false>(groups);
+  check_groups<BM, BN, BK, 2, 1, true>(groups);
+  check_groups<BM, BN, BK, 2, 1, false>(groups);
+  check_groups<BM, BN, BK, 1, 2, true>(groups);
+  check_groups<BM, BN, BK, 1, 2, false>(groups);
+  check_groups<BM, BN, BK, 2, 2, true>(groups);
+  check_groups<BM, BN, BK, 2, 2, false>(groups);
+}
+
+template <uint32_t... I>
+constexpr auto plus_one(std::integer_sequence<uint32_t, I...>) {
+  return std::integer_sequence<uint32_t, (I + 1)...>{};
+}
+
+TEST(TileGridVsDeviceScheduler, EveryGroupRasterAndClusterOnTheDefaultTile) {
+  g_checked = 0;
+  // Every rasterization band 1..64 (R12), both rasterizations, every cluster shape (R11).
+  check_tile<128, 128, 128>(plus_one(std::make_integer_sequence<uint32_t, 64>{}));
+  EXPECT_GT(g_checked, 1000000);
+}
+
+TEST(TileGridVsDeviceScheduler, OtherTileSizes) {
+  g_checked = 0;
+  using Groups = std::integer_sequence<uint32_t, 1, 2, 5, 8, 64>;
+  check_tile<64, 16, 128>(Groups{});
+  check_tile<256, 112, 64>(Groups{});
+  check_tile<64, 256, 256>(Groups{});
+  check_tile<128, 8, 64>(Groups{});
+  check_tile<256, 184, 128>(Groups{});
+  EXPECT_GT(g_checked, 100000);
+}
+
+TEST(TileGridVsDeviceScheduler, CeilDivAgrees) {
+  for (uint32_t b : {1u, 2u, 7u, 8u, 64u, 112u, 128u, 256u})
+    for (uint32_t a : {0u, 1u, 7u, 63u, 64u, 65u, 127u, 4095u, 4096u, 4097u, 65535u, 1u << 30})
+      ASSERT_EQ(int64_t(dgt::ceil_div(a, b)), TileGrid::of(config(int(b), 8, 64, 1, 1, Raster::kAlongM, 1, 1), a, 8, 64).m_blocks)
+          << a << " / " << b;
+}
+
+}  // namespace
+}  // namespace dgt
