@@ -9,7 +9,7 @@
 -- hash, dgtune version). Every trial, baseline and sweep row names both, and trials and baselines keep
 -- the PCI bus id of the GPU that measured them ('' for rows stored before schema 3).
 CREATE TABLE schema_version (version INTEGER NOT NULL);
-INSERT INTO schema_version (version) VALUES (3);
+INSERT INTO schema_version (version) VALUES (4);
 CREATE TABLE device (
   id INTEGER PRIMARY KEY,
   hw_key TEXT NOT NULL UNIQUE,
@@ -48,7 +48,8 @@ CREATE TABLE config (
   block_m INTEGER NOT NULL, block_n INTEGER NOT NULL, block_k INTEGER NOT NULL,
   num_stages INTEGER NOT NULL, num_math_wg INTEGER NOT NULL, swizzle INTEGER NOT NULL,
   cluster_m INTEGER NOT NULL, cluster_n INTEGER NOT NULL,
-  raster TEXT NOT NULL, group_size INTEGER NOT NULL, epilogue TEXT NOT NULL, split_k INTEGER NOT NULL, sms INTEGER NOT NULL DEFAULT 0
+  raster TEXT NOT NULL, group_size INTEGER NOT NULL, epilogue TEXT NOT NULL, split_k INTEGER NOT NULL, sms INTEGER NOT NULL DEFAULT 0,
+  mainloop TEXT NOT NULL DEFAULT '1g', promote_every INTEGER NOT NULL DEFAULT 1
 );
 CREATE TABLE trial (
   id INTEGER PRIMARY KEY,

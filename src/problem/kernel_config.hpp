@@ -46,8 +46,6 @@ struct KernelConfig {
   Epilogue epilogue = Epilogue::kDirect;
   int split_k = 1;         ///< K slices per output tile (reduced deterministically in split order)
   int sms = 0;             ///< persistent grid: at most this many CTAs (0 = one per SM of the device)
-  // TODO(db owner): mainloop and promote_every need their own config columns in the tuning DB (like
-  // sms in schema 2). Until then they travel only inside config_key, which parse_key round-trips.
   Mainloop mainloop = Mainloop::k1g;  ///< WGMMA groups in flight in the consumer mainloop
   /// P: promotion into FP32 every P k-blocks. Must be 1 with promote accumulation (R19); with fast
   /// accumulation 1 <= P and P x BLOCK_K <= 2048 (R18).

@@ -97,7 +97,7 @@ TEST(DefaultSpace, FastCandidatesSumAllOnesExactly) {
   for (const auto& c : configs) {
     auto k = gpu.kernel(KernelSpec::of(c, p));
     DGT_CHECK_CUDA(cudaMemset(d, 0xFF, out.size() * 2));
-    const jit::GemmWorkspace ws = gpu.arena.get(*k, p);
+    const jit::GemmWorkspace ws = gpu.kernels->workspace(*k, p);
     k->launch(p, ops, gpu.stream, &ws);
     DGT_CHECK_CUDA(cudaGetLastError());
     DGT_CHECK_CUDA(cudaStreamSynchronize(gpu.stream));

@@ -240,9 +240,9 @@ TEST_F(TuningDbTest, CreatesParentDirectoriesAndSchema) {
   std::string path = (dir_ / "a" / "b" / "tuning.db").string();
   { TuningDb db(path); EXPECT_EQ(db.path(), path); }
   ASSERT_TRUE(fs::exists(path));
-  EXPECT_EQ(raw_int(path, "SELECT version FROM schema_version"), 3);
+  EXPECT_EQ(raw_int(path, "SELECT version FROM schema_version"), 4);
   EXPECT_EQ(raw_int(path, "SELECT count(*) FROM schema_version"), 1);
-  EXPECT_EQ(schema::latest_version(), 3);
+  EXPECT_EQ(schema::latest_version(), 4);
   for (const char* table : {"device", "environment", "problem", "config", "trial", "baseline", "sweep"}) {
     std::string sql = std::string("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = '") + table + "'";
     EXPECT_EQ(raw_int(path, sql.c_str()), 1) << table;
@@ -263,7 +263,7 @@ TEST_F(TuningDbTest, NewerSchemaVersionThrowsAndLeavesFileUnchanged) {
   Error e = error_of([&] { TuningDb db(path); });
   EXPECT_EQ(e.kind(), ErrorKind::kSqlite);
   EXPECT_TRUE(contains(e.message(), "schema version 7")) << e.message();
-  EXPECT_TRUE(contains(e.message(), "version 3")) << e.message();
+  EXPECT_TRUE(contains(e.message(), "version 4")) << e.message();
   EXPECT_TRUE(contains(e.message(), path)) << e.message();
   EXPECT_TRUE(file_bytes(path) == before) << "the file was modified";
   // Read-only refuses it too.
