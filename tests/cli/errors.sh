@@ -114,6 +114,18 @@ assert {r["grid"] for r in kept} >= {"tiles", "one-group", "direct-epilogue", "c
 print(f"ok: space json: {len(kept)} kept, {len(rej)} rejected")
 PY
 
+# A table that cannot be written (full disk, closed pipe) is an I/O error: exit 1, never 0 (issue 13 item 6).
+if [ -w /dev/full ]; then
+  "$bin" space --m 4096 --n 4096 --k 4096 --format json >/dev/full 2>"$tmp/err"
+  rc=$?
+  if [ "$rc" = 1 ] && grep -q "could not write the output" "$tmp/err"; then
+    echo "ok: space >/dev/full -> rc 1"
+  else
+    echo "FAIL: space >/dev/full -> rc $rc (want 1 and 'could not write the output')"
+    fail=1
+  fi
+fi
+
 if ! nvidia-smi -L >/dev/null 2>&1; then
   printf '64 128 256\n' >"$tmp/ok.txt"
   expect 1 "no CUDA device" "$bin" sweep --shapes "$tmp/ok.txt" --db "$tmp/t2.db"
