@@ -47,7 +47,9 @@ TEST(DefaultSpace, EveryCandidateOnTheIssueShapes) {
   check_space(Problem::dense(128, 7168, 2048), 12, checked);
   check_space(Problem::dense(1021, 1023, 1040), 13, checked);
   std::printf("verified %d candidates\n", checked);
-  EXPECT_GE(checked, 900);
+  // Guards against an accidentally emptied space. Kernel v2's default space (2g base, R20) holds 717
+  // candidates on these three shapes on the H200 (v1's held 947).
+  EXPECT_GE(checked, 700);
 }
 
 TEST(DefaultSpace, FastAccumulationCandidatesOn4096) {
@@ -56,7 +58,9 @@ TEST(DefaultSpace, FastAccumulationCandidatesOn4096) {
   p.accum = Accum::kFast;
   check_space(p, 14, checked);
   std::printf("verified %d candidates\n", checked);
-  EXPECT_GE(checked, 500);
+  // Kernel v2: 391 fast candidates on 4096^3 on the H200 (fast BLOCK_N > 184 with two consumer
+  // warpgroups no longer fits next to the promotion buffer; v1 had 584).
+  EXPECT_GE(checked, 380);
 }
 
 TEST(DefaultSpace, FastCandidatesSumAllOnesExactly) {
