@@ -54,6 +54,7 @@ report::Table export_table(const std::vector<ExportRow>& rows, const std::string
                {"num_math_wg", "wg", true}, {"swizzle", "swizzle", true}, {"cluster_m", "cluster M", true},
                {"cluster_n", "cluster N", true}, {"raster", "raster", false}, {"group_size", "band", true},
                {"epilogue", "epilogue", false}, {"split_k", "split-K", true}, {"sms", "SMs", true},
+               {"mainloop", "mainloop", false}, {"promote_every", "promote every", true},
                {"protocol", "protocol", false}, {"median_us", "us", true},  {"p10_us", "p10", true},
                {"p90_us", "p90", true},     {"tflops", "TFLOPS", true}, {"gbps", "GB/s", true},
                {"cublas_tuned_us", "cuBLASLt tuned us", true}, {"x_cublas_tuned", "x tuned", true},
@@ -67,6 +68,7 @@ report::Table export_table(const std::vector<ExportRow>& rows, const std::string
                           int64_t(c.block_n), int64_t(c.block_k), int64_t(c.num_stages), int64_t(c.num_math_wg),
                           int64_t(c.swizzle), int64_t(c.cluster_m), int64_t(c.cluster_n), std::string(to_string(c.raster)),
                           int64_t(c.group), std::string(to_string(c.epilogue)), int64_t(c.split_k), int64_t(c.sms),
+                          std::string(to_string(c.mainloop)), int64_t(c.promote_every),
                           protocol_name(r.trial.protocol)};
     const double us = r.trial.timing ? r.trial.timing->median_us : 0;
     row.push_back(Number{us, 2});

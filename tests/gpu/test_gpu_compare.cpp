@@ -134,7 +134,7 @@ TEST(Compare, LoaderTakesAnExportedTable) {
     Gemm gemm(o);
     GemmChoice c = gemm.choose(257, 1024, 1040, 1040, 1040, 1024);
     EXPECT_EQ(c.source, "db");
-    EXPECT_EQ(c.config_key, "64x96x128_s6_wg1_sw128_c1x1_rm8_direct_sk1_sm0");
+    EXPECT_EQ(c.config_key, KernelConfig::parse_key("64x96x128_s6_wg1_sw128_c1x1_rm8_direct_sk1_sm0").key());
     EXPECT_DOUBLE_EQ(c.tuned_us, 12.5);
     // Same N, K, another M: the nearest tuned M.
     EXPECT_EQ(gemm.choose(300, 1024, 1040, 1040, 1040, 1024).source, "nearest");

@@ -240,11 +240,11 @@ void make_export_db(const std::string& p) {
     t.set_timing(Timing{us, us * 0.99, us * 1.02, 50, 0.002, 1755, false});
     db.put_trial(s, t);
   };
-  trial(kFaster, "64x64x128_s6_wg1_sw128_c1x1_rm8_direct_sk4_sm0", 20.0);
+  trial(kFaster, "64x64x128_s6_wg1_sw128_c1x1_rm8_direct_sk4_sm0_1g_p1", 20.0);
   trial(kFaster, "128x128x128_s4_wg2_sw128_c1x1_rm8_direct_sk1_sm0", 30.0);
   Problem fast = kSlower;
   fast.accum = Accum::kFast;
-  trial(fast, "128x256x128_s3_wg2_sw128_c2x1_rn16_tma_sk1_sm120", 50.0);
+  trial(fast, "128x256x128_s3_wg2_sw128_c2x1_rn16_tma_sk1_sm120_1g_p1", 50.0);
   BaselineRecord b;
   b.problem = kFaster;
   b.provider = kProviderCublasTuned;
@@ -258,10 +258,10 @@ TEST_F(CompareExportTest, ExportEveryFormat) {
   const std::string db = " --db " + path("t.db");
   const CliRun csv = run_dgtune("export" + db + " --format csv");
   ASSERT_EQ(csv.rc, 0) << csv.out;
-  EXPECT_NE(csv.out.find("block_m,block_n,block_k,num_stages,num_math_wg,swizzle,cluster_m,cluster_n,raster,group_size,epilogue,split_k,sms"),
+  EXPECT_NE(csv.out.find("block_m,block_n,block_k,num_stages,num_math_wg,swizzle,cluster_m,cluster_n,raster,group_size,epilogue,split_k,sms,mainloop,promote_every"),
             std::string::npos)
       << csv.out;
-  EXPECT_NE(csv.out.find("64x64x128_s6_wg1_sw128_c1x1_rm8_direct_sk4_sm0"), std::string::npos);
+  EXPECT_NE(csv.out.find("64x64x128_s6_wg1_sw128_c1x1_rm8_direct_sk4_sm0_1g_p1"), std::string::npos);
   EXPECT_EQ(csv.out.find("128x128x128_s4_wg2"), std::string::npos);  // not a winner
   EXPECT_NE(csv.out.find("cold-l2-v1"), std::string::npos);
 
@@ -273,8 +273,10 @@ TEST_F(CompareExportTest, ExportEveryFormat) {
   EXPECT_EQ(doc["db_schema_version"], 5);
   ASSERT_EQ(doc["winners"].size(), 2u);
   const auto& w = doc["winners"][0];
-  EXPECT_EQ(w["config"], "64x64x128_s6_wg1_sw128_c1x1_rm8_direct_sk4_sm0");
+  EXPECT_EQ(w["config"], "64x64x128_s6_wg1_sw128_c1x1_rm8_direct_sk4_sm0_1g_p1");
   EXPECT_EQ(w["split_k"], 4);
+  EXPECT_EQ(w["mainloop"], "1g");
+  EXPECT_EQ(w["promote_every"], 1);
   EXPECT_EQ(w["protocol"], "cold-l2-v1");
   EXPECT_DOUBLE_EQ(w["median_us"].get<double>(), 20.0);
   EXPECT_NEAR(w["x_cublas_tuned"].get<double>(), 1.1, 1e-9);
@@ -285,10 +287,10 @@ TEST_F(CompareExportTest, ExportEveryFormat) {
 
   const CliRun md = run_dgtune("export" + db + " --format md");
   ASSERT_EQ(md.rc, 0) << md.out;
-  EXPECT_NE(md.out.find("| 64x64x128_s6_wg1_sw128_c1x1_rm8_direct_sk4_sm0 "), std::string::npos) << md.out;
+  EXPECT_NE(md.out.find("| 64x64x128_s6_wg1_sw128_c1x1_rm8_direct_sk4_sm0_1g_p1 "), std::string::npos) << md.out;
   const CliRun table = run_dgtune("export" + db);
   ASSERT_EQ(table.rc, 0) << table.out;
-  EXPECT_NE(table.out.find("128x256x128_s3_wg2_sw128_c2x1_rn16_tma_sk1_sm120"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("128x256x128_s3_wg2_sw128_c2x1_rn16_tma_sk1_sm120_1g_p1"), std::string::npos) << table.out;
 
   const CliRun out = run_dgtune("export" + db + " --format csv --out " + path("w.csv"));
   ASSERT_EQ(out.rc, 0) << out.out;
@@ -306,9 +308,9 @@ TEST_F(CompareExportTest, ExportedHeaderCompilesAndLooksUpTheStoredConfig) {
   std::ofstream(path("alone.cpp")) << "#include \"tuned.hpp\"\n"
                                       "static_assert(dgtune_tuned::kTable.count == 2);\n"
                                       "static_assert(dgtune_tuned::str_eq(dgtune_tuned::lookup(128, 4096, 7168, 7168, 7168, 4096),\n"
-                                      "                                   \"64x64x128_s6_wg1_sw128_c1x1_rm8_direct_sk4_sm0\"));\n"
+                                      "                                   \"64x64x128_s6_wg1_sw128_c1x1_rm8_direct_sk4_sm0_1g_p1\"));\n"
                                       "static_assert(dgtune_tuned::str_eq(dgtune_tuned::lookup(" + fast_args + "),\n"
-                                      "                                   \"128x256x128_s3_wg2_sw128_c2x1_rn16_tma_sk1_sm120\"));\n"
+                                      "                                   \"128x256x128_s3_wg2_sw128_c2x1_rn16_tma_sk1_sm120_1g_p1\"));\n"
                                       "static_assert(dgtune_tuned::lookup(" + std::to_string(kSlower.m) + ", 4096, 7168, 7168, 7168, 4096) == nullptr);\n"
                                       "int main() { return dgtune_tuned::lookup(128, 4096, 7168, 7168, 7168, 4096)[0] == '6' ? 0 : 1; }\n";
   const std::string cxx = DGT_HOST_CXX;

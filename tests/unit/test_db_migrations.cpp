@@ -1,4 +1,4 @@
-// Schema v3 and the migrations from v1 and v2 files (fixtures: tests/unit/fixtures/schema_v*.sql, the DDL
+// Schema v4 and the migrations from v1 and v2 files (fixtures: tests/unit/fixtures/schema_v*.sql, the DDL
 // those versions wrote). No GPU needed.
 #include <gtest/gtest.h>
 
@@ -190,7 +190,10 @@ void check_migration(const std::string& path, const std::string& fresh, int v) {
   const auto trials_before = rows(path, old_join("t", kTrialColumns, "trial"));
   const auto baselines_before = rows(path, old_join("b", kBaselineColumns, "baseline"));
   const auto problems_before = rows(path, "SELECT * FROM problem ORDER BY id");
-  const auto configs_before = rows(path, "SELECT * FROM config ORDER BY id");
+  // The config columns every version has; schema 4 adds mainloop and promote_every (checked below).
+  const std::string config_v2_columns = std::string("id, key, block_m, block_n, block_k, num_stages, num_math_wg, swizzle, ") +
+                                        "cluster_m, cluster_n, raster, group_size, epilogue, split_k" + (v == 2 ? ", sms" : "");
+  const auto configs_before = rows(path, "SELECT " + config_v2_columns + " FROM config ORDER BY id");
   const auto sweeps_before =
       v == 2 ? rows(path, old_join("s", "s.id, s.problem_id, s.space, s.strategy, s.candidates, s.stored, s.complete, "
                                         "s.updated_at", "sweep"))
@@ -213,10 +216,12 @@ void check_migration(const std::string& path, const std::string& fresh, int v) {
   EXPECT_EQ(rows(path, new_join("t", kTrialColumns, "trial")), trials_before);
   EXPECT_EQ(rows(path, new_join("b", kBaselineColumns, "baseline")), baselines_before);
   EXPECT_EQ(rows(path, "SELECT * FROM problem ORDER BY id"), problems_before);
+  // Configs stored before schema 4 ran the one-group mainloop promoting every k-block (what their keys parse to).
+  EXPECT_EQ(raw_int(path, "SELECT count(*) FROM config WHERE mainloop = '1g' AND promote_every = 1"), 2);
   if (v == 1) {
     EXPECT_EQ(raw_int(path, "SELECT count(*) FROM config WHERE sms = 0"), 2);
   } else {
-    EXPECT_EQ(rows(path, "SELECT * FROM config ORDER BY id"), configs_before);
+    EXPECT_EQ(rows(path, "SELECT " + config_v2_columns + " FROM config ORDER BY id"), configs_before);
     EXPECT_EQ(rows(path, new_join("s", "s.id, s.problem_id, s.space, s.strategy, s.candidates, s.stored, s.complete, "
                                        "s.updated_at", "sweep")),
               sweeps_before);
@@ -240,11 +245,18 @@ void check_migration(const std::string& path, const std::string& fresh, int v) {
   // The migrated file takes new measurements like a fresh one.
   TrialRecord t;
   t.problem = Problem::dense(128, 4096, 7168);
+  t.config.mainloop = Mainloop::k2g;
   t.set_timing(Timing{5.0, 5.0, 5.0, 10, 0.001, 1800, false});
   db.put_trial(*a, t);
   EXPECT_EQ(raw_int(path, "SELECT count(*) FROM trial"), 6);
   EXPECT_DOUBLE_EQ(db.winner(*a, t.problem)->trial.timing->median_us, 5.0);
+  EXPECT_EQ(db.winner(*a, t.problem)->trial.config, t.config);
+  EXPECT_EQ(rows(path, "SELECT mainloop || ' ' || promote_every FROM config WHERE key = '" + t.config.key() + "'"),
+            std::vector<std::string>{"2g 1"});
   EXPECT_EQ(db.upsert_device(old_h200("aaaaaaaaaaaaaaaa", 12080, "0.1.0")), *a);
+  // A config row whose schema-4 columns contradict its key is reported, not silently read.
+  raw_exec(path, "UPDATE config SET promote_every = 4 WHERE key = '" + t.config.key() + "'");
+  EXPECT_THROW(db.winner(*a, t.problem), Error);
 }
 
 TEST(Schema, MigrationsAreEmbeddedInOrder) {
@@ -254,7 +266,8 @@ TEST(Schema, MigrationsAreEmbeddedInOrder) {
   EXPECT_EQ(ms[0].name, "0002_config_sms_and_sweep");
   EXPECT_EQ(ms[1].version, 3);
   EXPECT_EQ(ms[1].name, "0003_identity_split");
-  EXPECT_EQ(ms[2].version, 4);  // placeholder on this branch: 0004 belongs to the config-columns change
+  EXPECT_EQ(ms[2].version, 4);
+  EXPECT_EQ(ms[2].name, "0004_config_mainloop");
   EXPECT_EQ(ms[3].version, 5);
   EXPECT_EQ(ms[3].name, "0005_measurement");
   EXPECT_EQ(schema::schema_sql_version(), 5);
@@ -285,12 +298,12 @@ TEST_F(MigrationTest, MigratedRowsAnswerTheScopedQueries) {
             1);
 }
 
-TEST_F(MigrationTest, V3FileGainsTheMeasurementTables) {
-  // A v3 file (dgtune 0.3): the fresh schema without the measurement tables, version 3.
-  const std::string path = db_path("v3.db"), fresh = db_path("fresh.db");
+TEST_F(MigrationTest, V4FileGainsTheMeasurementTables) {
+  // A v4 file (kernel v2): the fresh schema without the measurement tables, version 4.
+  const std::string path = db_path("v4.db"), fresh = db_path("fresh.db");
   { TuningDb db(path); }
   raw_exec(path, "DROP TABLE measurement_sample; DROP TABLE measurement_side; DROP TABLE measurement; "
-                 "UPDATE schema_version SET version = 3");
+                 "UPDATE schema_version SET version = 4");
   { TuningDb db(fresh); }
   { TuningDb db(path); }
   EXPECT_EQ(raw_int(path, "SELECT version FROM schema_version"), 5);
