@@ -23,6 +23,9 @@ int main(int argc, char** argv) {
   dgt::cli::add_info(app, action);
   dgt::cli::add_space(app, action);
   dgt::cli::add_run(app, action);
+  dgt::cli::add_gate(app, action);
+  dgt::cli::add_history(app, action);
+  dgt::cli::add_db(app, action);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -12,5 +12,8 @@ void add_sweep(CLI::App& app, Action& action);
 void add_info(CLI::App& app, Action& action);
 void add_space(CLI::App& app, Action& action);
 void add_run(CLI::App& app, Action& action);
+void add_gate(CLI::App& app, Action& action);
+void add_history(CLI::App& app, Action& action);
+void add_db(CLI::App& app, Action& action);
 
 }  // namespace dgt::cli

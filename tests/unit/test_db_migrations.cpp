@@ -200,11 +200,11 @@ void check_migration(const std::string& path, const std::string& fresh, int v) {
 
   { TuningDb db(path); }
   { TuningDb db(fresh); }
-  EXPECT_EQ(raw_int(path, "SELECT version FROM schema_version"), 3);
+  EXPECT_EQ(raw_int(path, "SELECT version FROM schema_version"), schema::latest_version());
   EXPECT_EQ(raw_int(path, "SELECT count(*) FROM schema_version"), 1);
   const auto master = normalized_master(path);
   EXPECT_EQ(master, normalized_master(fresh));
-  EXPECT_EQ(master.size(), 18u);  // 8 tables, 1 view, 2 named and 7 automatic (UNIQUE) indexes
+  EXPECT_EQ(master.size(), 22u);  // 10 tables, 1 view, 3 named and 8 automatic (UNIQUE) indexes (gate_run, gate_result: schema 6)
   EXPECT_EQ(rows(path, "PRAGMA foreign_key_check").size(), 0u);
   EXPECT_EQ(rows(path, "PRAGMA integrity_check"), std::vector<std::string>{"ok"});
 
@@ -248,13 +248,17 @@ void check_migration(const std::string& path, const std::string& fresh, int v) {
 
 TEST(Schema, MigrationsAreEmbeddedInOrder) {
   const auto& ms = schema::migrations();
-  ASSERT_EQ(ms.size(), 2u);
+  // 0004 and 0005 are placeholders on the gate branch (kernel-v2's and compare's numbers); 0006 is the gate history.
+  ASSERT_EQ(ms.size(), 5u);
   EXPECT_EQ(ms[0].version, 2);
   EXPECT_EQ(ms[0].name, "0002_config_sms_and_sweep");
   EXPECT_EQ(ms[1].version, 3);
   EXPECT_EQ(ms[1].name, "0003_identity_split");
-  EXPECT_EQ(schema::schema_sql_version(), 3);
-  EXPECT_EQ(schema::latest_version(), 3);
+  EXPECT_EQ(ms[4].version, 6);
+  EXPECT_EQ(ms[4].name, "0006_gate_history");
+  EXPECT_EQ(schema::schema_sql_version(), 6);
+  EXPECT_EQ(schema::latest_version(), 6);
+  EXPECT_NE(schema::schema_sql().find("CREATE TABLE gate_run"), std::string::npos);
   EXPECT_NE(schema::schema_sql().find("CREATE TABLE environment"), std::string::npos);
 }
 
@@ -290,7 +294,7 @@ TEST_F(MigrationTest, ReadOnlyRefusesAnOldFileAndLeavesIt) {
     ADD_FAILURE() << "expected an Error";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::kSqlite);
-    EXPECT_NE(e.message().find("schema version 2, older than version 3"), std::string::npos) << e.message();
+    EXPECT_NE(e.message().find("schema version 2, older than version 6"), std::string::npos) << e.message();
   }
   EXPECT_TRUE(read_text(path) == before);
 }
