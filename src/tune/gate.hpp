@@ -85,8 +85,8 @@ enum class ShapeVerdict {
   kCublasFaster,  ///< ratio test rejected, but dgtune's absolute time held and cuBLASLt got faster: reported, passes
   kRegression,    ///< "slowdown <= threshold" rejected (the ratio, with dgtune's absolute time not exonerating it)
   kVerifyFailed,  ///< the candidate no longer verifies: fails the gate like a regression
-  kError,         ///< could not be measured now (or the baseline lacks samples for a test): exit 1
-  kNew,           ///< in the shapes file but not in the baseline: measured, not gated
+  kError,         ///< could not be measured now: exit 1
+  kNew,           ///< not in the baseline, or the baseline has no samples of it: measured, not gated
 };
 /// "pass", "cublas-faster", "regression", "verify-failed", "error", "new".
 const char* to_string(ShapeVerdict v);
