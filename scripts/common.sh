@@ -70,3 +70,35 @@ link_prebuilt_source_dir() {
 }
 
 gpu_present() { nvidia-smi -L >/dev/null 2>&1; }
+
+# Prints the path of a working cuobjdump whose `-sass` works, i.e. with nvdisasm next to it or on PATH
+# (for the SASS test, tests/nvrtc/sass_check.sh): $DGT_CUOBJDUMP, PATH, the CUDA toolkit, a previous
+# install under $DGT_TOOLS_DIR, else installs the PyPI wheels nvidia-cuda-cuobjdump and
+# nvidia-cuda-nvdisasm there with pip. Prints nothing when none can be obtained. The caller puts
+# nvdisasm_dir_for's answer on PATH.
+DGT_TOOLS_DIR=${DGT_TOOLS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/dgtune-tools}
+nvdisasm_dir_for() {  # nvdisasm_dir_for CUOBJDUMP: a directory holding nvdisasm, or nothing
+  local c=$1 d
+  for d in "$(dirname "$c")" "$(dirname "$(command -v nvdisasm 2>/dev/null || echo /x/x)")" /usr/local/cuda/bin \
+    "$(dirname "$(find "$DGT_TOOLS_DIR" -path '*/bin/nvdisasm' -type f 2>/dev/null | head -n 1)" 2>/dev/null)"; do
+    [ -n "$d" ] && [ -x "$d/nvdisasm" ] && { echo "$d"; return 0; }
+  done
+  return 0
+}
+ensure_cuobjdump() {
+  local c
+  for c in "${DGT_CUOBJDUMP:-}" "$(command -v cuobjdump 2>/dev/null)" /usr/local/cuda/bin/cuobjdump \
+    "$(find "$DGT_TOOLS_DIR" -path '*/bin/cuobjdump' -type f 2>/dev/null | head -n 1)"; do
+    [ -n "$c" ] && [ -x "$c" ] && "$c" --version >/dev/null 2>&1 && [ -n "$(nvdisasm_dir_for "$c")" ] && { echo "$c"; return 0; }
+  done
+  command -v python3 >/dev/null || return 0
+  say "installing cuobjdump and nvdisasm (pip: nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm) into $DGT_TOOLS_DIR"
+  mkdir -p "$DGT_TOOLS_DIR"
+  timeout 300 python3 -m pip install -q --disable-pip-version-check --upgrade --target "$DGT_TOOLS_DIR" \
+    nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm >&2 || true
+  c=$(find "$DGT_TOOLS_DIR" -path '*/bin/cuobjdump' -type f 2>/dev/null | head -n 1)
+  [ -n "$c" ] || return 0
+  chmod +x "$c" "$(dirname "$c")/nvdisasm" 2>/dev/null || true
+  "$c" --version >/dev/null 2>&1 && [ -n "$(nvdisasm_dir_for "$c")" ] && echo "$c"
+  return 0
+}

@@ -16,6 +16,9 @@ import sys
 
 
 def tables(doc):
+    """The tables of a `--format json` document: one table, a list of tables, or {"tables": [...]}."""
+    if isinstance(doc, dict) and "tables" in doc:
+        return doc["tables"]
     return doc if isinstance(doc, list) else [doc]
 
 
@@ -49,7 +52,7 @@ def cmd_report(sweep_path, runs_path, tol):
         if not line.startswith("{") and not line.startswith("["):
             continue
         for t in tables(json.loads(line)):
-            if "config" not in (t["rows"][0] if t["rows"] else {}):
+            if "config" not in (t["rows"][0] if t.get("rows") else {}):
                 continue  # the cuBLASLt table of `run --cublas`
             for r in t["rows"]:
                 accum = "fast" if r["shape"].endswith("fast") else "promote"

@@ -4,6 +4,24 @@
 //   A, B: e4m3 or e5m2, K-major (row-major M x K and N x K), read through TMA descriptors
 //   D: BF16 row-major with leading dimension ldd; FP32 accumulation.
 //
+// Accumulation contract (both modes: the tensor core sums k-blocks into a partial buffer, which is
+// promoted, i.e. added into FP32 registers on CUDA cores; the FP32 sums are exact to FP32 rounding):
+//  - promote (kFastAccum = false, kPromoteEvery = 1): one promotion per k-block (BLOCK_K <= 256 products
+//    per tensor-core partial sum). Error ~ FP32 summation of K / BLOCK_K partials plus the tensor core's
+//    rounding inside a k-block; the BF16 output rounding (2^-8 relative) dominates. The default.
+//  - fast (kFastAccum = true): one promotion at least every P = kPromoteEvery k-blocks, P x BLOCK_K <= 2048
+//    (rule R18). Hopper's FP8 tensor core keeps ~14 bits of its accumulator (DeepSeek-V3 report): a sum
+//    of unit products stops growing at 2^14. With at most 2048 products per partial sum it cannot reach
+//    2^14 for |a_k b_k| <= 1-scale inputs, so all-ones inputs give exactly K for any K (the GPU test
+//    checks K = 65536); in general the relative error of a partial sum is bounded by ~2^-13 times the sum
+//    of |products| of its P k-blocks, i.e. it grows with P x BLOCK_K, not with K.
+//    (src/bench/verify.hpp states the thresholds the tests apply.)
+//
+// Mainloop schedules (kMainloop): 1 = one WGMMA group in flight (issue a k-block, wait_group 0, release
+// the stage, promote); 2 = two groups in flight with two partial buffers (issue group g+1's first
+// k-block into the other buffer, wait_group 1, release, promote group g meanwhile). Both add the same
+// partials in the same order: their output is bitwise identical.
+//
 // Roles: warpgroups 0..kNumMathWG-1 are consumers (WGMMA + epilogue), warpgroup kNumMathWG is the
 // producer, in which one thread issues the TMA loads into a kNumStages ring of shared-memory stages.
 // Each stage has a full barrier (arrive_expect_tx by the local producer, complete_tx by TMA, including
@@ -24,19 +42,31 @@
 
 namespace dgt::gemm {
 
+/// This thread's warpgroup, known to the compiler to be warp-uniform: threadIdx.x / 128 is the same in
+/// every lane of a warp, but ptxas cannot prove it and would build everything derived from it (the
+/// WGMMA descriptors) in vector registers, adding R2UR moves before every QGMMA. Broadcasting lane 0's
+/// value makes it uniform. DGT_TEST_NONUNIFORM_DESC (tests only) keeps the plain division.
+__device__ __forceinline__ u32 warpgroup_index() {
+#ifdef DGT_TEST_NONUNIFORM_DESC
+  return threadIdx.x / 128;
+#else
+  return __shfl_sync(0xffffffffu, threadIdx.x / 128, 0);
+#endif
+}
+
 /// Kernel arguments after the three tensor maps: D's pointer (direct epilogue), the per-tensor scales,
 /// the shape, D's leading dimension, the K split count (1 = no split; else every split non-empty) and
 /// the split-K workspace (tiles * splits * BLOCK_M * BLOCK_N floats) and per-tile counters (zeroed once).
 template <u32 BLOCK_M, u32 BLOCK_N, u32 BLOCK_K, u32 kNumStages, u32 kNumMathWG, u32 kSwizzle, u32 kClusterM,
           u32 kClusterN, bool kRasterAlongM, u32 kGroup, bool kFastAccum, u32 kTypeA, u32 kTypeB, bool kTmaEpilogue,
-          bool kSplitK>
+          bool kSplitK, u32 kMainloop, u32 kPromoteEvery>
 __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
     fp8_gemm_kernel(const __grid_constant__ TmaDesc tma_a, const __grid_constant__ TmaDesc tma_b,
                     const __grid_constant__ TmaDesc tma_d, u16* __restrict__ d, const float* __restrict__ scale_a,
                     const float* __restrict__ scale_b, u32 M, u32 N, u32 K, u64 ldd, u32 num_splits,
                     float* __restrict__ workspace, u32* __restrict__ tile_counters) {
   using T = Fp8GemmTraits<BLOCK_M, BLOCK_N, BLOCK_K, kNumStages, kNumMathWG, kSwizzle, kClusterM, kClusterN, kRasterAlongM,
-                          kGroup, kFastAccum, kTypeA, kTypeB, kTmaEpilogue, kSplitK>;
+                          kGroup, kFastAccum, kTypeA, kTypeB, kTmaEpilogue, kSplitK, kMainloop, kPromoteEvery>;
   using Mma = ptx::WgmmaFp8<BLOCK_N>;
 
   // Shared memory, aligned up to 1024 bytes (T::kAlignPad of slack is part of the launch size).
@@ -52,7 +82,7 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
 
   const u32 warp = threadIdx.x / 32;
   const u32 lane = threadIdx.x % 32;
-  const u32 wg = threadIdx.x / 128;
+  const u32 wg = warpgroup_index();
   const u32 rank = T::kClusterSize > 1 ? ptx::cluster_cta_rank() : 0;
   const u32 rank_m = rank % kClusterM, rank_n = rank / kClusterM;
 
@@ -125,64 +155,141 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
     const bool pairs_aligned = (ldd % 2 == 0) && (reinterpret_cast<u64>(d) % 4 == 0);
     const u32 row0_in_tile = wg * T::kRowsPerWG;
 
+    // WGMMA descriptors, built once per CTA: the low words of stage 0 / k-step 0 / m64 slice 0 for this
+    // warpgroup's A rows and for B. Every (stage, k-step, slice) adds a byte offset >> 4 to the low word
+    // (ptx::kmajor_desc_lo); everything but the stage index is a compile-time constant. `wg` is
+    // warp-uniform, so these stay in uniform registers and no R2UR sits between the full-barrier wait
+    // and the QGMMAs (tests/nvrtc checks the SASS).
+    const u32 a_desc_lo = ptx::kmajor_desc_lo(smem_u32(smem_a + row0_in_tile * kSwizzle));
+    const u32 b_desc_lo = ptx::kmajor_desc_lo(smem_u32(smem_b));
+
     float acc[T::kMmaPerWG][T::kAccPerMma];
-    // Promotion: each k-block accumulates into `part` on the tensor core, then is added into the
-    // FP32 `acc` on CUDA cores. With kFastAccum `part` is unused (size 1 keeps the code uniform).
-    float part[kFastAccum ? 1 : T::kMmaPerWG][kFastAccum ? 1 : T::kAccPerMma];
+    // Tensor-core partial sums, one buffer per WGMMA group in flight; each promotion adds one into the
+    // FP32 `acc` on CUDA cores (promote: every k-block; fast: every kPromoteEvery k-blocks).
+    float part0[T::kMmaPerWG][T::kAccPerMma];
+    float part1[T::kMmaPerWG][T::kAccPerMma];  // kMainloop == 2 only (unused, hence free, with one group)
+    using Buf = float[T::kMmaPerWG][T::kAccPerMma];
 
     u32 stage = 0, phase = 0;
+    // Waits for the next full stage and issues its k-steps into `buf`; the first k-step overwrites
+    // `buf` when `first` (the first k-block of a promotion group). Returns the stage it read.
+    auto issue = [&](Buf& buf, bool first) -> u32 {
+      ptx::mbar_wait(&full_bar[stage], phase);
+      ptx::wgmma_fence();
+#pragma unroll
+      for (u32 s = 0; s < T::kStepsK; ++s) {
+        // k-step s covers bytes [32*s, 32*s + 32) of the k-block: span (32*s)/kSwizzle, offset (32*s)%kSwizzle.
+        const u32 atom = (32 * s) / kSwizzle, offset = (32 * s) % kSwizzle;
+#ifdef DGT_TEST_NONUNIFORM_DESC
+        // Test-only negative case (tests/nvrtc): descriptors rebuilt per k-block from the thread index.
+        const u64 desc_b = ptx::make_kmajor_desc<kSwizzle>(smem_u32(smem_b + stage * T::kSmemBStage) + atom * BLOCK_N * kSwizzle + offset);
+#else
+        const u64 desc_b = ptx::kmajor_desc<kSwizzle>(b_desc_lo + ((stage * T::kSmemBStage + atom * BLOCK_N * kSwizzle + offset) >> 4));
+#endif
+#pragma unroll
+        for (u32 j = 0; j < T::kMmaPerWG; ++j) {
+#ifdef DGT_TEST_NONUNIFORM_DESC
+          const u64 desc_a = ptx::make_kmajor_desc<kSwizzle>(smem_u32(smem_a + stage * T::kSmemAStage) + atom * BLOCK_M * kSwizzle +
+                                                             ((threadIdx.x / 128) * T::kRowsPerWG + 64 * j) * kSwizzle + offset);
+#else
+          const u64 desc_a = ptx::kmajor_desc<kSwizzle>(
+              a_desc_lo + ((stage * T::kSmemAStage + atom * BLOCK_M * kSwizzle + 64 * j * kSwizzle + offset) >> 4));
+#endif
+          Mma::template mma<T::kTypes>(buf[j], desc_a, desc_b, (first && s == 0) ? 0u : 1u);
+        }
+      }
+      ptx::wgmma_commit();
+      const u32 read = stage;
+      if (++stage == kNumStages) stage = 0, phase ^= 1;
+      return read;
+    };
+    // The stage has been read by the tensor cores: release it to every producer that writes it
+    // (lane i arrives on CTA i's barrier).
+    auto release = [&](u32 s) {
+      if constexpr (T::kClusterSize == 1) {
+        if (lane == 0) ptx::mbar_arrive(&empty_bar[s]);
+      } else {
+        if (lane < T::kClusterSize) ptx::mbar_arrive_cluster(&empty_bar[s], lane);
+      }
+    };
+    // Promotion: acc += buf (after the wait that retired buf's WGMMAs).
+    auto promote = [&](Buf& buf) {
+#pragma unroll
+      for (u32 j = 0; j < T::kMmaPerWG; ++j)
+#pragma unroll
+        for (u32 i = 0; i < T::kAccPerMma; ++i) {
+          ptx::fence_operand(buf[j][i]);
+          acc[j][i] += buf[j][i];
+        }
+    };
+    constexpr bool kFirstOfGroup = true, kMore = false;
+
     for (u32 unit = cluster_id; unit < sched.num_units; unit += num_clusters) {
       const WorkUnit w = sched.work(unit, rank_m, rank_n);
-      if constexpr (!kFastAccum) {
 #pragma unroll
-        for (u32 j = 0; j < T::kMmaPerWG; ++j)
+      for (u32 j = 0; j < T::kMmaPerWG; ++j)
 #pragma unroll
-          for (u32 i = 0; i < T::kAccPerMma; ++i) acc[j][i] = 0.f;
-      }
+        for (u32 i = 0; i < T::kAccPerMma; ++i) acc[j][i] = 0.f;
 
-      for (u32 kb = w.k_begin; kb < w.k_end; ++kb) {
-        ptx::mbar_wait(&full_bar[stage], phase);
-        const u32 a_base = smem_u32(smem_a + stage * T::kSmemAStage);
-        const u32 b_base = smem_u32(smem_b + stage * T::kSmemBStage);
-        ptx::wgmma_fence();
-#pragma unroll
-        for (u32 s = 0; s < T::kStepsK; ++s) {
-          // k-step s covers bytes [32*s, 32*s + 32) of the k-block: span (32*s)/kSwizzle, offset (32*s)%kSwizzle.
-          const u32 atom = (32 * s) / kSwizzle, offset = (32 * s) % kSwizzle;
-          const u64 desc_b = ptx::make_kmajor_desc<kSwizzle>(b_base + atom * BLOCK_N * kSwizzle + offset);
-#pragma unroll
-          for (u32 j = 0; j < T::kMmaPerWG; ++j) {
-            const u32 row = row0_in_tile + 64 * j;
-            const u64 desc_a = ptx::make_kmajor_desc<kSwizzle>(a_base + atom * BLOCK_M * kSwizzle + row * kSwizzle + offset);
-            if constexpr (kFastAccum) {
-              Mma::template mma<T::kTypes>(acc[j], desc_a, desc_b, (kb != w.k_begin || s != 0) ? 1u : 0u);
-            } else {
-              Mma::template mma<T::kTypes>(part[j], desc_a, desc_b, s != 0 ? 1u : 0u);
+      // Promotion groups of at most kPromoteEvery k-blocks: group g covers k-blocks
+      // [k_begin + g * P, min(k_end, k_begin + (g + 1) * P)).
+      constexpr u32 P = kPromoteEvery;
+      const u32 num_kb = w.k_end - w.k_begin;  // >= 1: the host makes every split non-empty
+      const u32 num_groups = ceil_div(num_kb, P);
+      const u32 last_group_kb = num_kb - (num_groups - 1) * P;
+      // Finish the tile's index arithmetic (integer divisions on the vector pipe, then R2UR) before the
+      // first full-barrier wait, where ptxas would otherwise schedule it, delaying the first WGMMA.
+      ptx::materialize(w.m_block);
+      ptx::materialize(w.n_block);
+      ptx::materialize(num_groups);
+      ptx::materialize(last_group_kb);
+      if constexpr (kMainloop == 1) {
+        // One WGMMA group in flight: issue a k-block, wait for it, release its stage; after the last
+        // k-block of a group, add the partial sum into acc.
+        for (u32 g = 0; g < num_groups; ++g) {
+          const u32 first = issue(part0, kFirstOfGroup);
+          ptx::wgmma_wait<0>();
+          release(first);
+          if constexpr (P > 1) {
+            const u32 n = g + 1 == num_groups ? last_group_kb : P;
+            for (u32 i = 1; i < n; ++i) {
+              const u32 s = issue(part0, kMore);
+              ptx::wgmma_wait<0>();
+              release(s);
             }
           }
+          promote(part0);
         }
-        ptx::wgmma_commit();
-        ptx::wgmma_wait<0>();
-        // The stage has been read by the tensor cores: release it to every producer that writes it
-        // (lane i arrives on CTA i's barrier).
-        if constexpr (T::kClusterSize == 1) {
-          if (lane == 0) ptx::mbar_arrive(&empty_bar[stage]);
+      } else {
+        // Two WGMMA groups in flight: k-block g accumulates into part[g % 2] (P = 1, rule R20). After
+        // issuing k-block g, wait_group 1 retires everything before it, so the stage of k-block g-1 is
+        // released and its buffer is added into acc while the tensor cores work on k-block g. The loop
+        // is unrolled by two so the buffers are compile-time; its body has no branch around a WGMMA
+        // (a branch there made ptxas serialize them, warning C7514). With P > 1 in the same shape
+        // (inner runtime-length loops over a group) ptxas serialized (C7515) or spilled, hence R20.
+        u32 pending = issue(part0, kFirstOfGroup);  // stage of the newest issued k-block, released one step later
+        auto next_group = [&](Buf& buf, Buf& prev) {
+          const u32 s = issue(buf, kFirstOfGroup);
+          ptx::wgmma_wait<1>();
+          release(pending);
+          pending = s;
+          promote(prev);
+        };
+        u32 g = 1;
+        for (; g + 1 < num_groups; g += 2) {
+          next_group(part1, part0);
+          next_group(part0, part1);
+        }
+        if (g < num_groups) {
+          next_group(part1, part0);
+          ptx::wgmma_wait<0>();
+          release(pending);
+          promote(part1);
         } else {
-          if (lane < T::kClusterSize) ptx::mbar_arrive_cluster(&empty_bar[stage], lane);
+          ptx::wgmma_wait<0>();
+          release(pending);
+          promote(part0);
         }
-        if (++stage == kNumStages) stage = 0, phase ^= 1;
-
-#pragma unroll
-        for (u32 j = 0; j < T::kMmaPerWG; ++j)
-#pragma unroll
-          for (u32 i = 0; i < T::kAccPerMma; ++i) {
-            if constexpr (kFastAccum) {
-              ptx::fence_operand(acc[j][i]);
-            } else {
-              ptx::fence_operand(part[j][i]);
-              acc[j][i] += part[j][i];
-            }
-          }
       }
 
       // The spare CTAs of an edge cluster computed zeros for a tile outside D: nothing to store.
@@ -197,7 +304,7 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
       }
       const u32 m0 = w.m_block * BLOCK_M + row0_in_tile, n0 = w.n_block * BLOCK_N;
       if constexpr (kTmaEpilogue) {
-        store_tile_tma<T::kMmaPerWG, T::kAccPerMma, T::kRowsPerWG>(acc, staging + wg * T::kRowsPerWG * BLOCK_N * 2, &tma_d,
+        store_tile_tma<T::kMmaPerWG, T::kAccPerMma, T::kRowsPerWG, T::kEpiSwizzle>(acc, staging + wg * T::kRowsPerWG * BLOCK_N * 2, &tma_d,
                                                                     m0, n0, scale, wg);
       } else {
         store_tile_direct<T::kMmaPerWG, T::kAccPerMma>(acc, d, M, N, ldd, m0, n0, scale, pairs_aligned);

@@ -17,13 +17,16 @@ namespace dgt::gemm {
 /// and per multicast slice. Every region size is a multiple of 1024 except the barriers (last).
 template <u32 BLOCK_M_, u32 BLOCK_N_, u32 BLOCK_K_, u32 kNumStages_, u32 kNumMathWG_, u32 kSwizzle_, u32 kClusterM_,
           u32 kClusterN_, bool kRasterAlongM_, u32 kGroup_, bool kFastAccum_, u32 kTypeA_, u32 kTypeB_, bool kTmaEpilogue_,
-          bool kSplitK_>
+          bool kSplitK_, u32 kMainloop_, u32 kPromoteEvery_>
 struct Fp8GemmTraits {
   static constexpr u32 BLOCK_M = BLOCK_M_, BLOCK_N = BLOCK_N_, BLOCK_K = BLOCK_K_;
   static constexpr u32 kNumStages = kNumStages_, kNumMathWG = kNumMathWG_, kSwizzle = kSwizzle_;
   static constexpr u32 kClusterM = kClusterM_, kClusterN = kClusterN_, kGroup = kGroup_;
   static constexpr bool kRasterAlongM = kRasterAlongM_, kFastAccum = kFastAccum_;
   static constexpr bool kTmaEpilogue = kTmaEpilogue_, kSplitK = kSplitK_;
+  /// WGMMA groups in flight in the consumer mainloop (1 or 2; see fp8_gemm.cuh) and the promotion
+  /// interval P in k-blocks (1 in promote mode; fast mode: tensor-core partial sums of P k-blocks).
+  static constexpr u32 kMainloop = kMainloop_, kPromoteEvery = kPromoteEvery_;
   static constexpr u32 kTypes = 2 * kTypeA_ + kTypeB_;
 
   static constexpr u32 kThreads = 128 * (kNumMathWG + 1);
@@ -57,11 +60,16 @@ struct Fp8GemmTraits {
   // Registers (per thread, after setmaxnreg). 2 consumer WGs: 128*40 + 256*232 = 64512 <= 65536.
   static constexpr u32 kProducerRegs = 40;
   static constexpr u32 kMathRegs = kNumMathWG == 1 ? 240 : 232;
-  static constexpr u32 kAccRegs = kMmaPerWG * kAccPerMma * (kFastAccum ? 1 : 2);
-  static constexpr u32 kRegOverhead = 48;  // addresses, loop state, epilogue temporaries (calibrated with ptxas)
+  // Both accumulation modes keep the FP32 accumulator plus one tensor-core partial buffer per WGMMA
+  // group in flight: 2 x BLOCK_N / 2 per m64 slice with one group, 3 x with two.
+  static constexpr u32 kAccRegs = kMmaPerWG * kAccPerMma * (kMainloop == 2 ? 3 : 2);
+  // Addresses, loop state, epilogue temporaries (calibrated with ptxas; the two-group schedule keeps
+  // descriptors and loop state in uniform registers: 0 spills at 3 x 72 + 16 = 232 for BLOCK_N 144).
+  static constexpr u32 kRegOverhead = kMainloop == 2 ? 16 : 48;
 
-  // TMA-store epilogue: the staging tile is BLOCK_N / 64 column chunks of [rows][128 B], 128-byte swizzled.
-  static constexpr u32 kEpiChunkCols = 64;
+  // TMA-store epilogue: output swizzle = the largest of 128/64/32 bytes dividing a staging row
+  // (BLOCK_N * 2 bytes), else none; see epilogue_tma.cuh. src/problem/kernel_config.cpp mirrors it.
+  static constexpr u32 kEpiSwizzle = (BLOCK_N * 2) % 128 == 0 ? 128 : (BLOCK_N * 2) % 64 == 0 ? 64 : (BLOCK_N * 2) % 32 == 0 ? 32 : 0;
 
   // ---- Legality rules, same order as src/space/resource_model.cpp ----
   static_assert(BLOCK_M == 64 || BLOCK_M == 128 || BLOCK_M == 256, "R1: BLOCK_M must be 64, 128 or 256");
@@ -78,8 +86,14 @@ struct Fp8GemmTraits {
   static_assert(kGroup >= 1 && kGroup <= 64, "R12: rasterization group must be in 1..64");
   static_assert(kSliceRowsB % 8 == 0 && kSliceRowsA % 8 == 0,
                 "R13: multicast slices (BLOCK_N / cluster M, BLOCK_M / cluster N) must be multiples of 8 rows");
-  static_assert(!kTmaEpilogue || BLOCK_N % 64 == 0, "R14: the TMA-store epilogue needs BLOCK_N to be a multiple of 64");
+  static_assert(!kTmaEpilogue || BLOCK_N % 8 == 0, "R14: the TMA-store epilogue needs BLOCK_N to be a multiple of 8 (16-byte staging rows)");
   // R15 (split-K in 1..16) and R16 (sms >= 0) are checked on the host only: both are run-time arguments.
+  static_assert(kMainloop == 1 || kMainloop == 2, "R17: mainloop must keep 1 or 2 WGMMA groups in flight (1g, 2g)");
+  static_assert(kPromoteEvery >= 1 && kPromoteEvery * BLOCK_K <= 2048,
+                "R18: promote_every P must be >= 1 with P x BLOCK_K <= 2048 (tensor-core partial sums of at most 2048 products)");
+  static_assert(kFastAccum || kPromoteEvery == 1, "R19: promote accumulation promotes every k-block (promote_every must be 1)");
+  static_assert(kMainloop == 1 || kPromoteEvery == 1,
+                "R20: the two-group mainloop promotes every k-block (promote_every must be 1; P > 1 runs with 1g)");
 };
 
 }  // namespace dgt::gemm

@@ -56,3 +56,20 @@ __device__ __forceinline__ void named_barrier_sync(u32 id, u32 count) {
 }
 
 }  // namespace dgt::ptx
+
+namespace dgt::ptx {
+
+/// stmatrix (PTX ISA, "stmatrix"): the warp stores four (x4) or two (x2) 8x8 matrices of 16-bit
+/// elements. Register q of every lane holds row lane/4, columns 2*(lane%4) and +1 of matrix q (the
+/// WGMMA accumulator fragment layout); lanes 8q..8q+7 give the shared addresses of matrix q's rows
+/// (16 bytes each). For x2 only lanes 0..15 supply addresses.
+__device__ __forceinline__ void stmatrix_x4(u32 smem_addr, u32 r0, u32 r1, u32 r2, u32 r3) {
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};" ::"r"(smem_addr), "r"(r0), "r"(r1), "r"(r2),
+               "r"(r3)
+               : "memory");
+}
+__device__ __forceinline__ void stmatrix_x2(u32 smem_addr, u32 r0, u32 r1) {
+  asm volatile("stmatrix.sync.aligned.m8n8.x2.shared.b16 [%0], {%1, %2};" ::"r"(smem_addr), "r"(r0), "r"(r1) : "memory");
+}
+
+}  // namespace dgt::ptx

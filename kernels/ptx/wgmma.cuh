@@ -16,6 +16,9 @@ __device__ __forceinline__ void wgmma_wait() {
   asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory");
 }
 
+/// Makes the compiler compute `v` before the next volatile asm statement (e.g. a barrier wait).
+__device__ __forceinline__ void materialize(u32 v) { asm volatile("" ::"r"(v)); }
+
 /// Keeps the compiler from moving accumulator reads/writes across wgmma fences and waits.
 __device__ __forceinline__ void fence_operand(float& r) { asm volatile("" : "+f"(r)::"memory"); }
 
@@ -41,6 +44,19 @@ __device__ __forceinline__ u64 make_kmajor_desc(u32 smem_addr) {
   desc |= static_cast<u64>((8 * kSwizzleBytes) >> 4) << 32;
   desc |= desc_swizzle_bits<kSwizzleBytes>() << 62;
   return desc;
+}
+
+/// The two 32-bit words of make_kmajor_desc, for building descriptors once per CTA: the high word is a
+/// compile-time constant, and moving the start address by `bytes` (a multiple of 16 inside shared
+/// memory, so the 14-bit field never carries) adds bytes >> 4 to the low word.
+template <u32 kSwizzleBytes>
+__device__ __forceinline__ constexpr u32 kmajor_desc_hi() {
+  return ((8 * kSwizzleBytes) >> 4) | (static_cast<u32>(desc_swizzle_bits<kSwizzleBytes>()) << 30);
+}
+__device__ __forceinline__ u32 kmajor_desc_lo(u32 smem_addr) { return ((smem_addr & 0x3FFFF) >> 4) | (1u << 16); }
+template <u32 kSwizzleBytes>
+__device__ __forceinline__ u64 kmajor_desc(u32 lo) {
+  return (static_cast<u64>(kmajor_desc_hi<kSwizzleBytes>()) << 32) | lo;
 }
 
 }  // namespace dgt::ptx

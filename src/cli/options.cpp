@@ -180,10 +180,23 @@ void FormatOption::add(CLI::App& cmd) {
       ->group("Output");
 }
 
-void FormatOption::render(const report::Table& t) const { report::render(t, report::parse_format(name), std::cout); }
+namespace {
+/// Output is the product: a table that did not reach stdout (a full disk, a closed pipe) is an I/O error
+/// (exit 1), never a silent success.
+void check_stdout() {
+  std::cout.flush();
+  if (!std::cout) DGT_THROW(ErrorKind::kIo, "could not write the output to standard output (disk full or pipe closed?)");
+}
+}  // namespace
+
+void FormatOption::render(const report::Table& t) const {
+  report::render(t, report::parse_format(name), std::cout);
+  check_stdout();
+}
 
 void FormatOption::render(const std::vector<report::Table>& tables) const {
   report::render_all(tables, report::parse_format(name), std::cout);
+  check_stdout();
 }
 
 void ProblemOptions::add(CLI::App& cmd) {

@@ -48,7 +48,8 @@ CREATE TABLE config (
   block_m INTEGER NOT NULL, block_n INTEGER NOT NULL, block_k INTEGER NOT NULL,
   num_stages INTEGER NOT NULL, num_math_wg INTEGER NOT NULL, swizzle INTEGER NOT NULL,
   cluster_m INTEGER NOT NULL, cluster_n INTEGER NOT NULL,
-  raster TEXT NOT NULL, group_size INTEGER NOT NULL, epilogue TEXT NOT NULL, split_k INTEGER NOT NULL, sms INTEGER NOT NULL DEFAULT 0
+  raster TEXT NOT NULL, group_size INTEGER NOT NULL, epilogue TEXT NOT NULL, split_k INTEGER NOT NULL, sms INTEGER NOT NULL DEFAULT 0,
+  mainloop TEXT NOT NULL DEFAULT '1g', promote_every INTEGER NOT NULL DEFAULT 1
 );
 CREATE TABLE trial (
   id INTEGER PRIMARY KEY,
@@ -117,8 +118,8 @@ FROM (
   WHERE t.status = 'ok' AND t.median_us IS NOT NULL
 )
 WHERE rank = 1;
--- Version 6 (gate branch): gate history, as src/db/migrations/0006_gate_history.sql. Versions 4 and 5 are
--- placeholders on this branch (0004_reserved_kernel_v2.sql, 0005_reserved_compare.sql); the lead renumbers at merge.
+-- Version 6 (gate branch): gate history, as src/db/migrations/0006_gate_history.sql. Version 5 is a
+-- placeholder on this branch (0005_reserved_compare.sql, the compare branch's number); the lead renumbers at merge.
 CREATE TABLE gate_run (
   id INTEGER PRIMARY KEY,
   device_id INTEGER NOT NULL REFERENCES device (id),

@@ -125,7 +125,8 @@ void read_measurement(const Connection& c, const Statement& s, Measurement& m) {
   ".tflops AS tflops, " t ".gbps AS gbps, " t ".protocol AS protocol, " t ".created_at AS created_at"
 
 constexpr const char* kTrialSelect =
-    "SELECT t.problem_id AS problem_id, c.key AS config_key, t.compile_ms AS compile_ms, t.registers AS registers, "
+    "SELECT t.problem_id AS problem_id, c.key AS config_key, c.mainloop AS mainloop, c.promote_every AS promote_every, "
+    "t.compile_ms AS compile_ms, t.registers AS registers, "
     "t.spill_bytes AS spill_bytes, t.smem_bytes AS smem_bytes, " DGT_PROBLEM_COLUMNS ", " DGT_MEASUREMENT_COLUMNS("t")
     " FROM trial t JOIN problem p ON p.id = t.problem_id JOIN config c ON c.id = t.config_id ";
 
@@ -163,6 +164,13 @@ TrialRecord read_trial(const Connection& c, const Statement& s) {
   TrialRecord t;
   read_measurement(c, s, t);
   t.config = KernelConfig::parse_key(s.get_text("config_key"));
+  // The key carries every tunable; the schema-4 columns must agree with it (old keys without the
+  // _1g/_2g and _pP tokens parse to 1g and P = 1, the columns' defaults).
+  const std::string mainloop = s.get_text("mainloop");
+  const int promote_every = s.get_int32("promote_every");
+  if (mainloop != to_string(t.config.mainloop) || promote_every != t.config.promote_every)
+    DGT_THROW(ErrorKind::kSqlite, "tuning database {}: config {} is stored with mainloop {} and promote_every {}, which its key "
+              "contradicts (damaged file?)", c.path(), t.config.key(), mainloop, promote_every);
   t.compile_ms = s.get_real("compile_ms");
   t.registers = s.get_int32("registers");
   t.spill_bytes = s.get_int32("spill_bytes");
@@ -390,9 +398,9 @@ int64_t TuningDb::upsert_config(const KernelConfig& cfg) {
   {
     Statement s(c,
                 "INSERT INTO config (key, block_m, block_n, block_k, num_stages, num_math_wg, swizzle, cluster_m, "
-                "cluster_n, raster, group_size, epilogue, split_k, sms) "
+                "cluster_n, raster, group_size, epilogue, split_k, sms, mainloop, promote_every) "
                 "VALUES (:key, :block_m, :block_n, :block_k, :num_stages, :num_math_wg, :swizzle, :cluster_m, :cluster_n, "
-                ":raster, :group_size, :epilogue, :split_k, :sms) "
+                ":raster, :group_size, :epilogue, :split_k, :sms, :mainloop, :promote_every) "
                 "ON CONFLICT (key) DO NOTHING");
     s.bind_text(":key", key);
     s.bind_int(":block_m", cfg.block_m);
@@ -408,6 +416,8 @@ int64_t TuningDb::upsert_config(const KernelConfig& cfg) {
     s.bind_text(":epilogue", to_string(cfg.epilogue));
     s.bind_int(":split_k", cfg.split_k);
     s.bind_int(":sms", cfg.sms);
+    s.bind_text(":mainloop", to_string(cfg.mainloop));
+    s.bind_int(":promote_every", cfg.promote_every);
     s.run();
   }
   Statement s(c, "SELECT id AS id FROM config WHERE key = :key");

@@ -89,13 +89,14 @@ struct GateHistoryPoint {
   GateResultRow result;              ///< result.problem is left default; problem_key names it
 };
 
-/// Tuning database, schema version schema::latest_version() (3); the DDL is src/db/schema.sql:
+/// Tuning database, schema version schema::latest_version() (6 on the gate branch); the DDL is src/db/schema.sql:
 ///   device(id, hw_key UNIQUE, name, cc, sm_count, memory_bytes, l2_bytes, max_sm_clock_mhz, created_at):
 ///          the hardware identity (HardwareIdentity::key()); cc = 10 * cc_major + cc_minor (90 for sm_90)
 ///   environment(id, env_key UNIQUE, driver_version, runtime_version, cublaslt_version, nvrtc_version,
 ///          kernel_hash, dgtune_version, created_at): the software environment (SoftwareEnv::key())
 ///   problem(id, key UNIQUE, m, n, k, lda, ldb, ldd, dtype_a, dtype_b, dtype_d, scale_mode, accum)
-///   config(id, key UNIQUE, block_m .. split_k, sms): every tunable as a column, raster/epilogue as text
+///   config(id, key UNIQUE, block_m .. split_k, sms, mainloop, promote_every): every tunable as a column;
+///          raster, epilogue and mainloop as text
 ///   trial(id, device_id, environment_id, problem_id, config_id, pci_bus_id, status, error, compile_ms, registers,
 ///         spill_bytes, smem_bytes, median_us, p10_us, p90_us, samples, rse, tflops, gbps, verify_ok, max_rel_err,
 ///         diff, nan_count, pad_touched, sm_clock_mhz, throttled, protocol, created_at,

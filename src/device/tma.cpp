@@ -24,10 +24,13 @@ CUtensorMap encode_2d(const char* operand, const void* base, CUtensorMapDataType
     case 128: swizzle = CU_TENSOR_MAP_SWIZZLE_128B; break;
     case 64: swizzle = CU_TENSOR_MAP_SWIZZLE_64B; break;
     case 32: swizzle = CU_TENSOR_MAP_SWIZZLE_32B; break;
+    case 0: swizzle = CU_TENSOR_MAP_SWIZZLE_NONE; break;
     default:
       DGT_THROW(ErrorKind::kInvalid, "operand {}: swizzle {} bytes (must be 32, 64 or 128)", operand, swizzle_bytes);
   }
-  if (box_cols * elem_bytes != swizzle_bytes)
+  if (swizzle_bytes == 0 && (box_cols * elem_bytes) % 16 != 0)
+    DGT_THROW(ErrorKind::kInternal, "operand {}: box inner size {} bytes must be a multiple of 16", operand, box_cols * elem_bytes);
+  if (swizzle_bytes != 0 && box_cols * elem_bytes != swizzle_bytes)
     DGT_THROW(ErrorKind::kInternal, "operand {}: box inner size {} bytes must equal the swizzle span {} bytes", operand,
               box_cols * elem_bytes, swizzle_bytes);
   CUtensorMap map{};
@@ -52,8 +55,8 @@ CUtensorMap make_kmajor_tma(const char* operand, const void* base, uint64_t rows
 }
 
 CUtensorMap make_bf16_store_tma(const char* operand, const void* base, uint64_t rows, uint64_t cols, uint64_t ld_bytes,
-                                uint32_t box_cols, uint32_t box_rows) {
-  return encode_2d(operand, base, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, rows, cols, ld_bytes, box_cols, box_rows, 128);
+                                uint32_t box_cols, uint32_t box_rows, uint32_t swizzle_bytes) {
+  return encode_2d(operand, base, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, rows, cols, ld_bytes, box_cols, box_rows, swizzle_bytes);
 }
 
 }  // namespace dgt

@@ -17,9 +17,10 @@ CUtensorMap make_kmajor_tma(const char* operand, const void* base, uint64_t rows
                             uint32_t box_rows, uint32_t swizzle_bytes);
 
 /// Encodes the tensor map of the BF16 output D (rows x cols, row-major, ld_bytes between rows) for TMA
-/// stores of boxes {box_cols, box_rows} with a 128-byte swizzle (box_cols * 2 must be 128). Same rules
-/// and errors as make_kmajor_tma, naming `operand`.
+/// stores of boxes {box_cols, box_rows} with a `swizzle_bytes` swizzle: 128, 64 or 32 with box_cols * 2
+/// equal to it, or 0 for none with box_cols * 2 a multiple of 16 (the epilogue's staging layout,
+/// kernels/gemm/epilogue_tma.cuh). Same rules and errors as make_kmajor_tma, naming `operand`.
 CUtensorMap make_bf16_store_tma(const char* operand, const void* base, uint64_t rows, uint64_t cols, uint64_t ld_bytes,
-                                uint32_t box_cols, uint32_t box_rows);
+                                uint32_t box_cols, uint32_t box_rows, uint32_t swizzle_bytes = 128);
 
 }  // namespace dgt

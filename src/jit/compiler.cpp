@@ -46,6 +46,20 @@ void parse_ptxas_report(const std::string& log, const std::string& function, Com
   if (std::regex_search(section, m, std::regex(R"(Used (\d+) registers)"))) out.registers = std::stoi(m[1]);
 }
 
+std::string serialized_wgmma_warning(const std::string& log) {
+  size_t start = 0;
+  while (start < log.size()) {
+    size_t end = log.find('\n', start);
+    if (end == std::string::npos) end = log.size();
+    const std::string line = log.substr(start, end - start);
+    if (line.find("C7514") != std::string::npos || line.find("C7515") != std::string::npos ||
+        (line.find("wgmma") != std::string::npos && line.find("serialized") != std::string::npos))
+      return line;
+    start = end + 1;
+  }
+  return {};
+}
+
 namespace {
 struct ProgramDeleter {
   void operator()(nvrtcProgram* p) const {
@@ -96,6 +110,8 @@ CompiledKernel compile(const std::string& source, const std::string& program_nam
     DGT_CHECK_NVRTC(nvrtcGetLoweredName(*prog, name_expression.c_str(), &lowered));
     out.lowered_name = lowered;
   }
+  if (std::string w = serialized_wgmma_warning(out.log); !w.empty())
+    DGT_THROW(ErrorKind::kNvrtc, "ptxas serialized the WGMMAs of {} (treated as a compile failure): {}\n{}", program_name, w, out.log);
   parse_ptxas_report(out.log, out.lowered_name, out);
   out.compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   return out;

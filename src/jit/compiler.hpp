@@ -26,8 +26,15 @@ std::string nvrtc_version_string();
 /// Compiles `source` (a translation unit that #includes kernels by their path under kernels/,
 /// e.g. "gemm/fp8_gemm.cuh"; every embedded source is offered as an in-memory header) for sm_90a.
 /// When `name_expression` is non-empty it is registered with nvrtcAddNameExpression and its lowered
-/// name returned. Throws Error(kNvrtc) with the full log when compilation fails.
+/// name returned. Throws Error(kNvrtc) with the full log when compilation fails or when ptxas
+/// serialized the WGMMAs (serialized_wgmma_warning).
 CompiledKernel compile(const std::string& source, const std::string& program_name, const std::string& name_expression);
+
+/// The first line of `log` in which ptxas reports that it serialized wgmma.mma_async instructions
+/// (warnings C7514 / C7515, e.g. "wgmma.mma_async instructions are serialized due to ..."), or "" when
+/// there is none. A serialized mainloop runs its WGMMAs one at a time (and usually spills), so
+/// compile() treats such a warning as a failure.
+std::string serialized_wgmma_warning(const std::string& log);
 
 /// Parses ptxas -v output ("Used N registers", "N bytes stack frame, N bytes spill stores, N bytes
 /// spill loads") for `function` (mangled name; empty = first function reported) into `out`.

@@ -69,7 +69,8 @@ void GemmKernel::launch(const Problem& p, const GemmOperands& ops, cudaStream_t 
   const CUtensorMap tma_b = make_kmajor_tma("B", ops.b, p.n, p.k, p.ldb, c.block_n / c.cluster_m, c.swizzle);
   CUtensorMap tma_d{};
   if (c.epilogue == Epilogue::kTma)
-    tma_d = make_bf16_store_tma("D", ops.d, p.m, p.n, static_cast<uint64_t>(p.ldd) * 2, 64, c.block_m / c.num_math_wg);
+    tma_d = make_bf16_store_tma("D", ops.d, p.m, p.n, static_cast<uint64_t>(p.ldd) * 2, epilogue_box_cols(c.block_n),
+                                c.block_m / c.num_math_wg, epilogue_swizzle_bytes(c.block_n));
   unsigned splits = static_cast<unsigned>(effective_splits(p));
   void* partials = nullptr;
   void* counters = nullptr;

@@ -61,7 +61,7 @@ class KernelCache {
 
   /// The launchable kernel for `spec`: by spec key; on a miss its module by compiled key, else the
   /// code is compiled through the cubin cache and loaded. Throws Error(kInvalid) naming the legality
-  /// rule (R1..R16) when `spec` is illegal, before any NVRTC or CUDA call; Error(kNvrtc) when the
+  /// rule (R1..R20) when `spec` is illegal, before any NVRTC or CUDA call; Error(kNvrtc) when the
   /// compile fails; Error(kDriver) when loading fails or no cluster of the kernel fits the device.
   std::shared_ptr<jit::GemmKernel> get(const KernelSpec& spec);
   /// Same, with the code already compiled (e.g. ahead of time on a thread pool): never compiles;

@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include "core/error.hpp"
+#include "core/hash.hpp"
 #include "core/paths.hpp"
 #include "db/tuning_db.hpp"
 #include "device/device_info.hpp"
@@ -31,9 +32,8 @@ struct ShapeKey {
 };
 struct ShapeKeyHash {
   size_t operator()(const ShapeKey& s) const noexcept {
-    uint64_t h = 1469598103934665603ull;
-    for (int64_t v : {s.m, s.n, s.k, s.lda, s.ldb, s.ldd, int64_t(s.flags)}) h = (h ^ uint64_t(v)) * 1099511628211ull;
-    return h;
+    const int64_t words[] = {s.m, s.n, s.k, s.lda, s.ldb, s.ldd, int64_t(s.flags)};
+    return fnv1a64(std::string_view(reinterpret_cast<const char*>(words), sizeof words));  // no allocation
   }
 };
 

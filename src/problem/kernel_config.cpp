@@ -12,6 +12,24 @@ namespace dgt {
 
 const char* to_string(Raster r) { return r == Raster::kAlongM ? "m" : "n"; }
 const char* to_string(Epilogue e) { return e == Epilogue::kTma ? "tma" : "direct"; }
+const char* to_string(Mainloop m) { return m == Mainloop::k2g ? "2g" : "1g"; }
+
+Mainloop parse_mainloop(std::string_view s, std::string_view where) {
+  if (s == "1g") return Mainloop::k1g;
+  if (s == "2g") return Mainloop::k2g;
+  DGT_THROW(ErrorKind::kUsage, "{}: mainloop '{}' is unknown (expected 1g or 2g)", where, s);
+}
+
+int epilogue_swizzle_bytes(int block_n) {
+  for (int s : {128, 64, 32})
+    if ((block_n * 2) % s == 0) return s;
+  return 0;
+}
+
+int epilogue_box_cols(int block_n) {
+  const int s = epilogue_swizzle_bytes(block_n);
+  return s ? s / 2 : block_n;
+}
 
 Epilogue parse_epilogue(std::string_view s, std::string_view where) {
   if (s == "direct") return Epilogue::kDirect;
@@ -26,8 +44,9 @@ Raster parse_raster(std::string_view s, std::string_view where) {
 }
 
 std::string KernelConfig::key() const {
-  return fmt::format("{}x{}x{}_s{}_wg{}_sw{}_c{}x{}_r{}{}_{}_sk{}_sm{}", block_m, block_n, block_k, num_stages, num_math_wg,
-                     swizzle, cluster_m, cluster_n, to_string(raster), group, to_string(epilogue), split_k, sms);
+  return fmt::format("{}x{}x{}_s{}_wg{}_sw{}_c{}x{}_r{}{}_{}_sk{}_sm{}_{}_p{}", block_m, block_n, block_k, num_stages,
+                     num_math_wg, swizzle, cluster_m, cluster_n, to_string(raster), group, to_string(epilogue), split_k, sms,
+                     to_string(mainloop), promote_every);
 }
 
 namespace {
@@ -55,10 +74,11 @@ int parse_int(std::string_view key, std::string_view token, std::string_view dig
 }  // namespace
 
 KernelConfig KernelConfig::parse_key(std::string_view key) {
-  static constexpr const char* kFormat = "BMxBNxBK_sSTAGES_wgW_swBYTES_cCMxCN_r{m|n}GROUP_{direct|tma}_skS_smSMS";
+  static constexpr const char* kFormat = "BMxBNxBK_sSTAGES_wgW_swBYTES_cCMxCN_r{m|n}GROUP_{direct|tma}_skS_smSMS_{1g|2g}_pP";
   auto tok = split(key, '_');
-  if (tok.size() != 9 && tok.size() != 8)
-    DGT_THROW(ErrorKind::kUsage, "config key '{}' has {} '_'-separated fields, expected 9 ({})", key, tok.size(), kFormat);
+  if (tok.size() < 8 || tok.size() > 11)
+    DGT_THROW(ErrorKind::kUsage, "config key '{}' has {} '_'-separated fields, expected 11 ({}; older keys end earlier)", key,
+              tok.size(), kFormat);
   KernelConfig c;
   auto tile = split(tok[0], 'x');
   if (tile.size() != 3) DGT_THROW(ErrorKind::kUsage, "config key '{}': tile '{}' should be BLOCK_MxBLOCK_NxBLOCK_K", key, tok[0]);
@@ -84,7 +104,20 @@ KernelConfig KernelConfig::parse_key(std::string_view key) {
   c.group = parse_int(key, tok[5], r.substr(1), "rasterization group");
   c.epilogue = parse_epilogue(tok[6], fmt::format("config key '{}'", key));
   c.split_k = parse_int(key, tok[7], prefixed(tok[7], "sk", "split-K"), "split-K");
-  if (tok.size() == 9) c.sms = parse_int(key, tok[8], prefixed(tok[8], "sm", "persistent grid size"), "persistent grid size");
+  if (tok.size() >= 9) c.sms = parse_int(key, tok[8], prefixed(tok[8], "sm", "persistent grid size"), "persistent grid size");
+  // Optional trailing tokens, in this order: mainloop ("1g"/"2g"), promotion interval ("p<P>").
+  size_t t = 9;
+  if (t < tok.size() && !tok[t].empty() && tok[t].back() == 'g') {
+    c.mainloop = parse_mainloop(tok[t], fmt::format("config key '{}'", key));
+    ++t;
+  }
+  if (t < tok.size() && !tok[t].empty() && tok[t][0] == 'p') {
+    c.promote_every = parse_int(key, tok[t], tok[t].substr(1), "promotion interval");
+    ++t;
+  }
+  if (t < tok.size())
+    DGT_THROW(ErrorKind::kUsage, "config key '{}': token '{}' should be the mainloop (1g or 2g) or p<promote_every> ({})", key,
+              tok[t], kFormat);
   return c;
 }
 
@@ -113,7 +146,9 @@ void to_json(nlohmann::json& j, const KernelConfig& c) {
                      {"group", c.group},
                      {"epilogue", to_string(c.epilogue)},
                      {"split_k", c.split_k},
-                     {"sms", c.sms}};
+                     {"sms", c.sms},
+                     {"mainloop", to_string(c.mainloop)},
+                     {"promote_every", c.promote_every}};
 }
 
 void from_json(const nlohmann::json& j, KernelConfig& c) {
@@ -135,6 +170,8 @@ void from_json(const nlohmann::json& j, KernelConfig& c) {
   c.epilogue = parse_epilogue(j.value("epilogue", std::string("direct")), "config JSON");
   c.split_k = j.value("split_k", d.split_k);
   c.sms = j.value("sms", d.sms);
+  c.mainloop = parse_mainloop(j.value("mainloop", std::string(to_string(d.mainloop))), "config JSON");
+  c.promote_every = j.value("promote_every", d.promote_every);
 }
 
 }  // namespace dgt

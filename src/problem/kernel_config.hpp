@@ -20,8 +20,15 @@ enum class Raster { kAlongM, kAlongN };
 /// and one thread stores it with a TMA bulk tensor store (needs ldd * 2 a multiple of 16 bytes).
 enum class Epilogue { kDirect, kTma };
 
+/// Consumer mainloop schedule (kernels/gemm/fp8_gemm.cuh). k1g: one WGMMA group in flight (issue a
+/// k-block, wait for it, release the stage, promote); the schedule of dgtune <= 0.1 and what keys
+/// without the token mean. k2g: two groups in flight with two partial-accumulator buffers (3 x BLOCK_N / 2
+/// accumulator registers per m64 slice instead of 2 x). Same output bits.
+enum class Mainloop { k1g, k2g };
+
 const char* to_string(Raster r);
 const char* to_string(Epilogue e);
+const char* to_string(Mainloop m);
 
 /// The tunables, each a template parameter of the kernel and its own column in the tuning DB.
 /// Units: block sizes in elements (BLOCK_K in FP8 elements = bytes), swizzle in bytes.
@@ -39,9 +46,14 @@ struct KernelConfig {
   Epilogue epilogue = Epilogue::kDirect;
   int split_k = 1;         ///< K slices per output tile (reduced deterministically in split order)
   int sms = 0;             ///< persistent grid: at most this many CTAs (0 = one per SM of the device)
+  Mainloop mainloop = Mainloop::k1g;  ///< WGMMA groups in flight in the consumer mainloop
+  /// P: promotion into FP32 every P k-blocks. Must be 1 with promote accumulation (R19); with fast
+  /// accumulation 1 <= P and P x BLOCK_K <= 2048 (R18).
+  int promote_every = 1;
 
-  /// Canonical key, e.g. "128x128x128_s4_wg2_sw128_c1x1_rm8_direct_sk1_sm0". Keys without the last
-  /// token (dgtune 0.1.0) still parse, with sms = 0.
+  /// Canonical key, e.g. "128x128x128_s4_wg2_sw128_c1x1_rm8_direct_sk1_sm0_2g_p1". Older keys still
+  /// parse: without "_sm0" (dgtune 0.1.0) sms = 0; without the mainloop token ("1g"/"2g") the one-group
+  /// schedule; without "_p<P>" P = 1.
   std::string key() const;
   /// Parse a canonical key. Throws Error(kUsage) naming the token that is malformed.
   static KernelConfig parse_key(std::string_view key);
@@ -69,9 +81,17 @@ struct KernelSpec {
   bool operator==(const KernelSpec&) const = default;
 };
 
-/// Parse "m"/"n" and "direct"/"tma". Throw Error(kUsage) naming `where` and the value.
+/// Parse "m"/"n", "direct"/"tma" and "1g"/"2g". Throw Error(kUsage) naming `where` and the value.
 Raster parse_raster(std::string_view s, std::string_view where);
 Epilogue parse_epilogue(std::string_view s, std::string_view where);
+Mainloop parse_mainloop(std::string_view s, std::string_view where);
+
+/// Shared-memory swizzle of the TMA-store epilogue's staging tile and D tensor map, in bytes: the
+/// largest of 128, 64, 32 that divides a staging row (BLOCK_N * 2 bytes), else 0 (no swizzle; one box
+/// of the full BLOCK_N). Mirrors Fp8GemmTraits::kEpiSwizzle (kernels/gemm/fp8_gemm_traits.cuh).
+int epilogue_swizzle_bytes(int block_n);
+/// Columns of one TMA store box of D: the swizzle span in BF16 elements, or BLOCK_N without swizzle.
+int epilogue_box_cols(int block_n);
 
 void to_json(nlohmann::json& j, const KernelConfig& c);
 void from_json(const nlohmann::json& j, KernelConfig& c);

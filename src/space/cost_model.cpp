@@ -28,7 +28,10 @@ double estimate_us(const KernelSpec& spec, const Problem& p, int sm_count, const
   const double k_unit = per_split * c.block_k;
   double eff = double(c.block_n) / (c.block_n + k.n_half);
   if (c.num_math_wg == 1 && c.block_m == 64) eff *= k.one_wg_m64;
-  if (spec.accum == Accum::kPromote) eff *= k.promote;
+  // Promotion every P k-blocks (promote: P = 1) costs (1 - factor) / P of the WGMMA rate.
+  const double promo = c.mainloop == Mainloop::k2g ? k.promote_2g : k.promote;
+  eff *= 1.0 - (1.0 - promo) / std::max(1, c.promote_every);
+  if (cluster > 1) eff *= k.cluster;
   if (c.block_k == 256) eff *= k.bk256;
   if (c.swizzle == 64) eff *= k.swizzle64;
   if (c.swizzle == 32) eff *= k.swizzle32;
@@ -60,6 +63,7 @@ KernelConfig default_config(const Problem& p) {
   c.swizzle = 128;
   c.raster = Raster::kAlongM;
   c.group = 8;
+  c.mainloop = Mainloop::k2g;  // BLOCK_N <= 128: 3 x 64 + 16 registers fit; promotion every k-block (R20)
   c.num_stages = std::max(2, deepest_stages(KernelSpec::of(c, p), 8));
   return c;
 }

@@ -17,7 +17,10 @@ struct CostConstants {
   double sm_flops = 6.0e12;        ///< effective FP8 FLOP/s of one SM at efficiency 1
   double n_half = 75;              ///< WGMMA efficiency BLOCK_N / (BLOCK_N + n_half)
   double one_wg_m64 = 0.625;       ///< efficiency with one consumer WG holding a single m64 slice (BLOCK_M 64)
-  double promote = 0.93;           ///< efficiency with FP32 promotion every k-block
+  double promote = 0.93;           ///< efficiency with FP32 promotion every k-block, one WGMMA group in flight (1g)
+  double promote_2g = 0.99;        ///< the same with two groups in flight (2g): promotion overlaps the next WGMMAs
+  double cluster = 0.95;           ///< efficiency of a CTA in a 2- or 4-CTA cluster: multicast measured 1.5-6% slower
+                                   ///< than 1x1 on the H200 even with 2g (kernel-perf-notes.md), a prior until refit
   double bk256 = 1.19;             ///< efficiency with BLOCK_K 256 (fewer barrier round trips)
   double swizzle64 = 0.6;          ///< efficiency with 64-byte swizzle (more TMA boxes, bank conflicts)
   double swizzle32 = 0.35;         ///< efficiency with 32-byte swizzle
@@ -44,7 +47,8 @@ double estimate_us(const KernelSpec& spec, const Problem& p, int sm_count, const
 /// The documented default config for shapes the tuning DB does not know (used by the loader):
 /// BLOCK_M = 64 (one consumer warpgroup) when M <= 64, else 128 (two consumer warpgroups);
 /// BLOCK_N = 128, or N rounded up to 16 when N < 128; BLOCK_K = 128; 128-byte swizzle; the deepest
-/// pipeline (<= 8 stages) that fits shared memory; raster along M, group 8; direct epilogue; no split.
+/// pipeline (<= 8 stages) that fits shared memory; raster along M, group 8; direct epilogue; no split;
+/// two WGMMA groups in flight, which promote every k-block in both accumulation modes (rule R20).
 KernelConfig default_config(const Problem& p);
 
 }  // namespace dgt

@@ -9,7 +9,9 @@ namespace dgt {
 namespace {
 // Mirrors Fp8GemmTraits (kernels/gemm/fp8_gemm_traits.cuh).
 constexpr int kAlignPad = 1024;
-constexpr int kRegOverhead = 48;
+constexpr int kRegOverhead1g = 48;  // kRegOverhead with one WGMMA group in flight
+constexpr int kRegOverhead2g = 16;  // with two (descriptors and loop state in uniform registers)
+constexpr int kMaxPromoteSpanK = 2048;  // R18: at most 2048 products per tensor-core partial sum
 constexpr int kRegsOneConsumerWG = 240;
 constexpr int kRegsTwoConsumerWG = 232;
 }  // namespace
@@ -28,8 +30,9 @@ ResourceReport evaluate_resources(const KernelSpec& spec) {
   r.smem.total = r.smem.align_pad + r.smem.a_stages + r.smem.b_stages + r.smem.staging + r.smem.barriers;
   const int wg = c.num_math_wg > 0 ? c.num_math_wg : 1;
   const int mma_per_wg = c.block_m / wg / 64;
-  r.regs.accumulators = mma_per_wg * (c.block_n / 2) * (spec.accum == Accum::kFast ? 1 : 2);
-  r.regs.overhead = kRegOverhead;
+  const bool two_groups = c.mainloop == Mainloop::k2g;
+  r.regs.accumulators = mma_per_wg * (c.block_n / 2) * (two_groups ? 3 : 2);
+  r.regs.overhead = two_groups ? kRegOverhead2g : kRegOverhead1g;
   r.regs.limit = c.num_math_wg == 1 ? kRegsOneConsumerWG : kRegsTwoConsumerWG;
   const int cluster = c.cluster_m * c.cluster_n;
 
@@ -57,8 +60,9 @@ ResourceReport evaluate_resources(const KernelSpec& spec) {
     reject(fmt::format("R9: shared memory {} bytes (A {} + B {} + staging {} + barriers {} + align {}) exceeds {}", r.smem.total,
                        r.smem.a_stages, r.smem.b_stages, r.smem.staging, r.smem.barriers, r.smem.align_pad, kMaxSmemPerBlock));
   if (r.regs.accumulators + r.regs.overhead > r.regs.limit)
-    reject(fmt::format("R10: {} accumulator registers + {} overhead exceed the consumer limit of {}{}", r.regs.accumulators,
-                       r.regs.overhead, r.regs.limit, spec.accum == Accum::kPromote ? " (promotion doubles accumulators)" : ""));
+    reject(fmt::format("R10: {} accumulator registers + {} overhead exceed the consumer limit of {} ({} partial buffer{} next to the "
+                       "FP32 accumulators)",
+                       r.regs.accumulators, r.regs.overhead, r.regs.limit, two_groups ? 2 : 1, two_groups ? "s" : ""));
   if (cluster != 1 && cluster != 2 && cluster != 4)
     reject(fmt::format("R11: cluster {}x{} has {} CTAs (must be 1, 2 or 4)", c.cluster_m, c.cluster_n, cluster));
   if (c.group < 1 || c.group > 64) reject(fmt::format("R12: rasterization group = {} must be in 1..64", c.group));
@@ -67,10 +71,21 @@ ResourceReport evaluate_resources(const KernelSpec& spec) {
     reject(fmt::format("R13: multicast slices BLOCK_N / cluster_m = {} / {} and BLOCK_M / cluster_n = {} / {} must be multiples of "
                        "8 rows",
                        c.block_n, c.cluster_m, c.block_m, c.cluster_n));
-  if (tma_epilogue && c.block_n % 64 != 0)
-    reject(fmt::format("R14: the TMA-store epilogue needs BLOCK_N = {} to be a multiple of 64", c.block_n));
+  if (tma_epilogue && c.block_n % 8 != 0)
+    reject(fmt::format("R14: the TMA-store epilogue needs BLOCK_N = {} to be a multiple of 8 (16-byte staging rows)", c.block_n));
   if (c.split_k < 1 || c.split_k > kMaxSplitK) reject(fmt::format("R15: split-K = {} must be in 1..{}", c.split_k, kMaxSplitK));
   if (c.sms < 0) reject(fmt::format("R16: persistent grid size sms = {} must be >= 0 (0 = all SMs)", c.sms));
+  if (c.mainloop != Mainloop::k1g && c.mainloop != Mainloop::k2g)
+    reject(fmt::format("R17: mainloop {} must keep 1 or 2 WGMMA groups in flight (1g, 2g)", int(c.mainloop)));
+  if (c.promote_every < 1 || c.promote_every * c.block_k > kMaxPromoteSpanK)
+    reject(fmt::format("R18: promote_every P = {} must be >= 1 with P x BLOCK_K = {} <= {} (tensor-core partial sums of at most {} "
+                       "products)",
+                       c.promote_every, c.promote_every * c.block_k, kMaxPromoteSpanK, kMaxPromoteSpanK));
+  if (spec.accum == Accum::kPromote && c.promote_every != 1)
+    reject(fmt::format("R19: promote accumulation promotes every k-block (promote_every must be 1, is {})", c.promote_every));
+  if (c.mainloop == Mainloop::k2g && c.promote_every != 1)
+    reject(fmt::format("R20: the two-group mainloop promotes every k-block (promote_every must be 1, is {}; P > 1 runs with 1g)",
+                       c.promote_every));
   return r;
 }
 

@@ -26,8 +26,8 @@ struct SmemBudget {
 
 /// Registers per consumer thread after setmaxnreg.
 struct RegBudget {
-  int accumulators = 0;  ///< (BLOCK_M / WG / 64) * BLOCK_N / 2, doubled with promotion
-  int overhead = 0;      ///< kRegOverhead: addresses, loop state, epilogue temporaries
+  int accumulators = 0;  ///< (BLOCK_M / WG / 64) * BLOCK_N / 2 per buffer: x2 (acc + 1 partial) with 1g, x3 with 2g
+  int overhead = 0;      ///< kRegOverhead: addresses, loop state, epilogue temporaries (48 with 1g, 16 with 2g)
   int limit = 0;         ///< 240 with one consumer warpgroup, 232 with two
 };
 
@@ -41,7 +41,7 @@ struct ResourceReport {
   bool ok() const { return rejection.empty(); }
 };
 
-/// Evaluates rules R1..R16 in order (see kernels/gemm/fp8_gemm_traits.cuh) and the budgets.
+/// Evaluates rules R1..R20 in order (see kernels/gemm/fp8_gemm_traits.cuh) and the budgets.
 ResourceReport evaluate_resources(const KernelSpec& spec);
 
 /// Hard requirements a legal config puts on the problem (unlike the P1/P2/P4-P7 heuristics, breaking

@@ -1,5 +1,6 @@
 #include "space/search_space.hpp"
 
+#include <algorithm>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -72,8 +73,8 @@ std::vector<int> stage_list(const json& v, const std::string& where) {
   return out;
 }
 
-constexpr const char* kAxes[] = {"block_m", "block_n", "block_k", "num_stages", "num_math_wg", "swizzle", "cluster",
-                                 "raster",  "group",   "epilogue", "split_k",   "sms"};
+constexpr const char* kAxes[] = {"block_m", "block_n",  "block_k", "num_stages", "num_math_wg", "swizzle",      "cluster",
+                                 "raster",  "group",    "epilogue", "split_k",    "sms",         "mainloop", "promote_every"};
 
 void check_keys(const json& j, const std::string& where, bool top_level) {
   for (const auto& [k, _] : j.items()) {
@@ -82,7 +83,7 @@ void check_keys(const json& j, const std::string& where, bool top_level) {
     if (!known)
       DGT_THROW(ErrorKind::kUsage,
                 "{}: unknown key \"{}\" (axes: block_m, block_n, block_k, num_stages, num_math_wg, swizzle, cluster, raster, "
-                "group, epilogue, split_k, sms; also name, comment{})",
+                "group, epilogue, split_k, sms, mainloop, promote_every; also name, comment{})",
                 where, k, top_level ? ", base, union" : "");
   }
 }
@@ -110,6 +111,23 @@ SpaceGrid parse_grid(const json& g, const json& base, const std::string& where) 
   for (const auto& r : string_list(axis(g, base, "raster", where), "raster", where)) s.raster.push_back(parse_raster(r, where));
   for (const auto& e : string_list(axis(g, base, "epilogue", where), "epilogue", where))
     s.epilogue.push_back(parse_epilogue(e, where));
+  // Optional axes (spaces written before they existed mean the one-group schedule, P = 1).
+  const json one_group = json::array({"1g"}), every_block = json::array({1});
+  const json& ml = g.contains("mainloop") ? g.at("mainloop") : base.contains("mainloop") ? base.at("mainloop") : one_group;
+  s.mainloop.clear();
+  for (const auto& m : string_list(ml, "mainloop", where)) s.mainloop.push_back(parse_mainloop(m, where));
+  const json& pe =
+      g.contains("promote_every") ? g.at("promote_every") : base.contains("promote_every") ? base.at("promote_every") : every_block;
+  if (!pe.is_array() || pe.empty()) DGT_THROW(ErrorKind::kUsage, "{}: \"promote_every\" must be a non-empty array", where);
+  s.promote_every.clear();
+  for (const auto& e : pe) {
+    if (e.is_number_integer() && e.get<int>() >= 1)
+      s.promote_every.push_back(e.get<int>());
+    else if (e.is_string() && e.get<std::string>() == "max")
+      s.promote_every.push_back(0);
+    else
+      DGT_THROW(ErrorKind::kUsage, "{}: promote_every entry {} must be an integer >= 1 or \"max\"", where, e.dump());
+  }
   return s;
 }
 
@@ -142,7 +160,8 @@ std::string prune_reason(const KernelConfig& c, const Problem& p, int sm_count) 
 
 size_t SpaceGrid::size() const {
   return block_m.size() * block_n.size() * block_k.size() * num_stages.size() * num_math_wg.size() * swizzle.size() *
-         cluster.size() * raster.size() * group.size() * epilogue.size() * split_k.size() * sms.size();
+         cluster.size() * raster.size() * group.size() * epilogue.size() * split_k.size() * sms.size() * mainloop.size() *
+         promote_every.size();
 }
 
 SearchSpace SearchSpace::from_json(const json& j, const std::string& source) {
@@ -222,16 +241,19 @@ Enumeration enumerate(const SearchSpace& space, const Problem& p, int sm_count) 
                     for (int grp : g.group)
                       for (Epilogue e : g.epilogue)
                         for (int sk : g.split_k)
-                          for (int sms : g.sms) {
-                            KernelConfig c{bm, bn, bk, st, wg, sw, cm, cn, r, grp, e, sk, sms};
-                            if (st <= 0) {
-                              // "max" / "max-N": the deepest pipeline that fits, minus N.
-                              const int deepest = deepest_stages(KernelSpec::of(c, p), SearchSpace::kMaxAutoStages);
-                              c.num_stages = deepest ? deepest + st : 2;
-                              if (c.num_stages < 2) continue;  // "max-N" below the minimum: nothing new
-                            }
-                            add(g, c);
-                          }
+                          for (int sms : g.sms)
+                            for (Mainloop ml : g.mainloop)
+                              for (int pe : g.promote_every) {
+                                KernelConfig c{bm, bn, bk, st, wg, sw, cm, cn, r, grp, e, sk, sms, ml, pe};
+                                if (pe <= 0) c.promote_every = p.accum == Accum::kFast ? std::max(1, 2048 / bk) : 1;
+                                if (st <= 0) {
+                                  // "max" / "max-N": the deepest pipeline that fits, minus N.
+                                  const int deepest = deepest_stages(KernelSpec::of(c, p), SearchSpace::kMaxAutoStages);
+                                  c.num_stages = deepest ? deepest + st : 2;
+                                  if (c.num_stages < 2) continue;  // "max-N" below the minimum: nothing new
+                                }
+                                add(g, c);
+                              }
   return out;
 }
 

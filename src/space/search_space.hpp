@@ -21,6 +21,10 @@ struct SpaceGrid {
   std::vector<std::pair<int, int>> cluster;  ///< (cluster_m, cluster_n)
   std::vector<Raster> raster;
   std::vector<Epilogue> epilogue;
+  std::vector<Mainloop> mainloop{Mainloop::k1g};  ///< optional axis, default {1g}
+  /// Optional axis, default {1}; values <= 0 ("max" in JSON) mean the widest legal promotion interval
+  /// for the problem: 1 with promote accumulation, 2048 / BLOCK_K with fast accumulation.
+  std::vector<int> promote_every{1};
   size_t size() const;
 };
 
@@ -34,8 +38,9 @@ struct SearchSpace {
   /// Parses a space: either one grid object, or {"name", "base": {axes}, "union": [{name, axes}, ...]}
   /// where each union entry overrides axes of "base". Axis keys: block_m, block_n, block_k,
   /// num_stages (integers or "max"/"max-N"), num_math_wg, swizzle, cluster ("MxN"), raster ("m"/"n"),
-  /// group, epilogue ("direct"/"tma"), split_k, sms; each a non-empty array (block_n may also be
-  /// {"from", "to", "step"}). Throws Error(kUsage) naming `source`, the grid, the key and the problem.
+  /// group, epilogue ("direct"/"tma"), split_k, sms, and optionally mainloop ("1g"/"2g", default
+  /// ["1g"]) and promote_every (integers or "max", default [1]); each a non-empty array (block_n may
+  /// also be {"from", "to", "step"}). Throws Error(kUsage) naming `source`, the grid, the key and the problem.
   static SearchSpace from_json(const nlohmann::json& j, const std::string& source);
   /// Reads and parses a JSON file. Throws Error(kIo) when unreadable, Error(kUsage) when malformed.
   static SearchSpace load(const std::string& path);

@@ -104,11 +104,13 @@ rej = [r for r in rows if r["verdict"] == "rejected"]
 assert len(kept) >= 200, len(kept)
 assert all(r["smem_total"] <= 232448 for r in kept)
 assert all(r["reason"] for r in rej), "every rejected row has a reason"
-r = next(r for r in kept if r["config"] == "128x128x128_s5_wg2_sw128_c1x1_rm8_direct_sk1_sm0")
-assert r["smem_total"] == 5 * 16384 * 2 + 80 + 1024 and r["smem_a"] == 81920 and r["smem_barriers"] == 80, r
-t = next(r for r in kept if r["config"] == "128x128x128_s6_wg2_sw128_c1x1_rm8_tma_sk1_sm0")
+r = next(r for r in kept if r["config"] == "128x128x128_s5_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1")
+assert r["smem_total"] == 5 * 16384 * 2 + 32768 + 80 + 1024 and r["smem_a"] == 81920 and r["smem_barriers"] == 80, r
+t = next(r for r in kept if r["config"] == "128x128x128_s6_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1")
 assert t["smem_staging"] == 32768 and t["smem_total"] == 6 * 32768 + 32768 + 96 + 1024, t
-assert {r["grid"] for r in kept} >= {"tiles", "clusters", "k-and-swizzle", "tma-store", "raster", "grid"}
+d = next(r for r in kept if r["config"] == "128x128x128_s7_wg2_sw128_c1x1_rm8_direct_sk1_sm0_1g_p1")
+assert d["smem_staging"] == 0, d
+assert {r["grid"] for r in kept} >= {"tiles", "one-group", "direct-epilogue", "clusters", "k-and-swizzle", "raster", "grid"}
 print(f"ok: space json: {len(kept)} kept, {len(rej)} rejected")
 PY
 
@@ -132,6 +134,18 @@ if python3 -c "import sqlite3; sqlite3.connect('$tmp/s.db').executescript(open('
   expect 0 "rows in output" "$bin" db merge "$tmp/s.db" "$tmp/s2.db" -o "$tmp/m.db"
   expect 2 "exists" "$bin" db merge "$tmp/s.db" "$tmp/s2.db" -o "$tmp/m.db"
   expect 2 "no gate history for shape" "$bin" history --shape 64x64x64 --db "$tmp/s.db"
+fi
+
+# A table that cannot be written (full disk, closed pipe) is an I/O error: exit 1, never 0 (issue 13 item 6).
+if [ -w /dev/full ]; then
+  "$bin" space --m 4096 --n 4096 --k 4096 --format json >/dev/full 2>"$tmp/err"
+  rc=$?
+  if [ "$rc" = 1 ] && grep -q "could not write the output" "$tmp/err"; then
+    echo "ok: space >/dev/full -> rc 1"
+  else
+    echo "FAIL: space >/dev/full -> rc $rc (want 1 and 'could not write the output')"
+    fail=1
+  fi
 fi
 
 if ! nvidia-smi -L >/dev/null 2>&1; then

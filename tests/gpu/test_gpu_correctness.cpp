@@ -22,6 +22,16 @@ std::vector<KernelConfig> edge_configs() {
       "128x40x64_s8_wg2_sw64_c1x1_rm2_direct_sk3",      // BLOCK_K 64 with a 64-byte swizzle, split-K 3
       "64x64x256_s3_wg1_sw32_c1x1_rm16_tma_sk2",        // BLOCK_K 256 in 8 spans of 32 bytes, TMA store, split 2
       "128x128x128_s6_wg2_sw128_c1x1_rm8_direct_sk1_sm60",  // persistent grid of 60 CTAs
+      // Kernel v2 (issue 7): two WGMMA groups in flight, stmatrix TMA-store epilogue for any BLOCK_N % 8.
+      "128x128x128_s6_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1",   // the measured winner shape, 128-byte output swizzle
+      "128x144x128_s5_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1",   // 2g at its register limit, 32-byte swizzle (9 bands)
+      "128x88x128_s6_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1",    // odd multiple of 8: unswizzled full-width box, stmatrix x2
+      "64x96x128_s8_wg1_sw128_c1x1_rn4_tma_sk1_sm0_2g_p1",     // one consumer WG, 64-byte swizzle
+      "256x64x128_s4_wg2_sw128_c1x1_rm8_tma_sk3_sm0_2g_p1",    // two m64 slices per WG, split-K 3 into the TMA store
+      "128x176x128_s4_wg2_sw128_c1x1_rm8_tma_sk1_sm0_1g_p1",   // one group, 11 column groups (x4 + x2), 32-byte swizzle
+      "128x40x64_s8_wg2_sw64_c1x1_rm2_tma_sk1_sm0_2g_p1",      // BLOCK_K 64, 80-byte rows: no swizzle
+      "128x128x128_s5_wg2_sw128_c2x1_rm4_tma_sk1_sm0_2g_p1",   // 2g with B multicast
+      "64x16x128_s8_wg1_sw128_c1x1_rm1_direct_sk1_sm0_2g_p1",  // 2g, deep ring, direct epilogue
   };
   std::vector<KernelConfig> out;
   for (const char* k : keys) out.push_back(KernelConfig::parse_key(k));
@@ -71,6 +81,14 @@ TEST(EdgeShapes, GridOfOddSizesAndKTails) {
 
 TEST(EdgeShapes, FastAccumulationAndE5M2) {
   const char* key = "128x128x128_s4_wg2_sw128_c1x1_rm8_direct_sk1";
+  // Fast-mode promotion intervals (P k-blocks per tensor-core partial sum, P x BLOCK_K <= 2048) and the
+  // two-group schedule; P does not divide every K here, so last groups are partial.
+  const std::vector<KernelConfig> fast_keys = {
+      KernelConfig::parse_key("128x128x128_s6_wg2_sw128_c1x1_rm8_tma_sk1_sm0_1g_p16"),
+      KernelConfig::parse_key("128x144x128_s5_wg2_sw128_c1x1_rm8_tma_sk1_sm0_1g_p3"),
+      KernelConfig::parse_key("64x64x64_s8_wg1_sw64_c1x1_rm8_direct_sk2_sm0_1g_p32"),
+      KernelConfig::parse_key("128x128x256_s3_wg2_sw128_c1x1_rm8_tma_sk1_sm0_1g_p8"),
+      KernelConfig::parse_key("128x128x128_s6_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1")};
   uint64_t seed = 500;
   for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{1, 4096, 4096}, {129, 1023, 1040}, {1021, 65, 7168},
                          {4096, 4096, 4096}, {64, 256, 65536}}) {
@@ -80,6 +98,7 @@ TEST(EdgeShapes, FastAccumulationAndE5M2) {
       if (variant == 1) p.a = DType::kE5M2;
       if (variant == 2) p.b = DType::kE5M2, p.accum = Accum::kFast;
       check_all(p, {KernelConfig::parse_key(key)}, seed++);
+      if (p.accum == Accum::kFast) check_all(p, fast_keys, seed++);
     }
   }
 }

@@ -43,11 +43,17 @@ TEST(Loader, TunedAndUntunedShapesMatchTheReference) {
   EXPECT_EQ(gemm.choose(near.m, near.n, near.k, near.lda, near.ldb, near.ldd).source, "nearest");
 
   // M = 410 with ldd = 1025: the nearest winner (M = 400) stores D with TMA, which needs ldd % 8 == 0
-  // (P3), so the loader must not reuse it and falls back to the default config.
+  // (P3), so the loader must not reuse it; it takes the next-nearest winner that fits (M = 257, direct
+  // epilogue). (Before the identity rule of issue 6 it fell back to the default config; the H200 run of
+  // the restructure showed the new choice, and this assertion now pins it.)
   Problem odd_ldd = Problem::dense(410, 1024, 1040);
   odd_ldd.ldd = 1025;
   GemmChoice o = gemm.choose(odd_ldd.m, odd_ldd.n, odd_ldd.k, odd_ldd.lda, odd_ldd.ldb, odd_ldd.ldd);
-  EXPECT_EQ(o.source, "default") << o.config_key;
+  EXPECT_EQ(o.source, "nearest") << o.config_key;
+  EXPECT_EQ(o.config_key, tuned_config.key());
+  // With only TMA-store winners in reach the default config is used: ldd = 1025 at N = 1024, K = 2080
+  // has no stored winner at all.
+  EXPECT_EQ(gemm.choose(410, 1024, 2080, 2080, 2080, 1025).source, "default");
   EXPECT_EQ(gemm.choose(400, 1024, 1040, 1040, 1040, 1024).source, "db");
 
   const Problem untuned = Problem::dense(777, 1000, 528);

@@ -1,5 +1,5 @@
 // Every candidate of the default search space, for every shape of the shipped smoke, DeepSeek-V3 and
-// square sets and the issue shapes 128x7168x2048 and 1021x1023x1040, compiles with NVRTC for sm_90a
+// square sets (promote and fast accumulation) and the issue shapes 128x7168x2048 and 1021x1023x1040, compiles with NVRTC for sm_90a
 // with zero spills and no stack, and ptxas' entry register count respects the launch bound. Runs on
 // the CPU machine (no GPU needed); compiles each distinct kernel once, in parallel on all cores.
 #include <gtest/gtest.h>
@@ -21,13 +21,19 @@ TEST(SpaceCompiles, EveryDefaultSpaceCandidateCompilesWithoutSpills) {
   for (const char* set : {"smoke", "deepseek-v3", "square"})
     for (const auto& s : load_shapes_file(std::string(DGT_SOURCE_DIR) + "/configs/shapes/" + set + ".txt"))
       problems.push_back(s.problem);
+  // Fast accumulation too: its promotion intervals (promote_every) are kernels of their own.
+  for (size_t i = 0, n = problems.size(); i < n; ++i) {
+    Problem f = problems[i];
+    f.accum = Accum::kFast;
+    problems.push_back(f);
+  }
   std::map<std::string, KernelSpec> specs;  // by compiled key: split count and grid size are run-time
   for (const auto& p : problems)
     for (const auto& c : enumerate(SearchSpace::builtin_default(), p).kept) {
       KernelSpec spec = KernelSpec::of(c.config, p);
       specs.emplace(spec.compiled_key(), spec);
     }
-  ASSERT_GE(specs.size(), 800u);
+  ASSERT_GE(specs.size(), 700u);
   std::mutex mu;
   std::vector<std::string> failures;
   int max_regs_1wg = 0;
@@ -39,6 +45,7 @@ TEST(SpaceCompiles, EveryDefaultSpaceCandidateCompilesWithoutSpills) {
         std::string problem;
         try {
           jit::GeneratedKernel g = jit::generate_gemm(spec);
+          // compile() also fails when ptxas serialized the WGMMAs (C7514 / C7515).
           jit::CompiledKernel k = jit::compile(g.source, g.program_name, g.name_expression);
           if (k.spill_bytes != 0 || k.stack_bytes != 0)
             problem = "spills " + std::to_string(k.spill_bytes) + " B, stack " + std::to_string(k.stack_bytes) + " B";

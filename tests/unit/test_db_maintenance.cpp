@@ -230,9 +230,9 @@ TEST_F(DbMaintenance, MergeFollowsTheWrittenRules) {
   // Rule 2: more samples wins; ok wins over not ok.
   EXPECT_EQ(raw_int(out, "SELECT t.samples FROM trial t JOIN config c ON c.id = t.config_id JOIN device d ON d.id = "
                          "t.device_id JOIN problem p ON p.id = t.problem_id WHERE d.name = 'NVIDIA H200' AND c.key = '" +
-                             std::string(kC1) + "' AND p.m = 256"),
+                             KernelConfig::parse_key(kC1).key() + "' AND p.m = 256"),
             40);
-  EXPECT_EQ(raw_int(out, "SELECT count(*) FROM trial t JOIN config c ON c.id = t.config_id WHERE c.key = '" + std::string(kC2) +
+  EXPECT_EQ(raw_int(out, "SELECT count(*) FROM trial t JOIN config c ON c.id = t.config_id WHERE c.key = '" + KernelConfig::parse_key(kC2).key() +
                              "' AND t.status = 'ok'"),
             1);
   // Rule 4: winners recomputed: H200's 256^3 winner is B's 8 us kC2; H100's stays its own.

@@ -1,4 +1,4 @@
-// Schema v3 and the migrations from v1 and v2 files (fixtures: tests/unit/fixtures/schema_v*.sql, the DDL
+// Schema v4 and the migrations from v1 and v2 files (fixtures: tests/unit/fixtures/schema_v*.sql, the DDL
 // those versions wrote). No GPU needed.
 #include <gtest/gtest.h>
 
@@ -190,7 +190,10 @@ void check_migration(const std::string& path, const std::string& fresh, int v) {
   const auto trials_before = rows(path, old_join("t", kTrialColumns, "trial"));
   const auto baselines_before = rows(path, old_join("b", kBaselineColumns, "baseline"));
   const auto problems_before = rows(path, "SELECT * FROM problem ORDER BY id");
-  const auto configs_before = rows(path, "SELECT * FROM config ORDER BY id");
+  // The config columns every version has; schema 4 adds mainloop and promote_every (checked below).
+  const std::string config_v2_columns = std::string("id, key, block_m, block_n, block_k, num_stages, num_math_wg, swizzle, ") +
+                                        "cluster_m, cluster_n, raster, group_size, epilogue, split_k" + (v == 2 ? ", sms" : "");
+  const auto configs_before = rows(path, "SELECT " + config_v2_columns + " FROM config ORDER BY id");
   const auto sweeps_before =
       v == 2 ? rows(path, old_join("s", "s.id, s.problem_id, s.space, s.strategy, s.candidates, s.stored, s.complete, "
                                         "s.updated_at", "sweep"))
@@ -212,10 +215,12 @@ void check_migration(const std::string& path, const std::string& fresh, int v) {
   EXPECT_EQ(rows(path, new_join("t", kTrialColumns, "trial")), trials_before);
   EXPECT_EQ(rows(path, new_join("b", kBaselineColumns, "baseline")), baselines_before);
   EXPECT_EQ(rows(path, "SELECT * FROM problem ORDER BY id"), problems_before);
+  // Configs stored before schema 4 ran the one-group mainloop promoting every k-block (what their keys parse to).
+  EXPECT_EQ(raw_int(path, "SELECT count(*) FROM config WHERE mainloop = '1g' AND promote_every = 1"), 2);
   if (v == 1) {
     EXPECT_EQ(raw_int(path, "SELECT count(*) FROM config WHERE sms = 0"), 2);
   } else {
-    EXPECT_EQ(rows(path, "SELECT * FROM config ORDER BY id"), configs_before);
+    EXPECT_EQ(rows(path, "SELECT " + config_v2_columns + " FROM config ORDER BY id"), configs_before);
     EXPECT_EQ(rows(path, new_join("s", "s.id, s.problem_id, s.space, s.strategy, s.candidates, s.stored, s.complete, "
                                        "s.updated_at", "sweep")),
               sweeps_before);
@@ -239,21 +244,30 @@ void check_migration(const std::string& path, const std::string& fresh, int v) {
   // The migrated file takes new measurements like a fresh one.
   TrialRecord t;
   t.problem = Problem::dense(128, 4096, 7168);
+  t.config.mainloop = Mainloop::k2g;
   t.set_timing(Timing{5.0, 5.0, 5.0, 10, 0.001, 1800, false});
   db.put_trial(*a, t);
   EXPECT_EQ(raw_int(path, "SELECT count(*) FROM trial"), 6);
   EXPECT_DOUBLE_EQ(db.winner(*a, t.problem)->trial.timing->median_us, 5.0);
+  EXPECT_EQ(db.winner(*a, t.problem)->trial.config, t.config);
+  EXPECT_EQ(rows(path, "SELECT mainloop || ' ' || promote_every FROM config WHERE key = '" + t.config.key() + "'"),
+            std::vector<std::string>{"2g 1"});
   EXPECT_EQ(db.upsert_device(old_h200("aaaaaaaaaaaaaaaa", 12080, "0.1.0")), *a);
+  // A config row whose schema-4 columns contradict its key is reported, not silently read.
+  raw_exec(path, "UPDATE config SET promote_every = 4 WHERE key = '" + t.config.key() + "'");
+  EXPECT_THROW(db.winner(*a, t.problem), Error);
 }
 
 TEST(Schema, MigrationsAreEmbeddedInOrder) {
   const auto& ms = schema::migrations();
-  // 0004 and 0005 are placeholders on the gate branch (kernel-v2's and compare's numbers); 0006 is the gate history.
+  // 0005 is a placeholder on the gate branch (compare's number); 0006 is the gate history.
   ASSERT_EQ(ms.size(), 5u);
   EXPECT_EQ(ms[0].version, 2);
   EXPECT_EQ(ms[0].name, "0002_config_sms_and_sweep");
   EXPECT_EQ(ms[1].version, 3);
   EXPECT_EQ(ms[1].name, "0003_identity_split");
+  EXPECT_EQ(ms[2].version, 4);
+  EXPECT_EQ(ms[2].name, "0004_config_mainloop");
   EXPECT_EQ(ms[4].version, 6);
   EXPECT_EQ(ms[4].name, "0006_gate_history");
   EXPECT_EQ(schema::schema_sql_version(), 6);

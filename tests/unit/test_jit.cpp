@@ -44,6 +44,47 @@ TEST(Jit, PtxasReportParsing) {
   EXPECT_EQ(k.stack_bytes, 8);
 }
 
+TEST(Jit, SerializedWgmmaWarningIsAFailure) {
+  // ptxas' wording (CUDA 12.x / 13.x): a mainloop whose WGMMAs ptxas had to serialize.
+  const std::string log =
+      "ptxas info    : Compiling entry function '_Z3fooPf' for 'sm_90a'\n"
+      "ptxas warning : (C7514) Potential Performance Loss: wgmma.mma_async instructions are serialized due to the "
+      "presence of Extern calls in the function '_Z3fooPf'.\n"
+      "ptxas info    : Used 168 registers\n";
+  EXPECT_NE(serialized_wgmma_warning(log).find("C7514"), std::string::npos);
+  EXPECT_NE(serialized_wgmma_warning("ptxas warning : (C7515) Potential Performance Loss: wgmma.mma_async instructions are "
+                                     "serialized due to insufficient register resources for the wgmma pipeline\n")
+                .find("C7515"),
+            std::string::npos);
+  EXPECT_EQ(serialized_wgmma_warning("ptxas info    : Used 168 registers, used 1 barriers\n"), "");
+  EXPECT_EQ(serialized_wgmma_warning(""), "");
+}
+
+TEST(Jit, SerializedWgmmaKernelFailsToCompile) {
+  // A real kernel that makes ptxas serialize: the accumulator of an in-flight WGMMA is read before
+  // the wait. compile() must refuse it, naming the warning.
+  const std::string src = R"(
+#include "ptx/wgmma.cuh"
+extern "C" __global__ void __launch_bounds__(128, 1) serialized(float* out, unsigned long long da, unsigned long long db) {
+  float d[4] = {0.f, 0.f, 0.f, 0.f};
+  dgt::ptx::wgmma_fence();
+  dgt::ptx::WgmmaFp8<8>::mma<0>(d, da, db, 1u);
+  d[0] = out[threadIdx.x];  // a non-wgmma instruction defines an accumulator of the in-flight group
+  dgt::ptx::WgmmaFp8<8>::mma<0>(d, da, db, 1u);
+  dgt::ptx::wgmma_commit();
+  dgt::ptx::wgmma_wait<0>();
+  for (int i = 0; i < 4; ++i) out[threadIdx.x + 128 * i] = d[i];
+}
+)";
+  try {
+    compile(src, "serialized.cu", "");
+    FAIL() << "expected ptxas to serialize and compile() to refuse";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kNvrtc);
+    EXPECT_NE(e.message().find("serialized"), std::string::npos) << e.message();
+  }
+}
+
 TEST(Jit, CompilesDefaultKernelWithoutSpills) {
   KernelSpec spec;  // 128x128x128, 4 stages, 2 consumer warpgroups, promotion
   GeneratedKernel g = generate_gemm(spec);

@@ -71,18 +71,49 @@ TEST(KernelConfig, KeyRoundTrip) {
   c.num_math_wg = 1;
   c.raster = Raster::kAlongN;
   c.group = 4;
-  EXPECT_EQ(c.key(), "64x208x128_s6_wg1_sw128_c1x1_rn4_direct_sk1_sm0");
-  // dgtune 0.1.0 keys (no sms token) still parse.
+  EXPECT_EQ(c.key(), "64x208x128_s6_wg1_sw128_c1x1_rn4_direct_sk1_sm0_1g_p1");
+  // Older keys still parse: dgtune 0.1.0 (no sms token), issue 3 (no mainloop / promote_every tokens):
+  // the one-group schedule and promotion every k-block.
   EXPECT_EQ(KernelConfig::parse_key("64x208x128_s6_wg1_sw128_c1x1_rn4_direct_sk1"), c);
+  EXPECT_EQ(KernelConfig::parse_key("64x208x128_s6_wg1_sw128_c1x1_rn4_direct_sk1_sm0"), c);
   c.epilogue = Epilogue::kTma;
   c.split_k = 4;
   c.sms = 66;
-  EXPECT_EQ(c.key(), "64x208x128_s6_wg1_sw128_c1x1_rn4_tma_sk4_sm66");
+  EXPECT_EQ(c.key(), "64x208x128_s6_wg1_sw128_c1x1_rn4_tma_sk4_sm66_1g_p1");
   EXPECT_EQ(KernelConfig::parse_key(c.key()), c);
+  c.mainloop = Mainloop::k2g;
+  c.promote_every = 16;
+  EXPECT_EQ(c.key(), "64x208x128_s6_wg1_sw128_c1x1_rn4_tma_sk4_sm66_2g_p16");
   EXPECT_EQ(KernelConfig::parse_key(c.key()), c);
+  // Either trailing token alone.
+  EXPECT_EQ(KernelConfig::parse_key("64x208x128_s6_wg1_sw128_c1x1_rn4_tma_sk4_sm66_2g").promote_every, 1);
+  EXPECT_EQ(KernelConfig::parse_key("64x208x128_s6_wg1_sw128_c1x1_rn4_tma_sk4_sm66_p8").mainloop, Mainloop::k1g);
   nlohmann::json j = c;
   EXPECT_EQ(j.at("block_n"), 208);
+  EXPECT_EQ(j.at("mainloop"), "2g");
+  EXPECT_EQ(j.at("promote_every"), 16);
   EXPECT_EQ(j.get<KernelConfig>(), c);
+  // JSON written before the fields existed: the old defaults.
+  j.erase("mainloop");
+  j.erase("promote_every");
+  j.erase("key");
+  EXPECT_EQ(j.get<KernelConfig>().mainloop, Mainloop::k1g);
+  EXPECT_EQ(j.get<KernelConfig>().promote_every, 1);
+}
+
+TEST(KernelConfig, EpilogueSwizzleFollowsBlockN) {
+  // The largest of 128/64/32 bytes dividing a BF16 row of BLOCK_N, else none with one full-width box.
+  EXPECT_EQ(epilogue_swizzle_bytes(128), 128);
+  EXPECT_EQ(epilogue_box_cols(128), 64);
+  EXPECT_EQ(epilogue_swizzle_bytes(192), 128);
+  EXPECT_EQ(epilogue_swizzle_bytes(96), 64);
+  EXPECT_EQ(epilogue_box_cols(96), 32);
+  EXPECT_EQ(epilogue_swizzle_bytes(144), 32);
+  EXPECT_EQ(epilogue_box_cols(144), 16);
+  EXPECT_EQ(epilogue_swizzle_bytes(176), 32);
+  EXPECT_EQ(epilogue_swizzle_bytes(88), 0);
+  EXPECT_EQ(epilogue_box_cols(88), 88);
+  EXPECT_EQ(epilogue_swizzle_bytes(8), 0);
 }
 
 TEST(KernelConfig, ParseKeyNamesTheBadToken) {
@@ -94,6 +125,10 @@ TEST(KernelConfig, ParseKeyNamesTheBadToken) {
     EXPECT_NE(e.message().find("'wgX'"), std::string::npos) << e.message();
   }
   EXPECT_THROW(KernelConfig::parse_key("128x128_s4"), Error);
+  EXPECT_THROW(KernelConfig::parse_key("128x128x128_s4_wg2_sw128_c1x1_rm8_direct_sk1_sm0_3g_p1"), Error);
+  EXPECT_THROW(KernelConfig::parse_key("128x128x128_s4_wg2_sw128_c1x1_rm8_direct_sk1_sm0_2g_pX"), Error);
+  EXPECT_THROW(KernelConfig::parse_key("128x128x128_s4_wg2_sw128_c1x1_rm8_direct_sk1_sm0_2g_p1_x"), Error);
+  EXPECT_THROW(KernelConfig::parse_key("128x128x128_s4_wg2_sw128_c1x1_rm8_direct_sk1_sm0_p1_2g"), Error);
 }
 
 }  // namespace

@@ -47,6 +47,8 @@ TEST(SearchSpace, DefaultCovers4096CubeOnEveryAxis) {
     seen["epilogue"].insert(to_string(k.epilogue));
     seen["sms"].insert(std::to_string(k.sms));
     seen["stages"].insert(std::to_string(k.num_stages));
+    seen["mainloop"].insert(to_string(k.mainloop));
+    EXPECT_EQ(k.promote_every, 1) << "promote mode promotes every k-block (R19)";
     EXPECT_EQ(k.split_k, 1) << "P4: 4096^3 has 1024+ tiles, split-K never pays";
   }
   EXPECT_EQ(seen["block_m"], (std::set<std::string>{"64", "128", "256"}));
@@ -54,12 +56,43 @@ TEST(SearchSpace, DefaultCovers4096CubeOnEveryAxis) {
   EXPECT_EQ(seen["block_k"], (std::set<std::string>{"64", "128", "256"}));
   EXPECT_EQ(seen["swizzle"], (std::set<std::string>{"32", "64", "128"}));
   EXPECT_EQ(seen["wg"], (std::set<std::string>{"1", "2"}));
-  EXPECT_EQ(seen["cluster"], (std::set<std::string>{"1x1", "2x1", "1x2", "2x2"}));
+  EXPECT_EQ(seen["cluster"], (std::set<std::string>{"1x1", "2x1", "1x2"}));  // 2x2 measured not to pay: dropped
+  EXPECT_EQ(seen["mainloop"], (std::set<std::string>{"1g", "2g"}));
   EXPECT_EQ(seen["raster"], (std::set<std::string>{"m", "n"}));
   EXPECT_EQ(seen["group"], (std::set<std::string>{"1", "2", "4", "8", "16"}));
   EXPECT_EQ(seen["epilogue"], (std::set<std::string>{"direct", "tma"}));
   EXPECT_EQ(seen["sms"], (std::set<std::string>{"0", "66", "120", "128"}));
   EXPECT_GE(seen["stages"].size(), 5u);
+}
+
+TEST(SearchSpace, FastModeSearchesPromotionIntervals) {
+  Problem p = Problem::dense(4096, 4096, 4096);
+  p.accum = Accum::kFast;
+  std::set<int> intervals;
+  for (const auto& c : enumerate(SearchSpace::builtin_default(), p).kept) {
+    intervals.insert(c.config.promote_every);
+    EXPECT_LE(c.config.promote_every * c.config.block_k, 2048) << c.config.key();
+    if (c.config.mainloop == Mainloop::k2g) EXPECT_EQ(c.config.promote_every, 1) << c.config.key();
+  }
+  EXPECT_TRUE(intervals.count(1) && intervals.count(2) && intervals.count(4) && intervals.count(8) && intervals.count(16));
+  // "max" resolves per problem: 2048 / BLOCK_K with fast accumulation, 1 with promotion.
+  auto j = nlohmann::json::parse(R"({"block_m": [128], "block_n": [128], "block_k": [128, 256], "num_stages": [2],
+    "num_math_wg": [2], "swizzle": [128], "cluster": ["1x1"], "raster": ["m"], "group": [8], "split_k": [1],
+    "epilogue": ["direct"], "sms": [0], "promote_every": ["max"]})");
+  const SearchSpace s = SearchSpace::from_json(j, "x.json");
+  std::set<std::string> keys;
+  for (const auto& c : enumerate(s, p).kept) keys.insert(c.config.key());
+  EXPECT_EQ(keys, (std::set<std::string>{"128x128x128_s2_wg2_sw128_c1x1_rm8_direct_sk1_sm0_1g_p16",
+                                         "128x128x256_s2_wg2_sw128_c1x1_rm8_direct_sk1_sm0_1g_p8"}));
+  keys.clear();
+  for (const auto& c : enumerate(s, Problem::dense(4096, 4096, 4096)).kept) keys.insert(c.config.key());
+  EXPECT_EQ(keys, (std::set<std::string>{"128x128x128_s2_wg2_sw128_c1x1_rm8_direct_sk1_sm0_1g_p1",
+                                         "128x128x256_s2_wg2_sw128_c1x1_rm8_direct_sk1_sm0_1g_p1"}));
+  j["mainloop"] = {"3g"};
+  EXPECT_THROW(SearchSpace::from_json(j, "x.json"), Error);
+  j["mainloop"] = {"2g"};
+  j["promote_every"] = {0};
+  EXPECT_THROW(SearchSpace::from_json(j, "x.json"), Error);
 }
 
 TEST(SearchSpace, SplitKOnlyWhereTilesDoNotFillTheGpu) {
@@ -180,7 +213,11 @@ TEST(CostModel, DefaultConfigIsLegalAndDocumented) {
     EXPECT_EQ(c.block_m, p.m <= 64 ? 64 : 128);
   }
   // 7 * 32 KiB + 1136 = 230512 <= 232448
-  EXPECT_EQ(default_config(Problem::dense(4096, 4096, 4096)).key(), "128x128x128_s7_wg2_sw128_c1x1_rm8_direct_sk1_sm0");
+  EXPECT_EQ(default_config(Problem::dense(4096, 4096, 4096)).key(), "128x128x128_s7_wg2_sw128_c1x1_rm8_direct_sk1_sm0_2g_p1");
+  Problem fast = Problem::dense(4096, 4096, 4096);
+  fast.accum = Accum::kFast;
+  EXPECT_EQ(default_config(fast).promote_every, 1);  // two groups in flight promote every k-block (R20)
+  EXPECT_TRUE(evaluate_resources(KernelSpec::of(default_config(fast), fast)).ok());
   EXPECT_EQ(default_config(Problem::dense(7, 48, 80)).block_n, 48);
 }
 

@@ -1,0 +1,119 @@
+// SASS checks on NVRTC cubins (CPU only): disassemble with cuobjdump and inspect the consumer mainloop.
+#pragma once
+
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace dgt::test {
+
+/// cuobjdump to use: $DGT_CUOBJDUMP, else `cuobjdump` on PATH, else the CUDA toolkit's. Empty when none
+/// runs. tests/nvrtc/sass_check.sh installs one (PyPI wheel nvidia-cuda-cuobjdump) when missing.
+inline std::string find_cuobjdump() {
+  std::vector<std::string> candidates;
+  if (const char* e = std::getenv("DGT_CUOBJDUMP"); e && *e) candidates.emplace_back(e);
+  candidates.emplace_back("cuobjdump");
+#ifdef DGT_CUDA_BIN_DIR
+  candidates.emplace_back(std::string(DGT_CUDA_BIN_DIR) + "/cuobjdump");
+#endif
+  for (const auto& c : candidates)
+    if (std::system(("'" + c + "' --version >/dev/null 2>&1").c_str()) == 0) return c;
+  return {};
+}
+
+/// SASS text of a cubin ("cuobjdump -sass"); on failure a text that starts with "cuobjdump failed".
+inline std::string disassemble(const std::string& cuobjdump, const std::string& cubin) {
+  namespace fs = std::filesystem;
+  std::string tmpl = (fs::temp_directory_path() / "dgtune-sass-XXXXXX").string();
+  int fd = mkstemp(tmpl.data());
+  if (fd < 0) return {};
+  close(fd);
+  const std::string path = tmpl + ".cubin";
+  fs::rename(tmpl, path);
+  {
+    std::ofstream f(path, std::ios::binary);
+    f.write(cubin.data(), static_cast<std::streamsize>(cubin.size()));
+  }
+  std::string out;
+  if (FILE* p = popen(("'" + cuobjdump + "' -sass '" + path + "' 2>&1").c_str(), "r")) {
+    std::array<char, 4096> buf;
+    size_t n;
+    while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
+    const int rc = pclose(p);
+    if (rc != 0) out = "cuobjdump failed (status " + std::to_string(rc) + "): " + out;
+  }
+  fs::remove(path);
+  return out;
+}
+
+/// What the mainloop check looks at. A "window" runs from a full-barrier wait (SYNCS.PHASECHK, the
+/// mbarrier try_wait) to the last QGMMA issued before the next such wait; windows without a QGMMA (the
+/// producer's empty-barrier waits, the retry loops) are ignored.
+struct SassReport {
+  int instructions = 0;
+  int qgmma = 0;              ///< FP8 WGMMA instructions
+  int slow_mma = 0;           ///< HMMA / plain IMMA (FP8 off the fast path)
+  int local_memory = 0;       ///< LDL / STL (spills or local arrays)
+  int windows = 0;            ///< wait..last-QGMMA windows found
+  int r2ur_in_windows = 0;    ///< R2UR moves inside those windows
+  std::string first_offender; ///< the first R2UR line inside a window
+};
+
+inline SassReport analyze_sass(const std::string& sass) {
+  SassReport r;
+  std::vector<std::string> ops;  // instruction text of every SASS line, in order
+  std::istringstream in(sass);
+  std::string line;
+  while (std::getline(in, line)) {
+    // Instruction lines look like "        /*0a50*/                   QGMMA.64x128x32.F32.E4M3.E4M3 ... ;"
+    const size_t c = line.find("*/");
+    if (line.find("/*") == std::string::npos || c == std::string::npos || line.find(';') == std::string::npos) continue;
+    std::string text = line.substr(c + 2);
+    const size_t b = text.find_first_not_of(" \t");
+    if (b == std::string::npos) continue;
+    ops.push_back(text.substr(b));
+  }
+  auto opcode_is = [](const std::string& op, const char* name) {
+    std::string o = op;
+    if (!o.empty() && o[0] == '@') o = o.substr(o.find(' ') + 1);  // predicate guard
+    return o.rfind(name, 0) == 0;
+  };
+  r.instructions = static_cast<int>(ops.size());
+  long wait = -1;           // index of the current window's wait
+  long last_qgmma = -1;     // last QGMMA after that wait
+  auto close_window = [&]() {
+    if (wait >= 0 && last_qgmma > wait) {
+      ++r.windows;
+      for (long i = wait; i <= last_qgmma; ++i)
+        if (opcode_is(ops[i], "R2UR")) {
+          if (r.first_offender.empty()) r.first_offender = ops[i];
+          ++r.r2ur_in_windows;
+        }
+    }
+    last_qgmma = -1;
+  };
+  for (long i = 0; i < static_cast<long>(ops.size()); ++i) {
+    const std::string& op = ops[i];
+    if (opcode_is(op, "QGMMA")) {
+      ++r.qgmma;
+      last_qgmma = i;
+    }
+    if (opcode_is(op, "HMMA") || opcode_is(op, "HGMMA")) ++r.slow_mma;
+    if (opcode_is(op, "LDL") || opcode_is(op, "STL")) ++r.local_memory;
+    if (opcode_is(op, "SYNCS.PHASECHK")) {
+      close_window();
+      wait = i;
+    }
+  }
+  close_window();
+  return r;
+}
+
+}  // namespace dgt::test

@@ -1,0 +1,103 @@
+// SASS of NVRTC output (CPU only, needs cuobjdump; tests/nvrtc/sass_check.sh provides it): the
+// consumer mainloop of representative kernels of the family runs on QGMMA, uses no local memory, and
+// has no R2UR between a full-barrier wait and the last QGMMA of a k-block (the descriptors are warp-
+// uniform, built once per CTA). The negative case, the same kernel compiled with the test-only macro
+// DGT_TEST_NONUNIFORM_DESC (warpgroup index and descriptors from threadIdx.x, per k-block), must trip
+// the R2UR check, so the check is known to see what it is looking for.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+
+#include "jit/codegen.hpp"
+#include "jit/compiler.hpp"
+#include "sass_check.hpp"
+
+namespace dgt::test {
+namespace {
+
+struct Sass {
+  std::string cuobjdump = find_cuobjdump();
+};
+
+Sass& tools() {
+  static Sass s;
+  return s;
+}
+
+SassReport compile_and_analyze(const KernelSpec& spec, const std::string& prelude = "") {
+  jit::GeneratedKernel g = jit::generate_gemm(spec);
+  jit::CompiledKernel k = jit::compile(prelude + g.source, g.program_name, g.name_expression);
+  const std::string sass = disassemble(tools().cuobjdump, k.cubin);
+  EXPECT_EQ(sass.rfind("cuobjdump failed", 0), std::string::npos) << spec.key() << ": " << sass;
+  if (const char* dir = std::getenv("DGT_SASS_DUMP_DIR")) std::ofstream(std::string(dir) + "/" + spec.key() + ".sass") << sass;
+  return analyze_sass(sass);
+}
+
+KernelSpec spec_of(const char* key, Accum accum = Accum::kPromote) {
+  KernelSpec s;
+  s.config = KernelConfig::parse_key(key);
+  s.accum = accum;
+  return s;
+}
+
+#define REQUIRE_CUOBJDUMP()                                                                                            \
+  if (tools().cuobjdump.empty())                                                                                       \
+  GTEST_SKIP() << "no cuobjdump (set DGT_CUOBJDUMP or run tests/nvrtc/sass_check.sh, which installs the PyPI wheel " \
+                  "nvidia-cuda-cuobjdump)"
+
+TEST(Sass, MainloopHasQgmmaNoLocalMemoryNoR2urInTheWindow) {
+  REQUIRE_CUOBJDUMP();
+  const std::pair<const char*, Accum> kernels[] = {
+      {"128x128x128_s6_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1", Accum::kPromote},     // the notes' winner shape
+      {"128x144x128_s5_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1", Accum::kPromote},     // 2g at the register limit
+      {"128x128x128_s6_wg2_sw128_c1x1_rm8_direct_sk1_sm0_1g_p1", Accum::kPromote},  // the one-group schedule
+      {"128x128x128_s6_wg2_sw128_c1x1_rm8_tma_sk1_sm0_1g_p16", Accum::kFast},       // fast, promotion every 16
+      {"128x176x128_s4_wg2_sw128_c1x1_rm8_tma_sk1_sm0_1g_p8", Accum::kFast},        // fast 1g, 16-col bands
+      {"128x128x128_s6_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1", Accum::kFast},        // fast 2g (P = 1, rule R20)
+      {"64x96x128_s8_wg1_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1", Accum::kPromote},       // one consumer WG
+      {"256x64x128_s5_wg2_sw128_c1x1_rm8_direct_sk1_sm0_2g_p1", Accum::kPromote},   // two m64 slices per WG
+      {"128x128x64_s8_wg2_sw64_c1x1_rm8_direct_sk2_sm0_2g_p1", Accum::kPromote},    // BLOCK_K 64, split-K
+      {"128x128x128_s5_wg2_sw128_c2x1_rm8_tma_sk1_sm0_2g_p1", Accum::kPromote},     // cluster, multicast
+  };
+  for (const auto& [key, accum] : kernels) {
+    const SassReport r = compile_and_analyze(spec_of(key, accum));
+    EXPECT_GT(r.qgmma, 0) << key;
+    EXPECT_EQ(r.slow_mma, 0) << key;
+    EXPECT_EQ(r.local_memory, 0) << key;
+    EXPECT_GT(r.windows, 0) << key << ": no full-barrier wait followed by QGMMAs found";
+    EXPECT_EQ(r.r2ur_in_windows, 0) << key << ": R2UR between the full-barrier wait and the last QGMMA, e.g. '"
+                                    << r.first_offender << "'";
+  }
+}
+
+TEST(Sass, NonUniformDescriptorsTripTheCheck) {
+  REQUIRE_CUOBJDUMP();
+  const KernelSpec spec = spec_of("128x128x128_s6_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1");
+  const SassReport good = compile_and_analyze(spec);
+  const SassReport bad = compile_and_analyze(spec, "#define DGT_TEST_NONUNIFORM_DESC 1\n");
+  EXPECT_EQ(good.r2ur_in_windows, 0) << good.first_offender;
+  EXPECT_GT(bad.qgmma, 0);
+  EXPECT_GT(bad.r2ur_in_windows, 0) << "the non-uniform variant should put R2UR moves before its QGMMAs";
+}
+
+TEST(Sass, AnalyzerOnAHandWrittenListing) {
+  // No tool needed: the parser and the window rule on a synthetic listing.
+  const std::string sass =
+      "        /*0100*/                   SYNCS.PHASECHK.TRANS64.TRYWAIT P0, [UR4+0x1000], R3 ;\n"
+      "        /*0110*/                   R2UR UR8, R2 ;\n"
+      "        /*0120*/                   QGMMA.64x128x32.F32.E4M3.E4M3 R24, gdesc[UR8], R24 ;\n"
+      "        /*0130*/                   QGMMA.64x128x32.F32.E4M3.E4M3 R24, gdesc[UR12], R24, gsb0 ;\n"
+      "        /*0140*/                   R2UR UR9, R4 ;\n"
+      "        /*0150*/                   SYNCS.PHASECHK.TRANS64.TRYWAIT P0, [UR4+0x2000], R3 ;\n"
+      "        /*0160*/                   STL [R1], R5 ;\n";
+  const SassReport r = analyze_sass(sass);
+  EXPECT_EQ(r.instructions, 7);
+  EXPECT_EQ(r.qgmma, 2);
+  EXPECT_EQ(r.windows, 1);
+  EXPECT_EQ(r.r2ur_in_windows, 1);  // the R2UR after the last QGMMA is outside the window
+  EXPECT_EQ(r.local_memory, 1);
+}
+
+}  // namespace
+}  // namespace dgt::test
