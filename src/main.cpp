@@ -25,6 +25,9 @@ int main(int argc, char** argv) {
   dgt::cli::add_run(app, action);
   dgt::cli::add_compare(app, action);
   dgt::cli::add_export(app, action);
+  dgt::cli::add_gate(app, action);
+  dgt::cli::add_history(app, action);
+  dgt::cli::add_db(app, action);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

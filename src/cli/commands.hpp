@@ -14,5 +14,8 @@ void add_space(CLI::App& app, Action& action);
 void add_run(CLI::App& app, Action& action);
 void add_compare(CLI::App& app, Action& action);
 void add_export(CLI::App& app, Action& action);
+void add_gate(CLI::App& app, Action& action);
+void add_history(CLI::App& app, Action& action);
+void add_db(CLI::App& app, Action& action);
 
 }  // namespace dgt::cli

@@ -9,7 +9,7 @@
 -- hash, dgtune version). Every trial, baseline and sweep row names both, and trials and baselines keep
 -- the PCI bus id of the GPU that measured them ('' for rows stored before schema 3).
 CREATE TABLE schema_version (version INTEGER NOT NULL);
-INSERT INTO schema_version (version) VALUES (5);
+INSERT INTO schema_version (version) VALUES (6);
 CREATE TABLE device (
   id INTEGER PRIMARY KEY,
   hw_key TEXT NOT NULL UNIQUE,
@@ -158,3 +158,37 @@ FROM (
   WHERE t.status = 'ok' AND t.median_us IS NOT NULL
 )
 WHERE rank = 1;
+-- Version 6 (gate branch): gate history, as src/db/migrations/0006_gate_history.sql. Version 5 is a
+-- placeholder on this branch (0005_reserved_compare.sql, the compare branch's number); the lead renumbers at merge.
+CREATE TABLE gate_run (
+  id INTEGER PRIMARY KEY,
+  device_id INTEGER NOT NULL REFERENCES device (id),
+  environment_id INTEGER NOT NULL REFERENCES environment (id),
+  pci_bus_id TEXT NOT NULL,
+  baseline_path TEXT NOT NULL,
+  baseline_created_at TEXT NOT NULL,
+  baseline_env_key TEXT NOT NULL,
+  protocol TEXT NOT NULL,
+  threshold REAL NOT NULL,
+  confidence REAL NOT NULL,
+  exit_code INTEGER NOT NULL,
+  shapes INTEGER NOT NULL,
+  failures INTEGER NOT NULL,
+  errors INTEGER NOT NULL,
+  created_at TEXT NOT NULL
+);
+CREATE TABLE gate_result (
+  id INTEGER PRIMARY KEY,
+  run_id INTEGER NOT NULL REFERENCES gate_run (id),
+  problem_id INTEGER NOT NULL REFERENCES problem (id),
+  name TEXT NOT NULL,
+  config_key TEXT NOT NULL,
+  config_baseline TEXT NOT NULL,
+  verdict TEXT NOT NULL,
+  reason TEXT NOT NULL,
+  ratio_baseline REAL, ratio_now REAL,
+  slowdown REAL, slowdown_lo REAL, slowdown_hi REAL, p_value REAL,
+  ours_baseline_us REAL, ours_now_us REAL, tuned_baseline_us REAL, tuned_now_us REAL,
+  UNIQUE (run_id, problem_id)
+);
+CREATE INDEX gate_result_by_problem ON gate_result (problem_id);

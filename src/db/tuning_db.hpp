@@ -61,7 +61,36 @@ struct EnvironmentWinner {
   std::string env_key;  ///< SoftwareEnv::key() as stored
 };
 
-/// Tuning database, schema version schema::latest_version() (5); the DDL is src/db/schema.sql:
+/// One run of `dgtune gate --baseline` (table gate_run, schema 6).
+struct GateRunRow {
+  DeviceScope scope;                 ///< device and environment that measured now
+  std::string baseline_path, baseline_created_at, baseline_env_key;
+  std::string protocol;              ///< protocol name, e.g. "cold-l2-v2"
+  double threshold = 0.05, confidence = 0.95;
+  int exit_code = 0, shapes = 0, failures = 0, errors = 0;
+  std::string created_at;            ///< filled when empty
+};
+
+/// One shape of a gate run (table gate_result). Ratios: median time ratio dgtune / cuBLASLt-tuned;
+/// slowdowns: fractions of the ratio test (NaN when not tested); times: medians in microseconds.
+struct GateResultRow {
+  Problem problem;
+  std::string name, config_key, config_baseline, verdict, reason;
+  double ratio_baseline = 0, ratio_now = 0, slowdown = 0, slowdown_lo = 0, slowdown_hi = 0, p_value = 0;
+  double ours_baseline_us = 0, ours_now_us = 0, tuned_baseline_us = 0, tuned_now_us = 0;
+};
+
+/// One point of a shape's gate history, oldest first.
+struct GateHistoryPoint {
+  int64_t run_id = 0;
+  std::string created_at;
+  std::string device_name, kernel_hash, env_key;
+  int exit_code = 0;                 ///< of the whole run
+  std::string problem_key;
+  GateResultRow result;              ///< result.problem is left default; problem_key names it
+};
+
+/// Tuning database, schema version schema::latest_version() (6); the DDL is src/db/schema.sql:
 ///   device(id, hw_key UNIQUE, name, cc, sm_count, memory_bytes, l2_bytes, max_sm_clock_mhz, created_at):
 ///          the hardware identity (HardwareIdentity::key()); cc = 10 * cc_major + cc_minor (90 for sm_90)
 ///   environment(id, env_key UNIQUE, driver_version, runtime_version, cublaslt_version, nvrtc_version,
@@ -179,6 +208,12 @@ class TuningDb {
   /// Every winner of device `device_id` (one per environment and problem; the winner view) with its
   /// environment and cuBLASLt-tuned baseline, ordered by problem (m, n, k, key), then environment id.
   std::vector<ExportRow> export_rows(int64_t device_id) const;
+  /// Appends one gate run and its per-shape results in one transaction (db/gate_history.cpp);
+  /// returns the run id.
+  int64_t put_gate_run(const GateRunRow& run, const std::vector<GateResultRow>& results);
+  /// The gate history of one shape, oldest first: `shape` is a problem key, a shapes-file name, or
+  /// "MxNxK" (every problem with those dimensions).
+  std::vector<GateHistoryPoint> gate_history(const std::string& shape) const;
 
  private:
   int64_t upsert_problem(const Problem& p);

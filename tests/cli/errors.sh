@@ -114,6 +114,28 @@ assert {r["grid"] for r in kept} >= {"tiles", "one-group", "direct-epilogue", "c
 print(f"ok: space json: {len(kept)} kept, {len(rej)} rejected")
 PY
 
+# dgtune gate / history / db: bad input exits 2 before any GPU or DB is touched; db commands need no GPU.
+expect 2 "exactly one of --record FILE" "$bin" gate --db "$tmp/g.db"
+printf 'not json' >"$tmp/bad-base.json"
+expect 2 "bad-base.json: not a JSON object" "$bin" gate --baseline "$tmp/bad-base.json" --db "$tmp/g.db"
+printf '{"schema_version": 7}' >"$tmp/v7.json"
+expect 2 "schema_version 7" "$bin" gate --baseline "$tmp/v7.json" --db "$tmp/g.db"
+expect 2 "needs --shapes FILE" "$bin" gate --record "$tmp/r.json" --db "$tmp/g.db"
+expect 2 "--threshold" "$bin" gate --baseline "$tmp/v7.json" --threshold -5
+expect 2 "At least 2 required" "$bin" db merge "$tmp/a.db" -o "$tmp/c.db"
+expect 1 "does not exist" "$bin" db prune --db "$tmp/missing.db" --dry-run
+# A fresh DB from schema.sql (python3's sqlite3), so the db commands run without a GPU.
+if python3 -c "import sqlite3; sqlite3.connect('$tmp/s.db').executescript(open('$(dirname "$0")/../../src/db/schema.sql').read())"; then
+  expect 0 "integrity_check, foreign keys and dgtune's invariants hold" "$bin" db check --db "$tmp/s.db"
+  expect 0 "devices (hardware identities)" "$bin" db devices --db "$tmp/s.db"
+  expect 0 "--dry-run (nothing removed)" "$bin" db prune --db "$tmp/s.db" --dry-run
+  expect 2 "are the same file" "$bin" db merge "$tmp/s.db" "$tmp/s.db" -o "$tmp/m.db"
+  cp "$tmp/s.db" "$tmp/s2.db"
+  expect 0 "rows in output" "$bin" db merge "$tmp/s.db" "$tmp/s2.db" -o "$tmp/m.db"
+  expect 2 "exists" "$bin" db merge "$tmp/s.db" "$tmp/s2.db" -o "$tmp/m.db"
+  expect 2 "no gate history for shape" "$bin" history --shape 64x64x64 --db "$tmp/s.db"
+fi
+
 # A table that cannot be written (full disk, closed pipe) is an I/O error: exit 1, never 0 (issue 13 item 6).
 if [ -w /dev/full ]; then
   "$bin" space --m 4096 --n 4096 --k 4096 --format json >/dev/full 2>"$tmp/err"

@@ -19,6 +19,7 @@
 
 #include "core/error.hpp"
 #include "db/measurements.hpp"
+#include "db/schema.hpp"
 #include "db/tuning_db.hpp"
 #include "loader/export_header.hpp"
 
@@ -221,6 +222,22 @@ TEST_F(CompareExportTest, BetweenWithSeveralDevicesListsThemAndExits2) {
   EXPECT_NE(unknown.out.find("no device '9'"), std::string::npos) << unknown.out;
 }
 
+TEST_F(CompareExportTest, DbMergeKeepsEveryStoredSample) {
+  make_between_dbs(path("a.db"), path("b.db"));
+  const CliRun r = run_dgtune("db merge " + path("a.db") + " " + path("b.db") + " -o " + path("c.db"));
+  ASSERT_EQ(r.rc, 0) << r.out;
+  TuningDb c(path("c.db"), /*read_only=*/true);
+  ASSERT_EQ(c.devices().size(), 1u);  // one hardware identity in both
+  EXPECT_EQ(c.devices()[0].measurements, 9);
+  // Newest per (problem, protocol): B's runs of the four shared shapes (stored later) and A's kOnlyA.
+  const auto ms = c.latest_measurements(c.devices()[0].id);
+  ASSERT_EQ(ms.size(), 5u);
+  for (const StoredMeasurement& m : ms) {
+    EXPECT_EQ(m.sides.size(), 3u);
+    EXPECT_EQ(m.samples.size(), 60u);
+  }
+}
+
 TEST_F(CompareExportTest, CompareNeverCreatesOrMigratesADb) {
   const CliRun r = run_dgtune("compare --between " + path("missing-a.db") + " " + path("missing-b.db"));
   EXPECT_EQ(r.rc, 2) << r.out;
@@ -270,7 +287,7 @@ TEST_F(CompareExportTest, ExportEveryFormat) {
   const auto doc = nlohmann::json::parse(json.out);
   EXPECT_EQ(doc["schema"], "dgtune-export");
   EXPECT_EQ(doc["schema_version"], 1);
-  EXPECT_EQ(doc["db_schema_version"], 5);
+  EXPECT_EQ(doc["db_schema_version"], schema::latest_version());
   ASSERT_EQ(doc["winners"].size(), 2u);
   const auto& w = doc["winners"][0];
   EXPECT_EQ(w["config"], "64x64x128_s6_wg1_sw128_c1x1_rm8_direct_sk4_sm0_1g_p1");

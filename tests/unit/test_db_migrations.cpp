@@ -203,12 +203,11 @@ void check_migration(const std::string& path, const std::string& fresh, int v) {
 
   { TuningDb db(path); }
   { TuningDb db(fresh); }
-  EXPECT_EQ(raw_int(path, "SELECT version FROM schema_version"), 5);
+  EXPECT_EQ(raw_int(path, "SELECT version FROM schema_version"), schema::latest_version());
   EXPECT_EQ(raw_int(path, "SELECT count(*) FROM schema_version"), 1);
   const auto master = normalized_master(path);
   EXPECT_EQ(master, normalized_master(fresh));
-  // 11 tables, 1 view, 3 named and 9 automatic (UNIQUE, composite PRIMARY KEY) indexes
-  EXPECT_EQ(master.size(), 24u);
+  EXPECT_EQ(master.size(), 28u);  // 13 tables, 1 view, 4 named and 10 automatic (UNIQUE, composite PRIMARY KEY) indexes
   EXPECT_EQ(rows(path, "PRAGMA foreign_key_check").size(), 0u);
   EXPECT_EQ(rows(path, "PRAGMA integrity_check"), std::vector<std::string>{"ok"});
 
@@ -261,7 +260,7 @@ void check_migration(const std::string& path, const std::string& fresh, int v) {
 
 TEST(Schema, MigrationsAreEmbeddedInOrder) {
   const auto& ms = schema::migrations();
-  ASSERT_EQ(ms.size(), 4u);
+  ASSERT_EQ(ms.size(), 5u);
   EXPECT_EQ(ms[0].version, 2);
   EXPECT_EQ(ms[0].name, "0002_config_sms_and_sweep");
   EXPECT_EQ(ms[1].version, 3);
@@ -270,9 +269,12 @@ TEST(Schema, MigrationsAreEmbeddedInOrder) {
   EXPECT_EQ(ms[2].name, "0004_config_mainloop");
   EXPECT_EQ(ms[3].version, 5);
   EXPECT_EQ(ms[3].name, "0005_measurement");
-  EXPECT_EQ(schema::schema_sql_version(), 5);
-  EXPECT_EQ(schema::latest_version(), 5);
   EXPECT_NE(schema::schema_sql().find("CREATE TABLE measurement_sample"), std::string::npos);
+  EXPECT_EQ(ms[4].version, 6);
+  EXPECT_EQ(ms[4].name, "0006_gate_history");
+  EXPECT_EQ(schema::schema_sql_version(), 6);
+  EXPECT_EQ(schema::latest_version(), 6);
+  EXPECT_NE(schema::schema_sql().find("CREATE TABLE gate_run"), std::string::npos);
   EXPECT_NE(schema::schema_sql().find("CREATE TABLE environment"), std::string::npos);
 }
 
@@ -299,14 +301,14 @@ TEST_F(MigrationTest, MigratedRowsAnswerTheScopedQueries) {
 }
 
 TEST_F(MigrationTest, V4FileGainsTheMeasurementTables) {
-  // A v4 file (kernel v2): the fresh schema without the measurement tables, version 4.
+  // A v4 file (kernel v2): the fresh schema without the measurement (5) and gate-history (6) tables.
   const std::string path = db_path("v4.db"), fresh = db_path("fresh.db");
   { TuningDb db(path); }
   raw_exec(path, "DROP TABLE measurement_sample; DROP TABLE measurement_side; DROP TABLE measurement; "
-                 "UPDATE schema_version SET version = 4");
+                 "DROP TABLE gate_result; DROP TABLE gate_run; UPDATE schema_version SET version = 4");
   { TuningDb db(fresh); }
   { TuningDb db(path); }
-  EXPECT_EQ(raw_int(path, "SELECT version FROM schema_version"), 5);
+  EXPECT_EQ(raw_int(path, "SELECT version FROM schema_version"), schema::latest_version());
   EXPECT_EQ(normalized_master(path), normalized_master(fresh));
 }
 
@@ -320,7 +322,7 @@ TEST_F(MigrationTest, ReadOnlyRefusesAnOldFileAndLeavesIt) {
     ADD_FAILURE() << "expected an Error";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::kSqlite);
-    EXPECT_NE(e.message().find("schema version 2, older than version 5"), std::string::npos) << e.message();
+    EXPECT_NE(e.message().find("schema version 2, older than version 6"), std::string::npos) << e.message();
   }
   EXPECT_TRUE(read_text(path) == before);
 }

@@ -240,9 +240,9 @@ TEST_F(TuningDbTest, CreatesParentDirectoriesAndSchema) {
   std::string path = (dir_ / "a" / "b" / "tuning.db").string();
   { TuningDb db(path); EXPECT_EQ(db.path(), path); }
   ASSERT_TRUE(fs::exists(path));
-  EXPECT_EQ(raw_int(path, "SELECT version FROM schema_version"), 5);
+  EXPECT_EQ(raw_int(path, "SELECT version FROM schema_version"), schema::latest_version());
   EXPECT_EQ(raw_int(path, "SELECT count(*) FROM schema_version"), 1);
-  EXPECT_EQ(schema::latest_version(), 5);
+  EXPECT_EQ(schema::latest_version(), 6);  // 6 on the gate branch (gate history); the lead renumbers at merge
   for (const char* table : {"device", "environment", "problem", "config", "trial", "baseline", "sweep", "measurement",
                             "measurement_side", "measurement_sample"}) {
     std::string sql = std::string("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = '") + table + "'";
@@ -259,12 +259,13 @@ TEST_F(TuningDbTest, CreatesParentDirectoriesAndSchema) {
 TEST_F(TuningDbTest, NewerSchemaVersionThrowsAndLeavesFileUnchanged) {
   std::string path = db_path();
   { TuningDb db(path); db.upsert_device(h200()); }
-  raw_exec(path, "UPDATE schema_version SET version = 7");
+  const int newer = schema::latest_version() + 1;
+  raw_exec(path, ("UPDATE schema_version SET version = " + std::to_string(newer)).c_str());
   std::string before = file_bytes(path);
   Error e = error_of([&] { TuningDb db(path); });
   EXPECT_EQ(e.kind(), ErrorKind::kSqlite);
-  EXPECT_TRUE(contains(e.message(), "schema version 7")) << e.message();
-  EXPECT_TRUE(contains(e.message(), "version 5")) << e.message();
+  EXPECT_TRUE(contains(e.message(), "schema version " + std::to_string(newer))) << e.message();
+  EXPECT_TRUE(contains(e.message(), "version " + std::to_string(schema::latest_version()))) << e.message();
   EXPECT_TRUE(contains(e.message(), path)) << e.message();
   EXPECT_TRUE(file_bytes(path) == before) << "the file was modified";
   // Read-only refuses it too.

@@ -1,0 +1,456 @@
+#include "db/maintenance.hpp"
+
+#include <sqlite3.h>
+
+#include <filesystem>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+#include "db/schema.hpp"
+#include "db/sqlite.hpp"
+#include "problem/kernel_config.hpp"
+#include "problem/problem.hpp"
+#include "records/records.hpp"
+
+namespace dgt::dbm {
+
+using sql::Connection;
+using sql::Statement;
+using sql::Transaction;
+
+namespace {
+
+int64_t scalar(const Connection& c, const std::string& q) {
+  Statement s(c, q);
+  if (!s.step() || s.is_null("v")) return 0;
+  return s.get_int("v");
+}
+
+bool has_table(const Connection& c, const std::string& schema, const std::string& name) {
+  Statement s(c, "SELECT count(*) AS v FROM " + schema + ".sqlite_master WHERE type = 'table' AND name = :name");
+  s.bind_text(":name", name);
+  s.step();
+  return s.get_int("v") > 0;
+}
+
+/// Column names of a table (PRAGMA table_info), in order.
+std::vector<std::string> columns(const Connection& c, const std::string& schema, const std::string& table) {
+  std::vector<std::string> out;
+  sqlite3_stmt* st = nullptr;
+  const std::string q = "PRAGMA " + schema + ".table_info(" + table + ")";
+  if (sqlite3_prepare_v2(c.handle(), q.c_str(), -1, &st, nullptr) != SQLITE_OK) c.fail(sqlite3_errcode(c.handle()), q);
+  while (sqlite3_step(st) == SQLITE_ROW) out.emplace_back(reinterpret_cast<const char*>(sqlite3_column_text(st, 1)));
+  sqlite3_finalize(st);
+  return out;
+}
+
+/// Rows of a PRAGMA that returns text in column 0 (integrity_check) or several columns (foreign_key_check).
+std::vector<std::string> pragma_rows(const Connection& c, const std::string& q) {
+  std::vector<std::string> out;
+  sqlite3_stmt* st = nullptr;
+  if (sqlite3_prepare_v2(c.handle(), q.c_str(), -1, &st, nullptr) != SQLITE_OK) c.fail(sqlite3_errcode(c.handle()), q);
+  while (sqlite3_step(st) == SQLITE_ROW) {
+    std::string row;
+    for (int i = 0; i < sqlite3_column_count(st); ++i) {
+      const unsigned char* t = sqlite3_column_text(st, i);
+      if (i) row += ' ';
+      row += t ? reinterpret_cast<const char*>(t) : "NULL";
+    }
+    out.push_back(row);
+  }
+  sqlite3_finalize(st);
+  return out;
+}
+
+int file_version(const Connection& c) {
+  if (!has_table(c, "main", "schema_version")) return 0;
+  return static_cast<int>(scalar(c, "SELECT max(version) AS v FROM schema_version"));
+}
+
+std::string join(const std::vector<std::string>& v, const std::string& prefix = "") {
+  std::string s;
+  for (const auto& x : v) {
+    if (!s.empty()) s += ", ";
+    s += prefix;
+    s += x;
+  }
+  return s;
+}
+
+std::vector<std::string> minus(const std::vector<std::string>& cols, const std::set<std::string>& drop) {
+  std::vector<std::string> out;
+  for (const auto& c : cols)
+    if (!drop.count(c)) out.push_back(c);
+  return out;
+}
+
+}  // namespace
+
+// ---- check --------------------------------------------------------------------------------------
+
+CheckReport check(const std::string& path) {
+  CheckReport r;
+  r.latest = schema::latest_version();
+  Connection c(path, /*read_only=*/true);  // never schema::open_and_migrate: check writes nothing
+  for (const std::string& row : pragma_rows(c, "PRAGMA integrity_check"))
+    if (row != "ok") r.problems.push_back("integrity_check: " + row);
+  r.version = file_version(c);
+  if (r.version == 0) {
+    r.problems.push_back("no schema_version table: not a dgtune tuning database");
+    return r;
+  }
+  if (scalar(c, "SELECT count(*) AS v FROM schema_version") != 1)
+    r.problems.push_back(fmt::format("schema_version holds {} rows, want 1", scalar(c, "SELECT count(*) AS v FROM schema_version")));
+  if (r.version > r.latest) {
+    r.problems.push_back(fmt::format("schema version {} is newer than this dgtune's {}; not checked further", r.version, r.latest));
+    return r;
+  }
+  for (const std::string& row : pragma_rows(c, "PRAGMA foreign_key_check"))
+    r.problems.push_back("foreign_key_check (table rowid parent fkid): " + row);
+  if (r.version < 3) {
+    r.notes.push_back(fmt::format("schema version {} (older than {}): only SQLite's checks ran; open it read-write with "
+                                  "any writing dgtune command to migrate it, then check again",
+                                  r.version, r.latest));
+    return r;
+  }
+  if (r.version < r.latest)
+    r.notes.push_back(fmt::format("schema version {} (this dgtune writes {}); not migrated by check", r.version, r.latest));
+  schema::register_functions(c);
+  {
+    Statement s(c,
+                "SELECT id AS id, hw_key AS k, dgt_hardware_key(name, cc, sm_count, memory_bytes, l2_bytes) AS want "
+                "FROM device WHERE hw_key <> dgt_hardware_key(name, cc, sm_count, memory_bytes, l2_bytes)");
+    while (s.step())
+      r.problems.push_back(fmt::format("device {}: hw_key {} but its columns give {}", s.get_int("id"), s.get_text("k"),
+                                       s.get_text("want")));
+  }
+  {
+    Statement s(c,
+                "SELECT id AS id, env_key AS k, dgt_environment_key(driver_version, runtime_version, cublaslt_version, "
+                "nvrtc_version, kernel_hash, dgtune_version) AS want FROM environment WHERE env_key <> "
+                "dgt_environment_key(driver_version, runtime_version, cublaslt_version, nvrtc_version, kernel_hash, "
+                "dgtune_version)");
+    while (s.step())
+      r.problems.push_back(fmt::format("environment {}: env_key {} but its columns give {}", s.get_int("id"),
+                                       s.get_text("k"), s.get_text("want")));
+  }
+  {
+    Statement s(c,
+                "SELECT id AS id, key AS key, m AS m, n AS n, k AS k, lda AS lda, ldb AS ldb, ldd AS ldd, dtype_a AS a, "
+                "dtype_b AS b, dtype_d AS d, accum AS accum FROM problem");
+    while (s.step()) {
+      try {
+        Problem p;
+        p.m = s.get_int("m"), p.n = s.get_int("n"), p.k = s.get_int("k");
+        p.lda = s.get_int("lda"), p.ldb = s.get_int("ldb"), p.ldd = s.get_int("ldd");
+        p.a = parse_dtype(s.get_text("a"));
+        p.b = parse_dtype(s.get_text("b"));
+        p.accum = parse_accum(s.get_text("accum"));
+        if (s.get_text("d") != to_string(p.d)) throw Error(ErrorKind::kInvalid, "dtype_d " + s.get_text("d"));
+        if (p.key() != s.get_text("key"))
+          r.problems.push_back(fmt::format("problem {}: key {} but its columns give {}", s.get_int("id"), s.get_text("key"), p.key()));
+      } catch (const Error& e) {
+        r.problems.push_back(fmt::format("problem {} ({}): {}", s.get_int("id"), s.get_text("key"), e.message()));
+      }
+    }
+  }
+  {
+    Statement s(c, "SELECT id AS id, key AS key FROM config");
+    while (s.step()) {
+      try {
+        (void)KernelConfig::parse_key(s.get_text("key"));
+      } catch (const Error& e) {
+        r.notes.push_back(fmt::format("config {}: key '{}' does not parse with this dgtune ({})", s.get_int("id"),
+                                      s.get_text("key"), e.message()));
+      }
+    }
+  }
+  for (const char* table : {"trial", "baseline"}) {
+    Statement s(c, std::string("SELECT DISTINCT status AS status FROM ") + table);
+    while (s.step()) {
+      try {
+        (void)parse_trial_status(s.get_text("status"));
+      } catch (const Error&) {
+        r.problems.push_back(fmt::format("{}: unknown status '{}'", table, s.get_text("status")));
+      }
+    }
+  }
+  {
+    Statement s(c,
+                "SELECT id AS id FROM trial WHERE status = 'ok' AND (median_us IS NULL OR verify_ok IS NULL OR verify_ok <> 1)");
+    while (s.step()) r.problems.push_back(fmt::format("trial {}: status ok without a timing or a passed verification", s.get_int("id")));
+  }
+  {
+    Statement s(c,
+                "SELECT id AS id, candidates AS c, stored AS s, complete AS done FROM sweep WHERE stored > candidates OR "
+                "(complete <> 0 AND stored < candidates)");
+    while (s.step())
+      r.problems.push_back(fmt::format("sweep {}: stored {} of {} candidates, complete = {}", s.get_int("id"), s.get_int("s"),
+                                       s.get_int("c"), s.get_int("done")));
+  }
+  return r;
+}
+
+// ---- devices ------------------------------------------------------------------------------------
+
+std::vector<DeviceSummary> devices(const std::string& path) {
+  Connection c(path, /*read_only=*/true);
+  const int v = file_version(c);
+  if (v < 3)
+    DGT_THROW(ErrorKind::kSqlite, "tuning database {} has schema version {}: open it read-write once (e.g. `dgtune db prune "
+              "--dry-run`) to migrate it", path, v);
+  Statement s(c,
+              "SELECT d.id AS id, d.hw_key AS hw_key, d.name AS name, d.cc AS cc, d.sm_count AS sm_count, "
+              "d.memory_bytes AS memory_bytes, d.l2_bytes AS l2_bytes, "
+              "(SELECT count(DISTINCT environment_id) FROM trial t WHERE t.device_id = d.id) AS envs, "
+              "(SELECT count(*) FROM trial t WHERE t.device_id = d.id) AS trials, "
+              "(SELECT count(*) FROM baseline b WHERE b.device_id = d.id) AS baselines, "
+              "(SELECT count(*) FROM winner w WHERE w.device_id = d.id) AS winners FROM device d ORDER BY d.id");
+  std::vector<DeviceSummary> out;
+  while (s.step()) {
+    DeviceSummary d;
+    d.id = s.get_int("id");
+    d.hw_key = s.get_text("hw_key");
+    d.name = s.get_text("name");
+    d.cc = s.get_int32("cc");
+    d.sm_count = s.get_int32("sm_count");
+    d.memory_bytes = s.get_int("memory_bytes");
+    d.l2_bytes = s.get_int("l2_bytes");
+    d.environments = s.get_int32("envs");
+    d.trials = s.get_int32("trials");
+    d.baselines = s.get_int32("baselines");
+    d.winners = s.get_int32("winners");
+    out.push_back(d);
+  }
+  return out;
+}
+
+// ---- prune --------------------------------------------------------------------------------------
+
+PruneReport prune(const std::string& path, const std::string& keep, bool dry_run) {
+  PruneReport r;
+  r.dry_run = dry_run;
+  if (!std::filesystem::exists(path)) DGT_THROW(ErrorKind::kIo, "tuning database {} does not exist", path);
+  Connection c(path, dry_run);
+  if (dry_run) {
+    if (file_version(c) != schema::latest_version())
+      DGT_THROW(ErrorKind::kSqlite, "tuning database {} has schema version {}, not {}: prune --dry-run writes nothing, so run "
+                "it after a read-write open has migrated the file", path, file_version(c), schema::latest_version());
+  } else {
+    schema::open_and_migrate(c);
+  }
+  Transaction tx(c);
+  {
+    Statement s(c,
+                "SELECT e.kernel_hash AS h, (SELECT count(*) FROM trial t JOIN environment x ON x.id = t.environment_id "
+                "WHERE x.kernel_hash = e.kernel_hash) AS trials, (SELECT count(*) FROM sweep w JOIN environment x ON "
+                "x.id = w.environment_id WHERE x.kernel_hash = e.kernel_hash) AS sweeps FROM environment e "
+                "WHERE e.kernel_hash <> :keep GROUP BY e.kernel_hash ORDER BY e.kernel_hash");
+    s.bind_text(":keep", keep);
+    while (s.step()) r.removed.push_back({s.get_text("h"), s.get_int32("trials"), s.get_int32("sweeps")});
+  }
+  {
+    Statement s(c,
+                "SELECT count(*) AS v FROM trial t JOIN environment e ON e.id = t.environment_id WHERE e.kernel_hash = :keep");
+    s.bind_text(":keep", keep);
+    s.step();
+    r.kept_trials = s.get_int32("v");
+  }
+  if (!dry_run) {
+    for (const char* table : {"trial", "sweep"}) {
+      Statement s(c, std::string("DELETE FROM ") + table +
+                         " WHERE environment_id IN (SELECT id FROM environment WHERE kernel_hash <> :keep)");
+      s.bind_text(":keep", keep);
+      s.run();
+    }
+    tx.commit();
+  }
+  return r;
+}
+
+// ---- merge --------------------------------------------------------------------------------------
+
+namespace {
+
+/// VACUUM INTO a temporary copy (the input is only read), then migrate the copy to the current schema.
+std::string migrated_copy(const std::string& path, const std::string& tmp) {
+  if (!std::filesystem::exists(path)) DGT_THROW(ErrorKind::kUsage, "db merge: {} does not exist", path);
+  std::filesystem::remove(tmp);
+  {
+    Connection src(path, /*read_only=*/true);
+    const int v = file_version(src);
+    if (v == 0) DGT_THROW(ErrorKind::kUsage, "db merge: {} is not a dgtune tuning database", path);
+    if (v > schema::latest_version())
+      DGT_THROW(ErrorKind::kUsage, "db merge: {} has schema version {}, newer than this dgtune's {}", path, v,
+                schema::latest_version());
+    Statement s(src, "VACUUM INTO :tmp");
+    s.bind_text(":tmp", tmp);
+    s.run();
+  }
+  Connection copy(tmp, false);
+  schema::open_and_migrate(copy);
+  return tmp;
+}
+
+/// Copies rows of the identity tables by their unique key (first input wins for the non-key columns).
+void copy_identity(const Connection& c, const std::string& src, const std::string& table) {
+  const auto cols = minus(columns(c, "main", table), {"id"});
+  c.exec(fmt::format("INSERT OR IGNORE INTO main.{0} ({1}) SELECT {1} FROM {2}.{0} ORDER BY id", table, join(cols), src));
+}
+
+/// The joins that map a source row's device/environment/problem/config ids to the output's, by key.
+std::string id_joins(const std::string& src, const std::string& alias, bool config) {
+  std::string j = fmt::format(
+      " JOIN {0}.device sd ON sd.id = {1}.device_id JOIN main.device md ON md.hw_key = sd.hw_key"
+      " JOIN {0}.environment se ON se.id = {1}.environment_id JOIN main.environment me ON me.env_key = se.env_key"
+      " JOIN {0}.problem sp ON sp.id = {1}.problem_id JOIN main.problem mp ON mp.key = sp.key",
+      src, alias);
+  if (config) j += fmt::format(" JOIN {0}.config sc ON sc.id = {1}.config_id JOIN main.config mc ON mc.key = sc.key", src, alias);
+  return j;
+}
+
+/// Trials or baselines: union; a duplicate (unique key taken) is replaced only by a better row (rule 2).
+void copy_measurements(const Connection& c, const std::string& src, const std::string& table, bool config,
+                       const std::string& conflict_key) {
+  const std::set<std::string> ids = {"id", "device_id", "environment_id", "problem_id", "config_id"};
+  const auto cols = minus(columns(c, "main", table), ids);
+  std::string set;
+  for (const auto& col : cols) {
+    if (!set.empty()) set += ", ";
+    set += col + " = excluded." + col;
+  }
+  const std::string target_cols = "device_id, environment_id, problem_id" + std::string(config ? ", config_id" : "") + ", " + join(cols);
+  const std::string source_cols = "md.id, me.id, mp.id" + std::string(config ? ", mc.id" : "") + ", " + join(cols, "t.");
+  c.exec(fmt::format(
+      "INSERT INTO main.{0} ({1}) SELECT {2} FROM {3}.{0} t {4} WHERE true ORDER BY t.id "
+      "ON CONFLICT ({5}) DO UPDATE SET {6} WHERE (excluded.status = 'ok') > ({0}.status = 'ok') OR "
+      "((excluded.status = 'ok') = ({0}.status = 'ok') AND coalesce(excluded.samples, 0) > coalesce({0}.samples, 0))",
+      table, target_cols, source_cols, src, id_joins(src, "t", config), conflict_key, set));
+}
+
+void copy_sweeps(const Connection& c, const std::string& src) {
+  const auto cols = minus(columns(c, "main", "sweep"), {"id", "device_id", "environment_id", "problem_id"});
+  c.exec(fmt::format(
+      "INSERT INTO main.sweep (device_id, environment_id, problem_id, {0}) SELECT md.id, me.id, mp.id, {1} "
+      "FROM {2}.sweep t {3} WHERE true ORDER BY t.id "
+      "ON CONFLICT (device_id, environment_id, problem_id, space, strategy) DO UPDATE SET "
+      "complete = (sweep.complete <> 0 AND excluded.complete <> 0), candidates = max(sweep.candidates, excluded.candidates), "
+      "stored = max(sweep.stored, excluded.stored), updated_at = max(sweep.updated_at, excluded.updated_at)",
+      join(cols), join(cols, "t."), src, id_joins(src, "t", false)));
+}
+
+void copy_gate_history(const Connection& c, const std::string& src) {
+  if (!has_table(c, src, "gate_run")) return;
+  const auto run_cols = minus(columns(c, "main", "gate_run"), {"id", "device_id", "environment_id"});
+  const auto res_cols = minus(columns(c, "main", "gate_result"), {"id", "run_id", "problem_id"});
+  std::vector<int64_t> runs;
+  {
+    Statement s(c, "SELECT id AS v FROM " + src + ".gate_run ORDER BY id");
+    while (s.step()) runs.push_back(s.get_int("v"));
+  }
+  for (int64_t id : runs) {
+    c.exec(fmt::format(
+        "INSERT INTO main.gate_run (device_id, environment_id, {0}) SELECT md.id, me.id, {1} FROM {2}.gate_run t "
+        "JOIN {2}.device sd ON sd.id = t.device_id JOIN main.device md ON md.hw_key = sd.hw_key "
+        "JOIN {2}.environment se ON se.id = t.environment_id JOIN main.environment me ON me.env_key = se.env_key "
+        "WHERE t.id = {3}",
+        join(run_cols), join(run_cols, "t."), src, id));
+    const int64_t new_id = sqlite3_last_insert_rowid(c.handle());
+    c.exec(fmt::format(
+        "INSERT INTO main.gate_result (run_id, problem_id, {0}) SELECT {1}, mp.id, {2} FROM {3}.gate_result t "
+        "JOIN {3}.problem sp ON sp.id = t.problem_id JOIN main.problem mp ON mp.key = sp.key WHERE t.run_id = {4} ORDER BY t.id",
+        join(res_cols), new_id, join(res_cols, "t."), src, id));
+  }
+}
+
+/// Interleaved measurements (schema 5): each run with its sides and samples, under the merged ids.
+void copy_interleaved_measurements(const Connection& c, const std::string& src) {
+  if (!has_table(c, src, "measurement")) return;
+  const auto cols = minus(columns(c, "main", "measurement"), {"id", "device_id", "environment_id", "problem_id"});
+  const auto side_cols = minus(columns(c, "main", "measurement_side"), {"measurement_id"});
+  const auto sample_cols = minus(columns(c, "main", "measurement_sample"), {"measurement_id"});
+  std::vector<int64_t> ids;
+  {
+    Statement s(c, "SELECT id AS v FROM " + src + ".measurement ORDER BY id");
+    while (s.step()) ids.push_back(s.get_int("v"));
+  }
+  for (int64_t id : ids) {
+    c.exec(fmt::format(
+        "INSERT INTO main.measurement (device_id, environment_id, problem_id, {0}) SELECT md.id, me.id, mp.id, {1} FROM "
+        "{2}.measurement t JOIN {2}.device sd ON sd.id = t.device_id JOIN main.device md ON md.hw_key = sd.hw_key "
+        "JOIN {2}.environment se ON se.id = t.environment_id JOIN main.environment me ON me.env_key = se.env_key "
+        "JOIN {2}.problem sp ON sp.id = t.problem_id JOIN main.problem mp ON mp.key = sp.key WHERE t.id = {3}",
+        join(cols), join(cols, "t."), src, id));
+    const int64_t new_id = sqlite3_last_insert_rowid(c.handle());
+    c.exec(fmt::format("INSERT INTO main.measurement_side (measurement_id, {0}) SELECT {1}, {2} FROM {3}.measurement_side t "
+                       "WHERE t.measurement_id = {4} ORDER BY t.side",
+                       join(side_cols), new_id, join(side_cols, "t."), src, id));
+    c.exec(fmt::format("INSERT INTO main.measurement_sample (measurement_id, {0}) SELECT {1}, {2} FROM {3}.measurement_sample t "
+                       "WHERE t.measurement_id = {4} ORDER BY t.round, t.position",
+                       join(sample_cols), new_id, join(sample_cols, "t."), src, id));
+  }
+}
+
+}  // namespace
+
+MergeReport merge(const std::string& a, const std::string& b, const std::string& out) {
+  namespace fs = std::filesystem;
+  if (fs::exists(out)) DGT_THROW(ErrorKind::kUsage, "db merge: output {} exists; name a new file", out);
+  if (fs::exists(a) && fs::exists(b) && fs::equivalent(a, b))
+    DGT_THROW(ErrorKind::kUsage, "db merge: {} and {} are the same file", a, b);
+  const std::string tmp_a = out + ".merge-a.tmp", tmp_b = out + ".merge-b.tmp";
+  struct Cleanup {
+    std::vector<std::string> files;
+    ~Cleanup() {
+      for (const auto& f : files)
+        for (const char* suffix : {"", "-wal", "-shm"}) {
+          std::error_code ec;
+          fs::remove(f + suffix, ec);
+        }
+    }
+  } cleanup{{tmp_a, tmp_b}};
+  migrated_copy(a, tmp_a);
+  migrated_copy(b, tmp_b);
+
+  Connection c(out, false);
+  schema::open_and_migrate(c);
+  MergeReport report;
+  const char* counted[] = {"device",   "environment", "problem",     "config",           "trial",
+                           "baseline", "sweep",       "gate_run",    "gate_result",      "measurement",
+                           "measurement_side", "measurement_sample"};
+  for (const char* t : counted) report.tables.push_back({t});
+  {
+    Statement s(c, "ATTACH DATABASE :a AS src_a");
+    s.bind_text(":a", tmp_a);
+    s.run();
+  }
+  {
+    Statement s(c, "ATTACH DATABASE :b AS src_b");
+    s.bind_text(":b", tmp_b);
+    s.run();
+  }
+  {
+    Transaction tx(c);
+    for (const std::string src : {"src_a", "src_b"}) {
+      for (auto& t : report.tables) {
+        const int64_t n = scalar(c, fmt::format("SELECT count(*) AS v FROM {}.{}", src, t.name));
+        (src == "src_a" ? t.from_a : t.from_b) = n;
+      }
+      for (const char* t : {"device", "environment", "problem", "config"}) copy_identity(c, src, t);
+      copy_measurements(c, src, "trial", true, "device_id, environment_id, problem_id, config_id");
+      copy_measurements(c, src, "baseline", false, "device_id, environment_id, problem_id, provider");
+      copy_sweeps(c, src);
+      copy_gate_history(c, src);
+      copy_interleaved_measurements(c, src);
+    }
+    for (auto& t : report.tables) t.merged = scalar(c, fmt::format("SELECT count(*) AS v FROM main.{}", t.name));
+    tx.commit();
+  }
+  c.exec("DETACH DATABASE src_a");
+  c.exec("DETACH DATABASE src_b");
+  return report;
+}
+
+}  // namespace dgt::dbm

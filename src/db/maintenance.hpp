@@ -1,0 +1,81 @@
+// `dgtune db check | devices | prune | merge`: maintenance of tuning databases (issue 9 item 5).
+//
+// Merge rules (written here once; README "Tuning database" repeats them):
+//   1. Identity rows are unioned by their keys: device by hw_key (hardware identity), environment by env_key,
+//      problem by key, config by key. Devices of other hardware stay separate rows: their trials, baselines
+//      and winners sit side by side in the output and are never mixed (every query is per device).
+//   2. Trials are unioned. Two trials with the same (hardware, environment -- which holds the kernel hash --,
+//      problem, config) are duplicates: the one with status "ok" wins over a non-ok one; between two of the same
+//      okness the one with more timing samples wins; on a tie the first input (A) wins. So the result does not
+//      depend on anything but the two files and their order. (This branch has no per-sample table: when the
+//      compare branch's measurement table lands, duplicates should keep both sample sets and recompute the median.)
+//   3. Baselines: the same rule per (hardware, environment, problem, provider).
+//   4. Winners are not stored: the winner view recomputes them from the merged trials.
+//   5. Sweep state per (hardware, environment, problem, space, strategy): a state present in both inputs is
+//      complete only when both were complete; candidates and stored are the larger of the two. A state present in
+//      one input is copied as it is.
+//   6. Gate history: every run of A, then every run of B, appended with new run ids (the history is a log).
+// The inputs are never modified: each is copied (VACUUM INTO) to a temporary file, which is migrated to the
+// current schema when older, and read from there. The output must not exist.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace dgt::dbm {
+
+/// What `db check` found. Opens the file read-only and never migrates it.
+struct CheckReport {
+  int version = 0;                    ///< schema version of the file (0: not a dgtune DB)
+  int latest = 0;                     ///< the version this dgtune writes
+  std::vector<std::string> problems;  ///< broken invariants and integrity errors (empty: healthy)
+  std::vector<std::string> notes;     ///< informational (older schema: what was not checked)
+  bool ok() const { return problems.empty(); }
+};
+/// SQLite's integrity_check and foreign_key_check, then dgtune's invariants: one schema_version row
+/// not newer than this dgtune; device.hw_key and environment.env_key equal the keys recomputed from their
+/// columns; problem.key equals Problem::key() of its columns; config keys parse; trial and baseline statuses
+/// are known; an ok trial has a timing and a passed verification; a sweep stores no more than its candidates
+/// and is complete only when it stored them all. Throws Error(kIo/kSqlite) when the file cannot be opened.
+CheckReport check(const std::string& path);
+
+/// One device (hardware identity) of a DB with what it holds.
+struct DeviceSummary {
+  int64_t id = 0;
+  std::string hw_key, name;
+  int cc = 0, sm_count = 0;
+  int64_t memory_bytes = 0, l2_bytes = 0;
+  int environments = 0, trials = 0, baselines = 0, winners = 0;
+};
+/// Read-only; the file must be at the current schema (Error(kSqlite) saying to open it read-write otherwise).
+std::vector<DeviceSummary> devices(const std::string& path);
+
+/// What prune removed (or would remove).
+struct PruneReport {
+  struct PerHash {
+    std::string kernel_hash;
+    int trials = 0, sweeps = 0;
+  };
+  std::vector<PerHash> removed;   ///< per kernel hash other than the kept one
+  int kept_trials = 0;
+  bool dry_run = true;
+};
+/// Deletes the trials (and sweep states) measured with a kernel hash other than `keep_kernel_hash`
+/// (the running kernel's), in one transaction; baselines (cuBLASLt's, not our kernel's), identity rows and the
+/// gate history stay. dry_run: counts only, nothing written. Migrates an older file (it is a writer).
+PruneReport prune(const std::string& path, const std::string& keep_kernel_hash, bool dry_run);
+
+/// Row counts of one merge.
+struct MergeReport {
+  struct Table {
+    std::string name;
+    int64_t from_a = 0, from_b = 0, merged = 0;  ///< duplicates = from_a + from_b - merged (trial, baseline, sweep)
+  };
+  std::vector<Table> tables;
+};
+/// Merges A and B into the new file `out` by the rules at the top of this file (one transaction).
+/// Throws Error(kUsage) when out exists or equals an input.
+MergeReport merge(const std::string& a, const std::string& b, const std::string& out);
+
+}  // namespace dgt::dbm

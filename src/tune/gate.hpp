@@ -1,0 +1,161 @@
+// The CI performance regression gate (`dgtune gate`, issue 9): the baseline file, the decision and its
+// writers (table, JUnit XML, markdown). Everything here is pure CPU: the decision is a function of
+// (baseline record, current measurement), both in the same GateRecord form, so unit tests feed it
+// known answers. The GPU half (measuring one shape in interleaved rounds) is tune/shape_compare.hpp.
+//
+// What is gated, per shape: R = ln(dgtune time / cuBLASLt-tuned time) of the SAME interleaved round.
+// The baseline's rounds and the current rounds are two independent samples of R; stats::gate_test
+// (one-sided Hodges-Lehmann / Mann-Whitney) fails the shape when the data reject "slowdown <=
+// threshold" at the stated confidence. The ratio cancels machine and clock differences between the two
+// runs; the absolute dgtune time is reported beside it and decides one case: when the ratio test fails
+// but dgtune's absolute time did not get slower (the same test on ln(dgtune time) passes) while cuBLASLt
+// got significantly faster, the shape is "cublas-faster" (reported, exit 0), not a dgtune regression.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bench/stats.hpp"
+#include "db/tuning_db.hpp"
+#include "records/records.hpp"
+#include "report/table.hpp"
+
+namespace dgt::gate {
+
+/// Version of the baseline JSON written by `dgtune gate --record` (field "schema_version").
+inline constexpr int kBaselineSchemaVersion = 1;
+
+/// One shape as measured by one gate run (recorded into a baseline, or measured now).
+struct ShapeRecord {
+  Problem problem;
+  std::string name;               ///< the shapes file's name= (may be empty)
+  std::string config_key;         ///< what the loader's choice ran
+  std::string config_source;      ///< "db" | "nearest" | "default"
+  /// "ok": measured and every side verified; "verify_failed": our kernel's output is wrong (before timing
+  /// or after replay); "error": measuring failed (CUDA, NVRTC, cuBLASLt refusal); error holds the message.
+  std::string status = "ok";
+  std::string error;
+  std::string tuned_algo;         ///< cuBLASLt-tuned's algorithm text
+  std::string default_algo;
+  /// Round-aligned samples in microseconds: ours_us[i], tuned_us[i] (and default_us[i] when measured)
+  /// were taken in interleaved round rounds[i]. Flagged (low-clock) rounds are kept, marked in flagged.
+  std::vector<int> rounds;
+  std::vector<double> ours_us, tuned_us, default_us;
+  std::vector<double> clock_mhz;  ///< SM clock of our sample in that round (0 = unknown)
+  std::vector<bool> flagged;      ///< any side of that round was below the clock floor
+
+  bool ok() const { return status == "ok"; }
+  /// ln(ours_us[i] / tuned_us[i]) for every round (throws Error(kInvalid) on lengths or non-positive times).
+  std::vector<double> log_ratios() const;
+};
+
+/// A whole gate measurement: the baseline file's contents, and the form of a current measurement.
+struct GateRecord {
+  int schema_version = kBaselineSchemaVersion;
+  HardwareIdentity hardware;
+  SoftwareEnv software;
+  std::string kernel_hash;       ///< = software.kernel_hash (kept at top level for readers of the file)
+  std::string protocol;          ///< MeasureProtocol::to_json()
+  std::string created_at;        ///< ISO 8601 UTC
+  std::string pci_bus_id;        ///< of the GPU that measured (informational)
+  std::vector<ShapeRecord> shapes;
+
+  const ShapeRecord* find(const std::string& problem_key) const;
+};
+
+/// JSON text of the record (keys sorted, samples as arrays). Round trip: parse_record(to_json(r)) == r.
+std::string to_json(const GateRecord& r);
+/// Parses a baseline file's text. Throws Error(kUsage) naming `source` and the field when the text is
+/// not JSON, lacks a field, or has a schema_version other than kBaselineSchemaVersion.
+GateRecord parse_record(const std::string& text, const std::string& source = "baseline");
+/// Reads and parses a file (Error(kUsage) when it cannot be read).
+GateRecord read_record(const std::string& path);
+/// Writes to_json(r) to path (Error(kIo) on failure).
+void write_record(const GateRecord& r, const std::string& path);
+
+/// "name: baseline X, now Y" for every field of the hardware identity that differs (empty: same hardware).
+std::vector<std::string> hardware_differences(const HardwareIdentity& baseline, const HardwareIdentity& now);
+/// The same for the software environment (driver, runtime, cuBLASLt, NVRTC, kernel hash, dgtune version).
+std::vector<std::string> software_differences(const SoftwareEnv& baseline, const SoftwareEnv& now);
+
+/// Verdict of one shape.
+enum class ShapeVerdict {
+  kPass,          ///< "slowdown <= threshold" not rejected
+  kCublasFaster,  ///< ratio test rejected, but dgtune's absolute time held and cuBLASLt got faster: reported, passes
+  kRegression,    ///< "slowdown <= threshold" rejected (the ratio, with dgtune's absolute time not exonerating it)
+  kVerifyFailed,  ///< the candidate no longer verifies: fails the gate like a regression
+  kError,         ///< could not be measured now: exit 1
+  kNew,           ///< not in the baseline, or the baseline has no samples of it: measured, not gated
+};
+/// "pass", "cublas-faster", "regression", "verify-failed", "error", "new".
+const char* to_string(ShapeVerdict v);
+/// True for the verdicts that make the gate fail with exit 3 (regression, verify-failed).
+bool is_failure(ShapeVerdict v);
+
+struct GateSettings {
+  double threshold = 0.05;        ///< tolerated slowdown of the ratio (fraction)
+  double confidence = 0.95;
+};
+
+/// The decision for one shape.
+struct ShapeDecision {
+  Problem problem;
+  std::string problem_key;
+  std::string label;              ///< name, else Problem::label()
+  ShapeVerdict verdict = ShapeVerdict::kPass;
+  std::string reason;             ///< one sentence: why this verdict
+  std::string config_baseline, config_now;
+  /// Median same-round ratio ours/cuBLASLt-tuned (time ratio, < 1: dgtune faster) at baseline and now.
+  double ratio_baseline = 0, ratio_now = 0;
+  /// The ratio test (present when both sides have samples).
+  std::optional<stats::GateResult> ratio_test;
+  /// The same test on ln(dgtune time): absolute time now vs baseline.
+  std::optional<stats::GateResult> absolute_test;
+  /// Estimated change of cuBLASLt-tuned's absolute time (fraction; < 0: cuBLASLt faster now) with its
+  /// two-sided interval.
+  double cublas_change = 0, cublas_change_lo = 0, cublas_change_hi = 0;
+  double ours_baseline_us = 0, ours_now_us = 0, tuned_baseline_us = 0, tuned_now_us = 0;  ///< medians
+};
+
+/// The decision for a whole run.
+struct GateReport {
+  GateSettings settings;
+  std::vector<ShapeDecision> shapes;
+  std::vector<std::string> software_differences;  ///< printed, never a reason to refuse
+  int passed = 0, cublas_faster = 0, regressions = 0, verify_failed = 0, errors = 0, new_shapes = 0;
+  /// 1 when any shape errored (outranks a regression), else 3 when any failed, else 0.
+  int exit_code() const;
+  /// Labels of the shapes with verdict kError (for the message that says which errored).
+  std::vector<std::string> errored() const;
+};
+
+/// Exit precedence on its own: error (1) > regression (3) > pass (0).
+int exit_code_for(int errors, int failures);
+
+/// One shape's decision (pure). baseline == nullptr: the shape is new.
+ShapeDecision decide_shape(const ShapeRecord* baseline, const ShapeRecord& now, const GateSettings& settings);
+
+/// The whole decision (pure). Throws Error(kUsage) when the hardware differs (naming each difference)
+/// or the protocols differ (their names). Shapes are those of `now`, in its order.
+GateReport decide(const GateRecord& baseline, const GateRecord& now, const GateSettings& settings);
+
+/// The per-shape table (baseline ratio, now ratio, change with interval, absolute times, verdict).
+report::Table gate_table(const GateReport& r, const std::string& title);
+/// JUnit XML: one <testsuite name="dgtune-gate"> with one <testcase> per shape; regression and
+/// verify-failed are <failure>, error is <error>, new is <skipped>. Attributes XML-escaped.
+std::string junit_xml(const GateReport& r);
+/// A markdown summary for a PR comment: a headline with the counts, the failing shapes first, the
+/// software differences, then the full table.
+std::string markdown_summary(const GateReport& r);
+/// The rows `dgtune gate` appends to the history DB (TuningDb::put_gate_run), one per shape.
+std::vector<GateResultRow> history_rows(const GateReport& r);
+/// The run row (scope filled by the caller).
+GateRunRow history_run(const GateReport& r, const GateRecord& baseline, const std::string& baseline_path);
+/// `dgtune history`: one row per run of the shape, oldest first.
+report::Table history_table(const std::vector<GateHistoryPoint>& points, const std::string& title);
+
+/// The `dgtune gate --record` summary: one row per shape (config, medians, ratio, rounds).
+report::Table record_table(const GateRecord& r, const std::string& title);
+
+}  // namespace dgt::gate

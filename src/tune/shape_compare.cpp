@@ -1,0 +1,139 @@
+#include "tune/shape_compare.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <filesystem>
+
+#include "bench/device_sides.hpp"
+#include "bench/problem_data.hpp"
+#include "core/error.hpp"
+#include "core/hash.hpp"
+#include "core/paths.hpp"
+#include "db/sqlite.hpp"
+#include "launch/environment.hpp"
+#include "loader/choice.hpp"
+#include "space/cost_model.hpp"
+
+namespace dgt {
+
+namespace {
+std::string verification_text(const Verification& v) {
+  return fmt::format("max_rel_err {:.3g}, diff {:.3g}, {} NaN/Inf, {} written outside D", v.max_rel_err, v.diff, v.nan_count,
+                     v.pad_touched);
+}
+}  // namespace
+
+ShapeComparer::ShapeComparer(ShapeCompareOptions options) : options_(std::move(options)) {
+  options_.protocol.validate();
+  device_ = open_device(options_.device);
+  if (!device_.is_sm90())
+    DGT_THROW(ErrorKind::kNoDevice, "device {} is {} (compute capability {}.{}): dgtune's kernels need sm_90 (H100/H200)",
+              device_.ordinal, device_.name, device_.cc_major, device_.cc_minor);
+  fingerprint_ = make_fingerprint(device_);
+  if (!options_.db_path.empty() && std::filesystem::exists(options_.db_path)) {
+    db_ = std::make_unique<TuningDb>(options_.db_path, /*read_only=*/true);
+    device_id_ = db_->find_hardware(fingerprint_.hardware());
+  }
+  if (!device_id_) spdlog::warn("gate: no winners of this device in '{}'; default configs are gated", options_.db_path);
+  cache_ = std::make_unique<jit::CubinCache>(options_.cache_dir.empty() ? default_cache_dir() : options_.cache_dir);
+  DGT_CHECK_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+  util_ = std::make_unique<UtilKernels>(*cache_, device_.sm_count);
+  cublas_ = std::make_unique<CublasLtBaseline>();
+  kernels_ = std::make_unique<KernelCache>(*cache_, device_.sm_count);
+}
+
+ShapeComparer::~ShapeComparer() {
+  kernels_.reset();
+  if (stream_) cudaStreamDestroy(stream_);
+}
+
+std::pair<KernelConfig, std::string> ShapeComparer::choose(const Problem& p) const {
+  if (db_ && device_id_) {
+    const SoftwareEnv env = fingerprint_.software();
+    const auto w = choose_stored_winner(db_->environment_winners(*device_id_, p), p, env.kernel_hash, env.key(),
+                                        legal_for_current_kernel);
+    if (w) return {w->config, w->source};
+  }
+  return {default_config(p), "default"};
+}
+
+gate::GateRecord ShapeComparer::header() const {
+  gate::GateRecord r;
+  r.hardware = fingerprint_.hardware();
+  r.software = fingerprint_.software();
+  r.kernel_hash = r.software.kernel_hash;
+  r.protocol = options_.protocol.to_json();
+  r.created_at = sql::utc_now_iso8601();
+  r.pci_bus_id = fingerprint_.pci_bus_id;
+  return r;
+}
+
+gate::ShapeRecord ShapeComparer::measure(const ShapeEntry& shape) {
+  const Problem& p = shape.problem;
+  gate::ShapeRecord rec;
+  rec.problem = p;
+  rec.name = shape.name;
+  auto [config, source] = choose(p);
+  rec.config_key = config.key();
+  rec.config_source = source;
+  auto fail = [&](const char* status, std::string msg) {
+    rec.status = status;
+    rec.error = std::move(msg);
+    spdlog::warn("gate: {} {}: {}", p.label(), status, rec.error);
+    return rec;
+  };
+
+  ProblemData data(p, *util_, options_.seed ^ fnv1a64(p.key()), stream_);
+  std::shared_ptr<jit::GemmKernel> kernel;
+  try {
+    kernel = kernels_->get(KernelSpec::of(config, p));
+  } catch (const Error& e) {
+    if (e.kind() == ErrorKind::kCuda || e.kind() == ErrorKind::kDriver) throw;
+    return fail("error", "config " + rec.config_key + " cannot be built: " + e.message());
+  }
+  const jit::GemmWorkspace ws = kernels_->dedicated_workspace(*kernel, p);  // before any capture, never reallocated
+  const jit::GemmOperands ops = data.operands();
+  // Verification before timing.
+  data.poison_output(stream_);
+  kernel->launch(p, ops, stream_, &ws);
+  const Verification v = data.verify(stream_);
+  if (!v.ok) return fail("verify_failed", "config " + rec.config_key + " before timing: " + verification_text(v));
+
+  CublasLtPlan plan(*cublas_, data);
+  if (!plan.supported()) return fail("error", "cuBLASLt refuses the problem: " + plan.error());
+  const CublasLtChoice choice =
+      select_algorithms(plan, screen_timer(*util_, device_, options_.protocol, stream_, 3), options_.protocol.to_json(), stream_);
+  if (choice.tuned_algo < 0) return fail("error", "no cuBLASLt algorithm verified: " + choice.tuned.error);
+  rec.tuned_algo = choice.tuned.algo;
+  const bool with_default = options_.cublas_default && choice.default_algo >= 0;
+  if (with_default) rec.default_algo = choice.def.algo;
+
+  std::vector<Side> sides = {{"dgtune", [&](cudaStream_t s) { kernel->launch(p, ops, s, &ws); }},
+                             {kProviderCublasTuned, plan.launcher(choice.tuned_algo)}};
+  if (with_default) sides.push_back({kProviderCublasDefault, plan.launcher(choice.default_algo)});
+  OutputCheck check{[&](cudaStream_t s) { data.poison_output(s); }, [&](cudaStream_t s) { return data.verify(s); }};
+  const RoundsResult r = measure_sides(*util_, device_, options_.protocol, stream_, sides, &check);
+
+  if (r.sides[0].check && !r.sides[0].check->ok)
+    return fail("verify_failed", "config " + rec.config_key + " after replay: " + verification_text(*r.sides[0].check));
+  for (size_t i = 1; i < r.sides.size(); ++i)
+    if (r.sides[i].check && !r.sides[i].check->ok)
+      return fail("error", r.sides[i].label + " output wrong after replay: " + verification_text(*r.sides[i].check));
+
+  for (int round = 0; round < r.rounds; ++round) {
+    const Sample* ours = r.find_sample(round, 0);
+    const Sample* tuned = r.find_sample(round, 1);
+    const Sample* def = with_default ? r.find_sample(round, 2) : nullptr;
+    if (!ours || !tuned || (with_default && !def)) continue;
+    rec.rounds.push_back(round);
+    rec.ours_us.push_back(ours->time_us);
+    rec.tuned_us.push_back(tuned->time_us);
+    if (def) rec.default_us.push_back(def->time_us);
+    rec.clock_mhz.push_back(ours->sm_clock_mhz);
+    rec.flagged.push_back(ours->flagged || tuned->flagged || (def && def->flagged));
+  }
+  if (rec.rounds.empty()) return fail("error", "no complete round was measured");
+  return rec;
+}
+
+}  // namespace dgt

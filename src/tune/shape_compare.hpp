@@ -1,0 +1,74 @@
+// Measure one shape now: what the loader would run (its stored winner by the identity rule, else the
+// nearest, else the default config) against cuBLASLt default and tuned, in interleaved rounds of the
+// measurement engine (bench/device_sides.hpp), every side verified before timing and after the rounds.
+// Used by `dgtune gate` (record and check). GPU only. Issue 8's `dgtune compare` measures the same
+// thing; the two are meant to share this file at merge (see the report of the gate branch).
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "bench/cublaslt_baseline.hpp"
+#include "bench/measure_protocol.hpp"
+#include "db/tuning_db.hpp"
+#include "device/device_info.hpp"
+#include "jit/cubin_cache.hpp"
+#include "launch/kernel_cache.hpp"
+#include "launch/util_kernels.hpp"
+#include "problem/shapes_file.hpp"
+#include "records/records.hpp"
+#include "tune/gate.hpp"
+
+namespace dgt {
+
+struct ShapeCompareOptions {
+  std::string db_path;            ///< tuning DB the loader's choice is read from (read-only); missing: defaults
+  std::string cache_dir;          ///< empty = default_cache_dir()
+  int device = 0;
+  MeasureProtocol protocol;       ///< rounds inside
+  uint64_t seed = 20261129;       ///< input fill seed (per problem: seed ^ hash of the problem key)
+  bool cublas_default = true;     ///< also measure cuBLASLt's heuristic top-1 as a side
+};
+
+/// One device, one read-only DB, one kernel cache and cuBLASLt handle, for many shapes.
+class ShapeComparer {
+ public:
+  /// Opens the device (sm_90 required: Error(kNoDevice) otherwise), the DB read-only when it exists,
+  /// the cubin cache and the utility kernels.
+  explicit ShapeComparer(ShapeCompareOptions options);
+  ~ShapeComparer();
+  ShapeComparer(const ShapeComparer&) = delete;
+  ShapeComparer& operator=(const ShapeComparer&) = delete;
+
+  const DeviceInfo& device() const { return device_; }
+  const DeviceFingerprint& fingerprint() const { return fingerprint_; }
+
+  /// The loader's choice for p: {config key, source "db" | "nearest" | "default"}.
+  std::pair<KernelConfig, std::string> choose(const Problem& p) const;
+
+  /// Measures one shape: verify our candidate and cuBLASLt's algorithms, then protocol.rounds
+  /// interleaved rounds of {dgtune, cuBLASLt tuned[, cuBLASLt default]}, then the output check after
+  /// replay. Failures of this shape (compile, verification, cuBLASLt refusal) come back as the
+  /// record's status ("verify_failed" / "error"), never thrown; a lost CUDA context throws.
+  gate::ShapeRecord measure(const ShapeEntry& shape);
+
+  /// A GateRecord header for this device and environment (no shapes).
+  gate::GateRecord header() const;
+
+ private:
+  ShapeCompareOptions options_;
+  DeviceInfo device_;
+  DeviceFingerprint fingerprint_;
+  std::unique_ptr<TuningDb> db_;
+  std::optional<int64_t> device_id_;
+  std::unique_ptr<jit::CubinCache> cache_;
+  cudaStream_t stream_ = nullptr;
+  std::unique_ptr<UtilKernels> util_;
+  std::unique_ptr<CublasLtBaseline> cublas_;
+  std::unique_ptr<KernelCache> kernels_;
+};
+
+}  // namespace dgt

@@ -1,0 +1,46 @@
+// The gate's GPU half (tune/shape_compare.hpp) end to end on two small shapes: record a baseline, check the
+// unchanged build against it (must pass), and a record whose samples are made 20% slower (must fail).
+#include "harness.hpp"
+
+#include <filesystem>
+
+#include "tune/gate.hpp"
+#include "tune/shape_compare.hpp"
+
+namespace dgt::test {
+namespace {
+
+TEST(Gate, RecordThenCheckUnchangedPassesAndASlowdownFails) {
+  Gpu::get();  // skips (exit 77) without an sm_90 GPU
+  ShapeCompareOptions o;
+  o.db_path = (std::filesystem::temp_directory_path() / "dgtune_gate_gpu_missing.db").string();  // none: default configs
+  o.protocol = MeasureProtocol::cold_l2();
+  ShapeComparer cmp(o);
+  std::vector<ShapeEntry> shapes(2);
+  shapes[0].problem = Problem::dense(2048, 2048, 2048);
+  shapes[0].name = "square-2k";
+  shapes[1].problem = Problem::dense(128, 2112, 7168);
+  gate::GateRecord base = cmp.header();
+  for (const auto& s : shapes) base.shapes.push_back(cmp.measure(s));
+  for (const auto& s : base.shapes) {
+    ASSERT_TRUE(s.ok()) << s.problem.label() << ": " << s.error;
+    EXPECT_EQ(s.config_source, "default");
+    EXPECT_EQ(s.rounds.size(), 20u);
+    EXPECT_EQ(s.default_us.size(), 20u);
+  }
+  const gate::GateRecord back = gate::parse_record(gate::to_json(base));
+  gate::GateRecord now = cmp.header();
+  for (const auto& s : shapes) now.shapes.push_back(cmp.measure(s));
+  const gate::GateReport r = gate::decide(back, now, {});
+  EXPECT_EQ(r.exit_code(), 0) << gate::markdown_summary(r);
+
+  gate::GateRecord slow = now;
+  for (auto& s : slow.shapes)
+    for (double& t : s.ours_us) t *= 1.2;
+  const gate::GateReport f = gate::decide(back, slow, {});
+  EXPECT_EQ(f.exit_code(), 3) << gate::markdown_summary(f);
+  EXPECT_EQ(f.regressions, 2);
+}
+
+}  // namespace
+}  // namespace dgt::test

@@ -1,0 +1,284 @@
+// Gate history (migration 0006) and `dgtune db check | devices | prune | merge` (db/maintenance.hpp) on DBs
+// built in the test and on the v2 fixture. No GPU.
+#include <gtest/gtest.h>
+
+#include <sqlite3.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+#include "core/error.hpp"
+#include "db/maintenance.hpp"
+#include "db/schema.hpp"
+#include "db/tuning_db.hpp"
+
+namespace dgt {
+namespace {
+
+namespace fs = std::filesystem;
+
+class DbMaintenance : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = (fs::temp_directory_path() / "dgtune_dbm_test_XXXXXX").string();
+    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  fs::path dir_;
+};
+
+std::string read_text(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+void raw_exec(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr), SQLITE_OK);
+  char* err = nullptr;
+  EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err), SQLITE_OK) << (err ? err : "");
+  sqlite3_free(err);
+  sqlite3_close(db);
+}
+
+int64_t raw_int(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  EXPECT_EQ(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  EXPECT_EQ(sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+  int64_t v = -1;
+  if (st && sqlite3_step(st) == SQLITE_ROW) v = sqlite3_column_int64(st, 0);
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  return v;
+}
+
+DeviceFingerprint gpu(const std::string& name, const std::string& kernel_hash, int64_t memory = 150754820096) {
+  DeviceFingerprint d;
+  d.name = name;
+  d.cc_major = 9;
+  d.sm_count = 132;
+  d.memory_bytes = memory;
+  d.l2_bytes = 62914560;
+  d.max_sm_clock_mhz = 1980;
+  d.driver_version = 570;
+  d.runtime_version = 13000;
+  d.cublaslt_version = 130000;
+  d.nvrtc_version = 13000;
+  d.kernel_hash = kernel_hash;
+  d.dgtune_version = "0.4.0";
+  d.pci_bus_id = "0000:3b:00.0";
+  return d;
+}
+
+TrialRecord trial(const Problem& p, const char* config, double us, int samples, TrialStatus st = TrialStatus::kOk) {
+  TrialRecord t;
+  t.problem = p;
+  t.config = KernelConfig::parse_key(config);
+  t.status = st;
+  if (st == TrialStatus::kOk) {
+    Timing tm;
+    tm.median_us = us;
+    tm.p10_us = us;
+    tm.p90_us = us;
+    tm.samples = samples;
+    t.set_timing(tm);
+    t.verification = Verification{true, 0.001, 1e-6, 0, 0};
+  } else {
+    t.error = "failed";
+  }
+  t.protocol = "{}";
+  return t;
+}
+
+const char* kC1 = "128x128x128_s4_wg2_sw128_c1x1_rm8_direct_sk1_sm0";
+const char* kC2 = "128x256x128_s3_wg2_sw128_c1x1_rm8_direct_sk1_sm0";
+
+TEST_F(DbMaintenance, GateHistoryAppendsAndReadsBackBySeries) {
+  TuningDb db(path("h.db"));
+  const DeviceScope s = db.upsert_device(gpu("NVIDIA H200", "aaaa"));
+  const Problem p = Problem::dense(128, 4096, 7168);
+  for (int run = 0; run < 3; ++run) {
+    GateRunRow r;
+    r.scope = s;
+    r.baseline_path = "base.json";
+    r.protocol = "cold-l2-v2";
+    r.exit_code = run == 2 ? 3 : 0;
+    r.created_at = "2026-11-29T12:0" + std::to_string(run) + ":00Z";
+    GateResultRow g;
+    g.problem = p;
+    g.name = "decode";
+    g.config_key = kC1;
+    g.verdict = run == 2 ? "regression" : "pass";
+    g.ratio_baseline = 0.9;
+    g.ratio_now = 0.9 + 0.05 * run;
+    g.slowdown = 0.05 * run / 0.9;
+    g.slowdown_lo = std::numeric_limits<double>::quiet_NaN();
+    EXPECT_GT(db.put_gate_run(r, {g}), 0);
+  }
+  for (const std::string key : {p.key(), std::string("decode"), std::string("128x4096x7168")}) {
+    const auto h = db.gate_history(key);
+    ASSERT_EQ(h.size(), 3u) << key;
+    EXPECT_EQ(h[0].created_at, "2026-11-29T12:00:00Z");
+    EXPECT_EQ(h[2].result.verdict, "regression");
+    EXPECT_EQ(h[2].exit_code, 3);
+    EXPECT_DOUBLE_EQ(h[1].result.ratio_now, 0.95);
+    EXPECT_TRUE(std::isnan(h[1].result.slowdown_lo));
+    EXPECT_EQ(h[0].device_name, "NVIDIA H200");
+  }
+  EXPECT_TRUE(db.gate_history("1x1x1").empty());
+}
+
+TEST_F(DbMaintenance, CheckIsReadOnlyAndFindsBrokenInvariants) {
+  const std::string f = path("c.db");
+  {
+    TuningDb db(f);
+    const DeviceScope s = db.upsert_device(gpu("NVIDIA H200", "aaaa"));
+    db.put_trial(s, trial(Problem::dense(256, 256, 256), kC1, 10, 20));
+  }
+  dbm::CheckReport r = dbm::check(f);
+  EXPECT_TRUE(r.ok()) << (r.problems.empty() ? "" : r.problems[0]);
+  EXPECT_EQ(r.version, schema::latest_version());
+  raw_exec(f, "UPDATE device SET hw_key = '0000000000000000'; UPDATE trial SET verify_ok = 0; "
+              "INSERT INTO sweep (device_id, environment_id, problem_id, space, strategy, candidates, stored, complete, "
+              "updated_at) VALUES (1, 1, 1, 's', 'x', 10, 3, 1, 'now')");
+  r = dbm::check(f);
+  ASSERT_EQ(r.problems.size(), 3u);
+  EXPECT_NE(r.problems[0].find("hw_key 0000000000000000"), std::string::npos) << r.problems[0];
+  EXPECT_NE(r.problems[1].find("status ok without"), std::string::npos) << r.problems[1];
+  EXPECT_NE(r.problems[2].find("stored 3 of 10"), std::string::npos) << r.problems[2];
+}
+
+TEST_F(DbMaintenance, CheckNeverMigratesAnOldFixture) {
+  const std::string f = path("v2.db");
+  raw_exec(f, read_text(fs::path(DGT_SOURCE_DIR) / "tests/unit/fixtures/schema_v2.sql"));
+  const std::string before = read_text(f);
+  const dbm::CheckReport r = dbm::check(f);
+  EXPECT_TRUE(r.ok());
+  EXPECT_EQ(r.version, 2);
+  ASSERT_FALSE(r.notes.empty());
+  EXPECT_NE(r.notes[0].find("schema version 2"), std::string::npos);
+  EXPECT_TRUE(read_text(f) == before);
+  EXPECT_THROW(dbm::devices(f), Error);
+}
+
+TEST_F(DbMaintenance, PruneRemovesOtherKernelVersionsDryRunWritesNothing) {
+  const std::string f = path("p.db");
+  {
+    TuningDb db(f);
+    const DeviceScope old = db.upsert_device(gpu("NVIDIA H200", "old1"));
+    const DeviceScope cur = db.upsert_device(gpu("NVIDIA H200", "new1"));
+    const Problem p = Problem::dense(256, 256, 256);
+    db.put_trial(old, trial(p, kC1, 10, 20));
+    db.put_trial(old, trial(p, kC2, 11, 20));
+    db.put_sweep_state(old, p, "sm90-default", "exhaustive", {2, 2, true, ""});
+    db.put_trial(cur, trial(p, kC1, 9, 20));
+  }
+  dbm::PruneReport r = dbm::prune(f, "new1", true);
+  ASSERT_EQ(r.removed.size(), 1u);
+  EXPECT_EQ(r.removed[0].kernel_hash, "old1");
+  EXPECT_EQ(r.removed[0].trials, 2);
+  EXPECT_EQ(r.removed[0].sweeps, 1);
+  EXPECT_EQ(r.kept_trials, 1);
+  EXPECT_EQ(raw_int(f, "SELECT count(*) FROM trial"), 3);
+  r = dbm::prune(f, "new1", false);
+  EXPECT_EQ(raw_int(f, "SELECT count(*) FROM trial"), 1);
+  EXPECT_EQ(raw_int(f, "SELECT count(*) FROM sweep"), 0);
+  EXPECT_EQ(raw_int(f, "SELECT count(*) FROM environment"), 2);  // identity rows stay
+  EXPECT_TRUE(dbm::check(f).ok());
+}
+
+TEST_F(DbMaintenance, MergeFollowsTheWrittenRules) {
+  const std::string a = path("a.db"), b = path("b.db"), out = path("out.db");
+  const Problem p = Problem::dense(256, 256, 256), q = Problem::dense(512, 512, 512);
+  {
+    TuningDb db(a);
+    const DeviceScope s = db.upsert_device(gpu("NVIDIA H200", "k1"));
+    db.put_trial(s, trial(p, kC1, 10, 20));                        // duplicate: B has more samples -> B's
+    db.put_trial(s, trial(p, kC2, 0, 0, TrialStatus::kTimeout));   // duplicate: B ok -> B's
+    db.put_trial(s, trial(q, kC1, 50, 30));                        // only in A
+    db.put_sweep_state(s, p, "sm90-default", "exhaustive", {2, 2, true, ""});
+    db.put_sweep_state(s, q, "sm90-default", "exhaustive", {1, 1, true, ""});
+    GateRunRow r;
+    r.scope = s;
+    GateResultRow g;
+    g.problem = p;
+    g.verdict = "pass";
+    db.put_gate_run(r, {g});
+  }
+  {
+    TuningDb db(b);
+    const DeviceScope h100 = db.upsert_device(gpu("NVIDIA H100 80GB HBM3", "k1", 85520809984));  // other hardware
+    const DeviceScope s = db.upsert_device(gpu("NVIDIA H200", "k1"));
+    db.put_trial(h100, trial(p, kC1, 20, 20));
+    db.put_trial(s, trial(p, kC1, 12, 40));
+    db.put_trial(s, trial(p, kC2, 8, 20));
+    db.put_sweep_state(s, p, "sm90-default", "exhaustive", {2, 1, false, ""});
+  }
+  const std::string a_before = read_text(a);
+  const dbm::MergeReport r = dbm::merge(a, b, out);
+  EXPECT_TRUE(read_text(a) == a_before);  // inputs are only read
+  EXPECT_EQ(raw_int(out, "SELECT count(*) FROM device"), 2);
+  EXPECT_EQ(raw_int(out, "SELECT count(*) FROM trial"), 4);  // 3 H200 + 1 H100
+  // Rule 2: more samples wins; ok wins over not ok.
+  EXPECT_EQ(raw_int(out, "SELECT t.samples FROM trial t JOIN config c ON c.id = t.config_id JOIN device d ON d.id = "
+                         "t.device_id JOIN problem p ON p.id = t.problem_id WHERE d.name = 'NVIDIA H200' AND c.key = '" +
+                             KernelConfig::parse_key(kC1).key() + "' AND p.m = 256"),
+            40);
+  EXPECT_EQ(raw_int(out, "SELECT count(*) FROM trial t JOIN config c ON c.id = t.config_id WHERE c.key = '" + KernelConfig::parse_key(kC2).key() +
+                             "' AND t.status = 'ok'"),
+            1);
+  // Rule 4: winners recomputed: H200's 256^3 winner is B's 8 us kC2; H100's stays its own.
+  EXPECT_EQ(raw_int(out, "SELECT count(*) FROM winner"), 3);
+  EXPECT_EQ(raw_int(out, "SELECT w.median_us FROM winner w JOIN device d ON d.id = w.device_id JOIN problem p ON p.id = "
+                         "w.problem_id WHERE d.name = 'NVIDIA H200' AND p.m = 256"),
+            8);
+  EXPECT_EQ(raw_int(out, "SELECT w.median_us FROM winner w JOIN device d ON d.id = w.device_id WHERE d.name LIKE '%H100%'"), 20);
+  // Rule 5: complete only where both were; a state of one input is copied.
+  EXPECT_EQ(raw_int(out, "SELECT s.complete FROM sweep s JOIN problem p ON p.id = s.problem_id WHERE p.m = 256"), 0);
+  EXPECT_EQ(raw_int(out, "SELECT s.complete FROM sweep s JOIN problem p ON p.id = s.problem_id WHERE p.m = 512"), 1);
+  EXPECT_EQ(raw_int(out, "SELECT count(*) FROM gate_result"), 1);
+  ASSERT_FALSE(r.tables.empty());
+  EXPECT_TRUE(dbm::check(out).ok());
+  EXPECT_THROW(dbm::merge(a, b, out), Error);  // the output must not exist
+  EXPECT_FALSE(fs::exists(out + ".merge-a.tmp"));
+}
+
+TEST_F(DbMaintenance, MergeMigratesAnOldFixtureCopyAndLeavesTheInput) {
+  const std::string v2 = path("v2.db"), cur = path("cur.db"), out = path("out.db");
+  raw_exec(v2, read_text(fs::path(DGT_SOURCE_DIR) / "tests/unit/fixtures/schema_v2.sql"));
+  raw_exec(v2, "INSERT INTO device VALUES (1, 'fp', 'NVIDIA H200', 90, 132, 150754820096, 62914560, 1980, 12080, 12040, "
+               "120805, 12040, 'aaaa', '0.2.0', '2026-11-01T00:00:00Z');"
+               "INSERT INTO problem VALUES (1, '" + Problem::dense(64, 64, 64).key() +
+               "', 64, 64, 64, 64, 64, 64, 'e4m3', 'e4m3', 'bf16', 'pt', 'promote');"
+               "INSERT INTO config (id, key, block_m, block_n, block_k, num_stages, num_math_wg, swizzle, cluster_m, "
+               "cluster_n, raster, group_size, epilogue, split_k) VALUES (1, '128x128x128_s4_wg2_sw128_c1x1_rm8_direct_sk1', "
+               "128, 128, 128, 4, 2, 128, 1, 1, 'm', 8, 'direct', 1);"
+               "INSERT INTO trial VALUES (1, 1, 1, 1, 'ok', '', 1.0, 168, 0, 1000, 5.0, 5.0, 5.0, 20, 0.001, 1.0, 1.0, 1, "
+               "0.001, 1e-6, 0, 0, 1900.0, 0, '{}', '2026-11-01T01:00:00Z');");
+  {
+    TuningDb db(cur);
+    db.put_trial(db.upsert_device(gpu("NVIDIA H200", "k1")), trial(Problem::dense(64, 64, 64), kC1, 4, 20));
+  }
+  const std::string before = read_text(v2);
+  dbm::merge(v2, cur, out);
+  EXPECT_TRUE(read_text(v2) == before);
+  EXPECT_EQ(raw_int(v2, "SELECT version FROM schema_version"), 2);
+  EXPECT_EQ(raw_int(out, "SELECT count(*) FROM trial"), 2);      // two environments of one device
+  EXPECT_EQ(raw_int(out, "SELECT count(*) FROM environment"), 2);
+  EXPECT_EQ(raw_int(out, "SELECT count(*) FROM winner"), 2);
+  const auto devs = dbm::devices(out);
+  ASSERT_EQ(devs.size(), 1u);
+  EXPECT_EQ(devs[0].trials, 2);
+  EXPECT_EQ(devs[0].environments, 2);
+}
+
+}  // namespace
+}  // namespace dgt

@@ -1,0 +1,246 @@
+// The regression gate's decision, exit precedence, baseline file and writers (tune/gate.hpp), on synthetic
+// samples with known answers. No GPU.
+#include <gtest/gtest.h>
+
+#include <stdlib.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "core/error.hpp"
+#include "tune/gate.hpp"
+
+namespace dgt::gate {
+namespace {
+
+namespace fs = std::filesystem;
+
+/// 20 rounds of deterministic noise: +-0.5% around `base`, a fixed pattern (no RNG).
+std::vector<double> noisy(double base, int n = 20, int phase = 0) {
+  std::vector<double> v;
+  for (int i = 0; i < n; ++i) v.push_back(base * (1 + 0.005 * std::sin(1.7 * (i + phase) + 0.3)));
+  return v;
+}
+
+ShapeRecord shape(int64_t m, double ours, double tuned, int phase = 0, const std::string& name = "") {
+  ShapeRecord s;
+  s.problem = Problem::dense(m, 4096, 4096);
+  s.name = name;
+  s.config_key = "128x128x128_s4_wg2_sw128_c1x1_rm8_direct_sk1_sm0";
+  s.config_source = "db";
+  s.ours_us = noisy(ours, 20, phase);
+  s.tuned_us = noisy(tuned, 20, phase + 3);
+  s.default_us = noisy(tuned * 1.1, 20, phase + 5);
+  for (int i = 0; i < 20; ++i) {
+    s.rounds.push_back(i);
+    s.clock_mhz.push_back(1980);
+    s.flagged.push_back(false);
+  }
+  return s;
+}
+
+GateRecord record(std::vector<ShapeRecord> shapes) {
+  GateRecord r;
+  r.hardware = {"NVIDIA H200", 9, 0, 132, 150754820096, 62914560};
+  r.software = {570, 13000, 130000, 13000, "aaaaaaaaaaaaaaaa", "0.4.0"};
+  r.kernel_hash = r.software.kernel_hash;
+  r.protocol = R"({"kind":"cold-l2","name":"cold-l2-v2","rounds":20,"version":2})";
+  r.created_at = "2026-11-29T12:00:00Z";
+  r.shapes = std::move(shapes);
+  return r;
+}
+
+TEST(GateDecision, UnchangedPasses) {
+  const ShapeRecord base = shape(128, 100, 100);
+  ShapeDecision d = decide_shape(&base, shape(128, 100, 100, 7), {});
+  EXPECT_EQ(d.verdict, ShapeVerdict::kPass) << d.reason;
+  ASSERT_TRUE(d.ratio_test);
+  EXPECT_NEAR(d.ratio_test->slowdown(), 0, 0.01);
+}
+
+TEST(GateDecision, KnownAnswersAcrossTheThreshold) {
+  const ShapeRecord base = shape(128, 100, 100);
+  // 10% slower relative to cuBLASLt: rejected at 5%.
+  EXPECT_EQ(decide_shape(&base, shape(128, 110, 100, 4), {}).verdict, ShapeVerdict::kRegression);
+  // 2% slower: within the 5% threshold.
+  EXPECT_EQ(decide_shape(&base, shape(128, 102, 100, 4), {}).verdict, ShapeVerdict::kPass);
+  // 2% slower fails a 1% threshold (the noise is +-0.5%).
+  EXPECT_EQ(decide_shape(&base, shape(128, 102, 100, 4), {0.01, 0.95}).verdict, ShapeVerdict::kRegression);
+  // Faster: passes.
+  EXPECT_EQ(decide_shape(&base, shape(128, 80, 100, 4), {}).verdict, ShapeVerdict::kPass);
+  // The ratio is what is gated: both sides 20% slower (a slower machine) is not a regression.
+  EXPECT_EQ(decide_shape(&base, shape(128, 120, 120, 4), {}).verdict, ShapeVerdict::kPass);
+}
+
+TEST(GateDecision, CublasSpeedupAloneIsReportedNotARegression) {
+  const ShapeRecord base = shape(128, 100, 100);
+  ShapeDecision d = decide_shape(&base, shape(128, 100, 85, 4), {});
+  EXPECT_EQ(d.verdict, ShapeVerdict::kCublasFaster) << d.reason;
+  EXPECT_FALSE(is_failure(d.verdict));
+  EXPECT_LT(d.cublas_change, -0.1);
+  EXPECT_NE(d.reason.find("cuBLASLt"), std::string::npos);
+  // cuBLASLt faster AND dgtune slower in absolute time: a regression.
+  EXPECT_EQ(decide_shape(&base, shape(128, 110, 85, 4), {}).verdict, ShapeVerdict::kRegression);
+}
+
+TEST(GateDecision, VerificationFailureAndErrors) {
+  const ShapeRecord base = shape(128, 100, 100);
+  ShapeRecord bad = shape(128, 100, 100, 4);
+  bad.status = "verify_failed";
+  bad.error = "max_rel_err 0.5";
+  EXPECT_EQ(decide_shape(&base, bad, {}).verdict, ShapeVerdict::kVerifyFailed);
+  EXPECT_TRUE(is_failure(ShapeVerdict::kVerifyFailed));
+  ShapeRecord err = shape(128, 100, 100, 4);
+  err.status = "error";
+  err.error = "cuBLASLt refuses";
+  EXPECT_EQ(decide_shape(&base, err, {}).verdict, ShapeVerdict::kError);
+  EXPECT_EQ(decide_shape(nullptr, shape(256, 100, 100), {}).verdict, ShapeVerdict::kNew);
+  ShapeRecord base_err = base;
+  base_err.status = "error";
+  base_err.ours_us.clear();
+  EXPECT_EQ(decide_shape(&base_err, shape(128, 100, 100, 4), {}).verdict, ShapeVerdict::kNew);  // baseline defect: not gated
+}
+
+TEST(GateDecision, ExitPrecedenceErrorOverRegressionOverPass) {
+  EXPECT_EQ(exit_code_for(0, 0), 0);
+  EXPECT_EQ(exit_code_for(0, 2), 3);
+  EXPECT_EQ(exit_code_for(1, 0), 1);
+  EXPECT_EQ(exit_code_for(1, 5), 1);
+
+  const GateRecord base = record({shape(128, 100, 100, 0, "a"), shape(256, 100, 100, 0, "b"), shape(512, 100, 100, 0, "c")});
+  GateRecord now = record({shape(128, 100, 100, 4, "a"), shape(256, 100, 100, 4, "b"), shape(512, 100, 100, 4, "c")});
+  EXPECT_EQ(decide(base, now, {}).exit_code(), 0);
+  now.shapes[1] = shape(256, 115, 100, 4, "b");
+  GateReport r = decide(base, now, {});
+  EXPECT_EQ(r.regressions, 1);
+  EXPECT_EQ(r.exit_code(), 3);
+  now.shapes[2].status = "error";
+  now.shapes[2].error = "CUDA context lost";
+  r = decide(base, now, {});
+  EXPECT_EQ(r.exit_code(), 1);
+  ASSERT_EQ(r.errored().size(), 1u);
+  EXPECT_EQ(r.errored()[0], "c");
+}
+
+TEST(GateDecision, OtherHardwareIsRefusedNamingTheDifferenceSoftwareIsListed) {
+  const GateRecord base = record({shape(128, 100, 100)});
+  GateRecord now = record({shape(128, 100, 100, 4)});
+  now.hardware.name = "NVIDIA H100 80GB HBM3";
+  now.hardware.memory_bytes = 85520809984;
+  try {
+    decide(base, now, {});
+    ADD_FAILURE() << "expected kUsage";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kUsage);
+    EXPECT_NE(e.message().find("GPU name: baseline 'NVIDIA H200', now 'NVIDIA H100 80GB HBM3'"), std::string::npos) << e.message();
+    EXPECT_NE(e.message().find("memory"), std::string::npos);
+  }
+  now = record({shape(128, 100, 100, 4)});
+  now.software.driver_version = 580;
+  now.software.kernel_hash = "bbbbbbbbbbbbbbbb";
+  const GateReport r = decide(base, now, {});
+  EXPECT_EQ(r.exit_code(), 0);
+  ASSERT_EQ(r.software_differences.size(), 2u);
+  EXPECT_EQ(r.software_differences[0], "driver: baseline 570, now 580");
+}
+
+TEST(GateRecordFile, RoundTripAndBadInput) {
+  GateRecord r = record({shape(128, 100, 90, 0, "decode"), shape(7, 5, 6)});
+  r.shapes[1].status = "error";
+  r.shapes[1].error = "x";
+  r.shapes[1].flagged[3] = true;
+  const GateRecord back = parse_record(to_json(r));
+  ASSERT_EQ(back.shapes.size(), 2u);
+  EXPECT_EQ(back.hardware.key(), r.hardware.key());
+  EXPECT_EQ(back.software.key(), r.software.key());
+  EXPECT_EQ(back.shapes[0].problem, r.shapes[0].problem);
+  EXPECT_EQ(back.shapes[0].ours_us, r.shapes[0].ours_us);
+  EXPECT_EQ(back.shapes[0].tuned_us, r.shapes[0].tuned_us);
+  EXPECT_EQ(back.shapes[1].flagged, r.shapes[1].flagged);
+  EXPECT_EQ(back.shapes[1].status, "error");
+  EXPECT_EQ(back.protocol, r.protocol);
+  EXPECT_EQ(to_json(back), to_json(r));
+  auto usage = [](const std::string& text, const std::string& needle) {
+    try {
+      parse_record(text, "b.json");
+      ADD_FAILURE() << "expected kUsage for " << text;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::kUsage);
+      EXPECT_NE(e.message().find(needle), std::string::npos) << e.message();
+    }
+  };
+  usage("not json", "not a JSON object");
+  std::string v2 = to_json(r);
+  v2.replace(v2.find("\"schema_version\": 1"), 19, "\"schema_version\": 2");
+  usage(v2, "schema_version 2");
+  usage(R"({"schema_version": 1})", "missing field 'name'");
+}
+
+TEST(GateWriters, JUnitHasOneTestcasePerShapeAndParses) {
+  const GateRecord base = record({shape(128, 100, 100, 0, "a&b"), shape(256, 100, 100, 0, "b"), shape(512, 100, 100)});
+  GateRecord now = record({shape(128, 100, 100, 4, "a&b"), shape(256, 120, 100, 4, "b"), shape(512, 100, 100, 4),
+                           shape(1024, 100, 100, 4, "new<one>")});
+  now.shapes[2].status = "error";
+  now.shapes[2].error = "cuBLASLt said \"no\"";
+  const GateReport r = decide(base, now, {});
+  const std::string x = junit_xml(r);
+  auto count = [&](const std::string& needle) {
+    int n = 0;
+    for (size_t at = x.find(needle); at != std::string::npos; at = x.find(needle, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count("<testcase "), 4);
+  EXPECT_EQ(count("<failure "), 1);
+  EXPECT_EQ(count("<error "), 1);
+  EXPECT_EQ(count("<skipped "), 1);
+  EXPECT_NE(x.find("a&amp;b"), std::string::npos);
+  EXPECT_NE(x.find("new&lt;one&gt;"), std::string::npos);
+  EXPECT_NE(x.find("tests=\"4\" failures=\"1\" errors=\"1\" skipped=\"1\""), std::string::npos);
+
+  // A real XML parser (python3's xml.etree, what CI JUnit readers build on) must accept it and see the same structure.
+  if (std::system("python3 -c 'import xml.etree.ElementTree' >/dev/null 2>&1") != 0) GTEST_SKIP() << "no python3";
+  const fs::path file = fs::temp_directory_path() / ("dgtune_gate_junit_" + std::to_string(::getpid()) + ".xml");
+  std::ofstream(file) << x;
+  const std::string cmd =
+      "python3 -c \"import sys, xml.etree.ElementTree as E; r = E.parse(sys.argv[1]).getroot(); s = r.find('testsuite'); "
+      "cs = s.findall('testcase'); assert r.tag == 'testsuites' and len(cs) == 4, len(cs); "
+      "assert [c.find('failure') is not None for c in cs] == [False, True, False, False]; "
+      "assert cs[2].find('error').get('message').endswith('\\\"no\\\"'); "
+      "assert s.get('failures') == '1' and s.get('errors') == '1'\" " + file.string();
+  EXPECT_EQ(std::system(cmd.c_str()), 0) << x;
+  fs::remove(file);
+}
+
+TEST(GateWriters, MarkdownSummary) {
+  const GateRecord base = record({shape(128, 100, 100, 0, "a"), shape(256, 100, 100, 0, "b")});
+  GateRecord now = record({shape(128, 100, 100, 4, "a"), shape(256, 120, 100, 4, "b|c")});
+  now.software.cublaslt_version = 130100;
+  const std::string m = markdown_summary(decide(base, now, {}));
+  EXPECT_EQ(m.rfind("## dgtune gate: FAIL (regression)", 0), 0u) << m;
+  EXPECT_NE(m.find("### Failing shapes"), std::string::npos);
+  EXPECT_NE(m.find("**b\\|c**"), std::string::npos) << m;
+  EXPECT_NE(m.find("cuBLASLt: baseline 130000, now 130100"), std::string::npos);
+  int rows = 0;
+  for (size_t at = m.find("\n| "); at != std::string::npos; at = m.find("\n| ", at + 1)) ++rows;
+  EXPECT_EQ(rows, 3);  // header + 2 shapes
+  const std::string pass = markdown_summary(decide(base, record({shape(128, 100, 100, 4, "a")}), {}));
+  EXPECT_EQ(pass.rfind("## dgtune gate: PASS", 0), 0u);
+  EXPECT_EQ(pass.find("Failing"), std::string::npos);
+}
+
+TEST(GateWriters, TablesHaveOneRowPerShape) {
+  const GateRecord base = record({shape(128, 100, 100)});
+  const GateReport r = decide(base, record({shape(128, 100, 100, 4), shape(256, 1, 1)}), {});
+  const report::Table t = gate_table(r, "t");
+  ASSERT_EQ(t.rows.size(), 2u);
+  for (const auto& row : t.rows) EXPECT_EQ(row.size(), t.columns.size());
+  const auto hist = history_rows(r);
+  ASSERT_EQ(hist.size(), 2u);
+  EXPECT_EQ(hist[1].verdict, "new");
+  EXPECT_TRUE(std::isnan(hist[1].slowdown));
+  EXPECT_EQ(record_table(base, "r").rows.size(), 1u);
+}
+
+}  // namespace
+}  // namespace dgt::gate
