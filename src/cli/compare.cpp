@@ -6,20 +6,12 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "bench/cublaslt_baseline.hpp"
-#include "bench/device_sides.hpp"
-#include "bench/problem_data.hpp"
 #include "cli/command.hpp"
 #include "cli/commands.hpp"
 #include "cli/compare_tables.hpp"
 #include "cli/options.hpp"
-#include "core/hash.hpp"
-#include "core/paths.hpp"
 #include "db/tuning_db.hpp"
-#include "launch/environment.hpp"
-#include "launch/kernel_cache.hpp"
-#include "loader/choice.hpp"
-#include "space/cost_model.hpp"
+#include "tune/shape_compare.hpp"
 
 namespace dgt::cli {
 
@@ -51,7 +43,6 @@ int run_measured(const Args& a) {
   MeasureProtocol protocol = MeasureProtocol::of(parse_protocol_kind(a.protocol.empty() ? "cold-l2" : a.protocol));
   protocol.rounds = a.rounds;
   protocol.validate();
-
   const std::string db_path = a.db.resolved();
   if (!a.save.empty()) {
     std::error_code ec;
@@ -59,104 +50,50 @@ int run_measured(const Args& a) {
       DGT_THROW(ErrorKind::kUsage, "--save {} is the --db file, which compare opens read-only; save to another file", a.save);
   }
 
-  const DeviceInfo device = open_device(a.device.ordinal);
-  if (!device.is_sm90())
-    DGT_THROW(ErrorKind::kNoDevice, "device {} is {} (compute capability {}.{}): dgtune's kernels need sm_90 (H100/H200)",
-              device.ordinal, device.name, device.cc_major, device.cc_minor);
-  const SoftwareEnv env = current_software_env(device);
-  const std::string env_key = env.key();
-
-  // The DB is only read, never created or migrated (what the loader does).
-  std::unique_ptr<TuningDb> db;
-  std::optional<int64_t> device_id;
+  // The DB is only read, never created or migrated (what the loader does); the per-shape measurement
+  // (the loader's choice, verification, cuBLASLt default and tuned, interleaved rounds, checks after
+  // replay) is the gate's, tune/shape_compare.hpp.
+  ShapeCompareOptions so;
+  so.db_path = db_path;
+  so.cache_dir = a.cache.dir;
+  so.device = a.device.ordinal;
+  so.protocol = protocol;
+  ShapeComparer cmp(so);
   std::string db_note;
-  if (std::filesystem::exists(db_path)) {
-    db = std::make_unique<TuningDb>(db_path, /*read_only=*/true);
-    device_id = db->find_hardware(device.hardware());
-    if (!device_id) db_note = fmt::format("{} holds no winners of this device ({}): every shape uses the default config", db_path, device.name);
-  } else {
+  if (!std::filesystem::exists(db_path))
     db_note = fmt::format("no tuning database at {}: every shape uses the default config", db_path);
-  }
-  if (!db_note.empty()) spdlog::warn("{}", db_note);
+  else if (!cmp.has_winners())
+    db_note = fmt::format("{} holds no winners of this device ({}): every shape uses the default config", db_path,
+                          cmp.device().name);
 
   std::unique_ptr<TuningDb> save;
   DeviceScope save_scope;
   if (!a.save.empty()) {
     save = std::make_unique<TuningDb>(a.save);
-    save_scope = save->upsert_device(make_fingerprint(device));
+    save_scope = save->upsert_device(cmp.fingerprint());
   }
-
-  jit::CubinCache cubins(a.cache.dir.empty() ? default_cache_dir() : a.cache.dir);
-  UtilKernels util(cubins, device.sm_count);
-  KernelCache kernels(cubins, device.sm_count);
-  cudaStream_t stream = nullptr;
-  DGT_CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  struct StreamGuard {
-    cudaStream_t s;
-    ~StreamGuard() { cudaStreamDestroy(s); }
-  } guard{stream};
-  CublasLtBaseline lt;
 
   std::vector<CompareShape> out;
   for (const ShapeEntry& e : shapes) {
-    const Problem& p = e.problem;
+    spdlog::info("compare {} ({}), {}", e.problem.label(), e.name, protocol.name());
+    RoundsResult rounds;
+    int heuristics = 0;
+    const gate::ShapeRecord rec = cmp.measure(e, &rounds, &heuristics);
     CompareShape c;
-    c.problem = p;
+    c.problem = e.problem;
     c.name = e.name;
-    // What dgt::Gemm would run: the loader's identity rule (loader/choice.hpp), else the default config.
-    KernelConfig config = default_config(p);
-    c.config_source = "default";
-    if (db && device_id) {
-      if (auto w = choose_stored_winner(db->environment_winners(*device_id, p), p, env.kernel_hash, env_key,
-                                        legal_for_current_kernel)) {
-        config = w->config;
-        c.config_source = w->source + (w->older_kernel ? " (older kernel " + w->kernel_hash + ")" : "");
-      }
+    c.config_key = rec.config_key;
+    c.config_source = rec.config_source;
+    c.tuned_algo = rec.tuned_algo;
+    if (!rec.ok()) c.note = rec.status + ": " + rec.error;
+    if (!rounds.samples.empty()) {
+      c.result = std::move(rounds);
+      if (save) save->put_measurement(save_scope, stored_from_compare(c, protocol.name(), heuristics));
     }
-    c.config_key = config.key();
-    spdlog::info("compare {} ({}): {} [{}], {}", p.label(), e.name, c.config_key, c.config_source, protocol.name());
-
-    ProblemData data(p, util, SessionOptions{}.seed ^ fnv1a64(p.key()), stream);
-    auto kernel = kernels.get(KernelSpec::of(config, p));
-    const jit::GemmWorkspace ws = kernels.dedicated_workspace(*kernel, p);  // before any capture; never reallocated
-    const jit::GemmOperands ops = data.operands();
-    data.poison_output(stream);
-    kernel->launch(p, ops, stream, &ws);
-    DGT_CHECK_CUDA(cudaGetLastError());
-    DGT_CHECK_CUDA(cudaStreamSynchronize(stream));
-    const Verification v = data.verify(stream);
-    if (!v.ok) {
-      c.note = fmt::format("dgtune config failed verification (max_rel_err {:.3g}, diff {:.3g}, NaN {}, outside {}): not timed",
-                           v.max_rel_err, v.diff, v.nan_count, v.pad_touched);
-      out.push_back(std::move(c));
-      continue;
-    }
-
-    std::vector<Side> sides = {{kSideDgtune, [&, kernel](cudaStream_t s) { kernel->launch(p, ops, s, &ws); }}};
-    CublasLtPlan plan(lt, data);
-    if (plan.supported()) {
-      // cuBLASLt's "tuned" algorithm is chosen under the protocol it is then compared in.
-      const CublasLtChoice ch =
-          select_algorithms(plan, screen_timer(util, device, protocol, stream, 5), protocol.to_json(), stream);
-      if (ch.default_algo >= 0) sides.push_back({kProviderCublasDefault, plan.launcher(ch.default_algo)});
-      if (ch.tuned_algo >= 0) {
-        sides.push_back({kProviderCublasTuned, plan.launcher(ch.tuned_algo)});
-        c.tuned_algo = ch.tuned.algo;
-      }
-      if (ch.tuned_algo < 0) c.note = "no cuBLASLt algorithm passed verification";
-    } else {
-      c.note = "cuBLASLt refused the shape: " + plan.error();
-    }
-    OutputCheck check{[&](cudaStream_t s) { data.poison_output(s); }, [&](cudaStream_t s) { return data.verify(s); }};
-    RoundsResult r = measure_sides(util, device, protocol, stream, sides, &check);
-    for (const SideSummary& s : r.sides)
-      if (s.check && !s.check->ok) c.note += (c.note.empty() ? "" : "; ") + s.label + " output wrong after replay";
-    c.result = std::move(r);
-    if (save) save->put_measurement(save_scope, stored_from_compare(c, protocol.name(), plan.returned()));
     out.push_back(std::move(c));
   }
   std::string title = fmt::format("dgtune compare {} on {} ({}, {} rounds; db {}{}; speedup = cuBLASLt-tuned us / dgtune us)",
-                                  a.shapes, device.name, protocol.name(), protocol.rounds, db_path,
+                                  a.shapes, cmp.device().name, protocol.name(), protocol.rounds, db_path,
                                   db_note.empty() ? "" : ": " + db_note);
   if (save) title += "; samples saved to " + a.save;
   a.format.render(compare_tables(out, paired_options(a), title));

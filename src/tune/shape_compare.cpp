@@ -34,7 +34,7 @@ ShapeComparer::ShapeComparer(ShapeCompareOptions options) : options_(std::move(o
     db_ = std::make_unique<TuningDb>(options_.db_path, /*read_only=*/true);
     device_id_ = db_->find_hardware(fingerprint_.hardware());
   }
-  if (!device_id_) spdlog::warn("gate: no winners of this device in '{}'; default configs are gated", options_.db_path);
+  if (!device_id_) spdlog::warn("no winners of this device in '{}': every shape runs the default config", options_.db_path);
   cache_ = std::make_unique<jit::CubinCache>(options_.cache_dir.empty() ? default_cache_dir() : options_.cache_dir);
   DGT_CHECK_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   util_ = std::make_unique<UtilKernels>(*cache_, device_.sm_count);
@@ -68,7 +68,7 @@ gate::GateRecord ShapeComparer::header() const {
   return r;
 }
 
-gate::ShapeRecord ShapeComparer::measure(const ShapeEntry& shape) {
+gate::ShapeRecord ShapeComparer::measure(const ShapeEntry& shape, RoundsResult* rounds_out, int* heuristic_count) {
   const Problem& p = shape.problem;
   gate::ShapeRecord rec;
   rec.problem = p;
@@ -79,7 +79,7 @@ gate::ShapeRecord ShapeComparer::measure(const ShapeEntry& shape) {
   auto fail = [&](const char* status, std::string msg) {
     rec.status = status;
     rec.error = std::move(msg);
-    spdlog::warn("gate: {} {}: {}", p.label(), status, rec.error);
+    spdlog::warn("{} {}: {}", p.label(), status, rec.error);
     return rec;
   };
 
@@ -100,6 +100,7 @@ gate::ShapeRecord ShapeComparer::measure(const ShapeEntry& shape) {
   if (!v.ok) return fail("verify_failed", "config " + rec.config_key + " before timing: " + verification_text(v));
 
   CublasLtPlan plan(*cublas_, data);
+  if (heuristic_count) *heuristic_count = plan.returned();
   if (!plan.supported()) return fail("error", "cuBLASLt refuses the problem: " + plan.error());
   const CublasLtChoice choice =
       select_algorithms(plan, screen_timer(*util_, device_, options_.protocol, stream_, 3), options_.protocol.to_json(), stream_);
@@ -113,6 +114,7 @@ gate::ShapeRecord ShapeComparer::measure(const ShapeEntry& shape) {
   if (with_default) sides.push_back({kProviderCublasDefault, plan.launcher(choice.default_algo)});
   OutputCheck check{[&](cudaStream_t s) { data.poison_output(s); }, [&](cudaStream_t s) { return data.verify(s); }};
   const RoundsResult r = measure_sides(*util_, device_, options_.protocol, stream_, sides, &check);
+  if (rounds_out) *rounds_out = r;
 
   if (r.sides[0].check && !r.sides[0].check->ok)
     return fail("verify_failed", "config " + rec.config_key + " after replay: " + verification_text(*r.sides[0].check));

@@ -1,8 +1,8 @@
 // Measure one shape now: what the loader would run (its stored winner by the identity rule, else the
 // nearest, else the default config) against cuBLASLt default and tuned, in interleaved rounds of the
 // measurement engine (bench/device_sides.hpp), every side verified before timing and after the rounds.
-// Used by `dgtune gate` (record and check). GPU only. Issue 8's `dgtune compare` measures the same
-// thing; the two are meant to share this file at merge (see the report of the gate branch).
+// Used by `dgtune gate` (record and check) and `dgtune compare` (which also keeps the engine's whole
+// RoundsResult: every sample with its position, clock and flag, and each side's output check). GPU only.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -13,6 +13,7 @@
 
 #include "bench/cublaslt_baseline.hpp"
 #include "bench/measure_protocol.hpp"
+#include "bench/rounds.hpp"
 #include "db/tuning_db.hpp"
 #include "device/device_info.hpp"
 #include "jit/cubin_cache.hpp"
@@ -53,7 +54,13 @@ class ShapeComparer {
   /// interleaved rounds of {dgtune, cuBLASLt tuned[, cuBLASLt default]}, then the output check after
   /// replay. Failures of this shape (compile, verification, cuBLASLt refusal) come back as the
   /// record's status ("verify_failed" / "error"), never thrown; a lost CUDA context throws.
-  gate::ShapeRecord measure(const ShapeEntry& shape);
+  /// `rounds_out`, when given, receives the engine's result (sides "dgtune", cublaslt-tuned[,
+  /// cublaslt-default]) whenever the rounds ran, even when a check after replay failed; `heuristic_count`
+  /// receives the number of algorithms cuBLASLt's heuristic returned.
+  gate::ShapeRecord measure(const ShapeEntry& shape, RoundsResult* rounds_out = nullptr, int* heuristic_count = nullptr);
+
+  /// True when the DB holds winners of this device's hardware identity (else every choice is the default).
+  bool has_winners() const { return device_id_.has_value(); }
 
   /// A GateRecord header for this device and environment (no shapes).
   gate::GateRecord header() const;
