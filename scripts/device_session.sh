@@ -3,6 +3,7 @@
 # leaves logs and reports under $OUT (at most 8 files come back, so logs are tarred).
 #   bash scripts/device_session.sh STEP...
 #   steps: env run sweep resume prevwin loader gputests sanitize cube modelsweep clismoke deepseek square
+#          v2sweeps compare large export gate
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
@@ -43,6 +44,8 @@ for s in "$@"; do
       step loader 180 "$ROOT/build/dgtune_loader_example" --db "$DGTUNE_DB" ;;
     gputests)
       step gputests 500 bash scripts/test.sh -L gpu -E sanitize -V ;;
+    newtests)  # the GPU tests added or changed since the last call
+      step newtests 300 bash scripts/test.sh -R "gpu_Compare|gpu_Gate|gpu_Loader|gpu_DefaultSpace|gpu_Engine" -V ;;
     sanitize)
       step sanitize 300 bash scripts/test.sh -R sanitize -V ;;
     cube)  # exhaustive 4096^3 over the default space: cold JIT cache, then warm (fresh DB both times)
@@ -67,6 +70,22 @@ for s in "$@"; do
       step deepseek 540 bash -c "$BIN sweep --shapes configs/shapes/deepseek-v3.txt --max-samples 40 --format json >$OUT/deepseek-sweep.json" ;;
     square)
       step square 420 bash -c "$BIN sweep --shapes configs/shapes/square.txt --max-samples 40 --format json >$OUT/square-sweep.json" ;;
+    v2sweeps)  # kernel v2 default space, exhaustive, into the session DB (results in logs.tgz)
+      step v2deepseek 240 bash -c "$BIN sweep --shapes configs/shapes/deepseek-v3.txt --max-samples 40 --format json >$LOGS/deepseek-sweep.json"
+      step v2square 180 bash -c "$BIN sweep --shapes configs/shapes/square.txt --max-samples 40 --format json >$LOGS/square-sweep.json" ;;
+    compare)  # issue 8: the loader's choice vs cuBLASLt in interleaved rounds, both protocols, samples saved
+      step compare-cold 150 bash -c "$BIN compare --shapes configs/shapes/deepseek-v3.txt --db $DGTUNE_DB --save /tmp/compare.db --format json >$LOGS/compare-cold.json"
+      step compare-hot 150 bash -c "$BIN compare --shapes configs/shapes/deepseek-v3.txt --db $DGTUNE_DB --protocol hot-graph --save /tmp/compare.db --format json >$LOGS/compare-hot.json"
+      cp /tmp/compare.db "$OUT/compare.db" 2>/dev/null ;;
+    large)  # issue 7: large shapes, both modes: the winner, 1g and 2g 128x128 TMA-store and cuBLASLt round-robin
+      { grep -E '^ *4096 ' configs/shapes/deepseek-v3.txt; grep -vE '^ *#|^ *$' configs/shapes/square.txt; } | sed 's/#.*//' >/tmp/large.txt
+      sed 's/$/ accum=fast/' /tmp/large.txt >>/tmp/large.txt.fast && cat /tmp/large.txt.fast >>/tmp/large.txt
+      step large 200 bash -c "$BIN compare --shapes /tmp/large.txt --db $DGTUNE_DB --config 128x128x128_s6_wg2_sw128_c1x1_rm8_tma_sk1_sm0_1g_p1 --config 128x128x128_s6_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1 --save /tmp/large.db --format json >$LOGS/compare-large.json" ;;
+    export)
+      step export 60 bash -c "$BIN export --db $DGTUNE_DB --format json --out $LOGS/export.json && $BIN export --db $DGTUNE_DB --format cpp --out $LOGS/dgtune_tuned.hpp" ;;
+    gate)  # issue 9: record a baseline on the smoke set and check the unchanged build against it
+      step gate-record 120 "$BIN" gate --record "$LOGS/gate-baseline.json" --shapes configs/shapes/smoke.txt
+      step gate-check 120 "$BIN" gate --baseline "$LOGS/gate-baseline.json" --junit "$LOGS/gate-junit.xml" --markdown "$LOGS/gate.md" ;;
     *) echo "unknown step $s" ;;
   esac
 done

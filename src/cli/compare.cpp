@@ -25,6 +25,7 @@ struct Args {
   double margin_pct = 2;
   std::string interval = "sign";
   std::string save;
+  std::vector<std::string> extra_configs;  ///< --config KEY (repeatable)
   DbOption db;
   DeviceOption device;
   CacheDirOption cache;
@@ -44,6 +45,8 @@ int run_measured(const Args& a) {
   protocol.rounds = a.rounds;
   protocol.validate();
   const std::string db_path = a.db.resolved();
+  std::vector<KernelConfig> extra;
+  for (const std::string& key : a.extra_configs) extra.push_back(KernelConfig::parse_key(key));  // bad keys: exit 2, no GPU
   if (!a.save.empty()) {
     std::error_code ec;
     if (a.save == db_path || (std::filesystem::exists(a.save) && std::filesystem::equivalent(a.save, db_path, ec)))
@@ -58,6 +61,7 @@ int run_measured(const Args& a) {
   so.cache_dir = a.cache.dir;
   so.device = a.device.ordinal;
   so.protocol = protocol;
+  so.extra_configs = extra;
   ShapeComparer cmp(so);
   std::string db_note;
   if (!std::filesystem::exists(db_path))
@@ -177,6 +181,10 @@ void add_compare(CLI::App& app, Action& action) {
   cmd.add_option("--save", a.save,
                  "with --shapes: store every sample in this tuning DB (created if missing; never the --db one, which is "
                  "opened read-only)")
+      ->needs(shapes);
+  cmd.add_option("--config", a.extra_configs,
+                 "with --shapes: also time this config key in the same rounds (repeatable), e.g. two kernel schedules "
+                 "side by side with cuBLASLt; each is verified first, and left out (with a warning) where illegal or wrong")
       ->needs(shapes);
   add_groups(cmd, a.db, a.device, a.cache, a.format);
 }

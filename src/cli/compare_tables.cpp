@@ -167,10 +167,56 @@ std::vector<report::Table> compare_tables(const std::vector<CompareShape>& shape
     row.push_back(c.note);
     t.rows.push_back(std::move(row));
   }
-  return {t, summary_table("summary (" + std::string(stats::to_string(opts.method)) + " interval, " +
+  std::vector<report::Table> tables{t};
+  // Extra sides (compare --config KEY): every side after the standard three, each against cuBLASLt-tuned
+  // and against the loader's choice, paired per round like the main table.
+  report::Table x;
+  x.title = "extra configs timed in the same rounds (speedup = other side's us / this config's us, paired per round)";
+  x.columns = {{"shape", "shape", false},       {"accum", "accum", false},          {"config", "config", false},
+               {"us", "us", true},              {"p10_us", "p10", true},            {"p90_us", "p90", true},
+               {"tflops", "TFLOPS", true},      {"clock_mhz", "clock MHz", true},   {"flagged", "flagged", true},
+               {"x_tuned", "x tuned", true},    {"x_tuned_lo", "lo", true},         {"x_tuned_hi", "hi", true},
+               {"verdict", "verdict", false},   {"x_dgtune", "x loader's choice", true},
+               {"x_dgtune_lo", "lo", true},     {"x_dgtune_hi", "hi", true},        {"check", "check after rounds", false}};
+  for (const CompareShape& c : shapes) {
+    if (!c.result) continue;
+    const RoundsResult& r = *c.result;
+    const int ours = r.find(kSideDgtune), tuned = r.find(kProviderCublasTuned);
+    for (size_t i = 0; i < r.sides.size(); ++i) {
+      const std::string& label = r.sides[i].label;
+      if (label == kSideDgtune || label == kProviderCublasTuned || label == kProviderCublasDefault) continue;
+      const SideSummary& s = r.sides[i];
+      std::vector<Cell> row{c.problem.label(), std::string(to_string(c.problem.accum)), label, num(s.all.median, 2),
+                            num(s.all.p10, 2), num(s.all.p90, 2), num(tflops_of(c.problem, s.all.median), 1),
+                            num(s.median_clock_mhz, 0), int64_t(s.flagged)};
+      auto against = [&](int y, bool with_verdict) {
+        if (y < 0) {
+          for (int k = 0; k < (with_verdict ? 4 : 3); ++k) row.push_back(std::monostate{});
+          return;
+        }
+        const PairedTimes pt = r.paired(int(i), y, false);
+        if (pt.x_us.empty()) {
+          for (int k = 0; k < (with_verdict ? 4 : 3); ++k) row.push_back(std::monostate{});
+          return;
+        }
+        const auto cmp = stats::compare_paired(pt.x_us, pt.y_us, opts);
+        row.push_back(num(cmp.speedup_x_over_y(), 3));
+        row.push_back(num(cmp.speedup_x_over_y_lo(), 3));
+        row.push_back(num(cmp.speedup_x_over_y_hi(), 3));
+        if (with_verdict) row.push_back(std::string(stats::to_string(cmp.verdict)));
+      };
+      against(tuned, true);
+      against(ours, false);
+      row.push_back(s.check ? Cell{std::string(s.check->ok ? "ok" : "FAILED")} : Cell{});
+      x.rows.push_back(std::move(row));
+    }
+  }
+  if (!x.rows.empty()) tables.push_back(std::move(x));
+  tables.push_back(summary_table("summary (" + std::string(stats::to_string(opts.method)) + " interval, " +
                                std::to_string(int(std::lround(opts.confidence * 100))) + "%, margin " +
                                fmt_margin(opts.margin) + ")",
-                           x_tuned, x_default, counts, not_measured, "speedup vs cuBLASLt-tuned", true)};
+                           x_tuned, x_default, counts, not_measured, "speedup vs cuBLASLt-tuned", true));
+  return tables;
 }
 
 RoundsResult rounds_from_stored(const StoredMeasurement& m) {

@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "bench/cublaslt_baseline.hpp"
 #include "bench/measure_protocol.hpp"
@@ -32,6 +33,10 @@ struct ShapeCompareOptions {
   MeasureProtocol protocol;       ///< rounds inside
   uint64_t seed = 20261129;       ///< input fill seed (per problem: seed ^ hash of the problem key)
   bool cublas_default = true;     ///< also measure cuBLASLt's heuristic top-1 as a side
+  /// Further configs timed as extra sides of the same rounds (label = config key), after the standard
+  /// sides: e.g. an old and a new kernel schedule side by side with cuBLASLt. Each is verified before
+  /// timing; one that cannot be built or does not verify is left out with a warning.
+  std::vector<KernelConfig> extra_configs;
 };
 
 /// One device, one read-only DB, one kernel cache and cuBLASLt handle, for many shapes.

@@ -136,6 +136,10 @@ if python3 -c "import sqlite3; sqlite3.connect('$tmp/s.db').executescript(open('
   expect 2 "no gate history for shape" "$bin" history --shape 64x64x64 --db "$tmp/s.db"
 fi
 
+# compare --config: a bad key is refused before the GPU is opened (exit 2, naming the rule).
+printf '128 128 128\n' >"$tmp/cfg.txt"
+expect 2 "config key 'bogus'" "$bin" compare --shapes "$tmp/cfg.txt" --config bogus
+
 # A table that cannot be written (full disk, closed pipe) is an I/O error: exit 1, never 0 (issue 13 item 6).
 if [ -w /dev/full ]; then
   "$bin" space --m 4096 --n 4096 --k 4096 --format json >/dev/full 2>"$tmp/err"
