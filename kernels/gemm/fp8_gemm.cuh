@@ -21,9 +21,9 @@
 // the stage, promote); 2 = two groups in flight with two partial buffers (issue group g+1's first
 // k-block into the other buffer, wait_group 1, release, promote group g meanwhile). Both add the same
 // partials in the same order: their output is bitwise identical. 3 ("2o") = 2 plus epilogue overlap:
-// after a tile's last k-block is issued, the next tile's first k-block is issued into the free partial
-// buffer before the epilogue, so the tensor cores work while the CUDA cores store the tile. Same
-// partials, same order of additions into acc: also bitwise identical to 1 and 2.
+// once a tile's last k-block is retired and promoted, the next tile's first k-block is issued into
+// part0 before the epilogue (and retired at the next tile's start), so the tensor cores work while the
+// CUDA cores store the tile. Same partials, same order of additions into acc: also bitwise identical.
 //
 // Roles: warpgroups 0..kNumMathWG-1 are consumers (WGMMA + epilogue), warpgroup kNumMathWG is the
 // producer, in which one thread issues the TMA loads into a kNumStages ring of shared-memory stages.
