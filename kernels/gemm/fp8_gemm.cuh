@@ -20,7 +20,10 @@
 // Mainloop schedules (kMainloop): 1 = one WGMMA group in flight (issue a k-block, wait_group 0, release
 // the stage, promote); 2 = two groups in flight with two partial buffers (issue group g+1's first
 // k-block into the other buffer, wait_group 1, release, promote group g meanwhile). Both add the same
-// partials in the same order: their output is bitwise identical.
+// partials in the same order: their output is bitwise identical. 3 ("2o") = 2 plus epilogue overlap:
+// once a tile's last k-block is retired and promoted, the next tile's first k-block is issued into
+// part0 before the epilogue (and retired at the next tile's start), so the tensor cores work while the
+// CUDA cores store the tile. Same partials, same order of additions into acc: also bitwise identical.
 //
 // Roles: warpgroups 0..kNumMathWG-1 are consumers (WGMMA + epilogue), warpgroup kNumMathWG is the
 // producer, in which one thread issues the TMA loads into a kNumStages ring of shared-memory stages.
@@ -223,6 +226,17 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
         }
     };
     constexpr bool kFirstOfGroup = true, kMore = false;
+    // 2o only (kMainloop == 3): every tile's first k-block is issued early, into part0: the CTA's first
+    // tile's here, the others' before the previous tile's epilogue. `pending_o` = the stage of the
+    // newest issued k-block (released after the wait that retires it, as in 2g), carried across tiles.
+    // Stage and phase need no fix-up at the tile boundary: the producer loads tiles in the same order,
+    // and the consumer still waits for and releases every stage exactly once, in order, only earlier.
+    // Edge clusters' spare tiles and split-K tiles run the same mainloop, so they issue and consume
+    // the next tile's first stage like any other tile before they skip or reduce.
+    u32 pending_o = 0;
+    if constexpr (kMainloop == 3) {
+      if (cluster_id < sched.num_units) pending_o = issue(part0, kFirstOfGroup);
+    }
 
     for (u32 unit = cluster_id; unit < sched.num_units; unit += num_clusters) {
       const WorkUnit w = sched.work(unit, rank_m, rank_n);
@@ -260,7 +274,7 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
           }
           promote(part0);
         }
-      } else {
+      } else if constexpr (kMainloop == 2) {
         // Two WGMMA groups in flight: k-block g accumulates into part[g % 2] (P = 1, rule R20). After
         // issuing k-block g, wait_group 1 retires everything before it, so the stage of k-block g-1 is
         // released and its buffer is added into acc while the tensor cores work on k-block g. The loop
@@ -290,6 +304,53 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
           release(pending);
           promote(part0);
         }
+      } else {
+        // 2o. This tile's first k-block (kb0) is already in flight in part0: issued before the previous
+        // tile's epilogue (or before the tile loop for the CTA's first tile), so it ran on the tensor
+        // cores during that epilogue. Retire and promote it first (wait_group 0: by now it is normally
+        // done), then run the remaining k-blocks with the 2g schedule and its tail, and finally issue
+        // the next tile's kb0 into part0, right before this tile's epilogue.
+        // Why kb0 is retired with wait_group 0 here instead of being the first group of the 2g loop
+        // (wait_group 1 after issuing kb1): with a group in flight across the tile loop's back edge,
+        // ptxas could not prove that wait_group 1 retired it and serialized every WGMMA (C7514), for
+        // every placement of the early issue that was tried. Retiring it first gives the loop head one
+        // known in-flight group and the rest of the tile the exact 2g code shape.
+        // Numerics: acc = 0 + kb0 + kb1 + ... in k order, the same FADDs as 1g/2g (bitwise identical).
+        static_assert(kPromoteEvery == 1, "R20: 2o promotes every k-block");
+        auto next_group = [&](Buf& buf, Buf& prev) {
+          const u32 s = issue(buf, kFirstOfGroup);
+          ptx::wgmma_wait<1>();
+          release(pending_o);
+          pending_o = s;
+          promote(prev);
+        };
+        ptx::wgmma_wait<0>();
+        release(pending_o);
+        promote(part0);
+        const u32 rest = num_groups - 1;
+        if (rest > 0) {
+          pending_o = issue(part0, kFirstOfGroup);
+          u32 g = 1;
+          for (; g + 1 < rest; g += 2) {
+            next_group(part1, part0);
+            next_group(part0, part1);
+          }
+          if (g < rest) {
+            next_group(part1, part0);
+            ptx::wgmma_wait<0>();
+            release(pending_o);
+            promote(part1);
+          } else {
+            ptx::wgmma_wait<0>();
+            release(pending_o);
+            promote(part0);
+          }
+        }
+        // Nothing is in flight here. The next tile of this CTA, if any, starts now: its stage is the next
+        // in the ring, which the producer (already ahead) filled or is filling; stage/phase continue as
+        // for any other k-block. Only part0 is written, so acc is intact for the epilogue below, and
+        // the epilogue's TMA staging buffer is not touched by WGMMAs (they read only A/B stages).
+        if (unit + num_clusters < sched.num_units) pending_o = issue(part0, kFirstOfGroup);
       }
 
       // The spare CTAs of an edge cluster computed zeros for a tile outside D: nothing to store.
@@ -310,6 +371,9 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
         store_tile_direct<T::kMmaPerWG, T::kAccPerMma>(acc, d, M, N, ldd, m0, n0, scale, pairs_aligned);
       }
     }
+    // 2o: nothing is in flight after the last tile (it issues no next k-block), but ptxas cannot tie the
+    // loop exit to the last tile's "no next tile" test; an explicit wait closes the WGMMA pipeline.
+    if constexpr (kMainloop == 3) ptx::wgmma_wait<0>();
     if constexpr (kTmaEpilogue) finish_tma_stores();
   }
 

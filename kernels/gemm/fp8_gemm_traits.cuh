@@ -24,7 +24,8 @@ struct Fp8GemmTraits {
   static constexpr u32 kClusterM = kClusterM_, kClusterN = kClusterN_, kGroup = kGroup_;
   static constexpr bool kRasterAlongM = kRasterAlongM_, kFastAccum = kFastAccum_;
   static constexpr bool kTmaEpilogue = kTmaEpilogue_, kSplitK = kSplitK_;
-  /// WGMMA groups in flight in the consumer mainloop (1 or 2; see fp8_gemm.cuh) and the promotion
+  /// Consumer mainloop (1 = 1g, 2 = 2g: WGMMA groups in flight; 3 = 2o: 2g with the next tile's first
+  /// k-block overlapping the epilogue; see fp8_gemm.cuh) and the promotion
   /// interval P in k-blocks (1 in promote mode; fast mode: tensor-core partial sums of P k-blocks).
   static constexpr u32 kMainloop = kMainloop_, kPromoteEvery = kPromoteEvery_;
   static constexpr u32 kTypes = 2 * kTypeA_ + kTypeB_;
@@ -62,10 +63,12 @@ struct Fp8GemmTraits {
   static constexpr u32 kMathRegs = kNumMathWG == 1 ? 240 : 232;
   // Both accumulation modes keep the FP32 accumulator plus one tensor-core partial buffer per WGMMA
   // group in flight: 2 x BLOCK_N / 2 per m64 slice with one group, 3 x with two.
-  static constexpr u32 kAccRegs = kMmaPerWG * kAccPerMma * (kMainloop == 2 ? 3 : 2);
+  // 2o keeps the same three buffers live in the mainloop; during its epilogue only acc and the one
+  // in-flight partial are live (the other buffer was just promoted), so 2g's rule covers it too.
+  static constexpr u32 kAccRegs = kMmaPerWG * kAccPerMma * (kMainloop >= 2 ? 3 : 2);
   // Addresses, loop state, epilogue temporaries (calibrated with ptxas; the two-group schedule keeps
   // descriptors and loop state in uniform registers: 0 spills at 3 x 72 + 16 = 232 for BLOCK_N 144).
-  static constexpr u32 kRegOverhead = kMainloop == 2 ? 16 : 48;
+  static constexpr u32 kRegOverhead = kMainloop >= 2 ? 16 : 48;
 
   // TMA-store epilogue: output swizzle = the largest of 128/64/32 bytes dividing a staging row
   // (BLOCK_N * 2 bytes), else none; see epilogue_tma.cuh. src/problem/kernel_config.cpp mirrors it.
@@ -88,12 +91,12 @@ struct Fp8GemmTraits {
                 "R13: multicast slices (BLOCK_N / cluster M, BLOCK_M / cluster N) must be multiples of 8 rows");
   static_assert(!kTmaEpilogue || BLOCK_N % 8 == 0, "R14: the TMA-store epilogue needs BLOCK_N to be a multiple of 8 (16-byte staging rows)");
   // R15 (split-K in 1..16) and R16 (sms >= 0) are checked on the host only: both are run-time arguments.
-  static_assert(kMainloop == 1 || kMainloop == 2, "R17: mainloop must keep 1 or 2 WGMMA groups in flight (1g, 2g)");
+  static_assert(kMainloop == 1 || kMainloop == 2 || kMainloop == 3, "R17: mainloop must be one of 1g, 2g, 2o (1 or 2 WGMMA groups in flight)");
   static_assert(kPromoteEvery >= 1 && kPromoteEvery * BLOCK_K <= 2048,
                 "R18: promote_every P must be >= 1 with P x BLOCK_K <= 2048 (tensor-core partial sums of at most 2048 products)");
   static_assert(kFastAccum || kPromoteEvery == 1, "R19: promote accumulation promotes every k-block (promote_every must be 1)");
   static_assert(kMainloop == 1 || kPromoteEvery == 1,
-                "R20: the two-group mainloop promotes every k-block (promote_every must be 1; P > 1 runs with 1g)");
+                "R20: the two-group mainloop (2g, 2o) promotes every k-block (promote_every must be 1; P > 1 runs with 1g)");
 };
 
 }  // namespace dgt::gemm

@@ -23,8 +23,10 @@ enum class Epilogue { kDirect, kTma };
 /// Consumer mainloop schedule (kernels/gemm/fp8_gemm.cuh). k1g: one WGMMA group in flight (issue a
 /// k-block, wait for it, release the stage, promote); the schedule of dgtune <= 0.1 and what keys
 /// without the token mean. k2g: two groups in flight with two partial-accumulator buffers (3 x BLOCK_N / 2
-/// accumulator registers per m64 slice instead of 2 x). Same output bits.
-enum class Mainloop { k1g, k2g };
+/// accumulator registers per m64 slice instead of 2 x). k2o: k2g plus epilogue overlap: the next tile's
+/// first k-block is issued into the free partial buffer before the current tile's epilogue, so the
+/// tensor cores work during it (same registers as k2g). All three give the same output bits.
+enum class Mainloop { k1g, k2g, k2o };
 
 const char* to_string(Raster r);
 const char* to_string(Epilogue e);
@@ -81,7 +83,7 @@ struct KernelSpec {
   bool operator==(const KernelSpec&) const = default;
 };
 
-/// Parse "m"/"n", "direct"/"tma" and "1g"/"2g". Throw Error(kUsage) naming `where` and the value.
+/// Parse "m"/"n", "direct"/"tma" and "1g"/"2g"/"2o". Throw Error(kUsage) naming `where` and the value.
 Raster parse_raster(std::string_view s, std::string_view where);
 Epilogue parse_epilogue(std::string_view s, std::string_view where);
 Mainloop parse_mainloop(std::string_view s, std::string_view where);

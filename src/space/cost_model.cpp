@@ -29,7 +29,7 @@ double estimate_us(const KernelSpec& spec, const Problem& p, int sm_count, const
   double eff = double(c.block_n) / (c.block_n + k.n_half);
   if (c.num_math_wg == 1 && c.block_m == 64) eff *= k.one_wg_m64;
   // Promotion every P k-blocks (promote: P = 1) costs (1 - factor) / P of the WGMMA rate.
-  const double promo = c.mainloop == Mainloop::k2g ? k.promote_2g : k.promote;
+  const double promo = c.mainloop != Mainloop::k1g ? k.promote_2g : k.promote;  // 2o: as 2g (no epilogue term yet)
   eff *= 1.0 - (1.0 - promo) / std::max(1, c.promote_every);
   if (cluster > 1) eff *= k.cluster;
   if (c.block_k == 256) eff *= k.bk256;

@@ -30,7 +30,7 @@ ResourceReport evaluate_resources(const KernelSpec& spec) {
   r.smem.total = r.smem.align_pad + r.smem.a_stages + r.smem.b_stages + r.smem.staging + r.smem.barriers;
   const int wg = c.num_math_wg > 0 ? c.num_math_wg : 1;
   const int mma_per_wg = c.block_m / wg / 64;
-  const bool two_groups = c.mainloop == Mainloop::k2g;
+  const bool two_groups = c.mainloop == Mainloop::k2g || c.mainloop == Mainloop::k2o;  // 2o: same registers as 2g
   r.regs.accumulators = mma_per_wg * (c.block_n / 2) * (two_groups ? 3 : 2);
   r.regs.overhead = two_groups ? kRegOverhead2g : kRegOverhead1g;
   r.regs.limit = c.num_math_wg == 1 ? kRegsOneConsumerWG : kRegsTwoConsumerWG;
@@ -75,16 +75,17 @@ ResourceReport evaluate_resources(const KernelSpec& spec) {
     reject(fmt::format("R14: the TMA-store epilogue needs BLOCK_N = {} to be a multiple of 8 (16-byte staging rows)", c.block_n));
   if (c.split_k < 1 || c.split_k > kMaxSplitK) reject(fmt::format("R15: split-K = {} must be in 1..{}", c.split_k, kMaxSplitK));
   if (c.sms < 0) reject(fmt::format("R16: persistent grid size sms = {} must be >= 0 (0 = all SMs)", c.sms));
-  if (c.mainloop != Mainloop::k1g && c.mainloop != Mainloop::k2g)
-    reject(fmt::format("R17: mainloop {} must keep 1 or 2 WGMMA groups in flight (1g, 2g)", int(c.mainloop)));
+  if (c.mainloop != Mainloop::k1g && c.mainloop != Mainloop::k2g && c.mainloop != Mainloop::k2o)
+    reject(fmt::format("R17: mainloop {} must be one of 1g, 2g, 2o (1 or 2 WGMMA groups in flight)", int(c.mainloop)));
   if (c.promote_every < 1 || c.promote_every * c.block_k > kMaxPromoteSpanK)
     reject(fmt::format("R18: promote_every P = {} must be >= 1 with P x BLOCK_K = {} <= {} (tensor-core partial sums of at most {} "
                        "products)",
                        c.promote_every, c.promote_every * c.block_k, kMaxPromoteSpanK, kMaxPromoteSpanK));
   if (spec.accum == Accum::kPromote && c.promote_every != 1)
     reject(fmt::format("R19: promote accumulation promotes every k-block (promote_every must be 1, is {})", c.promote_every));
-  if (c.mainloop == Mainloop::k2g && c.promote_every != 1)
-    reject(fmt::format("R20: the two-group mainloop promotes every k-block (promote_every must be 1, is {}; P > 1 runs with 1g)",
+  if (two_groups && c.promote_every != 1)
+    reject(fmt::format("R20: the two-group mainloop (2g, 2o) promotes every k-block (promote_every must be 1, is {}; P > 1 runs with "
+                       "1g)",
                        c.promote_every));
   return r;
 }

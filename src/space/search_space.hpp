@@ -38,7 +38,7 @@ struct SearchSpace {
   /// Parses a space: either one grid object, or {"name", "base": {axes}, "union": [{name, axes}, ...]}
   /// where each union entry overrides axes of "base". Axis keys: block_m, block_n, block_k,
   /// num_stages (integers or "max"/"max-N"), num_math_wg, swizzle, cluster ("MxN"), raster ("m"/"n"),
-  /// group, epilogue ("direct"/"tma"), split_k, sms, and optionally mainloop ("1g"/"2g", default
+  /// group, epilogue ("direct"/"tma"), split_k, sms, and optionally mainloop ("1g"/"2g"/"2o", default
   /// ["1g"]) and promote_every (integers or "max", default [1]); each a non-empty array (block_n may
   /// also be {"from", "to", "step"}). Throws Error(kUsage) naming `source`, the grid, the key and the problem.
   static SearchSpace from_json(const nlohmann::json& j, const std::string& source);

@@ -7,6 +7,28 @@
 namespace dgt::test {
 namespace {
 
+// Epilogue overlap (2o): the next tile's first k-block is issued before the current tile's epilogue.
+// Traps covered: tiles of one k-block (K <= BLOCK_K) and odd/even k-block counts (the first buffer of a
+// tile alternates), the last tile of a CTA (no next tile), a 2-stage ring (the stage and phase wrap at
+// the tile boundary), many tiles per CTA (sm7), edge clusters' spare tiles (skipped after the overlap
+// issue), split-K (reduction during the overlap), both epilogues and one or two consumer WGs.
+std::vector<KernelConfig> overlap_configs() {
+  const char* keys[] = {
+      "128x128x128_s6_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2o_p1",   // the 2g winner shape with overlap
+      "128x144x128_s5_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2o_p1",   // at the register limit (3 x 72 + 16 = 232)
+      "128x88x128_s6_wg2_sw128_c1x1_rm8_tma_sk1_sm7_2o_p1",    // unswizzled staging, 7 CTAs: many tile boundaries
+      "64x96x128_s8_wg1_sw128_c1x1_rn4_tma_sk1_sm0_2o_p1",     // one consumer WG
+      "256x64x128_s4_wg2_sw128_c1x1_rm8_tma_sk3_sm0_2o_p1",    // two m64 slices per WG, split-K 3 into the TMA store
+      "128x40x64_s8_wg2_sw64_c1x1_rm2_direct_sk2_sm0_2o_p1",   // BLOCK_K 64, direct epilogue, split-K 2
+      "128x128x128_s5_wg2_sw128_c2x1_rm4_tma_sk1_sm0_2o_p1",   // cluster 2x1: spare CTAs at odd M
+      "128x64x128_s6_wg2_sw128_c1x2_rn8_tma_sk1_sm0_2o_p1",    // cluster 1x2: A multicast
+      "64x16x128_s2_wg1_sw128_c1x1_rm1_direct_sk1_sm0_2o_p1",  // 2-stage ring: wraps at every tile boundary
+  };
+  std::vector<KernelConfig> out;
+  for (const char* k : keys) out.push_back(KernelConfig::parse_key(k));
+  return out;
+}
+
 std::vector<KernelConfig> edge_configs() {
   const char* keys[] = {
       "128x128x128_s4_wg2_sw128_c1x1_rm8_direct_sk1",   // the default family member
@@ -35,6 +57,7 @@ std::vector<KernelConfig> edge_configs() {
   };
   std::vector<KernelConfig> out;
   for (const char* k : keys) out.push_back(KernelConfig::parse_key(k));
+  for (const auto& c : overlap_configs()) out.push_back(c);
   return out;
 }
 
@@ -132,6 +155,38 @@ TEST(SplitK, ReductionIsDeterministic) {
         first = again;
       else
         EXPECT_TRUE(first == again) << key << ": run " << run << " differs from run 0";
+    }
+  }
+}
+
+TEST(Overlap, OutputIsBitwiseIdenticalTo2g) {
+  // 2o adds the same partials in the same order as 2g: D must match bit for bit, in both modes, with
+  // tiles of one k-block, odd and even k-block counts, tails, split-K and many tiles per CTA.
+  Gpu& gpu = Gpu::get();
+  const char* pairs[][2] = {
+      {"128x128x128_s6_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1", "128x128x128_s6_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2o_p1"},
+      {"128x144x128_s5_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1", "128x144x128_s5_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2o_p1"},
+      {"128x88x128_s6_wg2_sw128_c1x1_rm8_tma_sk1_sm7_2g_p1", "128x88x128_s6_wg2_sw128_c1x1_rm8_tma_sk1_sm7_2o_p1"},
+      {"256x64x128_s4_wg2_sw128_c1x1_rm8_tma_sk3_sm0_2g_p1", "256x64x128_s4_wg2_sw128_c1x1_rm8_tma_sk3_sm0_2o_p1"},
+      {"64x16x128_s2_wg1_sw128_c1x1_rm1_direct_sk1_sm0_2g_p1", "64x16x128_s2_wg1_sw128_c1x1_rm1_direct_sk1_sm0_2o_p1"},
+  };
+  uint64_t seed = 1200;
+  for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{1021, 1023, 1040}, {2048, 2048, 512}, {777, 4096, 384},
+                         {300, 5000, 128}, {4096, 4096, 4096}}) {
+    for (Accum accum : {Accum::kPromote, Accum::kFast}) {
+      Problem p = Problem::dense(m, n, k);
+      p.accum = accum;
+      ProblemData data(p, *gpu.util, seed++, gpu.stream);
+      for (const auto& pair : pairs) {
+        std::vector<uint16_t> d2g(size_t(p.m * p.ldd)), d2o(d2g.size());
+        Verification v = gpu.run(data, KernelConfig::parse_key(pair[0]));
+        ASSERT_TRUE(v.ok) << p.label() << " " << pair[0] << ": " << describe(v);
+        DGT_CHECK_CUDA(cudaMemcpy(d2g.data(), data.operands().d, d2g.size() * 2, cudaMemcpyDeviceToHost));
+        v = gpu.run(data, KernelConfig::parse_key(pair[1]));
+        ASSERT_TRUE(v.ok) << p.label() << " " << pair[1] << ": " << describe(v);
+        DGT_CHECK_CUDA(cudaMemcpy(d2o.data(), data.operands().d, d2o.size() * 2, cudaMemcpyDeviceToHost));
+        EXPECT_TRUE(d2g == d2o) << p.label() << ": " << pair[1] << " differs from " << pair[0];
+      }
     }
   }
 }

@@ -59,6 +59,9 @@ TEST(Sass, MainloopHasQgmmaNoLocalMemoryNoR2urInTheWindow) {
       {"256x64x128_s5_wg2_sw128_c1x1_rm8_direct_sk1_sm0_2g_p1", Accum::kPromote},   // two m64 slices per WG
       {"128x128x64_s8_wg2_sw64_c1x1_rm8_direct_sk2_sm0_2g_p1", Accum::kPromote},    // BLOCK_K 64, split-K
       {"128x128x128_s5_wg2_sw128_c2x1_rm8_tma_sk1_sm0_2g_p1", Accum::kPromote},     // cluster, multicast
+      {"128x128x128_s6_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2o_p1", Accum::kPromote},     // 2o: epilogue overlap
+      {"128x144x128_s5_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2o_p1", Accum::kPromote},     // 2o at the register limit
+      {"128x128x64_s8_wg2_sw64_c1x1_rm8_tma_sk2_sm0_2o_p1", Accum::kPromote},       // 2o with split-K
   };
   for (const auto& [key, accum] : kernels) {
     const SassReport r = compile_and_analyze(spec_of(key, accum));

@@ -67,5 +67,70 @@ TEST(SpaceCompiles, EveryDefaultSpaceCandidateCompilesWithoutSpills) {
   std::cout << specs.size() << " kernels compiled; max entry registers with one consumer warpgroup: " << max_regs_1wg << "\n";
 }
 
+// The epilogue-overlap schedule (2o) keeps a WGMMA group in flight across the epilogue (TMA store,
+// direct store, split-K reduction, the skip of an edge cluster's spare tile): every variant must compile
+// without spills and without ptxas serializing the WGMMAs (compile() fails on C7514 / C7515). A fast
+// subset of the space test above, plus the kernels the GPU edge tests run.
+TEST(SpaceCompiles, OverlapMainloopCompilesWithoutSpillsOrSerialization) {
+  const std::pair<const char*, Accum> keys[] = {
+      {"128x96x128_s7_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2o_p1", Accum::kPromote},
+      {"128x128x128_s6_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2o_p1", Accum::kPromote},
+      {"128x144x128_s5_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2o_p1", Accum::kPromote},  // 3 x 72 + 16 = 232: the limit
+      {"128x128x128_s6_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2o_p1", Accum::kFast},
+      {"128x128x128_s6_wg2_sw128_c1x1_rm8_direct_sk1_sm0_2o_p1", Accum::kPromote},
+      {"128x128x64_s8_wg2_sw64_c1x1_rm8_tma_sk2_sm0_2o_p1", Accum::kPromote},    // split-K
+      {"128x128x128_s5_wg2_sw128_c2x1_rm8_tma_sk1_sm0_2o_p1", Accum::kPromote},  // cluster, edge tiles
+      {"64x144x128_s6_wg1_sw128_c1x1_rm8_tma_sk1_sm0_2o_p1", Accum::kPromote},   // one consumer WG at its limit
+      {"256x64x128_s4_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2o_p1", Accum::kPromote},   // two m64 slices per WG
+      // The rest of the GPU edge list's 2o kernels (tests/gpu/test_gpu_correctness.cpp, overlap_configs).
+      {"128x88x128_s6_wg2_sw128_c1x1_rm8_tma_sk1_sm7_2o_p1", Accum::kPromote},
+      {"256x64x128_s4_wg2_sw128_c1x1_rm8_tma_sk3_sm0_2o_p1", Accum::kPromote},
+      {"128x40x64_s8_wg2_sw64_c1x1_rm2_direct_sk2_sm0_2o_p1", Accum::kPromote},
+      {"128x64x128_s6_wg2_sw128_c1x2_rn8_tma_sk1_sm0_2o_p1", Accum::kPromote},
+      {"64x16x128_s2_wg1_sw128_c1x1_rm1_direct_sk1_sm0_2o_p1", Accum::kPromote},
+      {"64x96x128_s8_wg1_sw128_c1x1_rn4_tma_sk1_sm0_2o_p1", Accum::kPromote},
+      {"128x144x128_s5_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2o_p1", Accum::kFast},
+  };
+  std::map<std::string, KernelSpec> specs;
+  for (const auto& [key, accum] : keys) {
+    KernelSpec spec = KernelSpec::of(KernelConfig::parse_key(key), Problem::dense(4096, 4096, 4096));
+    spec.accum = accum;
+    specs.emplace(spec.compiled_key(), spec);
+  }
+  for (const auto& c : enumerate(SearchSpace::builtin_default(), Problem::dense(4096, 4096, 4096)).kept)
+    if (c.config.mainloop == Mainloop::k2o) {
+      KernelSpec spec = KernelSpec::of(c.config, Problem::dense(4096, 4096, 4096));
+      specs.emplace(spec.compiled_key(), spec);
+    }
+  ASSERT_GE(specs.size(), 16u);
+  std::mutex mu;
+  std::vector<std::string> failures;
+  {
+    ThreadPool pool(0);
+    std::vector<std::future<void>> done;
+    for (const auto& [key, spec] : specs)
+      done.push_back(pool.submit([&, key = key, spec = spec] {
+        std::string problem;
+        try {
+          jit::GeneratedKernel g = jit::generate_gemm(spec);
+          jit::CompiledKernel k = jit::compile(g.source, g.program_name, g.name_expression);
+          if (k.spill_bytes != 0 || k.stack_bytes != 0)
+            problem = "spills " + std::to_string(k.spill_bytes) + " B, stack " + std::to_string(k.stack_bytes) + " B";
+          const int entry_cap = spec.config.num_math_wg == 2 ? 168 : 240;
+          if (k.registers > entry_cap) problem += " registers " + std::to_string(k.registers) + " > " + std::to_string(entry_cap);
+        } catch (const std::exception& e) {
+          problem = e.what();
+        }
+        if (!problem.empty()) {
+          std::lock_guard<std::mutex> lock(mu);
+          failures.push_back(key + ": " + problem);
+        }
+      }));
+    for (auto& f : done) f.get();
+  }
+  for (const auto& f : failures) ADD_FAILURE() << f;
+  std::cout << specs.size() << " 2o kernels compiled\n";
+}
+
 }  // namespace
 }  // namespace dgt

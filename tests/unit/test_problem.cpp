@@ -93,6 +93,16 @@ TEST(KernelConfig, KeyRoundTrip) {
   EXPECT_EQ(j.at("mainloop"), "2g");
   EXPECT_EQ(j.at("promote_every"), 16);
   EXPECT_EQ(j.get<KernelConfig>(), c);
+  // The epilogue-overlap schedule: key token "2o", JSON "2o".
+  KernelConfig o = c;
+  o.mainloop = Mainloop::k2o;
+  o.promote_every = 1;
+  EXPECT_EQ(o.key(), "64x208x128_s6_wg1_sw128_c1x1_rn4_tma_sk4_sm66_2o_p1");
+  EXPECT_EQ(KernelConfig::parse_key(o.key()), o);
+  EXPECT_EQ(KernelConfig::parse_key("64x208x128_s6_wg1_sw128_c1x1_rn4_tma_sk4_sm66_2o").mainloop, Mainloop::k2o);
+  EXPECT_EQ(nlohmann::json(o).at("mainloop"), "2o");
+  EXPECT_EQ(nlohmann::json(o).get<KernelConfig>(), o);
+  EXPECT_THROW(KernelConfig::parse_key("64x208x128_s6_wg1_sw128_c1x1_rn4_tma_sk4_sm66_3o"), Error);
   // JSON written before the fields existed: the old defaults.
   j.erase("mainloop");
   j.erase("promote_every");
