@@ -143,11 +143,13 @@ GateRecord parse_record(const std::string& text, const std::string& source) {
     s.default_us = js.value("cublaslt_default_us", std::vector<double>());
     s.clock_mhz = js.value("clock_mhz", std::vector<double>());
     s.flagged = to_bools(js.value("flagged", std::vector<int>()));
-    if (s.ours_us.size() != s.rounds.size() || s.tuned_us.size() != s.rounds.size())
+    // cublaslt_tuned_us is empty for a shape cuBLASLt does not run (gated on dgtune's absolute time).
+    if (s.ours_us.size() != s.rounds.size() || (!s.tuned_us.empty() && s.tuned_us.size() != s.rounds.size()))
       DGT_THROW(ErrorKind::kUsage, "{}: rounds, ours_us and cublaslt_tuned_us must have the same length ({}, {}, {})", where,
                 s.rounds.size(), s.ours_us.size(), s.tuned_us.size());
     for (size_t k = 0; k < s.ours_us.size(); ++k)
-      if (!(s.ours_us[k] > 0) || !(s.tuned_us[k] > 0) || !std::isfinite(s.ours_us[k]) || !std::isfinite(s.tuned_us[k]))
+      if (!(s.ours_us[k] > 0) || !std::isfinite(s.ours_us[k]) ||
+          (!s.tuned_us.empty() && (!(s.tuned_us[k] > 0) || !std::isfinite(s.tuned_us[k]))))
         DGT_THROW(ErrorKind::kUsage, "{}: round {}: times must be positive and finite", where, k);
     if (r.find(s.problem.key())) DGT_THROW(ErrorKind::kUsage, "{}: problem {} appears twice", where, s.problem.key());
     r.shapes.push_back(std::move(s));
@@ -284,6 +286,18 @@ ShapeDecision decide_shape(const ShapeRecord* base, const ShapeRecord& now, cons
     return d;
   }
   const stats::GateOptions opts{st.threshold, st.confidence, stats::ShiftMethod::kAuto};
+  if (base->tuned_us.empty() || now.tuned_us.empty()) {
+    // cuBLASLt does not run this shape (e.g. dimensions that are not multiples of 16): there is no ratio,
+    // so dgtune's absolute time is the statistic (more exposed to clock and machine differences).
+    d.absolute_test = stats::gate_test(logs(base->ours_us), logs(now.ours_us), opts);
+    const bool pass = d.absolute_test->verdict == stats::GateVerdict::kPass;
+    d.verdict = pass ? ShapeVerdict::kPass : ShapeVerdict::kRegression;
+    d.reason = fmt::format("no cuBLASLt side (cuBLASLt does not run this shape): gated on dgtune's absolute time, change "
+                           "{:+.1f}%, 'slowdown <= {:.1f}%' {} (p = {:.3g})",
+                           d.absolute_test->slowdown() * 100, st.threshold * 100, pass ? "not rejected" : "rejected",
+                           d.absolute_test->p_value);
+    return d;
+  }
   d.ratio_test = stats::gate_test(base->log_ratios(), now.log_ratios(), opts);
   d.absolute_test = stats::gate_test(logs(base->ours_us), logs(now.ours_us), opts);
   const std::vector<double> tb = logs(base->tuned_us), tn = logs(now.tuned_us);
@@ -572,11 +586,12 @@ report::Table record_table(const GateRecord& r, const std::string& title) {
     int flagged = 0;
     for (bool b : s.flagged) flagged += b;
     const bool ok = s.ok() && !s.ours_us.empty();
+    const bool has_tuned = ok && !s.tuned_us.empty();
     t.rows.push_back({s.name.empty() ? s.problem.label() : s.name, s.config_key, s.config_source,
                       s.ok() ? s.status : s.status + ": " + s.error, static_cast<int64_t>(s.rounds.size()),
-                      ok ? num(stats::median(s.ours_us), 2) : Cell{}, ok ? num(stats::median(s.tuned_us), 2) : Cell{},
+                      ok ? num(stats::median(s.ours_us), 2) : Cell{}, has_tuned ? num(stats::median(s.tuned_us), 2) : Cell{},
                       s.default_us.empty() ? Cell{} : num(stats::median(s.default_us), 2),
-                      ok ? num(std::exp(stats::median(s.log_ratios())), 3) : Cell{}, static_cast<int64_t>(flagged)});
+                      has_tuned ? num(std::exp(stats::median(s.log_ratios())), 3) : Cell{}, static_cast<int64_t>(flagged)});
   }
   return t;
 }

@@ -84,6 +84,30 @@ TEST(GateDecision, CublasSpeedupAloneIsReportedNotARegression) {
   EXPECT_EQ(decide_shape(&base, shape(128, 110, 85, 4), {}).verdict, ShapeVerdict::kRegression);
 }
 
+TEST(GateDecision, ShapeWithoutCublasIsGatedOnAbsoluteTime) {
+  // cuBLASLt refuses e.g. 1021 x 1023 x 1024 (status 15): no ratio exists, so dgtune's own time is gated.
+  auto alone = [](double ours, int phase) {
+    ShapeRecord s = shape(1021, ours, 1, phase);
+    s.tuned_us.clear();
+    s.default_us.clear();
+    s.tuned_algo = "unsupported: status 15";
+    return s;
+  };
+  const ShapeRecord base = alone(100, 0);
+  ShapeDecision same = decide_shape(&base, alone(100, 4), {});
+  EXPECT_EQ(same.verdict, ShapeVerdict::kPass) << same.reason;
+  EXPECT_FALSE(same.ratio_test);
+  ASSERT_TRUE(same.absolute_test);
+  EXPECT_NE(same.reason.find("absolute time"), std::string::npos) << same.reason;
+  ShapeDecision slower = decide_shape(&base, alone(110, 4), {});
+  EXPECT_EQ(slower.verdict, ShapeVerdict::kRegression) << slower.reason;
+  // The baseline file keeps such a shape (empty cublaslt_tuned_us) and reads it back.
+  const GateRecord back = parse_record(to_json(record({base})));
+  ASSERT_EQ(back.shapes.size(), 1u);
+  EXPECT_TRUE(back.shapes[0].tuned_us.empty());
+  EXPECT_EQ(back.shapes[0].ours_us.size(), 20u);
+}
+
 TEST(GateDecision, VerificationFailureAndErrors) {
   const ShapeRecord base = shape(128, 100, 100);
   ShapeRecord bad = shape(128, 100, 100, 4);
