@@ -81,6 +81,23 @@ for s in "$@"; do
       { grep -E '^ *4096 ' configs/shapes/deepseek-v3.txt; grep -vE '^ *#|^ *$' configs/shapes/square.txt; } | sed 's/#.*//' >/tmp/large.txt
       sed 's/$/ accum=fast/' /tmp/large.txt >>/tmp/large.txt.fast && cat /tmp/large.txt.fast >>/tmp/large.txt
       step large 200 bash -c "$BIN compare --shapes /tmp/large.txt --db $DGTUNE_DB --config 128x128x128_s6_wg2_sw128_c1x1_rm8_tma_sk1_sm0_1g_p1 --config 128x128x128_s6_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1 --save /tmp/large.db --format json >$LOGS/compare-large.json" ;;
+    fastsweep)  # issue 7: the large shapes in fast mode, exhaustive, into the session DB
+      { grep -E '^ *(4096|8192) ' configs/shapes/deepseek-v3.txt; grep -vE '^ *#|^ *$' configs/shapes/square.txt; } | sed 's/#.*//; s/$/ accum=fast/' >/tmp/large-fast.txt
+      step fastsweep 200 bash -c "$BIN sweep --shapes /tmp/large-fast.txt --max-samples 40 --format json >$LOGS/fast-sweep.json" ;;
+    large2)  # issue 7, second machine start: promote and fast, the winner, 2g and 2o (epilogue overlap) and cuBLASLt round-robin
+      { grep -E '^ *(4096|8192) ' configs/shapes/deepseek-v3.txt; grep -vE '^ *#|^ *$' configs/shapes/square.txt; } | sed 's/#.*//' >/tmp/large2.txt
+      sed 's/$/ accum=fast/' /tmp/large2.txt >/tmp/large2f.txt && cat /tmp/large2f.txt >>/tmp/large2.txt
+      step large2 220 bash -c "$BIN compare --shapes /tmp/large2.txt --db $DGTUNE_DB --config 128x128x128_s6_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1 --config 128x128x128_s6_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2o_p1 --save /tmp/large2.db --format json >$LOGS/compare-large2.json" ;;
+    twice)  # issue 8: two compares of the unchanged DB in one machine start
+      step twice-a 120 bash -c "$BIN compare --shapes configs/shapes/deepseek-v3.txt --db $DGTUNE_DB --format json >$LOGS/compare-twice-a.json"
+      step twice-b 120 bash -c "$BIN compare --shapes configs/shapes/deepseek-v3.txt --db $DGTUNE_DB --format json >$LOGS/compare-twice-b.json" ;;
+    overlap)  # the 2o mainloop: edge shapes, bitwise 2o == 2g, sanitizers (the Sanitize test has 2o keys)
+      step overlap 200 "$ROOT/build/tests/dgtune_gpu_tests" "--gtest_filter=Overlap.*:EdgeShapes.*:SplitK.*:Sanitize.*"
+      step overlap-memcheck 150 bash tests/gpu/sanitize.sh memcheck "$ROOT/build/tests/dgtune_gpu_tests"
+      step overlap-racecheck 150 bash tests/gpu/sanitize.sh racecheck "$ROOT/build/tests/dgtune_gpu_tests" ;;
+    gate3)  # issue 9: record on smoke, then three checks of the unchanged build
+      step gate-record 120 "$BIN" gate --record "$LOGS/gate-baseline.json" --shapes configs/shapes/smoke.txt
+      for i in 1 2 3; do step gate-check-$i 120 "$BIN" gate --baseline "$LOGS/gate-baseline.json" --junit "$LOGS/gate-junit-$i.xml" --markdown "$LOGS/gate-$i.md"; done ;;
     export)
       step export 60 bash -c "$BIN export --db $DGTUNE_DB --format json --out $LOGS/export.json && $BIN export --db $DGTUNE_DB --format cpp --out $LOGS/dgtune_tuned.hpp" ;;
     gate)  # issue 9: record a baseline on the smoke set and check the unchanged build against it
