@@ -1,6 +1,10 @@
 // Example: use the dgtune loader (dgtune/gemm.hpp) from application code.
 //
 //   dgtune_loader_example [--db results/tuning.db] [--tuned M N K] [--untuned M N K]
+//   dgtune_loader_example_table [--tuned M N K] [--untuned M N K]   (the same, from an exported header)
+//
+// The _table build includes a header made by `dgtune export --format cpp` (DGT_EXAMPLE_TABLE_HEADER, set by
+// CMake) and runs from its constexpr table instead of a DB: no SQLite at run time, NVRTC still needed.
 //
 // Runs one shape that a sweep tuned and one it did not, checks each output against a host reference
 // on sampled elements, and reports the config chosen, the host overhead per call on a warm cache and
@@ -17,6 +21,9 @@
 #include <vector>
 
 #include "dgtune/gemm.hpp"
+#ifdef DGT_EXAMPLE_TABLE_HEADER
+#include DGT_EXAMPLE_TABLE_HEADER
+#endif
 
 namespace {
 
@@ -127,6 +134,9 @@ bool run_shape(dgt::Gemm& gemm, int64_t m, int64_t n, int64_t k, const char* lab
 
 int main(int argc, char** argv) {
   dgt::GemmOptions options;
+#ifdef DGT_EXAMPLE_TABLE_HEADER
+  options.table = &dgtune_tuned::kTable;  // winners compiled in; no DB is opened
+#endif
   int64_t tuned[3] = {4096, 4096, 4096}, untuned[3] = {777, 1000, 528};
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];

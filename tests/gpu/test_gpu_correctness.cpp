@@ -178,6 +178,8 @@ TEST(Overlap, OutputIsBitwiseIdenticalTo2g) {
       p.accum = accum;
       ProblemData data(p, *gpu.util, seed++, gpu.stream);
       for (const auto& pair : pairs) {
+        // P3: the TMA-store epilogue needs 16-byte rows of D (the H200 run refused ldd = 1023 with the rule named).
+        if (KernelConfig::parse_key(pair[0]).epilogue == Epilogue::kTma && p.ldd % 8 != 0) continue;
         std::vector<uint16_t> d2g(size_t(p.m * p.ldd)), d2o(d2g.size());
         Verification v = gpu.run(data, KernelConfig::parse_key(pair[0]));
         ASSERT_TRUE(v.ok) << p.label() << " " << pair[0] << ": " << describe(v);
