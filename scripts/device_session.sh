@@ -98,6 +98,11 @@ for s in "$@"; do
     gate3)  # issue 9: record on smoke, then three checks of the unchanged build
       step gate-record 120 "$BIN" gate --record "$LOGS/gate-baseline.json" --shapes configs/shapes/smoke.txt
       for i in 1 2 3; do step gate-check-$i 120 "$BIN" gate --baseline "$LOGS/gate-baseline.json" --junit "$LOGS/gate-junit-$i.xml" --markdown "$LOGS/gate-$i.md"; done ;;
+    examples)  # issue 8: the loader example from the DB and from the exported header pick the same configs
+      for shape in "4096 4096 4096" "4096 7168 16384" "8192 2112 7168"; do
+        step "example-db-${shape// /x}" 120 "$ROOT/build/dgtune_loader_example" --db "$DGTUNE_DB" --tuned $shape --untuned 777 1000 528
+        step "example-table-${shape// /x}" 120 "$ROOT/build/dgtune_loader_example_table" --tuned $shape --untuned 777 1000 528
+      done ;;
     export)
       step export 60 bash -c "$BIN export --db $DGTUNE_DB --format json --out $LOGS/export.json && $BIN export --db $DGTUNE_DB --format cpp --out $LOGS/dgtune_tuned.hpp" ;;
     gate)  # issue 9: record a baseline on the smoke set and check the unchanged build against it
