@@ -27,13 +27,13 @@
 
 namespace {
 
-#define CHECK(call)                                                                                  \
-  do {                                                                                               \
-    cudaError_t e_ = (call);                                                                         \
-    if (e_ != cudaSuccess) {                                                                         \
-      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_));    \
-      std::exit(1);                                                                                  \
-    }                                                                                                \
+#define CHECK(call)                                                                               \
+  do {                                                                                            \
+    cudaError_t e_ = (call);                                                                      \
+    if (e_ != cudaSuccess) {                                                                      \
+      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
+      std::exit(1);                                                                               \
+    }                                                                                             \
   } while (0)
 
 // OCP e4m3: bias 7, S.1111.111 is NaN.
@@ -90,7 +90,8 @@ bool run_shape(dgt::Gemm& gemm, int64_t m, int64_t n, int64_t k, const char* lab
   double max_ref = 0;
   for (auto [r, c] : samples) {
     double ref = 0;
-    for (int64_t kk = 0; kk < k; ++kk) ref += double(e4m3_to_float(a[size_t(r * lda + kk)])) * e4m3_to_float(b[size_t(c * ldb + kk)]);
+    for (int64_t kk = 0; kk < k; ++kk)
+      ref += double(e4m3_to_float(a[size_t(r * lda + kk)])) * e4m3_to_float(b[size_t(c * ldb + kk)]);
     ref *= double(scales[0]) * scales[1];
     refs.push_back(ref);
     gots.push_back(bf16_to_float(d[size_t(r * ldd + c)]));
@@ -112,16 +113,18 @@ bool run_shape(dgt::Gemm& gemm, int64_t m, int64_t n, int64_t k, const char* lab
   CHECK(cudaEventRecord(e0, stream));
   const auto t0 = std::chrono::steady_clock::now();
   for (int i = 0; i < calls; ++i) gemm.run(da, db, dd, m, n, k, lda, ldb, ldd, ds, ds + 1, stream);
-  const double host_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / calls;
+  const double host_us =
+      std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / calls;
   CHECK(cudaEventRecord(e1, stream));
   CHECK(cudaEventSynchronize(e1));
   float ms = 0;
   CHECK(cudaEventElapsedTime(&ms, e0, e1));
 
-  std::printf("%-8s %6lldx%6lldx%6lld  config %-48s source %-8s tuned_us %8.2f  sampled max rel err %.2e  bad %d/%zu  "
-              "host %.2f us/call  gpu %.2f us/call (back to back)  %s\n",
-              label, (long long)m, (long long)n, (long long)k, choice.config_key.c_str(), choice.source.c_str(), choice.tuned_us,
-              max_rel, bad, samples.size(), host_us, ms * 1000.0 / calls, bad == 0 ? "OK" : "FAILED");
+  std::printf(
+      "%-8s %6lldx%6lldx%6lld  config %-48s source %-8s tuned_us %8.2f  sampled max rel err %.2e  bad %d/%zu  "
+      "host %.2f us/call  gpu %.2f us/call (back to back)  %s\n",
+      label, (long long)m, (long long)n, (long long)k, choice.config_key.c_str(), choice.source.c_str(),
+      choice.tuned_us, max_rel, bad, samples.size(), host_us, ms * 1000.0 / calls, bad == 0 ? "OK" : "FAILED");
   cudaFree(da);
   cudaFree(db);
   cudaFree(dd);

@@ -44,7 +44,8 @@ std::string describe_algo(const cublasLtMatmulAlgo_t& algo) {
   cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &splitk, sizeof splitk, nullptr);
   cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING, &swizzle, sizeof swizzle, nullptr);
   cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, &cluster, sizeof cluster, nullptr);
-  return fmt::format("algo={} tile={} stages={} splitk={} swizzle={} cluster={}", id, tile, stages, splitk, swizzle, cluster);
+  return fmt::format("algo={} tile={} stages={} splitk={} swizzle={} cluster={}", id, tile, stages, splitk, swizzle,
+                     cluster);
 }
 
 BaselineRecord make_record(const Problem& p, const std::string& provider, const std::string& protocol) {
@@ -105,14 +106,14 @@ CublasLtPlan::CublasLtPlan(CublasLtBaseline& lt, const ProblemData& data) : impl
   DGT_CHECK_CUBLAS(cublasLtMatrixLayoutCreate(&m.lb.h, cuda_type(p.a), p.k, p.m, p.lda));
   DGT_CHECK_CUBLAS(cublasLtMatrixLayoutCreate(&m.lc.h, cuda_type(p.d), p.n, p.m, p.ldd));
   DGT_CHECK_CUBLAS(cublasLtMatmulPreferenceCreate(&m.pref.h));
-  DGT_CHECK_CUBLAS(cublasLtMatmulPreferenceSetAttribute(m.pref.h, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &lt.workspace_bytes_,
-                                                        sizeof lt.workspace_bytes_));
+  DGT_CHECK_CUBLAS(cublasLtMatmulPreferenceSetAttribute(m.pref.h, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                                        &lt.workspace_bytes_, sizeof lt.workspace_bytes_));
 
   m.requested = lt.max_algos_;
   m.results.resize(static_cast<size_t>(std::max(1, m.requested)));
   int count = 0;
-  const cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(lt.handle_, m.desc.h, m.la.h, m.lb.h, m.lc.h, m.lc.h, m.pref.h,
-                                                           m.requested, m.results.data(), &count);
+  const cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(lt.handle_, m.desc.h, m.la.h, m.lb.h, m.lc.h, m.lc.h,
+                                                           m.pref.h, m.requested, m.results.data(), &count);
   m.status = int(st);
   m.returned = st == CUBLAS_STATUS_SUCCESS ? count : 0;
   m.results.resize(static_cast<size_t>(m.returned));
@@ -139,8 +140,9 @@ int CublasLtPlan::launch(int i, cudaStream_t s) const {
   const Impl& m = *impl_;
   if (i < 0 || i >= m.returned) return int(CUBLAS_STATUS_INVALID_VALUE);
   static const float alpha = 1.0f, beta = 0.0f;
-  return int(cublasLtMatmul(m.lt.handle_, m.desc.h, &alpha, m.ops.b, m.la.h, m.ops.a, m.lb.h, &beta, m.ops.d, m.lc.h, m.ops.d,
-                            m.lc.h, &m.results[static_cast<size_t>(i)].algo, m.lt.workspace_.get(), m.lt.workspace_bytes_, s));
+  return int(cublasLtMatmul(m.lt.handle_, m.desc.h, &alpha, m.ops.b, m.la.h, m.ops.a, m.lb.h, &beta, m.ops.d, m.lc.h,
+                            m.ops.d, m.lc.h, &m.results[static_cast<size_t>(i)].algo, m.lt.workspace_.get(),
+                            m.lt.workspace_bytes_, s));
 }
 
 std::function<void(cudaStream_t)> CublasLtPlan::launcher(int i) const {
@@ -226,7 +228,8 @@ CublasLtChoice select_algorithms(const CublasLtPlan& plan, Timer& timer, cudaStr
       timer.options().to_json(), s);
 }
 
-std::pair<BaselineRecord, BaselineRecord> CublasLtBaseline::measure(const ProblemData& data, Timer& timer, cudaStream_t s) {
+std::pair<BaselineRecord, BaselineRecord> CublasLtBaseline::measure(const ProblemData& data, Timer& timer,
+                                                                    cudaStream_t s) {
   CublasLtPlan plan(*this, data);
   CublasLtChoice c = select_algorithms(plan, timer, s);
   return {std::move(c.def), std::move(c.tuned)};

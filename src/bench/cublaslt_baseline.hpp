@@ -55,7 +55,7 @@ class CublasLtBaseline {
  private:
   friend class CublasLtPlan;
   size_t workspace_bytes_ = 32u << 20;
-  DeviceBuffer workspace_;   // before handle_: allocated first, freed last
+  DeviceBuffer workspace_;  // before handle_: allocated first, freed last
   cublasLtContext* handle_ = nullptr;
   int max_algos_;
 };
@@ -75,9 +75,9 @@ class CublasLtPlan {
 
   const ProblemData& data() const;
   bool supported() const { return returned() > 0; }
-  int heuristic_status() const;   ///< cublasStatus_t of cublasLtMatmulAlgoGetHeuristic
-  int requested() const;          ///< algorithms asked for
-  int returned() const;           ///< algorithms the heuristic returned (0 when refused)
+  int heuristic_status() const;  ///< cublasStatus_t of cublasLtMatmulAlgoGetHeuristic
+  int requested() const;         ///< algorithms asked for
+  int returned() const;          ///< algorithms the heuristic returned (0 when refused)
   const std::string& error() const;
 
   /// "algo=ID tile=T stages=S splitk=K swizzle=W cluster=C rank=i returned=N requested=R".
@@ -95,10 +95,10 @@ class CublasLtPlan {
 
 /// What select_algorithms found.
 struct CublasLtChoice {
-  BaselineRecord def;              ///< provider cublaslt-default: heuristic rank 0 (status/verification/timing)
-  BaselineRecord tuned;            ///< provider cublaslt-tuned: the fastest verified algorithm (= def when none is ok)
-  int default_algo = -1;           ///< index into the plan; -1 when rank 0 is not usable (def.status != "ok")
-  int tuned_algo = -1;             ///< -1 when no algorithm is usable
+  BaselineRecord def;     ///< provider cublaslt-default: heuristic rank 0 (status/verification/timing)
+  BaselineRecord tuned;   ///< provider cublaslt-tuned: the fastest verified algorithm (= def when none is ok)
+  int default_algo = -1;  ///< index into the plan; -1 when rank 0 is not usable (def.status != "ok")
+  int tuned_algo = -1;    ///< -1 when no algorithm is usable
   std::vector<BaselineRecord> screened;  ///< one per returned algorithm, in rank order (provider "cublaslt-rank<R>")
 };
 

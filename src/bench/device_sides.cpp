@@ -6,8 +6,8 @@
 
 namespace dgt {
 
-DeviceSides::DeviceSides(const UtilKernels& util, const DeviceInfo& device, const MeasureProtocol& protocol, cudaStream_t stream,
-                         std::vector<Side> sides)
+DeviceSides::DeviceSides(const UtilKernels& util, const DeviceInfo& device, const MeasureProtocol& protocol,
+                         cudaStream_t stream, std::vector<Side> sides)
     : util_(util), device_(device), protocol_(protocol), stream_(stream), sides_(std::move(sides)) {
   protocol_.validate();
   if (sides_.empty()) DGT_THROW(ErrorKind::kInternal, "DeviceSides: no sides");
@@ -93,17 +93,18 @@ void DeviceSides::replay(int side) {
 std::vector<RawSample> DeviceSides::run_round(std::span<const int> order) {
   if (!prepared_) DGT_THROW(ErrorKind::kInternal, "DeviceSides::run_round before prepare()");
   const size_t k = sides_.size();
-  if (order.size() > k) DGT_THROW(ErrorKind::kInternal, "DeviceSides::run_round: {} entries for {} sides", order.size(), k);
+  if (order.size() > k)
+    DGT_THROW(ErrorKind::kInternal, "DeviceSides::run_round: {} entries for {} sides", order.size(), k);
   for (int s : order)
     if (s < 0 || static_cast<size_t>(s) >= k) DGT_THROW(ErrorKind::kInternal, "DeviceSides::run_round: side {}", s);
   const bool hot = protocol_.kind == ProtocolKind::kHotGraph;
   uint64_t* clocks = clocks_.as<uint64_t>();
   const auto probe_ns = static_cast<uint64_t>(protocol_.clock_probe_us * 1000);
-  if (protocol_.lead_in_us > 0) util_.clock_probe(clocks + 2 * k, static_cast<uint64_t>(protocol_.lead_in_us * 1000), stream_);
+  if (protocol_.lead_in_us > 0)
+    util_.clock_probe(clocks + 2 * k, static_cast<uint64_t>(protocol_.lead_in_us * 1000), stream_);
   for (size_t i = 0; i < order.size(); ++i) {
     const size_t side = static_cast<size_t>(order[i]);
-    if (!hot)
-      util_.flush_l2(flush_buf_.get(), static_cast<int64_t>(flush_buf_.bytes()), sink_.get(), salt_++, stream_);
+    if (!hot) util_.flush_l2(flush_buf_.get(), static_cast<int64_t>(flush_buf_.bytes()), sink_.get(), salt_++, stream_);
     DGT_CHECK_CUDA(cudaEventRecord(start_[i], stream_));
     if (hot)
       DGT_CHECK_CUDA(cudaGraphLaunch(graphs_[side], stream_));
@@ -150,9 +151,10 @@ RoundsResult measure_sides(const UtilKernels& util, const DeviceInfo& device, co
   return r;
 }
 
-std::function<Timing(const std::function<void(cudaStream_t)>&)> screen_timer(const UtilKernels& util, const DeviceInfo& device,
-                                                                             MeasureProtocol protocol, cudaStream_t stream,
-                                                                             int rounds) {
+std::function<Timing(const std::function<void(cudaStream_t)>&)> screen_timer(const UtilKernels& util,
+                                                                             const DeviceInfo& device,
+                                                                             MeasureProtocol protocol,
+                                                                             cudaStream_t stream, int rounds) {
   protocol.rounds = rounds;
   protocol.validate();
   return [&util, device, protocol, stream](const std::function<void(cudaStream_t)>& launch) {

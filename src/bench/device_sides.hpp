@@ -80,8 +80,8 @@ class DeviceSides final : public SampleSource {
   MeasureProtocol protocol_;
   cudaStream_t stream_;
   std::vector<Side> sides_;
-  std::vector<cudaGraphExec_t> graphs_;   ///< hot-graph: one per side after prepare()
-  std::vector<cudaEvent_t> start_, stop_; ///< one pair per position in a round
+  std::vector<cudaGraphExec_t> graphs_;    ///< hot-graph: one per side after prepare()
+  std::vector<cudaEvent_t> start_, stop_;  ///< one pair per position in a round
   DeviceBuffer flush_buf_, sink_, clocks_;
   uint32_t salt_ = 1;
   bool prepared_ = false;
@@ -99,8 +99,9 @@ RoundsResult measure_sides(const UtilKernels& util, const DeviceInfo& device, co
 /// (one side, no output check): measure_sides(...).sides[0].timing(). Same type as
 /// bench/cublaslt_baseline.hpp's ScreenTimer, so cuBLASLt's "tuned" algorithm can be chosen under
 /// the protocol it is then compared in.
-std::function<Timing(const std::function<void(cudaStream_t)>&)> screen_timer(const UtilKernels& util, const DeviceInfo& device,
-                                                                             MeasureProtocol protocol, cudaStream_t stream,
-                                                                             int rounds = 5);
+std::function<Timing(const std::function<void(cudaStream_t)>&)> screen_timer(const UtilKernels& util,
+                                                                             const DeviceInfo& device,
+                                                                             MeasureProtocol protocol,
+                                                                             cudaStream_t stream, int rounds = 5);
 
 }  // namespace dgt

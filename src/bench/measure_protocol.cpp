@@ -63,8 +63,8 @@ MeasureProtocol MeasureProtocol::from_json(const std::string& text) {
     DGT_THROW(ErrorKind::kInvalid, "unknown protocol kind '{}' in {}", kind, text);
   const int version = j.value("version", 0);
   if (version != p.version())
-    DGT_THROW(ErrorKind::kInvalid, "protocol {} version {} is not implemented by this build (it implements {})", kind, version,
-              p.name());
+    DGT_THROW(ErrorKind::kInvalid, "protocol {} version {} is not implemented by this build (it implements {})", kind,
+              version, p.name());
   p.rounds = j.value("rounds", p.rounds);
   p.warmup = j.value("warmup", p.warmup);
   p.graph_launches = j.value("graph_launches", p.graph_launches);
@@ -80,7 +80,8 @@ void MeasureProtocol::validate() const {
   if (warmup < 0) DGT_THROW(ErrorKind::kUsage, "protocol {}: warmup = {} must be >= 0", name(), warmup);
   if (graph_launches < 1)
     DGT_THROW(ErrorKind::kUsage, "protocol {}: graph_launches = {} must be >= 1", name(), graph_launches);
-  if (!(flush_factor > 0)) DGT_THROW(ErrorKind::kUsage, "protocol {}: flush_factor = {} must be > 0", name(), flush_factor);
+  if (!(flush_factor > 0))
+    DGT_THROW(ErrorKind::kUsage, "protocol {}: flush_factor = {} must be > 0", name(), flush_factor);
   if (!(clock_probe_us > 0))
     DGT_THROW(ErrorKind::kUsage, "protocol {}: clock_probe_us = {} must be > 0", name(), clock_probe_us);
   if (!(lead_in_us >= 0)) DGT_THROW(ErrorKind::kUsage, "protocol {}: lead_in_us = {} must be >= 0", name(), lead_in_us);

@@ -32,18 +32,18 @@ ProtocolKind parse_protocol_kind(std::string_view s);
 /// which is stored with every measurement; a change of the procedure itself bumps the version
 /// (the name is "<kind>-v<version>").
 struct MeasureProtocol {
-  static constexpr int kColdL2Version = 2;    ///< v1 is the sweep Timer's adaptive single-side protocol
+  static constexpr int kColdL2Version = 2;  ///< v1 is the sweep Timer's adaptive single-side protocol
   static constexpr int kHotGraphVersion = 1;
 
   ProtocolKind kind = ProtocolKind::kColdL2;
-  int rounds = 20;                ///< every side runs once per round, in the order of round_order()
-  int warmup = 3;                 ///< untimed launches per side before round 0 (before capture for hot-graph)
-  int graph_launches = 20;        ///< hot-graph: launches captured in each side's graph
-  double flush_factor = 2.0;      ///< cold-l2: flush buffer = flush_factor x L2 (at least 64 MiB)
-  double clock_probe_us = 20;     ///< spin of the SM clock probe queued right after each sample
-  double lead_in_us = 50;         ///< busy wait queued at the start of each round so the host runs ahead of the GPU
-  double clock_floor = 0.75;      ///< a sample whose clock is below clock_floor x the device's max SM clock is flagged
-  double watchdog_seconds = 20;   ///< a round still running after this is a timeout (context unusable)
+  int rounds = 20;               ///< every side runs once per round, in the order of round_order()
+  int warmup = 3;                ///< untimed launches per side before round 0 (before capture for hot-graph)
+  int graph_launches = 20;       ///< hot-graph: launches captured in each side's graph
+  double flush_factor = 2.0;     ///< cold-l2: flush buffer = flush_factor x L2 (at least 64 MiB)
+  double clock_probe_us = 20;    ///< spin of the SM clock probe queued right after each sample
+  double lead_in_us = 50;        ///< busy wait queued at the start of each round so the host runs ahead of the GPU
+  double clock_floor = 0.75;     ///< a sample whose clock is below clock_floor x the device's max SM clock is flagged
+  double watchdog_seconds = 20;  ///< a round still running after this is a timeout (context unusable)
 
   static MeasureProtocol cold_l2() { return {}; }
   static MeasureProtocol hot_graph() {

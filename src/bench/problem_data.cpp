@@ -29,9 +29,7 @@ ProblemData::ProblemData(const Problem& p, const UtilKernels& util, uint64_t see
   DGT_CHECK_CUDA(cudaStreamSynchronize(s));
 }
 
-jit::GemmOperands ProblemData::operands() const {
-  return {a_.get(), b_.get(), d_.get(), scale_ptr(0), scale_ptr(1)};
-}
+jit::GemmOperands ProblemData::operands() const { return {a_.get(), b_.get(), d_.get(), scale_ptr(0), scale_ptr(1)}; }
 
 float* ProblemData::scale_ptr(int i) const { return reinterpret_cast<float*>(scales_.as<char>() + i * kScaleSlot); }
 

@@ -5,8 +5,8 @@
 
 #include "bench/verify.hpp"
 #include "device/buffer.hpp"
-#include "launch/util_kernels.hpp"
 #include "launch/gemm_kernel.hpp"
+#include "launch/util_kernels.hpp"
 
 namespace dgt {
 
@@ -14,8 +14,8 @@ namespace dgt {
 /// of ldd, poisoned before each verification launch) and Dref (FP32 reference, computed once).
 class ProblemData {
  public:
-  static constexpr int64_t kGuardRows = 8;    ///< rows after M that must stay poisoned
-  static constexpr size_t kScaleSlot = 256;   ///< bytes between the two scales (alignment for cuBLASLt)
+  static constexpr int64_t kGuardRows = 8;   ///< rows after M that must stay poisoned
+  static constexpr size_t kScaleSlot = 256;  ///< bytes between the two scales (alignment for cuBLASLt)
 
   /// Allocates, fills A and B from `seed` and computes the reference. Synchronises the stream.
   ProblemData(const Problem& p, const UtilKernels& util, uint64_t seed, cudaStream_t s);

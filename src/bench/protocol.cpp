@@ -25,15 +25,9 @@ double percentile(const std::vector<double>& sorted, double q) {
 }  // namespace
 
 std::string ProtocolOptions::to_json() const {
-  return nlohmann::json{{"name", "cold-l2-v1"},
-                        {"flush", "write+read"},
-                        {"flush_factor_l2", flush_factor},
-                        {"warmup", warmup},
-                        {"min_samples", min_samples},
-                        {"max_samples", max_samples},
-                        {"target_rse", target_rse},
-                        {"max_seconds", max_seconds},
-                        {"timer", "cudaEvent per launch"},
+  return nlohmann::json{{"name", "cold-l2-v1"},     {"flush", "write+read"},      {"flush_factor_l2", flush_factor},
+                        {"warmup", warmup},         {"min_samples", min_samples}, {"max_samples", max_samples},
+                        {"target_rse", target_rse}, {"max_seconds", max_seconds}, {"timer", "cudaEvent per launch"},
                         {"statistic", "median"}}
       .dump();
 }

@@ -7,23 +7,23 @@
 #include <string>
 #include <vector>
 
-#include "records/records.hpp"
 #include "device/buffer.hpp"
 #include "device/device_info.hpp"
 #include "launch/util_kernels.hpp"
+#include "records/records.hpp"
 
 namespace dgt {
 
 /// Settings of the cold-L2 protocol. Defaults are the ones every stored trial and baseline uses
 /// unless the command line changes them (the JSON goes into the `protocol` column).
 struct ProtocolOptions {
-  int warmup = 3;              ///< untimed launches first (module load, clocks ramp-up)
+  int warmup = 3;  ///< untimed launches first (module load, clocks ramp-up)
   int min_samples = 10;
   int max_samples = 300;
-  double target_rse = 0.01;    ///< stop when the relative standard error of the median is below this
-  double max_seconds = 2.0;    ///< ... or when this much wall time was spent sampling
-  double watchdog_seconds = 20;///< a launch still running after this is a timeout
-  double flush_factor = 2.0;   ///< flush buffer = flush_factor x L2 size
+  double target_rse = 0.01;      ///< stop when the relative standard error of the median is below this
+  double max_seconds = 2.0;      ///< ... or when this much wall time was spent sampling
+  double watchdog_seconds = 20;  ///< a launch still running after this is a timeout
+  double flush_factor = 2.0;     ///< flush buffer = flush_factor x L2 size
 
   /// {"name":"cold-l2-v1", ...every field...}.
   std::string to_json() const;

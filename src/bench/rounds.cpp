@@ -56,8 +56,9 @@ const Sample* RoundsResult::find_sample(int round, int side) const {
 
 const Sample& RoundsResult::at(int round, int side) const {
   const Sample* s = find_sample(round, side);
-  if (!s) DGT_THROW(ErrorKind::kInternal, "RoundsResult: no sample of side {} in round {} ({} rounds, {} sides)", side, round,
-                    rounds, labels.size());
+  if (!s)
+    DGT_THROW(ErrorKind::kInternal, "RoundsResult: no sample of side {} in round {} ({} rounds, {} sides)", side, round,
+              rounds, labels.size());
   return *s;
 }
 
@@ -68,7 +69,8 @@ int RoundsResult::find(const std::string& label) const {
 }
 
 std::vector<double> RoundsResult::side_times(int side, bool drop_flagged) const {
-  if (side < 0 || side >= side_count()) DGT_THROW(ErrorKind::kInternal, "RoundsResult: side {} of {}", side, side_count());
+  if (side < 0 || side >= side_count())
+    DGT_THROW(ErrorKind::kInternal, "RoundsResult: side {} of {}", side, side_count());
   std::vector<double> t;
   for (int r = 0; r < rounds; ++r) {
     const Sample* s = find_sample(r, side);

@@ -29,8 +29,8 @@ int round_order_period(int sides);
 
 /// One timed sample as a SampleSource returns it.
 struct RawSample {
-  double time_us = 0;        ///< time of one launch (hot-graph: replay time / graph launches)
-  double sm_clock_mhz = 0;   ///< SM clock probed right after the sample; <= 0 = unknown (never flagged)
+  double time_us = 0;       ///< time of one launch (hot-graph: replay time / graph launches)
+  double sm_clock_mhz = 0;  ///< SM clock probed right after the sample; <= 0 = unknown (never flagged)
 };
 
 /// What the round runner drives: K sides that can each be sampled once at a time.
@@ -50,10 +50,10 @@ class SampleSource {
 struct Sample {
   int side = 0;
   int round = 0;
-  int position = 0;          ///< place of the side in its round's order (0 = ran first)
+  int position = 0;  ///< place of the side in its round's order (0 = ran first)
   double time_us = 0;
   double sm_clock_mhz = 0;
-  bool flagged = false;      ///< clock known and below the floor (RoundsOptions)
+  bool flagged = false;  ///< clock known and below the floor (RoundsOptions)
 };
 
 /// One side's samples summarised, with and without the flagged ones.
@@ -61,10 +61,10 @@ struct SideSummary {
   std::string label;
   int samples = 0;
   int flagged = 0;
-  SampleStats all;                        ///< over every sample (rse as sample_stats computes it)
-  std::optional<SampleStats> unflagged;   ///< over the samples not flagged; empty when every one is flagged
-  double median_clock_mhz = 0;            ///< over the samples with a known clock (0 if none)
-  double min_clock_mhz = 0;               ///< lowest known clock (0 if none)
+  SampleStats all;                       ///< over every sample (rse as sample_stats computes it)
+  std::optional<SampleStats> unflagged;  ///< over the samples not flagged; empty when every one is flagged
+  double median_clock_mhz = 0;           ///< over the samples with a known clock (0 if none)
+  double min_clock_mhz = 0;              ///< lowest known clock (0 if none)
   /// Post-run check of the output (bench/device_sides.hpp: verify after replay); empty when not run.
   std::optional<Verification> check;
 
@@ -75,19 +75,19 @@ struct SideSummary {
 
 struct RoundsOptions {
   int rounds = 20;
-  double reference_clock_mhz = 0;   ///< the device's max (default) SM clock; 0 = unknown: flag nothing
-  double clock_floor = 0.75;        ///< flag a sample when 0 < clock < clock_floor x reference
+  double reference_clock_mhz = 0;  ///< the device's max (default) SM clock; 0 = unknown: flag nothing
+  double clock_floor = 0.75;       ///< flag a sample when 0 < clock < clock_floor x reference
 };
 
 /// Round-aligned times of two sides (input of stats::compare_paired).
 struct PairedTimes {
-  std::vector<int> rounds;          ///< the rounds kept
-  std::vector<double> x_us, y_us;   ///< x_us[i], y_us[i]: the two sides' times in round rounds[i]
+  std::vector<int> rounds;         ///< the rounds kept
+  std::vector<double> x_us, y_us;  ///< x_us[i], y_us[i]: the two sides' times in round rounds[i]
 };
 
 /// Everything one run of the engine measured.
 struct RoundsResult {
-  std::string protocol;             ///< MeasureProtocol::to_json() (empty when the runner was used bare)
+  std::string protocol;  ///< MeasureProtocol::to_json() (empty when the runner was used bare)
   int rounds = 0;
   double reference_clock_mhz = 0;
   double clock_floor_mhz = 0;       ///< clock_floor x reference (0: nothing could be flagged)

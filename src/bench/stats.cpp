@@ -15,7 +15,7 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-constexpr long kExactLimit = 200;        // exact null distributions up to this many observations
+constexpr long kExactLimit = 200;  // exact null distributions up to this many observations
 constexpr std::size_t kMaxWalshRounds = 5000;
 // Tail probabilities compared with alpha/2 are allowed this relative slack, so that a tail that
 // equals alpha/2 in exact arithmetic is not lost to the last bit of rounding.
@@ -28,7 +28,8 @@ void check_nonempty(std::span<const double> v, const char* what) {
 void check_finite(std::span<const double> v, const char* what) {
   check_nonempty(v, what);
   for (std::size_t i = 0; i < v.size(); ++i)
-    if (!std::isfinite(v[i])) DGT_THROW(ErrorKind::kInvalid, "statistics: {} has a non-finite value at index {}", what, i);
+    if (!std::isfinite(v[i]))
+      DGT_THROW(ErrorKind::kInvalid, "statistics: {} has a non-finite value at index {}", what, i);
 }
 
 void check_confidence(double c) {
@@ -108,7 +109,7 @@ std::vector<double> mann_whitney_cumulative(long n1, long n2) {
     for (long t = d + s; t >= s; --t) p[t] -= p[t - s];  // * (1 - q^s)
     for (long t = i; t <= d + s; ++t) p[t] += p[t - i];  // / (1 - q^i)
     d = i * n;
-    for (long t = d + 1; t <= d + s; ++t) p[t] = 0.0;    // exact zeros (remove rounding residue)
+    for (long t = d + 1; t <= d + s; ++t) p[t] = 0.0;  // exact zeros (remove rounding residue)
   }
   p.resize(static_cast<std::size_t>(deg) + 1);
   for (auto& x : p) x = std::max(x, 0.0);
@@ -165,7 +166,8 @@ UDistribution u_distribution(std::span<const double> a, std::span<const double> 
   switch (method) {
     case ShiftMethod::kExact:
       if (n1 > kExactLimit || n2 > kExactLimit)
-        DGT_THROW(ErrorKind::kUsage, "statistics: exact Mann-Whitney distribution needs at most {} rounds per side ({} and {} given)",
+        DGT_THROW(ErrorKind::kUsage,
+                  "statistics: exact Mann-Whitney distribution needs at most {} rounds per side ({} and {} given)",
                   kExactLimit, n1, n2);
       exact = true;
       break;
@@ -312,7 +314,8 @@ long wilcoxon_critical_value(long n, double alpha_two_sided) {
 }
 
 double mann_whitney_cdf(long u, long n1, long n2) {
-  if (n1 < 1 || n2 < 1) DGT_THROW(ErrorKind::kInvalid, "statistics: Mann-Whitney needs n1, n2 >= 1 ({}, {} given)", n1, n2);
+  if (n1 < 1 || n2 < 1)
+    DGT_THROW(ErrorKind::kInvalid, "statistics: Mann-Whitney needs n1, n2 >= 1 ({}, {} given)", n1, n2);
   if (u < 0) return 0.0;
   if (u >= n1 * n2) return 1.0;
   if (n1 <= kExactLimit && n2 <= kExactLimit) return mann_whitney_cumulative(n1, n2)[static_cast<std::size_t>(u)];
@@ -322,7 +325,8 @@ double mann_whitney_cdf(long u, long n1, long n2) {
 
 long mann_whitney_critical_value(long n1, long n2, double alpha_two_sided) {
   check_alpha(alpha_two_sided);
-  if (n1 < 1 || n2 < 1) DGT_THROW(ErrorKind::kInvalid, "statistics: Mann-Whitney needs n1, n2 >= 1 ({}, {} given)", n1, n2);
+  if (n1 < 1 || n2 < 1)
+    DGT_THROW(ErrorKind::kInvalid, "statistics: Mann-Whitney needs n1, n2 >= 1 ({}, {} given)", n1, n2);
   if (n1 <= kExactLimit && n2 <= kExactLimit) {
     auto cum = mann_whitney_cumulative(n1, n2);
     return largest_below([&](long u) { return cum[static_cast<std::size_t>(u)]; }, n1 * n2, 0.5 * alpha_two_sided);
@@ -365,8 +369,8 @@ Interval wilcoxon_interval(std::span<const double> values, double confidence) {
   auto w = walsh_averages(values);
   std::sort(w.begin(), w.end());
   const long m = static_cast<long>(w.size());
-  return Interval{w[static_cast<std::size_t>(t)], w[static_cast<std::size_t>(m - 1 - t)], 1.0 - 2.0 * wilcoxon_cdf(t, n),
-                  exact};
+  return Interval{w[static_cast<std::size_t>(t)], w[static_cast<std::size_t>(m - 1 - t)],
+                  1.0 - 2.0 * wilcoxon_cdf(t, n), exact};
 }
 
 // --- paired comparison ------------------------------------------------------------------------
@@ -454,8 +458,8 @@ Interval shift_interval(std::span<const double> a, std::span<const double> b, do
   if (u < 0) return infinite_interval(ud.exact);
   auto d = pairwise_differences(a, b);
   std::sort(d.begin(), d.end());
-  return Interval{d[static_cast<std::size_t>(u)], d[static_cast<std::size_t>(ud.n_pairs - 1 - u)], 1.0 - 2.0 * ud.cdf(u),
-                  ud.exact};
+  return Interval{d[static_cast<std::size_t>(u)], d[static_cast<std::size_t>(ud.n_pairs - 1 - u)],
+                  1.0 - 2.0 * ud.cdf(u), ud.exact};
 }
 
 GateResult gate_test(std::span<const double> baseline_log_ratios, std::span<const double> current_log_ratios,

@@ -26,8 +26,8 @@ Verification judge(const CompareStatsHost& st, const VerifyThresholds& t) {
   return v;
 }
 
-Verification verify_output(const UtilKernels& util, const Problem& p, const void* d, const float* dref, int64_t rows_alloc,
-                           CompareStatsHost* stats_buf, const VerifyThresholds& t, cudaStream_t s) {
+Verification verify_output(const UtilKernels& util, const Problem& p, const void* d, const float* dref,
+                           int64_t rows_alloc, CompareStatsHost* stats_buf, const VerifyThresholds& t, cudaStream_t s) {
   DGT_CHECK_CUDA(cudaMemsetAsync(stats_buf, 0, sizeof(CompareStatsHost), s));
   util.compare(p, d, dref, rows_alloc, stats_buf, s);
   CompareStatsHost host{};

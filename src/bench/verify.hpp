@@ -3,8 +3,8 @@
 
 #include <cuda_runtime_api.h>
 
-#include "records/records.hpp"
 #include "launch/util_kernels.hpp"
+#include "records/records.hpp"
 
 namespace dgt {
 
@@ -32,8 +32,8 @@ struct VerifyThresholds {
 /// device and synchronises the stream. ok = no NaN/Inf in M x N, nothing written outside it (the
 /// poison pattern survives in the padding and guard rows), and both metrics within `t`.
 /// `stats_buf` is a device buffer of sizeof(CompareStatsHost) bytes.
-Verification verify_output(const UtilKernels& util, const Problem& p, const void* d, const float* dref, int64_t rows_alloc,
-                           CompareStatsHost* stats_buf, const VerifyThresholds& t, cudaStream_t s);
+Verification verify_output(const UtilKernels& util, const Problem& p, const void* d, const float* dref,
+                           int64_t rows_alloc, CompareStatsHost* stats_buf, const VerifyThresholds& t, cudaStream_t s);
 
 /// Same verdict from already-reduced statistics (host only; unit-tested).
 Verification judge(const CompareStatsHost& st, const VerifyThresholds& t);

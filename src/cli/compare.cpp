@@ -46,11 +46,13 @@ int run_measured(const Args& a) {
   protocol.validate();
   const std::string db_path = a.db.resolved();
   std::vector<KernelConfig> extra;
-  for (const std::string& key : a.extra_configs) extra.push_back(KernelConfig::parse_key(key));  // bad keys: exit 2, no GPU
+  for (const std::string& key : a.extra_configs)
+    extra.push_back(KernelConfig::parse_key(key));  // bad keys: exit 2, no GPU
   if (!a.save.empty()) {
     std::error_code ec;
     if (a.save == db_path || (std::filesystem::exists(a.save) && std::filesystem::equivalent(a.save, db_path, ec)))
-      DGT_THROW(ErrorKind::kUsage, "--save {} is the --db file, which compare opens read-only; save to another file", a.save);
+      DGT_THROW(ErrorKind::kUsage, "--save {} is the --db file, which compare opens read-only; save to another file",
+                a.save);
   }
 
   // The DB is only read, never created or migrated (what the loader does); the per-shape measurement
@@ -96,9 +98,9 @@ int run_measured(const Args& a) {
     }
     out.push_back(std::move(c));
   }
-  std::string title = fmt::format("dgtune compare {} on {} ({}, {} rounds; db {}{}; speedup = cuBLASLt-tuned us / dgtune us)",
-                                  a.shapes, cmp.device().name, protocol.name(), protocol.rounds, db_path,
-                                  db_note.empty() ? "" : ": " + db_note);
+  std::string title =
+      fmt::format("dgtune compare {} on {} ({}, {} rounds; db {}{}; speedup = cuBLASLt-tuned us / dgtune us)", a.shapes,
+                  cmp.device().name, protocol.name(), protocol.rounds, db_path, db_note.empty() ? "" : ": " + db_note);
   if (save) title += "; samples saved to " + a.save;
   a.format.render(compare_tables(out, paired_options(a), title));
   return 0;
@@ -117,7 +119,8 @@ int64_t pick_device(const TuningDb& db, const std::string& id, const std::string
   if (!id.empty()) {
     for (const DeviceRow& r : rows)
       if (std::to_string(r.id) == id || r.hw_key == id) return r.id;
-    DGT_THROW(ErrorKind::kUsage, "{} {}: no device '{}' in {}; it holds:{}", flag, id, id, db.path(), list.empty() ? " none" : list);
+    DGT_THROW(ErrorKind::kUsage, "{} {}: no device '{}' in {}; it holds:{}", flag, id, id, db.path(),
+              list.empty() ? " none" : list);
   }
   std::vector<int64_t> holding;
   for (const DeviceRow& r : rows)
@@ -125,16 +128,19 @@ int64_t pick_device(const TuningDb& db, const std::string& id, const std::string
   if (holding.size() == 1) return holding[0];
   if (holding.empty() && rows.size() == 1) return rows[0].id;
   if (holding.empty())
-    DGT_THROW(ErrorKind::kUsage, "{} holds no {}{}", db.path(), by_measurements ? "stored measurements (dgtune compare --save)" : "winners",
+    DGT_THROW(ErrorKind::kUsage, "{} holds no {}{}", db.path(),
+              by_measurements ? "stored measurements (dgtune compare --save)" : "winners",
               list.empty() ? "" : "; devices:" + list);
-  DGT_THROW(ErrorKind::kUsage, "{} holds several devices; name one with {} ID (row id or hardware key):{}", db.path(), flag, list);
+  DGT_THROW(ErrorKind::kUsage, "{} holds several devices; name one with {} ID (row id or hardware key):{}", db.path(),
+            flag, list);
 }
 
 namespace {
 
 int run_between(const Args& a) {
   TuningDb A(a.between[0], /*read_only=*/true), B(a.between[1], /*read_only=*/true);
-  const int64_t da = pick_device(A, a.device_a, "--device-a", true), dbi = pick_device(B, a.device_b, "--device-b", true);
+  const int64_t da = pick_device(A, a.device_a, "--device-a", true),
+                dbi = pick_device(B, a.device_b, "--device-b", true);
   auto filter = [&](std::vector<StoredMeasurement> v) {
     if (a.protocol.empty()) return v;
     const std::string prefix = std::string(to_string(parse_protocol_kind(a.protocol))) + "-v";
@@ -142,26 +148,30 @@ int run_between(const Args& a) {
     return v;
   };
   const auto ma = filter(A.latest_measurements(da)), mb = filter(B.latest_measurements(dbi));
-  a.format.render(between_tables(ma, mb, paired_options(a),
-                                 fmt::format("dgtune compare --between A = {} (device {}) and B = {} (device {}): stored samples, "
-                                             "newest measurement per shape and protocol",
-                                             A.path(), da, B.path(), dbi)));
+  a.format.render(
+      between_tables(ma, mb, paired_options(a),
+                     fmt::format("dgtune compare --between A = {} (device {}) and B = {} (device {}): stored samples, "
+                                 "newest measurement per shape and protocol",
+                                 A.path(), da, B.path(), dbi)));
   return 0;
 }
 
 int run(const Args& a) {
   if (a.shapes.empty() == a.between.empty())
-    DGT_THROW(ErrorKind::kUsage, "compare needs exactly one of --shapes FILE (measure now) and --between A.db B.db (stored samples)");
+    DGT_THROW(ErrorKind::kUsage,
+              "compare needs exactly one of --shapes FILE (measure now) and --between A.db B.db (stored samples)");
   return a.between.empty() ? run_measured(a) : run_between(a);
 }
 }  // namespace
 
 void add_compare(CLI::App& app, Action& action) {
-  auto [cmd, a] = add_command<Args>(
-      app, action, "compare",
-      "the config the loader would run vs cuBLASLt default and tuned, in interleaved rounds (or between two DBs' stored samples)",
-      run);
-  auto* shapes = cmd.add_option("--shapes", a.shapes, "shapes file: measure these shapes now (GPU)")->check(CLI::ExistingFile)->group("Input");
+  auto [cmd, a] = add_command<Args>(app, action, "compare",
+                                    "the config the loader would run vs cuBLASLt default and tuned, in interleaved "
+                                    "rounds (or between two DBs' stored samples)",
+                                    run);
+  auto* shapes = cmd.add_option("--shapes", a.shapes, "shapes file: measure these shapes now (GPU)")
+                     ->check(CLI::ExistingFile)
+                     ->group("Input");
   auto* between = cmd.add_option("--between", a.between, "A.db B.db: compare two tuning DBs' stored samples (no GPU)")
                       ->expected(2)
                       ->check(CLI::ExistingFile)
@@ -169,22 +179,30 @@ void add_compare(CLI::App& app, Action& action) {
   shapes->excludes(between);
   cmd.add_option("--device-a", a.device_a, "with --between: device of A (row id or hardware key)")->needs(between);
   cmd.add_option("--device-b", a.device_b, "with --between: device of B (row id or hardware key)")->needs(between);
-  cmd.add_option("--protocol", a.protocol, "cold-l2 (default when measuring) or hot-graph; with --between: only that protocol")
+  cmd.add_option("--protocol", a.protocol,
+                 "cold-l2 (default when measuring) or hot-graph; with --between: only that protocol")
       ->check(CLI::IsMember({"cold-l2", "hot-graph"}));
-  cmd.add_option("--rounds", a.rounds, "interleaved rounds per shape")->transform(count(1, 100000))->capture_default_str()->needs(shapes);
-  cmd.add_option("--margin", a.margin_pct, "equivalence margin in percent (verdict 'equivalent' when the interval lies inside +-PCT)")
+  cmd.add_option("--rounds", a.rounds, "interleaved rounds per shape")
+      ->transform(count(1, 100000))
+      ->capture_default_str()
+      ->needs(shapes);
+  cmd.add_option("--margin", a.margin_pct,
+                 "equivalence margin in percent (verdict 'equivalent' when the interval lies inside +-PCT)")
       ->transform(real(0, 100))
       ->capture_default_str();
-  cmd.add_option("--interval", a.interval, "interval of the verdict: sign (median, any distribution) or wilcoxon (pseudo-median)")
+  cmd.add_option("--interval", a.interval,
+                 "interval of the verdict: sign (median, any distribution) or wilcoxon (pseudo-median)")
       ->check(CLI::IsMember({"sign", "wilcoxon"}))
       ->capture_default_str();
-  cmd.add_option("--save", a.save,
-                 "with --shapes: store every sample in this tuning DB (created if missing; never the --db one, which is "
-                 "opened read-only)")
+  cmd.add_option(
+         "--save", a.save,
+         "with --shapes: store every sample in this tuning DB (created if missing; never the --db one, which is "
+         "opened read-only)")
       ->needs(shapes);
-  cmd.add_option("--config", a.extra_configs,
-                 "with --shapes: also time this config key in the same rounds (repeatable), e.g. two kernel schedules "
-                 "side by side with cuBLASLt; each is verified first, and left out (with a warning) where illegal or wrong")
+  cmd.add_option(
+         "--config", a.extra_configs,
+         "with --shapes: also time this config key in the same rounds (repeatable), e.g. two kernel schedules "
+         "side by side with cuBLASLt; each is verified first, and left out (with a warning) where illegal or wrong")
       ->needs(shapes);
   add_groups(cmd, a.db, a.device, a.cache, a.format);
 }

@@ -58,9 +58,9 @@ std::string shape_key(const StoredMeasurement& m) { return m.problem.key() + "|"
 
 const char* kVerdicts[] = {"faster", "slower", "equivalent", "inconclusive"};
 
-report::Table summary_table(const std::string& title, const std::vector<double>& x_tuned, const std::vector<double>& x_default,
-                            const std::map<std::string, int>& counts, int not_measured, const std::string& what,
-                            bool with_default) {
+report::Table summary_table(const std::string& title, const std::vector<double>& x_tuned,
+                            const std::vector<double>& x_default, const std::map<std::string, int>& counts,
+                            int not_measured, const std::string& what, bool with_default) {
   report::Table t;
   t.title = title;
   t.columns = {{"what", "what", false}, {"value", "value", true}};
@@ -69,8 +69,7 @@ report::Table summary_table(const std::string& title, const std::vector<double>&
     return Number{stats::geometric_mean(v), 3};
   };
   t.rows.push_back({std::string("geomean " + what), geo(x_tuned)});
-  if (with_default)
-    t.rows.push_back({std::string("geomean speedup vs cuBLASLt-default"), geo(x_default)});
+  if (with_default) t.rows.push_back({std::string("geomean speedup vs cuBLASLt-default"), geo(x_default)});
   for (const char* v : kVerdicts) {
     auto it = counts.find(v);
     t.rows.push_back({std::string("shapes ") + v, int64_t(it == counts.end() ? 0 : it->second)});
@@ -117,7 +116,8 @@ std::vector<report::Table> compare_tables(const std::vector<CompareShape>& shape
   std::map<std::string, int> counts;
   int not_measured = 0;
   for (const CompareShape& c : shapes) {
-    std::vector<Cell> row{c.problem.label(), c.name, std::string(to_string(c.problem.accum)), c.config_key, c.config_source};
+    std::vector<Cell> row{c.problem.label(), c.name, std::string(to_string(c.problem.accum)), c.config_key,
+                          c.config_source};
     if (!c.result || c.result->find(kSideDgtune) < 0) {
       ++not_measured;
       while (row.size() + 1 < t.columns.size()) row.push_back(std::monostate{});
@@ -172,12 +172,23 @@ std::vector<report::Table> compare_tables(const std::vector<CompareShape>& shape
   // and against the loader's choice, paired per round like the main table.
   report::Table x;
   x.title = "extra configs timed in the same rounds (speedup = other side's us / this config's us, paired per round)";
-  x.columns = {{"shape", "shape", false},       {"accum", "accum", false},          {"config", "config", false},
-               {"us", "us", true},              {"p10_us", "p10", true},            {"p90_us", "p90", true},
-               {"tflops", "TFLOPS", true},      {"clock_mhz", "clock MHz", true},   {"flagged", "flagged", true},
-               {"x_tuned", "x tuned", true},    {"x_tuned_lo", "lo", true},         {"x_tuned_hi", "hi", true},
-               {"verdict", "verdict", false},   {"x_dgtune", "x loader's choice", true},
-               {"x_dgtune_lo", "lo", true},     {"x_dgtune_hi", "hi", true},        {"check", "check after rounds", false}};
+  x.columns = {{"shape", "shape", false},
+               {"accum", "accum", false},
+               {"config", "config", false},
+               {"us", "us", true},
+               {"p10_us", "p10", true},
+               {"p90_us", "p90", true},
+               {"tflops", "TFLOPS", true},
+               {"clock_mhz", "clock MHz", true},
+               {"flagged", "flagged", true},
+               {"x_tuned", "x tuned", true},
+               {"x_tuned_lo", "lo", true},
+               {"x_tuned_hi", "hi", true},
+               {"verdict", "verdict", false},
+               {"x_dgtune", "x loader's choice", true},
+               {"x_dgtune_lo", "lo", true},
+               {"x_dgtune_hi", "hi", true},
+               {"check", "check after rounds", false}};
   for (const CompareShape& c : shapes) {
     if (!c.result) continue;
     const RoundsResult& r = *c.result;
@@ -186,9 +197,15 @@ std::vector<report::Table> compare_tables(const std::vector<CompareShape>& shape
       const std::string& label = r.sides[i].label;
       if (label == kSideDgtune || label == kProviderCublasTuned || label == kProviderCublasDefault) continue;
       const SideSummary& s = r.sides[i];
-      std::vector<Cell> row{c.problem.label(), std::string(to_string(c.problem.accum)), label, num(s.all.median, 2),
-                            num(s.all.p10, 2), num(s.all.p90, 2), num(tflops_of(c.problem, s.all.median), 1),
-                            num(s.median_clock_mhz, 0), int64_t(s.flagged)};
+      std::vector<Cell> row{c.problem.label(),
+                            std::string(to_string(c.problem.accum)),
+                            label,
+                            num(s.all.median, 2),
+                            num(s.all.p10, 2),
+                            num(s.all.p90, 2),
+                            num(tflops_of(c.problem, s.all.median), 1),
+                            num(s.median_clock_mhz, 0),
+                            int64_t(s.flagged)};
       auto against = [&](int y, bool with_verdict) {
         if (y < 0) {
           for (int k = 0; k < (with_verdict ? 4 : 3); ++k) row.push_back(std::monostate{});
@@ -213,9 +230,9 @@ std::vector<report::Table> compare_tables(const std::vector<CompareShape>& shape
   }
   if (!x.rows.empty()) tables.push_back(std::move(x));
   tables.push_back(summary_table("summary (" + std::string(stats::to_string(opts.method)) + " interval, " +
-                               std::to_string(int(std::lround(opts.confidence * 100))) + "%, margin " +
-                               fmt_margin(opts.margin) + ")",
-                           x_tuned, x_default, counts, not_measured, "speedup vs cuBLASLt-tuned", true));
+                                     std::to_string(int(std::lround(opts.confidence * 100))) + "%, margin " +
+                                     fmt_margin(opts.margin) + ")",
+                                 x_tuned, x_default, counts, not_measured, "speedup vs cuBLASLt-tuned", true));
   return tables;
 }
 
@@ -230,7 +247,8 @@ RoundsResult rounds_from_stored(const StoredMeasurement& m) {
   r.labels.assign(size_t(sides), "");
   for (const StoredSide& s : m.sides) r.labels[size_t(s.index)] = s.label;
   for (const StoredSample& x : m.samples) {
-    if (x.side < 0 || x.side >= sides) DGT_THROW(ErrorKind::kInvalid, "stored measurement {}: sample of unknown side {}", m.id, x.side);
+    if (x.side < 0 || x.side >= sides)
+      DGT_THROW(ErrorKind::kInvalid, "stored measurement {}: sample of unknown side {}", m.id, x.side);
     r.samples.push_back(Sample{x.side, x.round, x.position, x.time_us, x.sm_clock_mhz, x.flagged});
   }
   summarise(r);
@@ -270,8 +288,9 @@ StoredMeasurement stored_from_compare(const CompareShape& c, const std::string& 
   return m;
 }
 
-std::vector<report::Table> between_tables(const std::vector<StoredMeasurement>& a, const std::vector<StoredMeasurement>& b,
-                                          const stats::PairedOptions& opts, const std::string& title) {
+std::vector<report::Table> between_tables(const std::vector<StoredMeasurement>& a,
+                                          const std::vector<StoredMeasurement>& b, const stats::PairedOptions& opts,
+                                          const std::string& title) {
   std::map<std::string, const StoredMeasurement*> by_key_b;
   for (const StoredMeasurement& m : b) by_key_b[shape_key(m)] = &m;
   std::set<std::string> matched;
@@ -360,7 +379,8 @@ std::vector<report::Table> between_tables(const std::vector<StoredMeasurement>& 
     if (!matched.count(shape_key(m))) only.rows.push_back({m.problem.label(), m.protocol_name, std::string("B")});
   return {t,
           summary_table("summary: B vs A, change of dgtune's speedup over cuBLASLt-tuned (Moses interval, " +
-                            std::to_string(int(std::lround(opts.confidence * 100))) + "%, margin " + fmt_margin(opts.margin) + ")",
+                            std::to_string(int(std::lround(opts.confidence * 100))) + "%, margin " +
+                            fmt_margin(opts.margin) + ")",
                         changes, {}, counts, not_measured, "B/A x tuned", false),
           only};
 }

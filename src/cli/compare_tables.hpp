@@ -23,8 +23,8 @@ struct CompareShape {
   Problem problem;
   std::string name;
   std::string config_key;
-  std::string config_source;  ///< db | nearest | default, plus " (older kernel)" when so
-  std::string tuned_algo;     ///< cuBLASLt-tuned algorithm text
+  std::string config_source;           ///< db | nearest | default, plus " (older kernel)" when so
+  std::string tuned_algo;              ///< cuBLASLt-tuned algorithm text
   std::optional<RoundsResult> result;  ///< empty: not measured (note says why)
   std::string note;
 };
@@ -43,8 +43,9 @@ StoredMeasurement stored_from_compare(const CompareShape& c, const std::string& 
 /// that speedup: Moses' two-sample interval of the per-round log-ratios (independent runs, so not
 /// paired across DBs), verdict with the same margin ("faster" = B's dgtune gained on cuBLASLt-tuned).
 /// Problems stored in only one DB are listed in a third table.
-std::vector<report::Table> between_tables(const std::vector<StoredMeasurement>& a, const std::vector<StoredMeasurement>& b,
-                                          const stats::PairedOptions& opts, const std::string& title);
+std::vector<report::Table> between_tables(const std::vector<StoredMeasurement>& a,
+                                          const std::vector<StoredMeasurement>& b, const stats::PairedOptions& opts,
+                                          const std::string& title);
 
 /// The device of `db` named by `id` (its row id or hardware key); without `id`, the only device holding
 /// measurements (by_measurements) or winners. Several and none named: Error(kUsage) listing them, with

@@ -22,7 +22,6 @@ namespace dgt::cli {
 /// Version of the JSON document `dgtune export --format json` writes (bump when a field changes meaning).
 inline constexpr int kExportJsonVersion = 1;
 
-
 namespace {
 struct Args {
   DbOption db;
@@ -46,29 +45,72 @@ std::string protocol_name(const std::string& json_text) {
 report::Table export_table(const std::vector<ExportRow>& rows, const std::string& title) {
   report::Table t;
   t.title = title;
-  t.columns = {{"shape", "shape", false},   {"m", "M", true},          {"n", "N", true},
-               {"k", "K", true},            {"lda", "lda", true},      {"ldb", "ldb", true},
-               {"ldd", "ldd", true},        {"a", "a", false},         {"b", "b", false},
-               {"accum", "accum", false},   {"config", "config", false}, {"block_m", "BM", true},
-               {"block_n", "BN", true},     {"block_k", "BK", true},   {"num_stages", "stages", true},
-               {"num_math_wg", "wg", true}, {"swizzle", "swizzle", true}, {"cluster_m", "cluster M", true},
-               {"cluster_n", "cluster N", true}, {"raster", "raster", false}, {"group_size", "band", true},
-               {"epilogue", "epilogue", false}, {"split_k", "split-K", true}, {"sms", "SMs", true},
-               {"mainloop", "mainloop", false}, {"promote_every", "promote every", true},
-               {"protocol", "protocol", false}, {"median_us", "us", true},  {"p10_us", "p10", true},
-               {"p90_us", "p90", true},     {"tflops", "TFLOPS", true}, {"gbps", "GB/s", true},
-               {"cublas_tuned_us", "cuBLASLt tuned us", true}, {"x_cublas_tuned", "x tuned", true},
-               {"kernel_hash", "kernel hash", false}, {"dgtune_version", "dgtune", false},
+  t.columns = {{"shape", "shape", false},
+               {"m", "M", true},
+               {"n", "N", true},
+               {"k", "K", true},
+               {"lda", "lda", true},
+               {"ldb", "ldb", true},
+               {"ldd", "ldd", true},
+               {"a", "a", false},
+               {"b", "b", false},
+               {"accum", "accum", false},
+               {"config", "config", false},
+               {"block_m", "BM", true},
+               {"block_n", "BN", true},
+               {"block_k", "BK", true},
+               {"num_stages", "stages", true},
+               {"num_math_wg", "wg", true},
+               {"swizzle", "swizzle", true},
+               {"cluster_m", "cluster M", true},
+               {"cluster_n", "cluster N", true},
+               {"raster", "raster", false},
+               {"group_size", "band", true},
+               {"epilogue", "epilogue", false},
+               {"split_k", "split-K", true},
+               {"sms", "SMs", true},
+               {"mainloop", "mainloop", false},
+               {"promote_every", "promote every", true},
+               {"protocol", "protocol", false},
+               {"median_us", "us", true},
+               {"p10_us", "p10", true},
+               {"p90_us", "p90", true},
+               {"tflops", "TFLOPS", true},
+               {"gbps", "GB/s", true},
+               {"cublas_tuned_us", "cuBLASLt tuned us", true},
+               {"x_cublas_tuned", "x tuned", true},
+               {"kernel_hash", "kernel hash", false},
+               {"dgtune_version", "dgtune", false},
                {"environment_id", "env", true}};
   for (const ExportRow& r : rows) {
     const Problem& p = r.trial.problem;
     const KernelConfig& c = r.trial.config;
-    std::vector<Cell> row{p.label(), p.m, p.n, p.k, p.lda, p.ldb, p.ldd, std::string(to_string(p.a)),
-                          std::string(to_string(p.b)), std::string(to_string(p.accum)), c.key(), int64_t(c.block_m),
-                          int64_t(c.block_n), int64_t(c.block_k), int64_t(c.num_stages), int64_t(c.num_math_wg),
-                          int64_t(c.swizzle), int64_t(c.cluster_m), int64_t(c.cluster_n), std::string(to_string(c.raster)),
-                          int64_t(c.group), std::string(to_string(c.epilogue)), int64_t(c.split_k), int64_t(c.sms),
-                          std::string(to_string(c.mainloop)), int64_t(c.promote_every),
+    std::vector<Cell> row{p.label(),
+                          p.m,
+                          p.n,
+                          p.k,
+                          p.lda,
+                          p.ldb,
+                          p.ldd,
+                          std::string(to_string(p.a)),
+                          std::string(to_string(p.b)),
+                          std::string(to_string(p.accum)),
+                          c.key(),
+                          int64_t(c.block_m),
+                          int64_t(c.block_n),
+                          int64_t(c.block_k),
+                          int64_t(c.num_stages),
+                          int64_t(c.num_math_wg),
+                          int64_t(c.swizzle),
+                          int64_t(c.cluster_m),
+                          int64_t(c.cluster_n),
+                          std::string(to_string(c.raster)),
+                          int64_t(c.group),
+                          std::string(to_string(c.epilogue)),
+                          int64_t(c.split_k),
+                          int64_t(c.sms),
+                          std::string(to_string(c.mainloop)),
+                          int64_t(c.promote_every),
                           protocol_name(r.trial.protocol)};
     const double us = r.trial.timing ? r.trial.timing->median_us : 0;
     row.push_back(Number{us, 2});
@@ -89,16 +131,18 @@ report::Table export_table(const std::vector<ExportRow>& rows, const std::string
 
 int run(const Args& a) {
   const std::string path = a.db.resolved();
-  if (!std::filesystem::exists(path)) DGT_THROW(ErrorKind::kUsage, "no tuning database at {} (export never creates one)", path);
+  if (!std::filesystem::exists(path))
+    DGT_THROW(ErrorKind::kUsage, "no tuning database at {} (export never creates one)", path);
   TuningDb db(path, /*read_only=*/true);  // never created or migrated
   const int64_t device_id = pick_device(db, a.device, "--device", false);
   DeviceRow device;
   for (const DeviceRow& r : db.devices())
     if (r.id == device_id) device = r;
   const std::vector<ExportRow> rows = db.export_rows(device_id);
-  const std::string title = fmt::format("dgtune export {} device {} ({}, hardware key {}): {} winners (one per software "
-                                        "environment and problem; x tuned = cuBLASLt-tuned us / dgtune us)",
-                                        path, device.id, device.name, device.hw_key, rows.size());
+  const std::string title = fmt::format(
+      "dgtune export {} device {} ({}, hardware key {}): {} winners (one per software "
+      "environment and problem; x tuned = cuBLASLt-tuned us / dgtune us)",
+      path, device.id, device.name, device.hw_key, rows.size());
   std::ostringstream text;
   if (a.format == "cpp") {
     HeaderInfo info;
@@ -117,7 +161,8 @@ int run(const Args& a) {
     doc["dgtune_version"] = DGTUNE_VERSION;
     doc["kernel_hash"] = jit::kernel_source_hash();
     doc["db"] = path;
-    doc["device"] = {{"id", device.id}, {"name", device.name}, {"hw_key", device.hw_key}, {"sm_count", device.sm_count}};
+    doc["device"] = {
+        {"id", device.id}, {"name", device.name}, {"hw_key", device.hw_key}, {"sm_count", device.sm_count}};
     doc["winners"] = nlohmann::ordered_json::parse(table_json.str())["rows"];
     text << doc.dump(2) << "\n";
   } else {
@@ -134,9 +179,9 @@ int run(const Args& a) {
 }  // namespace
 
 void add_export(CLI::App& app, Action& action) {
-  auto [cmd, a] = add_command<Args>(app, action, "export",
-                                    "one row per stored winner with every tunable, or a C++ header for dgt::GemmOptions::table",
-                                    run);
+  auto [cmd, a] = add_command<Args>(
+      app, action, "export",
+      "one row per stored winner with every tunable, or a C++ header for dgt::GemmOptions::table", run);
   add_groups(cmd, a.db);
   cmd.add_option("--device", a.device, "device of the DB (row id or hardware key; needed when it holds several)");
   cmd.add_option("--format", a.format, "table, csv, json (with a schema version), md, or cpp (a self-contained header)")

@@ -92,7 +92,8 @@ std::vector<gate::ShapeRecord> measure_all(ShapeComparer& cmp, const std::vector
 
 int run(const Args& a) {
   if (a.record.empty() == a.baseline.empty())
-    DGT_THROW(ErrorKind::kUsage, "gate needs exactly one of --record FILE (write a baseline) and --baseline FILE (check)");
+    DGT_THROW(ErrorKind::kUsage,
+              "gate needs exactly one of --record FILE (write a baseline) and --baseline FILE (check)");
   // Every input is checked before the GPU is opened.
   std::optional<gate::GateRecord> baseline;
   if (!a.baseline.empty()) baseline = gate::read_record(a.baseline);
@@ -139,16 +140,18 @@ int run(const Args& a) {
                                                 " rounds; ratio = dgtune / cuBLASLt-tuned, same round)"));
     int errors = 0;
     for (const auto& s : now.shapes) errors += !s.ok();
-    if (errors) spdlog::error("gate --record: {} of {} shapes were not measured; the baseline records them as such", errors,
-                              now.shapes.size());
+    if (errors)
+      spdlog::error("gate --record: {} of {} shapes were not measured; the baseline records them as such", errors,
+                    now.shapes.size());
     return errors ? 1 : 0;
   }
 
   const gate::GateReport report = gate::decide(*baseline, now, settings);
   a.format.render(gate::gate_table(
-      report, fmt::format("dgtune gate vs {} on {} ({}; threshold {}% slowdown of the same-round ratio dgtune/cuBLASLt-tuned, "
-                          "confidence {})",
-                          a.baseline, cmp.device().name, protocol.name(), a.threshold_pct, a.confidence)));
+      report,
+      fmt::format("dgtune gate vs {} on {} ({}; threshold {}% slowdown of the same-round ratio dgtune/cuBLASLt-tuned, "
+                  "confidence {})",
+                  a.baseline, cmp.device().name, protocol.name(), a.threshold_pct, a.confidence)));
   if (!a.junit.empty()) write_text(a.junit, gate::junit_xml(report));
   if (!a.markdown.empty()) write_text(a.markdown, gate::markdown_summary(report));
   GateRunRow run = gate::history_run(report, *baseline, a.baseline);
@@ -164,8 +167,8 @@ int run(const Args& a) {
   } else if (code == 3) {
     spdlog::error("gate: FAIL: {} regression(s), {} verification failure(s)", report.regressions, report.verify_failed);
   } else {
-    spdlog::info("gate: PASS ({} shapes; {} cuBLASLt-only speed-ups, {} new)", report.shapes.size(), report.cublas_faster,
-                 report.new_shapes);
+    spdlog::info("gate: PASS ({} shapes; {} cuBLASLt-only speed-ups, {} new)", report.shapes.size(),
+                 report.cublas_faster, report.new_shapes);
   }
   return code;
 }
@@ -180,9 +183,11 @@ int run_history(const HistoryArgs& a) {
   const std::string path = a.history.empty() ? a.db.resolved() : a.history;
   TuningDb db(path, /*read_only=*/true);
   const auto points = db.gate_history(a.shape);
-  if (points.empty()) DGT_THROW(ErrorKind::kUsage, "{}: no gate history for shape '{}' (a problem key, a name= or MxNxK)", path, a.shape);
-  a.format.render(gate::history_table(points, "gate history of " + a.shape + " in " + path +
-                                                  " (ratio = dgtune / cuBLASLt-tuned; change = ratio now vs baseline)"));
+  if (points.empty())
+    DGT_THROW(ErrorKind::kUsage, "{}: no gate history for shape '{}' (a problem key, a name= or MxNxK)", path, a.shape);
+  a.format.render(
+      gate::history_table(points, "gate history of " + a.shape + " in " + path +
+                                      " (ratio = dgtune / cuBLASLt-tuned; change = ratio now vs baseline)"));
   return 0;
 }
 
@@ -217,8 +222,8 @@ void add_gate(CLI::App& app, Action& action) {
 }
 
 void add_history(CLI::App& app, Action& action) {
-  auto [cmd, a] = add_command<HistoryArgs>(app, action, "history", "the gate history of one shape, oldest run first",
-                                           run_history);
+  auto [cmd, a] =
+      add_command<HistoryArgs>(app, action, "history", "the gate history of one shape, oldest run first", run_history);
   cmd.add_option("--shape", a.shape, "problem key, shapes-file name= or MxNxK")->required();
   cmd.add_option("--history", a.history, "history DB (default: the tuning DB)");
   add_groups(cmd, a.db, a.format);

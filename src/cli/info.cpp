@@ -19,7 +19,8 @@ int run(const Args& a) {
 }  // namespace
 
 void add_info(CLI::App& app, Action& action) {
-  auto [cmd, a] = add_command<Args>(app, action, "info", "device fingerprint, limits (SMs, shared memory, L2) and versions", run);
+  auto [cmd, a] =
+      add_command<Args>(app, action, "info", "device fingerprint, limits (SMs, shared memory, L2) and versions", run);
   add_groups(cmd, a.device, a.format);
 }
 

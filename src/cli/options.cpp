@@ -19,9 +19,7 @@ namespace dgt::cli {
 
 namespace {
 
-bool all_digits(const std::string& s) {
-  return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos;
-}
+bool all_digits(const std::string& s) { return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos; }
 
 /// "0100" -> "100", "000" -> "0": CLI11 converts with strtoll(base 0), which would read "0100" as octal.
 void strip_leading_zeros(std::string& s) {
@@ -76,10 +74,12 @@ CLI::Validator count(int64_t min, int64_t max) {
   return CLI::Validator(
       [min, max, want](std::string& s) -> std::string {
         // A leading '-' with digits is a negative number: say the range rather than "not decimal".
-        if (s.size() > 1 && s[0] == '-' && all_digits(s.substr(1))) return fmt::format("{} is out of range: want {}", s, want);
+        if (s.size() > 1 && s[0] == '-' && all_digits(s.substr(1)))
+          return fmt::format("{} is out of range: want {}", s, want);
         if (!all_digits(s))
-          return fmt::format("'{}' is not a decimal integer (digits 0-9 only: no sign, no 0x/0b prefix, no exponent); want {}",
-                             s, want);
+          return fmt::format(
+              "'{}' is not a decimal integer (digits 0-9 only: no sign, no 0x/0b prefix, no exponent); want {}", s,
+              want);
         strip_leading_zeros(s);
         int64_t v = 0;
         const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v, 10);
@@ -95,8 +95,9 @@ CLI::Validator count_u64() {
   return CLI::Validator(
       [want](std::string& s) -> std::string {
         if (!all_digits(s))
-          return fmt::format("'{}' is not a decimal integer (digits 0-9 only: no sign, no 0x/0b prefix, no exponent); want {}",
-                             s, want);
+          return fmt::format(
+              "'{}' is not a decimal integer (digits 0-9 only: no sign, no 0x/0b prefix, no exponent); want {}", s,
+              want);
         strip_leading_zeros(s);
         uint64_t v = 0;
         const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v, 10);
@@ -110,9 +111,11 @@ CLI::Validator real(double min, double max) {
   const std::string want = range_text(min, max);
   return CLI::Validator(
       [min, max, want](std::string& s) -> std::string {
-        if (s.size() > 1 && s[0] == '-' && decimal_real(s.substr(1))) return fmt::format("{} is out of range: want {}", s, want);
+        if (s.size() > 1 && s[0] == '-' && decimal_real(s.substr(1)))
+          return fmt::format("{} is out of range: want {}", s, want);
         if (!decimal_real(s))
-          return fmt::format("'{}' is not a decimal number (digits, '.', exponent; no sign, no hex, no inf/nan); want {}", s, want);
+          return fmt::format(
+              "'{}' is not a decimal number (digits, '.', exponent; no sign, no hex, no inf/nan); want {}", s, want);
         const double v = std::strtod(s.c_str(), nullptr);
         if (!(v >= min && v <= max)) return fmt::format("{} is out of range: want {}", s, want);
         return {};
@@ -136,7 +139,8 @@ void DeviceOption::add(CLI::App& cmd) {
 }
 
 void CacheDirOption::add(CLI::App& cmd) {
-  cmd.add_option("--cache-dir", dir, "cubin cache directory (default $DGTUNE_CACHE_DIR, else ~/.cache/dgtune)")->group("Cache");
+  cmd.add_option("--cache-dir", dir, "cubin cache directory (default $DGTUNE_CACHE_DIR, else ~/.cache/dgtune)")
+      ->group("Cache");
 }
 
 void TimingOptions::add(CLI::App& cmd) {
@@ -167,8 +171,9 @@ ProtocolOptions TimingOptions::checked() const {
 }
 
 void BaselineSwitch::add(CLI::App& cmd) {
-  cmd.add_flag("--baseline,!--no-baseline", on,
-               std::string("measure cuBLASLt default and tuned on the same buffers (default: ") + (on ? "on" : "off") + ")")
+  cmd.add_flag(
+         "--baseline,!--no-baseline", on,
+         std::string("measure cuBLASLt default and tuned on the same buffers (default: ") + (on ? "on" : "off") + ")")
       ->group("Baseline");
   cmd.add_flag("--cublas", on, "old spelling of --baseline")->group("");  // hidden alias
 }
@@ -185,7 +190,8 @@ namespace {
 /// (exit 1), never a silent success.
 void check_stdout() {
   std::cout.flush();
-  if (!std::cout) DGT_THROW(ErrorKind::kIo, "could not write the output to standard output (disk full or pipe closed?)");
+  if (!std::cout)
+    DGT_THROW(ErrorKind::kIo, "could not write the output to standard output (disk full or pipe closed?)");
 }
 }  // namespace
 
@@ -250,15 +256,19 @@ std::vector<ShapeEntry> ShapesOption::load() const {
       ++bad;
     }
   }
-  if (bad) DGT_THROW(ErrorKind::kUsage, "{} of {} shapes break a rule; nothing was measured:{}", bad, shapes.size(), errors);
+  if (bad)
+    DGT_THROW(ErrorKind::kUsage, "{} of {} shapes break a rule; nothing was measured:{}", bad, shapes.size(), errors);
   return shapes;
 }
 
 void SpaceOption::add(CLI::App& cmd) {
-  cmd.add_option("--space", path, "search space JSON (default: configs/spaces/sm90-default.json, built in)")->group("Input");
+  cmd.add_option("--space", path, "search space JSON (default: configs/spaces/sm90-default.json, built in)")
+      ->group("Input");
 }
 
-SearchSpace SpaceOption::load() const { return path.empty() ? SearchSpace::builtin_default() : SearchSpace::load(path); }
+SearchSpace SpaceOption::load() const {
+  return path.empty() ? SearchSpace::builtin_default() : SearchSpace::load(path);
+}
 
 SessionOptions session_options(const DbOption& db, const DeviceOption& device, const CacheDirOption& cache,
                                const TimingOptions& timing) {
@@ -275,7 +285,8 @@ SessionOptions session_options(const DbOption& db, const DeviceOption& device, c
 
 void LogLevelOption::add(CLI::App& app) {
   // Errors are printed at every accepted level (there is no "off"); IsMember+ignore_case maps "ERROR" to "error".
-  app.add_option("--log-level", name, "trace | debug | info | warn | error (debug also prints source locations of errors)")
+  app.add_option("--log-level", name,
+                 "trace | debug | info | warn | error (debug also prints source locations of errors)")
       ->transform(CLI::IsMember({"trace", "debug", "info", "warn", "error"}, CLI::ignore_case))
       ->capture_default_str();
 }
@@ -302,9 +313,10 @@ std::string version_text() {
 }
 
 void add_version_flag(CLI::App& app) {
-  app.set_version_flag("--version", std::function<std::string()>(version_text),
-                       "print dgtune's version, the kernel-source hash and the CUDA runtime / NVRTC / cuBLASLt versions, "
-                       "then exit");
+  app.set_version_flag(
+      "--version", std::function<std::string()>(version_text),
+      "print dgtune's version, the kernel-source hash and the CUDA runtime / NVRTC / cuBLASLt versions, "
+      "then exit");
 }
 
 }  // namespace dgt::cli

@@ -17,8 +17,8 @@
 #include "bench/protocol.hpp"
 #include "problem/problem.hpp"
 #include "problem/shapes_file.hpp"
-#include "space/search_space.hpp"
 #include "report/table.hpp"
+#include "space/search_space.hpp"
 #include "tune/session.hpp"
 
 namespace dgt::cli {

@@ -24,8 +24,8 @@ int run(const Args& a) {
 }  // namespace
 
 void add_space(CLI::App& app, Action& action) {
-  auto [cmd, a] = add_command<Args>(app, action, "space",
-                                    "list candidates with their shared-memory/register budget and pruning reasons", run);
+  auto [cmd, a] = add_command<Args>(
+      app, action, "space", "list candidates with their shared-memory/register budget and pruning reasons", run);
   add_groups(cmd, a.problem, a.space);
   cmd.add_option("--show", a.show, "which rows: all | kept | rejected")
       ->check(CLI::IsMember({"all", "kept", "rejected"}))

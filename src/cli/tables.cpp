@@ -91,12 +91,14 @@ report::Table winners_table(const std::vector<ShapeOutcome>& outcomes, const std
 report::Table trial_table(const std::vector<TrialRecord>& trials, const std::string& title) {
   report::Table t;
   t.title = title;
-  t.columns = {{"shape", "shape", false},   {"config", "config", false},    {"status", "status", false},
-               {"median_us", "us", true},   {"p10_us", "p10 us", true},     {"p90_us", "p90 us", true},
-               {"samples", "samples", true}, {"tflops", "TFLOPS", true},    {"gbps", "GB/s", true},
-               {"max_rel_err", "max rel err", true}, {"diff", "diff", true}, {"registers", "regs", true},
-               {"smem_bytes", "smem B", true}, {"compile_ms", "compile ms", true}, {"sm_clock_mhz", "SM MHz", true},
-               {"error", "error", false}};
+  t.columns = {{"shape", "shape", false},        {"config", "config", false},
+               {"status", "status", false},      {"median_us", "us", true},
+               {"p10_us", "p10 us", true},       {"p90_us", "p90 us", true},
+               {"samples", "samples", true},     {"tflops", "TFLOPS", true},
+               {"gbps", "GB/s", true},           {"max_rel_err", "max rel err", true},
+               {"diff", "diff", true},           {"registers", "regs", true},
+               {"smem_bytes", "smem B", true},   {"compile_ms", "compile ms", true},
+               {"sm_clock_mhz", "SM MHz", true}, {"error", "error", false}};
   for (const auto& tr : trials) {
     std::vector<Cell> row;
     row.push_back(tr.problem.label());
@@ -132,9 +134,14 @@ report::Table trial_table(const std::vector<TrialRecord>& trials, const std::str
 report::Table baseline_table(const std::vector<BaselineRecord>& rows, const std::string& title) {
   report::Table t;
   t.title = title;
-  t.columns = {{"provider", "provider", false}, {"status", "status", false}, {"median_us", "us", true},
-               {"tflops", "TFLOPS", true},      {"max_rel_err", "max rel err", true}, {"diff", "diff", true},
-               {"algo", "algo", false},         {"error", "error", false}};
+  t.columns = {{"provider", "provider", false},
+               {"status", "status", false},
+               {"median_us", "us", true},
+               {"tflops", "TFLOPS", true},
+               {"max_rel_err", "max rel err", true},
+               {"diff", "diff", true},
+               {"algo", "algo", false},
+               {"error", "error", false}};
   for (const auto& b : rows) {
     std::vector<Cell> row{b.provider, std::string(to_string(b.status))};
     row.push_back(b.timing ? num(b.timing->median_us, 2) : Cell{std::monostate{}});
@@ -153,16 +160,19 @@ report::Table space_table(const SearchSpace& space, const Enumeration& en, const
   report::Table t;
   t.title = "dgtune space " + space.name + " for " + p.label() + ": " + std::to_string(en.kept.size()) + " kept, " +
             std::to_string(en.rejected.size()) + " rejected of " + std::to_string(space.size());
-  t.columns = {{"config", "config", false},      {"grid", "grid", false},          {"verdict", "verdict", false},
-               {"smem_total", "smem B", true},   {"smem_a", "A stages B", true},   {"smem_b", "B stages B", true},
-               {"smem_staging", "staging B", true}, {"smem_barriers", "barriers B", true}, {"smem_align", "align B", true},
-               {"acc_regs", "acc regs", true},   {"reg_limit", "reg limit", true}, {"threads", "threads", true},
-               {"estimate_us", "est us", true},  {"reason", "reason", false}};
+  t.columns = {{"config", "config", false},         {"grid", "grid", false},
+               {"verdict", "verdict", false},       {"smem_total", "smem B", true},
+               {"smem_a", "A stages B", true},      {"smem_b", "B stages B", true},
+               {"smem_staging", "staging B", true}, {"smem_barriers", "barriers B", true},
+               {"smem_align", "align B", true},     {"acc_regs", "acc regs", true},
+               {"reg_limit", "reg limit", true},    {"threads", "threads", true},
+               {"estimate_us", "est us", true},     {"reason", "reason", false}};
   auto add = [&](const Candidate& c) {
     const auto& r = c.resources;
-    t.rows.push_back({c.config.key(), c.grid, std::string(c.pruned.empty() ? "kept" : "rejected"), int64_t(r.smem.total),
-                      int64_t(r.smem.a_stages), int64_t(r.smem.b_stages), int64_t(r.smem.staging), int64_t(r.smem.barriers),
-                      int64_t(r.smem.align_pad), int64_t(r.regs.accumulators), int64_t(r.regs.limit), int64_t(r.threads),
+    t.rows.push_back({c.config.key(), c.grid, std::string(c.pruned.empty() ? "kept" : "rejected"),
+                      int64_t(r.smem.total), int64_t(r.smem.a_stages), int64_t(r.smem.b_stages),
+                      int64_t(r.smem.staging), int64_t(r.smem.barriers), int64_t(r.smem.align_pad),
+                      int64_t(r.regs.accumulators), int64_t(r.regs.limit), int64_t(r.threads),
                       c.pruned.empty() ? Cell{Number{estimate_us(KernelSpec::of(c.config, p), p, sm_count), 1}}
                                        : Cell{std::monostate{}},
                       c.pruned});
@@ -216,7 +226,8 @@ std::vector<report::Table> run_tables(const TrialRecord& trial,
                                       const std::optional<std::pair<BaselineRecord, BaselineRecord>>& baselines,
                                       const std::string& device_name) {
   std::vector<report::Table> tables{trial_table({trial}, "dgtune run on " + device_name)};
-  if (baselines) tables.push_back(baseline_table({baselines->first, baselines->second}, "cuBLASLt (same buffers, same timer)"));
+  if (baselines)
+    tables.push_back(baseline_table({baselines->first, baselines->second}, "cuBLASLt (same buffers, same timer)"));
   return tables;
 }
 

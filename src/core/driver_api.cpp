@@ -16,7 +16,8 @@ void load(Fn& fn, const char* symbol, unsigned version) {
   cudaDriverEntryPointQueryResult status{};
   cudaError_t rc = cudaGetDriverEntryPointByVersion(symbol, &p, version, cudaEnableDefault, &status);
   if (rc != cudaSuccess || status != cudaDriverEntryPointSuccess || p == nullptr)
-    DGT_THROW(ErrorKind::kDriver, "CUDA driver entry point {} (CUDA {}) is unavailable (runtime error {}, query status {})", symbol,
+    DGT_THROW(ErrorKind::kDriver,
+              "CUDA driver entry point {} (CUDA {}) is unavailable (runtime error {}, query status {})", symbol,
               version, int(rc), int(status));
   fn = reinterpret_cast<Fn>(p);
 }

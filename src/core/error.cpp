@@ -52,26 +52,27 @@ bool is_sticky_cuda_error(int code) {
     case cudaErrorAssert:
     case cudaErrorECCUncorrectable:
     case cudaErrorContextIsDestroyed:
-    case cudaErrorUnknown:
-      return true;
-    default:
-      return false;
+    case cudaErrorUnknown: return true;
+    default: return false;
   }
 }
 
 void throw_cuda(int code, const char* call, const char* file, int line) {
   auto err = static_cast<cudaError_t>(code);
-  throw Error(ErrorKind::kCuda, fmt::format("CUDA error {} ({}): {}", code, cudaGetErrorName(err), cudaGetErrorString(err)),
-              file, line, call);
+  throw Error(ErrorKind::kCuda,
+              fmt::format("CUDA error {} ({}): {}", code, cudaGetErrorName(err), cudaGetErrorString(err)), file, line,
+              call);
 }
 
 void throw_driver(int code, const char* call, const char* file, int line) {
-  throw Error(ErrorKind::kDriver, fmt::format("CUDA driver error {} ({})", code, driver_error_name(code)), file, line, call);
+  throw Error(ErrorKind::kDriver, fmt::format("CUDA driver error {} ({})", code, driver_error_name(code)), file, line,
+              call);
 }
 
 void throw_nvrtc(int code, const char* call, const char* file, int line) {
-  throw Error(ErrorKind::kNvrtc, fmt::format("NVRTC error {}: {}", code, nvrtcGetErrorString(static_cast<nvrtcResult>(code))),
-              file, line, call);
+  throw Error(ErrorKind::kNvrtc,
+              fmt::format("NVRTC error {}: {}", code, nvrtcGetErrorString(static_cast<nvrtcResult>(code))), file, line,
+              call);
 }
 
 void throw_cublas(int code, const char* call, const char* file, int line) {

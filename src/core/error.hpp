@@ -10,16 +10,16 @@ namespace dgt {
 
 /// What failed. Maps to an exit code in main.cpp (kUsage and kInvalid -> 2, everything else -> 1).
 enum class ErrorKind {
-  kUsage,      ///< bad command line, bad shapes file, bad config key: the user can fix the input
-  kInvalid,    ///< a problem or config breaks a rule (TMA alignment, resource budget)
-  kCuda,       ///< CUDA runtime
-  kDriver,     ///< CUDA driver API
-  kNvrtc,      ///< run-time compilation
-  kCublas,     ///< cuBLASLt
-  kSqlite,     ///< tuning database
-  kIo,         ///< files, cache directory
-  kNoDevice,   ///< no CUDA device usable
-  kInternal,   ///< a broken invariant inside dgtune
+  kUsage,     ///< bad command line, bad shapes file, bad config key: the user can fix the input
+  kInvalid,   ///< a problem or config breaks a rule (TMA alignment, resource budget)
+  kCuda,      ///< CUDA runtime
+  kDriver,    ///< CUDA driver API
+  kNvrtc,     ///< run-time compilation
+  kCublas,    ///< cuBLASLt
+  kSqlite,    ///< tuning database
+  kIo,        ///< files, cache directory
+  kNoDevice,  ///< no CUDA device usable
+  kInternal,  ///< a broken invariant inside dgtune
 };
 
 /// Short lower-case name of an ErrorKind ("cuda", "sqlite", ...).
@@ -58,10 +58,10 @@ bool is_sticky_cuda_error(int cuda_error_code);
 
 #define DGT_THROW(kind, ...) throw ::dgt::Error((kind), ::fmt::format(__VA_ARGS__), __FILE__, __LINE__)
 
-#define DGT_CHECK_CUDA(call)                                                   \
-  do {                                                                         \
-    int dgt_rc_ = static_cast<int>(call);                                      \
-    if (dgt_rc_ != 0) ::dgt::throw_cuda(dgt_rc_, #call, __FILE__, __LINE__);   \
+#define DGT_CHECK_CUDA(call)                                                 \
+  do {                                                                       \
+    int dgt_rc_ = static_cast<int>(call);                                    \
+    if (dgt_rc_ != 0) ::dgt::throw_cuda(dgt_rc_, #call, __FILE__, __LINE__); \
   } while (0)
 
 #define DGT_CHECK_CU(call)                                                     \
@@ -70,10 +70,10 @@ bool is_sticky_cuda_error(int cuda_error_code);
     if (dgt_rc_ != 0) ::dgt::throw_driver(dgt_rc_, #call, __FILE__, __LINE__); \
   } while (0)
 
-#define DGT_CHECK_NVRTC(call)                                                  \
-  do {                                                                         \
-    int dgt_rc_ = static_cast<int>(call);                                      \
-    if (dgt_rc_ != 0) ::dgt::throw_nvrtc(dgt_rc_, #call, __FILE__, __LINE__);  \
+#define DGT_CHECK_NVRTC(call)                                                 \
+  do {                                                                        \
+    int dgt_rc_ = static_cast<int>(call);                                     \
+    if (dgt_rc_ != 0) ::dgt::throw_nvrtc(dgt_rc_, #call, __FILE__, __LINE__); \
   } while (0)
 
 #define DGT_CHECK_CUBLAS(call)                                                 \

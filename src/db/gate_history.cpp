@@ -15,22 +15,26 @@ using sql::Transaction;
 
 namespace {
 void bind_real_or_null(Statement& s, const char* name, double v) {
-  if (std::isfinite(v)) s.bind_real(name, v);
-  else s.bind_null(name);
+  if (std::isfinite(v))
+    s.bind_real(name, v);
+  else
+    s.bind_null(name);
 }
 }  // namespace
 
 int64_t TuningDb::put_gate_run(const GateRunRow& run, const std::vector<GateResultRow>& results) {
   const Connection& c = *conn_;
-  if (c.read_only()) DGT_THROW(ErrorKind::kSqlite, "tuning database {} is open read-only: cannot store a gate run", c.path());
+  if (c.read_only())
+    DGT_THROW(ErrorKind::kSqlite, "tuning database {} is open read-only: cannot store a gate run", c.path());
   Transaction tx(c);
   int64_t run_id = 0;
   {
-    Statement s(c,
-                "INSERT INTO gate_run (device_id, environment_id, pci_bus_id, baseline_path, baseline_created_at, "
-                "baseline_env_key, protocol, threshold, confidence, exit_code, shapes, failures, errors, created_at) VALUES "
-                "(:device_id, :environment_id, :pci_bus_id, :baseline_path, :baseline_created_at, :baseline_env_key, "
-                ":protocol, :threshold, :confidence, :exit_code, :shapes, :failures, :errors, :created_at)");
+    Statement s(
+        c,
+        "INSERT INTO gate_run (device_id, environment_id, pci_bus_id, baseline_path, baseline_created_at, "
+        "baseline_env_key, protocol, threshold, confidence, exit_code, shapes, failures, errors, created_at) VALUES "
+        "(:device_id, :environment_id, :pci_bus_id, :baseline_path, :baseline_created_at, :baseline_env_key, "
+        ":protocol, :threshold, :confidence, :exit_code, :shapes, :failures, :errors, :created_at)");
     s.bind_int(":device_id", run.scope.device_id);
     s.bind_int(":environment_id", run.scope.environment_id);
     s.bind_text(":pci_bus_id", run.scope.pci_bus_id);
@@ -50,12 +54,13 @@ int64_t TuningDb::put_gate_run(const GateRunRow& run, const std::vector<GateResu
   }
   for (const GateResultRow& r : results) {
     const int64_t problem_id = upsert_problem(r.problem);
-    Statement s(c,
-                "INSERT INTO gate_result (run_id, problem_id, name, config_key, config_baseline, verdict, reason, "
-                "ratio_baseline, ratio_now, slowdown, slowdown_lo, slowdown_hi, p_value, ours_baseline_us, ours_now_us, "
-                "tuned_baseline_us, tuned_now_us) VALUES (:run_id, :problem_id, :name, :config_key, :config_baseline, "
-                ":verdict, :reason, :ratio_baseline, :ratio_now, :slowdown, :slowdown_lo, :slowdown_hi, :p_value, "
-                ":ours_baseline_us, :ours_now_us, :tuned_baseline_us, :tuned_now_us)");
+    Statement s(
+        c,
+        "INSERT INTO gate_result (run_id, problem_id, name, config_key, config_baseline, verdict, reason, "
+        "ratio_baseline, ratio_now, slowdown, slowdown_lo, slowdown_hi, p_value, ours_baseline_us, ours_now_us, "
+        "tuned_baseline_us, tuned_now_us) VALUES (:run_id, :problem_id, :name, :config_key, :config_baseline, "
+        ":verdict, :reason, :ratio_baseline, :ratio_now, :slowdown, :slowdown_lo, :slowdown_hi, :p_value, "
+        ":ours_baseline_us, :ours_now_us, :tuned_baseline_us, :tuned_now_us)");
     s.bind_int(":run_id", run_id);
     s.bind_int(":problem_id", problem_id);
     s.bind_text(":name", r.name);
@@ -81,18 +86,19 @@ int64_t TuningDb::put_gate_run(const GateRunRow& run, const std::vector<GateResu
 
 std::vector<GateHistoryPoint> TuningDb::gate_history(const std::string& shape) const {
   const Connection& c = *conn_;
-  Statement s(c,
-              "SELECT r.id AS run_id, r.created_at AS created_at, r.exit_code AS exit_code, d.name AS device_name, "
-              "e.kernel_hash AS kernel_hash, e.env_key AS env_key, p.key AS problem_key, g.name AS name, "
-              "g.config_key AS config_key, g.config_baseline AS config_baseline, g.verdict AS verdict, g.reason AS reason, "
-              "g.ratio_baseline AS ratio_baseline, g.ratio_now AS ratio_now, g.slowdown AS slowdown, "
-              "g.slowdown_lo AS slowdown_lo, g.slowdown_hi AS slowdown_hi, g.p_value AS p_value, "
-              "g.ours_baseline_us AS ours_baseline_us, g.ours_now_us AS ours_now_us, "
-              "g.tuned_baseline_us AS tuned_baseline_us, g.tuned_now_us AS tuned_now_us "
-              "FROM gate_result g JOIN gate_run r ON r.id = g.run_id JOIN problem p ON p.id = g.problem_id "
-              "JOIN device d ON d.id = r.device_id JOIN environment e ON e.id = r.environment_id "
-              "WHERE p.key = :shape OR (g.name <> '' AND g.name = :shape) OR (p.m || 'x' || p.n || 'x' || p.k) = :shape "
-              "ORDER BY r.created_at, r.id, p.key");
+  Statement s(
+      c,
+      "SELECT r.id AS run_id, r.created_at AS created_at, r.exit_code AS exit_code, d.name AS device_name, "
+      "e.kernel_hash AS kernel_hash, e.env_key AS env_key, p.key AS problem_key, g.name AS name, "
+      "g.config_key AS config_key, g.config_baseline AS config_baseline, g.verdict AS verdict, g.reason AS reason, "
+      "g.ratio_baseline AS ratio_baseline, g.ratio_now AS ratio_now, g.slowdown AS slowdown, "
+      "g.slowdown_lo AS slowdown_lo, g.slowdown_hi AS slowdown_hi, g.p_value AS p_value, "
+      "g.ours_baseline_us AS ours_baseline_us, g.ours_now_us AS ours_now_us, "
+      "g.tuned_baseline_us AS tuned_baseline_us, g.tuned_now_us AS tuned_now_us "
+      "FROM gate_result g JOIN gate_run r ON r.id = g.run_id JOIN problem p ON p.id = g.problem_id "
+      "JOIN device d ON d.id = r.device_id JOIN environment e ON e.id = r.environment_id "
+      "WHERE p.key = :shape OR (g.name <> '' AND g.name = :shape) OR (p.m || 'x' || p.n || 'x' || p.k) = :shape "
+      "ORDER BY r.created_at, r.id, p.key");
   s.bind_text(":shape", shape);
   std::vector<GateHistoryPoint> out;
   while (s.step()) {

@@ -102,21 +102,25 @@ CheckReport check(const std::string& path) {
     return r;
   }
   if (scalar(c, "SELECT count(*) AS v FROM schema_version") != 1)
-    r.problems.push_back(fmt::format("schema_version holds {} rows, want 1", scalar(c, "SELECT count(*) AS v FROM schema_version")));
+    r.problems.push_back(
+        fmt::format("schema_version holds {} rows, want 1", scalar(c, "SELECT count(*) AS v FROM schema_version")));
   if (r.version > r.latest) {
-    r.problems.push_back(fmt::format("schema version {} is newer than this dgtune's {}; not checked further", r.version, r.latest));
+    r.problems.push_back(
+        fmt::format("schema version {} is newer than this dgtune's {}; not checked further", r.version, r.latest));
     return r;
   }
   for (const std::string& row : pragma_rows(c, "PRAGMA foreign_key_check"))
     r.problems.push_back("foreign_key_check (table rowid parent fkid): " + row);
   if (r.version < 3) {
-    r.notes.push_back(fmt::format("schema version {} (older than {}): only SQLite's checks ran; open it read-write with "
-                                  "any writing dgtune command to migrate it, then check again",
-                                  r.version, r.latest));
+    r.notes.push_back(
+        fmt::format("schema version {} (older than {}): only SQLite's checks ran; open it read-write with "
+                    "any writing dgtune command to migrate it, then check again",
+                    r.version, r.latest));
     return r;
   }
   if (r.version < r.latest)
-    r.notes.push_back(fmt::format("schema version {} (this dgtune writes {}); not migrated by check", r.version, r.latest));
+    r.notes.push_back(
+        fmt::format("schema version {} (this dgtune writes {}); not migrated by check", r.version, r.latest));
   schema::register_functions(c);
   {
     Statement s(c,
@@ -137,9 +141,10 @@ CheckReport check(const std::string& path) {
                                        s.get_text("k"), s.get_text("want")));
   }
   {
-    Statement s(c,
-                "SELECT id AS id, key AS key, m AS m, n AS n, k AS k, lda AS lda, ldb AS ldb, ldd AS ldd, dtype_a AS a, "
-                "dtype_b AS b, dtype_d AS d, accum AS accum FROM problem");
+    Statement s(
+        c,
+        "SELECT id AS id, key AS key, m AS m, n AS n, k AS k, lda AS lda, ldb AS ldb, ldd AS ldd, dtype_a AS a, "
+        "dtype_b AS b, dtype_d AS d, accum AS accum FROM problem");
     while (s.step()) {
       try {
         Problem p;
@@ -150,7 +155,8 @@ CheckReport check(const std::string& path) {
         p.accum = parse_accum(s.get_text("accum"));
         if (s.get_text("d") != to_string(p.d)) throw Error(ErrorKind::kInvalid, "dtype_d " + s.get_text("d"));
         if (p.key() != s.get_text("key"))
-          r.problems.push_back(fmt::format("problem {}: key {} but its columns give {}", s.get_int("id"), s.get_text("key"), p.key()));
+          r.problems.push_back(
+              fmt::format("problem {}: key {} but its columns give {}", s.get_int("id"), s.get_text("key"), p.key()));
       } catch (const Error& e) {
         r.problems.push_back(fmt::format("problem {} ({}): {}", s.get_int("id"), s.get_text("key"), e.message()));
       }
@@ -179,16 +185,20 @@ CheckReport check(const std::string& path) {
   }
   {
     Statement s(c,
-                "SELECT id AS id FROM trial WHERE status = 'ok' AND (median_us IS NULL OR verify_ok IS NULL OR verify_ok <> 1)");
-    while (s.step()) r.problems.push_back(fmt::format("trial {}: status ok without a timing or a passed verification", s.get_int("id")));
+                "SELECT id AS id FROM trial WHERE status = 'ok' AND (median_us IS NULL OR verify_ok IS NULL OR "
+                "verify_ok <> 1)");
+    while (s.step())
+      r.problems.push_back(
+          fmt::format("trial {}: status ok without a timing or a passed verification", s.get_int("id")));
   }
   {
-    Statement s(c,
-                "SELECT id AS id, candidates AS c, stored AS s, complete AS done FROM sweep WHERE stored > candidates OR "
-                "(complete <> 0 AND stored < candidates)");
+    Statement s(
+        c,
+        "SELECT id AS id, candidates AS c, stored AS s, complete AS done FROM sweep WHERE stored > candidates OR "
+        "(complete <> 0 AND stored < candidates)");
     while (s.step())
-      r.problems.push_back(fmt::format("sweep {}: stored {} of {} candidates, complete = {}", s.get_int("id"), s.get_int("s"),
-                                       s.get_int("c"), s.get_int("done")));
+      r.problems.push_back(fmt::format("sweep {}: stored {} of {} candidates, complete = {}", s.get_int("id"),
+                                       s.get_int("s"), s.get_int("c"), s.get_int("done")));
   }
   return r;
 }
@@ -199,8 +209,10 @@ std::vector<DeviceSummary> devices(const std::string& path) {
   Connection c(path, /*read_only=*/true);
   const int v = file_version(c);
   if (v < 3)
-    DGT_THROW(ErrorKind::kSqlite, "tuning database {} has schema version {}: open it read-write once (e.g. `dgtune db prune "
-              "--dry-run`) to migrate it", path, v);
+    DGT_THROW(ErrorKind::kSqlite,
+              "tuning database {} has schema version {}: open it read-write once (e.g. `dgtune db prune "
+              "--dry-run`) to migrate it",
+              path, v);
   Statement s(c,
               "SELECT d.id AS id, d.hw_key AS hw_key, d.name AS name, d.cc AS cc, d.sm_count AS sm_count, "
               "d.memory_bytes AS memory_bytes, d.l2_bytes AS l2_bytes, "
@@ -236,24 +248,28 @@ PruneReport prune(const std::string& path, const std::string& keep, bool dry_run
   Connection c(path, dry_run);
   if (dry_run) {
     if (file_version(c) != schema::latest_version())
-      DGT_THROW(ErrorKind::kSqlite, "tuning database {} has schema version {}, not {}: prune --dry-run writes nothing, so run "
-                "it after a read-write open has migrated the file", path, file_version(c), schema::latest_version());
+      DGT_THROW(ErrorKind::kSqlite,
+                "tuning database {} has schema version {}, not {}: prune --dry-run writes nothing, so run "
+                "it after a read-write open has migrated the file",
+                path, file_version(c), schema::latest_version());
   } else {
     schema::open_and_migrate(c);
   }
   Transaction tx(c);
   {
-    Statement s(c,
-                "SELECT e.kernel_hash AS h, (SELECT count(*) FROM trial t JOIN environment x ON x.id = t.environment_id "
-                "WHERE x.kernel_hash = e.kernel_hash) AS trials, (SELECT count(*) FROM sweep w JOIN environment x ON "
-                "x.id = w.environment_id WHERE x.kernel_hash = e.kernel_hash) AS sweeps FROM environment e "
-                "WHERE e.kernel_hash <> :keep GROUP BY e.kernel_hash ORDER BY e.kernel_hash");
+    Statement s(
+        c,
+        "SELECT e.kernel_hash AS h, (SELECT count(*) FROM trial t JOIN environment x ON x.id = t.environment_id "
+        "WHERE x.kernel_hash = e.kernel_hash) AS trials, (SELECT count(*) FROM sweep w JOIN environment x ON "
+        "x.id = w.environment_id WHERE x.kernel_hash = e.kernel_hash) AS sweeps FROM environment e "
+        "WHERE e.kernel_hash <> :keep GROUP BY e.kernel_hash ORDER BY e.kernel_hash");
     s.bind_text(":keep", keep);
     while (s.step()) r.removed.push_back({s.get_text("h"), s.get_int32("trials"), s.get_int32("sweeps")});
   }
   {
-    Statement s(c,
-                "SELECT count(*) AS v FROM trial t JOIN environment e ON e.id = t.environment_id WHERE e.kernel_hash = :keep");
+    Statement s(
+        c,
+        "SELECT count(*) AS v FROM trial t JOIN environment e ON e.id = t.environment_id WHERE e.kernel_hash = :keep");
     s.bind_text(":keep", keep);
     s.step();
     r.kept_trials = s.get_int32("v");
@@ -297,7 +313,8 @@ std::string migrated_copy(const std::string& path, const std::string& tmp) {
 /// Copies rows of the identity tables by their unique key (first input wins for the non-key columns).
 void copy_identity(const Connection& c, const std::string& src, const std::string& table) {
   const auto cols = minus(columns(c, "main", table), {"id"});
-  c.exec(fmt::format("INSERT OR IGNORE INTO main.{0} ({1}) SELECT {1} FROM {2}.{0} ORDER BY id", table, join(cols), src));
+  c.exec(
+      fmt::format("INSERT OR IGNORE INTO main.{0} ({1}) SELECT {1} FROM {2}.{0} ORDER BY id", table, join(cols), src));
 }
 
 /// The joins that map a source row's device/environment/problem/config ids to the output's, by key.
@@ -307,7 +324,8 @@ std::string id_joins(const std::string& src, const std::string& alias, bool conf
       " JOIN {0}.environment se ON se.id = {1}.environment_id JOIN main.environment me ON me.env_key = se.env_key"
       " JOIN {0}.problem sp ON sp.id = {1}.problem_id JOIN main.problem mp ON mp.key = sp.key",
       src, alias);
-  if (config) j += fmt::format(" JOIN {0}.config sc ON sc.id = {1}.config_id JOIN main.config mc ON mc.key = sc.key", src, alias);
+  if (config)
+    j += fmt::format(" JOIN {0}.config sc ON sc.id = {1}.config_id JOIN main.config mc ON mc.key = sc.key", src, alias);
   return j;
 }
 
@@ -321,8 +339,10 @@ void copy_measurements(const Connection& c, const std::string& src, const std::s
     if (!set.empty()) set += ", ";
     set += col + " = excluded." + col;
   }
-  const std::string target_cols = "device_id, environment_id, problem_id" + std::string(config ? ", config_id" : "") + ", " + join(cols);
-  const std::string source_cols = "md.id, me.id, mp.id" + std::string(config ? ", mc.id" : "") + ", " + join(cols, "t.");
+  const std::string target_cols =
+      "device_id, environment_id, problem_id" + std::string(config ? ", config_id" : "") + ", " + join(cols);
+  const std::string source_cols =
+      "md.id, me.id, mp.id" + std::string(config ? ", mc.id" : "") + ", " + join(cols, "t.");
   c.exec(fmt::format(
       "INSERT INTO main.{0} ({1}) SELECT {2} FROM {3}.{0} t {4} WHERE true ORDER BY t.id "
       "ON CONFLICT ({5}) DO UPDATE SET {6} WHERE (excluded.status = 'ok') > ({0}.status = 'ok') OR "
@@ -336,7 +356,8 @@ void copy_sweeps(const Connection& c, const std::string& src) {
       "INSERT INTO main.sweep (device_id, environment_id, problem_id, {0}) SELECT md.id, me.id, mp.id, {1} "
       "FROM {2}.sweep t {3} WHERE true ORDER BY t.id "
       "ON CONFLICT (device_id, environment_id, problem_id, space, strategy) DO UPDATE SET "
-      "complete = (sweep.complete <> 0 AND excluded.complete <> 0), candidates = max(sweep.candidates, excluded.candidates), "
+      "complete = (sweep.complete <> 0 AND excluded.complete <> 0), candidates = max(sweep.candidates, "
+      "excluded.candidates), "
       "stored = max(sweep.stored, excluded.stored), updated_at = max(sweep.updated_at, excluded.updated_at)",
       join(cols), join(cols, "t."), src, id_joins(src, "t", false)));
 }
@@ -360,7 +381,8 @@ void copy_gate_history(const Connection& c, const std::string& src) {
     const int64_t new_id = sqlite3_last_insert_rowid(c.handle());
     c.exec(fmt::format(
         "INSERT INTO main.gate_result (run_id, problem_id, {0}) SELECT {1}, mp.id, {2} FROM {3}.gate_result t "
-        "JOIN {3}.problem sp ON sp.id = t.problem_id JOIN main.problem mp ON mp.key = sp.key WHERE t.run_id = {4} ORDER BY t.id",
+        "JOIN {3}.problem sp ON sp.id = t.problem_id JOIN main.problem mp ON mp.key = sp.key WHERE t.run_id = {4} "
+        "ORDER BY t.id",
         join(res_cols), new_id, join(res_cols, "t."), src, id));
   }
 }
@@ -378,18 +400,21 @@ void copy_interleaved_measurements(const Connection& c, const std::string& src) 
   }
   for (int64_t id : ids) {
     c.exec(fmt::format(
-        "INSERT INTO main.measurement (device_id, environment_id, problem_id, {0}) SELECT md.id, me.id, mp.id, {1} FROM "
+        "INSERT INTO main.measurement (device_id, environment_id, problem_id, {0}) SELECT md.id, me.id, mp.id, {1} "
+        "FROM "
         "{2}.measurement t JOIN {2}.device sd ON sd.id = t.device_id JOIN main.device md ON md.hw_key = sd.hw_key "
         "JOIN {2}.environment se ON se.id = t.environment_id JOIN main.environment me ON me.env_key = se.env_key "
         "JOIN {2}.problem sp ON sp.id = t.problem_id JOIN main.problem mp ON mp.key = sp.key WHERE t.id = {3}",
         join(cols), join(cols, "t."), src, id));
     const int64_t new_id = sqlite3_last_insert_rowid(c.handle());
-    c.exec(fmt::format("INSERT INTO main.measurement_side (measurement_id, {0}) SELECT {1}, {2} FROM {3}.measurement_side t "
-                       "WHERE t.measurement_id = {4} ORDER BY t.side",
-                       join(side_cols), new_id, join(side_cols, "t."), src, id));
-    c.exec(fmt::format("INSERT INTO main.measurement_sample (measurement_id, {0}) SELECT {1}, {2} FROM {3}.measurement_sample t "
-                       "WHERE t.measurement_id = {4} ORDER BY t.round, t.position",
-                       join(sample_cols), new_id, join(sample_cols, "t."), src, id));
+    c.exec(fmt::format(
+        "INSERT INTO main.measurement_side (measurement_id, {0}) SELECT {1}, {2} FROM {3}.measurement_side t "
+        "WHERE t.measurement_id = {4} ORDER BY t.side",
+        join(side_cols), new_id, join(side_cols, "t."), src, id));
+    c.exec(fmt::format(
+        "INSERT INTO main.measurement_sample (measurement_id, {0}) SELECT {1}, {2} FROM {3}.measurement_sample t "
+        "WHERE t.measurement_id = {4} ORDER BY t.round, t.position",
+        join(sample_cols), new_id, join(sample_cols, "t."), src, id));
   }
 }
 
@@ -417,9 +442,18 @@ MergeReport merge(const std::string& a, const std::string& b, const std::string&
   Connection c(out, false);
   schema::open_and_migrate(c);
   MergeReport report;
-  const char* counted[] = {"device",   "environment", "problem",     "config",           "trial",
-                           "baseline", "sweep",       "gate_run",    "gate_result",      "measurement",
-                           "measurement_side", "measurement_sample"};
+  const char* counted[] = {"device",
+                           "environment",
+                           "problem",
+                           "config",
+                           "trial",
+                           "baseline",
+                           "sweep",
+                           "gate_run",
+                           "gate_result",
+                           "measurement",
+                           "measurement_side",
+                           "measurement_sample"};
   for (const char* t : counted) report.tables.push_back({t});
   {
     Statement s(c, "ATTACH DATABASE :a AS src_a");

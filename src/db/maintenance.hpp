@@ -57,7 +57,7 @@ struct PruneReport {
     std::string kernel_hash;
     int trials = 0, sweeps = 0;
   };
-  std::vector<PerHash> removed;   ///< per kernel hash other than the kept one
+  std::vector<PerHash> removed;  ///< per kernel hash other than the kept one
   int kept_trials = 0;
   bool dry_run = true;
 };

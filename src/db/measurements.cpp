@@ -33,17 +33,20 @@ int64_t TuningDb::put_measurement(const DeviceScope& scope, const StoredMeasurem
   for (const StoredSample& x : m.samples) {
     bool known = false;
     for (const StoredSide& side : m.sides) known = known || side.index == x.side;
-    if (!known) DGT_THROW(ErrorKind::kInvalid, "measurement of {}: a sample names side {}, which is not listed", m.problem.label(), x.side);
+    if (!known)
+      DGT_THROW(ErrorKind::kInvalid, "measurement of {}: a sample names side {}, which is not listed",
+                m.problem.label(), x.side);
   }
   if (conn_->read_only())
     DGT_THROW(ErrorKind::kSqlite, "tuning database {} was opened read-only: cannot store a measurement", conn_->path());
   const int64_t pid = problem_id(m.problem);
   sql::Transaction tx(*conn_);
-  sql::Statement ins(*conn_,
-                     "INSERT INTO measurement (device_id, environment_id, problem_id, pci_bus_id, protocol_name, protocol, "
-                     "rounds, reference_clock_mhz, clock_floor_mhz, created_at) VALUES (:device_id, :environment_id, "
-                     ":problem_id, :pci_bus_id, :protocol_name, :protocol, :rounds, :reference_clock_mhz, "
-                     ":clock_floor_mhz, :created_at)");
+  sql::Statement ins(
+      *conn_,
+      "INSERT INTO measurement (device_id, environment_id, problem_id, pci_bus_id, protocol_name, protocol, "
+      "rounds, reference_clock_mhz, clock_floor_mhz, created_at) VALUES (:device_id, :environment_id, "
+      ":problem_id, :pci_bus_id, :protocol_name, :protocol, :rounds, :reference_clock_mhz, "
+      ":clock_floor_mhz, :created_at)");
   ins.bind_int(":device_id", scope.device_id);
   ins.bind_int(":environment_id", scope.environment_id);
   ins.bind_int(":problem_id", pid);
@@ -59,11 +62,12 @@ int64_t TuningDb::put_measurement(const DeviceScope& scope, const StoredMeasurem
   last.step();
   const int64_t id = last.get_int("id");
   for (const StoredSide& side : m.sides) {
-    sql::Statement s(*conn_,
-                     "INSERT INTO measurement_side (measurement_id, side, label, kind, config_key, algo, source, "
-                     "heuristic_count, check_ok, max_rel_err, diff, nan_count, pad_touched) VALUES (:id, :side, :label, "
-                     ":kind, :config_key, :algo, :source, :heuristic_count, :check_ok, :max_rel_err, :diff, :nan_count, "
-                     ":pad_touched)");
+    sql::Statement s(
+        *conn_,
+        "INSERT INTO measurement_side (measurement_id, side, label, kind, config_key, algo, source, "
+        "heuristic_count, check_ok, max_rel_err, diff, nan_count, pad_touched) VALUES (:id, :side, :label, "
+        ":kind, :config_key, :algo, :source, :heuristic_count, :check_ok, :max_rel_err, :diff, :nan_count, "
+        ":pad_touched)");
     s.bind_int(":id", id);
     s.bind_int(":side", side.index);
     s.bind_text(":label", side.label);
@@ -102,15 +106,16 @@ int64_t TuningDb::put_measurement(const DeviceScope& scope, const StoredMeasurem
 
 std::vector<StoredMeasurement> TuningDb::latest_measurements(int64_t device_id) const {
   const sql::Connection& c = *conn_;
-  sql::Statement s(c,
-                   "SELECT m.id AS id, m.device_id AS device_id, m.environment_id AS environment_id, m.pci_bus_id AS "
-                   "pci_bus_id, m.protocol_name AS protocol_name, m.protocol AS protocol, m.rounds AS rounds, "
-                   "m.reference_clock_mhz AS reference_clock_mhz, m.clock_floor_mhz AS clock_floor_mhz, m.created_at "
-                   "AS created_at, p.m AS m, p.n AS n, p.k AS k, p.lda AS lda, p.ldb AS ldb, p.ldd AS ldd, p.dtype_a "
-                   "AS dtype_a, p.dtype_b AS dtype_b, p.dtype_d AS dtype_d, p.scale_mode AS scale_mode, p.accum AS accum "
-                   "FROM measurement m JOIN problem p ON p.id = m.problem_id WHERE m.device_id = :device_id AND m.id = "
-                   "(SELECT max(m2.id) FROM measurement m2 WHERE m2.device_id = m.device_id AND m2.problem_id = "
-                   "m.problem_id AND m2.protocol_name = m.protocol_name) ORDER BY p.m, p.n, p.k, p.key, m.protocol_name");
+  sql::Statement s(
+      c,
+      "SELECT m.id AS id, m.device_id AS device_id, m.environment_id AS environment_id, m.pci_bus_id AS "
+      "pci_bus_id, m.protocol_name AS protocol_name, m.protocol AS protocol, m.rounds AS rounds, "
+      "m.reference_clock_mhz AS reference_clock_mhz, m.clock_floor_mhz AS clock_floor_mhz, m.created_at "
+      "AS created_at, p.m AS m, p.n AS n, p.k AS k, p.lda AS lda, p.ldb AS ldb, p.ldd AS ldd, p.dtype_a "
+      "AS dtype_a, p.dtype_b AS dtype_b, p.dtype_d AS dtype_d, p.scale_mode AS scale_mode, p.accum AS accum "
+      "FROM measurement m JOIN problem p ON p.id = m.problem_id WHERE m.device_id = :device_id AND m.id = "
+      "(SELECT max(m2.id) FROM measurement m2 WHERE m2.device_id = m.device_id AND m2.problem_id = "
+      "m.problem_id AND m2.protocol_name = m.protocol_name) ORDER BY p.m, p.n, p.k, p.key, m.protocol_name");
   s.bind_int(":device_id", device_id);
   std::vector<StoredMeasurement> out;
   while (s.step()) {
@@ -129,11 +134,12 @@ std::vector<StoredMeasurement> TuningDb::latest_measurements(int64_t device_id) 
     out.push_back(std::move(m));
   }
   for (StoredMeasurement& m : out) {
-    sql::Statement sd(c,
-                      "SELECT side AS side, label AS label, kind AS kind, config_key AS config_key, algo AS algo, source "
-                      "AS source, heuristic_count AS heuristic_count, check_ok AS check_ok, max_rel_err AS max_rel_err, "
-                      "diff AS diff, nan_count AS nan_count, pad_touched AS pad_touched FROM measurement_side WHERE "
-                      "measurement_id = :id ORDER BY side");
+    sql::Statement sd(
+        c,
+        "SELECT side AS side, label AS label, kind AS kind, config_key AS config_key, algo AS algo, source "
+        "AS source, heuristic_count AS heuristic_count, check_ok AS check_ok, max_rel_err AS max_rel_err, "
+        "diff AS diff, nan_count AS nan_count, pad_touched AS pad_touched FROM measurement_side WHERE "
+        "measurement_id = :id ORDER BY side");
     sd.bind_int(":id", m.id);
     while (sd.step()) {
       StoredSide side;

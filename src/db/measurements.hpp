@@ -16,13 +16,13 @@ namespace dgt {
 
 /// One side of a stored measurement.
 struct StoredSide {
-  int index = 0;                 ///< side index in the run (Sample::side)
-  std::string label;             ///< e.g. "dgtune", "cublaslt-default", "cublaslt-tuned"
-  std::string kind = "config";   ///< "config" (one of our kernel configs) or "provider" (cuBLASLt)
-  std::string config_key;        ///< kind config: KernelConfig::key(); "" for providers
-  std::string algo;              ///< kind provider: CublasLtPlan::describe() of the algorithm; "" for configs
-  std::string source;            ///< kind config: db | nearest | default; kind provider: the provider name
-  int heuristic_count = 0;       ///< kind provider: algorithms the heuristic returned (0 for configs)
+  int index = 0;                      ///< side index in the run (Sample::side)
+  std::string label;                  ///< e.g. "dgtune", "cublaslt-default", "cublaslt-tuned"
+  std::string kind = "config";        ///< "config" (one of our kernel configs) or "provider" (cuBLASLt)
+  std::string config_key;             ///< kind config: KernelConfig::key(); "" for providers
+  std::string algo;                   ///< kind provider: CublasLtPlan::describe() of the algorithm; "" for configs
+  std::string source;                 ///< kind config: db | nearest | default; kind provider: the provider name
+  int heuristic_count = 0;            ///< kind provider: algorithms the heuristic returned (0 for configs)
   std::optional<Verification> check;  ///< the output check after replay; empty when not run
 };
 
@@ -38,17 +38,17 @@ struct StoredSample {
 
 /// One stored run of the engine.
 struct StoredMeasurement {
-  int64_t id = 0;                ///< row id (set by put_measurement / read back)
+  int64_t id = 0;  ///< row id (set by put_measurement / read back)
   int64_t device_id = 0;
   int64_t environment_id = 0;
   std::string pci_bus_id;
   Problem problem;
-  std::string protocol_name;     ///< MeasureProtocol::name(), e.g. "cold-l2-v2"
-  std::string protocol_json;     ///< MeasureProtocol::to_json()
+  std::string protocol_name;  ///< MeasureProtocol::name(), e.g. "cold-l2-v2"
+  std::string protocol_json;  ///< MeasureProtocol::to_json()
   int rounds = 0;
   double reference_clock_mhz = 0;
   double clock_floor_mhz = 0;
-  std::string created_at;        ///< empty on put: now (UTC ISO 8601)
+  std::string created_at;  ///< empty on put: now (UTC ISO 8601)
   std::vector<StoredSide> sides;
   std::vector<StoredSample> samples;
 };
@@ -59,8 +59,8 @@ struct DeviceRow {
   std::string hw_key;
   std::string name;
   int sm_count = 0;
-  int64_t winners = 0;        ///< problems with a winner (any environment)
-  int64_t measurements = 0;   ///< stored interleaved measurements
+  int64_t winners = 0;       ///< problems with a winner (any environment)
+  int64_t measurements = 0;  ///< stored interleaved measurements
 };
 
 /// One winner with everything `dgtune export` prints: the winning trial (config, timing, protocol),

@@ -69,7 +69,7 @@ void migrate(const sql::Connection& c) {
   sql::Transaction tx(c);
   FileState st = read_file_state(c);
   if (st.version > latest_version()) throw_newer_schema(c, st.version);  // tx rolls back; nothing was written
-  if (st.version == latest_version()) return;                           // tx rolls back an empty transaction
+  if (st.version == latest_version()) return;                            // tx rolls back an empty transaction
   if (st.version == 0) {
     // Never build our tables inside somebody else's database.
     if (!st.empty) throw_foreign_database(c);
@@ -157,15 +157,15 @@ int schema_sql_version() {
   return kVersion;
 }
 
-int latest_version() {
-  return std::max(schema_sql_version(), migrations().empty() ? 0 : migrations().back().version);
-}
+int latest_version() { return std::max(schema_sql_version(), migrations().empty() ? 0 : migrations().back().version); }
 
 void register_functions(const sql::Connection& c) {
   const int flags = SQLITE_UTF8 | SQLITE_DETERMINISTIC;
-  int rc = sqlite3_create_function(c.handle(), "dgt_hardware_key", 5, flags, nullptr, sql_hardware_key, nullptr, nullptr);
+  int rc =
+      sqlite3_create_function(c.handle(), "dgt_hardware_key", 5, flags, nullptr, sql_hardware_key, nullptr, nullptr);
   if (rc != SQLITE_OK) c.fail(rc, "registering dgt_hardware_key");
-  rc = sqlite3_create_function(c.handle(), "dgt_environment_key", 6, flags, nullptr, sql_environment_key, nullptr, nullptr);
+  rc = sqlite3_create_function(c.handle(), "dgt_environment_key", 6, flags, nullptr, sql_environment_key, nullptr,
+                               nullptr);
   if (rc != SQLITE_OK) c.fail(rc, "registering dgt_environment_key");
 }
 

@@ -73,7 +73,8 @@ Connection::~Connection() {
   // Every statement is finalized by its RAII wrapper, so close only fails on misuse; a destructor
   // cannot throw, so report it.
   int rc = sqlite3_close_v2(db_);
-  if (rc != SQLITE_OK) std::fprintf(stderr, "dgtune: closing tuning database %s failed: %s\n", path_.c_str(), sqlite3_errstr(rc));
+  if (rc != SQLITE_OK)
+    std::fprintf(stderr, "dgtune: closing tuning database %s failed: %s\n", path_.c_str(), sqlite3_errstr(rc));
 }
 
 void Connection::fail(int rc, std::string_view what, std::source_location loc) const {
@@ -106,7 +107,8 @@ void Connection::enable_wal() const {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   if (mode != "wal")
-    DGT_THROW(ErrorKind::kSqlite, "tuning database {}: cannot switch to WAL journal mode (SQLite kept '{}')", path_, mode);
+    DGT_THROW(ErrorKind::kSqlite, "tuning database {}: cannot switch to WAL journal mode (SQLite kept '{}')", path_,
+              mode);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -210,7 +212,8 @@ Transaction::~Transaction() {
   if (committed_ || sqlite3_get_autocommit(c_.handle())) return;
   int rc = sqlite3_exec(c_.handle(), "ROLLBACK", nullptr, nullptr, nullptr);
   if (rc != SQLITE_OK)
-    std::fprintf(stderr, "dgtune: tuning database %s: ROLLBACK failed: %s\n", c_.path().c_str(), sqlite3_errmsg(c_.handle()));
+    std::fprintf(stderr, "dgtune: tuning database %s: ROLLBACK failed: %s\n", c_.path().c_str(),
+                 sqlite3_errmsg(c_.handle()));
 }
 
 void Transaction::commit() {

@@ -120,29 +120,29 @@ void read_measurement(const Connection& c, const Statement& s, Measurement& m) {
 
 // Column lists shared by every query that reads whole records. Only constant SQL is concatenated;
 // values are always bound.
-#define DGT_PROBLEM_COLUMNS                                                                     \
+#define DGT_PROBLEM_COLUMNS                                                                        \
   "p.m AS m, p.n AS n, p.k AS k, p.lda AS lda, p.ldb AS ldb, p.ldd AS ldd, p.dtype_a AS dtype_a, " \
   "p.dtype_b AS dtype_b, p.dtype_d AS dtype_d, p.scale_mode AS scale_mode, p.accum AS accum"
-#define DGT_MEASUREMENT_COLUMNS(t)                                                                         \
-  t ".status AS status, " t ".error AS error, " t ".median_us AS median_us, " t ".p10_us AS p10_us, " t   \
-  ".p90_us AS p90_us, " t ".samples AS samples, " t ".rse AS rse, " t ".sm_clock_mhz AS sm_clock_mhz, " t \
-  ".throttled AS throttled, " t ".verify_ok AS verify_ok, " t ".max_rel_err AS max_rel_err, " t          \
-  ".diff AS diff, " t ".nan_count AS nan_count, " t ".pad_touched AS pad_touched, " t                     \
-  ".tflops AS tflops, " t ".gbps AS gbps, " t ".protocol AS protocol, " t ".created_at AS created_at"
+#define DGT_MEASUREMENT_COLUMNS(t)                                                                                    \
+  t ".status AS status, " t ".error AS error, " t ".median_us AS median_us, " t ".p10_us AS p10_us, " t               \
+    ".p90_us AS p90_us, " t ".samples AS samples, " t ".rse AS rse, " t ".sm_clock_mhz AS sm_clock_mhz, " t           \
+    ".throttled AS throttled, " t ".verify_ok AS verify_ok, " t ".max_rel_err AS max_rel_err, " t ".diff AS diff, " t \
+    ".nan_count AS nan_count, " t ".pad_touched AS pad_touched, " t ".tflops AS tflops, " t ".gbps AS gbps, " t       \
+    ".protocol AS protocol, " t ".created_at AS created_at"
 
 constexpr const char* kTrialSelect =
     "SELECT t.problem_id AS problem_id, c.key AS config_key, c.mainloop AS mainloop, c.promote_every AS promote_every, "
     "t.compile_ms AS compile_ms, t.registers AS registers, "
-    "t.spill_bytes AS spill_bytes, t.smem_bytes AS smem_bytes, " DGT_PROBLEM_COLUMNS ", " DGT_MEASUREMENT_COLUMNS("t")
-    " FROM trial t JOIN problem p ON p.id = t.problem_id JOIN config c ON c.id = t.config_id ";
+    "t.spill_bytes AS spill_bytes, t.smem_bytes AS smem_bytes, " DGT_PROBLEM_COLUMNS ", " DGT_MEASUREMENT_COLUMNS(
+        "t") " FROM trial t JOIN problem p ON p.id = t.problem_id JOIN config c ON c.id = t.config_id ";
 
 constexpr const char* kBaselineSelect =
     "SELECT b.provider AS provider, b.cublas_status AS cublas_status, b.algo AS algo, " DGT_PROBLEM_COLUMNS
     ", " DGT_MEASUREMENT_COLUMNS("b") " FROM baseline b JOIN problem p ON p.id = b.problem_id ";
 
 /// The columns of one measurement row, in the order of the INSERT statements below.
-#define DGT_MEASUREMENT_INSERT_COLUMNS                                                                       \
-  "status, error, median_us, p10_us, p90_us, samples, rse, tflops, gbps, verify_ok, max_rel_err, diff, "      \
+#define DGT_MEASUREMENT_INSERT_COLUMNS                                                                   \
+  "status, error, median_us, p10_us, p90_us, samples, rse, tflops, gbps, verify_ok, max_rel_err, diff, " \
   "nan_count, pad_touched, sm_clock_mhz, throttled, protocol, created_at"
 #define DGT_MEASUREMENT_INSERT_VALUES                                                                         \
   ":status, :error, :median_us, :p10_us, :p90_us, :samples, :rse, :tflops, :gbps, :verify_ok, :max_rel_err, " \
@@ -150,16 +150,19 @@ constexpr const char* kBaselineSelect =
 
 constexpr const char* kTrialInsert =
     // OR REPLACE: re-measuring a candidate overwrites the old row (UNIQUE(device, environment, problem, config)).
-    "INSERT OR REPLACE INTO trial (device_id, environment_id, problem_id, config_id, pci_bus_id, compile_ms, registers, "
-    "spill_bytes, smem_bytes, " DGT_MEASUREMENT_INSERT_COLUMNS ") "
+    "INSERT OR REPLACE INTO trial (device_id, environment_id, problem_id, config_id, pci_bus_id, compile_ms, "
+    "registers, "
+    "spill_bytes, smem_bytes, " DGT_MEASUREMENT_INSERT_COLUMNS
+    ") "
     "VALUES (:device_id, :environment_id, :problem_id, :config_id, :pci_bus_id, :compile_ms, :registers, :spill_bytes, "
     ":smem_bytes, " DGT_MEASUREMENT_INSERT_VALUES ")";
 
 constexpr const char* kBaselineInsert =
-    "INSERT OR REPLACE INTO baseline (device_id, environment_id, problem_id, provider, pci_bus_id, cublas_status, algo, "
-    DGT_MEASUREMENT_INSERT_COLUMNS ") "
-    "VALUES (:device_id, :environment_id, :problem_id, :provider, :pci_bus_id, :cublas_status, :algo, "
-    DGT_MEASUREMENT_INSERT_VALUES ")";
+    "INSERT OR REPLACE INTO baseline (device_id, environment_id, problem_id, provider, pci_bus_id, cublas_status, "
+    "algo, " DGT_MEASUREMENT_INSERT_COLUMNS
+    ") "
+    "VALUES (:device_id, :environment_id, :problem_id, :provider, :pci_bus_id, :cublas_status, "
+    ":algo, " DGT_MEASUREMENT_INSERT_VALUES ")";
 
 #undef DGT_PROBLEM_COLUMNS
 #undef DGT_MEASUREMENT_COLUMNS
@@ -175,8 +178,10 @@ TrialRecord read_trial(const Connection& c, const Statement& s) {
   const std::string mainloop = s.get_text("mainloop");
   const int promote_every = s.get_int32("promote_every");
   if (mainloop != to_string(t.config.mainloop) || promote_every != t.config.promote_every)
-    DGT_THROW(ErrorKind::kSqlite, "tuning database {}: config {} is stored with mainloop {} and promote_every {}, which its key "
-              "contradicts (damaged file?)", c.path(), t.config.key(), mainloop, promote_every);
+    DGT_THROW(ErrorKind::kSqlite,
+              "tuning database {}: config {} is stored with mainloop {} and promote_every {}, which its key "
+              "contradicts (damaged file?)",
+              c.path(), t.config.key(), mainloop, promote_every);
   t.compile_ms = s.get_real("compile_ms");
   t.registers = s.get_int32("registers");
   t.spill_bytes = s.get_int32("spill_bytes");
@@ -268,7 +273,8 @@ constexpr const char* kFamilyWhere =
     "AND p.scale_mode = :scale_mode AND p.accum = :accum";
 
 void require_writable(const Connection& c, const char* what) {
-  if (c.read_only()) DGT_THROW(ErrorKind::kSqlite, "tuning database {} was opened read-only: cannot {}", c.path(), what);
+  if (c.read_only())
+    DGT_THROW(ErrorKind::kSqlite, "tuning database {} was opened read-only: cannot {}", c.path(), what);
 }
 
 }  // namespace
@@ -384,7 +390,8 @@ int64_t TuningDb::upsert_problem(const Problem& p) {
     s.run();
   }
   std::optional<int64_t> id = find_problem(p);
-  if (!id) DGT_THROW(ErrorKind::kInternal, "tuning database {}: problem {} missing right after its insert", path(), p.key());
+  if (!id)
+    DGT_THROW(ErrorKind::kInternal, "tuning database {}: problem {} missing right after its insert", path(), p.key());
   return *id;
 }
 
@@ -402,12 +409,13 @@ int64_t TuningDb::upsert_config(const KernelConfig& cfg) {
   const Connection& c = *conn_;
   std::string key = cfg.key();
   {
-    Statement s(c,
-                "INSERT INTO config (key, block_m, block_n, block_k, num_stages, num_math_wg, swizzle, cluster_m, "
-                "cluster_n, raster, group_size, epilogue, split_k, sms, mainloop, promote_every) "
-                "VALUES (:key, :block_m, :block_n, :block_k, :num_stages, :num_math_wg, :swizzle, :cluster_m, :cluster_n, "
-                ":raster, :group_size, :epilogue, :split_k, :sms, :mainloop, :promote_every) "
-                "ON CONFLICT (key) DO NOTHING");
+    Statement s(
+        c,
+        "INSERT INTO config (key, block_m, block_n, block_k, num_stages, num_math_wg, swizzle, cluster_m, "
+        "cluster_n, raster, group_size, epilogue, split_k, sms, mainloop, promote_every) "
+        "VALUES (:key, :block_m, :block_n, :block_k, :num_stages, :num_math_wg, :swizzle, :cluster_m, :cluster_n, "
+        ":raster, :group_size, :epilogue, :split_k, :sms, :mainloop, :promote_every) "
+        "ON CONFLICT (key) DO NOTHING");
     s.bind_text(":key", key);
     s.bind_int(":block_m", cfg.block_m);
     s.bind_int(":block_n", cfg.block_n);
@@ -428,7 +436,8 @@ int64_t TuningDb::upsert_config(const KernelConfig& cfg) {
   }
   Statement s(c, "SELECT id AS id FROM config WHERE key = :key");
   s.bind_text(":key", key);
-  if (!s.step()) DGT_THROW(ErrorKind::kInternal, "tuning database {}: config {} missing right after its insert", path(), key);
+  if (!s.step())
+    DGT_THROW(ErrorKind::kInternal, "tuning database {}: config {} missing right after its insert", path(), key);
   return s.get_int("id");
 }
 
@@ -485,11 +494,12 @@ std::vector<TrialRecord> TuningDb::trials(const DeviceScope& scope, const Proble
   std::optional<int64_t> problem_id = find_problem(p);
   if (!problem_id) return out;
   const Connection& c = *conn_;
-  Statement s(c, std::string(kTrialSelect) +
-                     "WHERE t.device_id = :device_id AND t.environment_id = :environment_id AND t.problem_id = :problem_id "
-                     // Timed ok trials first (fastest first), then everything else; config key breaks ties.
-                     "ORDER BY (t.status = 'ok' AND t.median_us IS NOT NULL) DESC, "
-                     "CASE WHEN t.status = 'ok' THEN t.median_us END ASC, c.key ASC");
+  Statement s(
+      c, std::string(kTrialSelect) +
+             "WHERE t.device_id = :device_id AND t.environment_id = :environment_id AND t.problem_id = :problem_id "
+             // Timed ok trials first (fastest first), then everything else; config key breaks ties.
+             "ORDER BY (t.status = 'ok' AND t.median_us IS NOT NULL) DESC, "
+             "CASE WHEN t.status = 'ok' THEN t.median_us END ASC, c.key ASC");
   bind_scope(s, scope);
   s.bind_int(":problem_id", *problem_id);
   while (s.step()) out.push_back(read_trial(c, s));
@@ -535,10 +545,11 @@ void TuningDb::put_sweep_state(const DeviceScope& scope, const Problem& p, const
   Transaction tx(c);
   const int64_t problem_id = upsert_problem(p);
   {
-    Statement s(c,
-                "INSERT OR REPLACE INTO sweep (device_id, environment_id, problem_id, space, strategy, candidates, stored, "
-                "complete, updated_at) VALUES (:device_id, :environment_id, :problem_id, :space, :strategy, :candidates, "
-                ":stored, :complete, :updated_at)");
+    Statement s(
+        c,
+        "INSERT OR REPLACE INTO sweep (device_id, environment_id, problem_id, space, strategy, candidates, stored, "
+        "complete, updated_at) VALUES (:device_id, :environment_id, :problem_id, :space, :strategy, :candidates, "
+        ":stored, :complete, :updated_at)");
     bind_scope(s, scope);
     s.bind_int(":problem_id", problem_id);
     s.bind_text(":space", space);
@@ -607,9 +618,10 @@ std::vector<WinnerRow> TuningDb::winners(const DeviceScope& scope) const {
 std::optional<WinnerRow> TuningDb::nearest_winner(const DeviceScope& scope, const Problem& p) const {
   if (p.m < 1) DGT_THROW(ErrorKind::kInvalid, "nearest_winner: M = {} is invalid (must be >= 1)", p.m);
   const Connection& c = *conn_;
-  Statement s(c, std::string("SELECT p.id AS problem_id, p.m AS m, p.key AS key FROM winner w JOIN problem p ON p.id = "
-                             "w.problem_id WHERE w.device_id = :device_id AND w.environment_id = :environment_id AND ") +
-                     kFamilyWhere);
+  Statement s(c,
+              std::string("SELECT p.id AS problem_id, p.m AS m, p.key AS key FROM winner w JOIN problem p ON p.id = "
+                          "w.problem_id WHERE w.device_id = :device_id AND w.environment_id = :environment_id AND ") +
+                  kFamilyWhere);
   bind_scope(s, scope);
   bind_family(s, p);
 
@@ -638,16 +650,17 @@ std::optional<WinnerRow> TuningDb::nearest_winner(const DeviceScope& scope, cons
 
 std::vector<EnvironmentWinner> TuningDb::environment_winners(int64_t device_id, const Problem& p) const {
   const Connection& c = *conn_;
-  Statement s(c, std::string("SELECT w.config_key AS config_key, w.median_us AS median_us, e.id AS environment_id, "
-                             "e.env_key AS env_key, e.driver_version AS driver_version, e.runtime_version AS "
-                             "runtime_version, e.cublaslt_version AS cublaslt_version, e.nvrtc_version AS nvrtc_version, "
-                             "e.kernel_hash AS kernel_hash, e.dgtune_version AS dgtune_version, "
-                             "p.m AS m, p.n AS n, p.k AS k, p.lda AS lda, p.ldb AS ldb, p.ldd AS ldd, "
-                             "p.dtype_a AS dtype_a, p.dtype_b AS dtype_b, p.dtype_d AS dtype_d, p.scale_mode AS "
-                             "scale_mode, p.accum AS accum "
-                             "FROM winner w JOIN problem p ON p.id = w.problem_id JOIN environment e ON e.id = "
-                             "w.environment_id WHERE w.device_id = :device_id AND ") +
-                     kFamilyWhere);
+  Statement s(c,
+              std::string("SELECT w.config_key AS config_key, w.median_us AS median_us, e.id AS environment_id, "
+                          "e.env_key AS env_key, e.driver_version AS driver_version, e.runtime_version AS "
+                          "runtime_version, e.cublaslt_version AS cublaslt_version, e.nvrtc_version AS nvrtc_version, "
+                          "e.kernel_hash AS kernel_hash, e.dgtune_version AS dgtune_version, "
+                          "p.m AS m, p.n AS n, p.k AS k, p.lda AS lda, p.ldb AS ldb, p.ldd AS ldd, "
+                          "p.dtype_a AS dtype_a, p.dtype_b AS dtype_b, p.dtype_d AS dtype_d, p.scale_mode AS "
+                          "scale_mode, p.accum AS accum "
+                          "FROM winner w JOIN problem p ON p.id = w.problem_id JOIN environment e ON e.id = "
+                          "w.environment_id WHERE w.device_id = :device_id AND ") +
+                  kFamilyWhere);
   s.bind_int(":device_id", device_id);
   bind_family(s, p);
   std::vector<EnvironmentWinner> out;
@@ -673,7 +686,8 @@ std::vector<ExportRow> TuningDb::export_rows(int64_t device_id) const {
   const Connection& c = *conn_;
   std::string columns(kTrialSelect);
   columns.resize(columns.find(" FROM trial"));
-  Statement s(c, columns + ", w.environment_id AS w_environment_id, e.kernel_hash AS kernel_hash, e.dgtune_version AS "
+  Statement s(c, columns +
+                     ", w.environment_id AS w_environment_id, e.kernel_hash AS kernel_hash, e.dgtune_version AS "
                      "dgtune_version FROM winner w JOIN trial t ON t.id = w.trial_id JOIN problem p ON p.id = "
                      "t.problem_id JOIN config c ON c.id = t.config_id JOIN environment e ON e.id = w.environment_id "
                      "WHERE w.device_id = :device_id ORDER BY p.m, p.n, p.k, p.key, w.environment_id");
@@ -689,7 +703,8 @@ std::vector<ExportRow> TuningDb::export_rows(int64_t device_id) const {
   }
   for (ExportRow& r : out) {
     const auto pid = find_problem(r.trial.problem);
-    if (pid) r.cublas_tuned = baseline_by_id(c, DeviceScope{device_id, r.environment_id, ""}, *pid, kProviderCublasTuned);
+    if (pid)
+      r.cublas_tuned = baseline_by_id(c, DeviceScope{device_id, r.environment_id, ""}, *pid, kProviderCublasTuned);
   }
   return out;
 }

@@ -32,8 +32,8 @@ struct DeviceScope {
 
 /// Progress of one sweep of a problem (per device, environment, search space name and strategy).
 struct SweepState {
-  int candidates = 0;   ///< candidates the sweep wanted to measure
-  int stored = 0;       ///< of those, how many have a stored trial
+  int candidates = 0;  ///< candidates the sweep wanted to measure
+  int stored = 0;      ///< of those, how many have a stored trial
   bool complete = false;
   std::string updated_at;
 };
@@ -63,12 +63,12 @@ struct EnvironmentWinner {
 
 /// One run of `dgtune gate --baseline` (table gate_run, schema 6).
 struct GateRunRow {
-  DeviceScope scope;                 ///< device and environment that measured now
+  DeviceScope scope;  ///< device and environment that measured now
   std::string baseline_path, baseline_created_at, baseline_env_key;
-  std::string protocol;              ///< protocol name, e.g. "cold-l2-v2"
+  std::string protocol;  ///< protocol name, e.g. "cold-l2-v2"
   double threshold = 0.05, confidence = 0.95;
   int exit_code = 0, shapes = 0, failures = 0, errors = 0;
-  std::string created_at;            ///< filled when empty
+  std::string created_at;  ///< filled when empty
 };
 
 /// One shape of a gate run (table gate_result). Ratios: median time ratio dgtune / cuBLASLt-tuned;
@@ -85,9 +85,9 @@ struct GateHistoryPoint {
   int64_t run_id = 0;
   std::string created_at;
   std::string device_name, kernel_hash, env_key;
-  int exit_code = 0;                 ///< of the whole run
+  int exit_code = 0;  ///< of the whole run
   std::string problem_key;
-  GateResultRow result;              ///< result.problem is left default; problem_key names it
+  GateResultRow result;  ///< result.problem is left default; problem_key names it
 };
 
 /// Tuning database, schema version schema::latest_version() (6); the DDL is src/db/schema.sql:

@@ -19,8 +19,8 @@ DeviceInfo open_device(int ordinal) {
   int count = cuda_device_count();
   if (count == 0) DGT_THROW(ErrorKind::kNoDevice, "no CUDA device found (no driver or no GPU on this machine)");
   if (ordinal < 0 || ordinal >= count)
-    DGT_THROW(ErrorKind::kNoDevice, "device {} does not exist: this machine has {} CUDA device(s) (0..{})", ordinal, count,
-              count - 1);
+    DGT_THROW(ErrorKind::kNoDevice, "device {} does not exist: this machine has {} CUDA device(s) (0..{})", ordinal,
+              count, count - 1);
   DGT_CHECK_CUDA(cudaSetDevice(ordinal));
   DGT_CHECK_CUDA(cudaFree(nullptr));  // create the primary context now, so driver calls find it
   cudaDeviceProp prop{};

@@ -15,15 +15,17 @@ struct DeviceInfo {
   int sm_count = 0;
   int64_t memory_bytes = 0;
   int64_t l2_bytes = 0;
-  int max_smem_per_block_optin = 0;   ///< bytes (cudaDevAttrMaxSharedMemoryPerBlockOptin)
-  int max_sm_clock_mhz = 0;           ///< cudaDevAttrClockRate / 1000
+  int max_smem_per_block_optin = 0;  ///< bytes (cudaDevAttrMaxSharedMemoryPerBlockOptin)
+  int max_sm_clock_mhz = 0;          ///< cudaDevAttrClockRate / 1000
   int memory_clock_mhz = 0;
   int memory_bus_bits = 0;
   int driver_version = 0, runtime_version = 0;
-  std::string pci_bus_id;             ///< cudaDeviceGetPCIBusId, e.g. "0000:3b:00.0"
+  std::string pci_bus_id;  ///< cudaDeviceGetPCIBusId, e.g. "0000:3b:00.0"
 
   /// The hardware identity (records/records.hpp) a winner measured on this device belongs to.
-  HardwareIdentity hardware() const { return HardwareIdentity{name, cc_major, cc_minor, sm_count, memory_bytes, l2_bytes}; }
+  HardwareIdentity hardware() const {
+    return HardwareIdentity{name, cc_major, cc_minor, sm_count, memory_bytes, l2_bytes};
+  }
 
   /// True for compute capability 9.0 (the family's WGMMA/TMA code needs sm_90a).
   bool is_sm90() const { return cc_major == 9 && cc_minor == 0; }

@@ -39,7 +39,8 @@ void parse_ptxas_report(const std::string& log, const std::string& function, Com
   }
   std::string section = log.substr(start);
   std::smatch m;
-  if (std::regex_search(section, m, std::regex(R"((\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads)"))) {
+  if (std::regex_search(section, m,
+                        std::regex(R"((\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads)"))) {
     out.stack_bytes = std::stoi(m[1]);
     out.spill_bytes = std::stoi(m[2]) + std::stoi(m[3]);
   }
@@ -99,7 +100,8 @@ CompiledKernel compile(const std::string& source, const std::string& program_nam
   if (log_size > 0) DGT_CHECK_NVRTC(nvrtcGetProgramLog(*prog, out.log.data()));
   while (!out.log.empty() && out.log.back() == '\0') out.log.pop_back();
   if (rc != NVRTC_SUCCESS)
-    DGT_THROW(ErrorKind::kNvrtc, "NVRTC failed to compile {} ({}):\n{}", program_name, nvrtcGetErrorString(rc), out.log);
+    DGT_THROW(ErrorKind::kNvrtc, "NVRTC failed to compile {} ({}):\n{}", program_name, nvrtcGetErrorString(rc),
+              out.log);
 
   size_t cubin_size = 0;
   DGT_CHECK_NVRTC(nvrtcGetCUBINSize(*prog, &cubin_size));
@@ -111,7 +113,8 @@ CompiledKernel compile(const std::string& source, const std::string& program_nam
     out.lowered_name = lowered;
   }
   if (std::string w = serialized_wgmma_warning(out.log); !w.empty())
-    DGT_THROW(ErrorKind::kNvrtc, "ptxas serialized the WGMMAs of {} (treated as a compile failure): {}\n{}", program_name, w, out.log);
+    DGT_THROW(ErrorKind::kNvrtc, "ptxas serialized the WGMMAs of {} (treated as a compile failure): {}\n{}",
+              program_name, w, out.log);
   parse_ptxas_report(out.log, out.lowered_name, out);
   out.compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   return out;

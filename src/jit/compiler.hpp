@@ -8,12 +8,12 @@ namespace dgt::jit {
 
 /// Result of one NVRTC compilation. Resource numbers come from ptxas's verbose report in the log.
 struct CompiledKernel {
-  std::string cubin;          ///< sm_90a machine code
-  std::string lowered_name;   ///< mangled name of the kernel (from the name expression), "" for extern "C" modules
-  std::string log;            ///< NVRTC + ptxas log
-  int registers = 0;          ///< per thread at entry (ptxas "Used N registers")
-  int spill_bytes = 0;        ///< spill stores + spill loads
-  int stack_bytes = 0;        ///< stack frame
+  std::string cubin;         ///< sm_90a machine code
+  std::string lowered_name;  ///< mangled name of the kernel (from the name expression), "" for extern "C" modules
+  std::string log;           ///< NVRTC + ptxas log
+  int registers = 0;         ///< per thread at entry (ptxas "Used N registers")
+  int spill_bytes = 0;       ///< spill stores + spill loads
+  int stack_bytes = 0;       ///< stack frame
   double compile_ms = 0;
 };
 

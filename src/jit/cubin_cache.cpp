@@ -106,10 +106,10 @@ bool CubinCache::try_read(const std::string& key, CompiledKernel& out) const {
 }
 
 void CubinCache::publish(const std::string& key, const CompiledKernel& k) const {
-  nlohmann::json meta = {{"cubin_bytes", k.cubin.size()}, {"cubin_fnv", hex16(fnv1a64(k.cubin))},
-                         {"lowered_name", k.lowered_name}, {"registers", k.registers},
-                         {"spill_bytes", k.spill_bytes},   {"stack_bytes", k.stack_bytes},
-                         {"compile_ms", k.compile_ms},     {"log", k.log},
+  nlohmann::json meta = {{"cubin_bytes", k.cubin.size()},      {"cubin_fnv", hex16(fnv1a64(k.cubin))},
+                         {"lowered_name", k.lowered_name},     {"registers", k.registers},
+                         {"spill_bytes", k.spill_bytes},       {"stack_bytes", k.stack_bytes},
+                         {"compile_ms", k.compile_ms},         {"log", k.log},
                          {"kernel_hash", kernel_source_hash()}};
   write_atomic(dir_ + "/" + key + ".cubin", k.cubin);
   write_atomic(dir_ + "/" + key + ".json", meta.dump(1));

@@ -1,7 +1,7 @@
 #include "jit/module.hpp"
 
-#include "core/error.hpp"
 #include "core/driver_api.hpp"
+#include "core/error.hpp"
 
 namespace dgt::jit {
 
@@ -14,7 +14,8 @@ Module::~Module() {
 CUfunction Module::function(const std::string& name) const {
   CUfunction f = nullptr;
   CUresult rc = driver().module_get_function(&f, module_, name.c_str());
-  if (rc != CUDA_SUCCESS) DGT_THROW(ErrorKind::kDriver, "kernel '{}' not found in module: {}", name, driver_error_name(rc));
+  if (rc != CUDA_SUCCESS)
+    DGT_THROW(ErrorKind::kDriver, "kernel '{}' not found in module: {}", name, driver_error_name(rc));
   return f;
 }
 
@@ -25,9 +26,11 @@ LoadedKernel load_kernel(const CompiledKernel& k, int dynamic_smem_bytes, const 
   out.dynamic_smem_bytes = dynamic_smem_bytes;
   const auto& d = driver();
   if (dynamic_smem_bytes > 48 * 1024) {
-    CUresult rc = d.func_set_attribute(out.function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, dynamic_smem_bytes);
+    CUresult rc =
+        d.func_set_attribute(out.function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, dynamic_smem_bytes);
     if (rc != CUDA_SUCCESS)
-      DGT_THROW(ErrorKind::kDriver, "device refused {} bytes of dynamic shared memory: {}", dynamic_smem_bytes, driver_error_name(rc));
+      DGT_THROW(ErrorKind::kDriver, "device refused {} bytes of dynamic shared memory: {}", dynamic_smem_bytes,
+                driver_error_name(rc));
   }
   DGT_CHECK_CU(d.func_get_attribute(&out.registers, CU_FUNC_ATTRIBUTE_NUM_REGS, out.function));
   DGT_CHECK_CU(d.func_get_attribute(&out.static_smem_bytes, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, out.function));

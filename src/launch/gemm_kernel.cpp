@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "core/error.hpp"
 #include "core/driver_api.hpp"
+#include "core/error.hpp"
 #include "device/tma.hpp"
 #include "space/tile_grid.hpp"
 
@@ -31,8 +31,9 @@ GemmKernel::GemmKernel(KernelSpec spec, LoadedKernel kernel, int sm_count)
     int n = 0;
     CUresult rc = driver().occupancy_max_active_clusters(&n, kernel_.function, &cfg);
     if (rc != CUDA_SUCCESS || n <= 0)
-      DGT_THROW(ErrorKind::kDriver, "{}: no cluster of {} CTAs fits on the device (cuOccupancyMaxActiveClusters: {}, {})",
-                spec_.key(), cluster, driver_error_name(rc), n);
+      DGT_THROW(ErrorKind::kDriver,
+                "{}: no cluster of {} CTAs fits on the device (cuOccupancyMaxActiveClusters: {}, {})", spec_.key(),
+                cluster, driver_error_name(rc), n);
     max_active_clusters_ = n;
   }
 }
@@ -63,8 +64,8 @@ size_t GemmKernel::counter_bytes(const Problem& p) const {
 void GemmKernel::launch(const Problem& p, const GemmOperands& ops, cudaStream_t stream, const GemmWorkspace* ws) const {
   const KernelConfig& c = spec_.config;
   if (p.a != spec_.a || p.b != spec_.b || p.accum != spec_.accum)
-    DGT_THROW(ErrorKind::kInvalid, "problem {} does not match kernel {} (operand types or accumulation differ)", p.label(),
-              spec_.key());
+    DGT_THROW(ErrorKind::kInvalid, "problem {} does not match kernel {} (operand types or accumulation differ)",
+              p.label(), spec_.key());
   const CUtensorMap tma_a = make_kmajor_tma("A", ops.a, p.m, p.k, p.lda, c.block_m / c.cluster_n, c.swizzle);
   const CUtensorMap tma_b = make_kmajor_tma("B", ops.b, p.n, p.k, p.ldb, c.block_n / c.cluster_m, c.swizzle);
   CUtensorMap tma_d{};
@@ -76,8 +77,8 @@ void GemmKernel::launch(const Problem& p, const GemmOperands& ops, cudaStream_t 
   void* counters = nullptr;
   if (splits > 1) {
     if (!ws || ws->partial_bytes < workspace_bytes(p) || ws->counter_bytes < counter_bytes(p))
-      DGT_THROW(ErrorKind::kInvalid, "{} on {} splits K {} ways and needs a workspace of {} + {} bytes", spec_.key(), p.label(),
-                splits, workspace_bytes(p), counter_bytes(p));
+      DGT_THROW(ErrorKind::kInvalid, "{} on {} splits K {} ways and needs a workspace of {} + {} bytes", spec_.key(),
+                p.label(), splits, workspace_bytes(p), counter_bytes(p));
     partials = ws->partials;
     counters = ws->counters;
   }
@@ -86,8 +87,19 @@ void GemmKernel::launch(const Problem& p, const GemmOperands& ops, cudaStream_t 
   const float* sb = ops.scale_b;
   unsigned m = static_cast<unsigned>(p.m), n = static_cast<unsigned>(p.n), k = static_cast<unsigned>(p.k);
   unsigned long long ldd = static_cast<unsigned long long>(p.ldd);
-  void* params[] = {const_cast<CUtensorMap*>(&tma_a), const_cast<CUtensorMap*>(&tma_b), &tma_d, &d, &sa, &sb, &m, &n, &k, &ldd,
-                    &splits, &partials, &counters};
+  void* params[] = {const_cast<CUtensorMap*>(&tma_a),
+                    const_cast<CUtensorMap*>(&tma_b),
+                    &tma_d,
+                    &d,
+                    &sa,
+                    &sb,
+                    &m,
+                    &n,
+                    &k,
+                    &ldd,
+                    &splits,
+                    &partials,
+                    &counters};
 
   CUlaunchConfig cfg{};
   cfg.gridDimX = static_cast<unsigned>(grid_size(p));
@@ -107,8 +119,8 @@ void GemmKernel::launch(const Problem& p, const GemmOperands& ops, cudaStream_t 
   }
   CUresult rc = driver().launch_kernel_ex(&cfg, kernel_.function, params, nullptr);
   if (rc != CUDA_SUCCESS)
-    DGT_THROW(ErrorKind::kDriver, "launch of {} for {} refused: {} (grid {}, block {}, smem {} B)", spec_.key(), p.label(),
-              driver_error_name(rc), cfg.gridDimX, cfg.blockDimX, cfg.sharedMemBytes);
+    DGT_THROW(ErrorKind::kDriver, "launch of {} for {} refused: {} (grid {}, block {}, smem {} B)", spec_.key(),
+              p.label(), driver_error_name(rc), cfg.gridDimX, cfg.blockDimX, cfg.sharedMemBytes);
 }
 
 }  // namespace dgt::jit

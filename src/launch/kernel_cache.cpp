@@ -57,8 +57,9 @@ std::shared_ptr<jit::GemmKernel> KernelCache::get_impl(const KernelSpec& spec, c
   if (mit == modules_.end()) {
     // split_k (beyond "split or not") and sms are run-time arguments: the shared-memory size of the
     // compiled key's module is the same for every spec that maps to it.
-    jit::LoadedKernel loaded = compiled ? jit::load_kernel(*compiled, res.smem.total)
-                                        : jit::load_kernel(cubins_.get_or_compile(jit::generate_gemm(spec)), res.smem.total);
+    jit::LoadedKernel loaded = compiled
+                                   ? jit::load_kernel(*compiled, res.smem.total)
+                                   : jit::load_kernel(cubins_.get_or_compile(jit::generate_gemm(spec)), res.smem.total);
     mit = modules_.emplace(mkey, std::move(loaded)).first;
   }
   auto kernel = std::make_shared<jit::GemmKernel>(spec, mit->second, sm_count_);

@@ -93,7 +93,7 @@ class KernelCache {
   const jit::CubinCache& cubins_;
   int sm_count_;
   mutable std::shared_mutex mu_;
-  std::unordered_map<std::string, jit::LoadedKernel> modules_;                  ///< by KernelSpec::compiled_key()
+  std::unordered_map<std::string, jit::LoadedKernel> modules_;                 ///< by KernelSpec::compiled_key()
   std::unordered_map<std::string, std::shared_ptr<jit::GemmKernel>> kernels_;  ///< by KernelSpec::key()
   std::mutex ws_mu_;
   WorkspaceArena shared_ws_;

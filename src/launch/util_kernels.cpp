@@ -1,7 +1,7 @@
 #include "launch/util_kernels.hpp"
 
-#include "core/error.hpp"
 #include "core/driver_api.hpp"
+#include "core/error.hpp"
 #include "core/int_math.hpp"
 #include "jit/codegen.hpp"
 
@@ -27,12 +27,14 @@ UtilKernels::UtilKernels(const jit::CubinCache& cache, int sm_count) : sm_count_
   clock_probe_ = get("dgt_clock_probe");
 }
 
-void UtilKernels::launch(CUfunction f, unsigned gx, unsigned gy, unsigned bx, unsigned by, void** params, cudaStream_t s) const {
+void UtilKernels::launch(CUfunction f, unsigned gx, unsigned gy, unsigned bx, unsigned by, void** params,
+                         cudaStream_t s) const {
   CUresult rc = driver().launch_kernel(f, gx, gy, 1, bx, by, 1, 0, reinterpret_cast<CUstream>(s), params, nullptr);
   if (rc != CUDA_SUCCESS) DGT_THROW(ErrorKind::kDriver, "utility kernel launch failed: {}", driver_error_name(rc));
 }
 
-void UtilKernels::fill_fp8(void* p, int64_t rows, int64_t cols, int64_t ld, uint64_t seed, DType type, cudaStream_t s) const {
+void UtilKernels::fill_fp8(void* p, int64_t rows, int64_t cols, int64_t ld, uint64_t seed, DType type,
+                           cudaStream_t s) const {
   unsigned long long r = rows, c = cols, l = ld, sd = seed;
   unsigned t = fp8_type_code(type);
   void* params[] = {&p, &r, &c, &l, &sd, &t};
@@ -55,17 +57,18 @@ void UtilKernels::flush_l2(void* buf, int64_t bytes, void* sink, uint32_t salt, 
   launch(flush_read_.function, sm_count_ * 8, 1, 512, 1, rparams, s);
 }
 
-void UtilKernels::reference_gemm(const Problem& p, const void* a, const void* b, const float* scale_a, const float* scale_b,
-                                 float* dref, cudaStream_t s) const {
+void UtilKernels::reference_gemm(const Problem& p, const void* a, const void* b, const float* scale_a,
+                                 const float* scale_b, float* dref, cudaStream_t s) const {
   unsigned m = p.m, n = p.n, k = p.k;
   unsigned long long lda = p.lda, ldb = p.ldb;
   unsigned ta = fp8_type_code(p.a), tb = fp8_type_code(p.b);
   void* params[] = {&a, &b, &dref, &m, &n, &k, &lda, &ldb, &scale_a, &scale_b, &ta, &tb};
-  launch(ref_gemm_.function, static_cast<unsigned>(ceil_div(p.n, 64)), static_cast<unsigned>(ceil_div(p.m, 64)), 16, 16, params, s);
+  launch(ref_gemm_.function, static_cast<unsigned>(ceil_div(p.n, 64)), static_cast<unsigned>(ceil_div(p.m, 64)), 16, 16,
+         params, s);
 }
 
-void UtilKernels::compare(const Problem& p, const void* d, const float* dref, int64_t rows_alloc, CompareStatsHost* stats,
-                          cudaStream_t s) const {
+void UtilKernels::compare(const Problem& p, const void* d, const float* dref, int64_t rows_alloc,
+                          CompareStatsHost* stats, cudaStream_t s) const {
   unsigned m = p.m, n = p.n;
   unsigned long long ldd = p.ldd, rows = rows_alloc;
   void* params[] = {&d, &dref, &m, &n, &ldd, &rows, &stats};

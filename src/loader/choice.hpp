@@ -16,11 +16,11 @@ namespace dgt {
 /// A stored winner the loader may run, and why.
 struct StoredChoice {
   KernelConfig config;
-  std::string source;          ///< "db" (a winner of this problem) or "nearest" (of the same N, K family)
-  double tuned_us = 0;         ///< median time stored with the winner
-  Problem from;                ///< the problem the winner was measured on
-  std::string kernel_hash;     ///< kernel hash of the winner's environment
-  bool older_kernel = false;   ///< measured with another kernel hash than the running one
+  std::string source;         ///< "db" (a winner of this problem) or "nearest" (of the same N, K family)
+  double tuned_us = 0;        ///< median time stored with the winner
+  Problem from;               ///< the problem the winner was measured on
+  std::string kernel_hash;    ///< kernel hash of the winner's environment
+  bool older_kernel = false;  ///< measured with another kernel hash than the running one
 };
 
 /// True when `config` may run `problem` with the running kernel: evaluate_resources() accepts it and

@@ -20,7 +20,8 @@ std::string quoted(const std::string& s) {
 }  // namespace
 
 const std::string& tuned_table_types() {
-  static const std::string text = R"DGT(// BEGIN dgtune tuned-table types (written verbatim into headers made by `dgtune export --format cpp`)
+  static const std::string text =
+      R"DGT(// BEGIN dgtune tuned-table types (written verbatim into headers made by `dgtune export --format cpp`)
 #ifndef DGTUNE_TUNED_TABLE_TYPES
 #define DGTUNE_TUNED_TABLE_TYPES
 namespace dgt {
@@ -73,15 +74,17 @@ std::string export_header(const std::vector<ExportRow>& rows, const HeaderInfo& 
     for (const ExportRow& r : rows) {
       const Problem& p = r.trial.problem;
       const double us = r.trial.timing ? r.trial.timing->median_us : 0.0;
-      h += fmt::format("    {{{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {:.17g}, {}}},\n", p.m, p.n, p.k, p.lda, p.ldb, p.ldd,
-                       quoted(to_string(p.a)), quoted(to_string(p.b)), quoted(to_string(p.accum)),
+      h += fmt::format("    {{{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {:.17g}, {}}},\n", p.m, p.n, p.k, p.lda, p.ldb,
+                       p.ldd, quoted(to_string(p.a)), quoted(to_string(p.b)), quoted(to_string(p.accum)),
                        quoted(r.trial.config.key()), us, quoted(r.kernel_hash));
     }
     h += "};\n";
-    h += "inline constexpr dgt::TunedTable kTable = {kHardwareKey, kDeviceName, kKernelHash, kDgtuneVersion, kEntries,\n";
+    h += "inline constexpr dgt::TunedTable kTable = {kHardwareKey, kDeviceName, kKernelHash, kDgtuneVersion, "
+         "kEntries,\n";
     h += fmt::format("                                           {}ull}};\n\n", rows.size());
   } else {
-    h += "inline constexpr dgt::TunedTable kTable = {kHardwareKey, kDeviceName, kKernelHash, kDgtuneVersion, nullptr, 0ull};\n\n";
+    h += "inline constexpr dgt::TunedTable kTable = {kHardwareKey, kDeviceName, kKernelHash, kDgtuneVersion, nullptr, "
+         "0ull};\n\n";
   }
   h += R"DGT(constexpr bool str_eq(const char* x, const char* y) {
   while (*x && *x == *y) ++x, ++y;

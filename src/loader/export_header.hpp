@@ -16,9 +16,9 @@ const std::string& tuned_table_types();
 
 /// What the header is made for.
 struct HeaderInfo {
-  std::string hw_key;          ///< the device's HardwareIdentity::key()
+  std::string hw_key;  ///< the device's HardwareIdentity::key()
   std::string device_name;
-  std::string kernel_hash;     ///< the exporting dgtune's kernel-source hash
+  std::string kernel_hash;  ///< the exporting dgtune's kernel-source hash
   std::string dgtune_version;
   std::string ns = "dgtune_tuned";  ///< namespace of the generated table
 };

@@ -12,11 +12,11 @@
 #include "core/paths.hpp"
 #include "db/tuning_db.hpp"
 #include "device/device_info.hpp"
-#include "launch/environment.hpp"
-#include "loader/choice.hpp"
 #include "jit/cubin_cache.hpp"
+#include "launch/environment.hpp"
 #include "launch/gemm_kernel.hpp"
 #include "launch/kernel_cache.hpp"
+#include "loader/choice.hpp"
 #include "space/cost_model.hpp"
 #include "space/resource_model.hpp"
 
@@ -87,10 +87,10 @@ struct Gemm::Impl {
   DeviceInfo device;
   std::unique_ptr<TuningDb> db;
   const TunedTable* table = nullptr;  ///< GemmOptions::table when it belongs to this hardware identity
-  std::optional<int64_t> device_id;  ///< device row of this GPU's hardware identity
-  SoftwareEnv env;                   ///< the running software environment
-  std::string env_key;               ///< env.key()
-  bool older_kernel_notice = false;  ///< the one notice per Gemm about winners of an older kernel hash
+  std::optional<int64_t> device_id;   ///< device row of this GPU's hardware identity
+  SoftwareEnv env;                    ///< the running software environment
+  std::string env_key;                ///< env.key()
+  bool older_kernel_notice = false;   ///< the one notice per Gemm about winners of an older kernel hash
   std::unique_ptr<jit::CubinCache> cache;
   std::unique_ptr<KernelCache> kernels;  // after `cache`: destroyed before it
   // Shape -> entry: the first call for a shape resolves it under the exclusive lock (DB query, then
@@ -116,8 +116,10 @@ struct Gemm::Impl {
     KernelConfig config = default_config(p);
     e.choice.source = "default";
     std::optional<std::vector<EnvironmentWinner>> candidates;
-    if (table) candidates = table_winners(*table, p);
-    else if (db && device_id) candidates = db->environment_winners(*device_id, p);
+    if (table)
+      candidates = table_winners(*table, p);
+    else if (db && device_id)
+      candidates = db->environment_winners(*device_id, p);
     if (candidates) {
       // The identity rule (loader/choice.hpp): winners of this hardware identity under any software
       // environment; the running kernel hash first, an older one only while its config is still legal.
@@ -129,17 +131,21 @@ struct Gemm::Impl {
         e.choice.tuned_us = w->tuned_us;
         if (w->older_kernel && !older_kernel_notice) {
           older_kernel_notice = true;
-          spdlog::info("dgt::Gemm: {} holds no winner of the running kernel version ({}) for {}; using the winner "
-                       "measured with kernel version {} ({}), whose config is still legal. Re-run `dgtune sweep` to "
-                       "tune this kernel version (this notice is shown once).",
-                       table ? std::string("the exported table") : db->path(), env.kernel_hash, p.label(), w->kernel_hash, config.key());
+          spdlog::info(
+              "dgt::Gemm: {} holds no winner of the running kernel version ({}) for {}; using the winner "
+              "measured with kernel version {} ({}), whose config is still legal. Re-run `dgtune sweep` to "
+              "tune this kernel version (this notice is shown once).",
+              table ? std::string("the exported table") : db->path(), env.kernel_hash, p.label(), w->kernel_hash,
+              config.key());
         }
       }
     }
     e.choice.config_key = config.key();
     const KernelSpec spec = KernelSpec::of(config, p);
     const ResourceReport res = evaluate_resources(spec);
-    if (!res.ok()) DGT_THROW(ErrorKind::kInternal, "config {} chosen for {} is not legal: {}", config.key(), p.label(), res.rejection);
+    if (!res.ok())
+      DGT_THROW(ErrorKind::kInternal, "config {} chosen for {} is not legal: {}", config.key(), p.label(),
+                res.rejection);
     e.kernel = kernels->get(spec);
     e.workspace = kernels->dedicated_workspace(*e.kernel, p);
     spdlog::debug("dgt::Gemm {}: {} ({})", p.label(), e.choice.config_key, e.choice.source);
@@ -164,13 +170,15 @@ Gemm::Gemm(GemmOptions options) : impl_(std::make_unique<Impl>()) {
     if (hw == options.table->hw_key) {
       impl_->table = options.table;
       if (impl_->env.kernel_hash != options.table->kernel_hash)
-        spdlog::info("dgt::Gemm: the tuned table was exported by dgtune {} for kernel version {}; running kernel version {}: "
-                     "entries of another kernel version are used only while their config is still legal",
-                     options.table->dgtune_version, options.table->kernel_hash, impl_->env.kernel_hash);
+        spdlog::info(
+            "dgt::Gemm: the tuned table was exported by dgtune {} for kernel version {}; running kernel version {}: "
+            "entries of another kernel version are used only while their config is still legal",
+            options.table->dgtune_version, options.table->kernel_hash, impl_->env.kernel_hash);
     } else {
-      spdlog::warn("dgt::Gemm: the tuned table belongs to {} (hardware key {}), not to this device ({}, hardware key {}); "
-                   "using default configs",
-                   options.table->device_name, options.table->hw_key, impl_->device.name, hw);
+      spdlog::warn(
+          "dgt::Gemm: the tuned table belongs to {} (hardware key {}), not to this device ({}, hardware key {}); "
+          "using default configs",
+          options.table->device_name, options.table->hw_key, impl_->device.name, hw);
     }
   } else if (std::filesystem::exists(db_path)) {
     impl_->db = std::make_unique<TuningDb>(db_path, /*read_only=*/true);
@@ -189,10 +197,15 @@ Gemm::Gemm(GemmOptions options) : impl_(std::make_unique<Impl>()) {
 
 Gemm::~Gemm() = default;
 
-void Gemm::run(const void* a, const void* b, void* d, int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldd,
-               const float* scale_a, const float* scale_b, cudaStream_t stream, Fp8Format a_format, Fp8Format b_format,
-               bool fast_accum) {
-  const ShapeKey key{m, n, k, lda, ldb, ldd,
+void Gemm::run(const void* a, const void* b, void* d, int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb,
+               int64_t ldd, const float* scale_a, const float* scale_b, cudaStream_t stream, Fp8Format a_format,
+               Fp8Format b_format, bool fast_accum) {
+  const ShapeKey key{m,
+                     n,
+                     k,
+                     lda,
+                     ldb,
+                     ldd,
                      int(a_format == Fp8Format::kE5M2) | int(b_format == Fp8Format::kE5M2) << 1 | int(fast_accum) << 2};
   const Entry& e = impl_->resolve(key);
   e.kernel->launch(make_problem(key), jit::GemmOperands{a, b, d, scale_a, scale_b}, stream, &e.workspace);
@@ -200,7 +213,12 @@ void Gemm::run(const void* a, const void* b, void* d, int64_t m, int64_t n, int6
 
 GemmChoice Gemm::choose(int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldd, Fp8Format a_format,
                         Fp8Format b_format, bool fast_accum) {
-  const ShapeKey key{m, n, k, lda, ldb, ldd,
+  const ShapeKey key{m,
+                     n,
+                     k,
+                     lda,
+                     ldb,
+                     ldd,
                      int(a_format == Fp8Format::kE5M2) | int(b_format == Fp8Format::kE5M2) << 1 | int(fast_accum) << 2};
   return impl_->resolve(key).choice;
 }

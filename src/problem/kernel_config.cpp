@@ -46,8 +46,8 @@ Raster parse_raster(std::string_view s, std::string_view where) {
 
 std::string KernelConfig::key() const {
   return fmt::format("{}x{}x{}_s{}_wg{}_sw{}_c{}x{}_r{}{}_{}_sk{}_sm{}_{}_p{}", block_m, block_n, block_k, num_stages,
-                     num_math_wg, swizzle, cluster_m, cluster_n, to_string(raster), group, to_string(epilogue), split_k, sms,
-                     to_string(mainloop), promote_every);
+                     num_math_wg, swizzle, cluster_m, cluster_n, to_string(raster), group, to_string(epilogue), split_k,
+                     sms, to_string(mainloop), promote_every);
 }
 
 namespace {
@@ -75,14 +75,17 @@ int parse_int(std::string_view key, std::string_view token, std::string_view dig
 }  // namespace
 
 KernelConfig KernelConfig::parse_key(std::string_view key) {
-  static constexpr const char* kFormat = "BMxBNxBK_sSTAGES_wgW_swBYTES_cCMxCN_r{m|n}GROUP_{direct|tma}_skS_smSMS_{1g|2g}_pP";
+  static constexpr const char* kFormat =
+      "BMxBNxBK_sSTAGES_wgW_swBYTES_cCMxCN_r{m|n}GROUP_{direct|tma}_skS_smSMS_{1g|2g}_pP";
   auto tok = split(key, '_');
   if (tok.size() < 8 || tok.size() > 11)
-    DGT_THROW(ErrorKind::kUsage, "config key '{}' has {} '_'-separated fields, expected 11 ({}; older keys end earlier)", key,
-              tok.size(), kFormat);
+    DGT_THROW(ErrorKind::kUsage,
+              "config key '{}' has {} '_'-separated fields, expected 11 ({}; older keys end earlier)", key, tok.size(),
+              kFormat);
   KernelConfig c;
   auto tile = split(tok[0], 'x');
-  if (tile.size() != 3) DGT_THROW(ErrorKind::kUsage, "config key '{}': tile '{}' should be BLOCK_MxBLOCK_NxBLOCK_K", key, tok[0]);
+  if (tile.size() != 3)
+    DGT_THROW(ErrorKind::kUsage, "config key '{}': tile '{}' should be BLOCK_MxBLOCK_NxBLOCK_K", key, tok[0]);
   c.block_m = parse_int(key, tok[0], tile[0], "BLOCK_M");
   c.block_n = parse_int(key, tok[0], tile[1], "BLOCK_N");
   c.block_k = parse_int(key, tok[0], tile[2], "BLOCK_K");
@@ -105,7 +108,8 @@ KernelConfig KernelConfig::parse_key(std::string_view key) {
   c.group = parse_int(key, tok[5], r.substr(1), "rasterization group");
   c.epilogue = parse_epilogue(tok[6], fmt::format("config key '{}'", key));
   c.split_k = parse_int(key, tok[7], prefixed(tok[7], "sk", "split-K"), "split-K");
-  if (tok.size() >= 9) c.sms = parse_int(key, tok[8], prefixed(tok[8], "sm", "persistent grid size"), "persistent grid size");
+  if (tok.size() >= 9)
+    c.sms = parse_int(key, tok[8], prefixed(tok[8], "sm", "persistent grid size"), "persistent grid size");
   // Optional trailing tokens, in this order: mainloop ("1g"/"2g"/"2o"), promotion interval ("p<P>").
   size_t t = 9;
   if (t < tok.size() && !tok[t].empty() && (tok[t].back() == 'g' || tok[t].back() == 'o')) {
@@ -117,8 +121,9 @@ KernelConfig KernelConfig::parse_key(std::string_view key) {
     ++t;
   }
   if (t < tok.size())
-    DGT_THROW(ErrorKind::kUsage, "config key '{}': token '{}' should be the mainloop (1g, 2g or 2o) or p<promote_every> ({})", key,
-              tok[t], kFormat);
+    DGT_THROW(ErrorKind::kUsage,
+              "config key '{}': token '{}' should be the mainloop (1g, 2g or 2o) or p<promote_every> ({})", key, tok[t],
+              kFormat);
   return c;
 }
 

@@ -35,19 +35,19 @@ const char* to_string(Mainloop m);
 /// The tunables, each a template parameter of the kernel and its own column in the tuning DB.
 /// Units: block sizes in elements (BLOCK_K in FP8 elements = bytes), swizzle in bytes.
 struct KernelConfig {
-  int block_m = 128;       ///< rows of D per CTA tile: 64, 128, 256 (a multiple of 64 per consumer warpgroup)
-  int block_n = 128;       ///< columns of D per CTA tile: multiple of 8, 8..256 (WGMMA N)
-  int block_k = 128;       ///< K elements per pipeline stage: a multiple of the swizzle span
-  int num_stages = 4;      ///< kNumStages: depth of the shared-memory ring
-  int num_math_wg = 2;     ///< consumer warpgroups (1 or 2); BLOCK_M is split evenly between them
-  int swizzle = 128;       ///< operand shared-memory swizzle span in bytes (128, 64, 32)
-  int cluster_m = 1;       ///< CTAs per cluster along M
-  int cluster_n = 1;       ///< CTAs per cluster along N
+  int block_m = 128;    ///< rows of D per CTA tile: 64, 128, 256 (a multiple of 64 per consumer warpgroup)
+  int block_n = 128;    ///< columns of D per CTA tile: multiple of 8, 8..256 (WGMMA N)
+  int block_k = 128;    ///< K elements per pipeline stage: a multiple of the swizzle span
+  int num_stages = 4;   ///< kNumStages: depth of the shared-memory ring
+  int num_math_wg = 2;  ///< consumer warpgroups (1 or 2); BLOCK_M is split evenly between them
+  int swizzle = 128;    ///< operand shared-memory swizzle span in bytes (128, 64, 32)
+  int cluster_m = 1;    ///< CTAs per cluster along M
+  int cluster_n = 1;    ///< CTAs per cluster along N
   Raster raster = Raster::kAlongM;
-  int group = 8;           ///< rasterization band width in blocks
+  int group = 8;  ///< rasterization band width in blocks
   Epilogue epilogue = Epilogue::kDirect;
-  int split_k = 1;         ///< K slices per output tile (reduced deterministically in split order)
-  int sms = 0;             ///< persistent grid: at most this many CTAs (0 = one per SM of the device)
+  int split_k = 1;                    ///< K slices per output tile (reduced deterministically in split order)
+  int sms = 0;                        ///< persistent grid: at most this many CTAs (0 = one per SM of the device)
   Mainloop mainloop = Mainloop::k1g;  ///< WGMMA groups in flight in the consumer mainloop
   /// P: promotion into FP32 every P k-blocks. Must be 1 with promote accumulation (R19); with fast
   /// accumulation 1 <= P and P x BLOCK_K <= 2048 (R18).

@@ -84,12 +84,13 @@ void validate_problem(const Problem& p) {
     DGT_THROW(ErrorKind::kInvalid, "operand A has dtype {}: A must be e4m3 or e5m2", to_string(p.a));
   if (p.b != DType::kE4M3 && p.b != DType::kE5M2)
     DGT_THROW(ErrorKind::kInvalid, "operand B has dtype {}: B must be e4m3 or e5m2", to_string(p.b));
-  if (p.d != DType::kBF16) DGT_THROW(ErrorKind::kInvalid, "operand D has dtype {}: only bf16 output is implemented", to_string(p.d));
-  auto operand = [&](const char* op, const char* ld_name, int64_t ld, int64_t min_ld, const char* min_name, int elem_bytes,
-                     bool tma) {
+  if (p.d != DType::kBF16)
+    DGT_THROW(ErrorKind::kInvalid, "operand D has dtype {}: only bf16 output is implemented", to_string(p.d));
+  auto operand = [&](const char* op, const char* ld_name, int64_t ld, int64_t min_ld, const char* min_name,
+                     int elem_bytes, bool tma) {
     if (ld < min_ld)
-      DGT_THROW(ErrorKind::kInvalid, "operand {}: {} = {} is smaller than {} = {} (rows would overlap)", op, ld_name, ld, min_name,
-                min_ld);
+      DGT_THROW(ErrorKind::kInvalid, "operand {}: {} = {} is smaller than {} = {} (rows would overlap)", op, ld_name,
+                ld, min_name, min_ld);
     int64_t stride_bytes = ld * elem_bytes;
     if (tma && stride_bytes % 16 != 0)
       DGT_THROW(ErrorKind::kInvalid,
@@ -97,8 +98,9 @@ void validate_problem(const Problem& p) {
                 "of a tensor map must be a multiple of 16 bytes); pad the rows, e.g. {} = {}",
                 op, ld_name, ld, stride_bytes, ld_name, round_up(stride_bytes, 16) / elem_bytes);
     if (tma && stride_bytes >= kMaxStride)
-      DGT_THROW(ErrorKind::kInvalid, "operand {}: {} = {} bytes is too large (TMA rule: global strides must be < 2^40 bytes)", op,
-                ld_name, stride_bytes);
+      DGT_THROW(ErrorKind::kInvalid,
+                "operand {}: {} = {} bytes is too large (TMA rule: global strides must be < 2^40 bytes)", op, ld_name,
+                stride_bytes);
   };
   operand("A", "lda", p.lda, p.k, "K", dtype_bytes(p.a), true);
   operand("B", "ldb", p.ldb, p.k, "K", dtype_bytes(p.b), true);

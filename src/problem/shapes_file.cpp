@@ -66,8 +66,8 @@ int64_t parse_positive(const LineRef& at, std::string_view field, std::string_vi
   int64_t value = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (ec == std::errc::result_out_of_range)
-    DGT_THROW(ErrorKind::kUsage, "{}: field '{}': '{}' is too large (expected a positive integer below 2^63)", at.where(),
-              field, text);
+    DGT_THROW(ErrorKind::kUsage, "{}: field '{}': '{}' is too large (expected a positive integer below 2^63)",
+              at.where(), field, text);
   if (ec != std::errc() || end != text.data() + text.size() || value <= 0)
     DGT_THROW(ErrorKind::kUsage, "{}: field '{}': '{}' is not a positive integer", at.where(), field, text);
   return value;
@@ -77,7 +77,8 @@ int64_t parse_positive(const LineRef& at, std::string_view field, std::string_vi
 DType parse_fp8(const LineRef& at, std::string_view field, std::string_view text) {
   if (text == "e4m3") return DType::kE4M3;
   if (text == "e5m2") return DType::kE5M2;
-  DGT_THROW(ErrorKind::kUsage, "{}: field '{}': '{}' is not a valid value (expected e4m3 or e5m2)", at.where(), field, text);
+  DGT_THROW(ErrorKind::kUsage, "{}: field '{}': '{}' is not a valid value (expected e4m3 or e5m2)", at.where(), field,
+            text);
 }
 
 /// Applies one key=value field to `entry`. `seen` holds the keys already given on this line.
@@ -88,18 +89,23 @@ void apply_field(const LineRef& at, std::string_view token, std::vector<std::str
       DGT_THROW(ErrorKind::kUsage, "{}: unexpected 4th number '{}' (expected only M N K, then key=value fields: {})",
                 at.where(), token, kKeyList);
     if (is_known_key(token))
-      DGT_THROW(ErrorKind::kUsage, "{}: field '{}': '{}' has no value (expected {}=VALUE)", at.where(), token, token, token);
+      DGT_THROW(ErrorKind::kUsage, "{}: field '{}': '{}' has no value (expected {}=VALUE)", at.where(), token, token,
+                token);
     DGT_THROW(ErrorKind::kUsage, "{}: '{}' is not a key=value field (accepted keys: {})", at.where(), token, kKeyList);
   }
   std::string_view key = token.substr(0, eq);
   std::string_view value = token.substr(eq + 1);
   if (!is_known_key(key))
-    DGT_THROW(ErrorKind::kUsage, "{}: unknown field '{}' in '{}' (accepted keys: {})", at.where(), key, token, kKeyList);
+    DGT_THROW(ErrorKind::kUsage, "{}: unknown field '{}' in '{}' (accepted keys: {})", at.where(), key, token,
+              kKeyList);
   for (std::string_view k : seen)
-    if (k == key) DGT_THROW(ErrorKind::kUsage, "{}: field '{}': given twice ('{}'; each key at most once per line)", at.where(), key, token);
+    if (k == key)
+      DGT_THROW(ErrorKind::kUsage, "{}: field '{}': given twice ('{}'; each key at most once per line)", at.where(),
+                key, token);
   seen.push_back(key);
   if (value.empty())
-    DGT_THROW(ErrorKind::kUsage, "{}: field '{}': empty value in '{}' (expected {}=VALUE)", at.where(), key, token, key);
+    DGT_THROW(ErrorKind::kUsage, "{}: field '{}': empty value in '{}' (expected {}=VALUE)", at.where(), key, token,
+              key);
 
   Problem& p = entry.problem;
   if (key == "lda") {
@@ -118,9 +124,13 @@ void apply_field(const LineRef& at, std::string_view token, std::vector<std::str
       DGT_THROW(ErrorKind::kUsage, "{}: field 'd': '{}' is not a valid value (expected bf16)", at.where(), value);
     p.d = DType::kBF16;
   } else if (key == "accum") {
-    if (value == "promote") p.accum = Accum::kPromote;
-    else if (value == "fast") p.accum = Accum::kFast;
-    else DGT_THROW(ErrorKind::kUsage, "{}: field 'accum': '{}' is not a valid value (expected promote or fast)", at.where(), value);
+    if (value == "promote")
+      p.accum = Accum::kPromote;
+    else if (value == "fast")
+      p.accum = Accum::kFast;
+    else
+      DGT_THROW(ErrorKind::kUsage, "{}: field 'accum': '{}' is not a valid value (expected promote or fast)",
+                at.where(), value);
   } else {  // name
     entry.name = std::string(value);
   }
@@ -134,8 +144,8 @@ ShapeEntry parse_line(const LineRef& at, std::string_view raw_line, const std::v
     // A key=value where a number belongs means the line has fewer than 3 numbers: say so rather
     // than calling "lda=16" a bad K.
     if (i >= fields.size() || fields[i].find('=') != std::string_view::npos)
-      DGT_THROW(ErrorKind::kUsage, "{}: field '{}': missing in '{}' (expected 3 positive integers M N K, found {})", at.where(),
-                kDims[i], raw_line, i);
+      DGT_THROW(ErrorKind::kUsage, "{}: field '{}': missing in '{}' (expected 3 positive integers M N K, found {})",
+                at.where(), kDims[i], raw_line, i);
     dims[i] = parse_positive(at, kDims[i], fields[i]);
   }
   ShapeEntry entry;

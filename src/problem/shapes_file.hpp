@@ -11,9 +11,9 @@ namespace dgt {
 /// One parsed line of a shapes file.
 struct ShapeEntry {
   Problem problem;
-  std::string file;   ///< path as given
-  int line = 0;       ///< 1-based line number
-  std::string name;   ///< optional name= field, empty if absent
+  std::string file;  ///< path as given
+  int line = 0;      ///< 1-based line number
+  std::string name;  ///< optional name= field, empty if absent
   std::string where() const { return file + ":" + std::to_string(line); }
 };
 

@@ -12,9 +12,9 @@ namespace dgt {
 namespace {
 
 constexpr std::array<TrialStatus, 9> kAllStatuses = {
-    TrialStatus::kOk,      TrialStatus::kInvalid, TrialStatus::kCompileError, TrialStatus::kLaunchError,
-    TrialStatus::kVerifyFailed, TrialStatus::kTimeout, TrialStatus::kCrashed, TrialStatus::kUnsupported,
-    TrialStatus::kError,
+    TrialStatus::kOk,          TrialStatus::kInvalid,      TrialStatus::kCompileError,
+    TrialStatus::kLaunchError, TrialStatus::kVerifyFailed, TrialStatus::kTimeout,
+    TrialStatus::kCrashed,     TrialStatus::kUnsupported,  TrialStatus::kError,
 };
 
 // The separator keeps adjacent fields from sliding into each other; 0x1F (ASCII "unit separator")
@@ -88,9 +88,13 @@ std::string SoftwareEnv::key() const {
                       std::to_string(nvrtc_version), kernel_hash, dgtune_version});
 }
 
-double tflops_of(const Problem& p, double median_us) { return median_us > 0 ? p.flops() / (median_us * 1e-6) / 1e12 : 0; }
+double tflops_of(const Problem& p, double median_us) {
+  return median_us > 0 ? p.flops() / (median_us * 1e-6) / 1e12 : 0;
+}
 
-double gbps_of(const Problem& p, double median_us) { return median_us > 0 ? p.min_bytes() / (median_us * 1e-6) / 1e9 : 0; }
+double gbps_of(const Problem& p, double median_us) {
+  return median_us > 0 ? p.min_bytes() / (median_us * 1e-6) / 1e9 : 0;
+}
 
 void Measurement::set_timing(const Timing& t) {
   timing = t;

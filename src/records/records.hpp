@@ -35,18 +35,18 @@ TrialStatus parse_trial_status(std::string_view s);
 struct Timing {
   double median_us = 0, p10_us = 0, p90_us = 0;
   int samples = 0;
-  double rse = 0;               ///< relative standard error of the median
-  double sm_clock_mhz = 0;      ///< mean SM clock over the measurement (clock64 / globaltimer probes)
-  bool throttled = false;       ///< the clock fell below 90% of the device's max during the measurement
+  double rse = 0;           ///< relative standard error of the median
+  double sm_clock_mhz = 0;  ///< mean SM clock over the measurement (clock64 / globaltimer probes)
+  bool throttled = false;   ///< the clock fell below 90% of the device's max during the measurement
 };
 
 /// Verification of one output against the device reference GEMM.
 struct Verification {
   bool ok = false;
-  double max_rel_err = 0;       ///< max |d - ref| / max |ref|
-  double diff = 0;              ///< 1 - 2*sum(d*ref) / sum(d*d + ref*ref)
-  int64_t nan_count = 0;        ///< NaN/Inf elements (unwritten outputs stay NaN-poisoned)
-  int64_t pad_touched = 0;      ///< elements written outside the M x N window (in D's padding)
+  double max_rel_err = 0;   ///< max |d - ref| / max |ref|
+  double diff = 0;          ///< 1 - 2*sum(d*ref) / sum(d*d + ref*ref)
+  int64_t nan_count = 0;    ///< NaN/Inf elements (unwritten outputs stay NaN-poisoned)
+  int64_t pad_touched = 0;  ///< elements written outside the M x N window (in D's padding)
 };
 
 /// Hardware identity: what a stored winner belongs to. Two GPUs of the same model (name, compute
@@ -67,11 +67,11 @@ struct HardwareIdentity {
 /// Software environment a measurement ran under. Recorded with every trial, baseline and sweep row
 /// (the environment table), never part of the device identity.
 struct SoftwareEnv {
-  int driver_version = 0;       ///< cudaDriverGetVersion
-  int runtime_version = 0;      ///< cudaRuntimeGetVersion
-  int cublaslt_version = 0;     ///< cublasLtGetVersion
-  int nvrtc_version = 0;        ///< major*1000 + minor*10
-  std::string kernel_hash;      ///< hash of the embedded kernel sources, codegen version and NVRTC flags
+  int driver_version = 0;    ///< cudaDriverGetVersion
+  int runtime_version = 0;   ///< cudaRuntimeGetVersion
+  int cublaslt_version = 0;  ///< cublasLtGetVersion
+  int nvrtc_version = 0;     ///< major*1000 + minor*10
+  std::string kernel_hash;   ///< hash of the embedded kernel sources, codegen version and NVRTC flags
   std::string dgtune_version;
 
   /// 16 lowercase hex digits, the same encoding as HardwareIdentity::key() over the fields above
@@ -88,13 +88,13 @@ struct DeviceFingerprint {
   int64_t memory_bytes = 0;
   int64_t l2_bytes = 0;
   int max_sm_clock_mhz = 0;
-  int driver_version = 0;       ///< cudaDriverGetVersion
-  int runtime_version = 0;      ///< cudaRuntimeGetVersion
-  int cublaslt_version = 0;     ///< cublasLtGetVersion
-  int nvrtc_version = 0;        ///< major*1000 + minor*10
-  std::string kernel_hash;      ///< hash of the embedded kernel sources, codegen version and NVRTC flags
+  int driver_version = 0;    ///< cudaDriverGetVersion
+  int runtime_version = 0;   ///< cudaRuntimeGetVersion
+  int cublaslt_version = 0;  ///< cublasLtGetVersion
+  int nvrtc_version = 0;     ///< major*1000 + minor*10
+  std::string kernel_hash;   ///< hash of the embedded kernel sources, codegen version and NVRTC flags
   std::string dgtune_version;
-  std::string pci_bus_id;       ///< e.g. "0000:3b:00.0": stored with every trial and baseline; not hashed
+  std::string pci_bus_id;  ///< e.g. "0000:3b:00.0": stored with every trial and baseline; not hashed
 
   HardwareIdentity hardware() const;
   SoftwareEnv software() const;
@@ -115,8 +115,8 @@ double gbps_of(const Problem& p, double median_us);
 struct Measurement {
   Problem problem;
   TrialStatus status = TrialStatus::kOk;
-  std::string error;            ///< empty when ok
-  std::optional<Timing> timing; ///< only when status == kOk
+  std::string error;             ///< empty when ok
+  std::optional<Timing> timing;  ///< only when status == kOk
   std::optional<Verification> verification;
   double tflops = 0, gbps = 0;  ///< from the timing (set_timing), 0 without one
   std::string protocol;         ///< JSON text of the measurement protocol
@@ -131,8 +131,8 @@ struct TrialRecord : Measurement {
   KernelConfig config;
   double compile_ms = 0;
   int registers = 0;
-  int spill_bytes = 0;          ///< spill stores + spill loads reported by ptxas
-  int smem_bytes = 0;           ///< dynamic shared memory the launch requests
+  int spill_bytes = 0;  ///< spill stores + spill loads reported by ptxas
+  int smem_bytes = 0;   ///< dynamic shared memory the launch requests
 };
 
 /// Baseline providers that WinnerRow reports beside the winner.
@@ -143,8 +143,8 @@ inline constexpr const char* kProviderCublasTuned = "cublaslt-tuned";      ///< 
 /// fastest of the returned heuristics). status: kOk, kUnsupported, kVerifyFailed or kError.
 struct BaselineRecord : Measurement {
   std::string provider;
-  int cublas_status = 0;        ///< cuBLASLt status when unsupported/error
-  std::string algo;             ///< algorithm description (id, tile, stages, split-K ...)
+  int cublas_status = 0;  ///< cuBLASLt status when unsupported/error
+  std::string algo;       ///< algorithm description (id, tile, stages, split-K ...)
 };
 
 }  // namespace dgt

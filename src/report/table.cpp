@@ -46,7 +46,8 @@ void rstrip(std::string& s) {
 }
 
 /// All cells of the table as one-line text (header first), for the aligned formats.
-std::vector<std::vector<std::string>> text_grid(const Table& t, std::string_view empty, std::string (*escape)(std::string)) {
+std::vector<std::vector<std::string>> text_grid(const Table& t, std::string_view empty,
+                                                std::string (*escape)(std::string)) {
   std::vector<std::vector<std::string>> grid;
   std::vector<std::string> header;
   for (const Column& c : t.columns) header.push_back(escape(c.title));
@@ -168,8 +169,8 @@ void render_markdown(const Table& t, std::ostream& out) {
 void check_shape(const Table& t) {
   for (size_t r = 0; r < t.rows.size(); ++r)
     if (t.rows[r].size() != t.columns.size())
-      DGT_THROW(ErrorKind::kInternal, "table '{}': row {} (0-based) has {} cells but the table has {} columns", t.title, r,
-                t.rows[r].size(), t.columns.size());
+      DGT_THROW(ErrorKind::kInternal, "table '{}': row {} (0-based) has {} cells but the table has {} columns", t.title,
+                r, t.rows[r].size(), t.columns.size());
 }
 
 }  // namespace

@@ -24,15 +24,15 @@ struct Number {
 using Cell = std::variant<std::monostate, std::string, int64_t, Number>;
 
 struct Column {
-  std::string id;      ///< JSON key and CSV header, e.g. "median_us"
-  std::string title;   ///< text table / markdown header, e.g. "us"
+  std::string id;     ///< JSON key and CSV header, e.g. "median_us"
+  std::string title;  ///< text table / markdown header, e.g. "us"
   bool right_align = true;
 };
 
 struct Table {
-  std::string title;   ///< printed above a text table ("## title" in markdown); not in CSV/JSON rows
+  std::string title;  ///< printed above a text table ("## title" in markdown); not in CSV/JSON rows
   std::vector<Column> columns;
-  std::vector<std::vector<Cell>> rows;   ///< each row has columns.size() cells
+  std::vector<std::vector<Cell>> rows;  ///< each row has columns.size() cells
 };
 
 /// Writes the table. JSON: {"title": ..., "rows": [{id: value, ...}, ...]} with numbers as JSON

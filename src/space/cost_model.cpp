@@ -40,7 +40,8 @@ double estimate_us(const KernelSpec& spec, const Problem& p, int sm_count, const
   const double load_s = (c.block_m * k_unit / c.cluster_n + c.block_n * k_unit / c.cluster_m) / l2_per_sm;
   double unit_s = std::max(mma_s, load_s) + (per_split * k.k_block_us + k.unit_us) * 1e-6;
   if (c.epilogue == Epilogue::kTma) unit_s *= k.tma_store;
-  if (splits > 1) unit_s += (splits + 1) * c.block_m * c.block_n * 4.0 / (k.reduce_tbps * 1e12 / std::max(1.0, busy_sms));
+  if (splits > 1)
+    unit_s += (splits + 1) * c.block_m * c.block_n * 4.0 / (k.reduce_tbps * 1e12 / std::max(1.0, busy_sms));
   const double compute_s = waves * unit_s;
 
   // DRAM: a band of `group` clusters along the minor dimension shares its operand panels in L2.

@@ -14,24 +14,24 @@ namespace dgt {
 /// with them the model's top 8 contains the exhaustive winner (within 3%) for all 40 shapes; fitting on
 /// a random half of the shapes also passes the other half.
 struct CostConstants {
-  double sm_flops = 6.0e12;        ///< effective FP8 FLOP/s of one SM at efficiency 1
-  double n_half = 75;              ///< WGMMA efficiency BLOCK_N / (BLOCK_N + n_half)
-  double one_wg_m64 = 0.625;       ///< efficiency with one consumer WG holding a single m64 slice (BLOCK_M 64)
-  double promote = 0.93;           ///< efficiency with FP32 promotion every k-block, one WGMMA group in flight (1g)
-  double promote_2g = 0.99;        ///< the same with two groups in flight (2g): promotion overlaps the next WGMMAs
-  double cluster = 0.95;           ///< efficiency of a CTA in a 2- or 4-CTA cluster: multicast measured 1.5-6% slower
-                                   ///< than 1x1 on the H200 even with 2g (kernel-perf-notes.md), a prior until refit
-  double bk256 = 1.19;             ///< efficiency with BLOCK_K 256 (fewer barrier round trips)
-  double swizzle64 = 0.6;          ///< efficiency with 64-byte swizzle (more TMA boxes, bank conflicts)
-  double swizzle32 = 0.35;         ///< efficiency with 32-byte swizzle
-  double k_block_us = 0.167;       ///< fixed cost per k-block (barrier wait, fence, commit/wait)
-  double unit_us = 0.6;            ///< fixed cost per work unit (fill, epilogue, scheduling)
-  double tma_store = 0.6;          ///< unit time factor with the TMA-store epilogue (store overlaps the next unit)
-  double l2_tbps = 9.0;            ///< L2 -> SM bandwidth of the whole GPU
-  double dram_tbps = 3.6;          ///< HBM bandwidth
-  double reduce_tbps = 0.5;        ///< split-K partial traffic, whole GPU
-  int resident_clusters_2 = 66;    ///< resident 2-CTA clusters (one CTA per SM)
-  int resident_clusters_4 = 33;    ///< resident 4-CTA clusters
+  double sm_flops = 6.0e12;      ///< effective FP8 FLOP/s of one SM at efficiency 1
+  double n_half = 75;            ///< WGMMA efficiency BLOCK_N / (BLOCK_N + n_half)
+  double one_wg_m64 = 0.625;     ///< efficiency with one consumer WG holding a single m64 slice (BLOCK_M 64)
+  double promote = 0.93;         ///< efficiency with FP32 promotion every k-block, one WGMMA group in flight (1g)
+  double promote_2g = 0.99;      ///< the same with two groups in flight (2g): promotion overlaps the next WGMMAs
+  double cluster = 0.95;         ///< efficiency of a CTA in a 2- or 4-CTA cluster: multicast measured 1.5-6% slower
+                                 ///< than 1x1 on the H200 even with 2g (kernel-perf-notes.md), a prior until refit
+  double bk256 = 1.19;           ///< efficiency with BLOCK_K 256 (fewer barrier round trips)
+  double swizzle64 = 0.6;        ///< efficiency with 64-byte swizzle (more TMA boxes, bank conflicts)
+  double swizzle32 = 0.35;       ///< efficiency with 32-byte swizzle
+  double k_block_us = 0.167;     ///< fixed cost per k-block (barrier wait, fence, commit/wait)
+  double unit_us = 0.6;          ///< fixed cost per work unit (fill, epilogue, scheduling)
+  double tma_store = 0.6;        ///< unit time factor with the TMA-store epilogue (store overlaps the next unit)
+  double l2_tbps = 9.0;          ///< L2 -> SM bandwidth of the whole GPU
+  double dram_tbps = 3.6;        ///< HBM bandwidth
+  double reduce_tbps = 0.5;      ///< split-K partial traffic, whole GPU
+  int resident_clusters_2 = 66;  ///< resident 2-CTA clusters (one CTA per SM)
+  int resident_clusters_4 = 33;  ///< resident 4-CTA clusters
   double launch_us = 3.0;
 };
 

@@ -9,8 +9,8 @@ namespace dgt {
 namespace {
 // Mirrors Fp8GemmTraits (kernels/gemm/fp8_gemm_traits.cuh).
 constexpr int kAlignPad = 1024;
-constexpr int kRegOverhead1g = 48;  // kRegOverhead with one WGMMA group in flight
-constexpr int kRegOverhead2g = 16;  // with two (descriptors and loop state in uniform registers)
+constexpr int kRegOverhead1g = 48;      // kRegOverhead with one WGMMA group in flight
+constexpr int kRegOverhead2g = 16;      // with two (descriptors and loop state in uniform registers)
 constexpr int kMaxPromoteSpanK = 2048;  // R18: at most 2048 products per tensor-core partial sum
 constexpr int kRegsOneConsumerWG = 240;
 constexpr int kRegsTwoConsumerWG = 232;
@@ -57,42 +57,51 @@ ResourceReport evaluate_resources(const KernelSpec& spec) {
                        c.num_math_wg));
   if (c.num_stages < 2 || c.num_stages > 32) reject(fmt::format("R8: kNumStages = {} must be in 2..32", c.num_stages));
   if (r.smem.total > kMaxSmemPerBlock)
-    reject(fmt::format("R9: shared memory {} bytes (A {} + B {} + staging {} + barriers {} + align {}) exceeds {}", r.smem.total,
-                       r.smem.a_stages, r.smem.b_stages, r.smem.staging, r.smem.barriers, r.smem.align_pad, kMaxSmemPerBlock));
+    reject(fmt::format("R9: shared memory {} bytes (A {} + B {} + staging {} + barriers {} + align {}) exceeds {}",
+                       r.smem.total, r.smem.a_stages, r.smem.b_stages, r.smem.staging, r.smem.barriers,
+                       r.smem.align_pad, kMaxSmemPerBlock));
   if (r.regs.accumulators + r.regs.overhead > r.regs.limit)
-    reject(fmt::format("R10: {} accumulator registers + {} overhead exceed the consumer limit of {} ({} partial buffer{} next to the "
-                       "FP32 accumulators)",
-                       r.regs.accumulators, r.regs.overhead, r.regs.limit, two_groups ? 2 : 1, two_groups ? "s" : ""));
+    reject(fmt::format(
+        "R10: {} accumulator registers + {} overhead exceed the consumer limit of {} ({} partial buffer{} next to the "
+        "FP32 accumulators)",
+        r.regs.accumulators, r.regs.overhead, r.regs.limit, two_groups ? 2 : 1, two_groups ? "s" : ""));
   if (cluster != 1 && cluster != 2 && cluster != 4)
     reject(fmt::format("R11: cluster {}x{} has {} CTAs (must be 1, 2 or 4)", c.cluster_m, c.cluster_n, cluster));
   if (c.group < 1 || c.group > 64) reject(fmt::format("R12: rasterization group = {} must be in 1..64", c.group));
   if (c.cluster_m < 1 || c.cluster_n < 1 || (c.block_n / c.cluster_m) % 8 != 0 || c.block_n % c.cluster_m != 0 ||
       (c.block_m / c.cluster_n) % 8 != 0 || c.block_m % c.cluster_n != 0)
-    reject(fmt::format("R13: multicast slices BLOCK_N / cluster_m = {} / {} and BLOCK_M / cluster_n = {} / {} must be multiples of "
-                       "8 rows",
-                       c.block_n, c.cluster_m, c.block_m, c.cluster_n));
+    reject(fmt::format(
+        "R13: multicast slices BLOCK_N / cluster_m = {} / {} and BLOCK_M / cluster_n = {} / {} must be multiples of "
+        "8 rows",
+        c.block_n, c.cluster_m, c.block_m, c.cluster_n));
   if (tma_epilogue && c.block_n % 8 != 0)
-    reject(fmt::format("R14: the TMA-store epilogue needs BLOCK_N = {} to be a multiple of 8 (16-byte staging rows)", c.block_n));
-  if (c.split_k < 1 || c.split_k > kMaxSplitK) reject(fmt::format("R15: split-K = {} must be in 1..{}", c.split_k, kMaxSplitK));
+    reject(fmt::format("R14: the TMA-store epilogue needs BLOCK_N = {} to be a multiple of 8 (16-byte staging rows)",
+                       c.block_n));
+  if (c.split_k < 1 || c.split_k > kMaxSplitK)
+    reject(fmt::format("R15: split-K = {} must be in 1..{}", c.split_k, kMaxSplitK));
   if (c.sms < 0) reject(fmt::format("R16: persistent grid size sms = {} must be >= 0 (0 = all SMs)", c.sms));
   if (c.mainloop != Mainloop::k1g && c.mainloop != Mainloop::k2g && c.mainloop != Mainloop::k2o)
     reject(fmt::format("R17: mainloop {} must be one of 1g, 2g, 2o (1 or 2 WGMMA groups in flight)", int(c.mainloop)));
   if (c.promote_every < 1 || c.promote_every * c.block_k > kMaxPromoteSpanK)
-    reject(fmt::format("R18: promote_every P = {} must be >= 1 with P x BLOCK_K = {} <= {} (tensor-core partial sums of at most {} "
-                       "products)",
-                       c.promote_every, c.promote_every * c.block_k, kMaxPromoteSpanK, kMaxPromoteSpanK));
+    reject(fmt::format(
+        "R18: promote_every P = {} must be >= 1 with P x BLOCK_K = {} <= {} (tensor-core partial sums of at most {} "
+        "products)",
+        c.promote_every, c.promote_every * c.block_k, kMaxPromoteSpanK, kMaxPromoteSpanK));
   if (spec.accum == Accum::kPromote && c.promote_every != 1)
-    reject(fmt::format("R19: promote accumulation promotes every k-block (promote_every must be 1, is {})", c.promote_every));
-  if (two_groups && c.promote_every != 1)
-    reject(fmt::format("R20: the two-group mainloop (2g, 2o) promotes every k-block (promote_every must be 1, is {}; P > 1 runs with "
-                       "1g)",
+    reject(fmt::format("R19: promote accumulation promotes every k-block (promote_every must be 1, is {})",
                        c.promote_every));
+  if (two_groups && c.promote_every != 1)
+    reject(fmt::format(
+        "R20: the two-group mainloop (2g, 2o) promotes every k-block (promote_every must be 1, is {}; P > 1 runs with "
+        "1g)",
+        c.promote_every));
   return r;
 }
 
 std::string problem_fit(const KernelConfig& c, const Problem& p) {
   if (c.epilogue == Epilogue::kTma && p.ldd % 8 != 0)
-    return fmt::format("P3: TMA-store epilogue needs D rows of 16-byte multiples; ldd = {} is not a multiple of 8", p.ldd);
+    return fmt::format("P3: TMA-store epilogue needs D rows of 16-byte multiples; ldd = {} is not a multiple of 8",
+                       p.ldd);
   return {};
 }
 

@@ -28,11 +28,13 @@ std::vector<int> int_list(const json& v, const char* key, const std::string& whe
   if (v.is_object()) {
     if (!v.contains("from") || !v.contains("to") || !v.contains("step") || !v["from"].is_number_integer() ||
         !v["to"].is_number_integer() || !v["step"].is_number_integer() || v["step"].get<int>() <= 0)
-      DGT_THROW(ErrorKind::kUsage, "{}: \"{}\" range must be {{\"from\": int, \"to\": int, \"step\": int > 0}}", where, key);
+      DGT_THROW(ErrorKind::kUsage, "{}: \"{}\" range must be {{\"from\": int, \"to\": int, \"step\": int > 0}}", where,
+                key);
     for (int x = v["from"].get<int>(); x <= v["to"].get<int>(); x += v["step"].get<int>()) out.push_back(x);
   } else if (v.is_array()) {
     for (const auto& e : v) {
-      if (!e.is_number_integer()) DGT_THROW(ErrorKind::kUsage, "{}: \"{}\" must hold integers, found {}", where, key, e.dump());
+      if (!e.is_number_integer())
+        DGT_THROW(ErrorKind::kUsage, "{}: \"{}\" must hold integers, found {}", where, key, e.dump());
       out.push_back(e.get<int>());
     }
   } else {
@@ -64,27 +66,31 @@ std::vector<int> stage_list(const json& v, const std::string& where) {
     } else if (e.is_string() && e.get<std::string>().rfind("max-", 0) == 0) {
       const std::string n = e.get<std::string>().substr(4);
       if (n.empty() || n.find_first_not_of("0123456789") != std::string::npos || std::stoi(n) < 1)
-        DGT_THROW(ErrorKind::kUsage, "{}: num_stages \"{}\" must be \"max\" or \"max-N\" with N >= 1", where, e.get<std::string>());
+        DGT_THROW(ErrorKind::kUsage, "{}: num_stages \"{}\" must be \"max\" or \"max-N\" with N >= 1", where,
+                  e.get<std::string>());
       out.push_back(-std::stoi(n));
     } else {
-      DGT_THROW(ErrorKind::kUsage, "{}: num_stages entry {} must be an integer >= 1, \"max\" or \"max-N\"", where, e.dump());
+      DGT_THROW(ErrorKind::kUsage, "{}: num_stages entry {} must be an integer >= 1, \"max\" or \"max-N\"", where,
+                e.dump());
     }
   }
   return out;
 }
 
-constexpr const char* kAxes[] = {"block_m", "block_n",  "block_k", "num_stages", "num_math_wg", "swizzle",      "cluster",
-                                 "raster",  "group",    "epilogue", "split_k",    "sms",         "mainloop", "promote_every"};
+constexpr const char* kAxes[] = {"block_m", "block_n", "block_k",  "num_stages",   "num_math_wg",
+                                 "swizzle", "cluster", "raster",   "group",        "epilogue",
+                                 "split_k", "sms",     "mainloop", "promote_every"};
 
 void check_keys(const json& j, const std::string& where, bool top_level) {
   for (const auto& [k, _] : j.items()) {
     bool known = k == "name" || k == "comment" || (top_level && (k == "base" || k == "union"));
     for (const char* a : kAxes) known = known || k == a;
     if (!known)
-      DGT_THROW(ErrorKind::kUsage,
-                "{}: unknown key \"{}\" (axes: block_m, block_n, block_k, num_stages, num_math_wg, swizzle, cluster, raster, "
-                "group, epilogue, split_k, sms, mainloop, promote_every; also name, comment{})",
-                where, k, top_level ? ", base, union" : "");
+      DGT_THROW(
+          ErrorKind::kUsage,
+          "{}: unknown key \"{}\" (axes: block_m, block_n, block_k, num_stages, num_math_wg, swizzle, cluster, raster, "
+          "group, epilogue, split_k, sms, mainloop, promote_every; also name, comment{})",
+          where, k, top_level ? ", base, union" : "");
   }
 }
 
@@ -108,17 +114,22 @@ SpaceGrid parse_grid(const json& g, const json& base, const std::string& where) 
       DGT_THROW(ErrorKind::kUsage, "{}: cluster \"{}\" must look like \"2x1\"", where, c);
     s.cluster.emplace_back(cm, cn);
   }
-  for (const auto& r : string_list(axis(g, base, "raster", where), "raster", where)) s.raster.push_back(parse_raster(r, where));
+  for (const auto& r : string_list(axis(g, base, "raster", where), "raster", where))
+    s.raster.push_back(parse_raster(r, where));
   for (const auto& e : string_list(axis(g, base, "epilogue", where), "epilogue", where))
     s.epilogue.push_back(parse_epilogue(e, where));
   // Optional axes (spaces written before they existed mean the one-group schedule, P = 1).
   const json one_group = json::array({"1g"}), every_block = json::array({1});
-  const json& ml = g.contains("mainloop") ? g.at("mainloop") : base.contains("mainloop") ? base.at("mainloop") : one_group;
+  const json& ml = g.contains("mainloop")      ? g.at("mainloop")
+                   : base.contains("mainloop") ? base.at("mainloop")
+                                               : one_group;
   s.mainloop.clear();
   for (const auto& m : string_list(ml, "mainloop", where)) s.mainloop.push_back(parse_mainloop(m, where));
-  const json& pe =
-      g.contains("promote_every") ? g.at("promote_every") : base.contains("promote_every") ? base.at("promote_every") : every_block;
-  if (!pe.is_array() || pe.empty()) DGT_THROW(ErrorKind::kUsage, "{}: \"promote_every\" must be a non-empty array", where);
+  const json& pe = g.contains("promote_every")      ? g.at("promote_every")
+                   : base.contains("promote_every") ? base.at("promote_every")
+                                                    : every_block;
+  if (!pe.is_array() || pe.empty())
+    DGT_THROW(ErrorKind::kUsage, "{}: \"promote_every\" must be a non-empty array", where);
   s.promote_every.clear();
   for (const auto& e : pe) {
     if (e.is_number_integer() && e.get<int>() >= 1)
@@ -137,16 +148,19 @@ std::string prune_reason(const KernelConfig& c, const Problem& p, int sm_count) 
   const int64_t m_blocks = g.m_blocks, n_blocks = g.n_blocks;
   const int64_t tiles = g.tiles();
   if (c.block_m > 64 && c.block_m >= 2 * round_up(p.m, 64))
-    return fmt::format("P1: BLOCK_M = {} >= 2 x M rounded up to 64 ({}): a smaller BLOCK_M covers M", c.block_m, round_up(p.m, 64));
+    return fmt::format("P1: BLOCK_M = {} >= 2 x M rounded up to 64 ({}): a smaller BLOCK_M covers M", c.block_m,
+                       round_up(p.m, 64));
   if (c.block_n > 16 && c.block_n >= p.n + 16)
     return fmt::format("P2: BLOCK_N = {} >= N + 16 = {}: a smaller BLOCK_N covers N", c.block_n, p.n + 16);
   if (std::string why = problem_fit(c, p); !why.empty()) return why;
   if (c.split_k > 1 && tiles >= sm_count)
     return fmt::format("P4: split-K = {} but the {} tiles already fill {} SMs", c.split_k, tiles, sm_count);
   if (c.split_k > 1 && g.splits != c.split_k)
-    return fmt::format("P5: split-K = {} runs as {} splits for {} k-blocks (a duplicate)", c.split_k, g.splits, g.k_blocks);
+    return fmt::format("P5: split-K = {} runs as {} splits for {} k-blocks (a duplicate)", c.split_k, g.splits,
+                       g.k_blocks);
   if (c.cluster_m > m_blocks || c.cluster_n > n_blocks)
-    return fmt::format("P6: cluster {}x{} is larger than the {}x{} tile grid", c.cluster_m, c.cluster_n, m_blocks, n_blocks);
+    return fmt::format("P6: cluster {}x{} is larger than the {}x{} tile grid", c.cluster_m, c.cluster_n, m_blocks,
+                       n_blocks);
   if (c.sms > 0) {
     // P5 leaves split_k == g.splits here (R15 keeps split_k >= 1).
     const int64_t units = g.units();
@@ -160,8 +174,8 @@ std::string prune_reason(const KernelConfig& c, const Problem& p, int sm_count) 
 
 size_t SpaceGrid::size() const {
   return block_m.size() * block_n.size() * block_k.size() * num_stages.size() * num_math_wg.size() * swizzle.size() *
-         cluster.size() * raster.size() * group.size() * epilogue.size() * split_k.size() * sms.size() * mainloop.size() *
-         promote_every.size();
+         cluster.size() * raster.size() * group.size() * epilogue.size() * split_k.size() * sms.size() *
+         mainloop.size() * promote_every.size();
 }
 
 SearchSpace SearchSpace::from_json(const json& j, const std::string& source) {
@@ -177,7 +191,8 @@ SearchSpace SearchSpace::from_json(const json& j, const std::string& source) {
       DGT_THROW(ErrorKind::kUsage, "{}: \"union\" must be a non-empty array of grids", source);
     int i = 0;
     for (const auto& g : j.at("union")) {
-      const std::string where = fmt::format("{} union[{}]{}", source, i++, g.contains("name") ? " (" + g.value("name", "") + ")" : "");
+      const std::string where =
+          fmt::format("{} union[{}]{}", source, i++, g.contains("name") ? " (" + g.value("name", "") + ")" : "");
       if (!g.is_object()) DGT_THROW(ErrorKind::kUsage, "{}: must be an object", where);
       check_keys(g, where, false);
       s.grids.push_back(parse_grid(g, base, where));

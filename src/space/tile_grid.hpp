@@ -34,7 +34,7 @@ struct TileGrid {
   int splits = 1;                              ///< effective_splits(): no split is empty
   int64_t k_blocks_per_split = 0;              ///< ceil(k_blocks / splits); the last split may get fewer
   Raster raster = Raster::kAlongM;
-  int group = 1;                               ///< rasterization band width in cluster tiles
+  int group = 1;  ///< rasterization band width in cluster tiles
 
   static TileGrid of(const KernelConfig& c, int64_t m, int64_t n, int64_t k);
   static TileGrid of(const KernelConfig& c, const Problem& p) { return of(c, p.m, p.n, p.k); }

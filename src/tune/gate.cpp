@@ -27,21 +27,24 @@ const ShapeRecord* GateRecord::find(const std::string& problem_key) const {
 namespace {
 
 json hw_json(const HardwareIdentity& h) {
-  return {{"name", h.name},         {"cc_major", h.cc_major}, {"cc_minor", h.cc_minor}, {"sm_count", h.sm_count},
-          {"memory_bytes", h.memory_bytes}, {"l2_bytes", h.l2_bytes}, {"key", h.key()}};
+  return {{"name", h.name},         {"cc_major", h.cc_major},         {"cc_minor", h.cc_minor},
+          {"sm_count", h.sm_count}, {"memory_bytes", h.memory_bytes}, {"l2_bytes", h.l2_bytes},
+          {"key", h.key()}};
 }
 
 json sw_json(const SoftwareEnv& s) {
-  return {{"driver_version", s.driver_version}, {"runtime_version", s.runtime_version},
-          {"cublaslt_version", s.cublaslt_version}, {"nvrtc_version", s.nvrtc_version},
-          {"kernel_hash", s.kernel_hash},       {"dgtune_version", s.dgtune_version},
+  return {{"driver_version", s.driver_version},
+          {"runtime_version", s.runtime_version},
+          {"cublaslt_version", s.cublaslt_version},
+          {"nvrtc_version", s.nvrtc_version},
+          {"kernel_hash", s.kernel_hash},
+          {"dgtune_version", s.dgtune_version},
           {"key", s.key()}};
 }
 
 template <class T>
 T field(const json& j, const char* name, const std::string& where) {
-  if (!j.is_object() || !j.contains(name))
-    DGT_THROW(ErrorKind::kUsage, "{}: missing field '{}'", where, name);
+  if (!j.is_object() || !j.contains(name)) DGT_THROW(ErrorKind::kUsage, "{}: missing field '{}'", where, name);
   try {
     return j.at(name).get<T>();
   } catch (const json::exception& e) {
@@ -77,15 +80,9 @@ std::string to_json(const GateRecord& r) {
   }
   json protocol = r.protocol.empty() ? json(nullptr) : json::parse(r.protocol, nullptr, false);
   if (protocol.is_discarded()) protocol = r.protocol;
-  json j = {{"schema_version", r.schema_version},
-            {"kind", "dgtune-gate-baseline"},
-            {"hardware", hw_json(r.hardware)},
-            {"software", sw_json(r.software)},
-            {"kernel_hash", r.kernel_hash},
-            {"protocol", protocol},
-            {"created_at", r.created_at},
-            {"pci_bus_id", r.pci_bus_id},
-            {"shapes", shapes}};
+  json j = {{"schema_version", r.schema_version}, {"kind", "dgtune-gate-baseline"}, {"hardware", hw_json(r.hardware)},
+            {"software", sw_json(r.software)},    {"kernel_hash", r.kernel_hash},   {"protocol", protocol},
+            {"created_at", r.created_at},         {"pci_bus_id", r.pci_bus_id},     {"shapes", shapes}};
   return j.dump(1) + "\n";
 }
 
@@ -114,7 +111,8 @@ GateRecord parse_record(const std::string& text, const std::string& source) {
   r.software.kernel_hash = field<std::string>(sw, "kernel_hash", sw_where);
   r.software.dgtune_version = field<std::string>(sw, "dgtune_version", sw_where);
   r.kernel_hash = field<std::string>(j, "kernel_hash", source);
-  if (!j.contains("protocol") || j["protocol"].is_null()) DGT_THROW(ErrorKind::kUsage, "{}: missing field 'protocol'", source);
+  if (!j.contains("protocol") || j["protocol"].is_null())
+    DGT_THROW(ErrorKind::kUsage, "{}: missing field 'protocol'", source);
   r.protocol = j["protocol"].is_string() ? j["protocol"].get<std::string>() : j["protocol"].dump();
   r.created_at = field<std::string>(j, "created_at", source);
   r.pci_bus_id = j.value("pci_bus_id", std::string());
@@ -145,8 +143,8 @@ GateRecord parse_record(const std::string& text, const std::string& source) {
     s.flagged = to_bools(js.value("flagged", std::vector<int>()));
     // cublaslt_tuned_us is empty for a shape cuBLASLt does not run (gated on dgtune's absolute time).
     if (s.ours_us.size() != s.rounds.size() || (!s.tuned_us.empty() && s.tuned_us.size() != s.rounds.size()))
-      DGT_THROW(ErrorKind::kUsage, "{}: rounds, ours_us and cublaslt_tuned_us must have the same length ({}, {}, {})", where,
-                s.rounds.size(), s.ours_us.size(), s.tuned_us.size());
+      DGT_THROW(ErrorKind::kUsage, "{}: rounds, ours_us and cublaslt_tuned_us must have the same length ({}, {}, {})",
+                where, s.rounds.size(), s.ours_us.size(), s.tuned_us.size());
     for (size_t k = 0; k < s.ours_us.size(); ++k)
       if (!(s.ours_us[k] > 0) || !std::isfinite(s.ours_us[k]) ||
           (!s.tuned_us.empty() && (!(s.tuned_us[k] > 0) || !std::isfinite(s.tuned_us[k]))))
@@ -176,7 +174,8 @@ std::vector<std::string> hardware_differences(const HardwareIdentity& b, const H
   std::vector<std::string> d;
   if (b.name != n.name) d.push_back(fmt::format("GPU name: baseline '{}', now '{}'", b.name, n.name));
   if (b.cc_major != n.cc_major || b.cc_minor != n.cc_minor)
-    d.push_back(fmt::format("compute capability: baseline {}.{}, now {}.{}", b.cc_major, b.cc_minor, n.cc_major, n.cc_minor));
+    d.push_back(
+        fmt::format("compute capability: baseline {}.{}, now {}.{}", b.cc_major, b.cc_minor, n.cc_major, n.cc_minor));
   if (b.sm_count != n.sm_count) d.push_back(fmt::format("SM count: baseline {}, now {}", b.sm_count, n.sm_count));
   if (b.memory_bytes != n.memory_bytes)
     d.push_back(fmt::format("memory: baseline {} bytes, now {} bytes", b.memory_bytes, n.memory_bytes));
@@ -193,7 +192,8 @@ std::vector<std::string> software_differences(const SoftwareEnv& b, const Softwa
   num("CUDA runtime", b.runtime_version, n.runtime_version);
   num("cuBLASLt", b.cublaslt_version, n.cublaslt_version);
   num("NVRTC", b.nvrtc_version, n.nvrtc_version);
-  if (b.kernel_hash != n.kernel_hash) d.push_back(fmt::format("kernel hash: baseline {}, now {}", b.kernel_hash, n.kernel_hash));
+  if (b.kernel_hash != n.kernel_hash)
+    d.push_back(fmt::format("kernel hash: baseline {}, now {}", b.kernel_hash, n.kernel_hash));
   if (b.dgtune_version != n.dgtune_version)
     d.push_back(fmt::format("dgtune: baseline {}, now {}", b.dgtune_version, n.dgtune_version));
   return d;
@@ -292,10 +292,11 @@ ShapeDecision decide_shape(const ShapeRecord* base, const ShapeRecord& now, cons
     d.absolute_test = stats::gate_test(logs(base->ours_us), logs(now.ours_us), opts);
     const bool pass = d.absolute_test->verdict == stats::GateVerdict::kPass;
     d.verdict = pass ? ShapeVerdict::kPass : ShapeVerdict::kRegression;
-    d.reason = fmt::format("no cuBLASLt side (cuBLASLt does not run this shape): gated on dgtune's absolute time, change "
-                           "{:+.1f}%, 'slowdown <= {:.1f}%' {} (p = {:.3g})",
-                           d.absolute_test->slowdown() * 100, st.threshold * 100, pass ? "not rejected" : "rejected",
-                           d.absolute_test->p_value);
+    d.reason = fmt::format(
+        "no cuBLASLt side (cuBLASLt does not run this shape): gated on dgtune's absolute time, change "
+        "{:+.1f}%, 'slowdown <= {:.1f}%' {} (p = {:.3g})",
+        d.absolute_test->slowdown() * 100, st.threshold * 100, pass ? "not rejected" : "rejected",
+        d.absolute_test->p_value);
     return d;
   }
   d.ratio_test = stats::gate_test(base->log_ratios(), now.log_ratios(), opts);
@@ -324,9 +325,9 @@ ShapeDecision decide_shape(const ShapeRecord* base, const ShapeRecord& now, cons
     return d;
   }
   d.verdict = ShapeVerdict::kRegression;
-  d.reason = fmt::format("ratio slower by {:+.1f}% (lower bound {:+.1f}% > {:.1f}% at confidence {}, p = {:.3g})", slow,
-                         d.ratio_test->slowdown_lower_bound() * 100, st.threshold * 100, st.confidence,
-                         d.ratio_test->p_value);
+  d.reason =
+      fmt::format("ratio slower by {:+.1f}% (lower bound {:+.1f}% > {:.1f}% at confidence {}, p = {:.3g})", slow,
+                  d.ratio_test->slowdown_lower_bound() * 100, st.threshold * 100, st.confidence, d.ratio_test->p_value);
   if (!d.config_baseline.empty() && d.config_baseline != d.config_now)
     d.reason += fmt::format("; config changed from {}", d.config_baseline);
   return d;
@@ -347,7 +348,8 @@ GateReport decide(const GateRecord& baseline, const GateRecord& now, const GateS
       return j.is_object() ? j.value("name", p) : p;
     };
     if (name(baseline.protocol) != name(now.protocol))
-      DGT_THROW(ErrorKind::kUsage, "the baseline was measured under protocol {}, this run under {}; pass --protocol to match",
+      DGT_THROW(ErrorKind::kUsage,
+                "the baseline was measured under protocol {}, this run under {}; pass --protocol to match",
                 name(baseline.protocol), name(now.protocol));
   }
   GateReport r;
@@ -388,7 +390,9 @@ Cell pct(double fraction) {
 std::string change_text(const ShapeDecision& d) {
   if (!d.ratio_test) return "-";
   const auto& t = *d.ratio_test;
-  auto p = [](double log) { return std::isfinite(log) ? fmt::format("{:+.1f}%", (std::exp(log) - 1) * 100) : std::string("inf"); };
+  auto p = [](double log) {
+    return std::isfinite(log) ? fmt::format("{:+.1f}%", (std::exp(log) - 1) * 100) : std::string("inf");
+  };
   return fmt::format("{} [{}, {}]", p(t.shift_log), p(t.interval.lo), p(t.interval.hi));
 }
 
@@ -402,8 +406,10 @@ std::string xml_escape(const std::string& s) {
       case '"': o += "&quot;"; break;
       case '\'': o += "&apos;"; break;
       default:
-        if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t') o += ' ';
-        else o += c;
+        if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t')
+          o += ' ';
+        else
+          o += c;
     }
   }
   return o;
@@ -412,9 +418,12 @@ std::string xml_escape(const std::string& s) {
 std::string md_escape(const std::string& s) {
   std::string o;
   for (char c : s) {
-    if (c == '|') o += "\\|";
-    else if (c == '\n') o += ' ';
-    else o += c;
+    if (c == '|')
+      o += "\\|";
+    else if (c == '\n')
+      o += ' ';
+    else
+      o += c;
   }
   return o;
 }
@@ -440,8 +449,8 @@ report::Table gate_table(const GateReport& r, const std::string& title) {
                {"reason", "reason", false}};
   for (const ShapeDecision& d : r.shapes) {
     const bool tested = d.ratio_test.has_value();
-    t.rows.push_back({d.label, d.problem_key, d.config_now, num(d.ratio_baseline, 3), num(d.ratio_now, 3), change_text(d),
-                      tested ? pct(d.ratio_test->slowdown_lower_bound()) : Cell{},
+    t.rows.push_back({d.label, d.problem_key, d.config_now, num(d.ratio_baseline, 3), num(d.ratio_now, 3),
+                      change_text(d), tested ? pct(d.ratio_test->slowdown_lower_bound()) : Cell{},
                       tested ? Cell{Number{d.ratio_test->p_value, 3}} : Cell{}, num(d.ours_baseline_us, 2),
                       num(d.ours_now_us, 2), d.absolute_test ? pct(d.absolute_test->slowdown()) : Cell{},
                       tested ? pct(d.cublas_change) : Cell{}, std::string(to_string(d.verdict)), d.reason});
@@ -456,14 +465,16 @@ std::string junit_xml(const GateReport& r) {
                    r.shapes.size(), failures, r.errors, r.new_shapes);
   x += fmt::format("  <testsuite name=\"dgtune-gate\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\">\n",
                    r.shapes.size(), failures, r.errors, r.new_shapes);
-  x += fmt::format("    <properties>\n      <property name=\"threshold\" value=\"{}\"/>\n"
-                   "      <property name=\"confidence\" value=\"{}\"/>\n",
-                   r.settings.threshold, r.settings.confidence);
+  x += fmt::format(
+      "    <properties>\n      <property name=\"threshold\" value=\"{}\"/>\n"
+      "      <property name=\"confidence\" value=\"{}\"/>\n",
+      r.settings.threshold, r.settings.confidence);
   for (const auto& s : r.software_differences)
     x += fmt::format("      <property name=\"software_difference\" value=\"{}\"/>\n", xml_escape(s));
   x += "    </properties>\n";
   for (const ShapeDecision& d : r.shapes) {
-    x += fmt::format("    <testcase classname=\"dgtune.gate\" name=\"{}\">\n", xml_escape(d.label + " " + d.problem_key));
+    x += fmt::format("    <testcase classname=\"dgtune.gate\" name=\"{}\">\n",
+                     xml_escape(d.label + " " + d.problem_key));
     const std::string msg = xml_escape(d.reason);
     switch (d.verdict) {
       case ShapeVerdict::kRegression:
@@ -496,7 +507,8 @@ std::string markdown_summary(const GateReport& r) {
     if (!is_failure(d.verdict) && d.verdict != ShapeVerdict::kError) continue;
     if (!any) m += "### Failing shapes\n\n";
     any = true;
-    m += fmt::format("- **{}** `{}`: {}: {}\n", md_escape(d.label), d.config_now, to_string(d.verdict), md_escape(d.reason));
+    m += fmt::format("- **{}** `{}`: {}: {}\n", md_escape(d.label), d.config_now, to_string(d.verdict),
+                     md_escape(d.reason));
   }
   if (any) m += "\n";
   if (!r.software_differences.empty()) {
@@ -530,8 +542,10 @@ std::vector<GateResultRow> history_rows(const GateReport& r) {
     g.ratio_baseline = pos(d.ratio_baseline);
     g.ratio_now = pos(d.ratio_now);
     g.slowdown = d.ratio_test ? d.ratio_test->slowdown() : nan;
-    g.slowdown_lo = d.ratio_test && std::isfinite(d.ratio_test->interval.lo) ? std::exp(d.ratio_test->interval.lo) - 1 : nan;
-    g.slowdown_hi = d.ratio_test && std::isfinite(d.ratio_test->interval.hi) ? std::exp(d.ratio_test->interval.hi) - 1 : nan;
+    g.slowdown_lo =
+        d.ratio_test && std::isfinite(d.ratio_test->interval.lo) ? std::exp(d.ratio_test->interval.lo) - 1 : nan;
+    g.slowdown_hi =
+        d.ratio_test && std::isfinite(d.ratio_test->interval.hi) ? std::exp(d.ratio_test->interval.hi) - 1 : nan;
     g.p_value = d.ratio_test ? d.ratio_test->p_value : nan;
     g.ours_baseline_us = pos(d.ours_baseline_us);
     g.ours_now_us = pos(d.ours_now_us);
@@ -561,16 +575,27 @@ GateRunRow history_run(const GateReport& r, const GateRecord& baseline, const st
 report::Table history_table(const std::vector<GateHistoryPoint>& points, const std::string& title) {
   report::Table t;
   t.title = title;
-  t.columns = {{"run_id", "run"},          {"created_at", "when", false}, {"device", "device", false},
-               {"kernel_hash", "kernel", false}, {"problem_key", "problem", false}, {"config", "config", false},
-               {"ratio_baseline", "ratio base"}, {"ratio_now", "ratio now"}, {"slowdown_pct", "change %"},
-               {"slowdown_lo_pct", "lo %"},     {"slowdown_hi_pct", "hi %"},   {"ours_now_us", "us now"},
-               {"tuned_now_us", "cuBLASLt us"}, {"verdict", "verdict", false}, {"exit_code", "run exit"}};
+  t.columns = {{"run_id", "run"},
+               {"created_at", "when", false},
+               {"device", "device", false},
+               {"kernel_hash", "kernel", false},
+               {"problem_key", "problem", false},
+               {"config", "config", false},
+               {"ratio_baseline", "ratio base"},
+               {"ratio_now", "ratio now"},
+               {"slowdown_pct", "change %"},
+               {"slowdown_lo_pct", "lo %"},
+               {"slowdown_hi_pct", "hi %"},
+               {"ours_now_us", "us now"},
+               {"tuned_now_us", "cuBLASLt us"},
+               {"verdict", "verdict", false},
+               {"exit_code", "run exit"}};
   for (const GateHistoryPoint& h : points) {
     const GateResultRow& g = h.result;
     t.rows.push_back({h.run_id, h.created_at, h.device_name, h.kernel_hash, h.problem_key, g.config_key,
-                      num(g.ratio_baseline, 3), num(g.ratio_now, 3), pct(g.slowdown), pct(g.slowdown_lo), pct(g.slowdown_hi),
-                      num(g.ours_now_us, 2), num(g.tuned_now_us, 2), g.verdict, static_cast<int64_t>(h.exit_code)});
+                      num(g.ratio_baseline, 3), num(g.ratio_now, 3), pct(g.slowdown), pct(g.slowdown_lo),
+                      pct(g.slowdown_hi), num(g.ours_now_us, 2), num(g.tuned_now_us, 2), g.verdict,
+                      static_cast<int64_t>(h.exit_code)});
   }
   return t;
 }
@@ -578,20 +603,27 @@ report::Table history_table(const std::vector<GateHistoryPoint>& points, const s
 report::Table record_table(const GateRecord& r, const std::string& title) {
   report::Table t;
   t.title = title;
-  t.columns = {{"shape", "shape", false},  {"config", "config", false}, {"source", "source", false},
-               {"status", "status", false}, {"rounds", "rounds"},        {"ours_us", "dgtune us"},
-               {"tuned_us", "cuBLASLt-tuned us"}, {"default_us", "cuBLASLt-default us"}, {"ratio", "ratio"},
+  t.columns = {{"shape", "shape", false},
+               {"config", "config", false},
+               {"source", "source", false},
+               {"status", "status", false},
+               {"rounds", "rounds"},
+               {"ours_us", "dgtune us"},
+               {"tuned_us", "cuBLASLt-tuned us"},
+               {"default_us", "cuBLASLt-default us"},
+               {"ratio", "ratio"},
                {"flagged", "flagged"}};
   for (const ShapeRecord& s : r.shapes) {
     int flagged = 0;
     for (bool b : s.flagged) flagged += b;
     const bool ok = s.ok() && !s.ours_us.empty();
     const bool has_tuned = ok && !s.tuned_us.empty();
-    t.rows.push_back({s.name.empty() ? s.problem.label() : s.name, s.config_key, s.config_source,
-                      s.ok() ? s.status : s.status + ": " + s.error, static_cast<int64_t>(s.rounds.size()),
-                      ok ? num(stats::median(s.ours_us), 2) : Cell{}, has_tuned ? num(stats::median(s.tuned_us), 2) : Cell{},
-                      s.default_us.empty() ? Cell{} : num(stats::median(s.default_us), 2),
-                      has_tuned ? num(std::exp(stats::median(s.log_ratios())), 3) : Cell{}, static_cast<int64_t>(flagged)});
+    t.rows.push_back(
+        {s.name.empty() ? s.problem.label() : s.name, s.config_key, s.config_source,
+         s.ok() ? s.status : s.status + ": " + s.error, static_cast<int64_t>(s.rounds.size()),
+         ok ? num(stats::median(s.ours_us), 2) : Cell{}, has_tuned ? num(stats::median(s.tuned_us), 2) : Cell{},
+         s.default_us.empty() ? Cell{} : num(stats::median(s.default_us), 2),
+         has_tuned ? num(std::exp(stats::median(s.log_ratios())), 3) : Cell{}, static_cast<int64_t>(flagged)});
   }
   return t;
 }

@@ -29,14 +29,14 @@ inline constexpr int kBaselineSchemaVersion = 1;
 /// One shape as measured by one gate run (recorded into a baseline, or measured now).
 struct ShapeRecord {
   Problem problem;
-  std::string name;               ///< the shapes file's name= (may be empty)
-  std::string config_key;         ///< what the loader's choice ran
-  std::string config_source;      ///< "db" | "nearest" | "default"
+  std::string name;           ///< the shapes file's name= (may be empty)
+  std::string config_key;     ///< what the loader's choice ran
+  std::string config_source;  ///< "db" | "nearest" | "default"
   /// "ok": measured and every side verified; "verify_failed": our kernel's output is wrong (before timing
   /// or after replay); "error": measuring failed (CUDA, NVRTC, cuBLASLt refusal); error holds the message.
   std::string status = "ok";
   std::string error;
-  std::string tuned_algo;         ///< cuBLASLt-tuned's algorithm text
+  std::string tuned_algo;  ///< cuBLASLt-tuned's algorithm text
   std::string default_algo;
   /// Round-aligned samples in microseconds: ours_us[i], tuned_us[i] (and default_us[i] when measured)
   /// were taken in interleaved round rounds[i]. Flagged (low-clock) rounds are kept, marked in flagged.
@@ -55,10 +55,10 @@ struct GateRecord {
   int schema_version = kBaselineSchemaVersion;
   HardwareIdentity hardware;
   SoftwareEnv software;
-  std::string kernel_hash;       ///< = software.kernel_hash (kept at top level for readers of the file)
-  std::string protocol;          ///< MeasureProtocol::to_json()
-  std::string created_at;        ///< ISO 8601 UTC
-  std::string pci_bus_id;        ///< of the GPU that measured (informational)
+  std::string kernel_hash;  ///< = software.kernel_hash (kept at top level for readers of the file)
+  std::string protocol;     ///< MeasureProtocol::to_json()
+  std::string created_at;   ///< ISO 8601 UTC
+  std::string pci_bus_id;   ///< of the GPU that measured (informational)
   std::vector<ShapeRecord> shapes;
 
   const ShapeRecord* find(const std::string& problem_key) const;
@@ -94,7 +94,7 @@ const char* to_string(ShapeVerdict v);
 bool is_failure(ShapeVerdict v);
 
 struct GateSettings {
-  double threshold = 0.05;        ///< tolerated slowdown of the ratio (fraction)
+  double threshold = 0.05;  ///< tolerated slowdown of the ratio (fraction)
   double confidence = 0.95;
 };
 
@@ -102,9 +102,9 @@ struct GateSettings {
 struct ShapeDecision {
   Problem problem;
   std::string problem_key;
-  std::string label;              ///< name, else Problem::label()
+  std::string label;  ///< name, else Problem::label()
   ShapeVerdict verdict = ShapeVerdict::kPass;
-  std::string reason;             ///< one sentence: why this verdict
+  std::string reason;  ///< one sentence: why this verdict
   std::string config_baseline, config_now;
   /// Median same-round ratio ours/cuBLASLt-tuned (time ratio, < 1: dgtune faster) at baseline and now.
   double ratio_baseline = 0, ratio_now = 0;

@@ -18,8 +18,9 @@ namespace dgt {
 TuningSession::TuningSession(SessionOptions options) : options_(std::move(options)) {
   device_ = open_device(options_.device);
   if (!device_.is_sm90())
-    DGT_THROW(ErrorKind::kNoDevice, "device {} is {} (compute capability {}.{}): dgtune's kernels need sm_90 (H100/H200)",
-              device_.ordinal, device_.name, device_.cc_major, device_.cc_minor);
+    DGT_THROW(ErrorKind::kNoDevice,
+              "device {} is {} (compute capability {}.{}): dgtune's kernels need sm_90 (H100/H200)", device_.ordinal,
+              device_.name, device_.cc_major, device_.cc_minor);
   fingerprint_ = make_fingerprint(device_);
   db_ = std::make_unique<TuningDb>(options_.db_path);
   scope_ = db_->upsert_device(fingerprint_);
@@ -58,7 +59,8 @@ std::shared_future<TuningSession::CompileResult> TuningSession::compile_async(co
   return shared;
 }
 
-TrialRecord TuningSession::measure_candidate(const ProblemData& data, const KernelSpec& spec, const CompileResult& compiled) {
+TrialRecord TuningSession::measure_candidate(const ProblemData& data, const KernelSpec& spec,
+                                             const CompileResult& compiled) {
   const Problem& p = data.problem();
   TrialRecord t;
   t.problem = p;
@@ -81,8 +83,8 @@ TrialRecord TuningSession::measure_candidate(const ProblemData& data, const Kern
   t.spill_bytes = compiled.kernel->spill_bytes;
   if (t.spill_bytes > 0) {
     t.status = TrialStatus::kCompileError;
-    t.error = fmt::format("ptxas spills {} bytes (stack {} bytes): the resource model under-counts registers", t.spill_bytes,
-                          compiled.kernel->stack_bytes);
+    t.error = fmt::format("ptxas spills {} bytes (stack {} bytes): the resource model under-counts registers",
+                          t.spill_bytes, compiled.kernel->stack_bytes);
     return t;
   }
 
@@ -96,8 +98,9 @@ TrialRecord TuningSession::measure_candidate(const ProblemData& data, const Kern
     t.registers = kernel->kernel().registers;
     if (kernel->kernel().local_bytes > 0) {
       t.status = TrialStatus::kCompileError;
-      t.error = fmt::format("{} bytes of local memory per thread (spills or stack): the resource model under-counts registers",
-                            kernel->kernel().local_bytes);
+      t.error = fmt::format(
+          "{} bytes of local memory per thread (spills or stack): the resource model under-counts registers",
+          kernel->kernel().local_bytes);
       return t;
     }
   } catch (const Error& e) {
@@ -112,10 +115,10 @@ TrialRecord TuningSession::measure_candidate(const ProblemData& data, const Kern
     t.status = status;
     t.error = what;
     db_->put_trial(scope_, t);
-    throw ContextLost(fmt::format("candidate {} on {} {}: {}. Its trial is stored as {}; the CUDA context is unusable, so "
-                                  "this run stops here. Run the same command again to continue with the other candidates.",
-                                  spec.config.key(), p.label(), status == TrialStatus::kTimeout ? "hung" : "crashed", what,
-                                  to_string(status)));
+    throw ContextLost(fmt::format(
+        "candidate {} on {} {}: {}. Its trial is stored as {}; the CUDA context is unusable, so "
+        "this run stops here. Run the same command again to continue with the other candidates.",
+        spec.config.key(), p.label(), status == TrialStatus::kTimeout ? "hung" : "crashed", what, to_string(status)));
   };
 
   data.poison_output(stream_);
@@ -128,7 +131,8 @@ TrialRecord TuningSession::measure_candidate(const ProblemData& data, const Kern
     // A sticky error (illegal address, ...) is reported again by every later call; a refused launch
     // (driver error before anything ran) leaves the context healthy.
     const cudaError_t err = cudaDeviceSynchronize();
-    if (err != cudaSuccess && is_sticky_cuda_error(static_cast<int>(err))) context_lost(TrialStatus::kCrashed, e.what());
+    if (err != cudaSuccess && is_sticky_cuda_error(static_cast<int>(err)))
+      context_lost(TrialStatus::kCrashed, e.what());
     (void)cudaGetLastError();
     t.status = TrialStatus::kLaunchError;
     t.error = e.what();
@@ -137,10 +141,10 @@ TrialRecord TuningSession::measure_candidate(const ProblemData& data, const Kern
   t.verification = data.verify(stream_);
   if (!t.verification->ok) {
     t.status = TrialStatus::kVerifyFailed;
-    t.error = fmt::format("max_rel_err {:.3g} (limit {:.3g}), diff {:.3g} (limit {:.3g}), NaN/Inf {}, writes outside D {}",
-                          t.verification->max_rel_err, VerifyThresholds::for_accum(p.accum).max_rel_err, t.verification->diff,
-                          VerifyThresholds::for_accum(p.accum).max_diff, t.verification->nan_count,
-                          t.verification->pad_touched);
+    t.error = fmt::format(
+        "max_rel_err {:.3g} (limit {:.3g}), diff {:.3g} (limit {:.3g}), NaN/Inf {}, writes outside D {}",
+        t.verification->max_rel_err, VerifyThresholds::for_accum(p.accum).max_rel_err, t.verification->diff,
+        VerifyThresholds::for_accum(p.accum).max_diff, t.verification->nan_count, t.verification->pad_touched);
     return t;
   }
   try {
@@ -156,7 +160,8 @@ TrialRecord TuningSession::measure_candidate(const ProblemData& data, const Kern
 
 void TuningSession::measure_baselines(const ProblemData& data) {
   const Problem& p = data.problem();
-  if (db_->has_baseline(scope_, p, kProviderCublasDefault) && db_->has_baseline(scope_, p, kProviderCublasTuned)) return;
+  if (db_->has_baseline(scope_, p, kProviderCublasDefault) && db_->has_baseline(scope_, p, kProviderCublasTuned))
+    return;
   spdlog::info("  cuBLASLt baselines for {}", p.label());
   auto [def, tuned] = cublas_->measure(data, *timer_, stream_);
   db_->put_baseline(scope_, def);
@@ -183,7 +188,8 @@ std::vector<ShapeOutcome> TuningSession::sweep(const std::vector<ShapeEntry>& sh
     std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     size_t keep = ranked.size();
     if (opts.strategy == Strategy::kModel) keep = std::min<size_t>(keep, std::max(1, opts.top_k));
-    if (opts.strategy == Strategy::kExhaustive && opts.max_candidates > 0) keep = std::min<size_t>(keep, opts.max_candidates);
+    if (opts.strategy == Strategy::kExhaustive && opts.max_candidates > 0)
+      keep = std::min<size_t>(keep, opts.max_candidates);
     ranked.resize(keep);
     out[i].candidates = static_cast<int>(keep);
     const std::set<std::string> stored = db_->stored_config_keys(scope_, p);  // one query per shape
@@ -198,28 +204,28 @@ std::vector<ShapeOutcome> TuningSession::sweep(const std::vector<ShapeEntry>& sh
       compile_async(KernelSpec::of(c, p));
     }
   }
-  spdlog::info("{} shapes, strategy {}; {} kernels to compile on {} threads; cache {}", shapes.size(), opts.strategy_label(),
-               compile_jobs, pool_->size(), cache_->dir());
+  spdlog::info("{} shapes, strategy {}; {} kernels to compile on {} threads; cache {}", shapes.size(),
+               opts.strategy_label(), compile_jobs, pool_->size(), cache_->dir());
 
   // 2. Measure shape by shape while the pool keeps compiling ahead.
   for (size_t i = 0; i < shapes.size(); ++i) {
     const Problem& p = shapes[i].problem;
     const auto t0 = std::chrono::steady_clock::now();
     auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
-    spdlog::info("[{}/{}] {} ({}): {} candidates, {} already stored", i + 1, shapes.size(), p.label(), shapes[i].where(),
-                 out[i].candidates, out[i].already_stored);
-    const bool need_baselines =
-        opts.baselines &&
-        !(db_->has_baseline(scope_, p, kProviderCublasDefault) && db_->has_baseline(scope_, p, kProviderCublasTuned));
+    spdlog::info("[{}/{}] {} ({}): {} candidates, {} already stored", i + 1, shapes.size(), p.label(),
+                 shapes[i].where(), out[i].candidates, out[i].already_stored);
+    const bool need_baselines = opts.baselines && !(db_->has_baseline(scope_, p, kProviderCublasDefault) &&
+                                                    db_->has_baseline(scope_, p, kProviderCublasTuned));
     if (!todo[i].empty() || need_baselines) {
       ProblemData data(p, *util_, seed_for(p), stream_);
       if (opts.baselines) measure_baselines(data);
       std::map<std::string, int> counts;
       for (size_t j = 0; j < todo[i].size(); ++j) {
         if (opts.budget_s > 0 && elapsed() > opts.budget_s) {
-          spdlog::warn("  budget of {:.0f} s spent after {} of {} candidates: stopping this shape (marked incomplete; "
-                       "run again to continue)",
-                       opts.budget_s, j, todo[i].size());
+          spdlog::warn(
+              "  budget of {:.0f} s spent after {} of {} candidates: stopping this shape (marked incomplete; "
+              "run again to continue)",
+              opts.budget_s, j, todo[i].size());
           break;
         }
         const KernelSpec spec = KernelSpec::of(todo[i][j], p);

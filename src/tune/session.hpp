@@ -14,25 +14,25 @@
 #include "bench/problem_data.hpp"
 #include "bench/protocol.hpp"
 #include "core/error.hpp"
-#include "problem/shapes_file.hpp"
 #include "db/tuning_db.hpp"
 #include "device/device_info.hpp"
-#include "launch/environment.hpp"
-#include "launch/util_kernels.hpp"
-#include "launch/kernel_cache.hpp"
 #include "jit/cubin_cache.hpp"
+#include "launch/environment.hpp"
 #include "launch/gemm_kernel.hpp"
+#include "launch/kernel_cache.hpp"
+#include "launch/util_kernels.hpp"
+#include "problem/shapes_file.hpp"
 #include "space/search_space.hpp"
 
 namespace dgt {
 
 struct SessionOptions {
-  std::string db_path;              ///< resolved by the caller (resolve_db_path)
-  std::string cache_dir;            ///< empty = default_cache_dir()
+  std::string db_path;    ///< resolved by the caller (resolve_db_path)
+  std::string cache_dir;  ///< empty = default_cache_dir()
   int device = 0;
   ProtocolOptions protocol;
-  uint64_t seed = 20261129;         ///< input fill seed (per problem: seed ^ hash(problem key))
-  int compile_threads = 0;          ///< 0 = all cores
+  uint64_t seed = 20261129;  ///< input fill seed (per problem: seed ^ hash(problem key))
+  int compile_threads = 0;   ///< 0 = all cores
 };
 
 /// How a sweep chooses what to measure. Candidates are always measured in estimate_us order (most
@@ -45,10 +45,10 @@ enum class Strategy {
 struct SweepOptions {
   SearchSpace space = SearchSpace::builtin_default();
   Strategy strategy = Strategy::kExhaustive;
-  int top_k = 16;                   ///< kModel: how many candidates to measure
-  int max_candidates = 0;           ///< kExhaustive: 0 = all, else the best N by estimate_us
-  double budget_s = 0;              ///< per shape: stop measuring after this many seconds (0 = no limit)
-  bool baselines = true;            ///< measure cuBLASLt default and tuned
+  int top_k = 16;          ///< kModel: how many candidates to measure
+  int max_candidates = 0;  ///< kExhaustive: 0 = all, else the best N by estimate_us
+  double budget_s = 0;     ///< per shape: stop measuring after this many seconds (0 = no limit)
+  bool baselines = true;   ///< measure cuBLASLt default and tuned
 
   /// Label stored with the sweep state: "exhaustive", "exhaustive-max64", "model-top16".
   std::string strategy_label() const;

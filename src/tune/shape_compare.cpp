@@ -18,8 +18,8 @@ namespace dgt {
 
 namespace {
 std::string verification_text(const Verification& v) {
-  return fmt::format("max_rel_err {:.3g}, diff {:.3g}, {} NaN/Inf, {} written outside D", v.max_rel_err, v.diff, v.nan_count,
-                     v.pad_touched);
+  return fmt::format("max_rel_err {:.3g}, diff {:.3g}, {} NaN/Inf, {} written outside D", v.max_rel_err, v.diff,
+                     v.nan_count, v.pad_touched);
 }
 }  // namespace
 
@@ -27,14 +27,16 @@ ShapeComparer::ShapeComparer(ShapeCompareOptions options) : options_(std::move(o
   options_.protocol.validate();
   device_ = open_device(options_.device);
   if (!device_.is_sm90())
-    DGT_THROW(ErrorKind::kNoDevice, "device {} is {} (compute capability {}.{}): dgtune's kernels need sm_90 (H100/H200)",
-              device_.ordinal, device_.name, device_.cc_major, device_.cc_minor);
+    DGT_THROW(ErrorKind::kNoDevice,
+              "device {} is {} (compute capability {}.{}): dgtune's kernels need sm_90 (H100/H200)", device_.ordinal,
+              device_.name, device_.cc_major, device_.cc_minor);
   fingerprint_ = make_fingerprint(device_);
   if (!options_.db_path.empty() && std::filesystem::exists(options_.db_path)) {
     db_ = std::make_unique<TuningDb>(options_.db_path, /*read_only=*/true);
     device_id_ = db_->find_hardware(fingerprint_.hardware());
   }
-  if (!device_id_) spdlog::warn("no winners of this device in '{}': every shape runs the default config", options_.db_path);
+  if (!device_id_)
+    spdlog::warn("no winners of this device in '{}': every shape runs the default config", options_.db_path);
   cache_ = std::make_unique<jit::CubinCache>(options_.cache_dir.empty() ? default_cache_dir() : options_.cache_dir);
   DGT_CHECK_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   util_ = std::make_unique<UtilKernels>(*cache_, device_.sm_count);
@@ -111,7 +113,8 @@ gate::ShapeRecord ShapeComparer::measure(const ShapeEntry& shape, RoundsResult* 
     const RoundsResult r = measure_sides(*util_, device_, options_.protocol, stream_, alone, &check);
     if (rounds_out) *rounds_out = r;
     if (r.sides[0].check && !r.sides[0].check->ok)
-      return fail("verify_failed", "config " + rec.config_key + " after replay: " + verification_text(*r.sides[0].check));
+      return fail("verify_failed",
+                  "config " + rec.config_key + " after replay: " + verification_text(*r.sides[0].check));
     for (int round = 0; round < r.rounds; ++round)
       if (const Sample* ours = r.find_sample(round, 0)) {
         rec.rounds.push_back(round);
@@ -122,8 +125,8 @@ gate::ShapeRecord ShapeComparer::measure(const ShapeEntry& shape, RoundsResult* 
     if (rec.rounds.empty()) return fail("error", "no complete round was measured");
     return rec;
   }
-  const CublasLtChoice choice =
-      select_algorithms(plan, screen_timer(*util_, device_, options_.protocol, stream_, 3), options_.protocol.to_json(), stream_);
+  const CublasLtChoice choice = select_algorithms(plan, screen_timer(*util_, device_, options_.protocol, stream_, 3),
+                                                  options_.protocol.to_json(), stream_);
   if (choice.tuned_algo < 0) return fail("error", "no cuBLASLt algorithm verified: " + choice.tuned.error);
   rec.tuned_algo = choice.tuned.algo;
   const bool with_default = options_.cublas_default && choice.default_algo >= 0;
@@ -142,7 +145,8 @@ gate::ShapeRecord ShapeComparer::measure(const ShapeEntry& shape, RoundsResult* 
       k->launch(p, ops, stream_, &w);
       const Verification ev = data.verify(stream_);
       if (!ev.ok) {
-        spdlog::warn("{}: extra config {} left out: it does not verify ({})", p.label(), c.key(), verification_text(ev));
+        spdlog::warn("{}: extra config {} left out: it does not verify ({})", p.label(), c.key(),
+                     verification_text(ev));
         continue;
       }
       extra.emplace_back(std::move(k), w);

@@ -27,12 +27,12 @@
 namespace dgt {
 
 struct ShapeCompareOptions {
-  std::string db_path;            ///< tuning DB the loader's choice is read from (read-only); missing: defaults
-  std::string cache_dir;          ///< empty = default_cache_dir()
+  std::string db_path;    ///< tuning DB the loader's choice is read from (read-only); missing: defaults
+  std::string cache_dir;  ///< empty = default_cache_dir()
   int device = 0;
-  MeasureProtocol protocol;       ///< rounds inside
-  uint64_t seed = 20261129;       ///< input fill seed (per problem: seed ^ hash of the problem key)
-  bool cublas_default = true;     ///< also measure cuBLASLt's heuristic top-1 as a side
+  MeasureProtocol protocol;    ///< rounds inside
+  uint64_t seed = 20261129;    ///< input fill seed (per problem: seed ^ hash of the problem key)
+  bool cublas_default = true;  ///< also measure cuBLASLt's heuristic top-1 as a side
   /// Further configs timed as extra sides of the same rounds (label = config key), after the standard
   /// sides: e.g. an old and a new kernel schedule side by side with cuBLASLt. Each is verified before
   /// timing; one that cannot be built or does not verify is left out with a warning.
@@ -62,7 +62,8 @@ class ShapeComparer {
   /// `rounds_out`, when given, receives the engine's result (sides "dgtune", cublaslt-tuned[,
   /// cublaslt-default]) whenever the rounds ran, even when a check after replay failed; `heuristic_count`
   /// receives the number of algorithms cuBLASLt's heuristic returned.
-  gate::ShapeRecord measure(const ShapeEntry& shape, RoundsResult* rounds_out = nullptr, int* heuristic_count = nullptr);
+  gate::ShapeRecord measure(const ShapeEntry& shape, RoundsResult* rounds_out = nullptr,
+                            int* heuristic_count = nullptr);
 
   /// True when the DB holds winners of this device's hardware identity (else every choice is the default).
   bool has_winners() const { return device_id_.has_value(); }

@@ -9,10 +9,10 @@
 #include "core/error.hpp"
 #include "core/paths.hpp"
 #include "device/device_info.hpp"
-#include "launch/util_kernels.hpp"
 #include "jit/cubin_cache.hpp"
 #include "launch/gemm_kernel.hpp"
 #include "launch/kernel_cache.hpp"
+#include "launch/util_kernels.hpp"
 
 namespace dgt::test {
 

@@ -58,9 +58,9 @@ TEST(Compare, BothProtocolsOnTwoShapes) {
   const auto size_before = std::filesystem::file_size(db_path);
 
   for (const char* protocol : {"cold-l2", "hot-graph"}) {
-    const CliRun r = run_dgtune(std::string("compare --shapes ") + shapes + " --db " + db_path + " --protocol " + protocol +
-                                 " --rounds 10 --format json --save " + save_path,
-                             dir + "/err.txt");
+    const CliRun r = run_dgtune(std::string("compare --shapes ") + shapes + " --db " + db_path + " --protocol " +
+                                    protocol + " --rounds 10 --format json --save " + save_path,
+                                dir + "/err.txt");
     ASSERT_EQ(r.rc, 0) << r.out << r.err;
     const auto doc = nlohmann::json::parse(r.out);
     ASSERT_EQ(doc["tables"].size(), 2u);
@@ -103,7 +103,8 @@ TEST(Compare, BothProtocolsOnTwoShapes) {
     EXPECT_GE(m.sides[2].heuristic_count, 1);
   }
   // The saved DB compares against itself (identical samples): never "faster" or "slower".
-  const CliRun self = run_dgtune("compare --between " + save_path + " " + save_path + " --format json", dir + "/err2.txt");
+  const CliRun self =
+      run_dgtune("compare --between " + save_path + " " + save_path + " --format json", dir + "/err2.txt");
   ASSERT_EQ(self.rc, 0) << self.out << self.err;
   const auto self_rows = nlohmann::json::parse(self.out)["tables"][0]["rows"];
   EXPECT_EQ(self_rows.size(), 4u);
@@ -119,14 +120,15 @@ TEST(Compare, LoaderTakesAnExportedTable) {
   const std::string hw = gpu.device.hardware().key();
   const SoftwareEnv env = current_software_env(gpu.device);
   static const TunedEntry entries[] = {
-      {257, 1024, 1040, 1040, 1040, 1024, "e4m3", "e4m3", "promote", "64x96x128_s6_wg1_sw128_c1x1_rm8_direct_sk1_sm0", 12.5,
-       "not-this-kernel"},
-      {257, 1024, 1040, 1040, 1040, 1024, "e4m3", "e4m3", "promote", "128x128x128_s4_wg2_sw128_c1x1_rm8_direct_sk1_sm0", 11.0,
-       "older-kernel"},
+      {257, 1024, 1040, 1040, 1040, 1024, "e4m3", "e4m3", "promote", "64x96x128_s6_wg1_sw128_c1x1_rm8_direct_sk1_sm0",
+       12.5, "not-this-kernel"},
+      {257, 1024, 1040, 1040, 1040, 1024, "e4m3", "e4m3", "promote", "128x128x128_s4_wg2_sw128_c1x1_rm8_direct_sk1_sm0",
+       11.0, "older-kernel"},
   };
   std::vector<TunedEntry> current(std::begin(entries), std::end(entries));
   current[0].kernel_hash = env.kernel_hash.c_str();  // entry 0 measured with the running kernel: preferred
-  TunedTable table{hw.c_str(), gpu.device.name.c_str(), env.kernel_hash.c_str(), "test", current.data(), current.size()};
+  TunedTable table{hw.c_str(), gpu.device.name.c_str(), env.kernel_hash.c_str(),
+                   "test",     current.data(),          current.size()};
   GemmOptions o;
   o.db_path = "/nonexistent/never-opened.db";
   o.table = &table;

@@ -31,23 +31,24 @@ std::vector<KernelConfig> overlap_configs() {
 
 std::vector<KernelConfig> edge_configs() {
   const char* keys[] = {
-      "128x128x128_s4_wg2_sw128_c1x1_rm8_direct_sk1",   // the default family member
-      "64x48x128_s6_wg1_sw128_c1x1_rm8_direct_sk1",     // one consumer WG, small non-power-of-two N
-      "256x64x128_s3_wg2_sw128_c1x1_rm8_direct_sk1",    // two m64 slices per consumer WG
-      "128x176x128_s4_wg2_sw128_c1x1_rm8_direct_sk1",   // 11 n8 groups, near the register limit
-      "128x96x128_s5_wg2_sw128_c1x1_rn3_direct_sk1",    // raster along N, odd group
-      "64x16x128_s8_wg1_sw128_c1x1_rm1_direct_sk1",     // smallest tile, deep ring (wraps often)
-      "128x128x128_s5_wg2_sw128_c2x1_rm4_direct_sk1",   // cluster 2x1: B multicast, spare CTAs at odd M
-      "128x64x128_s6_wg2_sw128_c1x2_rn8_tma_sk1",       // cluster 1x2: A multicast, TMA-store epilogue
-      "128x128x128_s4_wg2_sw128_c2x2_rm8_tma_sk1",      // cluster 2x2: both multicast
-      "64x64x128_s6_wg1_sw128_c1x1_rm8_direct_sk4",     // split-K 4 (runs as fewer splits for small K)
-      "128x40x64_s8_wg2_sw64_c1x1_rm2_direct_sk3",      // BLOCK_K 64 with a 64-byte swizzle, split-K 3
-      "64x64x256_s3_wg1_sw32_c1x1_rm16_tma_sk2",        // BLOCK_K 256 in 8 spans of 32 bytes, TMA store, split 2
+      "128x128x128_s4_wg2_sw128_c1x1_rm8_direct_sk1",       // the default family member
+      "64x48x128_s6_wg1_sw128_c1x1_rm8_direct_sk1",         // one consumer WG, small non-power-of-two N
+      "256x64x128_s3_wg2_sw128_c1x1_rm8_direct_sk1",        // two m64 slices per consumer WG
+      "128x176x128_s4_wg2_sw128_c1x1_rm8_direct_sk1",       // 11 n8 groups, near the register limit
+      "128x96x128_s5_wg2_sw128_c1x1_rn3_direct_sk1",        // raster along N, odd group
+      "64x16x128_s8_wg1_sw128_c1x1_rm1_direct_sk1",         // smallest tile, deep ring (wraps often)
+      "128x128x128_s5_wg2_sw128_c2x1_rm4_direct_sk1",       // cluster 2x1: B multicast, spare CTAs at odd M
+      "128x64x128_s6_wg2_sw128_c1x2_rn8_tma_sk1",           // cluster 1x2: A multicast, TMA-store epilogue
+      "128x128x128_s4_wg2_sw128_c2x2_rm8_tma_sk1",          // cluster 2x2: both multicast
+      "64x64x128_s6_wg1_sw128_c1x1_rm8_direct_sk4",         // split-K 4 (runs as fewer splits for small K)
+      "128x40x64_s8_wg2_sw64_c1x1_rm2_direct_sk3",          // BLOCK_K 64 with a 64-byte swizzle, split-K 3
+      "64x64x256_s3_wg1_sw32_c1x1_rm16_tma_sk2",            // BLOCK_K 256 in 8 spans of 32 bytes, TMA store, split 2
       "128x128x128_s6_wg2_sw128_c1x1_rm8_direct_sk1_sm60",  // persistent grid of 60 CTAs
       // Kernel v2 (issue 7): two WGMMA groups in flight, stmatrix TMA-store epilogue for any BLOCK_N % 8.
       "128x128x128_s6_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1",   // the measured winner shape, 128-byte output swizzle
       "128x144x128_s5_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1",   // 2g at its register limit, 32-byte swizzle (9 bands)
-      "128x88x128_s6_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1",    // odd multiple of 8: unswizzled full-width box, stmatrix x2
+      "128x88x128_s6_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1",    // odd multiple of 8: unswizzled full-width box, stmatrix
+                                                               // x2
       "64x96x128_s8_wg1_sw128_c1x1_rn4_tma_sk1_sm0_2g_p1",     // one consumer WG, 64-byte swizzle
       "256x64x128_s4_wg2_sw128_c1x1_rm8_tma_sk3_sm0_2g_p1",    // two m64 slices per WG, split-K 3 into the TMA store
       "128x176x128_s4_wg2_sw128_c1x1_rm8_tma_sk1_sm0_1g_p1",   // one group, 11 column groups (x4 + x2), 32-byte swizzle
@@ -113,8 +114,11 @@ TEST(EdgeShapes, FastAccumulationAndE5M2) {
       KernelConfig::parse_key("128x128x256_s3_wg2_sw128_c1x1_rm8_tma_sk1_sm0_1g_p8"),
       KernelConfig::parse_key("128x128x128_s6_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1")};
   uint64_t seed = 500;
-  for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{1, 4096, 4096}, {129, 1023, 1040}, {1021, 65, 7168},
-                         {4096, 4096, 4096}, {64, 256, 65536}}) {
+  for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{1, 4096, 4096},
+                         {129, 1023, 1040},
+                         {1021, 65, 7168},
+                         {4096, 4096, 4096},
+                         {64, 256, 65536}}) {
     for (int variant = 0; variant < 3; ++variant) {
       Problem p = Problem::dense(m, n, k);
       if (variant == 0) p.accum = Accum::kFast;
@@ -171,8 +175,11 @@ TEST(Overlap, OutputIsBitwiseIdenticalTo2g) {
       {"64x16x128_s2_wg1_sw128_c1x1_rm1_direct_sk1_sm0_2g_p1", "64x16x128_s2_wg1_sw128_c1x1_rm1_direct_sk1_sm0_2o_p1"},
   };
   uint64_t seed = 1200;
-  for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{1021, 1023, 1040}, {2048, 2048, 512}, {777, 4096, 384},
-                         {300, 5000, 128}, {4096, 4096, 4096}}) {
+  for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{1021, 1023, 1040},
+                         {2048, 2048, 512},
+                         {777, 4096, 384},
+                         {300, 5000, 128},
+                         {4096, 4096, 4096}}) {
     for (Accum accum : {Accum::kPromote, Accum::kFast}) {
       Problem p = Problem::dense(m, n, k);
       p.accum = accum;
@@ -198,7 +205,8 @@ TEST(Refusals, UnalignedLeadingDimensionNamesOperandAndRule) {
   Problem p = Problem::dense(16, 16, 7);
   auto k = gpu.kernel(KernelSpec::of(KernelConfig::parse_key("64x16x128_s8_wg1_sw128_c1x1_rm1_direct_sk1"), p));
   try {
-    k->launch(p, jit::GemmOperands{reinterpret_cast<void*>(256), reinterpret_cast<void*>(256), nullptr, nullptr, nullptr},
+    k->launch(p,
+              jit::GemmOperands{reinterpret_cast<void*>(256), reinterpret_cast<void*>(256), nullptr, nullptr, nullptr},
               gpu.stream);
     FAIL() << "expected a refusal";
   } catch (const Error& e) {

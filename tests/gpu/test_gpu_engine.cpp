@@ -22,7 +22,8 @@ void run_case(const Case& c, const MeasureProtocol& protocol) {
   ProblemData data(p, *gpu.util, 7, gpu.stream);
   ASSERT_TRUE(gpu.run(data, KernelConfig::parse_key(c.config)).ok) << c.config;
   auto kernel = gpu.kernel(KernelSpec::of(KernelConfig::parse_key(c.config), p));
-  const jit::GemmWorkspace ws = gpu.kernels->dedicated_workspace(*kernel, p);  // allocated before any capture, never reallocated
+  const jit::GemmWorkspace ws =
+      gpu.kernels->dedicated_workspace(*kernel, p);  // allocated before any capture, never reallocated
   const jit::GemmOperands ops = data.operands();
 
   CublasLtBaseline lt;
@@ -30,8 +31,8 @@ void run_case(const Case& c, const MeasureProtocol& protocol) {
   ASSERT_TRUE(plan.supported()) << plan.error();
   EXPECT_GE(plan.returned(), 1);
   EXPECT_LE(plan.returned(), CublasLtBaseline::kHeuristicRequest);
-  CublasLtChoice choice =
-      select_algorithms(plan, screen_timer(*gpu.util, gpu.device, protocol, gpu.stream, 3), protocol.to_json(), gpu.stream);
+  CublasLtChoice choice = select_algorithms(plan, screen_timer(*gpu.util, gpu.device, protocol, gpu.stream, 3),
+                                            protocol.to_json(), gpu.stream);
   ASSERT_EQ(choice.default_algo, 0) << choice.def.error;
   ASSERT_GE(choice.tuned_algo, 0);
   EXPECT_EQ(choice.screened.size(), static_cast<size_t>(plan.returned()));
@@ -53,8 +54,8 @@ void run_case(const Case& c, const MeasureProtocol& protocol) {
     EXPECT_GT(s.all.median, 0) << s.label;
     EXPECT_GT(s.median_clock_mhz, 0.3 * gpu.device.max_sm_clock_mhz) << s.label;
     EXPECT_LT(s.median_clock_mhz, 1.2 * gpu.device.max_sm_clock_mhz) << s.label;
-    spdlog::info("{} {} {}: median {:.2f} us p10 {:.2f} p90 {:.2f}, clock {:.0f} MHz, {} flagged", protocol.name(), p.label(),
-                 s.label, s.all.median, s.all.p10, s.all.p90, s.median_clock_mhz, s.flagged);
+    spdlog::info("{} {} {}: median {:.2f} us p10 {:.2f} p90 {:.2f}, clock {:.0f} MHz, {} flagged", protocol.name(),
+                 p.label(), s.label, s.all.median, s.all.p10, s.all.p90, s.median_clock_mhz, s.flagged);
   }
   // The same algorithm twice: never "faster" or "slower" than itself.
   PairedTimes same = r.paired(r.find(kProviderCublasDefault), r.find("cublaslt-default-again"));
@@ -85,7 +86,8 @@ TEST(Engine, FailedCaptureLeavesTheStreamUsable) {
   MeasureProtocol hot = MeasureProtocol::hot_graph();
   int calls = 0;
   std::vector<Side> bad = {{"bad", [&](cudaStream_t s) {
-                              if (++calls > hot.warmup + 2) DGT_THROW(ErrorKind::kInvalid, "refused inside the capture");
+                              if (++calls > hot.warmup + 2)
+                                DGT_THROW(ErrorKind::kInvalid, "refused inside the capture");
                               kernel->launch(p, ops, s);
                             }}};
   EXPECT_THROW(measure_sides(*gpu.util, gpu.device, hot, gpu.stream, bad), Error);
@@ -93,7 +95,8 @@ TEST(Engine, FailedCaptureLeavesTheStreamUsable) {
   ASSERT_EQ(cudaStreamIsCapturing(gpu.stream, &status), cudaSuccess);
   EXPECT_EQ(status, cudaStreamCaptureStatusNone);
   hot.rounds = 3;
-  RoundsResult r = measure_sides(*gpu.util, gpu.device, hot, gpu.stream, {{"good", [&](cudaStream_t s) { kernel->launch(p, ops, s); }}});
+  RoundsResult r = measure_sides(*gpu.util, gpu.device, hot, gpu.stream,
+                                 {{"good", [&](cudaStream_t s) { kernel->launch(p, ops, s); }}});
   EXPECT_EQ(r.sides[0].samples, 3);
 }
 

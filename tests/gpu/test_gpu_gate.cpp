@@ -13,7 +13,8 @@ namespace {
 TEST(Gate, RecordThenCheckUnchangedPassesAndASlowdownFails) {
   Gpu::get();  // skips (exit 77) without an sm_90 GPU
   ShapeCompareOptions o;
-  o.db_path = (std::filesystem::temp_directory_path() / "dgtune_gate_gpu_missing.db").string();  // none: default configs
+  o.db_path =
+      (std::filesystem::temp_directory_path() / "dgtune_gate_gpu_missing.db").string();  // none: default configs
   o.protocol = MeasureProtocol::cold_l2();
   ShapeComparer cmp(o);
   std::vector<ShapeEntry> shapes(2);

@@ -3,8 +3,8 @@
 
 #include <filesystem>
 
-#include "tune/session.hpp"
 #include "dgtune/gemm.hpp"
+#include "tune/session.hpp"
 
 namespace dgt::test {
 namespace {

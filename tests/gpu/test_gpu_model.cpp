@@ -18,7 +18,8 @@ void check_space(const Problem& p, uint64_t seed, int& checked) {
     ThreadPool pool(0);
     std::vector<std::future<jit::CompiledKernel>> jobs;
     for (const auto& c : kept)
-      jobs.push_back(pool.submit([&gpu, spec = KernelSpec::of(c.config, p)] { return gpu.cache->get_or_compile(jit::generate_gemm(spec)); }));
+      jobs.push_back(pool.submit(
+          [&gpu, spec = KernelSpec::of(c.config, p)] { return gpu.cache->get_or_compile(jit::generate_gemm(spec)); }));
     for (auto& j : jobs) j.get();
   }
   ProblemData data(p, *gpu.util, seed, gpu.stream);
@@ -72,15 +73,18 @@ TEST(DefaultSpace, FastCandidatesSumAllOnesExactly) {
   Problem p = Problem::dense(128, 128, 65536);
   p.accum = Accum::kFast;
   std::vector<KernelConfig> configs;
-  for (const auto& c : enumerate(SearchSpace::builtin_default(), p, gpu.device.sm_count).kept) configs.push_back(c.config);
-  for (const char* key : {"128x128x128_s6_wg2_sw128_c1x1_rm8_tma_sk1_sm0_1g_p16", "64x128x64_s8_wg1_sw64_c1x1_rm8_direct_sk1_sm0_1g_p32",
-                          "128x128x256_s3_wg2_sw128_c1x1_rm8_tma_sk1_sm0_1g_p8", "128x128x128_s6_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1"})
+  for (const auto& c : enumerate(SearchSpace::builtin_default(), p, gpu.device.sm_count).kept)
+    configs.push_back(c.config);
+  for (const char* key :
+       {"128x128x128_s6_wg2_sw128_c1x1_rm8_tma_sk1_sm0_1g_p16", "64x128x64_s8_wg1_sw64_c1x1_rm8_direct_sk1_sm0_1g_p32",
+        "128x128x256_s3_wg2_sw128_c1x1_rm8_tma_sk1_sm0_1g_p8", "128x128x128_s6_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1"})
     configs.push_back(KernelConfig::parse_key(key));
   {
     ThreadPool pool(0);
     std::vector<std::future<jit::CompiledKernel>> jobs;
     for (const auto& c : configs)
-      jobs.push_back(pool.submit([&gpu, spec = KernelSpec::of(c, p)] { return gpu.cache->get_or_compile(jit::generate_gemm(spec)); }));
+      jobs.push_back(pool.submit(
+          [&gpu, spec = KernelSpec::of(c, p)] { return gpu.cache->get_or_compile(jit::generate_gemm(spec)); }));
     for (auto& j : jobs) j.get();
   }
   const size_t ab_bytes = size_t(p.m) * size_t(p.k);
@@ -113,7 +117,8 @@ TEST(DefaultSpace, FastCandidatesSumAllOnesExactly) {
         if (!wrong) first_bad = v;
         ++wrong;
       }
-    EXPECT_EQ(wrong, 0u) << c.key() << ": " << wrong << " elements are not 65536, e.g. BF16 bits 0x" << std::hex << first_bad;
+    EXPECT_EQ(wrong, 0u) << c.key() << ": " << wrong << " elements are not 65536, e.g. BF16 bits 0x" << std::hex
+                         << first_bad;
     ++checked;
   }
   cudaFree(a);

@@ -7,22 +7,25 @@ namespace {
 
 TEST(Sanitize, SmallShapes) {
   Gpu& gpu = Gpu::get();
-  const char* keys[] = {"128x128x128_s4_wg2_sw128_c1x1_rm8_direct_sk1", "64x48x128_s2_wg1_sw128_c1x1_rm8_direct_sk1",
-                        "256x64x128_s3_wg2_sw128_c1x1_rn2_direct_sk1",
-                        // clusters with multicast, the TMA-store epilogue and split-K (issue 3)
-                        "128x128x128_s4_wg2_sw128_c2x1_rm8_direct_sk1", "128x64x128_s4_wg2_sw128_c1x2_rm8_tma_sk1",
-                        "128x128x128_s3_wg2_sw128_c2x2_rn4_tma_sk1", "64x64x128_s4_wg1_sw128_c1x1_rm8_direct_sk3",
-                        "64x64x64_s4_wg1_sw64_c1x2_rm8_tma_sk2",
-                        // kernel v2: two WGMMA groups (2g), TMA store at BLOCK_N % 64 != 0, split-K into the TMA
-                        // store, and the epilogue overlap (2o) across tile boundaries (sm7: many tiles per CTA)
-                        "128x88x128_s4_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1", "64x40x128_s4_wg1_sw128_c1x1_rm8_tma_sk2_sm0_2g_p1",
-                        "128x128x128_s4_wg2_sw128_c1x1_rm8_tma_sk1_sm7_2o_p1", "64x16x128_s2_wg1_sw128_c1x1_rm1_direct_sk1_sm0_2o_p1",
-                        "128x64x128_s4_wg2_sw128_c2x1_rm8_tma_sk1_sm0_2o_p1", "128x128x128_s4_wg2_sw128_c1x1_rm8_tma_sk2_sm0_2o_p1"};
+  const char* keys[] = {
+      "128x128x128_s4_wg2_sw128_c1x1_rm8_direct_sk1", "64x48x128_s2_wg1_sw128_c1x1_rm8_direct_sk1",
+      "256x64x128_s3_wg2_sw128_c1x1_rn2_direct_sk1",
+      // clusters with multicast, the TMA-store epilogue and split-K (issue 3)
+      "128x128x128_s4_wg2_sw128_c2x1_rm8_direct_sk1", "128x64x128_s4_wg2_sw128_c1x2_rm8_tma_sk1",
+      "128x128x128_s3_wg2_sw128_c2x2_rn4_tma_sk1", "64x64x128_s4_wg1_sw128_c1x1_rm8_direct_sk3",
+      "64x64x64_s4_wg1_sw64_c1x2_rm8_tma_sk2",
+      // kernel v2: two WGMMA groups (2g), TMA store at BLOCK_N % 64 != 0, split-K into the TMA
+      // store, and the epilogue overlap (2o) across tile boundaries (sm7: many tiles per CTA)
+      "128x88x128_s4_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1", "64x40x128_s4_wg1_sw128_c1x1_rm8_tma_sk2_sm0_2g_p1",
+      "128x128x128_s4_wg2_sw128_c1x1_rm8_tma_sk1_sm7_2o_p1", "64x16x128_s2_wg1_sw128_c1x1_rm1_direct_sk1_sm0_2o_p1",
+      "128x64x128_s4_wg2_sw128_c2x1_rm8_tma_sk1_sm0_2o_p1", "128x128x128_s4_wg2_sw128_c1x1_rm8_tma_sk2_sm0_2o_p1"};
   // Fast accumulation with promotion every P k-blocks (P x BLOCK_K <= 2048).
-  const char* fast_keys[] = {"128x128x128_s4_wg2_sw128_c1x1_rm8_tma_sk1_sm0_1g_p16", "64x48x64_s4_wg1_sw64_c1x1_rm8_direct_sk1_sm0_1g_p4",
+  const char* fast_keys[] = {"128x128x128_s4_wg2_sw128_c1x1_rm8_tma_sk1_sm0_1g_p16",
+                             "64x48x64_s4_wg1_sw64_c1x1_rm8_direct_sk1_sm0_1g_p4",
                              "128x128x128_s4_wg2_sw128_c1x1_rm8_tma_sk1_sm7_2o_p1"};
   uint64_t seed = 77;
-  for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{129, 65, 1040}, {7, 200, 80}, {300, 136, 400}, {129, 264, 2048}}) {
+  for (auto [m, n, k] :
+       {std::tuple<int64_t, int64_t, int64_t>{129, 65, 1040}, {7, 200, 80}, {300, 136, 400}, {129, 264, 2048}}) {
     Problem p = Problem::dense(m, n, k);
     ProblemData data(p, *gpu.util, seed++, gpu.stream);
     for (const char* key : keys) {

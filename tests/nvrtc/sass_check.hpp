@@ -58,12 +58,12 @@ inline std::string disassemble(const std::string& cuobjdump, const std::string& 
 /// producer's empty-barrier waits, the retry loops) are ignored.
 struct SassReport {
   int instructions = 0;
-  int qgmma = 0;              ///< FP8 WGMMA instructions
-  int slow_mma = 0;           ///< HMMA / plain IMMA (FP8 off the fast path)
-  int local_memory = 0;       ///< LDL / STL (spills or local arrays)
-  int windows = 0;            ///< wait..last-QGMMA windows found
-  int r2ur_in_windows = 0;    ///< R2UR moves inside those windows
-  std::string first_offender; ///< the first R2UR line inside a window
+  int qgmma = 0;               ///< FP8 WGMMA instructions
+  int slow_mma = 0;            ///< HMMA / plain IMMA (FP8 off the fast path)
+  int local_memory = 0;        ///< LDL / STL (spills or local arrays)
+  int windows = 0;             ///< wait..last-QGMMA windows found
+  int r2ur_in_windows = 0;     ///< R2UR moves inside those windows
+  std::string first_offender;  ///< the first R2UR line inside a window
 };
 
 inline SassReport analyze_sass(const std::string& sass) {
@@ -86,8 +86,8 @@ inline SassReport analyze_sass(const std::string& sass) {
     return o.rfind(name, 0) == 0;
   };
   r.instructions = static_cast<int>(ops.size());
-  long wait = -1;           // index of the current window's wait
-  long last_qgmma = -1;     // last QGMMA after that wait
+  long wait = -1;        // index of the current window's wait
+  long last_qgmma = -1;  // last QGMMA after that wait
   auto close_window = [&]() {
     if (wait >= 0 && last_qgmma > wait) {
       ++r.windows;

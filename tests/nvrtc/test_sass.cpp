@@ -30,7 +30,8 @@ SassReport compile_and_analyze(const KernelSpec& spec, const std::string& prelud
   jit::CompiledKernel k = jit::compile(prelude + g.source, g.program_name, g.name_expression);
   const std::string sass = disassemble(tools().cuobjdump, k.cubin);
   EXPECT_EQ(sass.rfind("cuobjdump failed", 0), std::string::npos) << spec.key() << ": " << sass;
-  if (const char* dir = std::getenv("DGT_SASS_DUMP_DIR")) std::ofstream(std::string(dir) + "/" + spec.key() + ".sass") << sass;
+  if (const char* dir = std::getenv("DGT_SASS_DUMP_DIR"))
+    std::ofstream(std::string(dir) + "/" + spec.key() + ".sass") << sass;
   return analyze_sass(sass);
 }
 
@@ -41,8 +42,8 @@ KernelSpec spec_of(const char* key, Accum accum = Accum::kPromote) {
   return s;
 }
 
-#define REQUIRE_CUOBJDUMP()                                                                                            \
-  if (tools().cuobjdump.empty())                                                                                       \
+#define REQUIRE_CUOBJDUMP()                                                                                          \
+  if (tools().cuobjdump.empty())                                                                                     \
   GTEST_SKIP() << "no cuobjdump (set DGT_CUOBJDUMP or run tests/nvrtc/sass_check.sh, which installs the PyPI wheel " \
                   "nvidia-cuda-cuobjdump)"
 

@@ -1,16 +1,16 @@
 // Every candidate of the default search space, for every shape of the shipped smoke, DeepSeek-V3 and
-// square sets (promote and fast accumulation) and the issue shapes 128x7168x2048 and 1021x1023x1040, compiles with NVRTC for sm_90a
-// with zero spills and no stack, and ptxas' entry register count respects the launch bound. Runs on
+// square sets (promote and fast accumulation) and the issue shapes 128x7168x2048 and 1021x1023x1040, compiles with
+// NVRTC for sm_90a with zero spills and no stack, and ptxas' entry register count respects the launch bound. Runs on
 // the CPU machine (no GPU needed); compiles each distinct kernel once, in parallel on all cores.
 #include <gtest/gtest.h>
 
 #include <map>
 #include <mutex>
 
-#include "problem/shapes_file.hpp"
 #include "core/thread_pool.hpp"
 #include "jit/codegen.hpp"
 #include "jit/compiler.hpp"
+#include "problem/shapes_file.hpp"
 #include "space/search_space.hpp"
 
 namespace dgt {
@@ -50,7 +50,8 @@ TEST(SpaceCompiles, EveryDefaultSpaceCandidateCompilesWithoutSpills) {
           if (k.spill_bytes != 0 || k.stack_bytes != 0)
             problem = "spills " + std::to_string(k.spill_bytes) + " B, stack " + std::to_string(k.stack_bytes) + " B";
           const int entry_cap = spec.config.num_math_wg == 2 ? 168 : 240;  // 65536 / threads, and setmaxnreg's value
-          if (k.registers > entry_cap) problem += " registers " + std::to_string(k.registers) + " > " + std::to_string(entry_cap);
+          if (k.registers > entry_cap)
+            problem += " registers " + std::to_string(k.registers) + " > " + std::to_string(entry_cap);
           std::lock_guard<std::mutex> lock(mu);
           if (spec.config.num_math_wg == 1) max_regs_1wg = std::max(max_regs_1wg, k.registers);
         } catch (const std::exception& e) {
@@ -64,7 +65,8 @@ TEST(SpaceCompiles, EveryDefaultSpaceCandidateCompilesWithoutSpills) {
     for (auto& f : done) f.get();
   }
   for (const auto& f : failures) ADD_FAILURE() << f;
-  std::cout << specs.size() << " kernels compiled; max entry registers with one consumer warpgroup: " << max_regs_1wg << "\n";
+  std::cout << specs.size() << " kernels compiled; max entry registers with one consumer warpgroup: " << max_regs_1wg
+            << "\n";
 }
 
 // The epilogue-overlap schedule (2o) keeps a WGMMA group in flight across the epilogue (TMA store,
@@ -117,7 +119,8 @@ TEST(SpaceCompiles, OverlapMainloopCompilesWithoutSpillsOrSerialization) {
           if (k.spill_bytes != 0 || k.stack_bytes != 0)
             problem = "spills " + std::to_string(k.spill_bytes) + " B, stack " + std::to_string(k.stack_bytes) + " B";
           const int entry_cap = spec.config.num_math_wg == 2 ? 168 : 240;
-          if (k.registers > entry_cap) problem += " registers " + std::to_string(k.registers) + " > " + std::to_string(entry_cap);
+          if (k.registers > entry_cap)
+            problem += " registers " + std::to_string(k.registers) + " > " + std::to_string(entry_cap);
         } catch (const std::exception& e) {
           problem = e.what();
         }

@@ -30,18 +30,26 @@ inline std::string strip_comments_and_strings(const std::string& text) {
     const char c = text[i], next = i + 1 < text.size() ? text[i + 1] : '\0';
     switch (state) {
       case kCode:
-        if (c == '/' && next == '/') state = kLine, out[i] = ' ';
-        else if (c == '/' && next == '*') state = kBlock, out[i] = ' ';
-        else if (c == '"') state = kString;
-        else if (c == '\'' && !(i > 0 && std::isxdigit(static_cast<unsigned char>(text[i - 1])))) state = kChar;  // 1'000
+        if (c == '/' && next == '/')
+          state = kLine, out[i] = ' ';
+        else if (c == '/' && next == '*')
+          state = kBlock, out[i] = ' ';
+        else if (c == '"')
+          state = kString;
+        else if (c == '\'' && !(i > 0 && std::isxdigit(static_cast<unsigned char>(text[i - 1]))))
+          state = kChar;  // 1'000
         break;
       case kLine:
-        if (c == '\n') state = kCode;
-        else out[i] = ' ';
+        if (c == '\n')
+          state = kCode;
+        else
+          out[i] = ' ';
         break;
       case kBlock:
-        if (c == '*' && next == '/') out[i] = out[i + 1] = ' ', ++i, state = kCode;
-        else if (c != '\n') out[i] = ' ';
+        if (c == '*' && next == '/')
+          out[i] = out[i + 1] = ' ', ++i, state = kCode;
+        else if (c != '\n')
+          out[i] = ' ';
         break;
       case kString:
       case kChar:

@@ -73,9 +73,11 @@ StoredMeasurement measurement(const Problem& p, double ours, double tuned, doubl
   m.rounds = rounds;
   m.reference_clock_mhz = 1980;
   m.clock_floor_mhz = 1485;
-  m.sides = {{0, "dgtune", "config", "128x128x128_s4_wg2_sw128_c1x1_rm8_direct_sk1_sm0", "", "db", 0, Verification{true, 1e-3, 1e-6, 0, 0}},
+  m.sides = {{0, "dgtune", "config", "128x128x128_s4_wg2_sw128_c1x1_rm8_direct_sk1_sm0", "", "db", 0,
+              Verification{true, 1e-3, 1e-6, 0, 0}},
              {1, "cublaslt-default", "provider", "", "", "cublaslt-default", 32, std::nullopt},
-             {2, "cublaslt-tuned", "provider", "", "algo=66 rank=3 returned=32 requested=32", "cublaslt-tuned", 32, std::nullopt}};
+             {2, "cublaslt-tuned", "provider", "", "algo=66 rank=3 returned=32 requested=32", "cublaslt-tuned", 32,
+              std::nullopt}};
   for (int r = 0; r < rounds; ++r) {
     const double jitter = 1 + 0.001 * ((r * 7) % 5 - 2);
     const double alt = spread > 0 ? (r % 2 ? 1 + spread : 1 / (1 + spread)) : 1.0;
@@ -154,7 +156,8 @@ TEST_F(CompareExportTest, StoredMeasurementRoundTrips) {
 
 TEST_F(CompareExportTest, BetweenGivesTheKnownVerdicts) {
   make_between_dbs(path("a.db"), path("b.db"));
-  const CliRun r = run_dgtune("compare --between " + path("a.db") + " " + path("b.db") + " --format json --log-level warn");
+  const CliRun r =
+      run_dgtune("compare --between " + path("a.db") + " " + path("b.db") + " --format json --log-level warn");
   ASSERT_EQ(r.rc, 0) << r.out;
   const auto doc = nlohmann::json::parse(r.out);
   ASSERT_EQ(doc["tables"].size(), 3u) << r.out;
@@ -182,7 +185,8 @@ TEST_F(CompareExportTest, BetweenGivesTheKnownVerdicts) {
   EXPECT_EQ(doc["tables"][2]["rows"][0]["db"], "A");
 
   // Swapping A and B swaps faster and slower.
-  const CliRun swapped = run_dgtune("compare --between " + path("b.db") + " " + path("a.db") + " --format json --log-level warn");
+  const CliRun swapped =
+      run_dgtune("compare --between " + path("b.db") + " " + path("a.db") + " --format json --log-level warn");
   ASSERT_EQ(swapped.rc, 0) << swapped.out;
   rows = rows_by_shape(nlohmann::json::parse(swapped.out)["tables"][0]);
   EXPECT_EQ(rows[kFaster.label()]["verdict"], "slower");
@@ -195,7 +199,8 @@ TEST_F(CompareExportTest, BetweenGivesTheKnownVerdicts) {
     EXPECT_NE(o.out.find("inconclusive"), std::string::npos) << f;
   }
   // --protocol hot-graph keeps nothing here (all stored runs are cold-l2).
-  const CliRun hot = run_dgtune("compare --between " + path("a.db") + " " + path("b.db") + " --protocol hot-graph --format json");
+  const CliRun hot =
+      run_dgtune("compare --between " + path("a.db") + " " + path("b.db") + " --protocol hot-graph --format json");
   ASSERT_EQ(hot.rc, 0) << hot.out;
   EXPECT_EQ(nlohmann::json::parse(hot.out)["tables"][0]["rows"].size(), 0u);
 }
@@ -213,7 +218,8 @@ TEST_F(CompareExportTest, BetweenWithSeveralDevicesListsThemAndExits2) {
   EXPECT_NE(r.out.find("--device-b"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("NVIDIA H100 80GB HBM3"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("NVIDIA H200"), std::string::npos) << r.out;
-  const CliRun named = run_dgtune("compare --between " + path("a.db") + " " + path("b.db") + " --device-b 2 --format json");
+  const CliRun named =
+      run_dgtune("compare --between " + path("a.db") + " " + path("b.db") + " --device-b 2 --format json");
   ASSERT_EQ(named.rc, 0) << named.out;
   auto rows = rows_by_shape(nlohmann::json::parse(named.out)["tables"][0]);
   EXPECT_EQ(rows[kFaster.label()]["verdict"], "slower");  // the H100 run: 12 us vs 10
@@ -275,7 +281,8 @@ TEST_F(CompareExportTest, ExportEveryFormat) {
   const std::string db = " --db " + path("t.db");
   const CliRun csv = run_dgtune("export" + db + " --format csv");
   ASSERT_EQ(csv.rc, 0) << csv.out;
-  EXPECT_NE(csv.out.find("block_m,block_n,block_k,num_stages,num_math_wg,swizzle,cluster_m,cluster_n,raster,group_size,epilogue,split_k,sms,mainloop,promote_every"),
+  EXPECT_NE(csv.out.find("block_m,block_n,block_k,num_stages,num_math_wg,swizzle,cluster_m,cluster_n,raster,group_size,"
+                         "epilogue,split_k,sms,mainloop,promote_every"),
             std::string::npos)
       << csv.out;
   EXPECT_NE(csv.out.find("64x64x128_s6_wg1_sw128_c1x1_rm8_direct_sk4_sm0_1g_p1"), std::string::npos);
@@ -321,15 +328,21 @@ TEST_F(CompareExportTest, ExportedHeaderCompilesAndLooksUpTheStoredConfig) {
   make_export_db(path("t.db"));
   const CliRun r = run_dgtune("export --db " + path("t.db") + " --format cpp --out " + path("tuned.hpp"));
   ASSERT_EQ(r.rc, 0) << r.out;
-  const std::string fast_args = std::to_string(kSlower.m) + ", 4096, 7168, 7168, 7168, 4096, \"e4m3\", \"e4m3\", \"fast\"";
-  std::ofstream(path("alone.cpp")) << "#include \"tuned.hpp\"\n"
-                                      "static_assert(dgtune_tuned::kTable.count == 2);\n"
-                                      "static_assert(dgtune_tuned::str_eq(dgtune_tuned::lookup(128, 4096, 7168, 7168, 7168, 4096),\n"
-                                      "                                   \"64x64x128_s6_wg1_sw128_c1x1_rm8_direct_sk4_sm0_1g_p1\"));\n"
-                                      "static_assert(dgtune_tuned::str_eq(dgtune_tuned::lookup(" + fast_args + "),\n"
-                                      "                                   \"128x256x128_s3_wg2_sw128_c2x1_rn16_tma_sk1_sm120_1g_p1\"));\n"
-                                      "static_assert(dgtune_tuned::lookup(" + std::to_string(kSlower.m) + ", 4096, 7168, 7168, 7168, 4096) == nullptr);\n"
-                                      "int main() { return dgtune_tuned::lookup(128, 4096, 7168, 7168, 7168, 4096)[0] == '6' ? 0 : 1; }\n";
+  const std::string fast_args =
+      std::to_string(kSlower.m) + ", 4096, 7168, 7168, 7168, 4096, \"e4m3\", \"e4m3\", \"fast\"";
+  std::ofstream(path("alone.cpp"))
+      << "#include \"tuned.hpp\"\n"
+         "static_assert(dgtune_tuned::kTable.count == 2);\n"
+         "static_assert(dgtune_tuned::str_eq(dgtune_tuned::lookup(128, 4096, 7168, 7168, 7168, 4096),\n"
+         "                                   \"64x64x128_s6_wg1_sw128_c1x1_rm8_direct_sk4_sm0_1g_p1\"));\n"
+         "static_assert(dgtune_tuned::str_eq(dgtune_tuned::lookup(" +
+             fast_args +
+             "),\n"
+             "                                   \"128x256x128_s3_wg2_sw128_c2x1_rn16_tma_sk1_sm120_1g_p1\"));\n"
+             "static_assert(dgtune_tuned::lookup(" +
+             std::to_string(kSlower.m) +
+             ", 4096, 7168, 7168, 7168, 4096) == nullptr);\n"
+             "int main() { return dgtune_tuned::lookup(128, 4096, 7168, 7168, 7168, 4096)[0] == '6' ? 0 : 1; }\n";
   const std::string cxx = DGT_HOST_CXX;
   const std::string flags = " -std=c++17 -Wall -Wextra -Werror -I" + dir_.string();
   ASSERT_EQ(std::system((cxx + flags + " " + path("alone.cpp") + " -o " + path("alone")).c_str()), 0);
@@ -340,7 +353,8 @@ TEST_F(CompareExportTest, ExportedHeaderCompilesAndLooksUpTheStoredConfig) {
     std::ofstream(path(std::string(order) + ".cpp"))
         << (std::string(order) == "gemm-first" ? a + b : b + a)
         << "int main() { dgt::GemmOptions o; o.table = &dgtune_tuned::kTable; return o.table->count == 2 ? 0 : 1; }\n";
-    const std::string cmd = cxx + flags + " -I" DGT_SOURCE_DIR "/src/loader/include -I" DGT_CUDA_INCLUDE " -fsyntax-only " +
+    const std::string cmd = cxx + flags +
+                            " -I" DGT_SOURCE_DIR "/src/loader/include -I" DGT_CUDA_INCLUDE " -fsyntax-only " +
                             path(std::string(order) + ".cpp");
     EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
   }

@@ -146,9 +146,10 @@ TEST_F(DbMaintenance, CheckIsReadOnlyAndFindsBrokenInvariants) {
   dbm::CheckReport r = dbm::check(f);
   EXPECT_TRUE(r.ok()) << (r.problems.empty() ? "" : r.problems[0]);
   EXPECT_EQ(r.version, schema::latest_version());
-  raw_exec(f, "UPDATE device SET hw_key = '0000000000000000'; UPDATE trial SET verify_ok = 0; "
-              "INSERT INTO sweep (device_id, environment_id, problem_id, space, strategy, candidates, stored, complete, "
-              "updated_at) VALUES (1, 1, 1, 's', 'x', 10, 3, 1, 'now')");
+  raw_exec(f,
+           "UPDATE device SET hw_key = '0000000000000000'; UPDATE trial SET verify_ok = 0; "
+           "INSERT INTO sweep (device_id, environment_id, problem_id, space, strategy, candidates, stored, complete, "
+           "updated_at) VALUES (1, 1, 1, 's', 'x', 10, 3, 1, 'now')");
   r = dbm::check(f);
   ASSERT_EQ(r.problems.size(), 3u);
   EXPECT_NE(r.problems[0].find("hw_key 0000000000000000"), std::string::npos) << r.problems[0];
@@ -201,9 +202,9 @@ TEST_F(DbMaintenance, MergeFollowsTheWrittenRules) {
   {
     TuningDb db(a);
     const DeviceScope s = db.upsert_device(gpu("NVIDIA H200", "k1"));
-    db.put_trial(s, trial(p, kC1, 10, 20));                        // duplicate: B has more samples -> B's
-    db.put_trial(s, trial(p, kC2, 0, 0, TrialStatus::kTimeout));   // duplicate: B ok -> B's
-    db.put_trial(s, trial(q, kC1, 50, 30));                        // only in A
+    db.put_trial(s, trial(p, kC1, 10, 20));                       // duplicate: B has more samples -> B's
+    db.put_trial(s, trial(p, kC2, 0, 0, TrialStatus::kTimeout));  // duplicate: B ok -> B's
+    db.put_trial(s, trial(q, kC1, 50, 30));                       // only in A
     db.put_sweep_state(s, p, "sm90-default", "exhaustive", {2, 2, true, ""});
     db.put_sweep_state(s, q, "sm90-default", "exhaustive", {1, 1, true, ""});
     GateRunRow r;
@@ -228,19 +229,23 @@ TEST_F(DbMaintenance, MergeFollowsTheWrittenRules) {
   EXPECT_EQ(raw_int(out, "SELECT count(*) FROM device"), 2);
   EXPECT_EQ(raw_int(out, "SELECT count(*) FROM trial"), 4);  // 3 H200 + 1 H100
   // Rule 2: more samples wins; ok wins over not ok.
-  EXPECT_EQ(raw_int(out, "SELECT t.samples FROM trial t JOIN config c ON c.id = t.config_id JOIN device d ON d.id = "
-                         "t.device_id JOIN problem p ON p.id = t.problem_id WHERE d.name = 'NVIDIA H200' AND c.key = '" +
-                             KernelConfig::parse_key(kC1).key() + "' AND p.m = 256"),
+  EXPECT_EQ(raw_int(out,
+                    "SELECT t.samples FROM trial t JOIN config c ON c.id = t.config_id JOIN device d ON d.id = "
+                    "t.device_id JOIN problem p ON p.id = t.problem_id WHERE d.name = 'NVIDIA H200' AND c.key = '" +
+                        KernelConfig::parse_key(kC1).key() + "' AND p.m = 256"),
             40);
-  EXPECT_EQ(raw_int(out, "SELECT count(*) FROM trial t JOIN config c ON c.id = t.config_id WHERE c.key = '" + KernelConfig::parse_key(kC2).key() +
-                             "' AND t.status = 'ok'"),
+  EXPECT_EQ(raw_int(out, "SELECT count(*) FROM trial t JOIN config c ON c.id = t.config_id WHERE c.key = '" +
+                             KernelConfig::parse_key(kC2).key() + "' AND t.status = 'ok'"),
             1);
   // Rule 4: winners recomputed: H200's 256^3 winner is B's 8 us kC2; H100's stays its own.
   EXPECT_EQ(raw_int(out, "SELECT count(*) FROM winner"), 3);
-  EXPECT_EQ(raw_int(out, "SELECT w.median_us FROM winner w JOIN device d ON d.id = w.device_id JOIN problem p ON p.id = "
-                         "w.problem_id WHERE d.name = 'NVIDIA H200' AND p.m = 256"),
+  EXPECT_EQ(raw_int(out,
+                    "SELECT w.median_us FROM winner w JOIN device d ON d.id = w.device_id JOIN problem p ON p.id = "
+                    "w.problem_id WHERE d.name = 'NVIDIA H200' AND p.m = 256"),
             8);
-  EXPECT_EQ(raw_int(out, "SELECT w.median_us FROM winner w JOIN device d ON d.id = w.device_id WHERE d.name LIKE '%H100%'"), 20);
+  EXPECT_EQ(
+      raw_int(out, "SELECT w.median_us FROM winner w JOIN device d ON d.id = w.device_id WHERE d.name LIKE '%H100%'"),
+      20);
   // Rule 5: complete only where both were; a state of one input is copied.
   EXPECT_EQ(raw_int(out, "SELECT s.complete FROM sweep s JOIN problem p ON p.id = s.problem_id WHERE p.m = 256"), 0);
   EXPECT_EQ(raw_int(out, "SELECT s.complete FROM sweep s JOIN problem p ON p.id = s.problem_id WHERE p.m = 512"), 1);
@@ -254,15 +259,19 @@ TEST_F(DbMaintenance, MergeFollowsTheWrittenRules) {
 TEST_F(DbMaintenance, MergeMigratesAnOldFixtureCopyAndLeavesTheInput) {
   const std::string v2 = path("v2.db"), cur = path("cur.db"), out = path("out.db");
   raw_exec(v2, read_text(fs::path(DGT_SOURCE_DIR) / "tests/unit/fixtures/schema_v2.sql"));
-  raw_exec(v2, "INSERT INTO device VALUES (1, 'fp', 'NVIDIA H200', 90, 132, 150754820096, 62914560, 1980, 12080, 12040, "
-               "120805, 12040, 'aaaa', '0.2.0', '2026-11-01T00:00:00Z');"
-               "INSERT INTO problem VALUES (1, '" + Problem::dense(64, 64, 64).key() +
-               "', 64, 64, 64, 64, 64, 64, 'e4m3', 'e4m3', 'bf16', 'pt', 'promote');"
-               "INSERT INTO config (id, key, block_m, block_n, block_k, num_stages, num_math_wg, swizzle, cluster_m, "
-               "cluster_n, raster, group_size, epilogue, split_k) VALUES (1, '128x128x128_s4_wg2_sw128_c1x1_rm8_direct_sk1', "
-               "128, 128, 128, 4, 2, 128, 1, 1, 'm', 8, 'direct', 1);"
-               "INSERT INTO trial VALUES (1, 1, 1, 1, 'ok', '', 1.0, 168, 0, 1000, 5.0, 5.0, 5.0, 20, 0.001, 1.0, 1.0, 1, "
-               "0.001, 1e-6, 0, 0, 1900.0, 0, '{}', '2026-11-01T01:00:00Z');");
+  raw_exec(
+      v2,
+      "INSERT INTO device VALUES (1, 'fp', 'NVIDIA H200', 90, 132, 150754820096, 62914560, 1980, 12080, 12040, "
+      "120805, 12040, 'aaaa', '0.2.0', '2026-11-01T00:00:00Z');"
+      "INSERT INTO problem VALUES (1, '" +
+          Problem::dense(64, 64, 64).key() +
+          "', 64, 64, 64, 64, 64, 64, 'e4m3', 'e4m3', 'bf16', 'pt', 'promote');"
+          "INSERT INTO config (id, key, block_m, block_n, block_k, num_stages, num_math_wg, swizzle, cluster_m, "
+          "cluster_n, raster, group_size, epilogue, split_k) VALUES (1, "
+          "'128x128x128_s4_wg2_sw128_c1x1_rm8_direct_sk1', "
+          "128, 128, 128, 4, 2, 128, 1, 1, 'm', 8, 'direct', 1);"
+          "INSERT INTO trial VALUES (1, 1, 1, 1, 'ok', '', 1.0, 168, 0, 1000, 5.0, 5.0, 5.0, 20, 0.001, 1.0, 1.0, 1, "
+          "0.001, 1e-6, 0, 0, 1900.0, 0, '{}', '2026-11-01T01:00:00Z');");
   {
     TuningDb db(cur);
     db.put_trial(db.upsert_device(gpu("NVIDIA H200", "k1")), trial(Problem::dense(64, 64, 64), kC1, 4, 20));
@@ -271,7 +280,7 @@ TEST_F(DbMaintenance, MergeMigratesAnOldFixtureCopyAndLeavesTheInput) {
   dbm::merge(v2, cur, out);
   EXPECT_TRUE(read_text(v2) == before);
   EXPECT_EQ(raw_int(v2, "SELECT version FROM schema_version"), 2);
-  EXPECT_EQ(raw_int(out, "SELECT count(*) FROM trial"), 2);      // two environments of one device
+  EXPECT_EQ(raw_int(out, "SELECT count(*) FROM trial"), 2);  // two environments of one device
   EXPECT_EQ(raw_int(out, "SELECT count(*) FROM environment"), 2);
   EXPECT_EQ(raw_int(out, "SELECT count(*) FROM winner"), 2);
   const auto devs = dbm::devices(out);

@@ -88,7 +88,8 @@ int64_t raw_int(const std::string& path, const std::string& sql) {
 /// them), whitespace runs as one space, no space next to ( ) , (ALTER TABLE ADD COLUMN joins with ", ").
 std::vector<std::string> normalized_master(const std::string& path) {
   std::vector<std::string> out;
-  for (std::string r : rows(path, "SELECT type, name, tbl_name, coalesce(sql, '') FROM sqlite_master ORDER BY type, name")) {
+  for (std::string r :
+       rows(path, "SELECT type, name, tbl_name, coalesce(sql, '') FROM sqlite_master ORDER BY type, name")) {
     r = std::regex_replace(r, std::regex("\""), "");
     r = std::regex_replace(r, std::regex("\\s+"), " ");
     r = std::regex_replace(r, std::regex(" ?([(),]) ?"), "$1");
@@ -154,8 +155,9 @@ const char* kIdentityColumns =
 
 std::string old_join(const char* alias, const char* columns, const char* table) {
   // Before v3 one device row held both the hardware and the software columns.
-  return std::string("SELECT ") + columns + ", " + std::regex_replace(kIdentityColumns, std::regex("\\b[de]\\."), "o.") +
-         " FROM " + table + " " + alias + " JOIN device o ON o.id = " + alias + ".device_id ORDER BY " + alias + ".id";
+  return std::string("SELECT ") + columns + ", " +
+         std::regex_replace(kIdentityColumns, std::regex("\\b[de]\\."), "o.") + " FROM " + table + " " + alias +
+         " JOIN device o ON o.id = " + alias + ".device_id ORDER BY " + alias + ".id";
 }
 std::string new_join(const char* alias, const char* columns, const char* table) {
   return std::string("SELECT ") + columns + ", " + kIdentityColumns + " FROM " + table + " " + alias +
@@ -191,12 +193,15 @@ void check_migration(const std::string& path, const std::string& fresh, int v) {
   const auto baselines_before = rows(path, old_join("b", kBaselineColumns, "baseline"));
   const auto problems_before = rows(path, "SELECT * FROM problem ORDER BY id");
   // The config columns every version has; schema 4 adds mainloop and promote_every (checked below).
-  const std::string config_v2_columns = std::string("id, key, block_m, block_n, block_k, num_stages, num_math_wg, swizzle, ") +
-                                        "cluster_m, cluster_n, raster, group_size, epilogue, split_k" + (v == 2 ? ", sms" : "");
+  const std::string config_v2_columns =
+      std::string("id, key, block_m, block_n, block_k, num_stages, num_math_wg, swizzle, ") +
+      "cluster_m, cluster_n, raster, group_size, epilogue, split_k" + (v == 2 ? ", sms" : "");
   const auto configs_before = rows(path, "SELECT " + config_v2_columns + " FROM config ORDER BY id");
   const auto sweeps_before =
-      v == 2 ? rows(path, old_join("s", "s.id, s.problem_id, s.space, s.strategy, s.candidates, s.stored, s.complete, "
-                                        "s.updated_at", "sweep"))
+      v == 2 ? rows(path, old_join("s",
+                                   "s.id, s.problem_id, s.space, s.strategy, s.candidates, s.stored, s.complete, "
+                                   "s.updated_at",
+                                   "sweep"))
              : std::vector<std::string>{};
   ASSERT_EQ(trials_before.size(), 5u);
   ASSERT_EQ(baselines_before.size(), 2u);
@@ -221,8 +226,10 @@ void check_migration(const std::string& path, const std::string& fresh, int v) {
     EXPECT_EQ(raw_int(path, "SELECT count(*) FROM config WHERE sms = 0"), 2);
   } else {
     EXPECT_EQ(rows(path, "SELECT " + config_v2_columns + " FROM config ORDER BY id"), configs_before);
-    EXPECT_EQ(rows(path, new_join("s", "s.id, s.problem_id, s.space, s.strategy, s.candidates, s.stored, s.complete, "
-                                       "s.updated_at", "sweep")),
+    EXPECT_EQ(rows(path, new_join("s",
+                                  "s.id, s.problem_id, s.space, s.strategy, s.candidates, s.stored, s.complete, "
+                                  "s.updated_at",
+                                  "sweep")),
               sweeps_before);
   }
   // Two hardware identities, three environments; trials and baselines migrated with an unknown bus id.
@@ -304,8 +311,9 @@ TEST_F(MigrationTest, V4FileGainsTheMeasurementTables) {
   // A v4 file (kernel v2): the fresh schema without the measurement (5) and gate-history (6) tables.
   const std::string path = db_path("v4.db"), fresh = db_path("fresh.db");
   { TuningDb db(path); }
-  raw_exec(path, "DROP TABLE measurement_sample; DROP TABLE measurement_side; DROP TABLE measurement; "
-                 "DROP TABLE gate_result; DROP TABLE gate_run; UPDATE schema_version SET version = 4");
+  raw_exec(path,
+           "DROP TABLE measurement_sample; DROP TABLE measurement_side; DROP TABLE measurement; "
+           "DROP TABLE gate_result; DROP TABLE gate_run; UPDATE schema_version SET version = 4");
   { TuningDb db(fresh); }
   { TuningDb db(path); }
   EXPECT_EQ(raw_int(path, "SELECT version FROM schema_version"), schema::latest_version());
@@ -349,14 +357,23 @@ TEST(Identity, HardwareKeyIsPinned) {
   // Computed independently (Python) from the documented encoding: FNV-1a 64 of
   // name 0x1F cc_major 0x1F cc_minor 0x1F sm_count 0x1F memory_bytes 0x1F l2_bytes.
   EXPECT_EQ(d.hardware().key(), "503230c03c37903a");
-  EXPECT_EQ(d.hardware().key(), hex16(fnv1a64("NVIDIA H200\x1f" "9\x1f" "0\x1f" "132\x1f" "150754820096\x1f" "62914560")));
+  EXPECT_EQ(d.hardware().key(), hex16(fnv1a64("NVIDIA H200\x1f"
+                                              "9\x1f"
+                                              "0\x1f"
+                                              "132\x1f"
+                                              "150754820096\x1f"
+                                              "62914560")));
 }
 
 TEST(Identity, EnvironmentKeyIsPinned) {
   const DeviceFingerprint d = old_h200("0123456789abcdef", 12080, "0.1.0");
   EXPECT_EQ(d.software().key(), "21d7e49cb891aa2c");
-  EXPECT_EQ(d.software().key(),
-            hex16(fnv1a64("12080\x1f" "12040\x1f" "120805\x1f" "12040\x1f" "0123456789abcdef\x1f" "0.1.0")));
+  EXPECT_EQ(d.software().key(), hex16(fnv1a64("12080\x1f"
+                                              "12040\x1f"
+                                              "120805\x1f"
+                                              "12040\x1f"
+                                              "0123456789abcdef\x1f"
+                                              "0.1.0")));
 }
 
 TEST(Identity, HardwareKeyIgnoresSoftwareClockAndBusId) {

@@ -123,7 +123,8 @@ TEST(GateDecision, VerificationFailureAndErrors) {
   ShapeRecord base_err = base;
   base_err.status = "error";
   base_err.ours_us.clear();
-  EXPECT_EQ(decide_shape(&base_err, shape(128, 100, 100, 4), {}).verdict, ShapeVerdict::kNew);  // baseline defect: not gated
+  EXPECT_EQ(decide_shape(&base_err, shape(128, 100, 100, 4), {}).verdict,
+            ShapeVerdict::kNew);  // baseline defect: not gated
 }
 
 TEST(GateDecision, ExitPrecedenceErrorOverRegressionOverPass) {
@@ -132,7 +133,8 @@ TEST(GateDecision, ExitPrecedenceErrorOverRegressionOverPass) {
   EXPECT_EQ(exit_code_for(1, 0), 1);
   EXPECT_EQ(exit_code_for(1, 5), 1);
 
-  const GateRecord base = record({shape(128, 100, 100, 0, "a"), shape(256, 100, 100, 0, "b"), shape(512, 100, 100, 0, "c")});
+  const GateRecord base =
+      record({shape(128, 100, 100, 0, "a"), shape(256, 100, 100, 0, "b"), shape(512, 100, 100, 0, "c")});
   GateRecord now = record({shape(128, 100, 100, 4, "a"), shape(256, 100, 100, 4, "b"), shape(512, 100, 100, 4, "c")});
   EXPECT_EQ(decide(base, now, {}).exit_code(), 0);
   now.shapes[1] = shape(256, 115, 100, 4, "b");
@@ -157,7 +159,8 @@ TEST(GateDecision, OtherHardwareIsRefusedNamingTheDifferenceSoftwareIsListed) {
     ADD_FAILURE() << "expected kUsage";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::kUsage);
-    EXPECT_NE(e.message().find("GPU name: baseline 'NVIDIA H200', now 'NVIDIA H100 80GB HBM3'"), std::string::npos) << e.message();
+    EXPECT_NE(e.message().find("GPU name: baseline 'NVIDIA H200', now 'NVIDIA H100 80GB HBM3'"), std::string::npos)
+        << e.message();
     EXPECT_NE(e.message().find("memory"), std::string::npos);
   }
   now = record({shape(128, 100, 100, 4)});
@@ -227,11 +230,13 @@ TEST(GateWriters, JUnitHasOneTestcasePerShapeAndParses) {
   const fs::path file = fs::temp_directory_path() / ("dgtune_gate_junit_" + std::to_string(::getpid()) + ".xml");
   std::ofstream(file) << x;
   const std::string cmd =
-      "python3 -c \"import sys, xml.etree.ElementTree as E; r = E.parse(sys.argv[1]).getroot(); s = r.find('testsuite'); "
+      "python3 -c \"import sys, xml.etree.ElementTree as E; r = E.parse(sys.argv[1]).getroot(); s = "
+      "r.find('testsuite'); "
       "cs = s.findall('testcase'); assert r.tag == 'testsuites' and len(cs) == 4, len(cs); "
       "assert [c.find('failure') is not None for c in cs] == [False, True, False, False]; "
       "assert cs[2].find('error').get('message').endswith('\\\"no\\\"'); "
-      "assert s.get('failures') == '1' and s.get('errors') == '1'\" " + file.string();
+      "assert s.get('failures') == '1' and s.get('errors') == '1'\" " +
+      file.string();
   EXPECT_EQ(std::system(cmd.c_str()), 0) << x;
   fs::remove(file);
 }

@@ -39,9 +39,10 @@ std::vector<std::string> ceil_div_violations(const std::string& text) {
   const std::string operand = R"((?:[A-Za-z_][\w.:\[\]]*(?:->[\w.]+)*(?:\([^()]*\))?|\d+|\([^()]*\)))";
   const std::vector<std::regex> res = {
       // declaration or definition: a type (or qualifier) token, then the name, then "(".
-      std::regex(R"((?:^|[^\w.>:])(?!return\b|co_return\b|else\b|case\b|throw\b|sizeof\b|new\b|delete\b)[A-Za-z_][\w:<>]*\s+)" +
-                     name + R"(\s*\()",
-                 std::regex::icase),
+      std::regex(
+          R"((?:^|[^\w.>:])(?!return\b|co_return\b|else\b|case\b|throw\b|sizeof\b|new\b|delete\b)[A-Za-z_][\w:<>]*\s+)" +
+              name + R"(\s*\()",
+          std::regex::icase),
       // a lambda or variable holding one
       std::regex(R"(\b)" + name + R"(\s*=\s*[\[&(])", std::regex::icase),
       // a macro
@@ -111,7 +112,8 @@ TEST(IntMathSource, ScannerLeavesCallsCommentsAndStringsAlone) {
 TEST(IntMathSource, OneHostDefinitionOfCeilDiv) {
   const fs::path src = fs::path(DGT_SOURCE_DIR) / "src";
   const fs::path home = fs::path("core") / "int_math.hpp";
-  ASSERT_FALSE(ceil_div_violations(test::read_text(src / home)).empty()) << "the scanner must see core/int_math.hpp's definitions";
+  ASSERT_FALSE(ceil_div_violations(test::read_text(src / home)).empty())
+      << "the scanner must see core/int_math.hpp's definitions";
   std::vector<std::string> found;
   for (const auto& rel : test::cxx_files(src)) {
     if (rel == home) continue;
@@ -119,7 +121,8 @@ TEST(IntMathSource, OneHostDefinitionOfCeilDiv) {
   }
   std::string list;
   for (const auto& f : found) list += "\n  " + f;
-  EXPECT_TRUE(found.empty()) << "ceil-division belongs in src/core/int_math.hpp (dgt::ceil_div, dgt::round_up); found:" << list;
+  EXPECT_TRUE(found.empty()) << "ceil-division belongs in src/core/int_math.hpp (dgt::ceil_div, dgt::round_up); found:"
+                             << list;
 }
 
 }  // namespace

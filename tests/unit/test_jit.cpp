@@ -52,10 +52,11 @@ TEST(Jit, SerializedWgmmaWarningIsAFailure) {
       "presence of Extern calls in the function '_Z3fooPf'.\n"
       "ptxas info    : Used 168 registers\n";
   EXPECT_NE(serialized_wgmma_warning(log).find("C7514"), std::string::npos);
-  EXPECT_NE(serialized_wgmma_warning("ptxas warning : (C7515) Potential Performance Loss: wgmma.mma_async instructions are "
-                                     "serialized due to insufficient register resources for the wgmma pipeline\n")
-                .find("C7515"),
-            std::string::npos);
+  EXPECT_NE(
+      serialized_wgmma_warning("ptxas warning : (C7515) Potential Performance Loss: wgmma.mma_async instructions are "
+                               "serialized due to insufficient register resources for the wgmma pipeline\n")
+          .find("C7515"),
+      std::string::npos);
   EXPECT_EQ(serialized_wgmma_warning("ptxas info    : Used 168 registers, used 1 barriers\n"), "");
   EXPECT_EQ(serialized_wgmma_warning(""), "");
 }

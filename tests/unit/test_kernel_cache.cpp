@@ -91,7 +91,8 @@ TEST(KernelCache, ModuleAndKernelKeys) {
   EXPECT_EQ(KernelCache::module_key(with(2, 0)), KernelCache::module_key(with(8, 0)));
   EXPECT_EQ(KernelCache::module_key(with(3, 66)), KernelCache::module_key(with(16, 0)));
   EXPECT_EQ(KernelCache::module_key(with(1, 0)), KernelCache::module_key(with(1, 100)));
-  EXPECT_NE(KernelCache::module_key(with(1, 0)), KernelCache::module_key(with(2, 0)));  // the split-K epilogue is compiled in
+  EXPECT_NE(KernelCache::module_key(with(1, 0)),
+            KernelCache::module_key(with(2, 0)));  // the split-K epilogue is compiled in
   // ... but a launchable kernel each.
   EXPECT_NE(KernelCache::kernel_key(with(2, 0)), KernelCache::kernel_key(with(8, 0)));
   EXPECT_NE(KernelCache::kernel_key(with(1, 0)), KernelCache::kernel_key(with(1, 100)));
@@ -131,8 +132,10 @@ std::vector<std::string> kernel_cache_violations(const std::string& text) {
       out.push_back(std::to_string(test::line_of(code, static_cast<size_t>(it->position()))) + ": " + it->str() + args);
   }
   // Loading a GEMM module or building a launchable kernel by hand.
-  for (const char* re : {R"(\bload_kernel\s*\()", R"(\bmake_(?:shared|unique)\s*<\s*(?:dgt::)?(?:jit::)?GemmKernel\s*>)",
-                         R"(\bnew\s+(?:dgt::)?(?:jit::)?GemmKernel\b)", R"(\b(?:class|struct)\s+KernelCache\s*[:{])", R"(\bWorkspaceArena\b)"})
+  for (const char* re :
+       {R"(\bload_kernel\s*\()", R"(\bmake_(?:shared|unique)\s*<\s*(?:dgt::)?(?:jit::)?GemmKernel\s*>)",
+        R"(\bnew\s+(?:dgt::)?(?:jit::)?GemmKernel\b)", R"(\b(?:class|struct)\s+KernelCache\s*[:{])",
+        R"(\bWorkspaceArena\b)"})
     for (auto& m : test::matches(code, std::regex(re))) out.push_back(std::move(m));
   return out;
 }
@@ -162,8 +165,9 @@ TEST(KernelCacheSource, ScannerCatchesPlantedCaches) {
 TEST(KernelCacheSource, OneHostDefinitionOfTheKernelCache) {
   const fs::path root(DGT_SOURCE_DIR);
   // Where loading is legitimate: the cache itself, and the module loader it calls (jit/module.*).
-  const std::vector<fs::path> allowed = {"src/launch/kernel_cache.hpp", "src/launch/kernel_cache.cpp", "src/jit/module.hpp",
-                                         "src/jit/module.cpp", "tests/unit/test_kernel_cache.cpp"};
+  const std::vector<fs::path> allowed = {"src/launch/kernel_cache.hpp", "src/launch/kernel_cache.cpp",
+                                         "src/jit/module.hpp", "src/jit/module.cpp",
+                                         "tests/unit/test_kernel_cache.cpp"};
   ASSERT_FALSE(kernel_cache_violations(test::read_text(root / "src/launch/kernel_cache.hpp")).empty())
       << "the scanner must see the cache's own maps";
   std::vector<std::string> found;
@@ -172,14 +176,16 @@ TEST(KernelCacheSource, OneHostDefinitionOfTheKernelCache) {
     for (const auto& rel : test::cxx_files(root / dir)) {
       const fs::path path = fs::path(dir) / rel;
       if (std::find(allowed.begin(), allowed.end(), path) != allowed.end()) continue;
-      for (const auto& v : kernel_cache_violations(test::read_text(root / path))) found.push_back(path.string() + ":" + v);
+      for (const auto& v : kernel_cache_violations(test::read_text(root / path)))
+        found.push_back(path.string() + ":" + v);
     }
   }
   std::string list;
   for (const auto& f : found) list += "\n  " + f;
-  EXPECT_TRUE(found.empty()) << "loaded kernels are cached in one place, dgt::KernelCache (src/launch/kernel_cache.hpp); "
-                                "use it instead of:"
-                             << list;
+  EXPECT_TRUE(found.empty())
+      << "loaded kernels are cached in one place, dgt::KernelCache (src/launch/kernel_cache.hpp); "
+         "use it instead of:"
+      << list;
 }
 
 }  // namespace

@@ -97,7 +97,7 @@ TEST(LoaderChoice, ExactShapeOfAnOlderHashBeatsNearestOfTheRunningHash) {
 TEST(LoaderChoice, NearestPrefersTheRunningHashThenLogDistance) {
   const Problem p = Problem::dense(1000, 4096, 7168);
   std::vector<EnvironmentWinner> rows = {
-      row(Problem::dense(512, 4096, 7168), cfg(64), kOld, 1),       // nearest, but older hash
+      row(Problem::dense(512, 4096, 7168), cfg(64), kOld, 1),        // nearest, but older hash
       row(Problem::dense(4096, 4096, 7168), cfg(128), kCurrent, 2),  // 4096/1000 = 4.1
       row(Problem::dense(64, 4096, 7168), cfg(96), kCurrent, 2),     // 1000/64 = 15.6
   };
@@ -121,7 +121,7 @@ TEST(LoaderChoice, SameHashPrefersTheRunningEnvironmentThenTheNewest) {
   const Problem p = Problem::dense(128, 4096, 7168);
   std::vector<EnvironmentWinner> rows = {row(p, cfg(96), kCurrent, 1), row(p, cfg(128), kCurrent, 2),
                                          row(p, cfg(160), kCurrent, 3)};
-  EXPECT_EQ(choose(rows, p)->config, cfg(160));                       // newest environment
+  EXPECT_EQ(choose(rows, p)->config, cfg(160));                                // newest environment
   EXPECT_EQ(choose(rows, p, always_legal, rows[0].env_key)->config, cfg(96));  // the running environment
 }
 
@@ -200,9 +200,9 @@ TEST_F(EnvironmentWinnersTest, OneWinnerPerEnvironmentOfTheHardwareAndFamily) {
   const Problem p = Problem::dense(128, 4096, 7168);
   const Problem near = Problem::dense(512, 4096, 7168);
   db.put_trial(old_env, timed(p, cfg(192), 8.0));
-  db.put_trial(old_env, timed(p, cfg(96), 9.0));      // not the old environment's winner
+  db.put_trial(old_env, timed(p, cfg(96), 9.0));  // not the old environment's winner
   db.put_trial(cur_env, timed(near, cfg(128), 20.0));
-  db.put_trial(other_hw, timed(p, cfg(64), 1.0));     // other hardware: never returned
+  db.put_trial(other_hw, timed(p, cfg(64), 1.0));                               // other hardware: never returned
   db.put_trial(cur_env, timed(Problem::dense(128, 2048, 7168), cfg(64), 1.0));  // other family
 
   auto rows = db.environment_winners(cur_env.device_id, p);

@@ -15,7 +15,8 @@ namespace {
 Table sample() {
   Table t;
   t.title = "GEMM";
-  t.columns = {{"shape", "shape", false}, {"median_us", "us", true}, {"tflops", "TFLOPS", true}, {"note", "note", false}};
+  t.columns = {
+      {"shape", "shape", false}, {"median_us", "us", true}, {"tflops", "TFLOPS", true}, {"note", "note", false}};
   t.rows.push_back({std::string("4096x4096x4096"), Number{123.456, 1}, Number{1234.5678, 2}, std::monostate{}});
   t.rows.push_back({std::string("7x48x80"), Number{5.0, 1}, int64_t{3}, std::string("a, \"b\"")});
   return t;

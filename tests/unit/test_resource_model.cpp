@@ -98,8 +98,12 @@ TEST(ResourceModel, RegisterBudget) {
 TEST(ResourceModel, PromotionIntervalRules) {
   // Fast: 1 <= P and P x BLOCK_K <= 2048 (R18); promote: P = 1 (R19); two groups in flight: P = 1 (R20).
   EXPECT_TRUE(evaluate_resources(with_mainloop(spec(128, 128, 4, 2, Accum::kFast), Mainloop::k1g, 16)).ok());
-  EXPECT_EQ(evaluate_resources(with_mainloop(spec(128, 128, 4, 2, Accum::kFast), Mainloop::k1g, 17)).rejection.substr(0, 4), "R18:");
-  EXPECT_EQ(evaluate_resources(with_mainloop(spec(128, 128, 4, 2, Accum::kFast), Mainloop::k1g, 0)).rejection.substr(0, 4), "R18:");
+  EXPECT_EQ(
+      evaluate_resources(with_mainloop(spec(128, 128, 4, 2, Accum::kFast), Mainloop::k1g, 17)).rejection.substr(0, 4),
+      "R18:");
+  EXPECT_EQ(
+      evaluate_resources(with_mainloop(spec(128, 128, 4, 2, Accum::kFast), Mainloop::k1g, 0)).rejection.substr(0, 4),
+      "R18:");
   KernelSpec bk64 = with_mainloop(spec(128, 128, 2, 2, Accum::kFast), Mainloop::k1g, 32);
   bk64.config.block_k = 64;
   bk64.config.swizzle = 64;
@@ -109,9 +113,13 @@ TEST(ResourceModel, PromotionIntervalRules) {
   EXPECT_TRUE(evaluate_resources(with_mainloop(spec(128, 128, 4, 2), Mainloop::k2g, 1)).ok());
   EXPECT_TRUE(evaluate_resources(with_mainloop(spec(128, 128, 4, 2, Accum::kFast), Mainloop::k2g, 1)).ok());
   EXPECT_EQ(evaluate_resources(with_mainloop(spec(128, 128, 4, 2), Mainloop::k1g, 2)).rejection.substr(0, 4), "R19:");
-  EXPECT_EQ(evaluate_resources(with_mainloop(spec(128, 128, 4, 2, Accum::kFast), Mainloop::k2g, 2)).rejection.substr(0, 4), "R20:");
+  EXPECT_EQ(
+      evaluate_resources(with_mainloop(spec(128, 128, 4, 2, Accum::kFast), Mainloop::k2g, 2)).rejection.substr(0, 4),
+      "R20:");
   EXPECT_TRUE(evaluate_resources(with_mainloop(spec(128, 128, 4, 2, Accum::kFast), Mainloop::k2o, 1)).ok());
-  EXPECT_EQ(evaluate_resources(with_mainloop(spec(128, 128, 4, 2, Accum::kFast), Mainloop::k2o, 2)).rejection.substr(0, 4), "R20:");
+  EXPECT_EQ(
+      evaluate_resources(with_mainloop(spec(128, 128, 4, 2, Accum::kFast), Mainloop::k2o, 2)).rejection.substr(0, 4),
+      "R20:");
 }
 
 TEST(ResourceModel, FirstFailingRuleIsReported) {
@@ -189,10 +197,10 @@ TEST(KernelConfigSplits, EffectiveSplitsLeaveNoSplitEmpty) {
     return effective_splits(c, k);
   };
   EXPECT_EQ(splits(1, 7168), 1);
-  EXPECT_EQ(splits(8, 7168), 8);    // 56 k-blocks, 7 per split
-  EXPECT_EQ(splits(4, 1280), 4);    // 10 k-blocks: 3,3,3,1
-  EXPECT_EQ(splits(6, 1280), 5);    // 10 k-blocks, 2 per split: a sixth split would be empty
-  EXPECT_EQ(splits(8, 512), 4);     // 4 k-blocks
+  EXPECT_EQ(splits(8, 7168), 8);  // 56 k-blocks, 7 per split
+  EXPECT_EQ(splits(4, 1280), 4);  // 10 k-blocks: 3,3,3,1
+  EXPECT_EQ(splits(6, 1280), 5);  // 10 k-blocks, 2 per split: a sixth split would be empty
+  EXPECT_EQ(splits(8, 512), 4);   // 4 k-blocks
   EXPECT_EQ(splits(3, 1), 1);
 }
 
@@ -206,7 +214,8 @@ std::string read(const std::string& path) {
 std::vector<std::string> rule_ids(const std::string& text) {
   std::vector<std::string> ids;
   std::regex re(R"("(R\d+):)");
-  for (auto it = std::sregex_iterator(text.begin(), text.end(), re); it != std::sregex_iterator(); ++it) ids.push_back((*it)[1]);
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), re); it != std::sregex_iterator(); ++it)
+    ids.push_back((*it)[1]);
   return ids;
 }
 

@@ -78,7 +78,8 @@ TEST(RoundOrder, BalancedPositionsAndPredecessors) {
     for (int s = 0; s < k; ++s)
       for (int pos = 0; pos < k; ++pos) EXPECT_EQ((at_position[{s, pos}]), period / k) << "k " << k;
     EXPECT_EQ(follows.size(), static_cast<size_t>(k * (k - 1))) << "k " << k;
-    for (const auto& [pair, n] : follows) EXPECT_EQ(n, period / k) << "k " << k << " " << pair.first << "->" << pair.second;
+    for (const auto& [pair, n] : follows)
+      EXPECT_EQ(n, period / k) << "k " << k << " " << pair.first << "->" << pair.second;
   }
   // 20 rounds of 3 sides: nobody always first; first places split 7/7/6.
   std::map<int, int> first;
@@ -261,7 +262,9 @@ TEST(Rounds, ErrorsAndJson) {
 
 TEST(Rounds, RebuiltFromStoredSamples) {
   // What `compare --between` does with a DB's sample rows: any order, a round missing for one side.
-  FakeSource src(2, [](int side, int round) { return RawSample{side == 0 ? 10.0 + round : 20.0 + round, round == 2 ? 900.0 : 1900.0}; });
+  FakeSource src(2, [](int side, int round) {
+    return RawSample{side == 0 ? 10.0 + round : 20.0 + round, round == 2 ? 900.0 : 1900.0};
+  });
   RoundsOptions opts;
   opts.rounds = 6;
   opts.reference_clock_mhz = 1980;
@@ -298,7 +301,8 @@ TEST(Rounds, RebuiltFromStoredSamples) {
 TEST(MeasureProtocol, NamesJsonAndValidation) {
   EXPECT_EQ(MeasureProtocol::cold_l2().name(), "cold-l2-v2");
   EXPECT_EQ(MeasureProtocol::hot_graph().name(), "hot-graph-v1");
-  EXPECT_EQ(ProtocolOptions{}.to_json().find("cold-l2-v1") != std::string::npos, true);  // the sweep's timer is unchanged
+  EXPECT_EQ(ProtocolOptions{}.to_json().find("cold-l2-v1") != std::string::npos,
+            true);  // the sweep's timer is unchanged
   EXPECT_EQ(parse_protocol_kind("hot-graph"), ProtocolKind::kHotGraph);
   EXPECT_EQ(parse_protocol_kind("cold-l2"), ProtocolKind::kColdL2);
   try {
@@ -334,7 +338,8 @@ TEST(MeasureProtocol, NamesJsonAndValidation) {
   EXPECT_EQ(q.graph_launches, 7);
   EXPECT_DOUBLE_EQ(q.clock_floor, 0.6);
   EXPECT_EQ(q.to_json(), p.to_json());
-  EXPECT_EQ(MeasureProtocol::from_json(MeasureProtocol::cold_l2().to_json()).to_json(), MeasureProtocol::cold_l2().to_json());
+  EXPECT_EQ(MeasureProtocol::from_json(MeasureProtocol::cold_l2().to_json()).to_json(),
+            MeasureProtocol::cold_l2().to_json());
   EXPECT_THROW(MeasureProtocol::from_json(ProtocolOptions{}.to_json()), Error);  // cold-l2-v1 has no "kind"
   EXPECT_THROW(MeasureProtocol::from_json(R"({"kind":"cold-l2","version":1})"), Error);
   EXPECT_THROW(MeasureProtocol::from_json("not json"), Error);

@@ -74,7 +74,8 @@ TEST(SearchSpace, FastModeSearchesPromotionIntervals) {
     EXPECT_LE(c.config.promote_every * c.config.block_k, 2048) << c.config.key();
     if (c.config.mainloop != Mainloop::k1g) EXPECT_EQ(c.config.promote_every, 1) << c.config.key();
   }
-  EXPECT_TRUE(intervals.count(1) && intervals.count(2) && intervals.count(4) && intervals.count(8) && intervals.count(16));
+  EXPECT_TRUE(intervals.count(1) && intervals.count(2) && intervals.count(4) && intervals.count(8) &&
+              intervals.count(16));
   // "max" resolves per problem: 2048 / BLOCK_K with fast accumulation, 1 with promotion.
   auto j = nlohmann::json::parse(R"({"block_m": [128], "block_n": [128], "block_k": [128, 256], "num_stages": [2],
     "num_math_wg": [2], "swizzle": [128], "cluster": ["1x1"], "raster": ["m"], "group": [8], "split_k": [1],
@@ -213,7 +214,8 @@ TEST(CostModel, DefaultConfigIsLegalAndDocumented) {
     EXPECT_EQ(c.block_m, p.m <= 64 ? 64 : 128);
   }
   // 7 * 32 KiB + 1136 = 230512 <= 232448
-  EXPECT_EQ(default_config(Problem::dense(4096, 4096, 4096)).key(), "128x128x128_s7_wg2_sw128_c1x1_rm8_direct_sk1_sm0_2g_p1");
+  EXPECT_EQ(default_config(Problem::dense(4096, 4096, 4096)).key(),
+            "128x128x128_s7_wg2_sw128_c1x1_rm8_direct_sk1_sm0_2g_p1");
   Problem fast = Problem::dense(4096, 4096, 4096);
   fast.accum = Accum::kFast;
   EXPECT_EQ(default_config(fast).promote_every, 1);  // two groups in flight promote every k-block (R20)

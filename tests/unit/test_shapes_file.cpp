@@ -7,8 +7,8 @@
 #include <string>
 
 #include "core/error.hpp"
-#include "problem/shapes_file.hpp"
 #include "problem/problem.hpp"
+#include "problem/shapes_file.hpp"
 
 namespace dgt {
 namespace {
@@ -63,7 +63,7 @@ TEST(ShapesFile, ExplicitLeadingDimKeepsDefaultsForTheOthers) {
   auto v = parse_shapes("64 256 63 lda=64\n64 256 100 ldb=112\n64 256 96 ldd=300\n", "s.txt");
   ASSERT_EQ(v.size(), 3u);
   EXPECT_EQ(v[0].problem.lda, 64);
-  EXPECT_EQ(v[0].problem.ldb, 63);  // K
+  EXPECT_EQ(v[0].problem.ldb, 63);   // K
   EXPECT_EQ(v[0].problem.ldd, 256);  // N
   EXPECT_EQ(v[1].problem.lda, 100);
   EXPECT_EQ(v[1].problem.ldb, 112);
@@ -104,7 +104,8 @@ TEST(ShapesFile, EmptyInputGivesNoEntries) {
 }
 
 TEST(ShapesFile, CrlfTabsAndByteOrderMark) {
-  auto v = parse_shapes("\xEF\xBB\xBF# saved on Windows\r\n128\t2112\t7168\tname=decode\r\n\r\n1 16 32 accum=fast\r\n", "s.txt");
+  auto v = parse_shapes("\xEF\xBB\xBF# saved on Windows\r\n128\t2112\t7168\tname=decode\r\n\r\n1 16 32 accum=fast\r\n",
+                        "s.txt");
   ASSERT_EQ(v.size(), 2u);
   EXPECT_EQ(v[0].problem, Problem::dense(128, 2112, 7168));
   EXPECT_EQ(v[0].name, "decode");  // no '\r' left on the last field
@@ -116,7 +117,8 @@ TEST(ShapesFile, CrlfTabsAndByteOrderMark) {
 // ---- errors -------------------------------------------------------------------------------------
 
 TEST(ShapesFile, ErrorExampleFromTheHeader) {
-  EXPECT_EQ(parse_error("1 2 3\n\n\n\n\n\n4096 4096 4096 lda=x12\n"), "s.txt:7: field 'lda': 'x12' is not a positive integer");
+  EXPECT_EQ(parse_error("1 2 3\n\n\n\n\n\n4096 4096 4096 lda=x12\n"),
+            "s.txt:7: field 'lda': 'x12' is not a positive integer");
 }
 
 TEST(ShapesFile, FewerThanThreeNumbers) {
@@ -172,8 +174,10 @@ TEST(ShapesFile, KeyWithoutValue) {
 }
 
 TEST(ShapesFile, BadEnumValues) {
-  EXPECT_EQ(parse_error("16 16 16 a=bf16\n"), "s.txt:1: field 'a': 'bf16' is not a valid value (expected e4m3 or e5m2)");
-  EXPECT_EQ(parse_error("16 16 16 b=E4M3\n"), "s.txt:1: field 'b': 'E4M3' is not a valid value (expected e4m3 or e5m2)");
+  EXPECT_EQ(parse_error("16 16 16 a=bf16\n"),
+            "s.txt:1: field 'a': 'bf16' is not a valid value (expected e4m3 or e5m2)");
+  EXPECT_EQ(parse_error("16 16 16 b=E4M3\n"),
+            "s.txt:1: field 'b': 'E4M3' is not a valid value (expected e4m3 or e5m2)");
   EXPECT_EQ(parse_error("16 16 16 d=f32\n"), "s.txt:1: field 'd': 'f32' is not a valid value (expected bf16)");
   EXPECT_EQ(parse_error("16 16 16 accum=slow\n"),
             "s.txt:1: field 'accum': 'slow' is not a valid value (expected promote or fast)");
@@ -231,7 +235,8 @@ TEST(ShapesFile, LoadUsesThePathInMessages) {
     ADD_FAILURE() << "expected an error";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::kUsage);
-    EXPECT_EQ(e.message(), path.string() + ":2: field 'accum': 'quick' is not a valid value (expected promote or fast)");
+    EXPECT_EQ(e.message(),
+              path.string() + ":2: field 'accum': 'quick' is not a valid value (expected promote or fast)");
   }
   std::filesystem::remove(path);
 }
@@ -288,10 +293,11 @@ TEST(ShippedShapes, DeepSeekV3) {
   ASSERT_EQ(v.size(), 35u);
   expect_all_valid_and_unique(v);
   const int64_t ms[] = {1, 64, 128, 4096, 8192};
-  const int64_t nks[][2] = {{2112, 7168}, {576, 7168}, {24576, 1536}, {32768, 512},
+  const int64_t nks[][2] = {{2112, 7168},  {576, 7168},  {24576, 1536}, {32768, 512},
                             {7168, 16384}, {4096, 7168}, {7168, 2048}};
   for (int64_t m : ms)
-    for (const auto& nk : nks) EXPECT_NE(find(v, Problem::dense(m, nk[0], nk[1])), nullptr) << m << "x" << nk[0] << "x" << nk[1];
+    for (const auto& nk : nks)
+      EXPECT_NE(find(v, Problem::dense(m, nk[0], nk[1])), nullptr) << m << "x" << nk[0] << "x" << nk[1];
   // Spot checks on order and line numbers: the first problem and the last line.
   EXPECT_EQ(v.front().problem, Problem::dense(1, 2112, 7168));
   EXPECT_EQ(v.back().problem, Problem::dense(8192, 7168, 2048));
@@ -311,7 +317,8 @@ TEST(ShippedShapes, Edge) {
   auto v = load_shipped("edge.txt");
   ASSERT_EQ(v.size(), 33u);
   expect_all_valid_and_unique(v);
-  for (int64_t m : {1, 2, 7, 63, 65, 127, 129, 255, 257}) EXPECT_NE(find(v, Problem::dense(m, 4096, 4096)), nullptr) << m;
+  for (int64_t m : {1, 2, 7, 63, 65, 127, 129, 255, 257})
+    EXPECT_NE(find(v, Problem::dense(m, 4096, 4096)), nullptr) << m;
   for (int64_t odd : {1021, 1023, 4093}) {
     EXPECT_NE(find(v, Problem::dense(odd, 4096, 1024)), nullptr) << odd;
     EXPECT_NE(find(v, Problem::dense(4096, odd, 1024)), nullptr) << odd;

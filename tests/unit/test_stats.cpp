@@ -110,11 +110,11 @@ TEST(StatsBinomial, ExactTails) {
 }
 
 TEST(StatsBinomial, SignCriticalValues) {
-  EXPECT_EQ(sign_critical_value(20, 0.05), 5);   // 0.0207 <= 0.025 < P(B <= 6) = 0.0577
-  EXPECT_EQ(sign_critical_value(10, 0.05), 1);   // 11/1024 <= 0.025 < 56/1024
-  EXPECT_EQ(sign_critical_value(6, 0.05), 0);    // 1/64
-  EXPECT_EQ(sign_critical_value(5, 0.05), -1);   // 1/32 > 0.025: no finite interval
-  EXPECT_EQ(sign_critical_value(20, 0.01), 3);   // P(B<=3) = 1351/2^20 = 0.00129, P(B<=4) = 0.0059 > 0.005
+  EXPECT_EQ(sign_critical_value(20, 0.05), 5);  // 0.0207 <= 0.025 < P(B <= 6) = 0.0577
+  EXPECT_EQ(sign_critical_value(10, 0.05), 1);  // 11/1024 <= 0.025 < 56/1024
+  EXPECT_EQ(sign_critical_value(6, 0.05), 0);   // 1/64
+  EXPECT_EQ(sign_critical_value(5, 0.05), -1);  // 1/32 > 0.025: no finite interval
+  EXPECT_EQ(sign_critical_value(20, 0.01), 3);  // P(B<=3) = 1351/2^20 = 0.00129, P(B<=4) = 0.0059 > 0.005
   expect_error([] { sign_critical_value(20, 0.0); }, ErrorKind::kUsage);
   expect_error([] { sign_critical_value(0, 0.05); }, ErrorKind::kInvalid);
 }

@@ -82,14 +82,16 @@ TEST(TileGrid, EffectiveSplitsLeaveNoSplitEmpty) {
                                              k));  // a fixed point
         for (int sp = 0; sp < g.splits; ++sp) {
           const TileUnit u = g.unit(sp);
-          ASSERT_LT(u.k_begin, u.k_end) << "split " << sp << " of " << g.splits << " is empty (K " << k << ", BK " << bk << ")";
+          ASSERT_LT(u.k_begin, u.k_end) << "split " << sp << " of " << g.splits << " is empty (K " << k << ", BK " << bk
+                                        << ")";
         }
         ASSERT_EQ(g.unit(g.splits - 1).k_end, g.k_blocks);
       }
 }
 
 TEST(TileGrid, EveryTileAndSplitIsCoveredOnce) {
-  for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{1, 1, 1}, {97, 211, 1021}, {1000, 333, 7168}, {4096, 576, 512}})
+  for (auto [m, n, k] :
+       {std::tuple<int64_t, int64_t, int64_t>{1, 1, 1}, {97, 211, 1021}, {1000, 333, 7168}, {4096, 576, 512}})
     for (auto [cm, cn] : {std::pair{1, 1}, {2, 1}, {1, 2}, {2, 2}})
       for (Raster r : {Raster::kAlongM, Raster::kAlongN})
         for (int group : {1, 3, 8, 64})
@@ -114,9 +116,9 @@ struct Shape {
   uint32_t m, n, k;
 };
 // Tiny, odd, prime, exact multiples, K tails, and large (DeepSeek-V3 and square sizes).
-const Shape kShapes[] = {{1, 1, 1},        {7, 48, 80},       {16, 16, 7},      {64, 64, 64},     {97, 211, 1021},
-                         {127, 129, 255},  {128, 8, 128},     {131, 4093, 257}, {257, 1, 8191},   {1000, 333, 7168},
-                         {64, 576, 7168},  {4096, 4096, 4096}, {7168, 2112, 7168}, {8191, 131, 16384}, {2, 7168, 1536}};
+const Shape kShapes[] = {{1, 1, 1},       {7, 48, 80},        {16, 16, 7},        {64, 64, 64},       {97, 211, 1021},
+                         {127, 129, 255}, {128, 8, 128},      {131, 4093, 257},   {257, 1, 8191},     {1000, 333, 7168},
+                         {64, 576, 7168}, {4096, 4096, 4096}, {7168, 2112, 7168}, {8191, 131, 16384}, {2, 7168, 1536}};
 const int kSplits[] = {1, 2, 3, 4, 5, 7, 8, 16};
 
 /// Units checked per (config, shape, split): all when few, else a deterministic spread.
@@ -145,7 +147,8 @@ void check_agreement() {
       const TileGrid g = TileGrid::of(c, s.m, s.n, s.k);
       // The launcher passes the effective split count (GemmKernel::effective_splits).
       const Sched d(s.m, s.n, s.k, static_cast<uint32_t>(g.splits));
-      const std::string where = c.key() + " on " + std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
+      const std::string where =
+          c.key() + " on " + std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
       ASSERT_EQ(int64_t(d.num_m_blocks), g.m_blocks) << where;
       ASSERT_EQ(int64_t(d.num_n_blocks), g.n_blocks) << where;
       ASSERT_EQ(int64_t(d.num_k_blocks), g.k_blocks) << where;
@@ -159,11 +162,12 @@ void check_agreement() {
           for (uint32_t rn = 0; rn < CN; ++rn) {
             const gemm::WorkUnit w = d.work(static_cast<uint32_t>(i), rm, rn);
             const TileUnit h = g.unit(i, int(rm), int(rn));
-            const TileUnit dev{int64_t(w.m_block), int64_t(w.n_block), int(w.split), int64_t(w.k_begin), int64_t(w.k_end)};
-            ASSERT_EQ(dev, h) << where << " unit " << i << " rank " << rm << "," << rn << ": device (" << dev.m_block << ", "
-                              << dev.n_block << ", split " << dev.split << ", k " << dev.k_begin << ".." << dev.k_end
-                              << ") host (" << h.m_block << ", " << h.n_block << ", split " << h.split << ", k " << h.k_begin
-                              << ".." << h.k_end << ")";
+            const TileUnit dev{int64_t(w.m_block), int64_t(w.n_block), int(w.split), int64_t(w.k_begin),
+                               int64_t(w.k_end)};
+            ASSERT_EQ(dev, h) << where << " unit " << i << " rank " << rm << "," << rn << ": device (" << dev.m_block
+                              << ", " << dev.n_block << ", split " << dev.split << ", k " << dev.k_begin << ".."
+                              << dev.k_end << ") host (" << h.m_block << ", " << h.n_block << ", split " << h.split
+                              << ", k " << h.k_begin << ".." << h.k_end << ")";
             ASSERT_EQ(d.valid(w), g.valid(h)) << where << " unit " << i;
             ++g_checked;
           }
@@ -213,7 +217,8 @@ TEST(TileGridVsDeviceScheduler, OtherTileSizes) {
 TEST(TileGridVsDeviceScheduler, CeilDivAgrees) {
   for (uint32_t b : {1u, 2u, 7u, 8u, 64u, 112u, 128u, 256u})
     for (uint32_t a : {0u, 1u, 7u, 63u, 64u, 65u, 127u, 4095u, 4096u, 4097u, 65535u, 1u << 30})
-      ASSERT_EQ(int64_t(dgt::ceil_div(a, b)), TileGrid::of(config(int(b), 8, 64, 1, 1, Raster::kAlongM, 1, 1), a, 8, 64).m_blocks)
+      ASSERT_EQ(int64_t(dgt::ceil_div(a, b)),
+                TileGrid::of(config(int(b), 8, 64, 1, 1, Raster::kAlongM, 1, 1), a, 8, 64).m_blocks)
           << a << " / " << b;
 }
 

@@ -17,9 +17,9 @@
 
 #include "core/error.hpp"
 #include "core/hash.hpp"
-#include "records/records.hpp"
 #include "db/schema.hpp"
 #include "db/tuning_db.hpp"
+#include "records/records.hpp"
 
 namespace dgt {
 namespace {
@@ -191,8 +191,19 @@ TEST(Records, FingerprintIsPinned) {
   // orphan every stored trial, so this value must not change.
   EXPECT_EQ(d.fingerprint(), "7a569a9cbefbfd85");
   const std::string joined =
-      "NVIDIA H200\x1f" "9\x1f" "0\x1f" "132\x1f" "150754820096\x1f" "62914560\x1f" "1980\x1f" "12080\x1f"
-      "12040\x1f" "120805\x1f" "12040\x1f" "0123456789abcdef\x1f" "0.1.0";
+      "NVIDIA H200\x1f"
+      "9\x1f"
+      "0\x1f"
+      "132\x1f"
+      "150754820096\x1f"
+      "62914560\x1f"
+      "1980\x1f"
+      "12080\x1f"
+      "12040\x1f"
+      "120805\x1f"
+      "12040\x1f"
+      "0123456789abcdef\x1f"
+      "0.1.0";
   EXPECT_EQ(d.fingerprint(), hex16(fnv1a64(joined)));
   EXPECT_EQ(h200().fingerprint(), d.fingerprint());  // stable for equal inputs
   EXPECT_TRUE(std::regex_match(d.fingerprint(), std::regex("[0-9a-f]{16}")));
@@ -238,7 +249,10 @@ TEST(Records, FingerprintChangesWithEveryField) {
 
 TEST_F(TuningDbTest, CreatesParentDirectoriesAndSchema) {
   std::string path = (dir_ / "a" / "b" / "tuning.db").string();
-  { TuningDb db(path); EXPECT_EQ(db.path(), path); }
+  {
+    TuningDb db(path);
+    EXPECT_EQ(db.path(), path);
+  }
   ASSERT_TRUE(fs::exists(path));
   EXPECT_EQ(raw_int(path, "SELECT version FROM schema_version"), schema::latest_version());
   EXPECT_EQ(raw_int(path, "SELECT count(*) FROM schema_version"), 1);
@@ -258,7 +272,10 @@ TEST_F(TuningDbTest, CreatesParentDirectoriesAndSchema) {
 
 TEST_F(TuningDbTest, NewerSchemaVersionThrowsAndLeavesFileUnchanged) {
   std::string path = db_path();
-  { TuningDb db(path); db.upsert_device(h200()); }
+  {
+    TuningDb db(path);
+    db.upsert_device(h200());
+  }
   const int newer = schema::latest_version() + 1;
   raw_exec(path, ("UPDATE schema_version SET version = " + std::to_string(newer)).c_str());
   std::string before = file_bytes(path);
@@ -482,8 +499,8 @@ TEST_F(TuningDbTest, NanDiffKeepsTheVerification) {
   TuningDb db(db_path());
   DeviceScope dev = db.upsert_device(h200());
   TrialRecord t = failed_trial(Problem::dense(64, 256, 512), config_with(96), TrialStatus::kVerifyFailed);
-  t.verification = Verification{false, std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(),
-                                64 * 256, 0};
+  t.verification = Verification{false, std::numeric_limits<double>::quiet_NaN(),
+                                std::numeric_limits<double>::quiet_NaN(), 64 * 256, 0};
   db.put_trial(dev, t);
   auto r = db.trials(dev, t.problem).at(0);
   ASSERT_TRUE(r.verification.has_value());
@@ -747,7 +764,8 @@ TEST_F(TuningDbTest, NearestWinnerPicksNearestMOnALogScale) {
   other.name = "NVIDIA H100";
   DeviceScope other_dev = db.upsert_device(other);
   const int64_t n = 4096, k = 7168;
-  for (int64_t m : {64, 256, 512, 4096}) db.put_trial(dev, ok_trial(Problem::dense(m, n, k), config_with(int(m % 200 + 8)), 1.0));
+  for (int64_t m : {64, 256, 512, 4096})
+    db.put_trial(dev, ok_trial(Problem::dense(m, n, k), config_with(int(m % 200 + 8)), 1.0));
   // Distractors at M = 128 that must be ignored: other N, other K, other types, other
   // accumulation, only failed trials, another device.
   db.put_trial(dev, ok_trial(Problem::dense(128, 2048, k), config_with(8), 1.0));
@@ -772,7 +790,7 @@ TEST_F(TuningDbTest, NearestWinnerPicksNearestMOnALogScale) {
   EXPECT_EQ(nearest_m(128), 256);    // 128/64 == 256/128: tie goes to the larger M
   EXPECT_EQ(nearest_m(1), 64);
   EXPECT_EQ(nearest_m(65536), 4096);
-  EXPECT_EQ(nearest_m(256), 256);    // exact
+  EXPECT_EQ(nearest_m(256), 256);  // exact
   // Leading dimensions may differ: a padded query still finds the dense winners.
   Problem padded_query = Problem::dense(300, n, k);
   padded_query.lda = k + 128;

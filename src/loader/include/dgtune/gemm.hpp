@@ -16,6 +16,8 @@
 #include <memory>
 #include <string>
 
+// The block below is compared verbatim with the text `dgtune export --format cpp` writes: keep clang-format out.
+// clang-format off
 // BEGIN dgtune tuned-table types (written verbatim into headers made by `dgtune export --format cpp`)
 #ifndef DGTUNE_TUNED_TABLE_TYPES
 #define DGTUNE_TUNED_TABLE_TYPES
@@ -42,6 +44,7 @@ struct TunedTable {
 }  // namespace dgt
 #endif
 // END dgtune tuned-table types
+// clang-format on
 
 namespace dgt {
 
@@ -51,14 +54,15 @@ enum class Fp8Format { kE4M3, kE5M2 };
 /// What `Gemm` runs for a shape and why.
 struct GemmChoice {
   std::string config_key;  ///< kernel config, e.g. "128x128x128_s4_wg2_sw128_c1x1_rm8_direct_sk1_sm0"
-  std::string source;      ///< "db" (winner of this shape; also from GemmOptions::table), "nearest" (winner of the same N, K), "default"
-  double tuned_us = 0;     ///< median time stored with the winner (0 for "default")
+  std::string source;   ///< "db" (winner of this shape; also from GemmOptions::table), "nearest" (winner of the same N,
+                        ///< K), "default"
+  double tuned_us = 0;  ///< median time stored with the winner (0 for "default")
 };
 
 struct GemmOptions {
-  std::string db_path;     ///< empty: $DGTUNE_DB, else results/tuning.db; a missing file means "no tuning data"
-  std::string cache_dir;   ///< empty: $DGTUNE_CACHE_DIR, else $XDG_CACHE_HOME/dgtune, else ~/.cache/dgtune
-  int device = -1;         ///< -1: the calling thread's current device
+  std::string db_path;    ///< empty: $DGTUNE_DB, else results/tuning.db; a missing file means "no tuning data"
+  std::string cache_dir;  ///< empty: $DGTUNE_CACHE_DIR, else $XDG_CACHE_HOME/dgtune, else ~/.cache/dgtune
+  int device = -1;        ///< -1: the calling thread's current device
   /// A table made by `dgtune export --format cpp` (a constexpr `TunedTable` in the generated header):
   /// when set, winners come from it and no DB is opened (db_path is ignored; a build without SQLite
   /// works). Kernels are still compiled by NVRTC at run time (through the cubin cache), so the
@@ -90,13 +94,14 @@ class Gemm {
   /// thread whose current device is that device, as with any CUDA library). fast_accum selects tensor-core accumulation
   /// over all of K instead of FP32 promotion per k-block. Throws dgt::Error(kInvalid) naming the
   /// operand and rule when a leading dimension or pointer breaks a TMA rule.
-  void run(const void* a, const void* b, void* d, int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldd,
-           const float* scale_a, const float* scale_b, cudaStream_t stream, Fp8Format a_format = Fp8Format::kE4M3,
-           Fp8Format b_format = Fp8Format::kE4M3, bool fast_accum = false);
+  void run(const void* a, const void* b, void* d, int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb,
+           int64_t ldd, const float* scale_a, const float* scale_b, cudaStream_t stream,
+           Fp8Format a_format = Fp8Format::kE4M3, Fp8Format b_format = Fp8Format::kE4M3, bool fast_accum = false);
 
   /// The config `run` uses (or would use) for this shape; loads it on first use like `run`.
   GemmChoice choose(int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldd,
-                    Fp8Format a_format = Fp8Format::kE4M3, Fp8Format b_format = Fp8Format::kE4M3, bool fast_accum = false);
+                    Fp8Format a_format = Fp8Format::kE4M3, Fp8Format b_format = Fp8Format::kE4M3,
+                    bool fast_accum = false);
 
  private:
   struct Impl;
