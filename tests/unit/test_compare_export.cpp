@@ -3,6 +3,8 @@
 // (DGT_DGTUNE_BIN) reads them; the exported C++ header is compiled with the host compiler.
 #include <gtest/gtest.h>
 
+#include "temp_dir_test.hpp"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -88,20 +90,7 @@ StoredMeasurement measurement(const Problem& p, double ours, double tuned, doubl
   return m;
 }
 
-class CompareExportTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    std::string tmpl = (fs::temp_directory_path() / "dgtune_compare_test_XXXXXX").string();
-    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
-  fs::path dir_;
-};
+class CompareExportTest : public test::TempDirTest {};
 
 const Problem kFaster = Problem::dense(128, 4096, 7168), kSlower = Problem::dense(256, 4096, 7168),
               kSame = Problem::dense(512, 4096, 7168), kNoisy = Problem::dense(1024, 4096, 7168),

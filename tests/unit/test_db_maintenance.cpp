@@ -2,6 +2,8 @@
 // built in the test and on the v2 fixture. No GPU.
 #include <gtest/gtest.h>
 
+#include "temp_dir_test.hpp"
+
 #include <sqlite3.h>
 #include <stdlib.h>
 
@@ -19,20 +21,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class DbMaintenance : public ::testing::Test {
- protected:
-  void SetUp() override {
-    std::string tmpl = (fs::temp_directory_path() / "dgtune_dbm_test_XXXXXX").string();
-    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
-  fs::path dir_;
-};
+class DbMaintenance : public test::TempDirTest {};
 
 std::string read_text(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);

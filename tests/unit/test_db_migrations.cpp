@@ -2,6 +2,8 @@
 // those versions wrote). No GPU needed.
 #include <gtest/gtest.h>
 
+#include "temp_dir_test.hpp"
+
 #include <sqlite3.h>
 #include <stdlib.h>
 
@@ -24,19 +26,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class MigrationTest : public ::testing::Test {
+class MigrationTest : public test::TempDirTest {
  protected:
-  void SetUp() override {
-    std::string tmpl = (fs::temp_directory_path() / "dgtune_migration_test_XXXXXX").string();
-    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-  std::string db_path(const std::string& name) const { return (dir_ / name).string(); }
-  fs::path dir_;
+  std::string db_path(const std::string& name) const { return path(name); }
 };
 
 std::string read_text(const fs::path& p) {

@@ -3,6 +3,8 @@
 // DB is choose_stored_winner() over TuningDb::environment_winners(), tested here.
 #include <gtest/gtest.h>
 
+#include "temp_dir_test.hpp"
+
 #include <stdlib.h>
 
 #include <algorithm>
@@ -152,19 +154,7 @@ TEST(LoaderChoice, RealLegalityRejectsATmaStoreWinnerForAnOddLdd) {
 // ---------------------------------------------------------------------------------------------
 // The DB side: environment_winners() returns one winner per environment of one hardware identity.
 
-class EnvironmentWinnersTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    std::string tmpl = (fs::temp_directory_path() / "dgtune_choice_test_XXXXXX").string();
-    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-  fs::path dir_;
-};
+class EnvironmentWinnersTest : public test::TempDirTest {};
 
 DeviceFingerprint h200(const std::string& kernel_hash, int driver) {
   DeviceFingerprint d;

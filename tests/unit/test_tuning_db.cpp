@@ -1,6 +1,8 @@
 // Tuning database, device fingerprints and the FNV hash. No GPU needed.
 #include <gtest/gtest.h>
 
+#include "temp_dir_test.hpp"
+
 #include <sqlite3.h>
 #include <stdlib.h>
 
@@ -30,20 +32,9 @@ namespace fs = std::filesystem;
 // Helpers
 
 /// A fresh directory per test (mkdtemp), removed afterwards.
-class TuningDbTest : public ::testing::Test {
+class TuningDbTest : public test::TempDirTest {
  protected:
-  void SetUp() override {
-    std::string tmpl = (fs::temp_directory_path() / "dgtune_db_test_XXXXXX").string();
-    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-  std::string db_path(const std::string& name = "tuning.db") const { return (dir_ / name).string(); }
-
-  fs::path dir_;
+  std::string db_path(const std::string& name = "tuning.db") const { return path(name); }
 };
 
 DeviceFingerprint h200() {
