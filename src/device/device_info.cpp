@@ -48,4 +48,13 @@ DeviceInfo open_device(int ordinal) {
   return d;
 }
 
+DeviceInfo open_sm90_device(int ordinal) {
+  DeviceInfo d = open_device(ordinal);
+  if (!d.is_sm90())
+    DGT_THROW(ErrorKind::kNoDevice,
+              "device {} is {} (compute capability {}.{}): dgtune's kernels need sm_90 (H100/H200)", d.ordinal, d.name,
+              d.cc_major, d.cc_minor);
+  return d;
+}
+
 }  // namespace dgt

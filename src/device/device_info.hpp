@@ -38,6 +38,10 @@ int cuda_device_count();
 /// Throws Error(kNoDevice) when the ordinal does not exist.
 DeviceInfo open_device(int ordinal);
 
+/// open_device(), then requires compute capability 9.0 (the kernels are sm_90a code). Throws
+/// Error(kNoDevice) naming the device and its compute capability otherwise.
+DeviceInfo open_sm90_device(int ordinal);
+
 // The software environment (driver, runtime, NVRTC, cuBLASLt, kernel-source hash, dgtune version) and
 // the full DeviceFingerprint are assembled in launch/environment.hpp: the kernel hash comes from jit/,
 // which device/ does not include.

@@ -16,11 +16,7 @@
 namespace dgt {
 
 TuningSession::TuningSession(SessionOptions options) : options_(std::move(options)) {
-  device_ = open_device(options_.device);
-  if (!device_.is_sm90())
-    DGT_THROW(ErrorKind::kNoDevice,
-              "device {} is {} (compute capability {}.{}): dgtune's kernels need sm_90 (H100/H200)", device_.ordinal,
-              device_.name, device_.cc_major, device_.cc_minor);
+  device_ = open_sm90_device(options_.device);
   fingerprint_ = make_fingerprint(device_);
   db_ = std::make_unique<TuningDb>(options_.db_path);
   scope_ = db_->upsert_device(fingerprint_);

@@ -25,11 +25,7 @@ std::string verification_text(const Verification& v) {
 
 ShapeComparer::ShapeComparer(ShapeCompareOptions options) : options_(std::move(options)) {
   options_.protocol.validate();
-  device_ = open_device(options_.device);
-  if (!device_.is_sm90())
-    DGT_THROW(ErrorKind::kNoDevice,
-              "device {} is {} (compute capability {}.{}): dgtune's kernels need sm_90 (H100/H200)", device_.ordinal,
-              device_.name, device_.cc_major, device_.cc_minor);
+  device_ = open_sm90_device(options_.device);
   fingerprint_ = make_fingerprint(device_);
   if (!options_.db_path.empty() && std::filesystem::exists(options_.db_path)) {
     db_ = std::make_unique<TuningDb>(options_.db_path, /*read_only=*/true);
