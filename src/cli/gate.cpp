@@ -22,6 +22,7 @@ namespace {
 struct Args {
   std::string record, baseline, shapes, history, junit, markdown, protocol;
   int rounds = 0;  // 0: the baseline's (check) or 20 (record)
+  int search = 0;  // --search K: the model's top K screened now instead of the loader's choice
   double threshold_pct = 5, confidence = 0.95;
   uint64_t seed = SessionOptions{}.seed;
   DbOption db;
@@ -98,6 +99,13 @@ int run(const Args& a) {
   std::optional<gate::GateRecord> baseline;
   if (!a.baseline.empty()) baseline = gate::read_record(a.baseline);
   const auto shapes = shapes_of(a, baseline ? &*baseline : nullptr);
+  if (baseline && a.search == 0)
+    for (const gate::ShapeRecord& s : baseline->shapes)
+      if (s.config_source.rfind("search-top", 0) == 0) {
+        spdlog::warn("gate: {} was recorded with --search ({}); without --search now the loader's choice is gated",
+                     a.baseline, s.config_source);
+        break;
+      }
   MeasureProtocol protocol;
   if (baseline && a.protocol.empty()) {
     try {
@@ -123,6 +131,7 @@ int run(const Args& a) {
   so.device = a.device.ordinal;
   so.protocol = protocol;
   so.seed = a.seed;
+  so.search_top_k = a.search;
   ShapeComparer cmp(so);
   gate::GateRecord now = cmp.header();
   if (baseline) {
@@ -208,6 +217,10 @@ void add_gate(CLI::App& app, Action& action) {
       ->check(CLI::IsMember({"cold-l2", "hot-graph"}));
   cmd.add_option("--rounds", a.rounds, "interleaved rounds per shape (default: the baseline's; 20 for --record)")
       ->transform(count(2, 100000));
+  cmd.add_option("--search", a.search,
+                 "gate the fastest of the cost model's top K candidates, screened now (compiled, verified, 5 "
+                 "rounds), instead of the loader's choice from the DB: judges the kernel and model without a tuned DB")
+      ->transform(count(1, 64));
   cmd.add_option("--threshold", a.threshold_pct, "tolerated slowdown of the ratio, percent")
       ->transform(real(0, 1000))
       ->capture_default_str();

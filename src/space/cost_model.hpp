@@ -5,7 +5,10 @@
 // values are not predictions (they run about 2x high). Not a substitute for measuring.
 #pragma once
 
+#include <vector>
+
 #include "problem/kernel_config.hpp"
+#include "space/search_space.hpp"
 
 namespace dgt {
 
@@ -43,6 +46,12 @@ struct CostConstants {
 ///   split-K partial traffic; DRAM floor: operand panels read once per rasterization band, D written
 ///   once, split-K partials written and read; total = max(waves x unit, DRAM floor) + launch.
 double estimate_us(const KernelSpec& spec, const Problem& p, int sm_count, const CostConstants& k = {});
+
+/// The kept candidates of `space` for `p` (enumerate()), most promising first: ascending
+/// estimate_us, ties in the enumeration's canonical order (a stable sort, so the order is reproducible).
+/// `limit` > 0 keeps only the first `limit`. What a sweep measures first, what `--strategy model`
+/// measures and what `dgtune gate --search K` screens.
+std::vector<KernelConfig> rank_by_estimate(const SearchSpace& space, const Problem& p, int sm_count, size_t limit = 0);
 
 /// The documented default config for shapes the tuning DB does not know (used by the loader):
 /// BLOCK_M = 64 (one consumer warpgroup) when M <= 64, else 128 (two consumer warpgroups);

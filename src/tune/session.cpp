@@ -178,10 +178,7 @@ std::vector<ShapeOutcome> TuningSession::sweep(const std::vector<ShapeEntry>& sh
   for (size_t i = 0; i < shapes.size(); ++i) {
     const Problem& p = shapes[i].problem;
     out[i].entry = shapes[i];
-    std::vector<std::pair<double, KernelConfig>> ranked;
-    for (const auto& c : enumerate(opts.space, p, device_.sm_count).kept)
-      ranked.emplace_back(estimate_us(KernelSpec::of(c.config, p), p, device_.sm_count), c.config);
-    std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::vector<KernelConfig> ranked = rank_by_estimate(opts.space, p, device_.sm_count);
     size_t keep = ranked.size();
     if (opts.strategy == Strategy::kModel) keep = std::min<size_t>(keep, std::max(1, opts.top_k));
     if (opts.strategy == Strategy::kExhaustive && opts.max_candidates > 0)
@@ -189,7 +186,7 @@ std::vector<ShapeOutcome> TuningSession::sweep(const std::vector<ShapeEntry>& sh
     ranked.resize(keep);
     out[i].candidates = static_cast<int>(keep);
     const std::set<std::string> stored = db_->stored_config_keys(scope_, p);  // one query per shape
-    for (const auto& [est, c] : ranked) {
+    for (const KernelConfig& c : ranked) {
       wanted[i].push_back(c);
       if (stored.count(c.key())) {
         ++out[i].already_stored;

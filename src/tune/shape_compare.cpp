@@ -3,6 +3,8 @@
 #include <spdlog/spdlog.h>
 
 #include <filesystem>
+#include <future>
+#include <tuple>
 
 #include "bench/device_sides.hpp"
 #include "bench/problem_data.hpp"
@@ -12,6 +14,7 @@
 #include "db/sqlite.hpp"
 #include "launch/environment.hpp"
 #include "loader/choice.hpp"
+#include "jit/codegen.hpp"
 #include "space/cost_model.hpp"
 
 namespace dgt {
@@ -55,6 +58,56 @@ std::pair<KernelConfig, std::string> ShapeComparer::choose(const Problem& p) con
   return {default_config(p), "default"};
 }
 
+std::pair<KernelConfig, std::string> ShapeComparer::search(const Problem& p, ProblemData& data) {
+  const size_t k = size_t(std::max(1, options_.search_top_k));
+  const std::vector<KernelConfig> ranked = rank_by_estimate(SearchSpace::builtin_default(), p, device_.sm_count, k);
+  // NVRTC runs on all cores (the cubin cache publishes each key once); loading then happens on this
+  // thread, whose CUDA context is the device's.
+  std::vector<std::future<jit::CompiledKernel>> compiled;
+  for (const KernelConfig& c : ranked)
+    compiled.push_back(std::async(std::launch::async, [this, spec = KernelSpec::of(c, p)] {
+      return cache_->get_or_compile(jit::generate_gemm(spec));
+    }));
+  const jit::GemmOperands ops = data.operands();
+  std::vector<std::pair<std::shared_ptr<jit::GemmKernel>, jit::GemmWorkspace>> ready;
+  std::vector<Side> sides;
+  for (size_t i = 0; i < ranked.size(); ++i) {
+    try {
+      auto kernel = kernels_->get(KernelSpec::of(ranked[i], p), compiled[i].get());
+      const jit::GemmWorkspace ws = kernels_->dedicated_workspace(*kernel, p);
+      data.poison_output(stream_);
+      kernel->launch(p, ops, stream_, &ws);
+      const Verification v = data.verify(stream_);
+      if (!v.ok) {
+        spdlog::warn("{}: search candidate {} left out: {}", p.label(), ranked[i].key(), verification_text(v));
+        continue;
+      }
+      ready.emplace_back(std::move(kernel), ws);
+    } catch (const Error& e) {
+      if (e.kind() == ErrorKind::kCuda || e.kind() == ErrorKind::kDriver) throw;
+      spdlog::warn("{}: search candidate {} left out: {}", p.label(), ranked[i].key(), e.message());
+    } catch (const std::exception& e) {  // the compile's own exception, rethrown by future::get
+      spdlog::warn("{}: search candidate {} left out: {}", p.label(), ranked[i].key(), e.what());
+    }
+  }
+  if (ready.empty())
+    DGT_THROW(ErrorKind::kInvalid, "{}: none of the model's top {} candidates builds and verifies", p.label(), k);
+  for (const auto& [kernel, ws] : ready) {
+    const jit::GemmKernel* kp = kernel.get();
+    const jit::GemmWorkspace* wp = &ws;
+    sides.push_back({kernel->spec().config.key(), [&p, ops, kp, wp](cudaStream_t s) { kp->launch(p, ops, s, wp); }});
+  }
+  MeasureProtocol screen = options_.protocol;
+  screen.rounds = options_.screen_rounds;
+  const RoundsResult r = measure_sides(*util_, device_, screen, stream_, sides, nullptr);
+  size_t best = 0;
+  for (size_t i = 1; i < r.sides.size(); ++i)
+    if (r.sides[i].all.median < r.sides[best].all.median) best = i;
+  spdlog::info("{}: search over the model's top {}: {} ({:.2f} us; {} verified)", p.label(), k,
+               r.sides[best].label, r.sides[best].all.median, ready.size());
+  return {ready[best].first->spec().config, fmt::format("search-top{}", k)};
+}
+
 gate::GateRecord ShapeComparer::header() const {
   gate::GateRecord r;
   r.hardware = fingerprint_.hardware();
@@ -71,9 +124,6 @@ gate::ShapeRecord ShapeComparer::measure(const ShapeEntry& shape, RoundsResult* 
   gate::ShapeRecord rec;
   rec.problem = p;
   rec.name = shape.name;
-  auto [config, source] = choose(p);
-  rec.config_key = config.key();
-  rec.config_source = source;
   auto fail = [&](const char* status, std::string msg) {
     rec.status = status;
     rec.error = std::move(msg);
@@ -82,6 +132,20 @@ gate::ShapeRecord ShapeComparer::measure(const ShapeEntry& shape, RoundsResult* 
   };
 
   ProblemData data(p, *util_, options_.seed ^ fnv1a64(p.key()), stream_);
+  KernelConfig config;
+  std::string source;
+  if (options_.search_top_k > 0) {
+    try {
+      std::tie(config, source) = search(p, data);
+    } catch (const Error& e) {
+      if (e.kind() == ErrorKind::kCuda || e.kind() == ErrorKind::kDriver) throw;
+      return fail("verify_failed", e.message());
+    }
+  } else {
+    std::tie(config, source) = choose(p);
+  }
+  rec.config_key = config.key();
+  rec.config_source = source;
   std::shared_ptr<jit::GemmKernel> kernel;
   try {
     kernel = kernels_->get(KernelSpec::of(config, p));

@@ -14,6 +14,7 @@
 
 #include "bench/cublaslt_baseline.hpp"
 #include "bench/measure_protocol.hpp"
+#include "bench/problem_data.hpp"
 #include "bench/rounds.hpp"
 #include "db/tuning_db.hpp"
 #include "device/device_info.hpp"
@@ -37,6 +38,12 @@ struct ShapeCompareOptions {
   /// sides: e.g. an old and a new kernel schedule side by side with cuBLASLt. Each is verified before
   /// timing; one that cannot be built or does not verify is left out with a warning.
   std::vector<KernelConfig> extra_configs;
+  /// `dgtune gate --search K`: instead of the loader's choice, the cost model's top K candidates of the
+  /// built-in default space (rank_by_estimate) are compiled (in parallel), verified and screened with
+  /// the protocol (screen_rounds interleaved rounds, all K in one run); the fastest verified one is the
+  /// shape's config, source "search-top<K>". 0 = the loader's choice.
+  int search_top_k = 0;
+  int screen_rounds = 5;
 };
 
 /// One device, one read-only DB, one kernel cache and cuBLASLt handle, for many shapes.
@@ -54,6 +61,11 @@ class ShapeComparer {
 
   /// The loader's choice for p: {config key, source "db" | "nearest" | "default"}.
   std::pair<KernelConfig, std::string> choose(const Problem& p) const;
+
+  /// The search_top_k screen for p on `data` (see ShapeCompareOptions::search_top_k): {fastest verified
+  /// config, "search-top<K>"}. Throws Error(kInvalid) when none of the K candidates builds and verifies;
+  /// a lost CUDA context throws.
+  std::pair<KernelConfig, std::string> search(const Problem& p, ProblemData& data);
 
   /// Measures one shape: verify our candidate and cuBLASLt's algorithms, then protocol.rounds
   /// interleaved rounds of {dgtune, cuBLASLt tuned[, cuBLASLt default]}, then the output check after

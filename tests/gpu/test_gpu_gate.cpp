@@ -4,6 +4,7 @@
 
 #include <filesystem>
 
+#include "space/cost_model.hpp"
 #include "tune/gate.hpp"
 #include "tune/shape_compare.hpp"
 
@@ -41,6 +42,28 @@ TEST(Gate, RecordThenCheckUnchangedPassesAndASlowdownFails) {
   const gate::GateReport f = gate::decide(back, slow, {});
   EXPECT_EQ(f.exit_code(), 3) << gate::markdown_summary(f);
   EXPECT_EQ(f.regressions, 2);
+}
+
+// gate --search K: the gated config is one of the model's top K (not the default), measured and verified.
+TEST(Gate, SearchGatesTheFastestOfTheModelsTopK) {
+  const Gpu& gpu = Gpu::get();
+  ShapeCompareOptions o;
+  o.db_path = (std::filesystem::temp_directory_path() / "dgtune_gate_gpu_missing.db").string();
+  o.protocol = MeasureProtocol::cold_l2();
+  o.protocol.rounds = 6;
+  o.search_top_k = 3;
+  ShapeComparer cmp(o);
+  ShapeEntry e;
+  e.problem = Problem::dense(256, 1536, 1024);
+  const gate::ShapeRecord r = cmp.measure(e);
+  ASSERT_TRUE(r.ok()) << r.error;
+  EXPECT_EQ(r.config_source, "search-top3");
+  std::vector<std::string> top;
+  for (const KernelConfig& c : rank_by_estimate(SearchSpace::builtin_default(), e.problem, gpu.device.sm_count, 3))
+    top.push_back(c.key());
+  ASSERT_EQ(top.size(), 3u);
+  EXPECT_NE(std::find(top.begin(), top.end(), r.config_key), top.end()) << r.config_key;
+  EXPECT_EQ(r.rounds.size(), 6u);
 }
 
 }  // namespace

@@ -237,3 +237,29 @@ TEST(CostModel, MoreWavesCostMore) {
 
 }  // namespace
 }  // namespace dgt
+
+namespace dgt {
+namespace {
+// rank_by_estimate is what sweep, --strategy model and gate --search all order by: ascending estimate,
+// every kept candidate exactly once, and a limit that keeps the head of the same order.
+TEST(CostModel, RankByEstimateIsAscendingCompleteAndLimited) {
+  const SearchSpace space = SearchSpace::builtin_default();
+  const Problem p = Problem::dense(4096, 2112, 7168);
+  const auto all = rank_by_estimate(space, p, 132);
+  const auto kept = enumerate(space, p, 132).kept;
+  ASSERT_EQ(all.size(), kept.size());
+  std::set<std::string> keys;
+  double prev = 0;
+  for (const KernelConfig& c : all) {
+    const double est = estimate_us(KernelSpec::of(c, p), p, 132);
+    EXPECT_GE(est, prev) << c.key();
+    prev = est;
+    keys.insert(c.key());
+  }
+  EXPECT_EQ(keys.size(), all.size());
+  const auto top8 = rank_by_estimate(space, p, 132, 8);
+  ASSERT_EQ(top8.size(), 8u);
+  for (size_t i = 0; i < top8.size(); ++i) EXPECT_EQ(top8[i].key(), all[i].key());
+}
+}  // namespace
+}  // namespace dgt
