@@ -3,7 +3,7 @@
 # leaves logs and reports under $OUT (at most 8 files come back, so logs are tarred).
 #   bash scripts/device_session.sh STEP...
 #   steps: env run sweep resume prevwin loader gputests sanitize cube modelsweep clismoke deepseek square
-#          v2sweeps compare large export gate
+#          v2sweeps compare large export gate gaterecord detect gate10
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
@@ -12,7 +12,7 @@ LOGS=$OUT/logs
 mkdir -p "$LOGS"
 export DGTUNE_CACHE_DIR=${DGTUNE_CACHE_DIR:-/tmp/dgtune-cache}
 export DGTUNE_DB=${DGTUNE_DB:-$ROOT/results/tuning.db}
-BIN=$ROOT/build/dgtune
+BIN=${DGTUNE_BIN:-$ROOT/build/dgtune}  # DGTUNE_BIN: e.g. an earlier call's binary, for "the unchanged build"
 commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 
 step() {  # step NAME TIMEOUT CMD...
@@ -103,6 +103,32 @@ for s in "$@"; do
         step "example-db-${shape// /x}" 120 "$ROOT/build/dgtune_loader_example" --db "$DGTUNE_DB" --tuned $shape --untuned 777 1000 528
         step "example-table-${shape// /x}" 120 "$ROOT/build/dgtune_loader_example_table" --tuned $shape --untuned 777 1000 528
       done ;;
+    gaterecord)  # issue 9: a baseline of deepseek-v3 + square (the false-alarm and detection runs use it)
+      cat configs/shapes/deepseek-v3.txt configs/shapes/square.txt >"$LOGS/gate-shapes.txt"
+      step gate-record 300 bash -c "$BIN gate --record $LOGS/gate-baseline-ds.json --shapes $LOGS/gate-shapes.txt --history $LOGS/gate-history.db --format json >$LOGS/gate-record.json" ;;
+    detect)  # issue 9: replace winners by slower configs (3 bands), gate each, measure the true slowdowns
+      base=${GATE_BASELINE:-$LOGS/gate-baseline-ds.json}
+      det=$LOGS/det
+      step detect-plan 60 python3 scripts/gate_detection.py plan "$base" "$DGTUNE_DB" "$det"
+      for band in lo mid hi; do
+        step "detect-gate-$band" 150 bash -c "$BIN gate --baseline $base --db $det/band-$band.db --history $det/history.db --format json >$det/gate-$band.json"
+      done
+      step detect-truth 300 python3 scripts/gate_detection.py truth "$det" "$BIN" "$DGTUNE_DB"
+      python3 scripts/gate_detection.py report "$det" >"$OUT/detection.md" 2>&1
+      rm -f "$det"/band-*.db  # copies of the tuning DB: too big to bring back
+      head -12 "$OUT/detection.md" ;;
+    gate10)  # issue 9: ten checks of the unchanged build against a baseline recorded in another machine start
+      base=${GATE_BASELINE:-results/h200/raw/gate-baseline-ds.json}
+      for i in 1 2 3 4 5 6 7 8 9 10; do
+        step "gate10-$i" 120 bash -c "$BIN gate --baseline $base --history $LOGS/gate-history.db --junit $LOGS/gate10-junit-$i.xml --markdown $LOGS/gate10-$i.md --format json >$LOGS/gate10-$i.json"
+      done
+      step history 30 "$BIN" history --shape 8192x8192x8192 --history "$LOGS/gate-history.db" ;;
+    ncu7)  # issue 7: where the 8192^3 promote winner and the worst fast winner spend their time (no .ncu-rep kept)
+      sec="--section SpeedOfLight --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis --section WarpStateStats --section SchedulerStats --section Occupancy --section LaunchStats"
+      step ncu-8192-promote 150 ncu --clock-control none -k regex:fp8_gemm --launch-skip 3 --launch-count 1 $sec "$BIN" run --db /tmp/ncu.db --m 8192 --n 8192 --k 8192 --config 128x128x256_s3_wg2_sw128_c1x1_rm8_tma_sk1_sm0_1g_p1
+      step ncu-8192x24576x1536-fast 150 ncu --clock-control none -k regex:fp8_gemm --launch-skip 3 --launch-count 1 $sec "$BIN" run --db /tmp/ncu.db --m 8192 --n 24576 --k 1536 --accum fast --config 128x128x256_s3_wg2_sw128_c1x1_rm8_tma_sk1_sm0_1g_p8 ;;
+    gatetest)
+      step gatetest 300 bash scripts/test.sh -R "gpu_Gate" -V ;;
     export)
       step export 60 bash -c "$BIN export --db $DGTUNE_DB --format json --out $LOGS/export.json && $BIN export --db $DGTUNE_DB --format cpp --out $LOGS/dgtune_tuned.hpp" ;;
     gate)  # issue 9: record a baseline on the smoke set and check the unchanged build against it

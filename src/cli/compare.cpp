@@ -79,6 +79,7 @@ int run_measured(const Args& a) {
     save_scope = save->upsert_device(cmp.fingerprint());
   }
 
+  cmp.prefetch(shapes);
   std::vector<CompareShape> out;
   for (const ShapeEntry& e : shapes) {
     spdlog::info("compare {} ({}), {}", e.problem.label(), e.name, protocol.name());

@@ -140,6 +140,7 @@ int run(const Args& a) {
     for (const auto& d : gate::software_differences(baseline->software, now.software))
       spdlog::warn("gate: software differs from the baseline: {}", d);
   }
+  cmp.prefetch(shapes);
   now.shapes = measure_all(cmp, shapes);
 
   if (!baseline) {

@@ -3,7 +3,9 @@
 #include <spdlog/spdlog.h>
 
 #include <filesystem>
+#include <chrono>
 #include <future>
+#include <set>
 #include <tuple>
 
 #include "bench/device_sides.hpp"
@@ -11,6 +13,7 @@
 #include "core/error.hpp"
 #include "core/hash.hpp"
 #include "core/paths.hpp"
+#include "core/thread_pool.hpp"
 #include "db/sqlite.hpp"
 #include "launch/environment.hpp"
 #include "loader/choice.hpp"
@@ -58,16 +61,56 @@ std::pair<KernelConfig, std::string> ShapeComparer::choose(const Problem& p) con
   return {default_config(p), "default"};
 }
 
+namespace {
+/// NVRTC for every spec on a pool of all cores; returns when all are compiled (or failed: the
+/// failure shows again, with its message, when the caller builds the kernel).
+std::vector<std::future<jit::CompiledKernel>> compile_all(const jit::CubinCache& cache,
+                                                          const std::vector<KernelSpec>& specs, ThreadPool& pool) {
+  std::vector<std::future<jit::CompiledKernel>> out;
+  for (const KernelSpec& spec : specs)
+    out.push_back(pool.submit([&cache, spec] { return cache.get_or_compile(jit::generate_gemm(spec)); }));
+  return out;
+}
+}  // namespace
+
+void ShapeComparer::prefetch(const std::vector<ShapeEntry>& shapes) {
+  std::vector<KernelSpec> specs;
+  std::set<std::string> seen;
+  auto want = [&](const KernelConfig& c, const Problem& p) {
+    const KernelSpec spec = KernelSpec::of(c, p);
+    try {
+      (void)KernelCache::require_legal(spec);
+    } catch (const Error&) {
+      return;  // measure() reports it
+    }
+    if (seen.insert(spec.compiled_key()).second) specs.push_back(spec);
+  };
+  for (const ShapeEntry& e : shapes) {
+    if (options_.search_top_k == 0) want(choose(e.problem).first, e.problem);
+    for (const KernelConfig& c : options_.extra_configs) want(c, e.problem);
+  }
+  if (specs.empty()) return;
+  const auto t0 = std::chrono::steady_clock::now();
+  ThreadPool pool(0);
+  for (auto& f : compile_all(*cache_, specs, pool)) {
+    try {
+      f.get();
+    } catch (const std::exception&) {
+    }
+  }
+  spdlog::info("compiled {} kernels ahead on {} threads in {:.1f} s", specs.size(), pool.size(),
+               std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+}
+
 std::pair<KernelConfig, std::string> ShapeComparer::search(const Problem& p, ProblemData& data) {
   const size_t k = size_t(std::max(1, options_.search_top_k));
   const std::vector<KernelConfig> ranked = rank_by_estimate(SearchSpace::builtin_default(), p, device_.sm_count, k);
   // NVRTC runs on all cores (the cubin cache publishes each key once); loading then happens on this
   // thread, whose CUDA context is the device's.
-  std::vector<std::future<jit::CompiledKernel>> compiled;
-  for (const KernelConfig& c : ranked)
-    compiled.push_back(std::async(std::launch::async, [this, spec = KernelSpec::of(c, p)] {
-      return cache_->get_or_compile(jit::generate_gemm(spec));
-    }));
+  std::vector<KernelSpec> specs;
+  for (const KernelConfig& c : ranked) specs.push_back(KernelSpec::of(c, p));
+  ThreadPool pool(int(specs.size()));
+  std::vector<std::future<jit::CompiledKernel>> compiled = compile_all(*cache_, specs, pool);
   const jit::GemmOperands ops = data.operands();
   std::vector<std::pair<std::shared_ptr<jit::GemmKernel>, jit::GemmWorkspace>> ready;
   std::vector<Side> sides;

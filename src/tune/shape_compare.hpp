@@ -80,6 +80,12 @@ class ShapeComparer {
   /// True when the DB holds winners of this device's hardware identity (else every choice is the default).
   bool has_winners() const { return device_id_.has_value(); }
 
+  /// Compiles (NVRTC into the cubin cache, on all cores) what measure() will build for these shapes:
+  /// the loader's choice and the legal extra configs (not the --search candidates: search() compiles
+  /// those in parallel itself). Nothing is loaded or launched; failures are left for measure() to
+  /// report. Without it a cold cache compiles one kernel at a time inside measure().
+  void prefetch(const std::vector<ShapeEntry>& shapes);
+
   /// A GateRecord header for this device and environment (no shapes).
   gate::GateRecord header() const;
 

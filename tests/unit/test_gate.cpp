@@ -1,6 +1,7 @@
 // The regression gate's decision, exit precedence, baseline file and writers (tune/gate.hpp), on synthetic
 // samples with known answers. No GPU.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 
 #include <stdlib.h>
 
@@ -238,6 +239,15 @@ TEST(GateWriters, JUnitHasOneTestcasePerShapeAndParses) {
       "assert s.get('failures') == '1' and s.get('errors') == '1'\" " +
       file.string();
   EXPECT_EQ(std::system(cmd.c_str()), 0) << x;
+  // And a JUnit library (junitparser, installed by the script when missing) must read the same counts.
+  const std::string lib = std::string("python3 ") + DGT_SOURCE_DIR + "/tests/unit/check_junit.py " + file.string() +
+                          " 4 1 1 1";
+  const int rc = std::system(lib.c_str());
+  if (WIFEXITED(rc) && WEXITSTATUS(rc) == 77) {
+    fs::remove(file);
+    GTEST_SKIP() << "junitparser could not be installed (the xml.etree check above ran)";
+  }
+  EXPECT_EQ(rc, 0) << x;
   fs::remove(file);
 }
 
