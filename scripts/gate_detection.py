@@ -123,8 +123,14 @@ def truth(outdir, dgtune, db_path):
     return 1 if failed else 0
 
 
+def tables_of(path):
+    """A `--format json` output: {"tables": [...]} (several tables) or one {"title", "rows"} table."""
+    d = json.load(open(path))
+    return d["tables"] if "tables" in d else [d]
+
+
 def rows_of(path, title_part):
-    for t in json.load(open(path))["tables"]:
+    for t in tables_of(path):
         if title_part in t["title"]:
             return t["rows"]
     return []
@@ -140,22 +146,24 @@ def report(outdir):
             continue
         for r in rows_of(path, "extra configs"):
             if r.get("x_dgtune"):
-                measured[(s["problem_key"], r["config"])] = 1.0 / r["x_dgtune"] - 1.0
+                lo, hi = r.get("x_dgtune_lo"), r.get("x_dgtune_hi")
+                ci = f" [{1.0 / hi - 1.0:+.1%}, {1.0 / lo - 1.0:+.1%}]" if lo and hi else ""
+                measured[(s["problem_key"], r["config"])] = (1.0 / r["x_dgtune"] - 1.0, ci)
     verdicts = {}  # (band, problem key) -> gate table row
     for band in TARGETS:
         path = os.path.join(outdir, f"gate-{band}.json")
         if not os.path.exists(path):
             continue
-        for t in json.load(open(path))["tables"]:
+        for t in tables_of(path):
             for r in t["rows"]:
                 verdicts[(band, r.get("problem_key"))] = r
-    lines = ["| shape | band | replacement | stored | measured slowdown | gate change [CI] | verdict |",
+    lines = ["| shape | band | replacement | stored | measured slowdown [CI] | gate change [CI] | verdict |",
              "|---|---|---|--:|--:|---|---|"]
     groups = {"<=2%": [], "2-8%": [], ">=8%": []}
     for s in pl["shapes"]:
         label = s["name"] or s["problem_key"].split("_")[0]
         for band, pick in s["picks"].items():
-            m = measured.get((s["problem_key"], pick["config"]))
+            m, m_ci = measured.get((s["problem_key"], pick["config"]), (None, ""))
             v = verdicts.get((band, s["problem_key"]))
             stored = f"{pick['stored_ratio'] - 1:+.1%}"
             if v is not None and v.get("config") != pick["config"]:
@@ -169,7 +177,7 @@ def report(outdir):
             failed = v["verdict"] in ("regression", "verify-failed")
             g = "<=2%" if m <= 0.02 else (">=8%" if m >= 0.08 else "2-8%")
             groups[g].append(failed)
-            lines.append(f"| {label} | {band} | `{pick['config']}` | {stored} | {m:+.1%} | "
+            lines.append(f"| {label} | {band} | `{pick['config']}` | {stored} | {m:+.1%}{m_ci} | "
                          f"{v.get('ratio_change', '')} | {v['verdict']} |")
     print("## Detection by measured slowdown\n")
     print("| measured slowdown | shapes | failed the gate | rule |")

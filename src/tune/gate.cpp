@@ -239,7 +239,8 @@ double median_or_zero(const std::vector<double>& v) { return v.empty() ? 0.0 : s
 
 }  // namespace
 
-ShapeDecision decide_shape(const ShapeRecord* base, const ShapeRecord& now, const GateSettings& st) {
+ShapeDecision decide_shape(const ShapeRecord* base, const ShapeRecord& now, const GateSettings& st,
+                           bool cublas_software_changed) {
   ShapeDecision d;
   d.problem = now.problem;
   d.problem_key = now.problem.key();
@@ -316,7 +317,7 @@ ShapeDecision decide_shape(const ShapeRecord* base, const ShapeRecord& now, cons
   }
   const bool absolute_held = d.absolute_test->verdict == stats::GateVerdict::kPass;
   const bool cublas_faster = ci.hi < 0;  // two-sided interval of cuBLASLt's shift entirely below 0
-  if (absolute_held && cublas_faster) {
+  if (absolute_held && cublas_faster && cublas_software_changed) {
     d.verdict = ShapeVerdict::kCublasFaster;
     d.reason = fmt::format(
         "ratio change {:+.1f}% but dgtune's absolute time changed {:+.1f}% (not a regression) while cuBLASLt-tuned "
@@ -352,11 +353,14 @@ GateReport decide(const GateRecord& baseline, const GateRecord& now, const GateS
                 "the baseline was measured under protocol {}, this run under {}; pass --protocol to match",
                 name(baseline.protocol), name(now.protocol));
   }
+  const bool cublas_changed = baseline.software.cublaslt_version != now.software.cublaslt_version ||
+                              baseline.software.runtime_version != now.software.runtime_version ||
+                              baseline.software.driver_version != now.software.driver_version;
   GateReport r;
   r.settings = st;
   r.software_differences = software_differences(baseline.software, now.software);
   for (const ShapeRecord& s : now.shapes) {
-    ShapeDecision d = decide_shape(baseline.find(s.problem.key()), s, st);
+    ShapeDecision d = decide_shape(baseline.find(s.problem.key()), s, st, cublas_changed);
     switch (d.verdict) {
       case ShapeVerdict::kPass: ++r.passed; break;
       case ShapeVerdict::kCublasFaster: ++r.cublas_faster; break;

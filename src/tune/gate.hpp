@@ -9,7 +9,8 @@
 // threshold" at the stated confidence. The ratio cancels machine and clock differences between the two
 // runs; the absolute dgtune time is reported beside it and decides one case: when the ratio test fails
 // but dgtune's absolute time did not get slower (the same test on ln(dgtune time) passes) while cuBLASLt
-// got significantly faster, the shape is "cublas-faster" (reported, exit 0), not a dgtune regression.
+// got significantly faster AND the cuBLASLt, runtime or driver version changed, the shape is
+// "cublas-faster" (reported, exit 0), not a dgtune regression.
 #pragma once
 
 #include <optional>
@@ -133,8 +134,14 @@ struct GateReport {
 /// Exit precedence on its own: error (1) > regression (3) > pass (0).
 int exit_code_for(int errors, int failures);
 
-/// One shape's decision (pure). baseline == nullptr: the shape is new.
-ShapeDecision decide_shape(const ShapeRecord* baseline, const ShapeRecord& now, const GateSettings& settings);
+/// One shape's decision (pure). baseline == nullptr: the shape is new. `cublas_software_changed`: the
+/// cuBLASLt, CUDA runtime or driver version differs between baseline and now. Only then can a ratio
+/// failure be exonerated as "cublas-faster": with the same cuBLASLt, a shift of cuBLASLt's absolute
+/// time is machine state (clocks, power), which moves dgtune's absolute time alike, so the same-round
+/// ratio is the only sound statistic. (Measured on the H200: a replacement config 6.1% slower in the
+/// same rounds showed +3.6% absolute while cuBLASLt showed -2.3%, after a clock change between runs.)
+ShapeDecision decide_shape(const ShapeRecord* baseline, const ShapeRecord& now, const GateSettings& settings,
+                           bool cublas_software_changed);
 
 /// The whole decision (pure). Throws Error(kUsage) when the hardware differs (naming each difference)
 /// or the protocols differ (their names). Shapes are those of `now`, in its order.

@@ -54,7 +54,7 @@ GateRecord record(std::vector<ShapeRecord> shapes) {
 
 TEST(GateDecision, UnchangedPasses) {
   const ShapeRecord base = shape(128, 100, 100);
-  ShapeDecision d = decide_shape(&base, shape(128, 100, 100, 7), {});
+  ShapeDecision d = decide_shape(&base, shape(128, 100, 100, 7), {}, true);
   EXPECT_EQ(d.verdict, ShapeVerdict::kPass) << d.reason;
   ASSERT_TRUE(d.ratio_test);
   EXPECT_NEAR(d.ratio_test->slowdown(), 0, 0.01);
@@ -63,26 +63,38 @@ TEST(GateDecision, UnchangedPasses) {
 TEST(GateDecision, KnownAnswersAcrossTheThreshold) {
   const ShapeRecord base = shape(128, 100, 100);
   // 10% slower relative to cuBLASLt: rejected at 5%.
-  EXPECT_EQ(decide_shape(&base, shape(128, 110, 100, 4), {}).verdict, ShapeVerdict::kRegression);
+  EXPECT_EQ(decide_shape(&base, shape(128, 110, 100, 4), {}, true).verdict, ShapeVerdict::kRegression);
   // 2% slower: within the 5% threshold.
-  EXPECT_EQ(decide_shape(&base, shape(128, 102, 100, 4), {}).verdict, ShapeVerdict::kPass);
+  EXPECT_EQ(decide_shape(&base, shape(128, 102, 100, 4), {}, true).verdict, ShapeVerdict::kPass);
   // 2% slower fails a 1% threshold (the noise is +-0.5%).
-  EXPECT_EQ(decide_shape(&base, shape(128, 102, 100, 4), {0.01, 0.95}).verdict, ShapeVerdict::kRegression);
+  EXPECT_EQ(decide_shape(&base, shape(128, 102, 100, 4), {0.01, 0.95}, true).verdict, ShapeVerdict::kRegression);
   // Faster: passes.
-  EXPECT_EQ(decide_shape(&base, shape(128, 80, 100, 4), {}).verdict, ShapeVerdict::kPass);
+  EXPECT_EQ(decide_shape(&base, shape(128, 80, 100, 4), {}, true).verdict, ShapeVerdict::kPass);
   // The ratio is what is gated: both sides 20% slower (a slower machine) is not a regression.
-  EXPECT_EQ(decide_shape(&base, shape(128, 120, 120, 4), {}).verdict, ShapeVerdict::kPass);
+  EXPECT_EQ(decide_shape(&base, shape(128, 120, 120, 4), {}, true).verdict, ShapeVerdict::kPass);
 }
 
 TEST(GateDecision, CublasSpeedupAloneIsReportedNotARegression) {
   const ShapeRecord base = shape(128, 100, 100);
-  ShapeDecision d = decide_shape(&base, shape(128, 100, 85, 4), {});
+  ShapeDecision d = decide_shape(&base, shape(128, 100, 85, 4), {}, true);
   EXPECT_EQ(d.verdict, ShapeVerdict::kCublasFaster) << d.reason;
   EXPECT_FALSE(is_failure(d.verdict));
   EXPECT_LT(d.cublas_change, -0.1);
   EXPECT_NE(d.reason.find("cuBLASLt"), std::string::npos);
   // cuBLASLt faster AND dgtune slower in absolute time: a regression.
-  EXPECT_EQ(decide_shape(&base, shape(128, 110, 85, 4), {}).verdict, ShapeVerdict::kRegression);
+  EXPECT_EQ(decide_shape(&base, shape(128, 110, 85, 4), {}, true).verdict, ShapeVerdict::kRegression);
+  // The same samples with the same cuBLASLt, runtime and driver: cuBLASLt cannot have sped up by itself,
+  // its shift is machine state, and the ratio decides.
+  EXPECT_EQ(decide_shape(&base, shape(128, 100, 85, 4), {}, false).verdict, ShapeVerdict::kRegression);
+}
+
+TEST(GateDecision, CublasFasterNeedsAChangedCublasVersionInTheRecords) {
+  const GateRecord base = record({shape(128, 100, 100)});
+  const GateRecord same = record({shape(128, 100, 85, 4)});
+  EXPECT_EQ(decide(base, same, {}).shapes[0].verdict, ShapeVerdict::kRegression);
+  GateRecord upgraded = same;
+  upgraded.software.cublaslt_version += 100;
+  EXPECT_EQ(decide(base, upgraded, {}).shapes[0].verdict, ShapeVerdict::kCublasFaster);
 }
 
 TEST(GateDecision, ShapeWithoutCublasIsGatedOnAbsoluteTime) {
@@ -95,12 +107,12 @@ TEST(GateDecision, ShapeWithoutCublasIsGatedOnAbsoluteTime) {
     return s;
   };
   const ShapeRecord base = alone(100, 0);
-  ShapeDecision same = decide_shape(&base, alone(100, 4), {});
+  ShapeDecision same = decide_shape(&base, alone(100, 4), {}, true);
   EXPECT_EQ(same.verdict, ShapeVerdict::kPass) << same.reason;
   EXPECT_FALSE(same.ratio_test);
   ASSERT_TRUE(same.absolute_test);
   EXPECT_NE(same.reason.find("absolute time"), std::string::npos) << same.reason;
-  ShapeDecision slower = decide_shape(&base, alone(110, 4), {});
+  ShapeDecision slower = decide_shape(&base, alone(110, 4), {}, true);
   EXPECT_EQ(slower.verdict, ShapeVerdict::kRegression) << slower.reason;
   // The baseline file keeps such a shape (empty cublaslt_tuned_us) and reads it back.
   const GateRecord back = parse_record(to_json(record({base})));
@@ -114,17 +126,17 @@ TEST(GateDecision, VerificationFailureAndErrors) {
   ShapeRecord bad = shape(128, 100, 100, 4);
   bad.status = "verify_failed";
   bad.error = "max_rel_err 0.5";
-  EXPECT_EQ(decide_shape(&base, bad, {}).verdict, ShapeVerdict::kVerifyFailed);
+  EXPECT_EQ(decide_shape(&base, bad, {}, true).verdict, ShapeVerdict::kVerifyFailed);
   EXPECT_TRUE(is_failure(ShapeVerdict::kVerifyFailed));
   ShapeRecord err = shape(128, 100, 100, 4);
   err.status = "error";
   err.error = "cuBLASLt refuses";
-  EXPECT_EQ(decide_shape(&base, err, {}).verdict, ShapeVerdict::kError);
-  EXPECT_EQ(decide_shape(nullptr, shape(256, 100, 100), {}).verdict, ShapeVerdict::kNew);
+  EXPECT_EQ(decide_shape(&base, err, {}, true).verdict, ShapeVerdict::kError);
+  EXPECT_EQ(decide_shape(nullptr, shape(256, 100, 100), {}, true).verdict, ShapeVerdict::kNew);
   ShapeRecord base_err = base;
   base_err.status = "error";
   base_err.ours_us.clear();
-  EXPECT_EQ(decide_shape(&base_err, shape(128, 100, 100, 4), {}).verdict,
+  EXPECT_EQ(decide_shape(&base_err, shape(128, 100, 100, 4), {}, true).verdict,
             ShapeVerdict::kNew);  // baseline defect: not gated
 }
 
