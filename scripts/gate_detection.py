@@ -111,7 +111,7 @@ def truth(outdir, dgtune, db_path):
     pl = json.load(open(os.path.join(outdir, "plan.json")))
     failed = 0
     for s in pl["shapes"]:
-        cmd = [dgtune, "compare", "--shapes", s["shape_file"], "--db", db_path, "--format", "json"]
+        cmd = [dgtune, "compare", "--shapes", s["shape_file"], "--db", db_path, "--rounds", "50", "--format", "json"]
         for pick in s["picks"].values():
             cmd += ["--config", pick["config"]]
         with open(os.path.join(outdir, f"truth-{s['index']:02d}.json"), "w") as out:
