@@ -355,7 +355,7 @@ void copy_sweeps(const Connection& c, const std::string& src) {
   c.exec(fmt::format(
       "INSERT INTO main.sweep (device_id, environment_id, problem_id, {0}) SELECT md.id, me.id, mp.id, {1} "
       "FROM {2}.sweep t {3} WHERE true ORDER BY t.id "
-      "ON CONFLICT (device_id, environment_id, problem_id, space, strategy) DO UPDATE SET "
+      "ON CONFLICT (device_id, environment_id, problem_id, space, strategy, protocol_name) DO UPDATE SET "
       "complete = (sweep.complete <> 0 AND excluded.complete <> 0), candidates = max(sweep.candidates, "
       "excluded.candidates), "
       "stored = max(sweep.stored, excluded.stored), updated_at = max(sweep.updated_at, excluded.updated_at)",
@@ -473,8 +473,8 @@ MergeReport merge(const std::string& a, const std::string& b, const std::string&
         (src == "src_a" ? t.from_a : t.from_b) = n;
       }
       for (const char* t : {"device", "environment", "problem", "config"}) copy_identity(c, src, t);
-      copy_measurements(c, src, "trial", true, "device_id, environment_id, problem_id, config_id");
-      copy_measurements(c, src, "baseline", false, "device_id, environment_id, problem_id, provider");
+      copy_measurements(c, src, "trial", true, "device_id, environment_id, problem_id, config_id, protocol_name");
+      copy_measurements(c, src, "baseline", false, "device_id, environment_id, problem_id, provider, protocol_name");
       copy_sweeps(c, src);
       copy_gate_history(c, src);
       copy_interleaved_measurements(c, src);

@@ -59,15 +59,17 @@ struct DeviceRow {
   std::string hw_key;
   std::string name;
   int sm_count = 0;
-  int64_t winners = 0;       ///< problems with a winner (any environment)
+  int64_t winners = 0;       ///< winners: one per (environment, problem, protocol) that has one
   int64_t measurements = 0;  ///< stored interleaved measurements
 };
 
 /// One winner with everything `dgtune export` prints: the winning trial (config, timing, protocol),
-/// the environment it was measured under and cuBLASLt-tuned of the same (device, environment, problem).
+/// the environment it was measured under and cuBLASLt-tuned of the same (device, environment, problem,
+/// protocol).
 struct ExportRow {
   TrialRecord trial;
   int64_t environment_id = 0;
+  std::string protocol_name;  ///< protocol the winner was timed under ("cold-l2-v1", "hot-graph-v1", ...)
   std::string kernel_hash;
   std::string dgtune_version;
   std::optional<BaselineRecord> cublas_tuned;

@@ -8,8 +8,11 @@
 -- environment = the software a measurement ran under (driver, CUDA runtime, cuBLASLt, NVRTC, kernel-source
 -- hash, dgtune version). Every trial, baseline and sweep row names both, and trials and baselines keep
 -- the PCI bus id of the GPU that measured them ('' for rows stored before schema 3).
+-- Measurement protocols (schema 7, src/db/migrations/0007_protocol_per_trial.sql): trials, baselines and
+-- sweep states are unique per protocol_name ("cold-l2-v1": the sweep Timer, "hot-graph-v1": `dgtune sweep
+-- --protocol hot-graph`), and the winner view has one winner per (device, environment, problem, protocol_name).
 CREATE TABLE schema_version (version INTEGER NOT NULL);
-INSERT INTO schema_version (version) VALUES (6);
+INSERT INTO schema_version (version) VALUES (7);
 CREATE TABLE device (
   id INTEGER PRIMARY KEY,
   hw_key TEXT NOT NULL UNIQUE,
@@ -67,8 +70,9 @@ CREATE TABLE trial (
   verify_ok INTEGER, max_rel_err REAL, diff REAL, nan_count INTEGER, pad_touched INTEGER,
   sm_clock_mhz REAL, throttled INTEGER,
   protocol TEXT NOT NULL,
+  protocol_name TEXT NOT NULL,
   created_at TEXT NOT NULL,
-  UNIQUE (device_id, environment_id, problem_id, config_id)
+  UNIQUE (device_id, environment_id, problem_id, config_id, protocol_name)
 );
 CREATE INDEX trial_by_device_problem ON trial (device_id, problem_id);
 CREATE TABLE baseline (
@@ -87,8 +91,9 @@ CREATE TABLE baseline (
   verify_ok INTEGER, max_rel_err REAL, diff REAL, nan_count INTEGER, pad_touched INTEGER,
   sm_clock_mhz REAL, throttled INTEGER,
   protocol TEXT NOT NULL,
+  protocol_name TEXT NOT NULL,
   created_at TEXT NOT NULL,
-  UNIQUE (device_id, environment_id, problem_id, provider)
+  UNIQUE (device_id, environment_id, problem_id, provider, protocol_name)
 );
 CREATE TABLE sweep (
   id INTEGER PRIMARY KEY,
@@ -97,11 +102,12 @@ CREATE TABLE sweep (
   problem_id INTEGER NOT NULL REFERENCES problem (id),
   space TEXT NOT NULL,
   strategy TEXT NOT NULL,
+  protocol_name TEXT NOT NULL,
   candidates INTEGER NOT NULL,
   stored INTEGER NOT NULL,
   complete INTEGER NOT NULL,
   updated_at TEXT NOT NULL,
-  UNIQUE (device_id, environment_id, problem_id, space, strategy)
+  UNIQUE (device_id, environment_id, problem_id, space, strategy, protocol_name)
 );
 -- Interleaved measurements (schema 5; `dgtune compare --save`): one row per (device, environment,
 -- problem, protocol) run of the engine (bench/rounds.hpp), its sides (a config or a cuBLASLt provider,
@@ -144,12 +150,13 @@ CREATE TABLE measurement_sample (
   FOREIGN KEY (measurement_id, side) REFERENCES measurement_side (measurement_id, side)
 );
 CREATE VIEW winner AS
-SELECT trial_id, device_id, environment_id, problem_id, config_id, problem_key, config_key, kernel_hash, median_us, tflops
+SELECT trial_id, device_id, environment_id, problem_id, config_id, protocol_name, problem_key, config_key, kernel_hash,
+       median_us, tflops
 FROM (
   SELECT t.id AS trial_id, t.device_id AS device_id, t.environment_id AS environment_id, t.problem_id AS problem_id,
-         t.config_id AS config_id, p.key AS problem_key, c.key AS config_key, e.kernel_hash AS kernel_hash,
-         t.median_us AS median_us, t.tflops AS tflops,
-         row_number() OVER (PARTITION BY t.device_id, t.environment_id, t.problem_id
+         t.config_id AS config_id, t.protocol_name AS protocol_name, p.key AS problem_key, c.key AS config_key,
+         e.kernel_hash AS kernel_hash, t.median_us AS median_us, t.tflops AS tflops,
+         row_number() OVER (PARTITION BY t.device_id, t.environment_id, t.problem_id, t.protocol_name
                             ORDER BY t.median_us ASC, c.key ASC) AS rank
   FROM trial t
   JOIN problem p ON p.id = t.problem_id
@@ -158,8 +165,8 @@ FROM (
   WHERE t.status = 'ok' AND t.median_us IS NOT NULL
 )
 WHERE rank = 1;
--- Version 6 (gate branch): gate history, as src/db/migrations/0006_gate_history.sql. Version 5 is a
--- placeholder on this branch (0005_reserved_compare.sql, the compare branch's number); the lead renumbers at merge.
+-- Gate history (schema 6, src/db/migrations/0006_gate_history.sql): one gate_run row per run of `dgtune gate
+-- --baseline`, one gate_result row per shape of that run (`dgtune history`).
 CREATE TABLE gate_run (
   id INTEGER PRIMARY KEY,
   device_id INTEGER NOT NULL REFERENCES device (id),

@@ -8,6 +8,7 @@
 #include "core/error.hpp"
 #include "db/schema.hpp"
 #include "db/sqlite.hpp"
+#include "records/protocol_name.hpp"
 
 namespace dgt {
 
@@ -140,16 +141,25 @@ constexpr const char* kBaselineSelect =
     "SELECT b.provider AS provider, b.cublas_status AS cublas_status, b.algo AS algo, " DGT_PROBLEM_COLUMNS
     ", " DGT_MEASUREMENT_COLUMNS("b") " FROM baseline b JOIN problem p ON p.id = b.problem_id ";
 
+/// The protocol_name column of a protocol JSON text: its "name", else the sweep Timer's (text that is not
+/// JSON or names no protocol was stored before protocols were named). Migration 0007 uses the same
+/// expression for the rows it converts.
+#define DGT_PROTOCOL_NAME_OF(json)                                            \
+  "CASE WHEN NOT json_valid(" json ") THEN 'cold-l2-v1' WHEN json_type(" json \
+  ", '$.name') = 'text' THEN "                                                \
+  "json_extract(" json ", '$.name') ELSE 'cold-l2-v1' END"
 /// The columns of one measurement row, in the order of the INSERT statements below.
 #define DGT_MEASUREMENT_INSERT_COLUMNS                                                                   \
   "status, error, median_us, p10_us, p90_us, samples, rse, tflops, gbps, verify_ok, max_rel_err, diff, " \
-  "nan_count, pad_touched, sm_clock_mhz, throttled, protocol, created_at"
+  "nan_count, pad_touched, sm_clock_mhz, throttled, protocol, protocol_name, created_at"
 #define DGT_MEASUREMENT_INSERT_VALUES                                                                         \
   ":status, :error, :median_us, :p10_us, :p90_us, :samples, :rse, :tflops, :gbps, :verify_ok, :max_rel_err, " \
-  ":diff, :nan_count, :pad_touched, :sm_clock_mhz, :throttled, :protocol, :created_at"
+  ":diff, :nan_count, :pad_touched, :sm_clock_mhz, :throttled, :protocol, " DGT_PROTOCOL_NAME_OF(             \
+      ":protocol") ", :created_at"
 
 constexpr const char* kTrialInsert =
-    // OR REPLACE: re-measuring a candidate overwrites the old row (UNIQUE(device, environment, problem, config)).
+    // OR REPLACE: re-measuring a candidate under the same protocol overwrites the old row
+    // (UNIQUE(device, environment, problem, config, protocol_name)).
     "INSERT OR REPLACE INTO trial (device_id, environment_id, problem_id, config_id, pci_bus_id, compile_ms, "
     "registers, "
     "spill_bytes, smem_bytes, " DGT_MEASUREMENT_INSERT_COLUMNS
@@ -168,6 +178,7 @@ constexpr const char* kBaselineInsert =
 #undef DGT_MEASUREMENT_COLUMNS
 #undef DGT_MEASUREMENT_INSERT_COLUMNS
 #undef DGT_MEASUREMENT_INSERT_VALUES
+#undef DGT_PROTOCOL_NAME_OF
 
 TrialRecord read_trial(const Connection& c, const Statement& s) {
   TrialRecord t;
@@ -202,48 +213,55 @@ BaselineRecord read_baseline(const Connection& c, const Statement& s) {
 // Queries by problem id (the public functions resolve the Problem to its id first)
 
 std::optional<BaselineRecord> baseline_by_id(const Connection& c, const DeviceScope& scope, int64_t problem_id,
-                                             std::string_view provider) {
+                                             std::string_view provider, const std::string& protocol) {
   Statement s(c, std::string(kBaselineSelect) +
                      "WHERE b.device_id = :device_id AND b.environment_id = :environment_id "
-                     "AND b.problem_id = :problem_id AND b.provider = :provider");
+                     "AND b.problem_id = :problem_id AND b.provider = :provider AND b.protocol_name = :protocol_name");
   bind_scope(s, scope);
   s.bind_int(":problem_id", problem_id);
   s.bind_text(":provider", provider);
+  s.bind_text(":protocol_name", protocol);
   if (!s.step()) return std::nullopt;
   return read_baseline(c, s);
 }
 
-std::map<std::string, int> status_counts(const Connection& c, const DeviceScope& scope, int64_t problem_id) {
+std::map<std::string, int> status_counts(const Connection& c, const DeviceScope& scope, int64_t problem_id,
+                                         const std::string& protocol) {
   Statement s(c,
               "SELECT status AS status, count(*) AS n FROM trial WHERE device_id = :device_id AND environment_id = "
-              ":environment_id AND problem_id = :problem_id GROUP BY status");
+              ":environment_id AND problem_id = :problem_id AND protocol_name = :protocol_name GROUP BY status");
   bind_scope(s, scope);
   s.bind_int(":problem_id", problem_id);
+  s.bind_text(":protocol_name", protocol);
   std::map<std::string, int> counts;
   while (s.step()) counts[s.get_text("status")] = s.get_int32("n");
   return counts;
 }
 
-/// Adds the baselines and status counts to a winning trial.
-WinnerRow complete_winner(const Connection& c, const DeviceScope& scope, int64_t problem_id, TrialRecord trial) {
+/// Adds the baselines and status counts (of the same protocol) to a winning trial.
+WinnerRow complete_winner(const Connection& c, const DeviceScope& scope, int64_t problem_id,
+                          const std::string& protocol, TrialRecord trial) {
   WinnerRow w;
   w.trial = std::move(trial);
-  w.cublas_default = baseline_by_id(c, scope, problem_id, kProviderCublasDefault);
-  w.cublas_tuned = baseline_by_id(c, scope, problem_id, kProviderCublasTuned);
-  w.status_counts = status_counts(c, scope, problem_id);
+  w.protocol_name = protocol;
+  w.cublas_default = baseline_by_id(c, scope, problem_id, kProviderCublasDefault, protocol);
+  w.cublas_tuned = baseline_by_id(c, scope, problem_id, kProviderCublasTuned, protocol);
+  w.status_counts = status_counts(c, scope, problem_id, protocol);
   return w;
 }
 
 /// The winner of one problem, read through the winner view so that ad-hoc SQL and dgtune agree.
-std::optional<WinnerRow> winner_by_id(const Connection& c, const DeviceScope& scope, int64_t problem_id) {
+std::optional<WinnerRow> winner_by_id(const Connection& c, const DeviceScope& scope, int64_t problem_id,
+                                      const std::string& protocol) {
   Statement s(c, std::string(kTrialSelect) +
                      "JOIN winner w ON w.trial_id = t.id WHERE w.device_id = :device_id AND w.environment_id = "
-                     ":environment_id AND w.problem_id = :problem_id");
+                     ":environment_id AND w.problem_id = :problem_id AND w.protocol_name = :protocol_name");
   bind_scope(s, scope);
   s.bind_int(":problem_id", problem_id);
+  s.bind_text(":protocol_name", protocol);
   if (!s.step()) return std::nullopt;
   TrialRecord trial = read_trial(c, s);
-  return complete_winner(c, scope, problem_id, std::move(trial));
+  return complete_winner(c, scope, problem_id, protocol, std::move(trial));
 }
 
 /// Exact comparison of log distances: |log a - log m| < |log b - log m| is max(a,m)/min(a,m) <
@@ -441,26 +459,32 @@ int64_t TuningDb::upsert_config(const KernelConfig& cfg) {
   return s.get_int("id");
 }
 
-bool TuningDb::has_trial(const DeviceScope& scope, const Problem& p, const KernelConfig& cfg) const {
+bool TuningDb::has_trial(const DeviceScope& scope, const Problem& p, const KernelConfig& cfg,
+                         const std::string& protocol) const {
   std::optional<int64_t> problem_id = find_problem(p);
   if (!problem_id) return false;
   Statement s(*conn_,
               "SELECT 1 AS found FROM trial t JOIN config c ON c.id = t.config_id WHERE t.device_id = :device_id "
-              "AND t.environment_id = :environment_id AND t.problem_id = :problem_id AND c.key = :config_key");
+              "AND t.environment_id = :environment_id AND t.problem_id = :problem_id AND c.key = :config_key "
+              "AND t.protocol_name = :protocol_name");
   bind_scope(s, scope);
+  s.bind_text(":protocol_name", protocol);
   s.bind_int(":problem_id", *problem_id);
   s.bind_text(":config_key", cfg.key());
   return s.step();
 }
 
-std::set<std::string> TuningDb::stored_config_keys(const DeviceScope& scope, const Problem& p) const {
+std::set<std::string> TuningDb::stored_config_keys(const DeviceScope& scope, const Problem& p,
+                                                   const std::string& protocol) const {
   std::set<std::string> keys;
   std::optional<int64_t> problem_id = find_problem(p);
   if (!problem_id) return keys;
   Statement s(*conn_,
               "SELECT c.key AS config_key FROM trial t JOIN config c ON c.id = t.config_id WHERE t.device_id = "
-              ":device_id AND t.environment_id = :environment_id AND t.problem_id = :problem_id");
+              ":device_id AND t.environment_id = :environment_id AND t.problem_id = :problem_id AND t.protocol_name = "
+              ":protocol_name");
   bind_scope(s, scope);
+  s.bind_text(":protocol_name", protocol);
   s.bind_int(":problem_id", *problem_id);
   while (s.step()) keys.insert(s.get_text("config_key"));
   return keys;
@@ -489,7 +513,8 @@ void TuningDb::put_trial(const DeviceScope& scope, const TrialRecord& t) {
   remember_problem(t.problem, problem_id);
 }
 
-std::vector<TrialRecord> TuningDb::trials(const DeviceScope& scope, const Problem& p) const {
+std::vector<TrialRecord> TuningDb::trials(const DeviceScope& scope, const Problem& p,
+                                          const std::string& protocol) const {
   std::vector<TrialRecord> out;
   std::optional<int64_t> problem_id = find_problem(p);
   if (!problem_id) return out;
@@ -497,22 +522,26 @@ std::vector<TrialRecord> TuningDb::trials(const DeviceScope& scope, const Proble
   Statement s(
       c, std::string(kTrialSelect) +
              "WHERE t.device_id = :device_id AND t.environment_id = :environment_id AND t.problem_id = :problem_id "
+             "AND t.protocol_name = :protocol_name "
              // Timed ok trials first (fastest first), then everything else; config key breaks ties.
              "ORDER BY (t.status = 'ok' AND t.median_us IS NOT NULL) DESC, "
              "CASE WHEN t.status = 'ok' THEN t.median_us END ASC, c.key ASC");
   bind_scope(s, scope);
+  s.bind_text(":protocol_name", protocol);
   s.bind_int(":problem_id", *problem_id);
   while (s.step()) out.push_back(read_trial(c, s));
   return out;
 }
 
-bool TuningDb::has_baseline(const DeviceScope& scope, const Problem& p, const std::string& provider) const {
+bool TuningDb::has_baseline(const DeviceScope& scope, const Problem& p, const std::string& provider,
+                            const std::string& protocol) const {
   std::optional<int64_t> problem_id = find_problem(p);
   if (!problem_id) return false;
   Statement s(*conn_,
               "SELECT 1 AS found FROM baseline WHERE device_id = :device_id AND environment_id = :environment_id "
-              "AND problem_id = :problem_id AND provider = :provider");
+              "AND problem_id = :problem_id AND provider = :provider AND protocol_name = :protocol_name");
   bind_scope(s, scope);
+  s.bind_text(":protocol_name", protocol);
   s.bind_int(":problem_id", *problem_id);
   s.bind_text(":provider", provider);
   return s.step();
@@ -539,18 +568,18 @@ void TuningDb::put_baseline(const DeviceScope& scope, const BaselineRecord& b) {
 }
 
 void TuningDb::put_sweep_state(const DeviceScope& scope, const Problem& p, const std::string& space,
-                               const std::string& strategy, const SweepState& state) {
+                               const std::string& strategy, const SweepState& state, const std::string& protocol) {
   require_writable(*conn_, "store a sweep state");
   const Connection& c = *conn_;
   Transaction tx(c);
   const int64_t problem_id = upsert_problem(p);
   {
-    Statement s(
-        c,
-        "INSERT OR REPLACE INTO sweep (device_id, environment_id, problem_id, space, strategy, candidates, stored, "
-        "complete, updated_at) VALUES (:device_id, :environment_id, :problem_id, :space, :strategy, :candidates, "
-        ":stored, :complete, :updated_at)");
+    Statement s(c,
+                "INSERT OR REPLACE INTO sweep (device_id, environment_id, problem_id, space, strategy, protocol_name, "
+                "candidates, stored, complete, updated_at) VALUES (:device_id, :environment_id, :problem_id, :space, "
+                ":strategy, :protocol_name, :candidates, :stored, :complete, :updated_at)");
     bind_scope(s, scope);
+    s.bind_text(":protocol_name", protocol);
     s.bind_int(":problem_id", problem_id);
     s.bind_text(":space", space);
     s.bind_text(":strategy", strategy);
@@ -565,14 +594,15 @@ void TuningDb::put_sweep_state(const DeviceScope& scope, const Problem& p, const
 }
 
 std::optional<SweepState> TuningDb::sweep_state(const DeviceScope& scope, const Problem& p, const std::string& space,
-                                                const std::string& strategy) const {
+                                                const std::string& strategy, const std::string& protocol) const {
   std::optional<int64_t> problem_id = find_problem(p);
   if (!problem_id) return std::nullopt;
   Statement s(*conn_,
               "SELECT candidates AS candidates, stored AS stored, complete AS complete, updated_at AS updated_at FROM "
               "sweep WHERE device_id = :device_id AND environment_id = :environment_id AND problem_id = :problem_id "
-              "AND space = :space AND strategy = :strategy");
+              "AND space = :space AND strategy = :strategy AND protocol_name = :protocol_name");
   bind_scope(s, scope);
+  s.bind_text(":protocol_name", protocol);
   s.bind_int(":problem_id", *problem_id);
   s.bind_text(":space", space);
   s.bind_text(":strategy", strategy);
@@ -586,43 +616,48 @@ std::optional<SweepState> TuningDb::sweep_state(const DeviceScope& scope, const 
 }
 
 std::optional<BaselineRecord> TuningDb::baseline(const DeviceScope& scope, const Problem& p,
-                                                 const std::string& provider) const {
+                                                 const std::string& provider, const std::string& protocol) const {
   std::optional<int64_t> problem_id = find_problem(p);
   if (!problem_id) return std::nullopt;
-  return baseline_by_id(*conn_, scope, *problem_id, provider);
+  return baseline_by_id(*conn_, scope, *problem_id, provider, protocol);
 }
 
-std::optional<WinnerRow> TuningDb::winner(const DeviceScope& scope, const Problem& p) const {
+std::optional<WinnerRow> TuningDb::winner(const DeviceScope& scope, const Problem& p,
+                                          const std::string& protocol) const {
   std::optional<int64_t> problem_id = find_problem(p);
   if (!problem_id) return std::nullopt;
-  return winner_by_id(*conn_, scope, *problem_id);
+  return winner_by_id(*conn_, scope, *problem_id, protocol);
 }
 
-std::vector<WinnerRow> TuningDb::winners(const DeviceScope& scope) const {
+std::vector<WinnerRow> TuningDb::winners(const DeviceScope& scope, const std::string& protocol) const {
   const Connection& c = *conn_;
   // Read the winning trials first and complete them afterwards, so only one statement is active.
   std::vector<std::pair<int64_t, TrialRecord>> found;
   {
     Statement s(c, std::string(kTrialSelect) +
                        "JOIN winner w ON w.trial_id = t.id WHERE w.device_id = :device_id AND w.environment_id = "
-                       ":environment_id ORDER BY p.m, p.n, p.k, p.key");
+                       ":environment_id AND w.protocol_name = :protocol_name ORDER BY p.m, p.n, p.k, p.key");
     bind_scope(s, scope);
+    s.bind_text(":protocol_name", protocol);
     while (s.step()) found.emplace_back(s.get_int("problem_id"), read_trial(c, s));
   }
   std::vector<WinnerRow> out;
   out.reserve(found.size());
-  for (auto& [problem_id, trial] : found) out.push_back(complete_winner(c, scope, problem_id, std::move(trial)));
+  for (auto& [problem_id, trial] : found)
+    out.push_back(complete_winner(c, scope, problem_id, protocol, std::move(trial)));
   return out;
 }
 
-std::optional<WinnerRow> TuningDb::nearest_winner(const DeviceScope& scope, const Problem& p) const {
+std::optional<WinnerRow> TuningDb::nearest_winner(const DeviceScope& scope, const Problem& p,
+                                                  const std::string& protocol) const {
   if (p.m < 1) DGT_THROW(ErrorKind::kInvalid, "nearest_winner: M = {} is invalid (must be >= 1)", p.m);
   const Connection& c = *conn_;
-  Statement s(c,
-              std::string("SELECT p.id AS problem_id, p.m AS m, p.key AS key FROM winner w JOIN problem p ON p.id = "
-                          "w.problem_id WHERE w.device_id = :device_id AND w.environment_id = :environment_id AND ") +
-                  kFamilyWhere);
+  Statement s(c, std::string("SELECT p.id AS problem_id, p.m AS m, p.key AS key FROM winner w JOIN problem p ON p.id = "
+                             "w.problem_id WHERE w.device_id = :device_id AND w.environment_id = :environment_id AND "
+                             "w.protocol_name = :protocol_name AND ") +
+                     kFamilyWhere);
   bind_scope(s, scope);
+  s.bind_text(":protocol_name", protocol);
   bind_family(s, p);
 
   struct Candidate {
@@ -645,13 +680,14 @@ std::optional<WinnerRow> TuningDb::nearest_winner(const DeviceScope& scope, cons
     if (!best || better(cand, *best)) best = std::move(cand);
   }
   if (!best) return std::nullopt;
-  return winner_by_id(c, scope, best->problem_id);
+  return winner_by_id(c, scope, best->problem_id, protocol);
 }
 
 std::vector<EnvironmentWinner> TuningDb::environment_winners(int64_t device_id, const Problem& p) const {
   const Connection& c = *conn_;
   Statement s(c,
-              std::string("SELECT w.config_key AS config_key, w.median_us AS median_us, e.id AS environment_id, "
+              std::string("SELECT w.config_key AS config_key, w.median_us AS median_us, w.protocol_name AS "
+                          "protocol_name, e.id AS environment_id, "
                           "e.env_key AS env_key, e.driver_version AS driver_version, e.runtime_version AS "
                           "runtime_version, e.cublaslt_version AS cublaslt_version, e.nvrtc_version AS nvrtc_version, "
                           "e.kernel_hash AS kernel_hash, e.dgtune_version AS dgtune_version, "
@@ -669,6 +705,7 @@ std::vector<EnvironmentWinner> TuningDb::environment_winners(int64_t device_id, 
     w.problem = read_problem(c, s);
     w.config_key = s.get_text("config_key");
     w.median_us = s.get_real("median_us");
+    w.protocol_name = s.get_text("protocol_name");
     w.environment_id = s.get_int("environment_id");
     w.env_key = s.get_text("env_key");
     w.env.driver_version = s.get_int32("driver_version");
@@ -687,16 +724,18 @@ std::vector<ExportRow> TuningDb::export_rows(int64_t device_id) const {
   std::string columns(kTrialSelect);
   columns.resize(columns.find(" FROM trial"));
   Statement s(c, columns +
-                     ", w.environment_id AS w_environment_id, e.kernel_hash AS kernel_hash, e.dgtune_version AS "
+                     ", w.environment_id AS w_environment_id, w.protocol_name AS w_protocol_name, e.kernel_hash AS "
+                     "kernel_hash, e.dgtune_version AS "
                      "dgtune_version FROM winner w JOIN trial t ON t.id = w.trial_id JOIN problem p ON p.id = "
                      "t.problem_id JOIN config c ON c.id = t.config_id JOIN environment e ON e.id = w.environment_id "
-                     "WHERE w.device_id = :device_id ORDER BY p.m, p.n, p.k, p.key, w.environment_id");
+                     "WHERE w.device_id = :device_id ORDER BY p.m, p.n, p.k, p.key, w.environment_id, w.protocol_name");
   s.bind_int(":device_id", device_id);
   std::vector<ExportRow> out;
   while (s.step()) {
     ExportRow r;
     r.trial = read_trial(c, s);
     r.environment_id = s.get_int("w_environment_id");
+    r.protocol_name = s.get_text("w_protocol_name");
     r.kernel_hash = s.get_text("kernel_hash");
     r.dgtune_version = s.get_text("dgtune_version");
     out.push_back(std::move(r));
@@ -704,7 +743,8 @@ std::vector<ExportRow> TuningDb::export_rows(int64_t device_id) const {
   for (ExportRow& r : out) {
     const auto pid = find_problem(r.trial.problem);
     if (pid)
-      r.cublas_tuned = baseline_by_id(c, DeviceScope{device_id, r.environment_id, ""}, *pid, kProviderCublasTuned);
+      r.cublas_tuned =
+          baseline_by_id(c, DeviceScope{device_id, r.environment_id, ""}, *pid, kProviderCublasTuned, r.protocol_name);
   }
   return out;
 }

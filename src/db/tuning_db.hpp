@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "db/measurements.hpp"
+#include "records/protocol_name.hpp"
 #include "records/records.hpp"
 
 namespace dgt {
@@ -30,7 +31,7 @@ struct DeviceScope {
   bool operator==(const DeviceScope&) const = default;
 };
 
-/// Progress of one sweep of a problem (per device, environment, search space name and strategy).
+/// Progress of one sweep of a problem (per device, environment, search space name, strategy and protocol).
 struct SweepState {
   int candidates = 0;  ///< candidates the sweep wanted to measure
   int stored = 0;      ///< of those, how many have a stored trial
@@ -42,10 +43,11 @@ struct SweepState {
 /// number of trials per status.
 struct WinnerRow {
   TrialRecord trial;
+  std::string protocol_name;                     ///< protocol the winner (and the baselines) were timed under
   std::optional<BaselineRecord> cublas_default;  ///< provider kProviderCublasDefault, if stored
   std::optional<BaselineRecord> cublas_tuned;    ///< provider kProviderCublasTuned, if stored
-  /// to_string(TrialStatus) -> number of trials of this (scope, problem) with that status, over
-  /// every trial whatever its status; statuses without trials are absent.
+  /// to_string(TrialStatus) -> number of trials of this (scope, problem, protocol) with that status,
+  /// over every trial whatever its status; statuses without trials are absent.
   std::map<std::string, int> status_counts;
 };
 
@@ -56,6 +58,7 @@ struct EnvironmentWinner {
   Problem problem;
   std::string config_key;
   double median_us = 0;
+  std::string protocol_name;  ///< protocol the winner was timed under, e.g. "cold-l2-v1", "hot-graph-v1"
   int64_t environment_id = 0;
   SoftwareEnv env;
   std::string env_key;  ///< SoftwareEnv::key() as stored
@@ -90,7 +93,7 @@ struct GateHistoryPoint {
   GateResultRow result;  ///< result.problem is left default; problem_key names it
 };
 
-/// Tuning database, schema version schema::latest_version() (6); the DDL is src/db/schema.sql:
+/// Tuning database, schema version schema::latest_version() (7); the DDL is src/db/schema.sql:
 ///   device(id, hw_key UNIQUE, name, cc, sm_count, memory_bytes, l2_bytes, max_sm_clock_mhz, created_at):
 ///          the hardware identity (HardwareIdentity::key()); cc = 10 * cc_major + cc_minor (90 for sm_90)
 ///   environment(id, env_key UNIQUE, driver_version, runtime_version, cublaslt_version, nvrtc_version,
@@ -100,17 +103,22 @@ struct GateHistoryPoint {
 ///          raster, epilogue and mainloop as text
 ///   trial(id, device_id, environment_id, problem_id, config_id, pci_bus_id, status, error, compile_ms, registers,
 ///         spill_bytes, smem_bytes, median_us, p10_us, p90_us, samples, rse, tflops, gbps, verify_ok, max_rel_err,
-///         diff, nan_count, pad_touched, sm_clock_mhz, throttled, protocol, created_at,
-///         UNIQUE(device_id, environment_id, problem_id, config_id))
+///         diff, nan_count, pad_touched, sm_clock_mhz, throttled, protocol, protocol_name, created_at,
+///         UNIQUE(device_id, environment_id, problem_id, config_id, protocol_name))
 ///   baseline(id, device_id, environment_id, problem_id, provider, pci_bus_id, status, cublas_status, error, algo,
-///            <the same measurement columns>, UNIQUE(device_id, environment_id, problem_id, provider))
-///   sweep(id, device_id, environment_id, problem_id, space, strategy, candidates, stored, complete, updated_at)
+///            <the same measurement columns>, UNIQUE(device_id, environment_id, problem_id, provider, protocol_name))
+///   sweep(id, device_id, environment_id, problem_id, space, strategy, protocol_name, candidates, stored, complete,
+///         updated_at, UNIQUE(device_id, environment_id, problem_id, space, strategy, protocol_name))
 ///   measurement(id, device_id, environment_id, problem_id, pci_bus_id, protocol_name, protocol, rounds,
 ///          reference_clock_mhz, clock_floor_mhz, created_at), measurement_side(measurement_id, side, label,
 ///          kind, config_key, algo, source, heuristic_count, check_ok .. pad_touched),
 ///          measurement_sample(measurement_id, side, round, position, time_us, sm_clock_mhz, flagged)
-///   winner (VIEW): per (device_id, environment_id, problem_id) the trial with status 'ok' and the smallest
-///          non-NULL median_us, ties broken by the lower config key; with the environment's kernel_hash.
+///   winner (VIEW): per (device_id, environment_id, problem_id, protocol_name) the trial with status 'ok' and
+///          the smallest non-NULL median_us, ties broken by the lower config key; with the environment's kernel_hash.
+/// protocol_name is the "name" of the row's protocol JSON (records/protocol_name.hpp), computed by the
+/// insert from Measurement::protocol: "cold-l2-v1" when the text is not JSON or names none. Every scoped
+/// query below takes the protocol name (`protocol`, default the sweep Timer's "cold-l2-v1") and reads
+/// only that protocol's rows: a candidate timed under cold-l2 and under hot-graph is two trials.
 /// Statuses are stored as to_string(TrialStatus) text for trials and baselines alike.
 /// The Timing columns (median_us .. rse, sm_clock_mhz, throttled) are NULL when the record has no
 /// timing, which reads back as std::nullopt when median_us is NULL. The Verification columns
@@ -154,45 +162,56 @@ class TuningDb {
   /// Id of the problem row, if stored; cached.
   std::optional<int64_t> find_problem(const Problem& p) const;
 
-  /// True when a trial for (scope, problem, config) is stored, whatever its status.
-  bool has_trial(const DeviceScope& s, const Problem& p, const KernelConfig& c) const;
-  /// Config keys of every trial stored for (scope, problem), whatever its status: one query (the
-  /// sweep's resume check).
-  std::set<std::string> stored_config_keys(const DeviceScope& s, const Problem& p) const;
-  /// Stores one trial in one transaction (problem and config rows are upserted). A trial for the
-  /// same (scope, problem, config) is replaced.
+  /// True when a trial for (scope, problem, config, protocol) is stored, whatever its status.
+  bool has_trial(const DeviceScope& s, const Problem& p, const KernelConfig& c,
+                 const std::string& protocol = kSweepTimerProtocol) const;
+  /// Config keys of every trial stored for (scope, problem, protocol), whatever its status: one query
+  /// (the sweep's resume check, per protocol).
+  std::set<std::string> stored_config_keys(const DeviceScope& s, const Problem& p,
+                                           const std::string& protocol = kSweepTimerProtocol) const;
+  /// Stores one trial in one transaction (problem and config rows are upserted); its protocol name
+  /// comes from t.protocol. A trial for the same (scope, problem, config, protocol name) is replaced.
   void put_trial(const DeviceScope& s, const TrialRecord& t);
-  /// All trials of a problem in a scope: ok trials with a timing by median_us ascending (ties by
-  /// config key), then all the others by config key.
-  std::vector<TrialRecord> trials(const DeviceScope& s, const Problem& p) const;
+  /// All trials of a problem in a scope under one protocol: ok trials with a timing by median_us
+  /// ascending (ties by config key), then all the others by config key.
+  std::vector<TrialRecord> trials(const DeviceScope& s, const Problem& p,
+                                  const std::string& protocol = kSweepTimerProtocol) const;
 
-  /// True when a baseline of `provider` for (scope, problem) is stored, whatever its status.
-  bool has_baseline(const DeviceScope& s, const Problem& p, const std::string& provider) const;
-  /// Stores one baseline in one transaction (the problem row is upserted). A baseline for the same
-  /// (scope, problem, provider) is replaced.
+  /// True when a baseline of `provider` for (scope, problem, protocol) is stored, whatever its status.
+  bool has_baseline(const DeviceScope& s, const Problem& p, const std::string& provider,
+                    const std::string& protocol = kSweepTimerProtocol) const;
+  /// Stores one baseline in one transaction (the problem row is upserted); its protocol name comes from
+  /// b.protocol. A baseline for the same (scope, problem, provider, protocol name) is replaced.
   void put_baseline(const DeviceScope& s, const BaselineRecord& b);
-  /// The stored baseline of `provider` for (scope, problem), if any.
-  std::optional<BaselineRecord> baseline(const DeviceScope& s, const Problem& p, const std::string& provider) const;
+  /// The stored baseline of `provider` for (scope, problem, protocol), if any.
+  std::optional<BaselineRecord> baseline(const DeviceScope& s, const Problem& p, const std::string& provider,
+                                         const std::string& protocol = kSweepTimerProtocol) const;
 
-  /// Records how far a sweep of `p` got (one transaction; replaces the previous state).
+  /// Records how far a sweep of `p` under `protocol` got (one transaction; replaces the previous state).
   void put_sweep_state(const DeviceScope& s, const Problem& p, const std::string& space, const std::string& strategy,
-                       const SweepState& state);
+                       const SweepState& state, const std::string& protocol = kSweepTimerProtocol);
   std::optional<SweepState> sweep_state(const DeviceScope& s, const Problem& p, const std::string& space,
-                                        const std::string& strategy) const;
+                                        const std::string& strategy,
+                                        const std::string& protocol = kSweepTimerProtocol) const;
 
-  /// The winner of one problem in a scope, if it has an ok trial with a timing.
-  std::optional<WinnerRow> winner(const DeviceScope& s, const Problem& p) const;
-  /// Winners of every problem of the scope that has one, ordered by problem (m, n, k, key).
-  std::vector<WinnerRow> winners(const DeviceScope& s) const;
+  /// The winner of one problem in a scope under `protocol`, if it has an ok trial with a timing; the
+  /// baselines and status counts beside it are of the same protocol.
+  std::optional<WinnerRow> winner(const DeviceScope& s, const Problem& p,
+                                  const std::string& protocol = kSweepTimerProtocol) const;
+  /// Winners under `protocol` of every problem of the scope that has one, ordered by problem (m, n, k, key).
+  std::vector<WinnerRow> winners(const DeviceScope& s, const std::string& protocol = kSweepTimerProtocol) const;
   /// The winner in the scope of the problem with the same N, K, dtypes, scale mode and accumulation
   /// (leading dimensions may differ) whose M is nearest to p.m by |log M - log p.m|. p itself counts
   /// when it has a winner. Ties go to the larger M, then to p itself, then to the lower problem key.
   /// Throws Error(kInvalid) when p.m < 1.
-  std::optional<WinnerRow> nearest_winner(const DeviceScope& s, const Problem& p) const;
+  /// Only winners under `protocol` count.
+  std::optional<WinnerRow> nearest_winner(const DeviceScope& s, const Problem& p,
+                                          const std::string& protocol = kSweepTimerProtocol) const;
 
   /// The loader's query: the winner of every environment of device `device_id` for p and for every
   /// problem of its family (same N, K, dtypes, scale mode, accumulation; any M and leading
-  /// dimensions), unordered. The loader's rule (loader/choice.hpp) picks one.
+  /// dimensions) under every protocol (EnvironmentWinner::protocol_name), unordered. The loader's rule
+  /// (loader/choice.hpp) picks one.
   std::vector<EnvironmentWinner> environment_winners(int64_t device_id, const Problem& p) const;
 
   // ---- interleaved measurements (schema 5; db/measurements.hpp, implemented in db/measurements.cpp) ----
@@ -205,8 +224,9 @@ class TuningDb {
   /// The newest measurement of every (problem, protocol name) of device `device_id` (any environment),
   /// with sides and samples, ordered by problem (m, n, k, key) then protocol name.
   std::vector<StoredMeasurement> latest_measurements(int64_t device_id) const;
-  /// Every winner of device `device_id` (one per environment and problem; the winner view) with its
-  /// environment and cuBLASLt-tuned baseline, ordered by problem (m, n, k, key), then environment id.
+  /// Every winner of device `device_id` (one per environment, problem and protocol; the winner view) with
+  /// its environment and the cuBLASLt-tuned baseline of the same protocol, ordered by problem (m, n, k,
+  /// key), then environment id, then protocol name.
   std::vector<ExportRow> export_rows(int64_t device_id) const;
   /// Appends one gate run and its per-shape results in one transaction (db/gate_history.cpp);
   /// returns the run id.

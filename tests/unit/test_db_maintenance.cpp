@@ -137,8 +137,8 @@ TEST_F(DbMaintenance, CheckIsReadOnlyAndFindsBrokenInvariants) {
   EXPECT_EQ(r.version, schema::latest_version());
   raw_exec(f,
            "UPDATE device SET hw_key = '0000000000000000'; UPDATE trial SET verify_ok = 0; "
-           "INSERT INTO sweep (device_id, environment_id, problem_id, space, strategy, candidates, stored, complete, "
-           "updated_at) VALUES (1, 1, 1, 's', 'x', 10, 3, 1, 'now')");
+           "INSERT INTO sweep (device_id, environment_id, problem_id, space, strategy, protocol_name, candidates, "
+           "stored, complete, updated_at) VALUES (1, 1, 1, 's', 'x', 'cold-l2-v1', 10, 3, 1, 'now')");
   r = dbm::check(f);
   ASSERT_EQ(r.problems.size(), 3u);
   EXPECT_NE(r.problems[0].find("hw_key 0000000000000000"), std::string::npos) << r.problems[0];
@@ -243,6 +243,41 @@ TEST_F(DbMaintenance, MergeFollowsTheWrittenRules) {
   EXPECT_TRUE(dbm::check(out).ok());
   EXPECT_THROW(dbm::merge(a, b, out), Error);  // the output must not exist
   EXPECT_FALSE(fs::exists(out + ".merge-a.tmp"));
+}
+
+TEST_F(DbMaintenance, MergeKeepsEachProtocolsTrialsBaselinesAndSweepStates) {
+  const std::string a = path("a.db"), b = path("b.db"), out = path("out.db");
+  const Problem p = Problem::dense(256, 256, 256);
+  const std::string hot = R"({"kind":"hot-graph","name":"hot-graph-v1","version":1})";
+  {
+    TuningDb db(a);
+    const DeviceScope s = db.upsert_device(gpu("NVIDIA H200", "k1"));
+    db.put_trial(s, trial(p, kC1, 10, 20));  // cold-l2-v1 ("{}" names no protocol: the sweep Timer's)
+    db.put_sweep_state(s, p, "sm90-default", "exhaustive", {2, 2, true, ""});
+  }
+  {
+    TuningDb db(b);
+    const DeviceScope s = db.upsert_device(gpu("NVIDIA H200", "k1"));
+    TrialRecord t = trial(p, kC1, 6, 10);  // same scope, problem and config, timed hot: not a duplicate
+    t.protocol = hot;
+    db.put_trial(s, t);
+    BaselineRecord bl;
+    bl.problem = p;
+    bl.provider = kProviderCublasTuned;
+    bl.protocol = hot;
+    db.put_baseline(s, bl);
+    db.put_sweep_state(s, p, "sm90-default", "exhaustive", {2, 1, false, ""}, "hot-graph-v1");
+  }
+  dbm::merge(a, b, out);
+  EXPECT_EQ(raw_int(out, "SELECT count(*) FROM trial"), 2);
+  EXPECT_EQ(raw_int(out, "SELECT count(*) FROM winner"), 2);
+  EXPECT_EQ(raw_int(out, "SELECT median_us FROM winner WHERE protocol_name = 'hot-graph-v1'"), 6);
+  EXPECT_EQ(raw_int(out, "SELECT median_us FROM winner WHERE protocol_name = 'cold-l2-v1'"), 10);
+  EXPECT_EQ(raw_int(out, "SELECT count(*) FROM baseline WHERE protocol_name = 'hot-graph-v1'"), 1);
+  // Each protocol's sweep state stays its own (A's cold one complete, B's hot one not).
+  EXPECT_EQ(raw_int(out, "SELECT complete FROM sweep WHERE protocol_name = 'cold-l2-v1'"), 1);
+  EXPECT_EQ(raw_int(out, "SELECT complete FROM sweep WHERE protocol_name = 'hot-graph-v1'"), 0);
+  EXPECT_TRUE(dbm::check(out).ok());
 }
 
 TEST_F(DbMaintenance, MergeMigratesAnOldFixtureCopyAndLeavesTheInput) {

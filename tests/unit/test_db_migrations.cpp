@@ -12,6 +12,7 @@
 #include <fstream>
 #include <iterator>
 #include <regex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -259,7 +260,7 @@ void check_migration(const std::string& path, const std::string& fresh, int v) {
 
 TEST(Schema, MigrationsAreEmbeddedInOrder) {
   const auto& ms = schema::migrations();
-  ASSERT_EQ(ms.size(), 5u);
+  ASSERT_EQ(ms.size(), 6u);
   EXPECT_EQ(ms[0].version, 2);
   EXPECT_EQ(ms[0].name, "0002_config_sms_and_sweep");
   EXPECT_EQ(ms[1].version, 3);
@@ -271,8 +272,12 @@ TEST(Schema, MigrationsAreEmbeddedInOrder) {
   EXPECT_NE(schema::schema_sql().find("CREATE TABLE measurement_sample"), std::string::npos);
   EXPECT_EQ(ms[4].version, 6);
   EXPECT_EQ(ms[4].name, "0006_gate_history");
-  EXPECT_EQ(schema::schema_sql_version(), 6);
-  EXPECT_EQ(schema::latest_version(), 6);
+  EXPECT_EQ(ms[5].version, 7);
+  EXPECT_EQ(ms[5].name, "0007_protocol_per_trial");
+  EXPECT_EQ(schema::schema_sql_version(), 7);
+  EXPECT_EQ(schema::latest_version(), 7);
+  EXPECT_NE(schema::schema_sql().find("UNIQUE (device_id, environment_id, problem_id, config_id, protocol_name)"),
+            std::string::npos);
   EXPECT_NE(schema::schema_sql().find("CREATE TABLE gate_run"), std::string::npos);
   EXPECT_NE(schema::schema_sql().find("CREATE TABLE environment"), std::string::npos);
 }
@@ -283,6 +288,84 @@ TEST_F(MigrationTest, V1FileMigratesToTheFreshSchemaKeepingEveryRow) {
 
 TEST_F(MigrationTest, V2FileMigratesToTheFreshSchemaKeepingEveryRow) {
   check_migration(db_path("v2.db"), db_path("fresh.db"), 2);
+}
+
+// v6 -> v7: trial, baseline and sweep are rebuilt with protocol_name in their UNIQUE keys. The fixture
+// (tests/unit/fixtures/schema_v6.sql) was written by the v6 TuningDb API: 18 trials of three scopes
+// (ok, compile_error, verify_failed; one with an empty protocol text, one whose JSON names no protocol), 8
+// baselines (one unsupported), 3 sweep states, an interleaved measurement and a gate run.
+TEST_F(MigrationTest, V6FileMigratesToPerProtocolTablesKeepingEveryRow) {
+  const std::string path = db_path("v6.db"), fresh = db_path("fresh.db");
+  raw_exec(path, fixture("schema_v6.sql"));
+  raw_exec(path, "UPDATE trial SET protocol = 'not json' WHERE id = 8");  // text no JSON function can read
+  ASSERT_EQ(raw_int(path, "SELECT version FROM schema_version"), 6);
+  // Every v6 column of every table, in a fixed order (v7 adds protocol_name between protocol and created_at).
+  const std::vector<std::pair<std::string, std::string>> tables = {
+      {"trial", std::string("SELECT id, device_id, environment_id, config_id, pci_bus_id, ") + kTrialColumns +
+                    " FROM trial t ORDER BY id"},
+      {"baseline", std::string("SELECT id, device_id, environment_id, pci_bus_id, ") + kBaselineColumns +
+                       " FROM baseline b ORDER BY id"},
+      {"sweep",
+       "SELECT id, device_id, environment_id, problem_id, space, strategy, candidates, stored, complete, updated_at "
+       "FROM sweep ORDER BY id"},
+      {"device", "SELECT * FROM device ORDER BY id"},
+      {"environment", "SELECT * FROM environment ORDER BY id"},
+      {"problem", "SELECT * FROM problem ORDER BY id"},
+      {"config", "SELECT * FROM config ORDER BY id"},
+      {"measurement", "SELECT * FROM measurement ORDER BY id"},
+      {"measurement_side", "SELECT * FROM measurement_side ORDER BY measurement_id, side"},
+      {"measurement_sample", "SELECT * FROM measurement_sample ORDER BY measurement_id, side, round"},
+      {"gate_run", "SELECT * FROM gate_run ORDER BY id"},
+      {"gate_result", "SELECT * FROM gate_result ORDER BY id"},
+      // The v6 winners are the v7 winners of the protocol every v6 trial was timed under.
+      {"winner",
+       "SELECT trial_id, device_id, environment_id, problem_id, config_key, median_us FROM winner ORDER BY "
+       "trial_id"}};
+  std::vector<std::vector<std::string>> before;
+  for (const auto& [name, sql] : tables) before.push_back(rows(path, sql));
+  ASSERT_EQ(before[0].size(), 18u);
+  ASSERT_EQ(before[1].size(), 8u);
+  ASSERT_EQ(before[2].size(), 3u);
+  ASSERT_EQ(before[7].size(), 1u);
+  ASSERT_EQ(before[10].size(), 1u);
+  ASSERT_GE(before[12].size(), 6u);
+
+  { TuningDb db(path); }
+  { TuningDb db(fresh); }
+  EXPECT_EQ(raw_int(path, "SELECT version FROM schema_version"), 7);
+  EXPECT_EQ(normalized_master(path), normalized_master(fresh));
+  EXPECT_EQ(rows(path, "PRAGMA foreign_key_check").size(), 0u);
+  EXPECT_EQ(rows(path, "PRAGMA integrity_check"), std::vector<std::string>{"ok"});
+  for (size_t i = 0; i < tables.size(); ++i) EXPECT_EQ(rows(path, tables[i].second), before[i]) << tables[i].first;
+  // Every v6 trial, baseline and sweep was the sweep Timer's: cold-l2-v1, also for the texts naming none.
+  EXPECT_EQ(raw_int(path, "SELECT count(*) FROM trial WHERE protocol_name = 'cold-l2-v1'"), 18);
+  EXPECT_EQ(raw_int(path, "SELECT count(*) FROM baseline WHERE protocol_name = 'cold-l2-v1'"), 8);
+  EXPECT_EQ(raw_int(path, "SELECT count(*) FROM sweep WHERE protocol_name = 'cold-l2-v1'"), 3);
+  EXPECT_EQ(rows(path, "SELECT protocol FROM trial WHERE id IN (4, 6, 8) ORDER BY id"),
+            (std::vector<std::string>{"", R"({"samples":73})", "not json"}));
+
+  // The migrated file keeps a second protocol's trial of the same (device, environment, problem, config)
+  // beside the first, and resumes per protocol.
+  TuningDb db(path);
+  const auto scope_row = rows(path, "SELECT device_id || ' ' || environment_id FROM trial WHERE id = 1").at(0);
+  DeviceScope s;
+  s.device_id = std::stoll(scope_row.substr(0, scope_row.find(' ')));
+  s.environment_id = std::stoll(scope_row.substr(scope_row.find(' ') + 1));
+  const Problem p = Problem::dense(128, 2112, 7168);
+  const std::set<std::string> cold_keys = db.stored_config_keys(s, p, "cold-l2-v1");
+  EXPECT_EQ(cold_keys.size(), 3u);
+  EXPECT_TRUE(db.stored_config_keys(s, p, "hot-graph-v1").empty());
+  const auto cold_winner = db.winner(s, p, "cold-l2-v1");
+  ASSERT_TRUE(cold_winner);
+  TrialRecord hot = cold_winner->trial;
+  hot.protocol = R"({"kind":"hot-graph","name":"hot-graph-v1","version":1})";
+  hot.set_timing(Timing{1.0, 1.0, 1.0, 10, 0.001, 1800, false});
+  hot.created_at.clear();
+  db.put_trial(s, hot);
+  EXPECT_EQ(raw_int(path, "SELECT count(*) FROM trial"), 19);
+  EXPECT_EQ(db.stored_config_keys(s, p, "hot-graph-v1"), std::set<std::string>{hot.config.key()});
+  EXPECT_DOUBLE_EQ(db.winner(s, p, "hot-graph-v1")->trial.timing->median_us, 1.0);
+  EXPECT_DOUBLE_EQ(db.winner(s, p, "cold-l2-v1")->trial.timing->median_us, cold_winner->trial.timing->median_us);
 }
 
 TEST_F(MigrationTest, MigratedRowsAnswerTheScopedQueries) {
@@ -322,7 +405,7 @@ TEST_F(MigrationTest, ReadOnlyRefusesAnOldFileAndLeavesIt) {
     ADD_FAILURE() << "expected an Error";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::kSqlite);
-    EXPECT_NE(e.message().find("schema version 2, older than version 6"), std::string::npos) << e.message();
+    EXPECT_NE(e.message().find("schema version 2, older than version 7"), std::string::npos) << e.message();
   }
   EXPECT_TRUE(read_text(path) == before);
 }

@@ -247,7 +247,7 @@ TEST_F(TuningDbTest, CreatesParentDirectoriesAndSchema) {
   ASSERT_TRUE(fs::exists(path));
   EXPECT_EQ(raw_int(path, "SELECT version FROM schema_version"), schema::latest_version());
   EXPECT_EQ(raw_int(path, "SELECT count(*) FROM schema_version"), 1);
-  EXPECT_EQ(schema::latest_version(), 6);  // 6 on the gate branch (gate history); the lead renumbers at merge
+  EXPECT_EQ(schema::latest_version(), 7);  // 7: trials, baselines and sweep states per protocol
   for (const char* table : {"device", "environment", "problem", "config", "trial", "baseline", "sweep", "measurement",
                             "measurement_side", "measurement_sample"}) {
     std::string sql = std::string("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = '") + table + "'";
@@ -815,6 +815,107 @@ TEST_F(TuningDbTest, NearestWinnerPrefersTheQueriedProblemAmongEqualM) {
 
 // ---------------------------------------------------------------------------------------------
 // Concurrency: parallel tuning processes share one file
+
+TEST_F(TuningDbTest, TrialsBaselinesSweepsAndWinnersArePerProtocol) {
+  TuningDb db(db_path());
+  const DeviceScope s = db.upsert_device(h200());
+  const Problem p = Problem::dense(128, 4096, 7168);
+  const std::string cold = R"({"name":"cold-l2-v1","warmup":3})";
+  const std::string hot = R"({"graph_launches":20,"kind":"hot-graph","name":"hot-graph-v1","rounds":10,"version":1})";
+  // The same (device, environment, problem, config) timed under both protocols: two trials.
+  TrialRecord a_cold = ok_trial(p, config_with(128), 10.0), a_hot = ok_trial(p, config_with(128), 6.0);
+  TrialRecord b_cold = ok_trial(p, config_with(256), 12.0), b_hot = ok_trial(p, config_with(256), 5.0);
+  a_cold.protocol = b_cold.protocol = cold;
+  a_hot.protocol = b_hot.protocol = hot;
+  for (const TrialRecord* t : {&a_cold, &a_hot, &b_cold, &b_hot}) db.put_trial(s, *t);
+  EXPECT_EQ(raw_int(db.path(), "SELECT count(*) FROM trial"), 4);
+  EXPECT_EQ(raw_int(db.path(), "SELECT count(*) FROM trial WHERE protocol_name = 'hot-graph-v1'"), 2);
+  EXPECT_TRUE(db.has_trial(s, p, config_with(128), "hot-graph-v1"));
+  EXPECT_FALSE(db.has_trial(s, p, config_with(64), "hot-graph-v1"));
+  EXPECT_EQ(db.stored_config_keys(s, p, "hot-graph-v1"),
+            (std::set<std::string>{config_with(128).key(), config_with(256).key()}));
+  EXPECT_TRUE(db.stored_config_keys(s, p, "hot-graph-v2").empty());  // resume is per protocol name
+  // Re-putting one protocol's trial replaces only that protocol's row.
+  a_hot.timing->median_us = 4.0;
+  db.put_trial(s, a_hot);
+  EXPECT_EQ(raw_int(db.path(), "SELECT count(*) FROM trial"), 4);
+  ASSERT_EQ(db.trials(s, p, "cold-l2-v1").size(), 2u);
+  EXPECT_DOUBLE_EQ(db.trials(s, p, "cold-l2-v1")[0].timing->median_us, 10.0);
+  EXPECT_DOUBLE_EQ(db.trials(s, p, "hot-graph-v1")[0].timing->median_us, 4.0);
+
+  // One winner per protocol in the view and through the API: the cold winner is 128, the hot one 128 at 4 us.
+  EXPECT_EQ(raw_int(db.path(), "SELECT count(*) FROM winner"), 2);
+  EXPECT_EQ(raw_int(db.path(), "SELECT count(DISTINCT protocol_name) FROM winner"), 2);
+  auto wc = db.winner(s, p, "cold-l2-v1"), wh = db.winner(s, p, "hot-graph-v1");
+  ASSERT_TRUE(wc && wh);
+  EXPECT_EQ(wc->trial.config, config_with(128));
+  EXPECT_DOUBLE_EQ(wc->trial.timing->median_us, 10.0);
+  EXPECT_EQ(wc->protocol_name, "cold-l2-v1");
+  EXPECT_EQ(wh->trial.config, config_with(128));
+  EXPECT_DOUBLE_EQ(wh->trial.timing->median_us, 4.0);
+  EXPECT_EQ(wh->trial.protocol, hot);
+  EXPECT_EQ(wh->status_counts, (std::map<std::string, int>{{"ok", 2}}));
+  EXPECT_EQ(db.winner(s, p)->trial.protocol, cold);  // the default protocol is the sweep Timer's
+  EXPECT_EQ(db.winners(s, "hot-graph-v1").size(), 1u);
+  EXPECT_FALSE(db.winner(s, p, "hot-graph-v2").has_value());
+  EXPECT_EQ(db.nearest_winner(s, Problem::dense(100, 4096, 7168), "hot-graph-v1")->trial.timing->median_us, 4.0);
+  // A faster hot trial of another config moves only the hot winner.
+  b_hot.timing->median_us = 3.0;
+  db.put_trial(s, b_hot);
+  EXPECT_EQ(db.winner(s, p, "hot-graph-v1")->trial.config, config_with(256));
+  EXPECT_EQ(db.winner(s, p, "cold-l2-v1")->trial.config, config_with(128));
+
+  // Baselines per protocol, and the winner carries its own protocol's.
+  BaselineRecord bc;
+  bc.problem = p;
+  bc.provider = kProviderCublasTuned;
+  bc.protocol = cold;
+  bc.set_timing(Timing{11.0, 11.0, 11.0, 20, 0.01, 1700, false});
+  BaselineRecord bh = bc;
+  bh.protocol = hot;
+  bh.set_timing(Timing{7.0, 7.0, 7.0, 10, 0.01, 1700, false});
+  db.put_baseline(s, bc);
+  EXPECT_FALSE(db.has_baseline(s, p, kProviderCublasTuned, "hot-graph-v1"));
+  db.put_baseline(s, bh);
+  EXPECT_EQ(raw_int(db.path(), "SELECT count(*) FROM baseline"), 2);
+  EXPECT_DOUBLE_EQ(db.baseline(s, p, kProviderCublasTuned, "hot-graph-v1")->timing->median_us, 7.0);
+  EXPECT_DOUBLE_EQ(db.winner(s, p, "hot-graph-v1")->cublas_tuned->timing->median_us, 7.0);
+  EXPECT_DOUBLE_EQ(db.winner(s, p, "cold-l2-v1")->cublas_tuned->timing->median_us, 11.0);
+
+  // Sweep states per protocol.
+  db.put_sweep_state(s, p, "sm90-default", "exhaustive", SweepState{10, 10, true, ""}, "cold-l2-v1");
+  db.put_sweep_state(s, p, "sm90-default", "exhaustive", SweepState{10, 4, false, ""}, "hot-graph-v1");
+  EXPECT_TRUE(db.sweep_state(s, p, "sm90-default", "exhaustive", "cold-l2-v1")->complete);
+  EXPECT_EQ(db.sweep_state(s, p, "sm90-default", "exhaustive", "hot-graph-v1")->stored, 4);
+
+  // Export: one row per (environment, problem, protocol), each with its protocol and its protocol's baseline.
+  const auto rows = db.export_rows(s.device_id);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].protocol_name, "cold-l2-v1");
+  EXPECT_EQ(rows[1].protocol_name, "hot-graph-v1");
+  EXPECT_DOUBLE_EQ(rows[1].cublas_tuned->timing->median_us, 7.0);
+  EXPECT_EQ(rows[1].trial.config, config_with(256));
+}
+
+TEST_F(TuningDbTest, ProtocolNameComesFromTheJsonElseTheSweepTimers) {
+  TuningDb db(db_path());
+  const DeviceScope s = db.upsert_device(h200());
+  const Problem p = Problem::dense(128, 4096, 7168);
+  const std::pair<const char*, const char*> cases[] = {{"", "cold-l2-v1"},
+                                                       {"not json", "cold-l2-v1"},
+                                                       {R"({"samples":3})", "cold-l2-v1"},
+                                                       {R"({"name":7})", "cold-l2-v1"},
+                                                       {R"({"name":"hot-graph-v1"})", "hot-graph-v1"},
+                                                       {R"({"name":"cold-l2-v2"})", "cold-l2-v2"}};
+  int block_n = 64;
+  for (const auto& [json, name] : cases) {
+    TrialRecord t = ok_trial(p, config_with(block_n += 8), 10.0);
+    t.protocol = json;
+    db.put_trial(s, t);
+    EXPECT_TRUE(db.has_trial(s, p, t.config, name)) << json;
+    EXPECT_EQ(db.trials(s, p, name).back().protocol, json) << "the JSON text itself is kept";
+  }
+}
 
 TEST_F(TuningDbTest, ConcurrentOpenersAndWritersLoseNothing) {
   // Several connections create the same new file at once (one must create the schema, the others
