@@ -11,7 +11,9 @@ struct Args {
   ShapesOption shapes;
   SpaceOption space;
   std::string strategy = "exhaustive";
+  std::string protocol = "cold-l2";
   int top_k = 16, max_candidates = 0, jobs = 0;
+  int rounds = 0;  ///< 0: not given (hot-graph: SessionOptions' default)
   double budget_s = 0;
   DbOption db;
   DeviceOption device;
@@ -32,12 +34,22 @@ int run(const Args& a) {
   sweep.baselines = a.baseline.on;
   SessionOptions so = session_options(a.db, a.device, a.cache, a.timing);
   so.compile_threads = a.jobs;
+  so.kind = parse_protocol_kind(a.protocol);
+  if (a.rounds > 0 && so.kind != ProtocolKind::kHotGraph)
+    DGT_THROW(ErrorKind::kUsage,
+              "--rounds = {} applies to --protocol hot-graph only (--protocol {} times each candidate with the "
+              "adaptive timer: see --min-samples, --max-samples, --target-rse)",
+              a.rounds, a.protocol);
+  if (a.rounds > 0) so.hot_graph_rounds = a.rounds;
   TuningSession session(so);
   const auto outcomes = session.sweep(shapes, sweep);
-  a.format.render(winners_table(outcomes, "dgtune sweep " + a.shapes.path + " on " + session.device().name + " (db " +
-                                              so.db_path +
-                                              ", speedup = cuBLASLt us / dgtune us; each side uses the shape's "
-                                              "accumulation mode)"));
+  const std::string protocol = so.kind == ProtocolKind::kHotGraph
+                                   ? fmt::format("{}, {} rounds", so.protocol_name(), so.hot_graph_rounds)
+                                   : so.protocol_name();
+  a.format.render(winners_table(outcomes, "dgtune sweep " + a.shapes.path + " on " + session.device().name +
+                                              " tuned for protocol " + protocol + " (db " + so.db_path +
+                                              ", speedup = cuBLASLt us / dgtune us under the same protocol; each "
+                                              "side uses the shape's accumulation mode)"));
   return 0;
 }
 }  // namespace
@@ -63,6 +75,17 @@ void add_sweep(CLI::App& app, Action& action) {
                  "(0 = no limit)")
       ->transform(real(0))
       ->capture_default_str();
+  cmd.add_option("--protocol", a.protocol,
+                 "what to tune for: cold-l2 (the adaptive cold-L2 timer, stored as cold-l2-v1) or hot-graph (warm L2, "
+                 "CUDA graph of back-to-back launches, stored as hot-graph-v1); trials, baselines and winners are kept "
+                 "per protocol")
+      ->check(CLI::IsMember({"cold-l2", "hot-graph"}))
+      ->capture_default_str();
+  cmd.add_option("--rounds", a.rounds,
+                 fmt::format("with --protocol hot-graph: samples (graph replays) per candidate and per cuBLASLt "
+                             "algorithm (default {})",
+                             SessionOptions{}.hot_graph_rounds))
+      ->transform(count(1, 100000));
   cmd.add_option("--jobs", a.jobs, "compile threads (0 = all cores)")
       ->transform(count(0, std::numeric_limits<int>::max()))
       ->capture_default_str();

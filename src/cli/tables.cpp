@@ -42,6 +42,7 @@ report::Table winners_table(const std::vector<ShapeOutcome>& outcomes, const std
   t.columns = {{"shape", "shape", false},
                {"name", "name", false},
                {"accum", "accum", false},
+               {"protocol", "protocol", false},
                {"winner", "winner config", false},
                {"median_us", "us", true},
                {"tflops", "TFLOPS", true},
@@ -62,6 +63,7 @@ report::Table winners_table(const std::vector<ShapeOutcome>& outcomes, const std
     row.push_back(p.label());
     row.push_back(o.entry.name);
     row.push_back(std::string(to_string(p.accum)));
+    row.push_back(o.protocol);
     if (o.winner && o.winner->trial.timing) {
       const auto& w = *o.winner;
       const double us = w.trial.timing->median_us;

@@ -6,6 +6,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "bench/device_sides.hpp"
 #include "core/hash.hpp"
 #include "core/paths.hpp"
 #include "core/thread_pool.hpp"
@@ -15,7 +16,22 @@
 
 namespace dgt {
 
+MeasureProtocol SessionOptions::hot_graph() const {
+  MeasureProtocol p = MeasureProtocol::hot_graph();
+  p.rounds = hot_graph_rounds;
+  return p;
+}
+
+std::string SessionOptions::protocol_name() const {
+  return kind == ProtocolKind::kColdL2 ? std::string(kSweepTimerProtocol) : hot_graph().name();
+}
+
+std::string SessionOptions::protocol_json() const {
+  return kind == ProtocolKind::kColdL2 ? protocol.to_json() : hot_graph().to_json();
+}
+
 TuningSession::TuningSession(SessionOptions options) : options_(std::move(options)) {
+  if (options_.kind == ProtocolKind::kHotGraph) options_.hot_graph().validate();  // before the GPU is opened
   device_ = open_sm90_device(options_.device);
   fingerprint_ = make_fingerprint(device_);
   db_ = std::make_unique<TuningDb>(options_.db_path);
@@ -61,7 +77,7 @@ TrialRecord TuningSession::measure_candidate(const ProblemData& data, const Kern
   TrialRecord t;
   t.problem = p;
   t.config = spec.config;
-  t.protocol = timer_->options().to_json();
+  t.protocol = options_.protocol_json();
   const ResourceReport res = evaluate_resources(spec);
   t.smem_bytes = res.smem.total;
   if (!res.ok()) {
@@ -143,23 +159,73 @@ TrialRecord TuningSession::measure_candidate(const ProblemData& data, const Kern
         VerifyThresholds::for_accum(p.accum).max_diff, t.verification->nan_count, t.verification->pad_touched);
     return t;
   }
+  if (options_.kind == ProtocolKind::kColdL2) {
+    try {
+      t.set_timing(timer_->measure(launch));
+    } catch (const WatchdogTimeout& e) {
+      context_lost(TrialStatus::kTimeout, e.what());
+    } catch (const Error& e) {
+      context_lost(TrialStatus::kCrashed, e.what());
+    }
+    t.status = TrialStatus::kOk;
+    return t;
+  }
+
+  // hot-graph: the engine's code (one side), so the sweep's numbers mean what `compare --protocol
+  // hot-graph` measures. Replays run graph_launches launches back to back without the poison between
+  // them, so the output is checked again after one replay (a kernel that only works from a clean D or
+  // a fresh split-K workspace fails here).
+  const OutputCheck check{[&](cudaStream_t s) { data.poison_output(s); },
+                          [&](cudaStream_t s) { return data.verify(s); }};
+  RoundsResult r;
   try {
-    t.set_timing(timer_->measure(launch));
+    r = measure_sides(*util_, device_, options_.hot_graph(), stream_, {Side{spec.config.key(), launch}}, &check);
   } catch (const WatchdogTimeout& e) {
     context_lost(TrialStatus::kTimeout, e.what());
   } catch (const Error& e) {
-    context_lost(TrialStatus::kCrashed, e.what());
+    const cudaError_t err = cudaDeviceSynchronize();
+    if (err != cudaSuccess && is_sticky_cuda_error(static_cast<int>(err)))
+      context_lost(TrialStatus::kCrashed, e.what());
+    (void)cudaGetLastError();
+    t.status = TrialStatus::kLaunchError;
+    t.error = fmt::format("hot-graph capture or replay failed: {}", e.what());
+    return t;
   }
+  const SideSummary& side = r.sides.at(0);
+  if (side.check && !side.check->ok) {
+    t.verification = side.check;
+    t.status = TrialStatus::kVerifyFailed;
+    t.error = fmt::format(
+        "after a graph replay of {} launches: max_rel_err {:.3g}, diff {:.3g}, NaN/Inf {}, writes outside D {}",
+        options_.hot_graph().graph_launches, side.check->max_rel_err, side.check->diff, side.check->nan_count,
+        side.check->pad_touched);
+    return t;
+  }
+  if (side.check) t.verification = side.check;
+  t.set_timing(side.timing());
   t.status = TrialStatus::kOk;
   return t;
 }
 
+std::pair<BaselineRecord, BaselineRecord> TuningSession::time_baselines(const ProblemData& data) {
+  if (options_.kind == ProtocolKind::kColdL2) return cublas_->measure(data, *timer_, stream_);
+  // Every returned algorithm is verified, then screened under hot-graph: "tuned" is the fastest under the
+  // protocol the sweep tunes for, as in `compare --protocol hot-graph`.
+  const MeasureProtocol mp = options_.hot_graph();
+  CublasLtPlan plan(*cublas_, data);
+  CublasLtChoice c =
+      select_algorithms(plan, screen_timer(*util_, device_, mp, stream_, mp.rounds), mp.to_json(), stream_);
+  return {std::move(c.def), std::move(c.tuned)};
+}
+
 void TuningSession::measure_baselines(const ProblemData& data) {
   const Problem& p = data.problem();
-  if (db_->has_baseline(scope_, p, kProviderCublasDefault) && db_->has_baseline(scope_, p, kProviderCublasTuned))
+  const std::string protocol = options_.protocol_name();
+  if (db_->has_baseline(scope_, p, kProviderCublasDefault, protocol) &&
+      db_->has_baseline(scope_, p, kProviderCublasTuned, protocol))
     return;
-  spdlog::info("  cuBLASLt baselines for {}", p.label());
-  auto [def, tuned] = cublas_->measure(data, *timer_, stream_);
+  spdlog::info("  cuBLASLt baselines for {} ({})", p.label(), protocol);
+  auto [def, tuned] = time_baselines(data);
   db_->put_baseline(scope_, def);
   db_->put_baseline(scope_, tuned);
 }
@@ -172,12 +238,14 @@ std::string SweepOptions::strategy_label() const {
 std::vector<ShapeOutcome> TuningSession::sweep(const std::vector<ShapeEntry>& shapes, const SweepOptions& opts) {
   // 1. Candidates per shape, ranked by the analytic estimate, cut by the strategy; then the compile
   //    queue for all of them in that order, so compilation runs ahead of the GPU.
+  const std::string protocol = options_.protocol_name();
   std::vector<ShapeOutcome> out(shapes.size());
   std::vector<std::vector<KernelConfig>> wanted(shapes.size()), todo(shapes.size());
   int compile_jobs = 0;
   for (size_t i = 0; i < shapes.size(); ++i) {
     const Problem& p = shapes[i].problem;
     out[i].entry = shapes[i];
+    out[i].protocol = protocol;
     std::vector<KernelConfig> ranked = rank_by_estimate(opts.space, p, device_.sm_count);
     size_t keep = ranked.size();
     if (opts.strategy == Strategy::kModel) keep = std::min<size_t>(keep, std::max(1, opts.top_k));
@@ -185,7 +253,7 @@ std::vector<ShapeOutcome> TuningSession::sweep(const std::vector<ShapeEntry>& sh
       keep = std::min<size_t>(keep, opts.max_candidates);
     ranked.resize(keep);
     out[i].candidates = static_cast<int>(keep);
-    const std::set<std::string> stored = db_->stored_config_keys(scope_, p);  // one query per shape
+    const std::set<std::string> stored = db_->stored_config_keys(scope_, p, protocol);  // one query per shape
     for (const KernelConfig& c : ranked) {
       wanted[i].push_back(c);
       if (stored.count(c.key())) {
@@ -197,8 +265,8 @@ std::vector<ShapeOutcome> TuningSession::sweep(const std::vector<ShapeEntry>& sh
       compile_async(KernelSpec::of(c, p));
     }
   }
-  spdlog::info("{} shapes, strategy {}; {} kernels to compile on {} threads; cache {}", shapes.size(),
-               opts.strategy_label(), compile_jobs, pool_->size(), cache_->dir());
+  spdlog::info("{} shapes, strategy {}, protocol {}; {} kernels to compile on {} threads; cache {}", shapes.size(),
+               opts.strategy_label(), protocol, compile_jobs, pool_->size(), cache_->dir());
 
   // 2. Measure shape by shape while the pool keeps compiling ahead.
   for (size_t i = 0; i < shapes.size(); ++i) {
@@ -207,8 +275,8 @@ std::vector<ShapeOutcome> TuningSession::sweep(const std::vector<ShapeEntry>& sh
     auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
     spdlog::info("[{}/{}] {} ({}): {} candidates, {} already stored", i + 1, shapes.size(), p.label(),
                  shapes[i].where(), out[i].candidates, out[i].already_stored);
-    const bool need_baselines = opts.baselines && !(db_->has_baseline(scope_, p, kProviderCublasDefault) &&
-                                                    db_->has_baseline(scope_, p, kProviderCublasTuned));
+    const bool need_baselines = opts.baselines && !(db_->has_baseline(scope_, p, kProviderCublasDefault, protocol) &&
+                                                    db_->has_baseline(scope_, p, kProviderCublasTuned, protocol));
     if (!todo[i].empty() || need_baselines) {
       ProblemData data(p, *util_, seed_for(p), stream_);
       if (opts.baselines) measure_baselines(data);
@@ -238,14 +306,14 @@ std::vector<ShapeOutcome> TuningSession::sweep(const std::vector<ShapeEntry>& sh
         }
       }
     }
-    const std::set<std::string> stored_keys = db_->stored_config_keys(scope_, p);  // one query per shape
+    const std::set<std::string> stored_keys = db_->stored_config_keys(scope_, p, protocol);  // one query per shape
     int stored = 0;
     for (const auto& c : wanted[i]) stored += stored_keys.count(c.key()) ? 1 : 0;
     out[i].complete = stored == out[i].candidates;
     out[i].wall_s = elapsed();
     db_->put_sweep_state(scope_, p, opts.space.name, opts.strategy_label(),
-                         SweepState{out[i].candidates, stored, out[i].complete, ""});
-    out[i].winner = db_->winner(scope_, p);
+                         SweepState{out[i].candidates, stored, out[i].complete, ""}, protocol);
+    out[i].winner = db_->winner(scope_, p, protocol);
   }
   return out;
 }
@@ -256,7 +324,7 @@ TrialRecord TuningSession::run_one(const Problem& p, const KernelConfig& c, bool
   const KernelSpec spec = KernelSpec::of(c, p);
   ProblemData data(p, *util_, seed_for(p), stream_);
   if (with_baselines) {
-    auto pair = cublas_->measure(data, *timer_, stream_);
+    auto pair = time_baselines(data);
     db_->put_baseline(scope_, pair.first);
     db_->put_baseline(scope_, pair.second);
     if (baselines) *baselines = pair;

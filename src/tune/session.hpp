@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "bench/cublaslt_baseline.hpp"
+#include "bench/measure_protocol.hpp"
 #include "bench/problem_data.hpp"
 #include "bench/protocol.hpp"
 #include "core/error.hpp"
@@ -30,7 +31,24 @@ struct SessionOptions {
   std::string db_path;    ///< resolved by the caller (resolve_db_path)
   std::string cache_dir;  ///< empty = default_cache_dir()
   int device = 0;
-  ProtocolOptions protocol;
+  /// What candidates and baselines are timed under (`dgtune sweep --protocol`):
+  ///   kColdL2: the adaptive single-side Timer with `protocol` (stored as "cold-l2-v1"; every trial stored
+  ///            before sweeps had a choice was timed so, which keeps their resume valid);
+  ///   kHotGraph: the interleaved engine's hot-graph protocol (bench/device_sides.hpp) with one side and
+  ///            `hot_graph_rounds` rounds: warm-up, a CUDA graph of graph_launches back-to-back launches,
+  ///            time per launch = replay / graph_launches, warm L2; a candidate's output is verified again
+  ///            after a replay (stored as "hot-graph-v1").
+  /// Trials, baselines, sweep states and winners are stored per protocol name.
+  ProtocolKind kind = ProtocolKind::kColdL2;
+  ProtocolOptions protocol;   ///< kColdL2: the Timer's settings
+  int hot_graph_rounds = 10;  ///< kHotGraph: rounds (samples) per candidate and per cuBLASLt algorithm, >= 1
+
+  /// The engine protocol of kHotGraph (MeasureProtocol::hot_graph() with hot_graph_rounds rounds).
+  MeasureProtocol hot_graph() const;
+  /// The protocol name trials are stored and resumed under: "cold-l2-v1" or "hot-graph-v1".
+  std::string protocol_name() const;
+  /// The protocol JSON stored with every trial and baseline (ProtocolOptions / MeasureProtocol::to_json()).
+  std::string protocol_json() const;
   uint64_t seed = 20261129;  ///< input fill seed (per problem: seed ^ hash(problem key))
   int compile_threads = 0;   ///< 0 = all cores
 };
@@ -58,11 +76,12 @@ struct SweepOptions {
 struct ShapeOutcome {
   ShapeEntry entry;
   int candidates = 0;               ///< after pruning and the strategy's selection
+  std::string protocol;             ///< protocol name the shape was tuned under ("cold-l2-v1", "hot-graph-v1")
   int measured_now = 0;             ///< trials stored by this run
-  int already_stored = 0;           ///< skipped: stored earlier for this device and software environment
+  int already_stored = 0;           ///< skipped: stored earlier for this device, software environment and protocol
   bool complete = false;            ///< every candidate has a stored trial (false when the budget ran out)
   double wall_s = 0;                ///< time spent on this shape in this run (measuring, not compiling ahead)
-  std::optional<WinnerRow> winner;  ///< from the DB after the sweep (baselines included)
+  std::optional<WinnerRow> winner;  ///< from the DB after the sweep, of `protocol` (baselines included)
 };
 
 /// Thrown after a candidate poisoned the CUDA context (sticky error) or hung (watchdog). Its trial
@@ -73,7 +92,8 @@ struct ContextLost : Error {
 
 class TuningSession {
  public:
-  /// Opens the device (must be sm_90), the DB and the cache; compiles the utility module.
+  /// Opens the device (must be sm_90), the DB and the cache; compiles the utility module. Throws
+  /// Error(kUsage) when hot_graph_rounds < 1.
   explicit TuningSession(SessionOptions options);
   ~TuningSession();
 
@@ -84,8 +104,9 @@ class TuningSession {
   const DeviceScope& scope() const { return scope_; }
 
   /// Sweeps every shape (validated up front by the caller). Compilation of all needed kernels runs on
-  /// a thread pool, ahead of the GPU; each candidate is verified, then timed, and stored in its own
-  /// transaction. Already-stored trials and baselines are skipped.
+  /// a thread pool, ahead of the GPU; each candidate is verified, then timed under the session's
+  /// protocol, and stored in its own transaction. Trials and baselines already stored under that
+  /// protocol are skipped (those of the other protocol are not: they answer another question).
   std::vector<ShapeOutcome> sweep(const std::vector<ShapeEntry>& shapes, const SweepOptions& options);
 
   /// Compiles, verifies and times one config on one problem and stores the trial (replacing an
@@ -100,6 +121,8 @@ class TuningSession {
   };
   std::shared_future<CompileResult> compile_async(const KernelSpec& spec);
   TrialRecord measure_candidate(const ProblemData& data, const KernelSpec& spec, const CompileResult& compiled);
+  /// cuBLASLt default and tuned under the session's protocol.
+  std::pair<BaselineRecord, BaselineRecord> time_baselines(const ProblemData& data);
   void measure_baselines(const ProblemData& data);
   uint64_t seed_for(const Problem& p) const;
 

@@ -161,6 +161,11 @@ expect 2 "--device-a requires --between" "$bin" compare --shapes "$tmp/one.txt" 
 expect 2 "--rounds requires --shapes" "$bin" compare --between "$tmp/empty.db" "$tmp/empty.db" --rounds 5
 expect 2 "--save requires --shapes" "$bin" compare --between "$tmp/empty.db" "$tmp/empty.db" --save "$tmp/s.db"
 expect 2 "--protocol: warm not in {cold-l2,hot-graph}" "$bin" compare --shapes "$tmp/one.txt" --protocol warm
+# sweep --protocol: what to tune for; --rounds only with hot-graph (the cold-l2 timer is adaptive).
+expect 2 "--protocol: bogus not in {cold-l2,hot-graph}" "$bin" sweep --shapes "$tmp/one.txt" --db "$tmp/p.db" --protocol bogus
+expect 2 "--rounds = 5 applies to --protocol hot-graph only" "$bin" sweep --shapes "$tmp/one.txt" --db "$tmp/p.db" --rounds 5
+expect 2 "--rounds: 0" "$bin" sweep --shapes "$tmp/one.txt" --db "$tmp/p.db" --protocol hot-graph --rounds 0
+[ -e "$tmp/p.db" ] && { echo "FAIL: a refused sweep --protocol created the database"; fail=1; }
 expect 2 "--margin: -1 is out of range: want a number from 0 to 100" "$bin" compare --shapes "$tmp/one.txt" --margin -1
 expect 2 "--rounds: 0 is out of range: want an integer from 1 to 100000" "$bin" compare --shapes "$tmp/one.txt" --rounds 0
 expect 2 "--interval: t not in {sign,wilcoxon}" "$bin" compare --shapes "$tmp/one.txt" --interval t
@@ -180,6 +185,7 @@ if ! nvidia-smi -L >/dev/null 2>&1; then
   expect 1 "no CUDA device" "$bin" run --m 128 --n 128 --k 128 --config 128x128x128_s4_wg2_sw128_c1x1_rm8_direct_sk1 --cublas
   lacks ".cpp:"
   expect 1 "no CUDA device" "$bin" compare --shapes "$tmp/ok.txt" --db "$tmp/c.db" --protocol hot-graph --rounds 5
+  expect 1 "no CUDA device" "$bin" sweep --shapes "$tmp/ok.txt" --db "$tmp/t2.db" --protocol hot-graph --rounds 3
   [ -e "$tmp/c.db" ] && { echo "FAIL: compare created the database"; fail=1; }
 fi
 exit $fail
