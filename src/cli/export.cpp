@@ -33,15 +33,6 @@ struct Args {
 using report::Cell;
 using report::Number;
 
-std::string protocol_name(const std::string& json_text) {
-  try {
-    const auto j = nlohmann::json::parse(json_text);
-    if (j.is_object() && j.contains("name") && j["name"].is_string()) return j["name"].get<std::string>();
-  } catch (const std::exception&) {
-  }
-  return json_text;
-}
-
 report::Table export_table(const std::vector<ExportRow>& rows, const std::string& title) {
   report::Table t;
   t.title = title;
@@ -111,7 +102,7 @@ report::Table export_table(const std::vector<ExportRow>& rows, const std::string
                           int64_t(c.sms),
                           std::string(to_string(c.mainloop)),
                           int64_t(c.promote_every),
-                          protocol_name(r.trial.protocol)};
+                          r.protocol_name};
     const double us = r.trial.timing ? r.trial.timing->median_us : 0;
     row.push_back(Number{us, 2});
     row.push_back(r.trial.timing ? Cell{Number{r.trial.timing->p10_us, 2}} : Cell{});
@@ -141,7 +132,7 @@ int run(const Args& a) {
   const std::vector<ExportRow> rows = db.export_rows(device_id);
   const std::string title = fmt::format(
       "dgtune export {} device {} ({}, hardware key {}): {} winners (one per software "
-      "environment and problem; x tuned = cuBLASLt-tuned us / dgtune us)",
+      "environment, problem and protocol; x tuned = cuBLASLt-tuned us / dgtune us under the same protocol)",
       path, device.id, device.name, device.hw_key, rows.size());
   std::ostringstream text;
   if (a.format == "cpp") {

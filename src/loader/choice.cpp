@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "records/protocol_name.hpp"
 #include "space/resource_model.hpp"
 
 namespace dgt {
@@ -23,7 +24,7 @@ int compare_log_distance(int64_t a, int64_t b, int64_t m) {
 
 std::optional<StoredChoice> choose_stored_winner(const std::vector<EnvironmentWinner>& candidates, const Problem& p,
                                                  const std::string& kernel_hash, const std::string& env_key,
-                                                 const LegalFn& legal) {
+                                                 const std::string& protocol_kind, const LegalFn& legal) {
   const std::string own_key = p.key();
   std::vector<const EnvironmentWinner*> order;
   for (const auto& c : candidates)
@@ -32,6 +33,9 @@ std::optional<StoredChoice> choose_stored_winner(const std::vector<EnvironmentWi
   auto better = [&](const EnvironmentWinner* a, const EnvironmentWinner* b) {
     const bool a_own = a->problem.key() == own_key, b_own = b->problem.key() == own_key;
     if (a_own != b_own) return a_own;
+    const bool a_kind = protocol_kind_of(a->protocol_name) == protocol_kind,
+               b_kind = protocol_kind_of(b->protocol_name) == protocol_kind;
+    if (a_kind != b_kind) return a_kind;
     const bool a_cur = a->env.kernel_hash == kernel_hash, b_cur = b->env.kernel_hash == kernel_hash;
     if (a_cur != b_cur) return a_cur;
     if (!a_own) {
@@ -43,7 +47,8 @@ std::optional<StoredChoice> choose_stored_winner(const std::vector<EnvironmentWi
     }
     const bool a_env = a->env_key == env_key, b_env = b->env_key == env_key;
     if (a_env != b_env) return a_env;
-    return a->environment_id > b->environment_id;  // newest environment first
+    if (a->environment_id != b->environment_id) return a->environment_id > b->environment_id;  // newest first
+    return a->protocol_name > b->protocol_name;  // the newer version of the kind (deterministic either way)
   };
   std::stable_sort(order.begin(), order.end(), better);
   for (const EnvironmentWinner* c : order) {
@@ -57,6 +62,8 @@ std::optional<StoredChoice> choose_stored_winner(const std::vector<EnvironmentWi
     StoredChoice out;
     out.config = config;
     out.source = c->problem.key() == own_key ? "db" : "nearest";
+    if (protocol_kind_of(c->protocol_name) != protocol_kind) out.source += "-other-protocol";
+    out.protocol_name = c->protocol_name;
     out.tuned_us = c->median_us;
     out.from = c->problem;
     out.kernel_hash = c->env.kernel_hash;

@@ -16,7 +16,11 @@ namespace dgt {
 /// A stored winner the loader may run, and why.
 struct StoredChoice {
   KernelConfig config;
-  std::string source;         ///< "db" (a winner of this problem) or "nearest" (of the same N, K family)
+  /// "db" (a winner of this problem under the preferred protocol kind), "db-other-protocol" (of this
+  /// problem, tuned under the other kind), "nearest" (of the same N, K family, preferred kind) or
+  /// "nearest-other-protocol".
+  std::string source;
+  std::string protocol_name;  ///< protocol the winner was timed under, e.g. "cold-l2-v1", "hot-graph-v1"
   double tuned_us = 0;        ///< median time stored with the winner
   Problem from;               ///< the problem the winner was measured on
   std::string kernel_hash;    ///< kernel hash of the winner's environment
@@ -29,19 +33,25 @@ using LegalFn = std::function<bool(const KernelConfig& config, const Problem& pr
 /// The loader's LegalFn (space/resource_model.hpp).
 bool legal_for_current_kernel(const KernelConfig& config, const Problem& problem);
 
-/// The identity rule. `candidates` are the winners of every software environment of this device's
-/// hardware identity for p's family (TuningDb::environment_winners). Order of preference:
-///   1. a winner of p itself measured with the running kernel hash (`kernel_hash`); among several
-///      environments with that hash, the running environment (`env_key`), then the newest;
-///   2. a winner of p itself from an older kernel hash (newest environment first) whose config still
-///      parses and is legal for the running kernel (`legal`): older_kernel = true;
-///   3. the nearest tuned M of the family (|log M - log p.m|, ties: larger M, then lower problem key)
-///      with the running kernel hash, then 4. with an older kernel hash, each only when legal.
+/// The identity rule. `candidates` are the winners of every software environment and protocol of this
+/// device's hardware identity for p's family (TuningDb::environment_winners). `protocol_kind` ("cold-l2"
+/// or "hot-graph", GemmOptions::protocol) is what the caller tunes for: a winner timed under a protocol
+/// of that kind (any version, protocol_kind_of(name)) is preferred. Order of preference:
+///   1. a winner of p itself under the preferred kind, measured with the running kernel hash
+///      (`kernel_hash`); among several environments with that hash, the running environment (`env_key`),
+///      then the newest (then the higher protocol name, i.e. the newer version of the kind);
+///   2. a winner of p itself under the preferred kind from an older kernel hash (newest environment
+///      first) whose config still parses and is legal for the running kernel (`legal`): older_kernel;
+///   3. and 4. the same for a winner of p itself under the other protocol kind ("db-other-protocol": the
+///      exact shape tuned for another question is a better guess than another M);
+///   5. the nearest tuned M of the family (|log M - log p.m|, ties: larger M, then lower problem key)
+///      under the preferred kind, running kernel hash first ("nearest"), then 6. under the other kind
+///      ("nearest-other-protocol"), each only when legal.
 /// Every candidate is checked with `legal` (a winner of another problem may not fit this one, e.g. a
 /// TMA-store epilogue with an odd ldd), and a config key that does not parse (written by another
 /// dgtune's key format) is skipped. std::nullopt: use the default config.
 std::optional<StoredChoice> choose_stored_winner(const std::vector<EnvironmentWinner>& candidates, const Problem& p,
                                                  const std::string& kernel_hash, const std::string& env_key,
-                                                 const LegalFn& legal);
+                                                 const std::string& protocol_kind, const LegalFn& legal);
 
 }  // namespace dgt

@@ -24,10 +24,10 @@ struct HeaderInfo {
 };
 
 /// A C++17 header: the type block, then in namespace `info.ns`: kKernelHash, kDgtuneVersion, kEntries
-/// (one per row: problem key fields -> config key, time, kernel hash; rows in the order given, later =
-/// newer), kTable (a dgt::TunedTable for GemmOptions::table) and constexpr lookup(m, n, k, lda, ldb,
-/// ldd, a, b, accum): the config key of exactly that problem (the entry with kKernelHash first, else the
-/// last one), nullptr when absent.
+/// (one per row: problem key fields -> config key, time, kernel hash, protocol name; rows in the order
+/// given, later = newer), kTable (a dgt::TunedTable for GemmOptions::table) and constexpr lookup(m, n, k,
+/// lda, ldb, ldd, a, b, accum, protocol): the config key of exactly that problem (an entry of protocol
+/// kind `protocol` first, then one with kKernelHash, then the last one), nullptr when absent.
 std::string export_header(const std::vector<ExportRow>& rows, const HeaderInfo& info);
 
 }  // namespace dgt

@@ -17,6 +17,7 @@
 #include "launch/gemm_kernel.hpp"
 #include "launch/kernel_cache.hpp"
 #include "loader/choice.hpp"
+#include "records/protocol_name.hpp"
 #include "space/cost_model.hpp"
 #include "space/resource_model.hpp"
 
@@ -54,7 +55,8 @@ Problem make_problem(const ShapeKey& s) {
 
 /// The entries of an exported table in p's family (same N, K, types, accumulation), as the loader's
 /// identity rule takes them. Entry i is "environment" i + 1 (later entries count as newer); the
-/// environment key is empty, so it never matches the running one.
+/// environment key is empty, so it never matches the running one. An entry without a protocol (a header
+/// exported before protocols were stored) was timed by the sweep Timer.
 std::vector<EnvironmentWinner> table_winners(const TunedTable& t, const Problem& p) {
   std::vector<EnvironmentWinner> out;
   for (unsigned long long i = 0; i < t.count; ++i) {
@@ -76,6 +78,7 @@ std::vector<EnvironmentWinner> table_winners(const TunedTable& t, const Problem&
     w.median_us = e.tuned_us;
     w.environment_id = static_cast<int64_t>(i) + 1;
     w.env.kernel_hash = e.kernel_hash;
+    w.protocol_name = e.protocol ? e.protocol : kSweepTimerProtocol;
     out.push_back(std::move(w));
   }
   return out;
@@ -90,6 +93,7 @@ struct Gemm::Impl {
   std::optional<int64_t> device_id;   ///< device row of this GPU's hardware identity
   SoftwareEnv env;                    ///< the running software environment
   std::string env_key;                ///< env.key()
+  std::string protocol_kind;          ///< GemmOptions::protocol: the protocol kind whose winners come first
   bool older_kernel_notice = false;   ///< the one notice per Gemm about winners of an older kernel hash
   std::unique_ptr<jit::CubinCache> cache;
   std::unique_ptr<KernelCache> kernels;  // after `cache`: destroyed before it
@@ -124,11 +128,12 @@ struct Gemm::Impl {
       // The identity rule (loader/choice.hpp): winners of this hardware identity under any software
       // environment; the running kernel hash first, an older one only while its config is still legal.
       const std::optional<StoredChoice> w =
-          choose_stored_winner(*candidates, p, env.kernel_hash, env_key, legal_for_current_kernel);
+          choose_stored_winner(*candidates, p, env.kernel_hash, env_key, protocol_kind, legal_for_current_kernel);
       if (w) {
         config = w->config;
         e.choice.source = w->source;
         e.choice.tuned_us = w->tuned_us;
+        e.choice.protocol = w->protocol_name;
         if (w->older_kernel && !older_kernel_notice) {
           older_kernel_notice = true;
           spdlog::info(
@@ -154,6 +159,8 @@ struct Gemm::Impl {
 };
 
 Gemm::Gemm(GemmOptions options) : impl_(std::make_unique<Impl>()) {
+  check_protocol_kind(options.protocol, "dgt::GemmOptions::protocol");
+  impl_->protocol_kind = options.protocol;
   int ordinal = options.device;
   if (ordinal < 0) {
     if (cuda_device_count() == 0) DGT_THROW(ErrorKind::kNoDevice, "dgt::Gemm: no CUDA device found");

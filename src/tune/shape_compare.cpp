@@ -54,8 +54,10 @@ ShapeComparer::~ShapeComparer() {
 std::pair<KernelConfig, std::string> ShapeComparer::choose(const Problem& p) const {
   if (db_ && device_id_) {
     const SoftwareEnv env = fingerprint_.software();
+    // The protocol being measured picks the winners: `compare --protocol hot-graph` runs what
+    // dgt::Gemm with GemmOptions::protocol = "hot-graph" runs.
     const auto w = choose_stored_winner(db_->environment_winners(*device_id_, p), p, env.kernel_hash, env.key(),
-                                        legal_for_current_kernel);
+                                        to_string(options_.protocol.kind), legal_for_current_kernel);
     if (w) return {w->config, w->source};
   }
   return {default_config(p), "default"};

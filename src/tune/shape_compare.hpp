@@ -59,7 +59,8 @@ class ShapeComparer {
   const DeviceInfo& device() const { return device_; }
   const DeviceFingerprint& fingerprint() const { return fingerprint_; }
 
-  /// The loader's choice for p: {config key, source "db" | "nearest" | "default"}.
+  /// The loader's choice for p with options.protocol's kind preferred (loader/choice.hpp): {config, source
+  /// "db" | "db-other-protocol" | "nearest" | "nearest-other-protocol" | "default"}.
   std::pair<KernelConfig, std::string> choose(const Problem& p) const;
 
   /// The search_top_k screen for p on `data` (see ShapeCompareOptions::search_top_k): {fastest verified

@@ -349,6 +349,58 @@ TEST_F(CompareExportTest, ExportedHeaderCompilesAndLooksUpTheStoredConfig) {
   }
 }
 
+TEST_F(CompareExportTest, ExportCarriesEachWinnersProtocol) {
+  make_export_db(path("t.db"));
+  {
+    // kFaster tuned again under hot-graph: another winner (the 30 us cold-l2 loser is the fastest when hot).
+    TuningDb db(path("t.db"));
+    const DeviceScope s = db.upsert_device(gpu("NVIDIA H200", 132));
+    TrialRecord t;
+    t.problem = kFaster;
+    t.config = KernelConfig::parse_key("128x128x128_s4_wg2_sw128_c1x1_rm8_direct_sk1_sm0");
+    t.protocol = R"({"kind":"hot-graph","name":"hot-graph-v1","rounds":10,"version":1})";
+    t.verification = Verification{true, 1e-3, 1e-6, 0, 0};
+    t.set_timing(Timing{9.0, 9.0, 9.0, 10, 0.002, 1755, false});
+    db.put_trial(s, t);
+  }
+  const std::string db = " --db " + path("t.db");
+  const CliRun json = run_dgtune("export" + db + " --format json");
+  ASSERT_EQ(json.rc, 0) << json.out;
+  const auto rows = nlohmann::json::parse(json.out)["winners"];
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0]["protocol"], "cold-l2-v1");
+  EXPECT_EQ(rows[0]["config"], "64x64x128_s6_wg1_sw128_c1x1_rm8_direct_sk4_sm0_1g_p1");
+  EXPECT_NEAR(rows[0]["x_cublas_tuned"].get<double>(), 1.1, 1e-9);  // its own protocol's baseline
+  EXPECT_EQ(rows[1]["protocol"], "hot-graph-v1");
+  EXPECT_EQ(rows[1]["config"], KernelConfig::parse_key("128x128x128_s4_wg2_sw128_c1x1_rm8_direct_sk1_sm0").key());
+  EXPECT_TRUE(rows[1]["x_cublas_tuned"].is_null());  // no hot-graph baseline stored: never the cold one
+  for (const char* format : {"csv", "md", "table"}) {
+    const CliRun r = run_dgtune("export" + db + " --format " + format);
+    ASSERT_EQ(r.rc, 0) << r.out;
+    EXPECT_NE(r.out.find("hot-graph-v1"), std::string::npos) << format << "\n" << r.out;
+  }
+  // The header carries the protocol per entry; lookup() prefers the kind asked for.
+  const CliRun cpp = run_dgtune("export" + db + " --format cpp --out " + path("tuned.hpp"));
+  ASSERT_EQ(cpp.rc, 0) << cpp.out;
+  std::ofstream(path("proto.cpp"))
+      << "#include \"tuned.hpp\"\n"
+         "static_assert(dgtune_tuned::kTable.count == 3);\n"
+         "static_assert(dgtune_tuned::str_eq(dgtune_tuned::kTable.entries[1].protocol, \"hot-graph-v1\"));\n"
+         "static_assert(dgtune_tuned::str_eq(dgtune_tuned::lookup(128, 4096, 7168, 7168, 7168, 4096),\n"
+         "                                   \"64x64x128_s6_wg1_sw128_c1x1_rm8_direct_sk4_sm0_1g_p1\"));\n"
+         "static_assert(dgtune_tuned::str_eq(dgtune_tuned::lookup(128, 4096, 7168, 7168, 7168, 4096, \"e4m3\", "
+         "\"e4m3\", \"promote\", \"hot-graph\"), \"" +
+             KernelConfig::parse_key("128x128x128_s4_wg2_sw128_c1x1_rm8_direct_sk1_sm0").key() +
+             "\"));\n"
+             "static_assert(!dgtune_tuned::protocol_is(nullptr, \"hot-graph\") && "
+             "dgtune_tuned::protocol_is(nullptr, \"cold-l2\"));\n"
+             "int main() { return 0; }\n";
+  const std::string cxx = DGT_HOST_CXX;
+  const std::string cmd =
+      cxx + " -std=c++17 -Wall -Wextra -Werror -fsyntax-only -I" + dir_.string() + " " + path("proto.cpp");
+  EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+}
+
 TEST(ExportHeader, GemmHppHoldsTheTypeBlockVerbatim) {
   std::ifstream f(DGT_SOURCE_DIR "/src/loader/include/dgtune/gemm.hpp");
   std::stringstream ss;

@@ -12,8 +12,10 @@
 #include <string>
 #include <vector>
 
+#include "core/error.hpp"
 #include "db/tuning_db.hpp"
 #include "loader/choice.hpp"
+#include "records/protocol_name.hpp"
 #include "records/records.hpp"
 
 namespace dgt {
@@ -32,9 +34,10 @@ KernelConfig cfg(int block_n, int stages = 4) {
 }
 
 EnvironmentWinner row(const Problem& p, const KernelConfig& c, const std::string& kernel_hash, int64_t env_id,
-                      double us = 10.0) {
+                      double us = 10.0, const std::string& protocol = "cold-l2-v1") {
   EnvironmentWinner w;
   w.problem = p;
+  w.protocol_name = protocol;
   w.config_key = c.key();
   w.median_us = us;
   w.environment_id = env_id;
@@ -47,8 +50,9 @@ EnvironmentWinner row(const Problem& p, const KernelConfig& c, const std::string
 bool always_legal(const KernelConfig&, const Problem&) { return true; }
 
 std::optional<StoredChoice> choose(const std::vector<EnvironmentWinner>& rows, const Problem& p,
-                                   const LegalFn& legal = always_legal, const std::string& env_key = "none") {
-  return choose_stored_winner(rows, p, kCurrent, env_key, legal);
+                                   const LegalFn& legal = always_legal, const std::string& env_key = "none",
+                                   const std::string& protocol_kind = "cold-l2") {
+  return choose_stored_winner(rows, p, kCurrent, env_key, protocol_kind, legal);
 }
 
 TEST(LoaderChoice, PrefersTheRunningKernelHash) {
@@ -145,10 +149,81 @@ TEST(LoaderChoice, RealLegalityRejectsATmaStoreWinnerForAnOddLdd) {
   tma.epilogue = Epilogue::kTma;
   ASSERT_TRUE(legal_for_current_kernel(tma, tuned));
   EXPECT_FALSE(legal_for_current_kernel(tma, odd));
-  EXPECT_FALSE(choose_stored_winner({row(tuned, tma, kOld, 1)}, odd, kCurrent, "", legal_for_current_kernel));
-  auto c = choose_stored_winner({row(tuned, tma, kOld, 1)}, tuned, kCurrent, "", legal_for_current_kernel);
+  EXPECT_FALSE(
+      choose_stored_winner({row(tuned, tma, kOld, 1)}, odd, kCurrent, "", "cold-l2", legal_for_current_kernel));
+  auto c = choose_stored_winner({row(tuned, tma, kOld, 1)}, tuned, kCurrent, "", "cold-l2", legal_for_current_kernel);
   ASSERT_TRUE(c);
   EXPECT_TRUE(c->older_kernel);
+}
+
+TEST(LoaderChoice, ProtocolKindNames) {
+  EXPECT_EQ(protocol_kind_of("cold-l2-v1"), "cold-l2");
+  EXPECT_EQ(protocol_kind_of("cold-l2-v2"), "cold-l2");
+  EXPECT_EQ(protocol_kind_of("hot-graph-v1"), "hot-graph");
+  EXPECT_EQ(protocol_kind_of("hot-graph-v12"), "hot-graph");
+  EXPECT_EQ(protocol_kind_of("hot-graph"), "hot-graph");    // no version: its own kind
+  EXPECT_EQ(protocol_kind_of("cold-l2-vx"), "cold-l2-vx");  // not a version
+  EXPECT_EQ(protocol_kind_of("cold-l2-v"), "cold-l2-v");
+  EXPECT_NO_THROW(check_protocol_kind("hot-graph", "p"));
+  try {
+    check_protocol_kind("warm", "dgt::GemmOptions::protocol");
+    ADD_FAILURE() << "no throw";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kUsage);
+    EXPECT_NE(std::string(e.what()).find("'warm' is not a protocol; choose cold-l2 or hot-graph"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(LoaderChoice, PrefersTheProtocolKindAskedForThenTheOtherOnesWinnerOfTheShape) {
+  const Problem p = Problem::dense(128, 4096, 7168);
+  // The same shape tuned under both protocols (different winners, as warm L2 favours other tiles).
+  const std::vector<EnvironmentWinner> both = {row(p, cfg(128), kCurrent, 1, 10.0, "cold-l2-v1"),
+                                               row(p, cfg(256), kCurrent, 1, 8.0, "hot-graph-v1")};
+  auto c = choose(both, p, always_legal, "none", "hot-graph");
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->config, cfg(256));
+  EXPECT_EQ(c->source, "db");
+  EXPECT_EQ(c->protocol_name, "hot-graph-v1");
+  c = choose(both, p, always_legal, "none", "cold-l2");
+  EXPECT_EQ(c->config, cfg(128));
+  EXPECT_EQ(c->source, "db");
+  EXPECT_EQ(c->protocol_name, "cold-l2-v1");
+  // Any version of the kind counts as the kind.
+  c = choose({row(p, cfg(128), kCurrent, 1, 10.0, "cold-l2-v1"), row(p, cfg(192), kCurrent, 1, 8.0, "hot-graph-v7")}, p,
+             always_legal, "none", "hot-graph");
+  EXPECT_EQ(c->config, cfg(192));
+  EXPECT_EQ(c->source, "db");
+  // Only the other protocol's winner of the shape: taken and labelled, even over a nearer-kind nearest M
+  // or a running-hash winner of the asked kind for another M.
+  const Problem near = Problem::dense(256, 4096, 7168);
+  c = choose({row(p, cfg(128), kOld, 1, 10.0, "cold-l2-v1"), row(near, cfg(96), kCurrent, 2, 9.0, "hot-graph-v1")}, p,
+             always_legal, "none", "hot-graph");
+  EXPECT_EQ(c->config, cfg(128));
+  EXPECT_EQ(c->source, "db-other-protocol");
+  EXPECT_EQ(c->protocol_name, "cold-l2-v1");
+  EXPECT_TRUE(c->older_kernel);
+  // The asked kind's winner of the shape beats the other kind's even when it is of an older kernel hash.
+  c = choose({row(p, cfg(128), kCurrent, 2, 10.0, "cold-l2-v1"), row(p, cfg(160), kOld, 1, 9.0, "hot-graph-v1")}, p,
+             always_legal, "none", "hot-graph");
+  EXPECT_EQ(c->config, cfg(160));
+  EXPECT_EQ(c->source, "db");
+  // ... unless it is illegal now: then the other kind's.
+  c = choose(
+      {row(p, cfg(128), kCurrent, 2, 10.0, "cold-l2-v1"), row(p, cfg(160), kOld, 1, 9.0, "hot-graph-v1")}, p,
+      [](const KernelConfig& k, const Problem&) { return k.block_n != 160; }, "none", "hot-graph");
+  EXPECT_EQ(c->config, cfg(128));
+  EXPECT_EQ(c->source, "db-other-protocol");
+  // No winner of the shape: the nearest M of the asked kind, then of the other kind.
+  const Problem far = Problem::dense(4096, 4096, 7168);
+  c = choose({row(near, cfg(96), kCurrent, 1, 9.0, "cold-l2-v1"), row(far, cfg(64), kCurrent, 1, 9.0, "hot-graph-v1")},
+             p, always_legal, "none", "hot-graph");
+  EXPECT_EQ(c->config, cfg(64));
+  EXPECT_EQ(c->source, "nearest");
+  c = choose({row(near, cfg(96), kCurrent, 1, 9.0, "cold-l2-v1")}, p, always_legal, "none", "hot-graph");
+  EXPECT_EQ(c->config, cfg(96));
+  EXPECT_EQ(c->source, "nearest-other-protocol");
+  EXPECT_EQ(c->from, near);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -208,18 +283,54 @@ TEST_F(EnvironmentWinnersTest, OneWinnerPerEnvironmentOfTheHardwareAndFamily) {
   EXPECT_EQ(rows[1].env.kernel_hash, kCurrent);
 
   // The rule over these rows: the exact shape's winner of the older kernel (legal), flagged.
-  auto c = choose_stored_winner(rows, p, kCurrent, rows[1].env_key, always_legal);
+  auto c = choose_stored_winner(rows, p, kCurrent, rows[1].env_key, "cold-l2", always_legal);
   ASSERT_TRUE(c);
   EXPECT_EQ(c->config, cfg(192));
   EXPECT_TRUE(c->older_kernel);
   // Once the running kernel has its own winner for p, it is preferred.
   db.put_trial(cur_env, timed(p, cfg(128), 12.0));
-  c = choose_stored_winner(db.environment_winners(cur_env.device_id, p), p, kCurrent, "", always_legal);
+  c = choose_stored_winner(db.environment_winners(cur_env.device_id, p), p, kCurrent, "", "cold-l2", always_legal);
   EXPECT_EQ(c->config, cfg(128));
   EXPECT_FALSE(c->older_kernel);
   // The other hardware sees only its own row; no family, no rows.
   EXPECT_EQ(db.environment_winners(other_hw.device_id, near).size(), 1u);
   EXPECT_TRUE(db.environment_winners(other_hw.device_id, Problem::dense(1, 1024, 1024)).empty());
+}
+
+TEST_F(EnvironmentWinnersTest, OneWinnerPerProtocolAndTheLoaderPrefersTheKindAskedFor) {
+  TuningDb db((dir_ / "t.db").string());
+  const DeviceScope env = db.upsert_device(h200(kCurrent, 12080));
+  const Problem p = Problem::dense(128, 4096, 7168);
+  db.put_trial(env, timed(p, cfg(128), 10.0));  // protocol "" -> the sweep Timer's cold-l2-v1
+  TrialRecord hot = timed(p, cfg(256), 7.0);
+  hot.protocol = R"({"kind":"hot-graph","name":"hot-graph-v1","version":1})";
+  db.put_trial(env, hot);
+  TrialRecord hot_slow = timed(p, cfg(128), 9.0);  // the same config as the cold winner, timed hot: a second trial
+  hot_slow.protocol = hot.protocol;
+  db.put_trial(env, hot_slow);
+
+  auto rows = db.environment_winners(env.device_id, p);
+  ASSERT_EQ(rows.size(), 2u);
+  std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.protocol_name < b.protocol_name; });
+  EXPECT_EQ(rows[0].protocol_name, "cold-l2-v1");
+  EXPECT_EQ(rows[0].config_key, cfg(128).key());
+  EXPECT_EQ(rows[1].protocol_name, "hot-graph-v1");
+  EXPECT_EQ(rows[1].config_key, cfg(256).key());
+  EXPECT_DOUBLE_EQ(rows[1].median_us, 7.0);
+
+  auto c = choose_stored_winner(rows, p, kCurrent, "", "hot-graph", always_legal);
+  EXPECT_EQ(c->config, cfg(256));
+  EXPECT_EQ(c->source, "db");
+  c = choose_stored_winner(rows, p, kCurrent, "", "cold-l2", always_legal);
+  EXPECT_EQ(c->config, cfg(128));
+  EXPECT_EQ(c->source, "db");
+  // Only cold-l2 trials for another shape: asked for hot-graph, the loader labels the fallback.
+  const Problem q = Problem::dense(64, 4096, 7168);
+  db.put_trial(env, timed(q, cfg(64), 5.0));
+  c = choose_stored_winner(db.environment_winners(env.device_id, q), q, kCurrent, "", "hot-graph", always_legal);
+  EXPECT_EQ(c->config, cfg(64));
+  EXPECT_EQ(c->source, "db-other-protocol");
+  EXPECT_EQ(c->protocol_name, "cold-l2-v1");
 }
 
 }  // namespace

@@ -31,6 +31,7 @@ struct TunedEntry {
   const char* config_key;   ///< KernelConfig key, e.g. "128x128x128_s4_wg2_sw128_c1x1_rm8_direct_sk1_sm0"
   double tuned_us;          ///< median time stored with the winner
   const char* kernel_hash;  ///< kernel-source hash of the environment the winner was measured under
+  const char* protocol;     ///< protocol name, e.g. "hot-graph-v1"; nullptr (older headers): "cold-l2-v1"
 };
 /// A table of winners of one hardware identity (GemmOptions::table).
 struct TunedTable {
@@ -45,6 +46,11 @@ struct TunedTable {
 #endif
 // END dgtune tuned-table types
 // clang-format on
+// A header exported by a dgtune older than TunedEntry::protocol, included BEFORE this file, defines TunedEntry
+// without it, while the library reads entries with it: such a header must be re-exported. This fails to compile
+// then (no member `protocol`) instead of reading past the entries. (Included after this file, an old header's
+// entries are read with protocol = nullptr, i.e. "cold-l2-v1".)
+static_assert(sizeof(&dgt::TunedEntry::protocol) > 0, "re-export the tuned-table header with this dgtune");
 
 namespace dgt {
 
@@ -54,9 +60,12 @@ enum class Fp8Format { kE4M3, kE5M2 };
 /// What `Gemm` runs for a shape and why.
 struct GemmChoice {
   std::string config_key;  ///< kernel config, e.g. "128x128x128_s4_wg2_sw128_c1x1_rm8_direct_sk1_sm0"
-  std::string source;   ///< "db" (winner of this shape; also from GemmOptions::table), "nearest" (winner of the same N,
-                        ///< K), "default"
-  double tuned_us = 0;  ///< median time stored with the winner (0 for "default")
+  /// "db" (winner of this shape under GemmOptions::protocol's kind; also from GemmOptions::table),
+  /// "db-other-protocol" (winner of this shape tuned under the other protocol kind), "nearest" (winner of the
+  /// same N, K), "nearest-other-protocol", "default"
+  std::string source;
+  double tuned_us = 0;   ///< median time stored with the winner (0 for "default")
+  std::string protocol;  ///< protocol the winner was timed under, e.g. "cold-l2-v1", "hot-graph-v1" ("" for "default")
 };
 
 struct GemmOptions {
@@ -69,10 +78,18 @@ struct GemmOptions {
   /// deployment needs NVRTC. The identity rule is the DB's: entries of another hardware identity are
   /// not used, an entry of another kernel hash only while its config is still legal.
   const TunedTable* table = nullptr;
+  /// Which winners to prefer: "cold-l2" (default; tuned by `dgtune sweep`, operands from HBM, one launch at a
+  /// time) or "hot-graph" (tuned by `dgtune sweep --protocol hot-graph`: warm L2, back-to-back launches in a
+  /// CUDA graph, what a serving stack replaying graphs sees). A shape's winner under this kind (any version)
+  /// is taken first, then its winner under the other kind (source "db-other-protocol"), then the nearest M
+  /// (this kind, then the other), then the default config. Same rule for `table`. Any other value: the
+  /// constructor throws dgt::Error(kUsage).
+  std::string protocol = "cold-l2";
 };
 
 /// Thread-safe FP8 GEMM launcher backed by the tuning DB. The first call for a shape looks up the
-/// winner of (this GPU's hardware identity, problem) measured with the running kernel version, else one
+/// winner of (this GPU's hardware identity, problem, GemmOptions::protocol's kind; then the other
+/// protocol's) measured with the running kernel version, else one
 /// of an older kernel version whose config is still legal (logged once per Gemm), else the nearest
 /// tuned M with the same N and K (README "Tuning database": the loader rule), else the documented
 /// default config (dgt::default_config), then JIT-loads it through the cubin
@@ -83,8 +100,8 @@ struct GemmOptions {
 /// (allocated on first use): calls for one shape must then be ordered on one stream.
 class Gemm {
  public:
-  /// Opens the device and (read-only) the DB. Throws dgt::Error (kNoDevice, kSqlite, ...) with a
-  /// message naming what failed.
+  /// Opens the device and (read-only) the DB. Throws dgt::Error (kNoDevice, kSqlite, kUsage for an unknown
+  /// GemmOptions::protocol, ...) with a message naming what failed.
   explicit Gemm(GemmOptions options = {});
   ~Gemm();
   Gemm(const Gemm&) = delete;
