@@ -67,7 +67,10 @@ TEST(Compare, BothProtocolsOnTwoShapes) {
     std::map<std::string, nlohmann::json> rows;
     for (const auto& row : doc["tables"][0]["rows"]) rows[row["name"].get<std::string>()] = row;
     ASSERT_EQ(rows.size(), 2u) << r.out;
-    EXPECT_EQ(rows["decode"]["config_source"], "db") << protocol;
+    // The DB holds a cold-l2 winner only (run_one times with the sweep Timer): asked for hot-graph, the loader
+    // takes it as the shape's other-protocol winner and says so.
+    EXPECT_EQ(rows["decode"]["config_source"], std::string(protocol) == "cold-l2" ? "db" : "db-other-protocol")
+        << protocol;
     EXPECT_EQ(rows["decode"]["config"], tuned_config.key()) << protocol;
     EXPECT_EQ(rows["square"]["config_source"], "default") << protocol;
     for (const auto& [name, row] : rows) {
