@@ -1,11 +1,14 @@
 // dgtune: tune an FP8 GEMM kernel family on Hopper and store the winners in a SQLite database.
-// Exit codes: 0 ok, 1 error, 2 usage (bad arguments or input files), 3 gate regression.
+// Exit codes (README, "Exit codes"): 0 ok, 1 runtime or I/O error (CUDA, NVRTC, SQLite, a damaged DB, writing
+// output), 2 bad input (arguments, unreadable or malformed input files, a rule a problem or config breaks),
+// 3 gate regression.
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
 #include "core/error.hpp"
+#include "core/escape.hpp"
 
 int main(int argc, char** argv) {
   // Progress and diagnostics on stderr; tables (the product) on stdout.
@@ -15,6 +18,12 @@ int main(int argc, char** argv) {
   CLI::App app{"dgtune: FP8 GEMM tuner for Hopper (sm_90a), verified against a reference and timed against cuBLASLt"};
   app.require_subcommand(1);
   app.fallthrough();  // options of the app (--log-level, --version) are accepted after the subcommand too
+  // CLI11 quotes the offending argument as typed: escape control bytes (a NUL, an ANSI escape) in it.
+  app.failure_message([](const CLI::App* a, const CLI::Error& e) {
+    std::string text = dgt::escaped(e.what()) + "\n";
+    if (a->get_help_ptr() != nullptr) text += "Run with " + a->get_help_ptr()->get_name() + " for more information.\n";
+    return text;
+  });
   dgt::cli::LogLevelOption log_level;
   log_level.add(app);
   dgt::cli::add_version_flag(app);
@@ -37,11 +46,13 @@ int main(int argc, char** argv) {
   try {
     return action();
   } catch (const dgt::Error& e) {
-    // Users get the message; the source location and failed call are for --log-level debug.
-    spdlog::error("{}", spdlog::should_log(spdlog::level::debug) ? e.what() : e.message());
+    // Users get the message; the source location and failed call are for --log-level debug. Quoted input
+    // is escaped where it is quoted (core/escape.hpp); escaping the whole message again is the last guard
+    // for a value a message forgot (it keeps the message's own line breaks).
+    spdlog::error("{}", dgt::escaped_keep_lines(spdlog::should_log(spdlog::level::debug) ? e.what() : e.message()));
     return e.kind() == dgt::ErrorKind::kUsage || e.kind() == dgt::ErrorKind::kInvalid ? 2 : 1;
   } catch (const std::exception& e) {
-    spdlog::error("{}", e.what());
+    spdlog::error("{}", dgt::escaped_keep_lines(e.what()));
     return 1;
   }
 }

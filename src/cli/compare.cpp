@@ -45,14 +45,24 @@ int run_measured(const Args& a) {
   protocol.rounds = a.rounds;
   protocol.validate();
   const std::string db_path = a.db.resolved();
+  // Every --config against every shape with the space's rules: a key that is malformed or cannot run a
+  // shape is bad input (exit 2) before the GPU or the DB is touched.
+  std::vector<std::pair<std::string, Problem>> problems;
+  for (const ShapeEntry& e : shapes) problems.emplace_back(e.where(), e.problem);
   std::vector<KernelConfig> extra;
-  for (const std::string& key : a.extra_configs)
-    extra.push_back(KernelConfig::parse_key(key));  // bad keys: exit 2, no GPU
+  for (const std::string& key : a.extra_configs) extra.push_back(checked_config("--config", key, problems));
   if (!a.save.empty()) {
     std::error_code ec;
     if (a.save == db_path || (std::filesystem::exists(a.save) && std::filesystem::equivalent(a.save, db_path, ec)))
       DGT_THROW(ErrorKind::kUsage, "--save {} is the --db file, which compare opens read-only; save to another file",
                 a.save);
+  }
+  // A --db that exists must be a readable tuning DB (a directory, a text file): refused now, not after
+  // the GPU has been opened. A missing one means default configs (README).
+  if (std::filesystem::exists(db_path)) {
+    DbOption existing;
+    existing.path = db_path;
+    TuningDb probe(existing.existing("compare"), /*read_only=*/true);
   }
 
   // The DB is only read, never created or migrated (what the loader does); the per-shape measurement
@@ -139,6 +149,7 @@ int64_t pick_device(const TuningDb& db, const std::string& id, const std::string
 namespace {
 
 int run_between(const Args& a) {
+  // Both paths were checked at parse time (input_file); their content is checked by opening them.
   TuningDb A(a.between[0], /*read_only=*/true), B(a.between[1], /*read_only=*/true);
   const int64_t da = pick_device(A, a.device_a, "--device-a", true),
                 dbi = pick_device(B, a.device_b, "--device-b", true);
@@ -171,11 +182,11 @@ void add_compare(CLI::App& app, Action& action) {
                                     "rounds (or between two DBs' stored samples)",
                                     run);
   auto* shapes = cmd.add_option("--shapes", a.shapes, "shapes file: measure these shapes now (GPU)")
-                     ->check(CLI::ExistingFile)
+                     ->check(input_file("shapes file"))
                      ->group("Input");
   auto* between = cmd.add_option("--between", a.between, "A.db B.db: compare two tuning DBs' stored samples (no GPU)")
                       ->expected(2)
-                      ->check(CLI::ExistingFile)
+                      ->check(input_file("tuning database"))
                       ->group("Input");
   shapes->excludes(between);
   cmd.add_option("--device-a", a.device_a, "with --between: device of A (row id or hardware key)")->needs(between);
@@ -203,7 +214,8 @@ void add_compare(CLI::App& app, Action& action) {
   cmd.add_option(
          "--config", a.extra_configs,
          "with --shapes: also time this config key in the same rounds (repeatable), e.g. two kernel schedules "
-         "side by side with cuBLASLt; each is verified first, and left out (with a warning) where illegal or wrong")
+         "side by side with cuBLASLt; a key that breaks a rule for any shape is refused (exit 2) before the GPU "
+         "is opened; each is verified first and left out (with a warning) where its output is wrong")
       ->needs(shapes);
   add_groups(cmd, a.db, a.device, a.cache, a.format);
 }

@@ -18,7 +18,7 @@ struct CheckArgs {
 };
 
 int run_check(const CheckArgs& a) {
-  const std::string path = a.db.resolved();
+  const std::string path = a.db.existing("db check");
   const dbm::CheckReport r = dbm::check(path);
   report::Table t;
   t.title = fmt::format("dgtune db check {} (schema version {}, this dgtune writes {}; read-only, not migrated)", path,
@@ -33,7 +33,7 @@ int run_check(const CheckArgs& a) {
 }
 
 int run_devices(const CheckArgs& a) {
-  const std::string path = a.db.resolved();
+  const std::string path = a.db.existing("db devices");
   report::Table t;
   t.title = "devices (hardware identities) in " + path;
   t.columns = {
@@ -56,7 +56,7 @@ struct PruneArgs {
 };
 
 int run_prune(const PruneArgs& a) {
-  const std::string path = a.db.resolved();
+  const std::string path = a.db.existing("db prune");
   const std::string keep = jit::kernel_source_hash();
   const dbm::PruneReport r = dbm::prune(path, keep, a.dry_run);
   report::Table t;
@@ -120,7 +120,7 @@ void add_db(CLI::App& app, Action& action) {
   {
     auto [cmd, a] = add_command<MergeArgs>(*db, action, "merge",
                                            "merge two tuning DBs into a new one (rules in the README)", run_merge);
-    cmd.add_option("inputs", a.inputs, "A.db B.db")->required()->expected(2);
+    cmd.add_option("inputs", a.inputs, "A.db B.db")->required()->expected(2)->check(input_file("tuning database"));
     cmd.add_option("-o,--out", a.out, "output file (must not exist)")->required();
     add_groups(cmd, a.format);
   }

@@ -121,9 +121,7 @@ report::Table export_table(const std::vector<ExportRow>& rows, const std::string
 }
 
 int run(const Args& a) {
-  const std::string path = a.db.resolved();
-  if (!std::filesystem::exists(path))
-    DGT_THROW(ErrorKind::kUsage, "no tuning database at {} (export never creates one)", path);
+  const std::string path = a.db.existing("export");
   TuningDb db(path, /*read_only=*/true);  // never created or migrated
   const int64_t device_id = pick_device(db, a.device, "--device", false);
   DeviceRow device;

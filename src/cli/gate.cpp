@@ -198,7 +198,9 @@ struct HistoryArgs {
 };
 
 int run_history(const HistoryArgs& a) {
-  const std::string path = a.history.empty() ? a.db.resolved() : a.history;
+  DbOption source = a.db;
+  if (!a.history.empty()) source.path = a.history;
+  const std::string path = source.existing("history");
   TuningDb db(path, /*read_only=*/true);
   const auto points = db.gate_history(a.shape);
   if (points.empty())
@@ -218,9 +220,10 @@ void add_gate(CLI::App& app, Action& action) {
       "(exit 0 pass, 3 regression, 1 error, 2 bad input)",
       run);
   cmd.add_option("--record", a.record, "measure now and write a baseline JSON to FILE");
-  cmd.add_option("--baseline", a.baseline, "baseline JSON (from --record) to check against")->check(CLI::ExistingFile);
+  cmd.add_option("--baseline", a.baseline, "baseline JSON (from --record) to check against")
+      ->check(input_file("baseline file"));
   cmd.add_option("--shapes", a.shapes, "shapes file (default with --baseline: the baseline's shapes)")
-      ->check(CLI::ExistingFile)
+      ->check(input_file("shapes file"))
       ->group("Input");
   cmd.add_option("--protocol", a.protocol, "cold-l2 | hot-graph (default: the baseline's; cold-l2 for --record)")
       ->check(CLI::IsMember({"cold-l2", "hot-graph"}));

@@ -9,9 +9,12 @@
 #include <iostream>
 
 #include "core/error.hpp"
+#include "core/escape.hpp"
+#include "core/input_file.hpp"
 #include "core/paths.hpp"
 #include "jit/compiler.hpp"
 #include "jit/kernel_hash.hpp"
+#include "space/resource_model.hpp"
 
 namespace dgt::cli {
 
@@ -123,6 +126,44 @@ CLI::Validator real(double min, double max) {
       range_hint(min, max), "real");
 }
 
+CLI::Validator input_file(const std::string& what) {
+  return CLI::Validator(
+      [what](std::string& path) -> std::string {
+        try {
+          require_input_file(path, what);
+        } catch (const Error& e) {
+          return e.message();
+        }
+        return {};
+      },
+      "FILE", "input_file");
+}
+
+KernelConfig checked_config(const std::string& flag, const std::string& key,
+                            const std::vector<std::pair<std::string, Problem>>& problems) {
+  KernelConfig c;
+  try {
+    c = KernelConfig::parse_key(key);
+  } catch (const Error& e) {
+    DGT_THROW(ErrorKind::kUsage, "{}: {}", flag, e.message());
+  }
+  // Every problem the config cannot run, so the user sees them all at once; nothing is measured.
+  std::string errors;
+  size_t bad = 0;
+  for (const auto& [where, p] : problems)
+    if (const std::string why = config_rule_violation(c, p); !why.empty()) {
+      errors += fmt::format("\n  {}{}: {}", where.empty() ? "" : where + ": ", p.label(), why);
+      ++bad;
+    }
+  if (bad == 1 && problems.size() == 1)
+    DGT_THROW(ErrorKind::kUsage, "{} {}: cannot run {}: {}; nothing was measured", flag, escaped(key),
+              problems[0].second.label(), config_rule_violation(c, problems[0].second));
+  if (bad)
+    DGT_THROW(ErrorKind::kUsage, "{} {}: cannot run {} of {} shapes; nothing was measured:{}", flag, escaped(key), bad,
+              problems.size(), errors);
+  return c;
+}
+
 // ---- groups -------------------------------------------------------------------------------------------
 
 void DbOption::add(CLI::App& cmd) {
@@ -130,6 +171,16 @@ void DbOption::add(CLI::App& cmd) {
 }
 
 std::string DbOption::resolved() const { return resolve_db_path(path); }
+
+std::string DbOption::existing(const std::string& command) const {
+  const std::string p = resolved();
+  try {
+    require_input_file(p, "tuning database (--db)");
+  } catch (const Error& e) {
+    DGT_THROW(ErrorKind::kUsage, "{} ({} never creates one)", e.message(), command);
+  }
+  return p;
+}
 
 void DeviceOption::add(CLI::App& cmd) {
   cmd.add_option("--device", ordinal, "CUDA device ordinal")
@@ -216,9 +267,16 @@ void ProblemOptions::add(CLI::App& cmd) {
   cmd.add_option("--lda", lda, "leading dimension of A in elements (default K)")->transform(count(1))->group("Problem");
   cmd.add_option("--ldb", ldb, "leading dimension of B in elements (default K)")->transform(count(1))->group("Problem");
   cmd.add_option("--ldd", ldd, "leading dimension of D in elements (default N)")->transform(count(1))->group("Problem");
-  cmd.add_option("--a", a, "type of A: e4m3 | e5m2")->capture_default_str()->group("Problem");
-  cmd.add_option("--b", b, "type of B: e4m3 | e5m2")->capture_default_str()->group("Problem");
+  cmd.add_option("--a", a, "type of A: e4m3 | e5m2")
+      ->check(CLI::IsMember({"e4m3", "e5m2"}))
+      ->capture_default_str()
+      ->group("Problem");
+  cmd.add_option("--b", b, "type of B: e4m3 | e5m2")
+      ->check(CLI::IsMember({"e4m3", "e5m2"}))
+      ->capture_default_str()
+      ->group("Problem");
   cmd.add_option("--accum", accum, "accumulation: promote (FP32 promotion per k-block) | fast")
+      ->check(CLI::IsMember({"promote", "fast"}))
       ->capture_default_str()
       ->group("Problem");
 }
@@ -238,13 +296,13 @@ Problem ProblemOptions::problem() const {
 void ShapesOption::add(CLI::App& cmd) {
   cmd.add_option("--shapes", path, "shapes file (one 'M N K [key=value ...]' per line)")
       ->required()
-      ->check(CLI::ExistingFile)
+      ->check(input_file("shapes file"))
       ->group("Input");
 }
 
 std::vector<ShapeEntry> ShapesOption::load() const {
   auto shapes = load_shapes_file(path);
-  if (shapes.empty()) DGT_THROW(ErrorKind::kUsage, "{}: no shapes (every line is blank or a comment)", path);
+  if (shapes.empty()) DGT_THROW(ErrorKind::kUsage, "{}: no shapes (every line is blank or a comment)", escaped(path));
   // Every line's rule violations, each as "file:line: message", so the user fixes the file once.
   std::string errors;
   int bad = 0;
@@ -263,6 +321,7 @@ std::vector<ShapeEntry> ShapesOption::load() const {
 
 void SpaceOption::add(CLI::App& cmd) {
   cmd.add_option("--space", path, "search space JSON (default: configs/spaces/sm90-default.json, built in)")
+      ->check(input_file("search space file"))
       ->group("Input");
 }
 

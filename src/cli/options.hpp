@@ -32,6 +32,10 @@ CLI::Validator count_u64();
 /// A decimal real in [min, max] ("2", "0.5", "1e-3"; no sign, no hex, no inf/nan).
 CLI::Validator real(double min, double max = std::numeric_limits<double>::max());
 
+/// An input file the user names: CLI11 refuses it at parse time (exit 2) unless require_input_file()
+/// accepts it (exists, a file or a pipe, readable); the message says "cannot read WHAT 'PATH': REASON".
+CLI::Validator input_file(const std::string& what);
+
 // ---- option groups --------------------------------------------------------------------------------
 
 /// --db PATH (default $DGTUNE_DB, else results/tuning.db).
@@ -39,6 +43,10 @@ struct DbOption {
   std::string path;
   void add(CLI::App& cmd);
   std::string resolved() const;  ///< resolve_db_path(path)
+  /// resolved(), for commands that only read the DB: a missing, directory or unreadable path is
+  /// Error(kUsage) (exit 2) naming --db and saying that `command` never creates one. A file that exists but is damaged
+  /// or not a dgtune DB fails later, when it is opened: Error(kSqlite), exit 1 (README, "Exit codes").
+  std::string existing(const std::string& command) const;
 };
 
 /// --device N (CUDA ordinal).
@@ -101,6 +109,13 @@ struct SpaceOption {
   void add(CLI::App& cmd);
   SearchSpace load() const;
 };
+
+/// The config key of `flag` (e.g. "--config") parsed and checked against every problem with the rules
+/// the search space applies (config_rule_violation: R1-R20 and P3), before a GPU or a DB is touched.
+/// Throws Error(kUsage) naming the flag, the key, each problem it cannot run (with `where`, e.g. the
+/// shapes file line) and the rule.
+KernelConfig checked_config(const std::string& flag, const std::string& key,
+                            const std::vector<std::pair<std::string, Problem>>& problems);
 
 /// Declares every group's flags on `cmd`, in order.
 template <class... Group>

@@ -19,8 +19,10 @@ struct Args {
 };
 
 int run(const Args& a) {
-  const Problem p = a.problem.problem();  // input checks before the GPU is opened
-  const KernelConfig c = KernelConfig::parse_key(a.config);
+  // Every input check (the problem's rules, then every rule of the config against it) before the GPU or
+  // the DB is opened: an illegal config is bad input (exit 2), never a stored "rejected" trial.
+  const Problem p = a.problem.problem();
+  const KernelConfig c = checked_config("--config", a.config, {{"", p}});
   TuningSession session(session_options(a.db, a.device, a.cache, a.timing));
   std::optional<std::pair<BaselineRecord, BaselineRecord>> baselines;
   const TrialRecord t = session.run_one(p, c, a.baseline.on, &baselines);

@@ -208,6 +208,9 @@ CheckReport check(const std::string& path) {
 std::vector<DeviceSummary> devices(const std::string& path) {
   Connection c(path, /*read_only=*/true);
   const int v = file_version(c);
+  if (v == 0)  // "migrate it" would be wrong advice: a read-write open refuses a foreign file too
+    DGT_THROW(ErrorKind::kSqlite, "tuning database {} is not a dgtune tuning database (it has no schema_version table)",
+              path);
   if (v < 3)
     DGT_THROW(ErrorKind::kSqlite,
               "tuning database {} has schema version {}: open it read-write once (e.g. `dgtune db prune "

@@ -8,7 +8,7 @@
 namespace dgt {
 
 bool legal_for_current_kernel(const KernelConfig& config, const Problem& problem) {
-  return evaluate_resources(KernelSpec::of(config, problem)).ok() && problem_fit(config, problem).empty();
+  return config_rule_violation(config, problem).empty();
 }
 
 namespace {

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
+#include "core/escape.hpp"
 
 namespace dgt {
 
@@ -18,7 +19,7 @@ Mainloop parse_mainloop(std::string_view s, std::string_view where) {
   if (s == "1g") return Mainloop::k1g;
   if (s == "2g") return Mainloop::k2g;
   if (s == "2o") return Mainloop::k2o;
-  DGT_THROW(ErrorKind::kUsage, "{}: mainloop '{}' is unknown (expected 1g, 2g or 2o)", where, s);
+  DGT_THROW(ErrorKind::kUsage, "{}: mainloop '{}' is unknown (expected 1g, 2g or 2o)", where, escaped(s));
 }
 
 int epilogue_swizzle_bytes(int block_n) {
@@ -35,13 +36,13 @@ int epilogue_box_cols(int block_n) {
 Epilogue parse_epilogue(std::string_view s, std::string_view where) {
   if (s == "direct") return Epilogue::kDirect;
   if (s == "tma") return Epilogue::kTma;
-  DGT_THROW(ErrorKind::kUsage, "{}: epilogue '{}' is unknown (expected direct or tma)", where, s);
+  DGT_THROW(ErrorKind::kUsage, "{}: epilogue '{}' is unknown (expected direct or tma)", where, escaped(s));
 }
 
 Raster parse_raster(std::string_view s, std::string_view where) {
   if (s == "m") return Raster::kAlongM;
   if (s == "n") return Raster::kAlongN;
-  DGT_THROW(ErrorKind::kUsage, "{}: raster '{}' is unknown (expected m or n)", where, s);
+  DGT_THROW(ErrorKind::kUsage, "{}: raster '{}' is unknown (expected m or n)", where, escaped(s));
 }
 
 std::string KernelConfig::key() const {
@@ -68,7 +69,8 @@ int parse_int(std::string_view key, std::string_view token, std::string_view dig
   int v = 0;
   auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
   if (ec != std::errc() || ptr != digits.data() + digits.size() || digits.empty())
-    DGT_THROW(ErrorKind::kUsage, "config key '{}': token '{}' should hold {} as an integer", key, token, what);
+    DGT_THROW(ErrorKind::kUsage, "config key '{}': token '{}' should hold {} as an integer", escaped(key),
+              escaped(token), what);
   return v;
 }
 
@@ -80,40 +82,44 @@ KernelConfig KernelConfig::parse_key(std::string_view key) {
   auto tok = split(key, '_');
   if (tok.size() < 8 || tok.size() > 11)
     DGT_THROW(ErrorKind::kUsage,
-              "config key '{}' has {} '_'-separated fields, expected 11 ({}; older keys end earlier)", key, tok.size(),
-              kFormat);
+              "config key '{}' has {} '_'-separated fields, expected 11 ({}; older keys end earlier)", escaped(key),
+              tok.size(), kFormat);
   KernelConfig c;
   auto tile = split(tok[0], 'x');
   if (tile.size() != 3)
-    DGT_THROW(ErrorKind::kUsage, "config key '{}': tile '{}' should be BLOCK_MxBLOCK_NxBLOCK_K", key, tok[0]);
+    DGT_THROW(ErrorKind::kUsage, "config key '{}': tile '{}' should be BLOCK_MxBLOCK_NxBLOCK_K", escaped(key),
+              escaped(tok[0]));
   c.block_m = parse_int(key, tok[0], tile[0], "BLOCK_M");
   c.block_n = parse_int(key, tok[0], tile[1], "BLOCK_N");
   c.block_k = parse_int(key, tok[0], tile[2], "BLOCK_K");
   auto prefixed = [&](std::string_view t, std::string_view prefix, const char* what) {
     if (t.substr(0, prefix.size()) != prefix)
-      DGT_THROW(ErrorKind::kUsage, "config key '{}': token '{}' should start with '{}' ({})", key, t, prefix, what);
+      DGT_THROW(ErrorKind::kUsage, "config key '{}': token '{}' should start with '{}' ({})", escaped(key), escaped(t),
+                prefix, what);
     return t.substr(prefix.size());
   };
   c.num_stages = parse_int(key, tok[1], prefixed(tok[1], "s", "kNumStages"), "kNumStages");
   c.num_math_wg = parse_int(key, tok[2], prefixed(tok[2], "wg", "consumer warpgroups"), "consumer warpgroups");
   c.swizzle = parse_int(key, tok[3], prefixed(tok[3], "sw", "swizzle bytes"), "swizzle bytes");
   auto cl = split(prefixed(tok[4], "c", "cluster shape"), 'x');
-  if (cl.size() != 2) DGT_THROW(ErrorKind::kUsage, "config key '{}': cluster '{}' should be cMxN", key, tok[4]);
+  if (cl.size() != 2)
+    DGT_THROW(ErrorKind::kUsage, "config key '{}': cluster '{}' should be cMxN", escaped(key), escaped(tok[4]));
   c.cluster_m = parse_int(key, tok[4], cl[0], "cluster M");
   c.cluster_n = parse_int(key, tok[4], cl[1], "cluster N");
   auto r = prefixed(tok[5], "r", "rasterization");
   if (r.empty() || (r[0] != 'm' && r[0] != 'n'))
-    DGT_THROW(ErrorKind::kUsage, "config key '{}': rasterization '{}' should be rm<group> or rn<group>", key, tok[5]);
+    DGT_THROW(ErrorKind::kUsage, "config key '{}': rasterization '{}' should be rm<group> or rn<group>", escaped(key),
+              escaped(tok[5]));
   c.raster = r[0] == 'm' ? Raster::kAlongM : Raster::kAlongN;
   c.group = parse_int(key, tok[5], r.substr(1), "rasterization group");
-  c.epilogue = parse_epilogue(tok[6], fmt::format("config key '{}'", key));
+  c.epilogue = parse_epilogue(tok[6], fmt::format("config key '{}'", escaped(key)));
   c.split_k = parse_int(key, tok[7], prefixed(tok[7], "sk", "split-K"), "split-K");
   if (tok.size() >= 9)
     c.sms = parse_int(key, tok[8], prefixed(tok[8], "sm", "persistent grid size"), "persistent grid size");
   // Optional trailing tokens, in this order: mainloop ("1g"/"2g"/"2o"), promotion interval ("p<P>").
   size_t t = 9;
   if (t < tok.size() && !tok[t].empty() && (tok[t].back() == 'g' || tok[t].back() == 'o')) {
-    c.mainloop = parse_mainloop(tok[t], fmt::format("config key '{}'", key));
+    c.mainloop = parse_mainloop(tok[t], fmt::format("config key '{}'", escaped(key)));
     ++t;
   }
   if (t < tok.size() && !tok[t].empty() && tok[t][0] == 'p') {
@@ -122,8 +128,8 @@ KernelConfig KernelConfig::parse_key(std::string_view key) {
   }
   if (t < tok.size())
     DGT_THROW(ErrorKind::kUsage,
-              "config key '{}': token '{}' should be the mainloop (1g, 2g or 2o) or p<promote_every> ({})", key, tok[t],
-              kFormat);
+              "config key '{}': token '{}' should be the mainloop (1g, 2g or 2o) or p<promote_every> ({})",
+              escaped(key), escaped(tok[t]), kFormat);
   return c;
 }
 

@@ -1,14 +1,11 @@
 #include "problem/shapes_file.hpp"
 
-#include <cerrno>
 #include <charconv>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string_view>
 
 #include "core/error.hpp"
+#include "core/escape.hpp"
+#include "core/input_file.hpp"
 
 namespace dgt {
 namespace {
@@ -29,8 +26,19 @@ bool is_known_key(std::string_view key) {
 struct LineRef {
   const std::string& file;
   int line;
-  std::string where() const { return file + ":" + std::to_string(line); }
+  std::string where() const { return escaped(file) + ":" + std::to_string(line); }
 };
+
+/// A shapes file is UTF-8 text: a control byte (other than the tab that separates fields) or a byte that
+/// is not UTF-8 means a binary or damaged file; refuse it naming the byte rather than read on.
+void check_text(const LineRef& at, std::string_view line) {
+  size_t offset = 0;
+  if (!has_unprintable(line, &offset)) return;
+  DGT_THROW(ErrorKind::kUsage,
+            "{}: column {}: byte {} is not text (a control character or not UTF-8); a shapes file is UTF-8 text "
+            "with fields separated by spaces or tabs",
+            at.where(), offset + 1, escaped(line.substr(offset, 1)));
+}
 
 /// Removes a trailing '#' comment and a trailing '\r' (files saved with CRLF line endings).
 std::string_view strip_line(std::string_view line) {
@@ -67,9 +75,9 @@ int64_t parse_positive(const LineRef& at, std::string_view field, std::string_vi
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (ec == std::errc::result_out_of_range)
     DGT_THROW(ErrorKind::kUsage, "{}: field '{}': '{}' is too large (expected a positive integer below 2^63)",
-              at.where(), field, text);
+              at.where(), field, escaped(text));
   if (ec != std::errc() || end != text.data() + text.size() || value <= 0)
-    DGT_THROW(ErrorKind::kUsage, "{}: field '{}': '{}' is not a positive integer", at.where(), field, text);
+    DGT_THROW(ErrorKind::kUsage, "{}: field '{}': '{}' is not a positive integer", at.where(), field, escaped(text));
   return value;
 }
 
@@ -78,7 +86,7 @@ DType parse_fp8(const LineRef& at, std::string_view field, std::string_view text
   if (text == "e4m3") return DType::kE4M3;
   if (text == "e5m2") return DType::kE5M2;
   DGT_THROW(ErrorKind::kUsage, "{}: field '{}': '{}' is not a valid value (expected e4m3 or e5m2)", at.where(), field,
-            text);
+            escaped(text));
 }
 
 /// Applies one key=value field to `entry`. `seen` holds the keys already given on this line.
@@ -87,25 +95,26 @@ void apply_field(const LineRef& at, std::string_view token, std::vector<std::str
   if (eq == std::string_view::npos) {
     if (is_digits(token))
       DGT_THROW(ErrorKind::kUsage, "{}: unexpected 4th number '{}' (expected only M N K, then key=value fields: {})",
-                at.where(), token, kKeyList);
+                at.where(), escaped(token), kKeyList);
     if (is_known_key(token))
       DGT_THROW(ErrorKind::kUsage, "{}: field '{}': '{}' has no value (expected {}=VALUE)", at.where(), token, token,
                 token);
-    DGT_THROW(ErrorKind::kUsage, "{}: '{}' is not a key=value field (accepted keys: {})", at.where(), token, kKeyList);
+    DGT_THROW(ErrorKind::kUsage, "{}: '{}' is not a key=value field (accepted keys: {})", at.where(), escaped(token),
+              kKeyList);
   }
   std::string_view key = token.substr(0, eq);
   std::string_view value = token.substr(eq + 1);
   if (!is_known_key(key))
-    DGT_THROW(ErrorKind::kUsage, "{}: unknown field '{}' in '{}' (accepted keys: {})", at.where(), key, token,
-              kKeyList);
+    DGT_THROW(ErrorKind::kUsage, "{}: unknown field '{}' in '{}' (accepted keys: {})", at.where(), escaped(key),
+              escaped(token), kKeyList);
   for (std::string_view k : seen)
     if (k == key)
       DGT_THROW(ErrorKind::kUsage, "{}: field '{}': given twice ('{}'; each key at most once per line)", at.where(),
-                key, token);
+                key, escaped(token));
   seen.push_back(key);
   if (value.empty())
-    DGT_THROW(ErrorKind::kUsage, "{}: field '{}': empty value in '{}' (expected {}=VALUE)", at.where(), key, token,
-              key);
+    DGT_THROW(ErrorKind::kUsage, "{}: field '{}': empty value in '{}' (expected {}=VALUE)", at.where(), key,
+              escaped(token), key);
 
   Problem& p = entry.problem;
   if (key == "lda") {
@@ -121,7 +130,8 @@ void apply_field(const LineRef& at, std::string_view token, std::vector<std::str
   } else if (key == "d") {
     // Only bf16 output exists; accepting the key keeps files explicit and forward compatible.
     if (value != "bf16")
-      DGT_THROW(ErrorKind::kUsage, "{}: field 'd': '{}' is not a valid value (expected bf16)", at.where(), value);
+      DGT_THROW(ErrorKind::kUsage, "{}: field 'd': '{}' is not a valid value (expected bf16)", at.where(),
+                escaped(value));
     p.d = DType::kBF16;
   } else if (key == "accum") {
     if (value == "promote")
@@ -130,7 +140,7 @@ void apply_field(const LineRef& at, std::string_view token, std::vector<std::str
       p.accum = Accum::kFast;
     else
       DGT_THROW(ErrorKind::kUsage, "{}: field 'accum': '{}' is not a valid value (expected promote or fast)",
-                at.where(), value);
+                at.where(), escaped(value));
   } else {  // name
     entry.name = std::string(value);
   }
@@ -145,7 +155,7 @@ ShapeEntry parse_line(const LineRef& at, std::string_view raw_line, const std::v
     // than calling "lda=16" a bad K.
     if (i >= fields.size() || fields[i].find('=') != std::string_view::npos)
       DGT_THROW(ErrorKind::kUsage, "{}: field '{}': missing in '{}' (expected 3 positive integers M N K, found {})",
-                at.where(), kDims[i], raw_line, i);
+                at.where(), kDims[i], escaped(raw_line), i);
     dims[i] = parse_positive(at, kDims[i], fields[i]);
   }
   ShapeEntry entry;
@@ -177,6 +187,8 @@ std::vector<ShapeEntry> parse_shapes(const std::string& text, const std::string&
     std::string_view line = rest.substr(0, nl);
     rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
     ++line_no;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);  // CRLF line endings
+    check_text(LineRef{file_name, line_no}, line);
     std::string_view content = strip_line(line);
     std::vector<std::string_view> fields = split_fields(content);
     if (fields.empty()) continue;
@@ -186,17 +198,7 @@ std::vector<ShapeEntry> parse_shapes(const std::string& text, const std::string&
 }
 
 std::vector<ShapeEntry> load_shapes_file(const std::string& path) {
-  // An ifstream opens a directory without error on Linux and then reads nothing; check first so
-  // the message is not a confusing "empty file".
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec))
-    DGT_THROW(ErrorKind::kIo, "cannot read shapes file '{}': it is a directory", path);
-  std::ifstream in(path, std::ios::binary);
-  if (!in) DGT_THROW(ErrorKind::kIo, "cannot read shapes file '{}': {}", path, std::strerror(errno));
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) DGT_THROW(ErrorKind::kIo, "error while reading shapes file '{}'", path);
-  return parse_shapes(text.str(), path);
+  return parse_shapes(read_input_file(path, "shapes file"), path);
 }
 
 }  // namespace dgt

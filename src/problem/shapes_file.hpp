@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "core/escape.hpp"
 #include "problem/problem.hpp"
 
 namespace dgt {
@@ -14,7 +15,8 @@ struct ShapeEntry {
   std::string file;  ///< path as given
   int line = 0;      ///< 1-based line number
   std::string name;  ///< optional name= field, empty if absent
-  std::string where() const { return file + ":" + std::to_string(line); }
+  /// "FILE:LINE" for messages, the path escaped (core/escape.hpp).
+  std::string where() const { return escaped(file) + ":" + std::to_string(line); }
 };
 
 /// Format (documented in README.md, "Shapes file"):
@@ -25,11 +27,13 @@ struct ShapeEntry {
 ///   - each key at most once per line.
 /// Every error names file:line, the field and what was expected, e.g.
 ///   "shapes.txt:7: field 'lda': 'x12' is not a positive integer".
+/// A control byte other than a tab (a '\r' only as part of a CRLF line end) or a byte that is not UTF-8
+/// is refused naming its column, the byte escaped. Every quoted value is escaped (core/escape.hpp).
 /// Parsing stops at the first error and throws Error(kUsage). Rule checks on the values (TMA
 /// alignment, lda >= K) are validate_problem's job, reported with the same file:line by the caller.
 std::vector<ShapeEntry> parse_shapes(const std::string& text, const std::string& file_name);
 
-/// Reads and parses a file. Throws Error(kIo) naming the path when it cannot be read.
+/// Reads and parses a file. Throws Error(kUsage) naming the path when it cannot be read (core/input_file.hpp).
 std::vector<ShapeEntry> load_shapes_file(const std::string& path);
 
 }  // namespace dgt

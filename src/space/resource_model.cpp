@@ -105,6 +105,11 @@ std::string problem_fit(const KernelConfig& c, const Problem& p) {
   return {};
 }
 
+std::string config_rule_violation(const KernelConfig& c, const Problem& p) {
+  std::string why = evaluate_resources(KernelSpec::of(c, p)).rejection;
+  return why.empty() ? problem_fit(c, p) : why;
+}
+
 int deepest_stages(KernelSpec spec, int cap) {
   for (int s = cap; s >= 2; --s) {
     spec.config.num_stages = s;

@@ -50,6 +50,12 @@ ResourceReport evaluate_resources(const KernelSpec& spec);
 /// also be 16-byte aligned for TMA stores; that is checked per call, naming operand D.)
 std::string problem_fit(const KernelConfig& c, const Problem& p);
 
+/// The first rule `c` breaks for `p`: a legality rule R1-R20 of evaluate_resources() or the hard
+/// requirement P3 of problem_fit(); empty when the config can run the problem. Every path that takes a
+/// config from the user (run --config, compare --config) checks it with this before a GPU or a DB is
+/// touched, and the loader keeps only stored winners that pass it.
+std::string config_rule_violation(const KernelConfig& c, const Problem& p);
+
 /// The deepest kNumStages <= cap (>= 2) with which `spec` is legal, or 0 when none is.
 int deepest_stages(KernelSpec spec, int cap);
 

@@ -1,6 +1,7 @@
 // Search spaces (configs/spaces/*.json) and candidate enumeration for a problem.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -35,14 +36,25 @@ struct SearchSpace {
   std::string name;
   std::vector<SpaceGrid> grids;
 
+  /// Most points (the cross product of the axes, summed over the grids) a space may have: enumeration
+  /// evaluates every one, so a file must not ask for billions.
+  static constexpr uint64_t kMaxPoints = uint64_t(1) << 20;
+
   /// Parses a space: either one grid object, or {"name", "base": {axes}, "union": [{name, axes}, ...]}
-  /// where each union entry overrides axes of "base". Axis keys: block_m, block_n, block_k,
-  /// num_stages (integers or "max"/"max-N"), num_math_wg, swizzle, cluster ("MxN"), raster ("m"/"n"),
-  /// group, epilogue ("direct"/"tma"), split_k, sms, and optionally mainloop ("1g"/"2g"/"2o", default
-  /// ["1g"]) and promote_every (integers or "max", default [1]); each a non-empty array (block_n may
-  /// also be {"from", "to", "step"}). Throws Error(kUsage) naming `source`, the grid, the key and the problem.
+  /// where each union entry overrides axes of "base" ("comment" is allowed everywhere). Axis keys and the
+  /// values each takes (bounds before legality; the resource model judges legality per candidate):
+  /// block_m, block_n, block_k (integers in [64|8|64, 256]), num_stages (integers in [2, 32] or "max" /
+  /// "max-N", N in [1, 10]), num_math_wg ([1, 2]), swizzle ([32, 128]), cluster ("MxN", M, N in 1..4),
+  /// raster ("m"/"n"), group ([1, 64]), epilogue ("direct"/"tma"), split_k ([1, 16]), sms ([0, 65536]),
+  /// and optionally mainloop ("1g"/"2g"/"2o", default ["1g"]) and promote_every (integers in [1, 32] or
+  /// "max", default [1]); each a non-empty array (an integer axis may also be {"from", "to", "step"}).
+  /// Integers must be exact JSON integers; names printable strings; unknown keys, axes beside "union"
+  /// and more than kMaxPoints points are refused. Throws Error(kUsage) "SOURCE: /json/pointer: VALUE RULE",
+  /// the source and value escaped (core/escape.hpp).
   static SearchSpace from_json(const nlohmann::json& j, const std::string& source);
-  /// Reads and parses a JSON file. Throws Error(kIo) when unreadable, Error(kUsage) when malformed.
+  /// Parses JSON text (a key given twice in one object is refused too), then from_json().
+  static SearchSpace parse(const std::string& text, const std::string& source);
+  /// Reads (core/input_file.hpp: unreadable is Error(kUsage)) and parses a JSON file.
   static SearchSpace load(const std::string& path);
   /// The built-in default (identical to configs/spaces/sm90-default.json; a unit test checks that).
   static SearchSpace builtin_default();

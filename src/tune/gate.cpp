@@ -4,11 +4,15 @@
 #include <fstream>
 #include <limits>
 #include <sstream>
+#include <stdexcept>
+#include <type_traits>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
+#include "core/escape.hpp"
+#include "core/input_file.hpp"
 
 namespace dgt::gate {
 
@@ -42,12 +46,46 @@ json sw_json(const SoftwareEnv& s) {
           {"key", s.key()}};
 }
 
+/// nlohmann's exception text without its "[json.exception.type_error.302] " prefix.
+std::string json_error_text(const json::exception& e) {
+  std::string what = e.what();
+  if (const size_t b = what.find("] "); what.rfind("[json.exception", 0) == 0 && b != std::string::npos)
+    what = what.substr(b + 2);
+  return what;
+}
+
+/// `v` as T; an integer must be an exact JSON integer that fits T (nlohmann would truncate 4294967297 to 1
+/// for an int and round 1.5 down).
+template <class T>
+T exact(const json& v) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    if (!v.is_number_integer()) throw std::invalid_argument(escaped(v.dump()) + " is not an integer");
+    const bool fits = v.is_number_unsigned()
+                          ? v.get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<T>::max())
+                          : v.get<int64_t>() >= static_cast<int64_t>(std::numeric_limits<T>::min()) &&
+                                v.get<int64_t>() <= static_cast<int64_t>(std::numeric_limits<T>::max());
+    if (!fits)
+      throw std::invalid_argument(fmt::format("{} is out of range [{}, {}]", escaped(v.dump()),
+                                              std::numeric_limits<T>::min(), std::numeric_limits<T>::max()));
+    return v.get<T>();
+  } else if constexpr (std::is_same_v<T, std::vector<int>>) {
+    if (!v.is_array()) throw std::invalid_argument("is not an array");
+    T out;
+    for (const json& e : v) out.push_back(exact<int>(e));
+    return out;
+  } else {
+    return v.get<T>();
+  }
+}
+
 template <class T>
 T field(const json& j, const char* name, const std::string& where) {
   if (!j.is_object() || !j.contains(name)) DGT_THROW(ErrorKind::kUsage, "{}: missing field '{}'", where, name);
   try {
-    return j.at(name).get<T>();
+    return exact<T>(j.at(name));
   } catch (const json::exception& e) {
+    DGT_THROW(ErrorKind::kUsage, "{}: field '{}': {}", where, name, escaped(json_error_text(e)));
+  } catch (const std::invalid_argument& e) {
     DGT_THROW(ErrorKind::kUsage, "{}: field '{}': {}", where, name, e.what());
   }
 }
@@ -86,7 +124,8 @@ std::string to_json(const GateRecord& r) {
   return j.dump(1) + "\n";
 }
 
-GateRecord parse_record(const std::string& text, const std::string& source) {
+namespace {
+GateRecord parse_record_fields(const std::string& text, const std::string& source) {
   json j = json::parse(text, nullptr, false);
   if (j.is_discarded() || !j.is_object()) DGT_THROW(ErrorKind::kUsage, "{}: not a JSON object", source);
   GateRecord r;
@@ -125,8 +164,10 @@ GateRecord parse_record(const std::string& text, const std::string& source) {
     if (!js.is_object() || !js.contains("problem")) DGT_THROW(ErrorKind::kUsage, "{}: missing field 'problem'", where);
     try {
       from_json(js["problem"], s.problem);
-    } catch (const std::exception& e) {
-      DGT_THROW(ErrorKind::kUsage, "{}: problem: {}", where, e.what());
+    } catch (const json::exception& e) {
+      DGT_THROW(ErrorKind::kUsage, "{}: problem: {}", where, escaped(json_error_text(e)));
+    } catch (const Error& e) {
+      DGT_THROW(ErrorKind::kUsage, "{}: problem: {}", where, e.message());  // what() would add a source location
     }
     s.name = js.value("name", std::string());
     s.config_key = field<std::string>(js, "config", where);
@@ -155,13 +196,19 @@ GateRecord parse_record(const std::string& text, const std::string& source) {
   return r;
 }
 
-GateRecord read_record(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) DGT_THROW(ErrorKind::kUsage, "cannot read baseline file {}", path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse_record(ss.str(), path);
+}  // namespace
+
+GateRecord parse_record(const std::string& text, const std::string& source_path) {
+  const std::string source = escaped(source_path);  // quoted in every message
+  try {
+    return parse_record_fields(text, source);
+  } catch (const json::exception& e) {
+    // An optional field of the wrong type (j.value("name", ...) on a number): still the file's fault.
+    DGT_THROW(ErrorKind::kUsage, "{}: {}", source, escaped(json_error_text(e)));
+  }
 }
+
+GateRecord read_record(const std::string& path) { return parse_record(read_input_file(path, "baseline file"), path); }
 
 void write_record(const GateRecord& r, const std::string& path) {
   std::ofstream out(path);

@@ -41,7 +41,7 @@ expect 2 "tma.txt:2: operand A: lda = 7 elements = 7 bytes is not a multiple of 
 expect 2 "tma.txt:3: operand D: ldd = 40 is smaller than N = 48" "$bin" sweep --shapes "$tmp/tma.txt" --db "$tmp/t.db"
 [ -e "$tmp/t.db" ] && { echo "FAIL: a refused sweep created the database"; fail=1; }
 
-expect 2 "File does not exist" "$bin" sweep --shapes "$tmp/missing.txt"
+expect 2 "--shapes: cannot read shapes file '$tmp/missing.txt': no such file" "$bin" sweep --shapes "$tmp/missing.txt"
 expect 2 "token 'wgX'" "$bin" run --m 128 --n 128 --k 128 --config 128x128x128_s4_wgX_sw128_c1x1_rm8_direct_sk1
 expect 2 "operand B: ldb = 7" "$bin" run --m 128 --n 128 --k 7 --lda 16 --config 128x128x128_s4_wg2_sw128_c1x1_rm8_direct_sk1
 expect 2 "--format" "$bin" space --m 1 --n 1 --k 16 --format xml
@@ -75,7 +75,7 @@ expect 2 "--log-level: loud not in {trace,debug,info,warn,error}" "$bin" --log-l
 expect 2 "bad.txt:3: field 'K'" "$bin" --log-level ERROR sweep --shapes "$tmp/bad.txt" --db "$tmp/t.db"
 expect 2 "bad.txt:3: field 'K'" "$bin" sweep --shapes "$tmp/bad.txt" --db "$tmp/t.db" --log-level error
 lacks ".cpp:"
-expect 2 "kernel_config.cpp:" "$bin" run --m 128 --n 128 --k 128 --config 128x128x128_s4_wgX_sw128_c1x1_rm8_direct_sk1 --log-level debug
+expect 2 ".cpp:" "$bin" run --m 128 --n 128 --k 128 --config 128x128x128_s4_wgX_sw128_c1x1_rm8_direct_sk1 --log-level debug
 expect 2 "--log-level: loud not in" "$bin" info --log-level loud
 
 # --version (no GPU needed, also after a subcommand): dgtune, kernel-source hash (the one `info` reports),
@@ -122,8 +122,9 @@ printf '{"schema_version": 7}' >"$tmp/v7.json"
 expect 2 "schema_version 7" "$bin" gate --baseline "$tmp/v7.json" --db "$tmp/g.db"
 expect 2 "needs --shapes FILE" "$bin" gate --record "$tmp/r.json" --db "$tmp/g.db"
 expect 2 "--threshold" "$bin" gate --baseline "$tmp/v7.json" --threshold -5
+touch "$tmp/a.db"
 expect 2 "At least 2 required" "$bin" db merge "$tmp/a.db" -o "$tmp/c.db"
-expect 1 "does not exist" "$bin" db prune --db "$tmp/missing.db" --dry-run
+expect 2 "cannot read tuning database (--db) '$tmp/missing.db': no such file (db prune never creates one)" "$bin" db prune --db "$tmp/missing.db" --dry-run
 # A fresh DB from schema.sql (python3's sqlite3), so the db commands run without a GPU.
 if python3 -c "import sqlite3; sqlite3.connect('$tmp/s.db').executescript(open('$(dirname "$0")/../../src/db/schema.sql').read())"; then
   expect 0 "integrity_check, foreign keys and dgtune's invariants hold" "$bin" db check --db "$tmp/s.db"
@@ -171,9 +172,9 @@ expect 2 "--rounds: 0 is out of range: want an integer from 1 to 100000" "$bin" 
 expect 2 "--interval: t not in {sign,wilcoxon}" "$bin" compare --shapes "$tmp/one.txt" --interval t
 expect 2 "bad.txt:3: field 'K'" "$bin" compare --shapes "$tmp/bad.txt" --db "$tmp/c.db"
 expect 2 "is the --db file, which compare opens read-only" "$bin" compare --shapes "$tmp/one.txt" --db "$tmp/empty.db" --save "$tmp/empty.db"
-expect 2 "--between: File does not exist" "$bin" compare --between "$tmp/nope-a.db" "$tmp/nope-b.db"
+expect 2 "--between: cannot read tuning database '$tmp/nope-a.db': no such file" "$bin" compare --between "$tmp/nope-a.db" "$tmp/nope-b.db"
 expect 2 "--format: xml not in {table,csv,json,md,cpp}" "$bin" export --format xml
-expect 2 "no tuning database at $tmp/c.db (export never creates one)" "$bin" export --db "$tmp/c.db"
+expect 2 "cannot read tuning database (--db) '$tmp/c.db': no such file (export never creates one)" "$bin" export --db "$tmp/c.db"
 [ -e "$tmp/c.db" ] && { echo "FAIL: compare or export created the database"; fail=1; }
 
 if ! nvidia-smi -L >/dev/null 2>&1; then

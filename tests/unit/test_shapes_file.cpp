@@ -206,21 +206,57 @@ TEST(ShapesFile, ErrorMessageKeepsDgtuneLocationOutOfMessage) {
 
 // ---- files --------------------------------------------------------------------------------------
 
-TEST(ShapesFile, LoadMissingFileIsIoErrorNamingThePath) {
+// An unreadable input file is bad input (exit 2), like a malformed one (issue 13 item 8).
+TEST(ShapesFile, LoadMissingFileIsUsageErrorNamingThePath) {
   const std::string path = "/nonexistent-dgtune-dir/shapes.txt";
   try {
     load_shapes_file(path);
     FAIL() << "expected an error";
   } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::kIo);
-    EXPECT_NE(e.message().find(path), std::string::npos) << e.message();
+    EXPECT_EQ(e.kind(), ErrorKind::kUsage);
+    EXPECT_EQ(e.message(), "cannot read shapes file '" + path + "': no such file");
   }
   try {
     load_shapes_file(DGT_SOURCE_DIR "/configs");
     FAIL() << "expected an error for a directory";
   } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::kIo);
+    EXPECT_EQ(e.kind(), ErrorKind::kUsage);
     EXPECT_NE(e.message().find("is a directory"), std::string::npos) << e.message();
+  }
+  try {
+    load_shapes_file("/dev/zero");  // read forever if it were read
+    FAIL() << "expected an error for a device";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kUsage);
+    EXPECT_NE(e.message().find("not a regular file"), std::string::npos) << e.message();
+  }
+}
+
+// Control bytes and binary are refused naming line, column and the byte, escaped (issue 13 item 9).
+TEST(ShapesFile, ControlBytesAndBinaryAreRefusedEscaped) {
+  EXPECT_EQ(parse_error(std::string("64 64 64\n64 64 6\0"
+                                    "4\n",
+                                    19)),
+            "s.txt:2: column 8: byte \\x00 is not text (a control character or not UTF-8); a shapes file is UTF-8 "
+            "text with fields separated by spaces or tabs");
+  EXPECT_NE(parse_error("64 64 64 name=a\x1b[31m\n").find("column 16: byte \\x1B"), std::string::npos);
+  EXPECT_NE(parse_error("64 64 64 name=a\rb\n").find("column 16: byte \\r"), std::string::npos);
+  EXPECT_NE(parse_error("# caf\xe9\n").find("s.txt:1: column 6: byte \\xE9"), std::string::npos);
+  EXPECT_NE(parse_error("\x7f").find("byte \\x7F"), std::string::npos);
+  // Valid UTF-8 in a name or a comment, tabs and CRLF are text.
+  auto v = parse_shapes("# µ-batch\r\n64\t64 64 name=décode\r\n", "s.txt");
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0].name, "décode");
+  // A quoted value is escaped even where the byte is allowed through (a tab inside a key=value is a field break).
+  EXPECT_EQ(parse_error("64 64 64 lda=\xc3\xa9\n"), "s.txt:1: field 'lda': 'é' is not a positive integer");
+}
+
+TEST(ShapesFile, PathIsEscapedInMessages) {
+  try {
+    parse_shapes("1 2 x\n", std::string("a\nb.txt"));
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.message(), "a\\nb.txt:1: field 'K': 'x' is not a positive integer");
   }
 }
 

@@ -1,0 +1,27 @@
+// Escaping of user text quoted in messages: a shapes file, a search-space file or an argument may hold
+// control characters or binary bytes, and echoing them raw lets a NUL cut the message short, a '\r' or an
+// ANSI escape rewrite the terminal line, and a stray byte break the UTF-8 of a log.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace dgt {
+
+/// `text` with every byte that is not printable text escaped: \t, \n and \r as those two-character
+/// escapes, other control bytes (0x00-0x1f, 0x7f) and bytes that are not part of valid UTF-8 as \xNN
+/// (upper-case hex). Printable ASCII and valid multi-byte UTF-8 are kept as they are; so is '\', so a
+/// path reads as typed (a literal "\x00" in the input is therefore indistinguishable from an escaped
+/// NUL; the value is for a human to read, not to parse back). Every message that quotes user input
+/// passes it through this function.
+std::string escaped(std::string_view text);
+
+/// The same, but line breaks ('\n') are kept: for a whole multi-line message (main() passes every error
+/// message through it, a last guard for a quoted value that a message forgot to escape).
+std::string escaped_keep_lines(std::string_view text);
+
+/// True when `text` holds a byte that escaped() would rewrite (a control byte other than '\t', or
+/// invalid UTF-8); `*offset`, if given, receives the first such byte's offset.
+bool has_unprintable(std::string_view text, size_t* offset = nullptr);
+
+}  // namespace dgt
