@@ -1,8 +1,11 @@
 // dgtune sweep: tune every shape of a shapes file; winners table on stdout, progress on stderr.
+#include <spdlog/spdlog.h>
+
 #include "cli/command.hpp"
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
 #include "cli/tables.hpp"
+#include "tune/interrupt.hpp"
 
 namespace dgt::cli {
 
@@ -33,11 +36,24 @@ int run(const Args& a) {
   SessionOptions so = session_options(a.db, a.device, a.cache, a.timing);
   so.compile_threads = a.jobs;
   TuningSession session(so);
+  install_interrupt_handler();  // Ctrl-C: stop after the current trial, exit 130
   const auto outcomes = session.sweep(shapes, sweep);
   a.format.render(winners_table(outcomes, "dgtune sweep " + a.shapes.path + " on " + session.device().name + " (db " +
                                               so.db_path +
                                               ", speedup = cuBLASLt us / dgtune us; each side uses the shape's "
                                               "accumulation mode)"));
+  if (stop_requested()) {
+    int stored = 0, left = 0;
+    for (const auto& o : outcomes) {
+      stored += o.measured_now;
+      left += o.complete ? 0 : 1;
+    }
+    spdlog::warn(
+        "sweep stopped by signal {}: {} trials stored by this run, {} shapes incomplete; the DB is consistent. Run "
+        "the same command again to resume (stored trials are not measured again).",
+        stop_signal(), stored, left);
+    return stop_signal() > 0 ? 128 + stop_signal() : kInterruptedExitCode;  // 130 for SIGINT, 143 for SIGTERM
+  }
   return 0;
 }
 }  // namespace

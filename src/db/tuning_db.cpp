@@ -5,6 +5,8 @@
 #include <string_view>
 #include <utility>
 
+#include <spdlog/spdlog.h>
+
 #include "core/error.hpp"
 #include "db/schema.hpp"
 #include "db/sqlite.hpp"
@@ -216,7 +218,7 @@ std::optional<BaselineRecord> baseline_by_id(const Connection& c, const DeviceSc
 std::map<std::string, int> status_counts(const Connection& c, const DeviceScope& scope, int64_t problem_id) {
   Statement s(c,
               "SELECT status AS status, count(*) AS n FROM trial WHERE device_id = :device_id AND environment_id = "
-              ":environment_id AND problem_id = :problem_id GROUP BY status");
+              ":environment_id AND problem_id = :problem_id AND status != 'claimed' GROUP BY status");
   bind_scope(s, scope);
   s.bind_int(":problem_id", problem_id);
   std::map<std::string, int> counts;
@@ -446,7 +448,8 @@ bool TuningDb::has_trial(const DeviceScope& scope, const Problem& p, const Kerne
   if (!problem_id) return false;
   Statement s(*conn_,
               "SELECT 1 AS found FROM trial t JOIN config c ON c.id = t.config_id WHERE t.device_id = :device_id "
-              "AND t.environment_id = :environment_id AND t.problem_id = :problem_id AND c.key = :config_key");
+              "AND t.environment_id = :environment_id AND t.problem_id = :problem_id AND c.key = :config_key "
+              "AND t.status != 'claimed'");
   bind_scope(s, scope);
   s.bind_int(":problem_id", *problem_id);
   s.bind_text(":config_key", cfg.key());
@@ -459,7 +462,8 @@ std::set<std::string> TuningDb::stored_config_keys(const DeviceScope& scope, con
   if (!problem_id) return keys;
   Statement s(*conn_,
               "SELECT c.key AS config_key FROM trial t JOIN config c ON c.id = t.config_id WHERE t.device_id = "
-              ":device_id AND t.environment_id = :environment_id AND t.problem_id = :problem_id");
+              ":device_id AND t.environment_id = :environment_id AND t.problem_id = :problem_id "
+              "AND t.status != 'claimed'");
   bind_scope(s, scope);
   s.bind_int(":problem_id", *problem_id);
   while (s.step()) keys.insert(s.get_text("config_key"));
@@ -489,6 +493,71 @@ void TuningDb::put_trial(const DeviceScope& scope, const TrialRecord& t) {
   remember_problem(t.problem, problem_id);
 }
 
+TuningDb::Claim TuningDb::claim_trial(const DeviceScope& scope, const Problem& p, const KernelConfig& cfg,
+                                      const std::string& owner, const StaleClaimFn& is_stale) {
+  require_writable(*conn_, "claim a trial");
+  const Connection& c = *conn_;
+  // BEGIN IMMEDIATE: the look and the insert happen under the write lock, so two sweeps cannot both see
+  // "unclaimed" and both measure.
+  Transaction tx(c);
+  const int64_t problem_id = upsert_problem(p);
+  const int64_t config_id = upsert_config(cfg);
+  {
+    Statement s(c,
+                "SELECT status AS status, error AS holder, created_at AS claimed_at FROM trial WHERE device_id = "
+                ":device_id AND environment_id = :environment_id AND problem_id = :problem_id AND config_id = "
+                ":config_id");
+    bind_scope(s, scope);
+    s.bind_int(":problem_id", problem_id);
+    s.bind_int(":config_id", config_id);
+    if (s.step()) {
+      if (s.get_text("status") != to_string(TrialStatus::kClaimed)) return Claim::kStored;  // rolls back
+      const std::string holder = s.get_text("holder");
+      if (holder != owner && !is_stale(holder, s.get_text("claimed_at"))) return Claim::kBusy;
+      if (holder != owner) spdlog::info("  taking over the claim of {} on {} (its sweep stopped)", holder, cfg.key());
+    }
+  }
+  TrialRecord claim;
+  claim.problem = p;
+  claim.config = cfg;
+  claim.status = TrialStatus::kClaimed;
+  claim.error = owner;
+  {
+    Statement s(c, kTrialInsert);
+    bind_scope(s, scope);
+    s.bind_int(":problem_id", problem_id);
+    s.bind_int(":config_id", config_id);
+    s.bind_text(":pci_bus_id", scope.pci_bus_id);
+    s.bind_real(":compile_ms", 0);
+    s.bind_int(":registers", 0);
+    s.bind_int(":spill_bytes", 0);
+    s.bind_int(":smem_bytes", 0);
+    bind_measurement(s, claim);
+    s.run();
+  }
+  tx.commit();
+  remember_problem(p, problem_id);
+  return Claim::kClaimed;
+}
+
+void TuningDb::release_claim(const DeviceScope& scope, const Problem& p, const KernelConfig& cfg,
+                             const std::string& owner) {
+  require_writable(*conn_, "release a claim");
+  std::optional<int64_t> problem_id = find_problem(p);
+  if (!problem_id) return;
+  Transaction tx(*conn_);
+  Statement s(*conn_,
+              "DELETE FROM trial WHERE device_id = :device_id AND environment_id = :environment_id AND problem_id = "
+              ":problem_id AND status = 'claimed' AND error = :owner AND config_id = (SELECT id FROM config WHERE key "
+              "= :config_key)");
+  bind_scope(s, scope);
+  s.bind_int(":problem_id", *problem_id);
+  s.bind_text(":owner", owner);
+  s.bind_text(":config_key", cfg.key());
+  s.run();
+  tx.commit();
+}
+
 std::vector<TrialRecord> TuningDb::trials(const DeviceScope& scope, const Problem& p) const {
   std::vector<TrialRecord> out;
   std::optional<int64_t> problem_id = find_problem(p);
@@ -497,6 +566,7 @@ std::vector<TrialRecord> TuningDb::trials(const DeviceScope& scope, const Proble
   Statement s(
       c, std::string(kTrialSelect) +
              "WHERE t.device_id = :device_id AND t.environment_id = :environment_id AND t.problem_id = :problem_id "
+             "AND t.status != 'claimed' "
              // Timed ok trials first (fastest first), then everything else; config key breaks ties.
              "ORDER BY (t.status = 'ok' AND t.median_us IS NOT NULL) DESC, "
              "CASE WHEN t.status = 'ok' THEN t.median_us END ASC, c.key ASC");

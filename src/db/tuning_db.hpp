@@ -3,6 +3,7 @@
 // creates and migrates the schema (src/db/schema.sql, src/db/migrations/).
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -154,15 +155,33 @@ class TuningDb {
   /// Id of the problem row, if stored; cached.
   std::optional<int64_t> find_problem(const Problem& p) const;
 
-  /// True when a trial for (scope, problem, config) is stored, whatever its status.
+  /// True when a trial for (scope, problem, config) is stored, whatever its status (a claim is not a trial).
   bool has_trial(const DeviceScope& s, const Problem& p, const KernelConfig& c) const;
-  /// Config keys of every trial stored for (scope, problem), whatever its status: one query (the
-  /// sweep's resume check).
+  /// Config keys of every trial stored for (scope, problem), whatever its status, claims excluded: one
+  /// query (the sweep's resume check).
   std::set<std::string> stored_config_keys(const DeviceScope& s, const Problem& p) const;
   /// Stores one trial in one transaction (problem and config rows are upserted). A trial for the
   /// same (scope, problem, config) is replaced.
   void put_trial(const DeviceScope& s, const TrialRecord& t);
-  /// All trials of a problem in a scope: ok trials with a timing by median_us ascending (ties by
+  /// What claim_trial() found.
+  enum class Claim {
+    kClaimed,  ///< the caller holds the claim now: measure, then put_trial() (which replaces the claim row)
+    kStored,   ///< a trial is stored (any status but claimed): nothing to measure
+    kBusy,     ///< another owner's claim that is not stale: measure something else and ask again later
+  };
+  /// (holder, claimed_at) -> true when the claim's owner is gone (tune/claim_owner.hpp decides).
+  using StaleClaimFn = std::function<bool(const std::string& holder, const std::string& claimed_at)>;
+  /// Claims (scope, problem, config) for `owner` in one BEGIN IMMEDIATE transaction, so that sweeps sharing
+  /// the file never measure a candidate twice: a trial row with status 'claimed', the owner text in `error`
+  /// and the claim time in `created_at` (no schema change). Another owner's claim is taken over when
+  /// is_stale(holder, claimed_at) says so (its process died: SIGKILL, power loss). Problem and config rows
+  /// are upserted.
+  Claim claim_trial(const DeviceScope& s, const Problem& p, const KernelConfig& c, const std::string& owner,
+                    const StaleClaimFn& is_stale);
+  /// Deletes `owner`'s claim of (scope, problem, config) if it is still a claim (a candidate given up
+  /// without a measurement). One transaction.
+  void release_claim(const DeviceScope& s, const Problem& p, const KernelConfig& c, const std::string& owner);
+  /// All trials of a problem in a scope (claims excluded): ok trials with a timing by median_us ascending (ties by
   /// config key), then all the others by config key.
   std::vector<TrialRecord> trials(const DeviceScope& s, const Problem& p) const;
 
