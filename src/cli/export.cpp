@@ -12,6 +12,7 @@
 #include "cli/commands.hpp"
 #include "cli/compare_tables.hpp"
 #include "cli/options.hpp"
+#include "db/maintenance.hpp"
 #include "db/schema.hpp"
 #include "db/tuning_db.hpp"
 #include "jit/kernel_hash.hpp"
@@ -122,6 +123,15 @@ report::Table export_table(const std::vector<ExportRow>& rows, const std::string
 
 int run(const Args& a) {
   const std::string path = a.db.existing("export");
+  if (a.format == "db") {
+    // The whole file, not one device's winners: a deployable DB for dgt::Gemm (README "Read-only deployment").
+    if (a.out.empty()) DGT_THROW(ErrorKind::kUsage, "export --format db needs --out FILE (a new file)");
+    if (!a.device.empty())
+      DGT_THROW(ErrorKind::kUsage, "export --format db copies every device of the DB; drop --device");
+    dbm::deployable_copy(path, a.out);
+    std::cout << fmt::format("wrote {}: a copy of {} in journal_mode=DELETE for read-only deployment\n", a.out, path);
+    return 0;
+  }
   TuningDb db(path, /*read_only=*/true);  // never created or migrated
   const int64_t device_id = pick_device(db, a.device, "--device", false);
   DeviceRow device;
@@ -173,8 +183,10 @@ void add_export(CLI::App& app, Action& action) {
       "one row per stored winner with every tunable, or a C++ header for dgt::GemmOptions::table", run);
   add_groups(cmd, a.db);
   cmd.add_option("--device", a.device, "device of the DB (row id or hardware key; needed when it holds several)");
-  cmd.add_option("--format", a.format, "table, csv, json (with a schema version), md, or cpp (a self-contained header)")
-      ->check(CLI::IsMember({"table", "csv", "json", "md", "cpp"}))
+  cmd.add_option("--format", a.format,
+                 "table, csv, json (with a schema version), md, cpp (a self-contained header), or db (with --out: a "
+                 "copy of the whole DB in journal_mode=DELETE for read-only deployment)")
+      ->check(CLI::IsMember({"table", "csv", "json", "md", "cpp", "db"}))
       ->capture_default_str()
       ->group("Output");
   cmd.add_option("--out", a.out, "write to FILE instead of stdout")->group("Output");

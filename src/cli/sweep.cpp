@@ -1,8 +1,11 @@
 // dgtune sweep: tune every shape of a shapes file; winners table on stdout, progress on stderr.
+#include <spdlog/spdlog.h>
+
 #include "cli/command.hpp"
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
 #include "cli/tables.hpp"
+#include "tune/interrupt.hpp"
 
 namespace dgt::cli {
 
@@ -42,6 +45,7 @@ int run(const Args& a) {
               a.rounds, a.protocol);
   if (a.rounds > 0) so.hot_graph_rounds = a.rounds;
   TuningSession session(so);
+  install_interrupt_handler();  // Ctrl-C: stop after the current trial, exit 130
   const auto outcomes = session.sweep(shapes, sweep);
   const std::string protocol = so.kind == ProtocolKind::kHotGraph
                                    ? fmt::format("{}, {} rounds", so.protocol_name(), so.hot_graph_rounds)
@@ -50,6 +54,18 @@ int run(const Args& a) {
                                               " tuned for protocol " + protocol + " (db " + so.db_path +
                                               ", speedup = cuBLASLt us / dgtune us under the same protocol; each "
                                               "side uses the shape's accumulation mode)"));
+  if (stop_requested()) {
+    int stored = 0, left = 0;
+    for (const auto& o : outcomes) {
+      stored += o.measured_now;
+      left += o.complete ? 0 : 1;
+    }
+    spdlog::warn(
+        "sweep stopped by signal {}: {} trials stored by this run, {} shapes incomplete; the DB is consistent. Run "
+        "the same command again to resume (stored trials are not measured again).",
+        stop_signal(), stored, left);
+    return stop_signal() > 0 ? 128 + stop_signal() : kInterruptedExitCode;  // 130 for SIGINT, 143 for SIGTERM
+  }
   return 0;
 }
 }  // namespace

@@ -2,12 +2,23 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace dgt {
 
-/// Cubin cache directory: $DGTUNE_CACHE_DIR, else $XDG_CACHE_HOME/dgtune, else ~/.cache/dgtune,
-/// else /tmp/dgtune-cache.
+/// The preferred cubin cache directory: the first of cache_dir_candidates("") ($DGTUNE_CACHE_DIR, else
+/// $XDG_CACHE_HOME/dgtune, else ~/.cache/dgtune, else <temp dir>/dgtune-cache-<uid>), usable or not.
 std::string default_cache_dir();
+
+/// The cubin cache directories to try, in order, without duplicates: `requested` (else $DGTUNE_CACHE_DIR),
+/// $XDG_CACHE_HOME/dgtune, $HOME/.cache/dgtune, then <temp dir>/dgtune-cache-<uid> (per user, so one user's
+/// files never block another's). Unset or empty variables are skipped.
+std::vector<std::string> cache_dir_candidates(const std::string& requested);
+
+/// The first of cache_dir_candidates(requested) that can be created and written (a probe file is created
+/// and removed). When it is not the first, logs ONE warning naming the unusable directory, why, and the
+/// one used. Throws Error(kIo) listing every directory tried and why when none is usable.
+std::string usable_cache_dir(const std::string& requested);
 
 /// Tuning database: `explicit_path` if non-empty, else $DGTUNE_DB, else results/tuning.db.
 std::string resolve_db_path(const std::string& explicit_path);

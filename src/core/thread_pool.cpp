@@ -17,6 +17,15 @@ ThreadPool::~ThreadPool() {
   for (auto& t : workers_) t.join();
 }
 
+void ThreadPool::discard_queued() {
+  std::queue<std::function<void()>> dropped;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    dropped.swap(tasks_);
+  }
+  // Destroyed outside the lock: a packaged_task's destructor stores broken_promise into its future.
+}
+
 void ThreadPool::worker() {
   while (true) {
     std::function<void()> task;

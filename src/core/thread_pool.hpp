@@ -22,6 +22,10 @@ class ThreadPool {
 
   int size() const { return static_cast<int>(workers_.size()); }
 
+  /// Drops every task not started yet (their futures report std::future_error broken_promise); running
+  /// tasks finish. For a stopping sweep, whose destructor would otherwise wait for the whole queue.
+  void discard_queued();
+
   /// Queues `fn`; its result or exception arrives through the future. Tasks start in FIFO order.
   template <class Fn>
   auto submit(Fn fn) -> std::future<decltype(fn())> {

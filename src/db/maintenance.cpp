@@ -184,6 +184,14 @@ CheckReport check(const std::string& path) {
     }
   }
   {
+    Statement s(c, "SELECT count(*) AS n FROM trial WHERE status = 'claimed'");
+    s.step();
+    if (s.get_int("n") > 0)
+      r.notes.push_back(fmt::format(
+          "{} trials are claimed: a sweep is measuring them now, or was killed (the next sweep measures them)",
+          s.get_int("n")));
+  }
+  {
     Statement s(c,
                 "SELECT id AS id FROM trial WHERE status = 'ok' AND (median_us IS NULL OR verify_ok IS NULL OR "
                 "verify_ok <> 1)");
@@ -289,6 +297,44 @@ PruneReport prune(const std::string& path, const std::string& keep, bool dry_run
   return r;
 }
 
+// ---- deployable copy ----------------------------------------------------------------------------
+
+void deployable_copy(const std::string& path, const std::string& out) {
+  namespace fs = std::filesystem;
+  if (fs::exists(out)) DGT_THROW(ErrorKind::kUsage, "export --format db: output {} exists; name a new file", out);
+  const std::string tmp = out + ".tmp";
+  struct Cleanup {
+    std::string file;
+    bool keep = false;
+    ~Cleanup() {
+      if (keep) return;
+      for (const char* suffix : {"", "-journal", "-wal", "-shm"}) {
+        std::error_code ec;
+        fs::remove(file + suffix, ec);
+      }
+    }
+  } cleanup{tmp};
+  fs::remove(tmp);
+  {
+    Connection src(path, /*read_only=*/true);
+    schema::open_and_migrate(src);  // read-only: refuses a foreign, damaged, older or newer file
+    // One consistent snapshot of the file and its WAL, compacted, without the claims of running sweeps.
+    src.vacuum_into(tmp);
+  }
+  {
+    Connection copy(tmp, false);
+    copy.exec("DELETE FROM trial WHERE status = 'claimed'");
+    // DELETE: a reader needs no -wal/-shm files, so the copy opens in a read-only folder and leaves nothing.
+    Statement s(copy, "PRAGMA journal_mode = DELETE");
+    if (!s.step() || s.get_text("journal_mode") != "delete")
+      DGT_THROW(ErrorKind::kSqlite, "export --format db: {}: cannot switch the copy to journal_mode=DELETE", tmp);
+  }
+  std::error_code ec;
+  fs::rename(tmp, out, ec);
+  if (ec) DGT_THROW(ErrorKind::kIo, "export --format db: cannot rename {} to {}: {}", tmp, out, ec.message());
+  cleanup.keep = true;
+}
+
 // ---- merge --------------------------------------------------------------------------------------
 
 namespace {
@@ -304,9 +350,7 @@ std::string migrated_copy(const std::string& path, const std::string& tmp) {
     if (v > schema::latest_version())
       DGT_THROW(ErrorKind::kUsage, "db merge: {} has schema version {}, newer than this dgtune's {}", path, v,
                 schema::latest_version());
-    Statement s(src, "VACUUM INTO :tmp");
-    s.bind_text(":tmp", tmp);
-    s.run();
+    src.vacuum_into(tmp);
   }
   Connection copy(tmp, false);
   schema::open_and_migrate(copy);
@@ -347,7 +391,8 @@ void copy_measurements(const Connection& c, const std::string& src, const std::s
   const std::string source_cols =
       "md.id, me.id, mp.id" + std::string(config ? ", mc.id" : "") + ", " + join(cols, "t.");
   c.exec(fmt::format(
-      "INSERT INTO main.{0} ({1}) SELECT {2} FROM {3}.{0} t {4} WHERE true ORDER BY t.id "
+      // A claim is a sweep's work in progress, not a measurement: never merged.
+      "INSERT INTO main.{0} ({1}) SELECT {2} FROM {3}.{0} t {4} WHERE t.status <> 'claimed' ORDER BY t.id "
       "ON CONFLICT ({5}) DO UPDATE SET {6} WHERE (excluded.status = 'ok') > ({0}.status = 'ok') OR "
       "((excluded.status = 'ok') = ({0}.status = 'ok') AND coalesce(excluded.samples, 0) > coalesce({0}.samples, 0))",
       table, target_cols, source_cols, src, id_joins(src, "t", config), conflict_key, set));

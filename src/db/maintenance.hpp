@@ -66,6 +66,14 @@ struct PruneReport {
 /// gate history stay. dry_run: counts only, nothing written. Migrates an older file (it is a writer).
 PruneReport prune(const std::string& path, const std::string& keep_kernel_hash, bool dry_run);
 
+/// Writes a copy of the tuning DB at `path` for read-only deployment to the new file `out` (`dgtune export
+/// --format db`): every device, a consistent snapshot (VACUUM INTO, WAL content included), claims of running
+/// sweeps dropped, journal_mode=DELETE so readers need no -wal/-shm files (it opens in a read-only folder and
+/// leaves nothing behind). The source is only read; it must be at the current schema version. Written to
+/// `out`.tmp and renamed, so `out` is complete or absent. Throws Error(kUsage) when out exists,
+/// Error(kSqlite/kIo) naming the file otherwise.
+void deployable_copy(const std::string& path, const std::string& out);
+
 /// Row counts of one merge.
 struct MergeReport {
   struct Table {

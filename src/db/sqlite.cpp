@@ -1,11 +1,15 @@
 #include "db/sqlite.hpp"
 
 #include <sqlite3.h>
+#include <unistd.h>
+
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
+#include <fstream>
 #include <limits>
 #include <system_error>
 #include <thread>
@@ -35,6 +39,33 @@ std::string utc_now_iso8601() {
 // ---------------------------------------------------------------------------------------------
 // Connection
 
+namespace {
+
+/// True when the file's header says WAL mode (read and write versions 2, bytes 18 and 19).
+bool header_says_wal(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  char header[20] = {};
+  if (!f.read(header, sizeof header)) return false;
+  return header[18] == 2 && header[19] == 2;
+}
+
+/// SQLite's answer when it lacks write access to the file or folder (the -shm or -wal file of a WAL
+/// database cannot be created): SQLITE_READONLY (8) and SQLITE_CANTOPEN (14) with their extended codes.
+bool is_access_failure(int rc) { return (rc & 0xff) == SQLITE_READONLY || (rc & 0xff) == SQLITE_CANTOPEN; }
+
+}  // namespace
+
+std::string immutable_uri(const std::string& path) {
+  std::string uri = "file:";
+  for (char ch : path) {
+    if (ch == '%' || ch == '?' || ch == '#')
+      uri += fmt::format("%{:02X}", static_cast<unsigned char>(ch));
+    else
+      uri += ch;
+  }
+  return uri + "?immutable=1";
+}
+
 Connection::Connection(std::string path, bool read_only) : path_(std::move(path)), read_only_(read_only) {
   namespace fs = std::filesystem;
   std::error_code ec;
@@ -44,6 +75,7 @@ Connection::Connection(std::string path, bool read_only) : path_(std::move(path)
     if (ec) DGT_THROW(ErrorKind::kIo, "cannot access tuning database {}: {}", path_, ec.message());
     if (!exists)
       DGT_THROW(ErrorKind::kIo, "tuning database {} does not exist (opened read-only, so it is not created)", path_);
+    open_read_only();
   } else {
     fs::path parent = fs::path(path_).parent_path();
     if (!parent.empty() && !fs::exists(parent, ec)) {
@@ -52,21 +84,85 @@ Connection::Connection(std::string path, bool read_only) : path_(std::move(path)
         DGT_THROW(ErrorKind::kIo, "cannot create directory {} for tuning database {}: {}", parent.string(), path_,
                   ec.message());
     }
+    int rc = sqlite3_open_v2(path_.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
+    if (rc != SQLITE_OK) {
+      try {
+        fail(rc, "opening");
+      } catch (...) {
+        // sqlite3_open_v2 allocates a handle even when it fails.
+        sqlite3_close_v2(db_);
+        db_ = nullptr;
+        throw;
+      }
+    }
   }
-  int flags = read_only ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
-  int rc = sqlite3_open_v2(path_.c_str(), &db_, flags, nullptr);
   try {
-    if (rc != SQLITE_OK) fail(rc, read_only ? "opening read-only" : "opening");
-    rc = sqlite3_busy_timeout(db_, static_cast<int>(kBusyTimeout.count()));
+    int rc = sqlite3_busy_timeout(db_, static_cast<int>(kBusyTimeout.count()));
     if (rc != SQLITE_OK) fail(rc, "setting the busy timeout");
     exec("PRAGMA foreign_keys = ON");
   } catch (...) {
-    // The destructor does not run when the constructor throws, and sqlite3_open_v2 allocates a
-    // handle even when it fails.
+    // The destructor does not run when the constructor throws.
     sqlite3_close_v2(db_);
     db_ = nullptr;
     throw;
   }
+}
+
+int Connection::try_open(const std::string& name, int flags, const char* first_sql) {
+  int rc = sqlite3_open_v2(name.c_str(), &db_, flags, nullptr);
+  if (rc == SQLITE_OK) rc = sqlite3_busy_timeout(db_, static_cast<int>(kBusyTimeout.count()));
+  if (rc == SQLITE_OK) rc = sqlite3_exec(db_, first_sql, nullptr, nullptr, nullptr);
+  if (rc != SQLITE_OK && db_ && sqlite3_extended_errcode(db_) != SQLITE_OK) rc = sqlite3_extended_errcode(db_);
+  return rc;
+}
+
+void Connection::open_read_only() {
+  // The first statement reads the schema: that is where SQLite opens (and, for a WAL file, creates) the
+  // -wal and -shm files, so a missing write access shows up here rather than in a later query.
+  constexpr const char* kProbe = "SELECT count(*) FROM sqlite_master";
+  auto close_handle = [this] {
+    sqlite3_close_v2(db_);
+    db_ = nullptr;
+  };
+  auto open_immutable = [&](std::string_view why) {
+    access_ = ReadAccess::kImmutable;
+    const int rc = try_open(immutable_uri(path_), SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, kProbe);
+    if (rc != SQLITE_OK) {
+      const std::string msg = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
+      close_handle();
+      fail_with(rc, "opening read-only as immutable", msg);
+    }
+    spdlog::info(
+        "tuning database {}: {}; opened as immutable (SQLite immutable=1: no locks, no -wal/-shm files; changes "
+        "made to the file while this process runs are not seen)",
+        path_, why);
+  };
+
+  if (::access(path_.c_str(), W_OK) == 0) {
+    // Writable: a read-write connection that refuses to write. Unlike SQLITE_OPEN_READONLY it can remove the
+    // -wal/-shm files when it is the last connection to close (a read-only connection never can).
+    access_ = ReadAccess::kQueryOnly;
+    const int rc = try_open(path_, SQLITE_OPEN_READWRITE, "PRAGMA query_only = ON; SELECT count(*) FROM sqlite_master");
+    if (rc == SQLITE_OK) return;
+    const std::string msg = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
+    close_handle();
+    if (!is_access_failure(rc)) fail_with(rc, "opening read-only", msg);
+    return open_immutable(fmt::format("the folder is not writable ({}, SQLite code {})", msg, rc));
+  }
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const bool side_files = fs::exists(path_ + "-wal", ec) || fs::exists(path_ + "-shm", ec);
+  if (header_says_wal(path_) && !side_files)
+    // A plain read-only open would create -wal and -shm files (and leave them) or fail where the folder is
+    // read-only; without a -wal file no writer is at work, so the file is read as it stands.
+    return open_immutable("the file is not writable by this process and in WAL mode");
+  access_ = ReadAccess::kReadOnly;
+  const int rc = try_open(path_, SQLITE_OPEN_READONLY, kProbe);
+  if (rc == SQLITE_OK) return;
+  const std::string msg = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
+  close_handle();
+  if (!is_access_failure(rc)) fail_with(rc, "opening read-only", msg);
+  open_immutable(fmt::format("a read-only open failed ({}, SQLite code {})", msg, rc));
 }
 
 Connection::~Connection() {
@@ -79,8 +175,15 @@ Connection::~Connection() {
 
 void Connection::fail(int rc, std::string_view what, std::source_location loc) const {
   // db_ may be null (before sqlite3_open_v2 produced a handle); then only the code's generic text is available.
-  const char* msg = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
-  throw Error(ErrorKind::kSqlite, fmt::format("tuning database {}: {}: {} (SQLite code {})", path_, what, msg, rc),
+  fail_with(rc, what, db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc), loc);
+}
+
+void Connection::fail_with(int rc, std::string_view what, std::string_view msg, std::source_location loc) const {
+  // A damaged file: say what to run next (the file itself is left as it is).
+  const bool damaged = (rc & 0xff) == SQLITE_NOTADB || (rc & 0xff) == SQLITE_CORRUPT;
+  throw Error(ErrorKind::kSqlite,
+              fmt::format("tuning database {}: {}: {} (SQLite code {}){}", path_, what, msg, rc,
+                          damaged ? fmt::format("; run `dgtune db check --db {}`", path_) : ""),
               loc.file_name(), static_cast<int>(loc.line()));
 }
 
@@ -90,6 +193,20 @@ void Connection::exec(std::string_view sql) const {
   const std::string text(sql);
   int rc = sqlite3_exec(db_, text.c_str(), nullptr, nullptr, nullptr);
   if (rc != SQLITE_OK) fail(rc, fmt::format("executing `{}`", sql_head(sql)));
+}
+
+void Connection::vacuum_into(const std::string& target) const {
+  // query_only refuses VACUUM INTO although it writes only the target file.
+  if (access_ == ReadAccess::kQueryOnly) exec("PRAGMA query_only = OFF");
+  try {
+    Statement s(*this, "VACUUM INTO :target");
+    s.bind_text(":target", target);
+    s.run();
+  } catch (...) {
+    if (access_ == ReadAccess::kQueryOnly) exec("PRAGMA query_only = ON");
+    throw;
+  }
+  if (access_ == ReadAccess::kQueryOnly) exec("PRAGMA query_only = ON");
 }
 
 void Connection::enable_wal() const {
@@ -204,7 +321,11 @@ int Statement::column(const char* name) const {
 // ---------------------------------------------------------------------------------------------
 // Transaction
 
-Transaction::Transaction(const Connection& c, const char* begin) : c_(c) { c_.exec(begin); }
+Transaction::Transaction(const Connection& c, const char* begin) : c_(c) {
+  // A read-only connection never writes, and a query-only one refuses BEGIN IMMEDIATE: a deferred
+  // transaction gives the same single snapshot.
+  c_.exec(c_.read_only() ? "BEGIN" : begin);
+}
 
 Transaction::~Transaction() {
   // SQLite may already have rolled back by itself (e.g. after SQLITE_FULL): then autocommit is on

@@ -23,12 +23,26 @@ inline constexpr std::chrono::milliseconds kBusyTimeout{10000};
 /// First line of a SQL text, shortened: enough to recognise the statement in an error message.
 std::string sql_head(std::string_view sql);
 
+/// How a read-only Connection reached its file (README "Read-only deployment").
+enum class ReadAccess {
+  kReadWrite,  ///< not read-only
+  kQueryOnly,  ///< the file is writable by this process: opened read-write with `PRAGMA query_only`, so SQL
+               ///< cannot change it and closing removes the -wal/-shm files like any last connection does
+  kReadOnly,   ///< SQLITE_OPEN_READONLY: the file is not writable, but a -wal file shows a writer at work
+  kImmutable,  ///< `file:PATH?immutable=1`: no locks, no -wal/-shm files (a deployed read-only DB)
+};
+
 /// One open SQLite connection with the busy timeout set and foreign keys on. Every failure throws
-/// Error(kSqlite) naming the database path, the operation and SQLite's own message.
+/// Error(kSqlite) naming the database path, the operation and SQLite's own message (with a hint to run
+/// `dgtune db check` when SQLite calls the file damaged or not a database).
 class Connection {
  public:
-  /// Opens `path`. read_only: the file must exist (Error(kIo) naming it otherwise) and is never
-  /// created; else missing parent directories are created (Error(kIo) when that fails).
+  /// Opens `path`. read_only: the file must exist (Error(kIo) naming it otherwise), is never created and
+  /// never left with -wal/-shm files this connection made: a writable file is opened with `PRAGMA
+  /// query_only`; a file this process cannot write, in WAL mode without a -wal file, is opened immutable;
+  /// else SQLITE_OPEN_READONLY, retried immutable when SQLite fails for lack of write access (a WAL file in a
+  /// read-only folder: SQLite code 8 or 14). An immutable open logs one notice. Not read-only: missing parent
+  /// directories are created (Error(kIo) when that fails).
   Connection(std::string path, bool read_only);
   ~Connection();
   Connection(const Connection&) = delete;
@@ -37,11 +51,15 @@ class Connection {
   sqlite3* handle() const { return db_; }
   const std::string& path() const { return path_; }
   bool read_only() const { return read_only_; }
+  ReadAccess access() const { return access_; }
   /// True inside BEGIN ... COMMIT/ROLLBACK (SQLite's autocommit mode is off).
   bool in_transaction() const;
 
   /// Runs SQL without results (DDL, PRAGMA with no row, BEGIN/COMMIT; several statements allowed).
   void exec(std::string_view sql) const;
+  /// `VACUUM INTO target`: a compacted, consistent copy of this database in the new file `target`. Allowed on
+  /// a read-only connection (only the target is written; a query-only one lifts query_only for the statement).
+  void vacuum_into(const std::string& target) const;
   /// Switches the file to WAL. Changing the journal mode needs an exclusive lock and SQLite returns
   /// SQLITE_BUSY at once instead of calling the busy handler, so this retries for as long as the busy
   /// timeout would have waited (another process is typically creating the schema of a new file).
@@ -49,12 +67,24 @@ class Connection {
   /// Error(kSqlite): "tuning database PATH: WHAT: SQLite's message (SQLite code RC)".
   [[noreturn]] void fail(int rc, std::string_view what,
                          std::source_location loc = std::source_location::current()) const;
+  /// fail() with SQLite's message given (for failures after the handle is gone).
+  [[noreturn]] void fail_with(int rc, std::string_view what, std::string_view msg,
+                              std::source_location loc = std::source_location::current()) const;
 
  private:
+  void open_read_only();
+  /// sqlite3_open_v2 into db_, then a first read (which is where SQLite opens the -wal and -shm files);
+  /// returns SQLite's code and leaves db_ closed on failure.
+  int try_open(const std::string& name, int flags, const char* first_sql);
+
   std::string path_;
   sqlite3* db_ = nullptr;
   bool read_only_ = false;
+  ReadAccess access_ = ReadAccess::kReadWrite;
 };
+
+/// SQLite's `file:` URI of a path with `immutable=1` (%, ? and # escaped).
+std::string immutable_uri(const std::string& path);
 
 /// One prepared statement, finalized on destruction. Parameters are bound by name (":name") and
 /// columns are read by name (every selected column carries an explicit AS alias), so long column
@@ -107,7 +137,7 @@ class Statement {
 /// BEGIN IMMEDIATE on construction; ROLLBACK on destruction unless commit() succeeded. IMMEDIATE
 /// takes the write lock up front (waiting up to the busy timeout), so two tuning processes never
 /// deadlock upgrading read locks. `begin` = "BEGIN" gives a read transaction: one consistent
-/// snapshot for several queries.
+/// snapshot for several queries; on a read-only connection every transaction is such a "BEGIN".
 class Transaction {
  public:
   explicit Transaction(const Connection& c, const char* begin = "BEGIN IMMEDIATE");

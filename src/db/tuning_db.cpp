@@ -5,6 +5,8 @@
 #include <string_view>
 #include <utility>
 
+#include <spdlog/spdlog.h>
+
 #include "core/error.hpp"
 #include "db/schema.hpp"
 #include "db/sqlite.hpp"
@@ -174,6 +176,9 @@ constexpr const char* kBaselineInsert =
     "VALUES (:device_id, :environment_id, :problem_id, :provider, :pci_bus_id, :cublas_status, "
     ":algo, " DGT_MEASUREMENT_INSERT_VALUES ")";
 
+/// protocol_name of the bound :protocol JSON (claims compare it with the rows' protocol_name).
+constexpr const char* kProtocolNameOfParam = DGT_PROTOCOL_NAME_OF(":protocol");
+
 #undef DGT_PROBLEM_COLUMNS
 #undef DGT_MEASUREMENT_COLUMNS
 #undef DGT_MEASUREMENT_INSERT_COLUMNS
@@ -229,7 +234,7 @@ std::map<std::string, int> status_counts(const Connection& c, const DeviceScope&
                                          const std::string& protocol) {
   Statement s(c,
               "SELECT status AS status, count(*) AS n FROM trial WHERE device_id = :device_id AND environment_id = "
-              ":environment_id AND problem_id = :problem_id AND protocol_name = :protocol_name GROUP BY status");
+              ":environment_id AND problem_id = :problem_id AND protocol_name = :protocol_name AND status != 'claimed' GROUP BY status");
   bind_scope(s, scope);
   s.bind_int(":problem_id", problem_id);
   s.bind_text(":protocol_name", protocol);
@@ -466,7 +471,7 @@ bool TuningDb::has_trial(const DeviceScope& scope, const Problem& p, const Kerne
   Statement s(*conn_,
               "SELECT 1 AS found FROM trial t JOIN config c ON c.id = t.config_id WHERE t.device_id = :device_id "
               "AND t.environment_id = :environment_id AND t.problem_id = :problem_id AND c.key = :config_key "
-              "AND t.protocol_name = :protocol_name");
+              "AND t.protocol_name = :protocol_name AND t.status != 'claimed'");
   bind_scope(s, scope);
   s.bind_text(":protocol_name", protocol);
   s.bind_int(":problem_id", *problem_id);
@@ -482,7 +487,7 @@ std::set<std::string> TuningDb::stored_config_keys(const DeviceScope& scope, con
   Statement s(*conn_,
               "SELECT c.key AS config_key FROM trial t JOIN config c ON c.id = t.config_id WHERE t.device_id = "
               ":device_id AND t.environment_id = :environment_id AND t.problem_id = :problem_id AND t.protocol_name = "
-              ":protocol_name");
+              ":protocol_name AND t.status != 'claimed'");
   bind_scope(s, scope);
   s.bind_text(":protocol_name", protocol);
   s.bind_int(":problem_id", *problem_id);
@@ -513,6 +518,78 @@ void TuningDb::put_trial(const DeviceScope& scope, const TrialRecord& t) {
   remember_problem(t.problem, problem_id);
 }
 
+TuningDb::Claim TuningDb::claim_trial(const DeviceScope& scope, const Problem& p, const KernelConfig& cfg,
+                                      const std::string& owner, const StaleClaimFn& is_stale,
+                                      const std::string& protocol_json) {
+  require_writable(*conn_, "claim a trial");
+  const Connection& c = *conn_;
+  // BEGIN IMMEDIATE: the look and the insert happen under the write lock, so two sweeps cannot both see
+  // "unclaimed" and both measure.
+  Transaction tx(c);
+  const int64_t problem_id = upsert_problem(p);
+  const int64_t config_id = upsert_config(cfg);
+  {
+    Statement s(c,
+                "SELECT status AS status, error AS holder, created_at AS claimed_at FROM trial WHERE device_id = "
+                ":device_id AND environment_id = :environment_id AND problem_id = :problem_id AND config_id = "
+                ":config_id AND protocol_name = " +
+                    std::string(kProtocolNameOfParam));
+    bind_scope(s, scope);
+    s.bind_int(":problem_id", problem_id);
+    s.bind_int(":config_id", config_id);
+    s.bind_text(":protocol", protocol_json);
+    if (s.step()) {
+      if (s.get_text("status") != to_string(TrialStatus::kClaimed)) return Claim::kStored;  // rolls back
+      const std::string holder = s.get_text("holder");
+      if (holder != owner && !is_stale(holder, s.get_text("claimed_at"))) return Claim::kBusy;
+      if (holder != owner) spdlog::info("  taking over the claim of {} on {} (its sweep stopped)", holder, cfg.key());
+    }
+  }
+  TrialRecord claim;
+  claim.problem = p;
+  claim.config = cfg;
+  claim.status = TrialStatus::kClaimed;
+  claim.error = owner;
+  claim.protocol = protocol_json;
+  {
+    Statement s(c, kTrialInsert);
+    bind_scope(s, scope);
+    s.bind_int(":problem_id", problem_id);
+    s.bind_int(":config_id", config_id);
+    s.bind_text(":pci_bus_id", scope.pci_bus_id);
+    s.bind_real(":compile_ms", 0);
+    s.bind_int(":registers", 0);
+    s.bind_int(":spill_bytes", 0);
+    s.bind_int(":smem_bytes", 0);
+    bind_measurement(s, claim);
+    s.run();
+  }
+  tx.commit();
+  remember_problem(p, problem_id);
+  return Claim::kClaimed;
+}
+
+void TuningDb::release_claim(const DeviceScope& scope, const Problem& p, const KernelConfig& cfg,
+                             const std::string& owner, const std::string& protocol_json) {
+  require_writable(*conn_, "release a claim");
+  std::optional<int64_t> problem_id = find_problem(p);
+  if (!problem_id) return;
+  Transaction tx(*conn_);
+  Statement s(*conn_,
+              "DELETE FROM trial WHERE device_id = :device_id AND environment_id = :environment_id AND problem_id = "
+              ":problem_id AND status = 'claimed' AND error = :owner AND config_id = (SELECT id FROM config WHERE key "
+              "= :config_key) AND protocol_name = " +
+                  std::string(kProtocolNameOfParam));
+  bind_scope(s, scope);
+  s.bind_int(":problem_id", *problem_id);
+  s.bind_text(":owner", owner);
+  s.bind_text(":config_key", cfg.key());
+  s.bind_text(":protocol", protocol_json);
+  s.run();
+  tx.commit();
+}
+
+
 std::vector<TrialRecord> TuningDb::trials(const DeviceScope& scope, const Problem& p,
                                           const std::string& protocol) const {
   std::vector<TrialRecord> out;
@@ -522,7 +599,7 @@ std::vector<TrialRecord> TuningDb::trials(const DeviceScope& scope, const Proble
   Statement s(
       c, std::string(kTrialSelect) +
              "WHERE t.device_id = :device_id AND t.environment_id = :environment_id AND t.problem_id = :problem_id "
-             "AND t.protocol_name = :protocol_name "
+             "AND t.protocol_name = :protocol_name AND t.status != 'claimed' "
              // Timed ok trials first (fastest first), then everything else; config key breaks ties.
              "ORDER BY (t.status = 'ok' AND t.median_us IS NOT NULL) DESC, "
              "CASE WHEN t.status = 'ok' THEN t.median_us END ASC, c.key ASC");

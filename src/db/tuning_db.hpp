@@ -3,6 +3,7 @@
 // creates and migrates the schema (src/db/schema.sql, src/db/migrations/).
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -176,6 +177,27 @@ class TuningDb {
   /// ascending (ties by config key), then all the others by config key.
   std::vector<TrialRecord> trials(const DeviceScope& s, const Problem& p,
                                   const std::string& protocol = kSweepTimerProtocol) const;
+  /// What claim_trial() found.
+  enum class Claim {
+    kClaimed,  ///< the caller holds the claim now: measure, then put_trial() (which replaces the claim row)
+    kStored,   ///< a trial is stored (any status but claimed): nothing to measure
+    kBusy,     ///< another owner's claim that is not stale: measure something else and ask again later
+  };
+  /// (holder, claimed_at) -> true when the claim's owner is gone (tune/claim_owner.hpp decides).
+  using StaleClaimFn = std::function<bool(const std::string& holder, const std::string& claimed_at)>;
+  /// Claims (scope, problem, config, protocol) for `owner` in one BEGIN IMMEDIATE transaction, so that
+  /// sweeps sharing the file never measure a candidate twice: a trial row with status 'claimed', the owner
+  /// text in `error` and the claim time in `created_at`; `protocol_json` is stored with it, so its
+  /// protocol name (part of the trial key, schema 7) is the sweep's and claims of two protocols do not
+  /// block each other. Another owner's claim is taken over when is_stale(holder, claimed_at) says so (its
+  /// process died: SIGKILL, power loss). Problem and config rows are upserted. Claims are never counted
+  /// as trials (has_trial, stored_config_keys, trials, winners, exports and merges skip them).
+  Claim claim_trial(const DeviceScope& s, const Problem& p, const KernelConfig& c, const std::string& owner,
+                    const StaleClaimFn& is_stale, const std::string& protocol_json = "");
+  /// Deletes `owner`'s claim of (scope, problem, config, protocol) if it is still a claim (a candidate
+  /// given up without a measurement). One transaction.
+  void release_claim(const DeviceScope& s, const Problem& p, const KernelConfig& c, const std::string& owner,
+                     const std::string& protocol_json = "");
 
   /// True when a baseline of `provider` for (scope, problem, protocol) is stored, whatever its status.
   bool has_baseline(const DeviceScope& s, const Problem& p, const std::string& provider,

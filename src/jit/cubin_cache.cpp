@@ -4,10 +4,12 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include <spdlog/spdlog.h>
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
@@ -31,13 +33,21 @@ bool read_file(const std::string& path, std::string& out) {
 
 /// Writes `data` to a temporary file in the same directory, then renames it over `path`.
 void write_atomic(const std::string& path, const std::string& data) {
-  std::string tmp = path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(fnv1a64(data) & 0xffff);
+  // Unique per process and thread: the per-key lock already keeps writers of one key apart, this keeps a
+  // stale temp file of a killed writer from ever being renamed by another.
+  static std::atomic<uint64_t> serial{0};
+  std::string tmp = path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(serial.fetch_add(1));
   {
     std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
     if (!f) DGT_THROW(ErrorKind::kIo, "cannot write cubin cache file {}", tmp);
     f.write(data.data(), static_cast<std::streamsize>(data.size()));
     f.flush();
-    if (!f) DGT_THROW(ErrorKind::kIo, "short write to cubin cache file {}", tmp);
+    if (!f) {
+      f.close();
+      std::error_code ec;
+      fs::remove(tmp, ec);
+      DGT_THROW(ErrorKind::kIo, "short write to cubin cache file {} (disk full?)", tmp);
+    }
   }
   std::error_code ec;
   fs::rename(tmp, path, ec);
@@ -69,7 +79,8 @@ class FileLock {
 
 }  // namespace
 
-CubinCache::CubinCache(std::string dir) : dir_(std::move(dir)) {
+CubinCache::CubinCache(std::string dir, CompileFn compile) : dir_(std::move(dir)), compile_(std::move(compile)) {
+  if (!compile_) compile_ = jit::compile;
   std::error_code ec;
   fs::create_directories(dir_, ec);
   if (ec || !fs::is_directory(dir_))
@@ -127,8 +138,13 @@ CompiledKernel CubinCache::get_or_compile(const GeneratedKernel& g, bool* hit) c
     if (hit) *hit = true;
     return out;
   }
-  out = compile(g.source, g.program_name, g.name_expression);
-  publish(key, out);
+  out = compile_(g.source, g.program_name, g.name_expression);
+  try {
+    publish(key, out);
+  } catch (const Error& e) {
+    // The cache only saves time: a kernel that compiled is still usable when it cannot be stored.
+    spdlog::warn("cubin cache: {}; the kernel is used without being cached", e.message());
+  }
   if (hit) *hit = false;
   return out;
 }

@@ -1,6 +1,7 @@
 // Disk cache of compiled cubins shared by processes.
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include "jit/codegen.hpp"
@@ -16,8 +17,13 @@ namespace dgt::jit {
 /// cache compile each key once. A truncated or corrupt entry fails the size/hash check and is rebuilt.
 class CubinCache {
  public:
-  /// Creates `dir` if needed. Throws Error(kIo) naming the directory when it cannot.
-  explicit CubinCache(std::string dir);
+  /// What a miss runs: compile(source, program_name, name_expression) of jit/compiler.hpp, or a stand-in
+  /// (unit tests count calls with a fake). Throws to report a failed compile.
+  using CompileFn = std::function<CompiledKernel(const std::string& source, const std::string& program_name,
+                                                 const std::string& name_expression)>;
+
+  /// Creates `dir` if needed. Throws Error(kIo) naming the directory when it cannot. `compile` empty: NVRTC.
+  explicit CubinCache(std::string dir, CompileFn compile = {});
 
   const std::string& dir() const { return dir_; }
   std::string key_of(const GeneratedKernel& g) const;
@@ -31,6 +37,7 @@ class CubinCache {
   void publish(const std::string& key, const CompiledKernel& k) const;
 
   std::string dir_;
+  CompileFn compile_;
 };
 
 }  // namespace dgt::jit

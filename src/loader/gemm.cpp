@@ -1,6 +1,5 @@
 #include "dgtune/gemm.hpp"
 
-#include <filesystem>
 #include <mutex>
 #include <shared_mutex>
 #include <unordered_map>
@@ -17,6 +16,7 @@
 #include "launch/gemm_kernel.hpp"
 #include "launch/kernel_cache.hpp"
 #include "loader/choice.hpp"
+#include "loader/loader_db.hpp"
 #include "records/protocol_name.hpp"
 #include "space/cost_model.hpp"
 #include "space/resource_model.hpp"
@@ -122,8 +122,16 @@ struct Gemm::Impl {
     std::optional<std::vector<EnvironmentWinner>> candidates;
     if (table)
       candidates = table_winners(*table, p);
-    else if (db && device_id)
-      candidates = db->environment_winners(*device_id, p);
+    else if (db && device_id) {
+      try {
+        candidates = db->environment_winners(*device_id, p);
+      } catch (const Error& e) {
+        // Damage past the pages read at open: same policy as a file that cannot be opened (one warning).
+        if (e.kind() != ErrorKind::kSqlite) throw;
+        spdlog::warn("dgt::Gemm: cannot read tuning database {}: {}; using default configs", db->path(), e.message());
+        db.reset();
+      }
+    }
     if (candidates) {
       // The identity rule (loader/choice.hpp): winners of this hardware identity under any software
       // environment; the running kernel hash first, an older one only while its config is still legal.
@@ -187,18 +195,15 @@ Gemm::Gemm(GemmOptions options) : impl_(std::make_unique<Impl>()) {
           "using default configs",
           options.table->device_name, options.table->hw_key, impl_->device.name, hw);
     }
-  } else if (std::filesystem::exists(db_path)) {
-    impl_->db = std::make_unique<TuningDb>(db_path, /*read_only=*/true);
+  } else if ((impl_->db = open_loader_db(db_path))) {
     impl_->env = current_software_env(impl_->device);
     impl_->env_key = impl_->env.key();
     impl_->device_id = impl_->db->find_hardware(impl_->device.hardware());
     if (!impl_->device_id)
       spdlog::warn("dgt::Gemm: {} has no trials for this device ({}, hardware key {}); using default configs", db_path,
                    impl_->device.name, impl_->device.hardware().key());
-  } else {
-    spdlog::warn("dgt::Gemm: no tuning database at {}; using default configs", db_path);
   }
-  impl_->cache = std::make_unique<jit::CubinCache>(options.cache_dir.empty() ? default_cache_dir() : options.cache_dir);
+  impl_->cache = std::make_unique<jit::CubinCache>(usable_cache_dir(options.cache_dir));
   impl_->kernels = std::make_unique<KernelCache>(*impl_->cache, impl_->device.sm_count);
 }
 

@@ -11,10 +11,10 @@ namespace dgt {
 
 namespace {
 
-constexpr std::array<TrialStatus, 9> kAllStatuses = {
-    TrialStatus::kOk,          TrialStatus::kInvalid,      TrialStatus::kCompileError,
-    TrialStatus::kLaunchError, TrialStatus::kVerifyFailed, TrialStatus::kTimeout,
-    TrialStatus::kCrashed,     TrialStatus::kUnsupported,  TrialStatus::kError,
+constexpr std::array<TrialStatus, 10> kAllStatuses = {
+    TrialStatus::kOk,           TrialStatus::kInvalid, TrialStatus::kCompileError, TrialStatus::kLaunchError,
+    TrialStatus::kVerifyFailed, TrialStatus::kTimeout, TrialStatus::kCrashed,      TrialStatus::kUnsupported,
+    TrialStatus::kError,        TrialStatus::kClaimed,
 };
 
 // The separator keeps adjacent fields from sliding into each other; 0x1F (ASCII "unit separator")
@@ -47,6 +47,7 @@ const char* to_string(TrialStatus s) {
     case TrialStatus::kCrashed: return "crashed";
     case TrialStatus::kUnsupported: return "unsupported";
     case TrialStatus::kError: return "error";
+    case TrialStatus::kClaimed: return "claimed";
   }
   return "?";
 }
@@ -56,7 +57,7 @@ TrialStatus parse_trial_status(std::string_view s) {
     if (s == to_string(st)) return st;
   DGT_THROW(ErrorKind::kInternal,
             "unknown trial status '{}' (expected ok, invalid, compile_error, launch_error, verify_failed, timeout, "
-            "crashed, unsupported or error)",
+            "crashed, unsupported, error or claimed)",
             s);
 }
 

@@ -24,6 +24,8 @@ enum class TrialStatus {
   kCrashed,       ///< sticky CUDA error (illegal address ...): the process stopped measuring after it
   kUnsupported,   ///< baselines: the library refused the problem (its status in cublas_status)
   kError,         ///< baselines: the library call failed (its status in cublas_status)
+  kClaimed,       ///< trials: a sweep is measuring it right now (owner in error; TuningDb::claim_trial); not a
+                  ///< stored measurement: scoped queries skip it, and a claim of a dead process is taken over
 };
 /// The one status enum of trials and baselines.
 using Status = TrialStatus;

@@ -1,8 +1,7 @@
 #include "tune/session.hpp"
 
 #include <algorithm>
-#include <chrono>
-#include <set>
+#include <filesystem>
 
 #include <spdlog/spdlog.h>
 
@@ -11,8 +10,9 @@
 #include "core/paths.hpp"
 #include "core/thread_pool.hpp"
 #include "jit/codegen.hpp"
-#include "space/cost_model.hpp"
 #include "space/resource_model.hpp"
+#include "tune/interrupt.hpp"
+#include "tune/sweep_loop.hpp"
 
 namespace dgt {
 
@@ -32,11 +32,15 @@ std::string SessionOptions::protocol_json() const {
 
 TuningSession::TuningSession(SessionOptions options) : options_(std::move(options)) {
   if (options_.kind == ProtocolKind::kHotGraph) options_.hot_graph().validate();  // before the GPU is opened
+  // An existing DB first: a damaged or newer file is refused (untouched) before the GPU is set up; a new
+  // one is created only once the GPU is known to be usable.
+  std::error_code ec;
+  if (std::filesystem::exists(options_.db_path, ec)) db_ = std::make_unique<TuningDb>(options_.db_path);
   device_ = open_sm90_device(options_.device);
+  if (!db_) db_ = std::make_unique<TuningDb>(options_.db_path);
   fingerprint_ = make_fingerprint(device_);
-  db_ = std::make_unique<TuningDb>(options_.db_path);
   scope_ = db_->upsert_device(fingerprint_);
-  cache_ = std::make_unique<jit::CubinCache>(options_.cache_dir.empty() ? default_cache_dir() : options_.cache_dir);
+  cache_ = std::make_unique<jit::CubinCache>(usable_cache_dir(options_.cache_dir));
   DGT_CHECK_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   util_ = std::make_unique<UtilKernels>(*cache_, device_.sm_count);
   timer_ = std::make_unique<Timer>(*util_, device_, options_.protocol, stream_);
@@ -46,7 +50,8 @@ TuningSession::TuningSession(SessionOptions options) : options_(std::move(option
 }
 
 TuningSession::~TuningSession() {
-  pool_.reset();  // finish queued compiles before the cache goes away
+  if (pool_ && stop_requested()) pool_->discard_queued();  // a stopped sweep does not wait for its compile queue
+  pool_.reset();                                           // finish running compiles before the cache goes away
   if (stream_) cudaStreamDestroy(stream_);
 }
 
@@ -218,104 +223,41 @@ std::pair<BaselineRecord, BaselineRecord> TuningSession::time_baselines(const Pr
   return {std::move(c.def), std::move(c.tuned)};
 }
 
-void TuningSession::measure_baselines(const ProblemData& data) {
-  const Problem& p = data.problem();
-  const std::string protocol = options_.protocol_name();
-  if (db_->has_baseline(scope_, p, kProviderCublasDefault, protocol) &&
-      db_->has_baseline(scope_, p, kProviderCublasTuned, protocol))
-    return;
-  spdlog::info("  cuBLASLt baselines for {} ({})", p.label(), protocol);
-  auto [def, tuned] = time_baselines(data);
-  db_->put_baseline(scope_, def);
-  db_->put_baseline(scope_, tuned);
-}
+/// The sweep loop's Measurer on this session's GPU: compile ahead on the pool, verify and time with the
+/// session's timer, cuBLASLt baselines on the same buffers.
+class TuningSession::GpuMeasurer final : public Measurer {
+ public:
+  explicit GpuMeasurer(TuningSession& s) : s_(s) {}
+  int sm_count() const override { return s_.device_.sm_count; }
+  std::string describe() const override {
+    return fmt::format("{} compile threads, cache {}", s_.pool_->size(), s_.cache_->dir());
+  }
+  bool prepare(const KernelSpec& spec) override {
+    const bool queued = !s_.compiles_.count(spec.compiled_key());
+    s_.compile_async(spec);
+    return queued;
+  }
+  void begin_shape(const Problem& p) override {
+    data_.reset();  // one problem's buffers at a time
+    data_ = std::make_unique<ProblemData>(p, *s_.util_, s_.seed_for(p), s_.stream_);
+  }
+  std::pair<BaselineRecord, BaselineRecord> baselines() override {
+    return s_.time_baselines(*data_);
+  }
+  std::string protocol_name() const override { return s_.options_.protocol_name(); }
+  std::string protocol_json() const override { return s_.options_.protocol_json(); }
+  TrialRecord measure(const KernelSpec& spec) override {
+    return s_.measure_candidate(*data_, spec, s_.compile_async(spec).get());
+  }
 
-std::string SweepOptions::strategy_label() const {
-  if (strategy == Strategy::kModel) return fmt::format("model-top{}", top_k);
-  return max_candidates > 0 ? fmt::format("exhaustive-max{}", max_candidates) : "exhaustive";
-}
+ private:
+  TuningSession& s_;
+  std::unique_ptr<ProblemData> data_;
+};
 
 std::vector<ShapeOutcome> TuningSession::sweep(const std::vector<ShapeEntry>& shapes, const SweepOptions& opts) {
-  // 1. Candidates per shape, ranked by the analytic estimate, cut by the strategy; then the compile
-  //    queue for all of them in that order, so compilation runs ahead of the GPU.
-  const std::string protocol = options_.protocol_name();
-  std::vector<ShapeOutcome> out(shapes.size());
-  std::vector<std::vector<KernelConfig>> wanted(shapes.size()), todo(shapes.size());
-  int compile_jobs = 0;
-  for (size_t i = 0; i < shapes.size(); ++i) {
-    const Problem& p = shapes[i].problem;
-    out[i].entry = shapes[i];
-    out[i].protocol = protocol;
-    std::vector<KernelConfig> ranked = rank_by_estimate(opts.space, p, device_.sm_count);
-    size_t keep = ranked.size();
-    if (opts.strategy == Strategy::kModel) keep = std::min<size_t>(keep, std::max(1, opts.top_k));
-    if (opts.strategy == Strategy::kExhaustive && opts.max_candidates > 0)
-      keep = std::min<size_t>(keep, opts.max_candidates);
-    ranked.resize(keep);
-    out[i].candidates = static_cast<int>(keep);
-    const std::set<std::string> stored = db_->stored_config_keys(scope_, p, protocol);  // one query per shape
-    for (const KernelConfig& c : ranked) {
-      wanted[i].push_back(c);
-      if (stored.count(c.key())) {
-        ++out[i].already_stored;
-        continue;
-      }
-      todo[i].push_back(c);
-      if (!compiles_.count(KernelSpec::of(c, p).compiled_key())) ++compile_jobs;
-      compile_async(KernelSpec::of(c, p));
-    }
-  }
-  spdlog::info("{} shapes, strategy {}, protocol {}; {} kernels to compile on {} threads; cache {}", shapes.size(),
-               opts.strategy_label(), protocol, compile_jobs, pool_->size(), cache_->dir());
-
-  // 2. Measure shape by shape while the pool keeps compiling ahead.
-  for (size_t i = 0; i < shapes.size(); ++i) {
-    const Problem& p = shapes[i].problem;
-    const auto t0 = std::chrono::steady_clock::now();
-    auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
-    spdlog::info("[{}/{}] {} ({}): {} candidates, {} already stored", i + 1, shapes.size(), p.label(),
-                 shapes[i].where(), out[i].candidates, out[i].already_stored);
-    const bool need_baselines = opts.baselines && !(db_->has_baseline(scope_, p, kProviderCublasDefault, protocol) &&
-                                                    db_->has_baseline(scope_, p, kProviderCublasTuned, protocol));
-    if (!todo[i].empty() || need_baselines) {
-      ProblemData data(p, *util_, seed_for(p), stream_);
-      if (opts.baselines) measure_baselines(data);
-      std::map<std::string, int> counts;
-      for (size_t j = 0; j < todo[i].size(); ++j) {
-        if (opts.budget_s > 0 && elapsed() > opts.budget_s) {
-          spdlog::warn(
-              "  budget of {:.0f} s spent after {} of {} candidates: stopping this shape (marked incomplete; "
-              "run again to continue)",
-              opts.budget_s, j, todo[i].size());
-          break;
-        }
-        const KernelSpec spec = KernelSpec::of(todo[i][j], p);
-        const CompileResult& compiled = compile_async(spec).get();
-        TrialRecord t = measure_candidate(data, spec, compiled);
-        db_->put_trial(scope_, t);
-        ++out[i].measured_now;
-        ++counts[to_string(t.status)];
-        if (t.status == TrialStatus::kOk)
-          spdlog::debug("  {} {:.2f} us {:.0f} TFLOPS", spec.config.key(), t.timing->median_us, t.tflops);
-        else
-          spdlog::warn("  {} {}: {}", spec.config.key(), to_string(t.status), t.error);
-        if ((j + 1) % 50 == 0 || j + 1 == todo[i].size()) {
-          std::string summary;
-          for (const auto& [k, v] : counts) summary += fmt::format(" {} {}", k, v);
-          spdlog::info("  {}/{} measured:{}", j + 1, todo[i].size(), summary);
-        }
-      }
-    }
-    const std::set<std::string> stored_keys = db_->stored_config_keys(scope_, p, protocol);  // one query per shape
-    int stored = 0;
-    for (const auto& c : wanted[i]) stored += stored_keys.count(c.key()) ? 1 : 0;
-    out[i].complete = stored == out[i].candidates;
-    out[i].wall_s = elapsed();
-    db_->put_sweep_state(scope_, p, opts.space.name, opts.strategy_label(),
-                         SweepState{out[i].candidates, stored, out[i].complete, ""}, protocol);
-    out[i].winner = db_->winner(scope_, p, protocol);
-  }
-  return out;
+  GpuMeasurer measurer(*this);
+  return run_sweep(*db_, scope_, measurer, shapes, opts);
 }
 
 TrialRecord TuningSession::run_one(const Problem& p, const KernelConfig& c, bool with_baselines,

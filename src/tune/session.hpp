@@ -24,6 +24,8 @@
 #include "launch/util_kernels.hpp"
 #include "problem/shapes_file.hpp"
 #include "space/search_space.hpp"
+#include "tune/measurer.hpp"
+#include "tune/sweep_options.hpp"
 
 namespace dgt {
 
@@ -53,37 +55,6 @@ struct SessionOptions {
   int compile_threads = 0;   ///< 0 = all cores
 };
 
-/// How a sweep chooses what to measure. Candidates are always measured in estimate_us order (most
-/// promising first), so a time budget spends itself on the likely winners.
-enum class Strategy {
-  kExhaustive,  ///< every kept candidate of the space (capped by max_candidates when set)
-  kModel,       ///< only the top_k candidates by the analytic estimate
-};
-
-struct SweepOptions {
-  SearchSpace space = SearchSpace::builtin_default();
-  Strategy strategy = Strategy::kExhaustive;
-  int top_k = 16;          ///< kModel: how many candidates to measure
-  int max_candidates = 0;  ///< kExhaustive: 0 = all, else the best N by estimate_us
-  double budget_s = 0;     ///< per shape: stop measuring after this many seconds (0 = no limit)
-  bool baselines = true;   ///< measure cuBLASLt default and tuned
-
-  /// Label stored with the sweep state: "exhaustive", "exhaustive-max64", "model-top16".
-  std::string strategy_label() const;
-};
-
-/// What a sweep did for one shape.
-struct ShapeOutcome {
-  ShapeEntry entry;
-  int candidates = 0;               ///< after pruning and the strategy's selection
-  std::string protocol;             ///< protocol name the shape was tuned under ("cold-l2-v1", "hot-graph-v1")
-  int measured_now = 0;             ///< trials stored by this run
-  int already_stored = 0;           ///< skipped: stored earlier for this device, software environment and protocol
-  bool complete = false;            ///< every candidate has a stored trial (false when the budget ran out)
-  double wall_s = 0;                ///< time spent on this shape in this run (measuring, not compiling ahead)
-  std::optional<WinnerRow> winner;  ///< from the DB after the sweep, of `protocol` (baselines included)
-};
-
 /// Thrown after a candidate poisoned the CUDA context (sticky error) or hung (watchdog). Its trial
 /// is already stored as crashed/timeout, so a rerun resumes after it.
 struct ContextLost : Error {
@@ -103,10 +74,12 @@ class TuningSession {
   /// Device (hardware identity) and environment rows every measurement of this session is stored under.
   const DeviceScope& scope() const { return scope_; }
 
-  /// Sweeps every shape (validated up front by the caller). Compilation of all needed kernels runs on
-  /// a thread pool, ahead of the GPU; each candidate is verified, then timed under the session's
-  /// protocol, and stored in its own transaction. Trials and baselines already stored under that
-  /// protocol are skipped (those of the other protocol are not: they answer another question).
+  /// Sweeps every shape (validated up front by the caller) through run_sweep (tune/sweep_loop.hpp) with
+  /// this GPU as the Measurer. Compilation of all needed kernels runs on a thread pool, ahead of the GPU;
+  /// each candidate is claimed, verified, then timed under the session's protocol, and stored in its own
+  /// transaction. Trials and baselines already stored under that protocol are skipped (those of the other
+  /// protocol are not: they answer another question); candidates another sweep on the same DB claimed
+  /// are left to it. Stops after the current trial when stop_requested() (tune/interrupt.hpp).
   std::vector<ShapeOutcome> sweep(const std::vector<ShapeEntry>& shapes, const SweepOptions& options);
 
   /// Compiles, verifies and times one config on one problem and stores the trial (replacing an
@@ -115,6 +88,7 @@ class TuningSession {
                       std::optional<std::pair<BaselineRecord, BaselineRecord>>* baselines = nullptr);
 
  private:
+  class GpuMeasurer;  // the sweep loop's Measurer (tune/measurer.hpp) on this session's GPU
   struct CompileResult {
     std::optional<jit::CompiledKernel> kernel;
     std::string error;
@@ -123,7 +97,6 @@ class TuningSession {
   TrialRecord measure_candidate(const ProblemData& data, const KernelSpec& spec, const CompileResult& compiled);
   /// cuBLASLt default and tuned under the session's protocol.
   std::pair<BaselineRecord, BaselineRecord> time_baselines(const ProblemData& data);
-  void measure_baselines(const ProblemData& data);
   uint64_t seed_for(const Problem& p) const;
 
   SessionOptions options_;

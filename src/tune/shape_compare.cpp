@@ -39,7 +39,7 @@ ShapeComparer::ShapeComparer(ShapeCompareOptions options) : options_(std::move(o
   }
   if (!device_id_)
     spdlog::warn("no winners of this device in '{}': every shape runs the default config", options_.db_path);
-  cache_ = std::make_unique<jit::CubinCache>(options_.cache_dir.empty() ? default_cache_dir() : options_.cache_dir);
+  cache_ = std::make_unique<jit::CubinCache>(usable_cache_dir(options_.cache_dir));
   DGT_CHECK_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   util_ = std::make_unique<UtilKernels>(*cache_, device_.sm_count);
   cublas_ = std::make_unique<CublasLtBaseline>();

@@ -102,7 +102,7 @@ enum_flags = [("space", PROBLEM, "--format", "table,csv,json,md"), ("space", PRO
               ("sweep", ["--shapes", ok_shapes, "--db", DB], "--strategy", "exhaustive,model"),
               ("compare", ["--shapes", ok_shapes, "--db", DB], "--protocol", "cold-l2,hot-graph"),
               ("compare", ["--shapes", ok_shapes, "--db", DB], "--interval", "sign,wilcoxon"),
-              ("export", ["--db", DB], "--format", "table,csv,json,md,cpp")]
+              ("export", ["--db", DB], "--format", "table,csv,json,md,cpp,db")]
 for cmd, base, flag, allowed in enum_flags:
     case(f"{cmd} {flag} xml", [cmd, *base, flag, "xml"], 2, f"{flag}: xml not in {{{allowed}}}")
     case(f"{cmd} {flag} <ESC>", [cmd, *base, flag, "x\x1b[31m"], 2, f"{flag}: x\\x1B[31m not in")

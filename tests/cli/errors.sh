@@ -173,7 +173,7 @@ expect 2 "--interval: t not in {sign,wilcoxon}" "$bin" compare --shapes "$tmp/on
 expect 2 "bad.txt:3: field 'K'" "$bin" compare --shapes "$tmp/bad.txt" --db "$tmp/c.db"
 expect 2 "is the --db file, which compare opens read-only" "$bin" compare --shapes "$tmp/one.txt" --db "$tmp/empty.db" --save "$tmp/empty.db"
 expect 2 "--between: cannot read tuning database '$tmp/nope-a.db': no such file" "$bin" compare --between "$tmp/nope-a.db" "$tmp/nope-b.db"
-expect 2 "--format: xml not in {table,csv,json,md,cpp}" "$bin" export --format xml
+expect 2 "--format: xml not in {table,csv,json,md,cpp,db}" "$bin" export --format xml
 expect 2 "cannot read tuning database (--db) '$tmp/c.db': no such file (export never creates one)" "$bin" export --db "$tmp/c.db"
 [ -e "$tmp/c.db" ] && { echo "FAIL: compare or export created the database"; fail=1; }
 

@@ -69,8 +69,11 @@ struct GemmChoice {
 };
 
 struct GemmOptions {
-  std::string db_path;    ///< empty: $DGTUNE_DB, else results/tuning.db; a missing file means "no tuning data"
-  std::string cache_dir;  ///< empty: $DGTUNE_CACHE_DIR, else $XDG_CACHE_HOME/dgtune, else ~/.cache/dgtune
+  std::string db_path;    ///< empty: $DGTUNE_DB, else results/tuning.db; a missing, damaged, foreign or other-schema
+                          ///< file means "no tuning data" (one warning, default configs)
+  std::string cache_dir;  ///< empty: $DGTUNE_CACHE_DIR, else $XDG_CACHE_HOME/dgtune, else ~/.cache/dgtune;
+                          ///< one that cannot be written falls back to the next, then to a per-user temp
+                          ///< directory, with one warning
   int device = -1;        ///< -1: the calling thread's current device
   /// A table made by `dgtune export --format cpp` (a constexpr `TunedTable` in the generated header):
   /// when set, winners come from it and no DB is opened (db_path is ignored; a build without SQLite
@@ -100,8 +103,10 @@ struct GemmOptions {
 /// (allocated on first use): calls for one shape must then be ordered on one stream.
 class Gemm {
  public:
-  /// Opens the device and (read-only) the DB. Throws dgt::Error (kNoDevice, kSqlite, kUsage for an unknown
-  /// GemmOptions::protocol, ...) with a message naming what failed.
+  /// Opens the device and (read-only, loader/loader_db.hpp) the DB: a DB that cannot be used is logged once
+  /// and replaced by default configs, never thrown. Throws dgt::Error (kNoDevice, kCuda, kUsage for an
+  /// unknown GemmOptions::protocol, kIo when no cubin cache directory is writable, ...) with a message naming
+  /// what failed.
   explicit Gemm(GemmOptions options = {});
   ~Gemm();
   Gemm(const Gemm&) = delete;

@@ -1,0 +1,155 @@
+#include "tune/sweep_loop.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <set>
+#include <thread>
+
+#include <spdlog/spdlog.h>
+
+#include "core/error.hpp"
+#include "space/cost_model.hpp"
+#include "tune/claim_owner.hpp"
+#include "tune/interrupt.hpp"
+
+namespace dgt {
+
+namespace {
+
+/// How often a sweep looks again at candidates another sweep is measuring.
+constexpr std::chrono::milliseconds kClaimPoll{50};
+
+/// Releases the claim unless the trial was stored; best effort (the DB may be what failed).
+void release_quietly(TuningDb& db, const DeviceScope& scope, const Problem& p, const KernelConfig& c,
+                     const std::string& owner, const std::string& protocol_json) {
+  try {
+    db.release_claim(scope, p, c, owner, protocol_json);
+  } catch (const std::exception& e) {
+    spdlog::debug("  could not release the claim of {}: {}", c.key(), e.what());
+  }
+}
+
+}  // namespace
+
+std::string SweepOptions::strategy_label() const {
+  if (strategy == Strategy::kModel) return fmt::format("model-top{}", top_k);
+  return max_candidates > 0 ? fmt::format("exhaustive-max{}", max_candidates) : "exhaustive";
+}
+
+std::vector<ShapeOutcome> run_sweep(TuningDb& db, const DeviceScope& scope, Measurer& measurer,
+                                    const std::vector<ShapeEntry>& shapes, const SweepOptions& opts) {
+  const std::string owner = this_process_owner();
+  // Everything stored, skipped or claimed is per protocol (schema 7): the measurer's.
+  const std::string protocol = measurer.protocol_name(), protocol_json = measurer.protocol_json();
+  // 1. Candidates per shape, ranked by the analytic estimate, cut by the strategy; then the compile
+  //    queue for all of them in that order, so compilation runs ahead of the device.
+  std::vector<ShapeOutcome> out(shapes.size());
+  std::vector<std::vector<KernelConfig>> wanted(shapes.size()), todo(shapes.size());
+  int prepared = 0;
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    const Problem& p = shapes[i].problem;
+    out[i].entry = shapes[i];
+    out[i].protocol = protocol;
+    std::vector<KernelConfig> ranked = rank_by_estimate(opts.space, p, measurer.sm_count());
+    size_t keep = ranked.size();
+    if (opts.strategy == Strategy::kModel) keep = std::min<size_t>(keep, std::max(1, opts.top_k));
+    if (opts.strategy == Strategy::kExhaustive && opts.max_candidates > 0)
+      keep = std::min<size_t>(keep, opts.max_candidates);
+    ranked.resize(keep);
+    out[i].candidates = static_cast<int>(keep);
+    const std::set<std::string> stored = db.stored_config_keys(scope, p, protocol);  // one query per shape
+    for (const KernelConfig& c : ranked) {
+      wanted[i].push_back(c);
+      if (stored.count(c.key())) {
+        ++out[i].already_stored;
+        continue;
+      }
+      todo[i].push_back(c);
+      prepared += measurer.prepare(KernelSpec::of(c, p)) ? 1 : 0;
+    }
+  }
+  spdlog::info("{} shapes, strategy {}, protocol {}; {} kernels to compile; {}", shapes.size(), opts.strategy_label(),
+               protocol, prepared, measurer.describe());
+
+  // 2. Measure shape by shape while the measurer keeps preparing ahead.
+  for (size_t i = 0; i < shapes.size() && !stop_requested(); ++i) {
+    const Problem& p = shapes[i].problem;
+    const auto t0 = std::chrono::steady_clock::now();
+    auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+    auto out_of_time = [&] { return opts.budget_s > 0 && elapsed() > opts.budget_s; };
+    spdlog::info("[{}/{}] {} ({}): {} candidates, {} already stored", i + 1, shapes.size(), p.label(),
+                 shapes[i].where(), out[i].candidates, out[i].already_stored);
+    const bool need_baselines = opts.baselines && !(db.has_baseline(scope, p, kProviderCublasDefault, protocol) &&
+                                                    db.has_baseline(scope, p, kProviderCublasTuned, protocol));
+    if (!todo[i].empty() || need_baselines) {
+      measurer.begin_shape(p);
+      if (need_baselines) {
+        spdlog::info("  cuBLASLt baselines for {} ({})", p.label(), protocol);
+        auto [def, tuned] = measurer.baselines();
+        db.put_baseline(scope, def);
+        db.put_baseline(scope, tuned);
+      }
+      std::map<std::string, int> counts;
+      // Claims, measures and stores one candidate; false when another live sweep holds it.
+      auto attempt = [&](const KernelConfig& c) {
+        switch (db.claim_trial(scope, p, c, owner, claim_is_stale, protocol_json)) {
+          case TuningDb::Claim::kStored: ++out[i].measured_elsewhere; return true;
+          case TuningDb::Claim::kBusy: return false;
+          case TuningDb::Claim::kClaimed: break;
+        }
+        const KernelSpec spec = KernelSpec::of(c, p);
+        TrialRecord t;
+        try {
+          t = measurer.measure(spec);
+          db.put_trial(scope, t);  // replaces the claim row in one transaction
+          // A record timed under another protocol name than the measurer's did not replace the claim
+          // (the name is part of the key): drop the claim, or every sweep would wait for it forever.
+          if (t.protocol != protocol_json) release_quietly(db, scope, p, c, owner, protocol_json);
+        } catch (...) {
+          release_quietly(db, scope, p, c, owner, protocol_json);
+          throw;
+        }
+        ++out[i].measured_now;
+        ++counts[to_string(t.status)];
+        if (t.status == TrialStatus::kOk)
+          spdlog::debug("  {} {:.2f} us {:.0f} TFLOPS", c.key(), t.timing->median_us, t.tflops);
+        else
+          spdlog::warn("  {} {}: {}", c.key(), to_string(t.status), t.error);
+        const int n = out[i].measured_now;
+        if (n % 50 == 0 || n == static_cast<int>(todo[i].size())) {
+          std::string summary;
+          for (const auto& [k, v] : counts) summary += fmt::format(" {} {}", k, v);
+          spdlog::info("  {}/{} measured:{}", n, todo[i].size(), summary);
+        }
+        return true;
+      };
+      std::vector<KernelConfig> busy;  // claimed by another sweep: looked at again after the others
+      size_t j = 0;
+      for (; j < todo[i].size() && !stop_requested() && !out_of_time(); ++j)
+        if (!attempt(todo[i][j])) busy.push_back(todo[i][j]);
+      if (!busy.empty() && !stop_requested())
+        spdlog::info("  {} candidates are being measured by another sweep on this DB: waiting for them", busy.size());
+      while (!busy.empty() && !stop_requested() && !out_of_time()) {
+        std::this_thread::sleep_for(kClaimPoll);
+        std::erase_if(busy, [&](const KernelConfig& c) { return !stop_requested() && attempt(c); });
+      }
+      if (out_of_time())
+        spdlog::warn(
+            "  budget of {:.0f} s spent after {} of {} candidates: stopping this shape (marked incomplete; "
+            "run again to continue)",
+            opts.budget_s, out[i].measured_now + out[i].measured_elsewhere, todo[i].size());
+    }
+    const std::set<std::string> stored_keys = db.stored_config_keys(scope, p, protocol);  // one query per shape
+    int stored = 0;
+    for (const auto& c : wanted[i]) stored += stored_keys.count(c.key()) ? 1 : 0;
+    out[i].complete = stored == out[i].candidates;
+    out[i].wall_s = elapsed();
+    db.put_sweep_state(scope, p, opts.space.name, opts.strategy_label(),
+                       SweepState{out[i].candidates, stored, out[i].complete, ""}, protocol);
+    out[i].winner = db.winner(scope, p, protocol);
+  }
+  return out;
+}
+
+}  // namespace dgt

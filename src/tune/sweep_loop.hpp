@@ -1,0 +1,31 @@
+// The sweep loop: rank, claim, measure and store every candidate of every shape, resumable and shared
+// between processes. Device-free: a Measurer (tune/measurer.hpp) does the measuring.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "db/tuning_db.hpp"
+#include "problem/shapes_file.hpp"
+#include "tune/measurer.hpp"
+#include "tune/sweep_options.hpp"
+
+namespace dgt {
+
+/// Runs a sweep of `shapes` into `db` under `scope` (TuningSession::sweep with the GPU measurer; tests
+/// with a fake). Per shape: enumerate and rank the candidates (estimate_us), cut by the strategy, skip the
+/// ones stored earlier (resume), then for each: claim it in the DB (TuningDb::claim_trial with this
+/// process as owner), measure, store (the trial replaces the claim in one transaction). A candidate another
+/// live sweep claimed is skipped and looked at again after the others: stored by then, or its claim went
+/// stale (that process died) and it is measured here; so two sweeps on one DB measure each candidate once
+/// and both end with the full set. Baselines missing from the DB are measured first. After each shape its
+/// sweep state (candidates, stored, complete) is stored and its winner read back.
+/// Stops after the trial in progress once stop_requested() (tune/interrupt.hpp): the current shape's state
+/// is stored (incomplete), later shapes are left untouched and their outcomes say incomplete.
+/// Throws what the Measurer or the DB throws (a full disk: Error(kSqlite) with SQLite's message); the trial
+/// being stored is then rolled back and its claim released when the DB still allows it (a claim left
+/// behind belongs to a process that has ended, so the next sweep takes it over).
+std::vector<ShapeOutcome> run_sweep(TuningDb& db, const DeviceScope& scope, Measurer& measurer,
+                                    const std::vector<ShapeEntry>& shapes, const SweepOptions& options);
+
+}  // namespace dgt
