@@ -129,6 +129,19 @@ for s in "$@"; do
       step ncu-8192x24576x1536-fast 150 ncu --clock-control none -k regex:fp8_gemm --launch-skip 3 --launch-count 1 $sec "$BIN" run --db /tmp/ncu.db --m 8192 --n 24576 --k 1536 --accum fast --config 128x128x256_s3_wg2_sw128_c1x1_rm8_tma_sk1_sm0_1g_p8 ;;
     gatetest)
       step gatetest 300 bash scripts/test.sh -R "gpu_Gate" -V ;;
+    hotsweep)  # issue 8: tune for hot-graph (winners per protocol) on a copy of the DB, then compare under hot-graph
+      cp "$DGTUNE_DB" /tmp/hot.db
+      step hotsweep 240 bash -c "$BIN sweep --shapes configs/shapes/deepseek-v3.txt --db /tmp/hot.db --protocol hot-graph --max-candidates 64 --format json >$OUT/hot-sweep.json"
+      step hotcompare 150 bash -c "$BIN compare --shapes configs/shapes/deepseek-v3.txt --db /tmp/hot.db --protocol hot-graph --format json >$OUT/hot-compare.json"
+      step hotexport 30 bash -c "$BIN export --db /tmp/hot.db --format csv >$LOGS/hot-export.csv" ;;
+    robust)  # issue 13 on the GPU: SIGINT + resume, two sweeps on one DB and a cold cache, a read-only deployed DB
+      printf '2048 2048 2048\n1024 1024 1024\n' >/tmp/r.txt
+      rm -rf /tmp/r.db* /tmp/c.db* /tmp/cc /tmp/deploy
+      step robust-int 120 bash -c "$BIN sweep --shapes /tmp/r.txt --db /tmp/r.db --max-candidates 40 & pid=\$!; sleep 8; kill -INT \$pid; wait \$pid; echo exit=\$?"
+      step robust-resume 120 bash -c "$BIN sweep --shapes /tmp/r.txt --db /tmp/r.db --max-candidates 40 2>&1 | grep -E 'already stored|measured'"
+      step robust-two 200 bash -c "for i in 1 2; do $BIN sweep --shapes /tmp/r.txt --db /tmp/c.db --cache-dir /tmp/cc --max-candidates 40 >$LOGS/robust-s\$i.log 2>&1 & done; wait; python3 scripts/db_counts.py /tmp/c.db; grep -c locked $LOGS/robust-s1.log $LOGS/robust-s2.log; grep -h 'candidates\\|elsewhere' $LOGS/robust-s1.log $LOGS/robust-s2.log | tail -4"
+      mkdir -p /tmp/deploy
+      step robust-deploy 120 bash -c "$BIN export --db /tmp/r.db --format db --out /tmp/deploy/tuned.db && chmod -R a-w /tmp/deploy && chmod a+rx /tmp/deploy && DGTUNE_DB=/tmp/deploy/tuned.db setpriv --reuid=65534 --regid=65534 --clear-groups env DGTUNE_CACHE_DIR=/tmp/nc HOME=/tmp $ROOT/build/dgtune_loader_example --db /tmp/deploy/tuned.db; echo rc=\$?; ls -la /tmp/deploy" ;;
     export)
       step export 60 bash -c "$BIN export --db $DGTUNE_DB --format json --out $LOGS/export.json && $BIN export --db $DGTUNE_DB --format cpp --out $LOGS/dgtune_tuned.hpp" ;;
     gate)  # issue 9: record a baseline on the smoke set and check the unchanged build against it
