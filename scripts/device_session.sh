@@ -137,8 +137,10 @@ for s in "$@"; do
     robust)  # issue 13 on the GPU: SIGINT + resume, two sweeps on one DB and a cold cache, a read-only deployed DB
       printf '2048 2048 2048\n1024 1024 1024\n' >/tmp/r.txt
       rm -rf /tmp/r.db* /tmp/c.db* /tmp/cc /tmp/deploy
-      step robust-int 120 bash -c "$BIN sweep --shapes /tmp/r.txt --db /tmp/r.db --max-candidates 40 & pid=\$!; sleep 8; kill -INT \$pid; wait \$pid; echo exit=\$?"
-      step robust-resume 120 bash -c "$BIN sweep --shapes /tmp/r.txt --db /tmp/r.db --max-candidates 40 2>&1 | grep -E 'already stored|measured'"
+      printf '4096 4096 4096\n8192 8192 4096\n' >/tmp/r2.txt
+      step robust-int 120 bash -c "$BIN sweep --shapes /tmp/r2.txt --db /tmp/i.db & pid=\$!; sleep 6; kill -INT \$pid; wait \$pid; echo exit=\$?; python3 scripts/db_counts.py /tmp/i.db"
+      step robust-resume 120 bash -c "timeout 20 $BIN sweep --shapes /tmp/r2.txt --db /tmp/i.db 2>&1 | grep -E 'already stored|measured'"
+      step robust-smoke 120 bash -c "$BIN sweep --shapes /tmp/r.txt --db /tmp/r.db --max-candidates 40 >/dev/null 2>&1"
       step robust-two 200 bash -c "for i in 1 2; do $BIN sweep --shapes /tmp/r.txt --db /tmp/c.db --cache-dir /tmp/cc --max-candidates 40 >$LOGS/robust-s\$i.log 2>&1 & done; wait; python3 scripts/db_counts.py /tmp/c.db; grep -c locked $LOGS/robust-s1.log $LOGS/robust-s2.log; grep -h 'candidates\\|elsewhere' $LOGS/robust-s1.log $LOGS/robust-s2.log | tail -4"
       mkdir -p /tmp/deploy
       step robust-deploy 120 bash -c "$BIN export --db /tmp/r.db --format db --out /tmp/deploy/tuned.db && chmod -R a-w /tmp/deploy && chmod a+rx /tmp/deploy && DGTUNE_DB=/tmp/deploy/tuned.db setpriv --reuid=65534 --regid=65534 --clear-groups env DGTUNE_CACHE_DIR=/tmp/nc HOME=/tmp $ROOT/build/dgtune_loader_example --db /tmp/deploy/tuned.db; echo rc=\$?; ls -la /tmp/deploy" ;;
@@ -152,5 +154,5 @@ for s in "$@"; do
 done
 nvidia-smi --query-gpu=clocks.sm,clocks.max.sm,power.draw,temperature.gpu --format=csv >"$LOGS/clocks-end.csv" 2>&1
 [ -f "$DGTUNE_DB" ] && cp "$DGTUNE_DB" "$OUT/tuning.db"
-tar -C "$OUT" -czf "$OUT/logs.tgz" logs && rm -rf "$LOGS"
+tar -C "$OUT" -czf "$OUT/logs-$(date +%H%M%S).tgz" logs && rm -rf "$LOGS"  # one archive per invocation: a second one in the same call must not overwrite the first
 echo "commit $commit; files in $OUT: $(ls "$OUT")"
