@@ -68,9 +68,12 @@ struct Fp8GemmTraits {
   // group in flight: 2 x BLOCK_N / 2 per m64 slice with one group, 3 x with two.
   // 2o keeps the same three buffers live in the mainloop; during its epilogue only acc and the one
   // in-flight partial are live (the other buffer was just promoted), so 2g's rule covers it too.
-  // Block scale modes keep the fetched scales of one granule (2 rows per m64 slice, up to 3 B blocks)
-  // and the tile's column bounds next to them: kScaleRegs more (calibrated with the NVRTC spill test).
-  static constexpr u32 kScaleRegs = kBlockScaled ? 2 * kMmaPerWG + 8 : 0;
+  // Block scale modes keep the fetched scales of one granule (2 rows per m64 slice; block: up to 3 B
+  // blocks; block1d1d: the column scales of the tile, which ptxas hoists ahead of the promotion), the
+  // tile's bounds and the scale pointers next to the accumulators: kScaleRegs more. Calibrated with the
+  // NVRTC spill test (tests/nvrtc ScaleModesCompileWithoutSpills): 64x136 with one consumer WG spilled
+  // 148 B in block mode with 10 reserved; block1d1d spilled from BLOCK_N 112 (one WG) with BLOCK_N / 4.
+  static constexpr u32 kScaleRegs = kScaleMode == 2 ? 20 + 2 * kMmaPerWG : kScaleMode == 3 ? 20 + 2 * kMmaPerWG + BLOCK_N / 2 : 0;
   static constexpr u32 kAccRegs = kMmaPerWG * kAccPerMma * (kMainloop >= 2 ? 3 : 2);
   // Addresses, loop state, epilogue temporaries (calibrated with ptxas; the two-group schedule keeps
   // descriptors and loop state in uniform registers: 0 spills at 3 x 72 + 16 = 232 for BLOCK_N 144).

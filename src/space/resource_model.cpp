@@ -34,7 +34,10 @@ ResourceReport evaluate_resources(const KernelSpec& spec) {
   r.regs.accumulators = mma_per_wg * (c.block_n / 2) * (two_groups ? 3 : 2);
   r.regs.overhead = two_groups ? kRegOverhead2g : kRegOverhead1g;
   const bool block_scaled = is_block_scaled(spec.scale);
-  if (block_scaled) r.regs.overhead += 2 * mma_per_wg + 8;  // kScaleRegs: one granule's scales + column bounds
+  // kScaleRegs (fp8_gemm_traits.cuh): one granule's scales, tile bounds, scale pointers; block1d1d also
+  // the tile's column scales (calibrated with the NVRTC spill test).
+  if (spec.scale == ScaleMode::kBlock) r.regs.overhead += 20 + 2 * mma_per_wg;
+  if (spec.scale == ScaleMode::kBlock1d1d) r.regs.overhead += 20 + 2 * mma_per_wg + c.block_n / 2;
   r.regs.limit = c.num_math_wg == 1 ? kRegsOneConsumerWG : kRegsTwoConsumerWG;
   const int cluster = c.cluster_m * c.cluster_n;
 
