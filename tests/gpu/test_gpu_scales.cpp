@@ -82,7 +82,9 @@ TEST(ScaleModes, EdgeShapesEveryMode) {
     uint64_t seed = 500;
     for (const auto& s : shapes) ran += verify_configs(with_scale(s.problem, mode), scale_configs(), seed++);
     std::printf("%s: %d (shape, config) pairs verified on %zu shapes\n", to_string(mode), ran, shapes.size());
-    EXPECT_GE(ran, int(shapes.size()) * 8) << to_string(mode);
+    // Legal configs of scale_configs() per shape on the H200: channel about 11, block about 10, block1d1d
+    // about 5 (its column scales cost registers: R10 refuses the wide 2g tiles).
+    EXPECT_GE(ran, int(shapes.size()) * (mode == ScaleMode::kBlock1d1d ? 5 : 9)) << to_string(mode);
   }
 }
 
@@ -212,7 +214,7 @@ TEST(ScaleModes, ExactValuesZeroBlocksNanAndInf) {
           }
         ++ran;
       }
-      EXPECT_GE(ran, 8) << to_string(mode);
+      EXPECT_GE(ran, 5) << to_string(mode);  // legal configs of scale_configs() at M = 200, N = 304
       cudaFree(scales);
     }
   }
