@@ -394,6 +394,26 @@ TEST(ShippedShapes, DeepSeekV3) {
   EXPECT_EQ(v.back().line, 52);  // 7 header lines, then 5 groups of blank + comment + 7 problems
 }
 
+/// deepseek-v3-block.txt and deepseek-v3-channel.txt: deepseek-v3.txt's 35 problems in its order, each with `mode`.
+void expect_deepseek_v3_with(const std::string& file, ScaleMode mode) {
+  const auto plain = load_shipped("deepseek-v3.txt");
+  const auto v = load_shipped(file);
+  ASSERT_EQ(v.size(), 35u) << file;
+  expect_all_valid_and_unique(v);
+  for (size_t i = 0; i < v.size(); ++i) {
+    Problem want = plain[i].problem;
+    EXPECT_EQ(want.scale, ScaleMode::kPerTensor);
+    want.scale = mode;
+    EXPECT_EQ(v[i].problem, want) << v[i].where();
+    EXPECT_NE(v[i].problem.key(), plain[i].problem.key()) << v[i].where();
+    EXPECT_EQ(v[i].problem.accum, Accum::kPromote) << v[i].where();
+  }
+}
+
+TEST(ShippedShapes, DeepSeekV3Block) { expect_deepseek_v3_with("deepseek-v3-block.txt", ScaleMode::kBlock); }
+
+TEST(ShippedShapes, DeepSeekV3Channel) { expect_deepseek_v3_with("deepseek-v3-channel.txt", ScaleMode::kChannel); }
+
 TEST(ShippedShapes, Square) {
   auto v = load_shipped("square.txt");
   ASSERT_EQ(v.size(), 5u);
