@@ -144,6 +144,14 @@ for s in "$@"; do
       step robust-two 200 bash -c "for i in 1 2; do $BIN sweep --shapes /tmp/r.txt --db /tmp/c.db --cache-dir /tmp/cc --max-candidates 40 >$LOGS/robust-s\$i.log 2>&1 & done; wait; python3 scripts/db_counts.py /tmp/c.db; grep -c locked $LOGS/robust-s1.log $LOGS/robust-s2.log; grep -h 'candidates\\|elsewhere' $LOGS/robust-s1.log $LOGS/robust-s2.log | tail -4"
       mkdir -p /tmp/deploy
       step robust-deploy 120 bash -c "$BIN export --db /tmp/r.db --format db --out /tmp/deploy/tuned.db && chmod -R a-w /tmp/deploy && chmod a+rx /tmp/deploy && DGTUNE_DB=/tmp/deploy/tuned.db setpriv --reuid=65534 --regid=65534 --clear-groups env DGTUNE_CACHE_DIR=/tmp/nc HOME=/tmp $ROOT/build/dgtune_loader_example --db /tmp/deploy/tuned.db; echo rc=\$?; ls -la /tmp/deploy" ;;
+    scaletests)  # issue 11: scale-mode GPU tests, loader/compare, memcheck of the scale shapes
+      step scaletests 300 bash scripts/test.sh -R "gpu_ScaleModes|gpu_Sanitize|gpu_Loader|gpu_Compare|gpu_Protocol" -V
+      step memcheck 200 bash -c "cd build && ctest -R gpu_sanitize_memcheck --output-on-failure" ;;
+    scaleperf)  # issue 11: tune block and channel modes (model top 16) and compare with cuBLASLt's scaled GEMMs
+      for mode in block channel; do
+        step "sweep-$mode" 200 bash -c "$BIN sweep --shapes configs/shapes/deepseek-v3-$mode.txt --db /tmp/$mode.db --strategy model --top-k 16 --format json >$OUT/sweep-$mode.json"
+        step "compare-$mode" 150 bash -c "$BIN compare --shapes configs/shapes/deepseek-v3-$mode.txt --db /tmp/$mode.db --format json >$OUT/compare-$mode.json"
+      done ;;
     export)
       step export 60 bash -c "$BIN export --db $DGTUNE_DB --format json --out $LOGS/export.json && $BIN export --db $DGTUNE_DB --format cpp --out $LOGS/dgtune_tuned.hpp" ;;
     gate)  # issue 9: record a baseline on the smoke set and check the unchanged build against it

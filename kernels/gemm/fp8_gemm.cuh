@@ -1,6 +1,7 @@
 // The FP8 GEMM kernel family for sm_90a: persistent, warp-specialized, TMA + WGMMA.
 //
-//   D[M,N] = (scale_a * scale_b) * A[M,K] * B[N,K]^T
+//   D[M,N] = (scale_a * scale_b) * A[M,K] * B[N,K]^T with per-tensor scales; per-channel and per-block
+//   scales (kScaleMode, gemm/scales.cuh) apply them per row/column or per 128-wide k granule
 //   A, B: e4m3 or e5m2, K-major (row-major M x K and N x K), read through TMA descriptors
 //   D: BF16 row-major with leading dimension ldd; FP32 accumulation.
 //
@@ -35,6 +36,7 @@
 #include "gemm/epilogue_direct.cuh"
 #include "gemm/epilogue_tma.cuh"
 #include "gemm/fp8_gemm_traits.cuh"
+#include "gemm/scales.cuh"
 #include "gemm/scheduler.cuh"
 #include "gemm/split_k.cuh"
 #include "ptx/cluster.cuh"
@@ -57,19 +59,19 @@ __device__ __forceinline__ u32 warpgroup_index() {
 #endif
 }
 
-/// Kernel arguments after the three tensor maps: D's pointer (direct epilogue), the per-tensor scales,
-/// the shape, D's leading dimension, the K split count (1 = no split; else every split non-empty) and
+/// Kernel arguments after the three tensor maps: D's pointer (direct epilogue), the scales and their
+/// leading dimensions in floats (block modes; gemm/scales.cuh and ScaleLayout give the layouts), the shape, D's leading dimension, the K split count (1 = no split; else every split non-empty) and
 /// the split-K workspace (tiles * splits * BLOCK_M * BLOCK_N floats) and per-tile counters (zeroed once).
 template <u32 BLOCK_M, u32 BLOCK_N, u32 BLOCK_K, u32 kNumStages, u32 kNumMathWG, u32 kSwizzle, u32 kClusterM,
           u32 kClusterN, bool kRasterAlongM, u32 kGroup, bool kFastAccum, u32 kTypeA, u32 kTypeB, bool kTmaEpilogue,
-          bool kSplitK, u32 kMainloop, u32 kPromoteEvery>
+          bool kSplitK, u32 kMainloop, u32 kPromoteEvery, u32 kScaleMode>
 __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
     fp8_gemm_kernel(const __grid_constant__ TmaDesc tma_a, const __grid_constant__ TmaDesc tma_b,
                     const __grid_constant__ TmaDesc tma_d, u16* __restrict__ d, const float* __restrict__ scale_a,
-                    const float* __restrict__ scale_b, u32 M, u32 N, u32 K, u64 ldd, u32 num_splits,
-                    float* __restrict__ workspace, u32* __restrict__ tile_counters) {
+                    const float* __restrict__ scale_b, u32 ld_sa, u32 ld_sb, u32 M, u32 N, u32 K, u64 ldd,
+                    u32 num_splits, float* __restrict__ workspace, u32* __restrict__ tile_counters) {
   using T = Fp8GemmTraits<BLOCK_M, BLOCK_N, BLOCK_K, kNumStages, kNumMathWG, kSwizzle, kClusterM, kClusterN, kRasterAlongM,
-                          kGroup, kFastAccum, kTypeA, kTypeB, kTmaEpilogue, kSplitK, kMainloop, kPromoteEvery>;
+                          kGroup, kFastAccum, kTypeA, kTypeB, kTmaEpilogue, kSplitK, kMainloop, kPromoteEvery, kScaleMode>;
   using Mma = ptx::WgmmaFp8<BLOCK_N>;
 
   // Shared memory, aligned up to 1024 bytes (T::kAlignPad of slack is part of the launch size).
@@ -154,7 +156,10 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
   } else {
     // ---------------- consumer warpgroups ----------------
     ptx::setmaxnreg_inc<T::kMathRegs>();
-    const float scale = __ldg(scale_a) * __ldg(scale_b);
+    // Per-tensor: one multiply in the epilogue; the other modes scale acc themselves (channel before the
+    // epilogue, block modes at every promotion) and store with scale 1.
+    const float scale = kScaleMode == kScalePerTensor ? __ldg(scale_a) * __ldg(scale_b) : 1.f;
+    BlockScaler<kScaleMode, T::kMmaPerWG, T::kAccPerMma> scaler(scale_a, scale_b, ld_sa, ld_sb, M, N);
     const bool pairs_aligned = (ldd % 2 == 0) && (reinterpret_cast<u64>(d) % 4 == 0);
     const u32 row0_in_tile = wg * T::kRowsPerWG;
 
@@ -215,15 +220,24 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
         if (lane < T::kClusterSize) ptx::mbar_arrive_cluster(&empty_bar[s], lane);
       }
     };
-    // Promotion: acc += buf (after the wait that retired buf's WGMMAs).
+    // Promotion: acc += buf (after the wait that retired buf's WGMMAs); block modes multiply buf by the
+    // scales of its granule, which fetch() loaded earlier (before the wait, so the loads overlap it).
     auto promote = [&](Buf& buf) {
+      if constexpr (T::kBlockScaled) {
+        scaler.promote(acc, buf);
+      } else {
 #pragma unroll
-      for (u32 j = 0; j < T::kMmaPerWG; ++j)
+        for (u32 j = 0; j < T::kMmaPerWG; ++j)
 #pragma unroll
-        for (u32 i = 0; i < T::kAccPerMma; ++i) {
-          ptx::fence_operand(buf[j][i]);
-          acc[j][i] += buf[j][i];
-        }
+          for (u32 i = 0; i < T::kAccPerMma; ++i) {
+            ptx::fence_operand(buf[j][i]);
+            acc[j][i] += buf[j][i];
+          }
+      }
+    };
+    // Block modes (BLOCK_K = 128, rule R21): k-block kb is granule kb.
+    auto fetch = [&](u32 kb) {
+      if constexpr (T::kBlockScaled) scaler.fetch(kb);
     };
     constexpr bool kFirstOfGroup = true, kMore = false;
     // 2o only (kMainloop == 3): every tile's first k-block is issued early, into part0: the CTA's first
@@ -257,10 +271,12 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
       ptx::materialize(w.n_block);
       ptx::materialize(num_groups);
       ptx::materialize(last_group_kb);
+      if constexpr (T::kBlockScaled) scaler.begin_tile(w.m_block * BLOCK_M + row0_in_tile, w.n_block * BLOCK_N);
       if constexpr (kMainloop == 1) {
         // One WGMMA group in flight: issue a k-block, wait for it, release its stage; after the last
         // k-block of a group, add the partial sum into acc.
         for (u32 g = 0; g < num_groups; ++g) {
+          fetch(w.k_begin + g);  // P = 1 in block modes: group g is k-block k_begin + g
           const u32 first = issue(part0, kFirstOfGroup);
           ptx::wgmma_wait<0>();
           release(first);
@@ -282,12 +298,15 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
         // (a branch there made ptxas serialize them, warning C7514). With P > 1 in the same shape
         // (inner runtime-length loops over a group) ptxas serialized (C7515) or spilled, hence R20.
         u32 pending = issue(part0, kFirstOfGroup);  // stage of the newest issued k-block, released one step later
+        u32 kb_prev = w.k_begin;                     // k-block whose partial the next promote() adds
         auto next_group = [&](Buf& buf, Buf& prev) {
+          fetch(kb_prev);
           const u32 s = issue(buf, kFirstOfGroup);
           ptx::wgmma_wait<1>();
           release(pending);
           pending = s;
           promote(prev);
+          ++kb_prev;
         };
         u32 g = 1;
         for (; g + 1 < num_groups; g += 2) {
@@ -296,10 +315,12 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
         }
         if (g < num_groups) {
           next_group(part1, part0);
+          fetch(kb_prev);
           ptx::wgmma_wait<0>();
           release(pending);
           promote(part1);
         } else {
+          fetch(kb_prev);
           ptx::wgmma_wait<0>();
           release(pending);
           promote(part0);
@@ -364,6 +385,8 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
         }
       }
       const u32 m0 = w.m_block * BLOCK_M + row0_in_tile, n0 = w.n_block * BLOCK_N;
+      if constexpr (kScaleMode == kScaleChannel)
+        apply_channel_scales<T::kMmaPerWG, T::kAccPerMma>(acc, scale_a, scale_b, M, N, m0, n0);
       if constexpr (kTmaEpilogue) {
         store_tile_tma<T::kMmaPerWG, T::kAccPerMma, T::kRowsPerWG, T::kEpiSwizzle>(acc, staging + wg * T::kRowsPerWG * BLOCK_N * 2, &tma_d,
                                                                     m0, n0, scale, wg);

@@ -17,7 +17,7 @@ namespace dgt::gemm {
 /// and per multicast slice. Every region size is a multiple of 1024 except the barriers (last).
 template <u32 BLOCK_M_, u32 BLOCK_N_, u32 BLOCK_K_, u32 kNumStages_, u32 kNumMathWG_, u32 kSwizzle_, u32 kClusterM_,
           u32 kClusterN_, bool kRasterAlongM_, u32 kGroup_, bool kFastAccum_, u32 kTypeA_, u32 kTypeB_, bool kTmaEpilogue_,
-          bool kSplitK_, u32 kMainloop_, u32 kPromoteEvery_>
+          bool kSplitK_, u32 kMainloop_, u32 kPromoteEvery_, u32 kScaleMode_>
 struct Fp8GemmTraits {
   static constexpr u32 BLOCK_M = BLOCK_M_, BLOCK_N = BLOCK_N_, BLOCK_K = BLOCK_K_;
   static constexpr u32 kNumStages = kNumStages_, kNumMathWG = kNumMathWG_, kSwizzle = kSwizzle_;
@@ -29,6 +29,9 @@ struct Fp8GemmTraits {
   /// interval P in k-blocks (1 in promote mode; fast mode: tensor-core partial sums of P k-blocks).
   static constexpr u32 kMainloop = kMainloop_, kPromoteEvery = kPromoteEvery_;
   static constexpr u32 kTypes = 2 * kTypeA_ + kTypeB_;
+  /// Scale mode (gemm/scales.cuh): 0 per-tensor, 1 channel, 2 block (1D2D), 3 block1d1d.
+  static constexpr u32 kScaleMode = kScaleMode_;
+  static constexpr bool kBlockScaled = kScaleMode == 2 || kScaleMode == 3;
 
   static constexpr u32 kThreads = 128 * (kNumMathWG + 1);
   static constexpr u32 kMathThreads = 128 * kNumMathWG;
@@ -65,6 +68,12 @@ struct Fp8GemmTraits {
   // group in flight: 2 x BLOCK_N / 2 per m64 slice with one group, 3 x with two.
   // 2o keeps the same three buffers live in the mainloop; during its epilogue only acc and the one
   // in-flight partial are live (the other buffer was just promoted), so 2g's rule covers it too.
+  // Block scale modes keep the fetched scales of one granule (2 rows per m64 slice; block: up to 3 B
+  // blocks; block1d1d: the column scales of the tile, which ptxas hoists ahead of the promotion), the
+  // tile's bounds and the scale pointers next to the accumulators: kScaleRegs more. Calibrated with the
+  // NVRTC spill test (tests/nvrtc ScaleModesCompileWithoutSpills): 64x136 with one consumer WG spilled
+  // 148 B in block mode with 10 reserved; block1d1d spilled from BLOCK_N 112 (one WG) with BLOCK_N / 4.
+  static constexpr u32 kScaleRegs = kScaleMode == 2 ? 20 + 2 * kMmaPerWG : kScaleMode == 3 ? 20 + 2 * kMmaPerWG + BLOCK_N / 2 : 0;
   static constexpr u32 kAccRegs = kMmaPerWG * kAccPerMma * (kMainloop >= 2 ? 3 : 2);
   // Addresses, loop state, epilogue temporaries (calibrated with ptxas; the two-group schedule keeps
   // descriptors and loop state in uniform registers: 0 spills at 3 x 72 + 16 = 232 for BLOCK_N 144).
@@ -84,7 +93,7 @@ struct Fp8GemmTraits {
   static_assert(BLOCK_M % (64 * kNumMathWG) == 0, "R7: BLOCK_M must give each consumer warpgroup a multiple of 64 rows");
   static_assert(kNumStages >= 2 && kNumStages <= 32, "R8: kNumStages must be in 2..32");
   static_assert(kSmemBytes <= kMaxSmemBytes, "R9: shared memory exceeds 232448 bytes");
-  static_assert(kAccRegs + kRegOverhead <= kMathRegs, "R10: accumulators do not fit the consumer register budget");
+  static_assert(kAccRegs + kRegOverhead + kScaleRegs <= kMathRegs, "R10: accumulators do not fit the consumer register budget");
   static_assert(kClusterSize == 1 || kClusterSize == 2 || kClusterSize == 4, "R11: cluster must have 1, 2 or 4 CTAs");
   static_assert(kGroup >= 1 && kGroup <= 64, "R12: rasterization group must be in 1..64");
   static_assert(kSliceRowsB % 8 == 0 && kSliceRowsA % 8 == 0,
@@ -97,6 +106,10 @@ struct Fp8GemmTraits {
   static_assert(kFastAccum || kPromoteEvery == 1, "R19: promote accumulation promotes every k-block (promote_every must be 1)");
   static_assert(kMainloop == 1 || kPromoteEvery == 1,
                 "R20: the two-group mainloop (2g, 2o) promotes every k-block (promote_every must be 1; P > 1 runs with 1g)");
+  static_assert(kScaleMode <= 3, "scale mode must be 0..3");
+  static_assert(!kBlockScaled || (!kFastAccum && BLOCK_K == 128),
+                "R21: block scale modes need promote accumulation and BLOCK_K = 128 (one promotion per 128-wide k granule)");
+  static_assert(!kBlockScaled || kMainloop <= 2, "R22: block scale modes run with the 1g or 2g mainloop (not 2o)");
 };
 
 }  // namespace dgt::gemm

@@ -100,6 +100,24 @@ CublasLtPlan::CublasLtPlan(CublasLtBaseline& lt, const ProblemData& data) : impl
                                                   sizeof m.scale_for_cublas_a));
   DGT_CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(m.desc.h, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &m.scale_for_cublas_b,
                                                   sizeof m.scale_for_cublas_b));
+  // Scale modes (cuBLASLt 12.9+): cuBLASLt's A is our B (N x K) and its B our A. channel: outer vectors
+  // (our N values for its A, our M for its B); block (1D2D): our B per 128x128 block, our A per 1x128
+  // slice; block1d1d: both per 1x128. The buffers are the ones our kernel reads (Problem::scales():
+  // MN-major rows padded to 16 bytes, the layout cuBLASLt documents for these modes).
+  int32_t mode_a = CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F, mode_b = CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F;
+  switch (p.scale) {
+    case ScaleMode::kPerTensor: break;
+    case ScaleMode::kChannel: mode_a = mode_b = CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F; break;
+    case ScaleMode::kBlock:
+      mode_a = CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F;
+      mode_b = CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F;
+      break;
+    case ScaleMode::kBlock1d1d: mode_a = mode_b = CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F; break;
+  }
+  if (p.scale != ScaleMode::kPerTensor) {
+    DGT_CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(m.desc.h, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, &mode_a, sizeof mode_a));
+    DGT_CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(m.desc.h, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, &mode_b, sizeof mode_b));
+  }
   const int8_t fast = p.accum == Accum::kFast ? 1 : 0;
   DGT_CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(m.desc.h, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast, sizeof fast));
   DGT_CHECK_CUBLAS(cublasLtMatrixLayoutCreate(&m.la.h, cuda_type(p.b), p.k, p.n, p.ldb));

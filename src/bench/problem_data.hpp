@@ -10,8 +10,10 @@
 
 namespace dgt {
 
-/// A, B (seeded random FP8, NaN row padding), scales (seeded, never 1), D (BF16, M + kGuardRows rows
-/// of ldd, poisoned before each verification launch) and Dref (FP32 reference, computed once).
+/// A, B (seeded random FP8, NaN row padding), scales (seeded, in [0.5, 2), never exactly 1; the arrays
+/// of the problem's scale mode as Problem::scales() lays them out, row padding 0), D (BF16, M +
+/// kGuardRows rows of ldd, poisoned before each verification launch) and Dref (FP32 reference,
+/// computed once).
 class ProblemData {
  public:
   static constexpr int64_t kGuardRows = 8;   ///< rows after M that must stay poisoned
@@ -28,14 +30,15 @@ class ProblemData {
   /// Verifies the current D against the reference (synchronises).
   Verification verify(cudaStream_t s) const;
 
- private:
+  /// Device pointer of A's (i = 0) or B's (i = 1) scales.
   float* scale_ptr(int i) const;
 
+ private:
   Problem p_;
   const UtilKernels& util_;
   int64_t rows_alloc_;
-  float scale_a_, scale_b_;
   DeviceBuffer a_, b_, d_, dref_, scales_, stats_;
+  size_t scale_b_offset_ = kScaleSlot;  ///< bytes from scales_ to B's scales (a multiple of 256)
 };
 
 }  // namespace dgt

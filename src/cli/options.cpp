@@ -275,6 +275,12 @@ void ProblemOptions::add(CLI::App& cmd) {
       ->check(CLI::IsMember({"e4m3", "e5m2"}))
       ->capture_default_str()
       ->group("Problem");
+  cmd.add_option("--scale", scale,
+                 "scaling of A and B: tensor (one FP32 scale each) | channel (per row of A, per row of B) | block "
+                 "(A per 1x128, B per 128x128; needs --accum promote) | block1d1d (A and B per 1x128)")
+      ->check(CLI::IsMember({"tensor", "per-tensor", "channel", "block", "block1d1d"}))
+      ->capture_default_str()
+      ->group("Problem");
   cmd.add_option("--accum", accum, "accumulation: promote (FP32 promotion per k-block) | fast")
       ->check(CLI::IsMember({"promote", "fast"}))
       ->capture_default_str()
@@ -288,6 +294,7 @@ Problem ProblemOptions::problem() const {
   if (ldd) p.ldd = ldd;
   p.a = parse_dtype(a);
   p.b = parse_dtype(b);
+  p.scale = parse_scale_mode(scale);
   p.accum = parse_accum(accum);
   validate_problem(p);
   return p;

@@ -90,6 +90,7 @@ struct FormatOption {
 struct ProblemOptions {
   int64_t m = 0, n = 0, k = 0, lda = 0, ldb = 0, ldd = 0;
   std::string a = "e4m3", b = "e4m3", accum = "promote";
+  std::string scale = "tensor";  ///< --scale: tensor | channel | block | block1d1d (ScaleMode)
   void add(CLI::App& cmd);
   /// Builds and validates the problem. Throws Error(kInvalid/kUsage) naming the operand and rule.
   Problem problem() const;

@@ -28,7 +28,8 @@ std::string created_at_or_now(const std::string& created_at) {
 }
 
 ScaleMode parse_scale_mode(const Connection& c, const std::string& text) {
-  if (text == to_string(ScaleMode::kPerTensor)) return ScaleMode::kPerTensor;
+  for (ScaleMode m : {ScaleMode::kPerTensor, ScaleMode::kChannel, ScaleMode::kBlock, ScaleMode::kBlock1d1d})
+    if (text == to_string(m)) return m;
   DGT_THROW(ErrorKind::kSqlite, "tuning database {}: unknown scale_mode '{}' in the problem table", c.path(), text);
 }
 

@@ -63,9 +63,10 @@ size_t GemmKernel::counter_bytes(const Problem& p) const {
 
 void GemmKernel::launch(const Problem& p, const GemmOperands& ops, cudaStream_t stream, const GemmWorkspace* ws) const {
   const KernelConfig& c = spec_.config;
-  if (p.a != spec_.a || p.b != spec_.b || p.accum != spec_.accum)
-    DGT_THROW(ErrorKind::kInvalid, "problem {} does not match kernel {} (operand types or accumulation differ)",
-              p.label(), spec_.key());
+  if (p.a != spec_.a || p.b != spec_.b || p.accum != spec_.accum || p.scale != spec_.scale)
+    DGT_THROW(ErrorKind::kInvalid,
+              "problem {} does not match kernel {} (operand types, accumulation or scale mode differ)", p.label(),
+              spec_.key());
   const CUtensorMap tma_a = make_kmajor_tma("A", ops.a, p.m, p.k, p.lda, c.block_m / c.cluster_n, c.swizzle);
   const CUtensorMap tma_b = make_kmajor_tma("B", ops.b, p.n, p.k, p.ldb, c.block_n / c.cluster_m, c.swizzle);
   CUtensorMap tma_d{};
@@ -85,6 +86,8 @@ void GemmKernel::launch(const Problem& p, const GemmOperands& ops, cudaStream_t 
   void* d = ops.d;
   const float* sa = ops.scale_a;
   const float* sb = ops.scale_b;
+  const ScaleLayout sl = p.scales();
+  unsigned ld_sa = static_cast<unsigned>(sl.ld_a), ld_sb = static_cast<unsigned>(sl.ld_b);
   unsigned m = static_cast<unsigned>(p.m), n = static_cast<unsigned>(p.n), k = static_cast<unsigned>(p.k);
   unsigned long long ldd = static_cast<unsigned long long>(p.ldd);
   void* params[] = {const_cast<CUtensorMap*>(&tma_a),
@@ -93,6 +96,8 @@ void GemmKernel::launch(const Problem& p, const GemmOperands& ops, cudaStream_t 
                     &d,
                     &sa,
                     &sb,
+                    &ld_sa,
+                    &ld_sb,
                     &m,
                     &n,
                     &k,

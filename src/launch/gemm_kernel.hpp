@@ -12,7 +12,8 @@
 namespace dgt::jit {
 
 /// Device pointers of one GEMM call. A: M x K (lda), B: N x K (ldb), D: M x N BF16 (ldd); scales are
-/// single FP32 values in device memory (16-byte aligned for cuBLASLt's sake; the kernel needs 4).
+/// FP32 arrays in device memory laid out as Problem::scales() says for the problem's scale mode (one
+/// value each for per-tensor; 16-byte aligned for cuBLASLt's sake; the kernel needs 4, 8 for block1d1d).
 struct GemmOperands {
   const void* a = nullptr;
   const void* b = nullptr;

@@ -62,7 +62,10 @@ void UtilKernels::reference_gemm(const Problem& p, const void* a, const void* b,
   unsigned m = p.m, n = p.n, k = p.k;
   unsigned long long lda = p.lda, ldb = p.ldb;
   unsigned ta = fp8_type_code(p.a), tb = fp8_type_code(p.b);
-  void* params[] = {&a, &b, &dref, &m, &n, &k, &lda, &ldb, &scale_a, &scale_b, &ta, &tb};
+  const ScaleLayout sl = p.scales();
+  unsigned mode = scale_mode_code(p.scale), ld_sa = static_cast<unsigned>(sl.ld_a),
+           ld_sb = static_cast<unsigned>(sl.ld_b);
+  void* params[] = {&a, &b, &dref, &m, &n, &k, &lda, &ldb, &scale_a, &scale_b, &ta, &tb, &mode, &ld_sa, &ld_sb};
   launch(ref_gemm_.function, static_cast<unsigned>(ceil_div(p.n, 64)), static_cast<unsigned>(ceil_div(p.m, 64)), 16, 16,
          params, s);
 }

@@ -34,7 +34,7 @@ class UtilKernels {
   void fill_u16(void* p, int64_t count, uint16_t value, cudaStream_t s) const;
   /// Writes then reads `bytes` (a multiple of 16) so that L2 ends up holding clean, unrelated lines.
   void flush_l2(void* buf, int64_t bytes, void* sink, uint32_t salt, cudaStream_t s) const;
-  /// Dref (FP32, ld = N) = scale_a * scale_b * A * B^T on CUDA cores.
+  /// Dref (FP32, ld = N) = the scaled A * B^T on CUDA cores; scale_a / scale_b laid out as p.scales() says.
   void reference_gemm(const Problem& p, const void* a, const void* b, const float* scale_a, const float* scale_b,
                       float* dref, cudaStream_t s) const;
   /// Accumulates the comparison of D (rows_alloc x ldd) with Dref into *stats (zero it first).

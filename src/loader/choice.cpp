@@ -27,8 +27,15 @@ std::optional<StoredChoice> choose_stored_winner(const std::vector<EnvironmentWi
                                                  const std::string& protocol_kind, const LegalFn& legal) {
   const std::string own_key = p.key();
   std::vector<const EnvironmentWinner*> order;
+  // Only p's family (same N, K, types, scale mode and accumulation): a winner of another scale mode ran
+  // another kernel (a per-tensor winner may use BLOCK_K 256, which block scaling cannot), so it never stands
+  // in for p, even when a caller passes it.
+  auto same_family = [&](const Problem& q) {
+    return q.n == p.n && q.k == p.k && q.a == p.a && q.b == p.b && q.d == p.d && q.scale == p.scale &&
+           q.accum == p.accum;
+  };
   for (const auto& c : candidates)
-    if (c.problem.m >= 1) order.push_back(&c);
+    if (c.problem.m >= 1 && same_family(c.problem)) order.push_back(&c);
   // True when a is preferred over b (the order documented in choice.hpp).
   auto better = [&](const EnvironmentWinner* a, const EnvironmentWinner* b) {
     const bool a_own = a->problem.key() == own_key, b_own = b->problem.key() == own_key;
@@ -71,6 +78,34 @@ std::optional<StoredChoice> choose_stored_winner(const std::vector<EnvironmentWi
     return out;
   }
   return std::nullopt;
+}
+
+std::vector<EnvironmentWinner> table_winners(const TunedTable& t, const Problem& p) {
+  std::vector<EnvironmentWinner> out;
+  for (unsigned long long i = 0; i < t.count; ++i) {
+    const TunedEntry& e = t.entries[i];
+    EnvironmentWinner w;
+    w.problem = Problem::dense(e.m, e.n, e.k);
+    w.problem.lda = e.lda, w.problem.ldb = e.ldb, w.problem.ldd = e.ldd;
+    try {
+      w.problem.a = parse_dtype(e.a);
+      w.problem.b = parse_dtype(e.b);
+      w.problem.accum = parse_accum(e.accum);
+      w.problem.scale = e.scale ? parse_scale_mode(e.scale) : ScaleMode::kPerTensor;  // nullptr: an older header
+    } catch (const std::exception&) {
+      continue;  // a field this dgtune does not read
+    }
+    if (w.problem.n != p.n || w.problem.k != p.k || w.problem.a != p.a || w.problem.b != p.b || w.problem.d != p.d ||
+        w.problem.scale != p.scale || w.problem.accum != p.accum)
+      continue;
+    w.config_key = e.config_key;
+    w.median_us = e.tuned_us;
+    w.environment_id = static_cast<int64_t>(i) + 1;
+    w.env.kernel_hash = e.kernel_hash;
+    w.protocol_name = e.protocol ? e.protocol : kSweepTimerProtocol;
+    out.push_back(std::move(w));
+  }
+  return out;
 }
 
 }  // namespace dgt

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "db/tuning_db.hpp"
+#include "dgtune/gemm.hpp"
 #include "problem/kernel_config.hpp"
 #include "problem/problem.hpp"
 
@@ -47,11 +48,21 @@ bool legal_for_current_kernel(const KernelConfig& config, const Problem& problem
 ///   5. the nearest tuned M of the family (|log M - log p.m|, ties: larger M, then lower problem key)
 ///      under the preferred kind, running kernel hash first ("nearest"), then 6. under the other kind
 ///      ("nearest-other-protocol"), each only when legal.
+/// A candidate outside p's family (another N, K, type, scale mode or accumulation) is never taken: a
+/// per-tensor winner is not a block-scaled problem's winner.
 /// Every candidate is checked with `legal` (a winner of another problem may not fit this one, e.g. a
 /// TMA-store epilogue with an odd ldd), and a config key that does not parse (written by another
 /// dgtune's key format) is skipped. std::nullopt: use the default config.
 std::optional<StoredChoice> choose_stored_winner(const std::vector<EnvironmentWinner>& candidates, const Problem& p,
                                                  const std::string& kernel_hash, const std::string& env_key,
                                                  const std::string& protocol_kind, const LegalFn& legal);
+
+/// The entries of an exported table (GemmOptions::table) in p's family (same N, K, types, scale mode and
+/// accumulation), as candidates for choose_stored_winner. Entry i is "environment" i + 1 (later entries
+/// count as newer); the environment key is empty, so it never matches the running one. An entry without a
+/// protocol (a header exported before protocols were stored) was timed by the sweep Timer; one without a
+/// scale mode (exported before scale modes) is per-tensor. An entry with a field this dgtune does not read
+/// is skipped.
+std::vector<EnvironmentWinner> table_winners(const TunedTable& t, const Problem& p);
 
 }  // namespace dgt

@@ -35,6 +35,7 @@ struct TunedEntry {
   double tuned_us;          ///< median time stored with the winner
   const char* kernel_hash;  ///< kernel-source hash of the environment the winner was measured under
   const char* protocol;     ///< protocol name, e.g. "hot-graph-v1"; nullptr (older headers): "cold-l2-v1"
+  const char* scale;        ///< "per-tensor" | "channel" | "block" | "block1d1d"; nullptr (older headers): "per-tensor"
 };
 /// A table of winners of one hardware identity (GemmOptions::table).
 struct TunedTable {
@@ -71,14 +72,15 @@ std::string export_header(const std::vector<ExportRow>& rows, const HeaderInfo& 
   h += fmt::format("inline constexpr char kDeviceName[] = {};\n\n", quoted(info.device_name));
   if (!rows.empty()) {
     h += "// m, n, k, lda, ldb, ldd, a, b, accum -> config key, median us, kernel hash and protocol of the "
-         "measurement\n";
+         "measurement; scale mode\n";
     h += "inline constexpr dgt::TunedEntry kEntries[] = {\n";
     for (const ExportRow& r : rows) {
       const Problem& p = r.trial.problem;
       const double us = r.trial.timing ? r.trial.timing->median_us : 0.0;
-      h += fmt::format("    {{{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {:.17g}, {}, {}}},\n", p.m, p.n, p.k, p.lda,
+      h += fmt::format("    {{{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {:.17g}, {}, {}, {}}},\n", p.m, p.n, p.k, p.lda,
                        p.ldb, p.ldd, quoted(to_string(p.a)), quoted(to_string(p.b)), quoted(to_string(p.accum)),
-                       quoted(r.trial.config.key()), us, quoted(r.kernel_hash), quoted(r.protocol_name));
+                       quoted(r.trial.config.key()), us, quoted(r.kernel_hash), quoted(r.protocol_name),
+                       quoted(to_string(p.scale)));
     }
     h += "};\n";
     h += "inline constexpr dgt::TunedTable kTable = {kHardwareKey, kDeviceName, kKernelHash, kDgtuneVersion, "
@@ -100,18 +102,18 @@ constexpr bool protocol_is(const char* name, const char* kind) {
   return !*kind && name[0] == '-' && name[1] == 'v';
 }
 
-/// The config key stored for exactly this problem, preferring an entry timed under protocol kind
-/// `protocol` ("cold-l2" | "hot-graph"); among those, the first one measured with kKernelHash, else the
-/// last (newest) one; nullptr when the table has none.
+/// The config key stored for exactly this problem (scale mode `scale`: "per-tensor" | "channel" | "block" |
+/// "block1d1d"), preferring an entry timed under protocol kind `protocol` ("cold-l2" | "hot-graph"); among
+/// those, the first one measured with kKernelHash, else the last (newest) one; nullptr when the table has none.
 constexpr const char* lookup(long long m, long long n, long long k, long long lda, long long ldb, long long ldd,
                              const char* a = "e4m3", const char* b = "e4m3", const char* accum = "promote",
-                             const char* protocol = "cold-l2") {
+                             const char* protocol = "cold-l2", const char* scale = "per-tensor") {
   const char* found = nullptr;
   int best = -1;
   for (unsigned long long i = 0; i < kTable.count; ++i) {
     const dgt::TunedEntry& e = kTable.entries[i];
     if (e.m != m || e.n != n || e.k != k || e.lda != lda || e.ldb != ldb || e.ldd != ldd || !str_eq(e.a, a) ||
-        !str_eq(e.b, b) || !str_eq(e.accum, accum))
+        !str_eq(e.b, b) || !str_eq(e.accum, accum) || !str_eq(e.scale ? e.scale : "per-tensor", scale))
       continue;
     const int score = 2 * int(protocol_is(e.protocol, protocol)) + int(str_eq(e.kernel_hash, kKernelHash));
     // Equal scores: the first entry measured with kKernelHash, else the last (newest) one.

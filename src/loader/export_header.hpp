@@ -24,9 +24,9 @@ struct HeaderInfo {
 };
 
 /// A C++17 header: the type block, then in namespace `info.ns`: kKernelHash, kDgtuneVersion, kEntries
-/// (one per row: problem key fields -> config key, time, kernel hash, protocol name; rows in the order
-/// given, later = newer), kTable (a dgt::TunedTable for GemmOptions::table) and constexpr lookup(m, n, k,
-/// lda, ldb, ldd, a, b, accum, protocol): the config key of exactly that problem (an entry of protocol
+/// (one per row: problem key fields -> config key, time, kernel hash, protocol name, scale mode; rows in the
+/// order given, later = newer), kTable (a dgt::TunedTable for GemmOptions::table) and constexpr lookup(m, n, k,
+/// lda, ldb, ldd, a, b, accum, protocol, scale): the config key of exactly that problem (an entry of protocol
 /// kind `protocol` first, then one with kKernelHash, then the last one), nullptr when absent.
 std::string export_header(const std::vector<ExportRow>& rows, const HeaderInfo& info);
 

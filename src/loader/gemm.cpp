@@ -28,7 +28,7 @@ namespace {
 /// Lookup key of a shape: plain integers, so the hot path hashes without allocating.
 struct ShapeKey {
   int64_t m, n, k, lda, ldb, ldd;
-  int flags;  // a_format | b_format << 1 | fast << 2
+  int flags;  // a_format | b_format << 1 | fast << 2 | scale << 3 (make_flags)
   bool operator==(const ShapeKey&) const = default;
 };
 struct ShapeKeyHash {
@@ -44,44 +44,29 @@ struct Entry {
   jit::GemmWorkspace workspace;  ///< split-K scratch of this shape (KernelCache::dedicated_workspace)
 };
 
+// The public Fp8Scaling names the internal ScaleMode's values one to one.
+static_assert(int(Fp8Scaling::kPerTensor) == int(ScaleMode::kPerTensor) &&
+              int(Fp8Scaling::kChannel) == int(ScaleMode::kChannel) &&
+              int(Fp8Scaling::kBlock) == int(ScaleMode::kBlock) &&
+              int(Fp8Scaling::kBlock1d1d) == int(ScaleMode::kBlock1d1d));
+
+/// The type, accumulation and scale fields of a call as ShapeKey::flags. A scale value outside the enum
+/// (a cast) throws here, before it could name another problem.
+int make_flags(Fp8Format a_format, Fp8Format b_format, bool fast_accum, Fp8Scaling scale) {
+  const int s = static_cast<int>(scale);
+  if (s < 0 || s > static_cast<int>(Fp8Scaling::kBlock1d1d))
+    DGT_THROW(ErrorKind::kUsage, "dgt::Gemm: scale = {} is not a dgt::Fp8Scaling value (0 to 3)", s);
+  return int(a_format == Fp8Format::kE5M2) | int(b_format == Fp8Format::kE5M2) << 1 | int(fast_accum) << 2 | s << 3;
+}
+
 Problem make_problem(const ShapeKey& s) {
   Problem p = Problem::dense(s.m, s.n, s.k);
   p.lda = s.lda, p.ldb = s.ldb, p.ldd = s.ldd;
   p.a = (s.flags & 1) ? DType::kE5M2 : DType::kE4M3;
   p.b = (s.flags & 2) ? DType::kE5M2 : DType::kE4M3;
   p.accum = (s.flags & 4) ? Accum::kFast : Accum::kPromote;
+  p.scale = static_cast<ScaleMode>((s.flags >> 3) & 3);
   return p;
-}
-
-/// The entries of an exported table in p's family (same N, K, types, accumulation), as the loader's
-/// identity rule takes them. Entry i is "environment" i + 1 (later entries count as newer); the
-/// environment key is empty, so it never matches the running one. An entry without a protocol (a header
-/// exported before protocols were stored) was timed by the sweep Timer.
-std::vector<EnvironmentWinner> table_winners(const TunedTable& t, const Problem& p) {
-  std::vector<EnvironmentWinner> out;
-  for (unsigned long long i = 0; i < t.count; ++i) {
-    const TunedEntry& e = t.entries[i];
-    EnvironmentWinner w;
-    w.problem = Problem::dense(e.m, e.n, e.k);
-    w.problem.lda = e.lda, w.problem.ldb = e.ldb, w.problem.ldd = e.ldd;
-    try {
-      w.problem.a = parse_dtype(e.a);
-      w.problem.b = parse_dtype(e.b);
-      w.problem.accum = parse_accum(e.accum);
-    } catch (const std::exception&) {
-      continue;  // a field this dgtune does not read
-    }
-    if (w.problem.n != p.n || w.problem.k != p.k || w.problem.a != p.a || w.problem.b != p.b || w.problem.d != p.d ||
-        w.problem.scale != p.scale || w.problem.accum != p.accum)
-      continue;
-    w.config_key = e.config_key;
-    w.median_us = e.tuned_us;
-    w.environment_id = static_cast<int64_t>(i) + 1;
-    w.env.kernel_hash = e.kernel_hash;
-    w.protocol_name = e.protocol ? e.protocol : kSweepTimerProtocol;
-    out.push_back(std::move(w));
-  }
-  return out;
 }
 
 }  // namespace
@@ -211,27 +196,15 @@ Gemm::~Gemm() = default;
 
 void Gemm::run(const void* a, const void* b, void* d, int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb,
                int64_t ldd, const float* scale_a, const float* scale_b, cudaStream_t stream, Fp8Format a_format,
-               Fp8Format b_format, bool fast_accum) {
-  const ShapeKey key{m,
-                     n,
-                     k,
-                     lda,
-                     ldb,
-                     ldd,
-                     int(a_format == Fp8Format::kE5M2) | int(b_format == Fp8Format::kE5M2) << 1 | int(fast_accum) << 2};
+               Fp8Format b_format, bool fast_accum, Fp8Scaling scale) {
+  const ShapeKey key{m, n, k, lda, ldb, ldd, make_flags(a_format, b_format, fast_accum, scale)};
   const Entry& e = impl_->resolve(key);
   e.kernel->launch(make_problem(key), jit::GemmOperands{a, b, d, scale_a, scale_b}, stream, &e.workspace);
 }
 
 GemmChoice Gemm::choose(int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldd, Fp8Format a_format,
-                        Fp8Format b_format, bool fast_accum) {
-  const ShapeKey key{m,
-                     n,
-                     k,
-                     lda,
-                     ldb,
-                     ldd,
-                     int(a_format == Fp8Format::kE5M2) | int(b_format == Fp8Format::kE5M2) << 1 | int(fast_accum) << 2};
+                        Fp8Format b_format, bool fast_accum, Fp8Scaling scale) {
+  const ShapeKey key{m, n, k, lda, ldb, ldd, make_flags(a_format, b_format, fast_accum, scale)};
   return impl_->resolve(key).choice;
 }
 

@@ -134,7 +134,9 @@ KernelConfig KernelConfig::parse_key(std::string_view key) {
 }
 
 std::string KernelSpec::key() const {
-  return fmt::format("{}_{}.{}_{}", config.key(), to_string(a), to_string(b), to_string(accum));
+  std::string k = fmt::format("{}_{}.{}_{}", config.key(), to_string(a), to_string(b), to_string(accum));
+  if (scale != ScaleMode::kPerTensor) k += std::string("_") + to_string(scale);
+  return k;
 }
 
 std::string KernelSpec::compiled_key() const {

@@ -73,9 +73,10 @@ struct KernelSpec {
   DType a = DType::kE4M3;
   DType b = DType::kE4M3;
   Accum accum = Accum::kPromote;
+  ScaleMode scale = ScaleMode::kPerTensor;  ///< a template parameter of the kernel (kScaleMode)
 
-  static KernelSpec of(const KernelConfig& c, const Problem& p) { return {c, p.a, p.b, p.accum}; }
-  /// config key + "_e4m3.e4m3_promote".
+  static KernelSpec of(const KernelConfig& c, const Problem& p) { return {c, p.a, p.b, p.accum, p.scale}; }
+  /// config key + "_e4m3.e4m3_promote" (+ "_channel" / "_block" / "_block1d1d" for those scale modes).
   std::string key() const;
   /// Key of the compiled code: split_k and sms are run-time arguments, so configs that differ only in
   /// the split count (beyond "split or not") or the grid size share one cubin.

@@ -17,7 +17,35 @@ const char* to_string(DType t) {
   return "?";
 }
 const char* to_string(Accum a) { return a == Accum::kPromote ? "promote" : "fast"; }
-const char* to_string(ScaleMode) { return "per-tensor"; }
+const char* to_string(ScaleMode s) {
+  switch (s) {
+    case ScaleMode::kPerTensor: return "per-tensor";
+    case ScaleMode::kChannel: return "channel";
+    case ScaleMode::kBlock: return "block";
+    case ScaleMode::kBlock1d1d: return "block1d1d";
+  }
+  return "?";
+}
+
+ScaleMode parse_scale_mode(std::string_view s) {
+  if (s == "tensor" || s == "per-tensor") return ScaleMode::kPerTensor;
+  if (s == "channel") return ScaleMode::kChannel;
+  if (s == "block") return ScaleMode::kBlock;
+  if (s == "block1d1d") return ScaleMode::kBlock1d1d;
+  DGT_THROW(ErrorKind::kUsage, "unknown scale mode '{}' (expected tensor, channel, block or block1d1d)", s);
+}
+
+namespace {
+const char* scale_token(ScaleMode s) {
+  switch (s) {
+    case ScaleMode::kPerTensor: return "pt";
+    case ScaleMode::kChannel: return "ch";
+    case ScaleMode::kBlock: return "blk";
+    case ScaleMode::kBlock1d1d: return "blk1d1d";
+  }
+  return "?";
+}
+}  // namespace
 
 DType parse_dtype(std::string_view s) {
   if (s == "e4m3") return DType::kE4M3;
@@ -51,8 +79,8 @@ Problem Problem::dense(int64_t m, int64_t n, int64_t k) {
 }
 
 std::string Problem::key() const {
-  return fmt::format("{}x{}x{}_lda{}_ldb{}_ldd{}_{}.{}.{}_pt_{}", m, n, k, lda, ldb, ldd, to_string(a), to_string(b),
-                     to_string(d), to_string(accum));
+  return fmt::format("{}x{}x{}_lda{}_ldb{}_ldd{}_{}.{}.{}_{}_{}", m, n, k, lda, ldb, ldd, to_string(a), to_string(b),
+                     to_string(d), scale_token(scale), to_string(accum));
 }
 
 std::string Problem::label() const {
@@ -60,8 +88,34 @@ std::string Problem::label() const {
   if (lda != k || ldb != k || ldd != n) s += fmt::format(" ld={},{},{}", lda, ldb, ldd);
   if (a != DType::kE4M3 || b != DType::kE4M3) s += fmt::format(" {}x{}", to_string(a), to_string(b));
   if (d != DType::kBF16) s += fmt::format(" ->{}", to_string(d));
+  if (scale != ScaleMode::kPerTensor) s += fmt::format(" {}", to_string(scale));
   if (accum != Accum::kPromote) s += fmt::format(" {}", to_string(accum));
   return s;
+}
+
+ScaleLayout Problem::scales() const {
+  ScaleLayout l;
+  const int64_t granules = ceil_div(k, kScaleBlock);
+  switch (scale) {
+    case ScaleMode::kPerTensor: break;
+    case ScaleMode::kChannel:
+      l.a_elems = m;
+      l.b_elems = n;
+      break;
+    case ScaleMode::kBlock:
+      l.ld_a = round_up(m, 4);
+      l.a_elems = granules * l.ld_a;
+      l.ld_b = round_up(granules, 4);
+      l.b_elems = ceil_div(n, kScaleBlock) * l.ld_b;
+      break;
+    case ScaleMode::kBlock1d1d:
+      l.ld_a = round_up(m, 4);
+      l.a_elems = granules * l.ld_a;
+      l.ld_b = round_up(n, 4);
+      l.b_elems = granules * l.ld_b;
+      break;
+  }
+  return l;
 }
 
 double Problem::flops() const { return 2.0 * double(m) * double(n) * double(k); }
@@ -102,6 +156,11 @@ void validate_problem(const Problem& p) {
                 "operand {}: {} = {} bytes is too large (TMA rule: global strides must be < 2^40 bytes)", op, ld_name,
                 stride_bytes);
   };
+  if (is_block_scaled(p.scale) && p.accum != Accum::kPromote)
+    DGT_THROW(ErrorKind::kInvalid,
+              "scale mode {} needs accum = promote: block scales are applied when each 128-wide k granule's "
+              "tensor-core partial sum is promoted to FP32, which fast accumulation skips",
+              to_string(p.scale));
   operand("A", "lda", p.lda, p.k, "K", dtype_bytes(p.a), true);
   operand("B", "ldb", p.ldb, p.k, "K", dtype_bytes(p.b), true);
   operand("D", "ldd", p.ldd, p.n, "N", dtype_bytes(p.d), false);
@@ -129,8 +188,7 @@ void from_json(const nlohmann::json& j, Problem& p) {
   p.a = parse_dtype(j.value("dtype_a", std::string("e4m3")));
   p.b = parse_dtype(j.value("dtype_b", std::string("e4m3")));
   p.d = parse_dtype(j.value("dtype_d", std::string("bf16")));
-  if (j.value("scale", std::string("per-tensor")) != "per-tensor")
-    DGT_THROW(ErrorKind::kUsage, "unknown scale mode '{}' (expected per-tensor)", j.value("scale", std::string()));
+  p.scale = parse_scale_mode(j.value("scale", std::string("per-tensor")));
   p.accum = parse_accum(j.value("accum", std::string("promote")));
 }
 

@@ -20,12 +20,45 @@ enum class DType { kE4M3, kE5M2, kBF16, kF32 };
 /// all of K (cuBLASLt's CUBLASLT_MATMUL_DESC_FAST_ACCUM = 1).
 enum class Accum { kPromote, kFast };
 
-/// How A and B are scaled. Only per-tensor FP32 scales read from device pointers today.
-enum class ScaleMode { kPerTensor };
+/// How A and B are scaled (FP32 scales read from device pointers; layouts in ScaleLayout):
+///  - kPerTensor ("per-tensor"; shapes-file spelling "tensor"): one scale per operand,
+///    D = (sa * sb) * sum_k A[m,k] B[n,k].
+///  - kChannel ("channel"): sa[m] per row of A (length M), sb[n] per row of B = output column (length N),
+///    D[m,n] = sa[m] * sb[n] * sum_k A[m,k] B[n,k], applied in the epilogue; either accumulation mode.
+///  - kBlock ("block", DeepGEMM's 1D2D, forward GEMMs): A scaled per 1x128 slice of a row, B per 128x128
+///    block; D[m,n] = sum_g sa[g][m] * sb[n/128][g] * sum_{k in granule g} A[m,k] B[n,k], g = k/128.
+///  - kBlock1d1d ("block1d1d", weight gradients): both per 1x128 slice of a row;
+///    D[m,n] = sum_g sa[g][m] * sb[g][n] * sum_{k in granule g} A[m,k] B[n,k].
+/// Block modes apply the scales when each 128-wide granule's tensor-core partial sum is promoted, so
+/// they need promote accumulation (rule: accum=fast with a block mode is refused). Source: DeepSeek-V3
+/// technical report, "Fine-Grained Quantization"; deepseek-ai/DeepGEMM README (scaling-factor layouts).
+enum class ScaleMode { kPerTensor, kChannel, kBlock, kBlock1d1d };
+
+/// The granule of the block modes along K (and of B's blocks along N in kBlock).
+inline constexpr int64_t kScaleBlock = 128;
+
+/// FP32 scale buffers of a problem, as the kernel, the reference and cuBLASLt read them. Element
+/// counts and leading dimensions in floats; every row of a 2-D scale array is a multiple of 16 bytes
+/// (TMA and cuBLASLt's rule for scale arrays), hence the padding.
+///  - per-tensor: a = b = 1 element.
+///  - channel: a = M floats, b = N floats.
+///  - block: A [ceil(K/128)][M_pad], M_pad = round_up(M, 4) (MN-major: the scales of one granule for
+///    all rows are contiguous; ld_a = M_pad); B [ceil(N/128)][K_pad], K_pad = round_up(ceil(K/128), 4)
+///    (ld_b = K_pad).
+///  - block1d1d: A as block; B [ceil(K/128)][N_pad], N_pad = round_up(N, 4) (ld_b = N_pad).
+struct ScaleLayout {
+  int64_t a_elems = 1, b_elems = 1;
+  int64_t ld_a = 0, ld_b = 0;  ///< 0 where the array is 1-D
+};
 
 const char* to_string(DType t);
 const char* to_string(Accum a);
+/// "per-tensor", "channel", "block", "block1d1d" (the DB's scale_mode text).
 const char* to_string(ScaleMode s);
+/// Parses to_string's names plus "tensor". Throws Error(kUsage) naming the value and the choices.
+ScaleMode parse_scale_mode(std::string_view text);
+/// True for kBlock and kBlock1d1d.
+inline bool is_block_scaled(ScaleMode s) { return s == ScaleMode::kBlock || s == ScaleMode::kBlock1d1d; }
 /// Parse "e4m3", "e5m2", "bf16", "f32". Throws Error(kUsage) naming the value otherwise.
 DType parse_dtype(std::string_view text);
 /// Parse "promote" or "fast". Throws Error(kUsage) otherwise.
@@ -34,6 +67,8 @@ Accum parse_accum(std::string_view text);
 int dtype_bytes(DType t);
 /// The kernels' operand type code (kernels/common.cuh Fp8Type): 0 = e4m3, 1 = e5m2.
 inline unsigned fp8_type_code(DType t) { return t == DType::kE5M2 ? 1u : 0u; }
+/// The kernels' scale-mode code (kernels/gemm/scales.cuh): 0 per-tensor, 1 channel, 2 block, 3 block1d1d.
+inline unsigned scale_mode_code(ScaleMode s) { return static_cast<unsigned>(s); }
 
 /// One GEMM problem. A is M x K row-major (K-major) with leading dimension lda (elements),
 /// B is N x K row-major (K-major) with ldb, D is M x N row-major with ldd. These are the only FP8
@@ -48,14 +83,17 @@ struct Problem {
   /// A problem with tight leading dimensions (lda = ldb = K, ldd = N) and default types.
   static Problem dense(int64_t m, int64_t n, int64_t k);
 
-  /// Canonical unique key, e.g. "4096x4096x4096_lda4096_ldb4096_ldd4096_e4m3.e4m3.bf16_pt_promote".
+  /// Canonical unique key, e.g. "4096x4096x4096_lda4096_ldb4096_ldd4096_e4m3.e4m3.bf16_pt_promote"; the
+  /// scale token is pt / ch / blk / blk1d1d.
   std::string key() const;
   /// Short human label "MxNxK" (plus non-default fields).
   std::string label() const;
   /// 2*M*N*K.
   double flops() const;
-  /// Bytes that must cross HBM at least once: A + B + D.
+  /// Bytes that must cross HBM at least once: A + B + D (scales not counted).
   double min_bytes() const;
+  /// The scale buffers of this problem's scale mode.
+  ScaleLayout scales() const;
 
   bool operator==(const Problem&) const = default;
 };
@@ -63,7 +101,8 @@ struct Problem {
 /// Checks the rules every problem must meet before any buffer is made: M, N, K >= 1 and < 2^31;
 /// lda >= K, ldb >= K, ldd >= N; A and B row strides (lda, ldb bytes) multiples of 16 and < 2^40
 /// (cuTensorMapEncodeTiled: "globalStrides" rules, CUDA driver API). Only the first rule that fails
-/// is reported. Throws Error(kInvalid) naming the operand, its value and the rule.
+/// is reported; block scale modes need accum = promote. Throws Error(kInvalid) naming the operand,
+/// its value and the rule.
 void validate_problem(const Problem& p);
 
 void to_json(nlohmann::json& j, const Problem& p);

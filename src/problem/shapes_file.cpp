@@ -11,8 +11,8 @@ namespace dgt {
 namespace {
 
 /// The accepted keys, in the order the error message lists them.
-constexpr std::string_view kKeys[] = {"lda", "ldb", "ldd", "a", "b", "d", "accum", "name"};
-constexpr std::string_view kKeyList = "lda, ldb, ldd, a, b, d, accum, name";
+constexpr std::string_view kKeys[] = {"lda", "ldb", "ldd", "a", "b", "d", "scale", "accum", "name"};
+constexpr std::string_view kKeyList = "lda, ldb, ldd, a, b, d, scale, accum, name";
 
 bool is_blank(char c) { return c == ' ' || c == '\t'; }
 
@@ -133,6 +133,19 @@ void apply_field(const LineRef& at, std::string_view token, std::vector<std::str
       DGT_THROW(ErrorKind::kUsage, "{}: field 'd': '{}' is not a valid value (expected bf16)", at.where(),
                 escaped(value));
     p.d = DType::kBF16;
+  } else if (key == "scale") {
+    if (value == "tensor" || value == "per-tensor")  // "per-tensor": the DB's and export's spelling
+      p.scale = ScaleMode::kPerTensor;
+    else if (value == "channel")
+      p.scale = ScaleMode::kChannel;
+    else if (value == "block")
+      p.scale = ScaleMode::kBlock;
+    else if (value == "block1d1d")
+      p.scale = ScaleMode::kBlock1d1d;
+    else
+      DGT_THROW(ErrorKind::kUsage,
+                "{}: field 'scale': '{}' is not a valid value (expected tensor, channel, block or block1d1d)",
+                at.where(), escaped(value));
   } else if (key == "accum") {
     if (value == "promote")
       p.accum = Accum::kPromote;

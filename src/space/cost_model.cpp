@@ -66,6 +66,12 @@ KernelConfig default_config(const Problem& p) {
   c.group = 8;
   c.mainloop = Mainloop::k2g;  // BLOCK_N <= 128: 3 x 64 + 16 registers fit; promotion every k-block (R20)
   c.num_stages = std::max(2, deepest_stages(KernelSpec::of(c, p), 8));
+  // block1d1d keeps the tile's column scales in registers (R10's kScaleRegs): narrow BLOCK_N by 16 until
+  // the config is legal (BLOCK_N 64 for two consumer WGs), so the default runs every problem.
+  while (!evaluate_resources(KernelSpec::of(c, p)).ok() && c.block_n > 16) {
+    c.block_n -= 16;
+    c.num_stages = std::max(2, deepest_stages(KernelSpec::of(c, p), 8));
+  }
   return c;
 }
 

@@ -57,7 +57,9 @@ std::vector<KernelConfig> rank_by_estimate(const SearchSpace& space, const Probl
 /// BLOCK_M = 64 (one consumer warpgroup) when M <= 64, else 128 (two consumer warpgroups);
 /// BLOCK_N = 128, or N rounded up to 16 when N < 128; BLOCK_K = 128; 128-byte swizzle; the deepest
 /// pipeline (<= 8 stages) that fits shared memory; raster along M, group 8; direct epilogue; no split;
-/// two WGMMA groups in flight, which promote every k-block in both accumulation modes (rule R20).
+/// two WGMMA groups in flight, which promote every k-block in both accumulation modes (rule R20). Where
+/// that is illegal for the problem's scale mode (block1d1d's column scales, R10), BLOCK_N shrinks by 16
+/// until it is legal.
 KernelConfig default_config(const Problem& p);
 
 }  // namespace dgt

@@ -33,6 +33,11 @@ ResourceReport evaluate_resources(const KernelSpec& spec) {
   const bool two_groups = c.mainloop == Mainloop::k2g || c.mainloop == Mainloop::k2o;  // 2o: same registers as 2g
   r.regs.accumulators = mma_per_wg * (c.block_n / 2) * (two_groups ? 3 : 2);
   r.regs.overhead = two_groups ? kRegOverhead2g : kRegOverhead1g;
+  const bool block_scaled = is_block_scaled(spec.scale);
+  // kScaleRegs (fp8_gemm_traits.cuh): one granule's scales, tile bounds, scale pointers; block1d1d also
+  // the tile's column scales (calibrated with the NVRTC spill test).
+  if (spec.scale == ScaleMode::kBlock) r.regs.overhead += 20 + 2 * mma_per_wg;
+  if (spec.scale == ScaleMode::kBlock1d1d) r.regs.overhead += 20 + 2 * mma_per_wg + c.block_n / 2;
   r.regs.limit = c.num_math_wg == 1 ? kRegsOneConsumerWG : kRegsTwoConsumerWG;
   const int cluster = c.cluster_m * c.cluster_n;
 
@@ -95,6 +100,13 @@ ResourceReport evaluate_resources(const KernelSpec& spec) {
         "R20: the two-group mainloop (2g, 2o) promotes every k-block (promote_every must be 1, is {}; P > 1 runs with "
         "1g)",
         c.promote_every));
+  if (block_scaled && (spec.accum != Accum::kPromote || c.block_k != 128))
+    reject(fmt::format(
+        "R21: scale mode {} needs promote accumulation and BLOCK_K = 128 (one promotion per 128-wide k granule); "
+        "this is {} accumulation with BLOCK_K = {}",
+        to_string(spec.scale), to_string(spec.accum), c.block_k));
+  if (block_scaled && c.mainloop == Mainloop::k2o)
+    reject(fmt::format("R22: scale mode {} runs with the 1g or 2g mainloop, not 2o", to_string(spec.scale)));
   return r;
 }
 

@@ -99,6 +99,7 @@ for value in ["-1", "0x1", "18446744073709551616"]:
 enum_flags = [("space", PROBLEM, "--format", "table,csv,json,md"), ("space", PROBLEM, "--show", "all,kept,rejected"),
               ("space", PROBLEM, "--a", "e4m3,e5m2"), ("space", PROBLEM, "--b", "e4m3,e5m2"),
               ("space", PROBLEM, "--accum", "promote,fast"),
+              ("space", PROBLEM, "--scale", "tensor,per-tensor,channel,block,block1d1d"),
               ("sweep", ["--shapes", ok_shapes, "--db", DB], "--strategy", "exhaustive,model"),
               ("compare", ["--shapes", ok_shapes, "--db", DB], "--protocol", "cold-l2,hot-graph"),
               ("compare", ["--shapes", ok_shapes, "--db", DB], "--interval", "sign,wilcoxon"),
@@ -185,6 +186,9 @@ shapes_cases = [
     ("dtype.txt", "64 64 64 a=e3m4\n", ":1: field 'a': 'e3m4' is not a valid value (expected e4m3 or e5m2)"),
     ("dtype-d.txt", "64 64 64 d=f32\n", ":1: field 'd': 'f32' is not a valid value (expected bf16)"),
     ("accum.txt", "64 64 64 accum=slow\n", ":1: field 'accum': 'slow' is not a valid value"),
+    ("scale.txt", "64 64 128 scale=blocks\n", ":1: field 'scale': 'blocks' is not a valid value (expected tensor, "
+     "channel, block or block1d1d)"),
+    ("scale-fast.txt", "64 64 128 scale=block1d1d accum=fast\n", ":1: scale mode block1d1d needs accum = promote"),
     ("lda.txt", "64 64 64\n16 16 7\n", ":2: operand A: lda = 7 elements = 7 bytes is not a multiple of 16 bytes"),
     ("ldd.txt", "33 48 80 ldd=40\n", ":1: operand D: ldd = 40 is smaller than N = 48"),
     ("bigdim.txt", "4294967296 64 64\n", ":1: M = 4294967296 is too large"),

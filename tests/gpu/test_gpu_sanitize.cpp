@@ -2,6 +2,10 @@
 // configs. Also part of the normal GPU run.
 #include "harness.hpp"
 
+#include <tuple>
+
+#include "space/resource_model.hpp"
+
 namespace dgt::test {
 namespace {
 
@@ -44,6 +48,33 @@ TEST(Sanitize, SmallShapes) {
       EXPECT_TRUE(v.ok) << pf.label() << " " << key << ": " << describe(v);
     }
   }
+}
+
+// Scale modes (issue 11) under memcheck: partial last 128-wide granule (K = 1040, 400) and partial last
+// 128-column scale block (N = 65, 136, 200), block scales read per promotion, channel scales per row/column.
+TEST(Sanitize, ScaleModesSmallShapes) {
+  Gpu& gpu = Gpu::get();
+  const char* keys[] = {"128x128x128_s4_wg2_sw128_c1x1_rm8_direct_sk1_sm0_2g_p1",
+                        "64x48x128_s2_wg1_sw128_c1x1_rm8_direct_sk1_sm0_1g_p1",
+                        "128x64x128_s4_wg2_sw128_c1x1_rm8_tma_sk2_sm0_2g_p1",
+                        "64x168x128_s4_wg1_sw128_c1x1_rm8_direct_sk1_sm0_1g_p1"};
+  uint64_t seed = 177;
+  int ran = 0;
+  for (ScaleMode mode : {ScaleMode::kChannel, ScaleMode::kBlock, ScaleMode::kBlock1d1d})
+    for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{129, 65, 1040}, {7, 200, 80}, {300, 136, 400}}) {
+      Problem p = Problem::dense(m, n, k);
+      p.scale = mode;
+      ProblemData data(p, *gpu.util, seed++, gpu.stream);
+      for (const char* key : keys) {
+        const KernelConfig c = KernelConfig::parse_key(key);
+        if (c.epilogue == Epilogue::kTma && p.ldd % 8 != 0) continue;      // P3
+        if (!evaluate_resources(KernelSpec::of(c, p)).ok()) continue;  // e.g. R10 for wide block1d1d tiles
+        Verification v = gpu.run(data, c);
+        EXPECT_TRUE(v.ok) << p.label() << " " << key << ": " << describe(v);
+        ++ran;
+      }
+    }
+  EXPECT_GE(ran, 25);
 }
 
 }  // namespace

@@ -16,6 +16,39 @@
 namespace dgt {
 namespace {
 
+/// Compiles every spec with NVRTC on all cores; returns "<key>: <problem>" for each that fails, spills,
+/// uses stack, serializes its WGMMAs (compile() throws on C7514/C7515) or exceeds the launch bound's
+/// registers. `max_regs_1wg` receives the largest entry register count with one consumer warpgroup.
+std::vector<std::string> compile_checked(const std::map<std::string, KernelSpec>& specs, int* max_regs_1wg = nullptr) {
+  std::mutex mu;
+  std::vector<std::string> failures;
+  ThreadPool pool(0);
+  std::vector<std::future<void>> done;
+  for (const auto& [key, spec] : specs)
+    done.push_back(pool.submit([&, key = key, spec = spec] {
+      std::string problem;
+      try {
+        jit::GeneratedKernel g = jit::generate_gemm(spec);
+        jit::CompiledKernel k = jit::compile(g.source, g.program_name, g.name_expression);
+        if (k.spill_bytes != 0 || k.stack_bytes != 0)
+          problem = "spills " + std::to_string(k.spill_bytes) + " B, stack " + std::to_string(k.stack_bytes) + " B";
+        const int entry_cap = spec.config.num_math_wg == 2 ? 168 : 240;  // 65536 / threads, and setmaxnreg's value
+        if (k.registers > entry_cap)
+          problem += " registers " + std::to_string(k.registers) + " > " + std::to_string(entry_cap);
+        std::lock_guard<std::mutex> lock(mu);
+        if (max_regs_1wg && spec.config.num_math_wg == 1) *max_regs_1wg = std::max(*max_regs_1wg, k.registers);
+      } catch (const std::exception& e) {
+        problem = e.what();
+      }
+      if (!problem.empty()) {
+        std::lock_guard<std::mutex> lock(mu);
+        failures.push_back(key + ": " + problem);
+      }
+    }));
+  for (auto& f : done) f.get();
+  return failures;
+}
+
 TEST(SpaceCompiles, EveryDefaultSpaceCandidateCompilesWithoutSpills) {
   std::vector<Problem> problems = {Problem::dense(128, 7168, 2048), Problem::dense(1021, 1023, 1040)};
   for (const char* set : {"smoke", "deepseek-v3", "square"})
@@ -34,37 +67,8 @@ TEST(SpaceCompiles, EveryDefaultSpaceCandidateCompilesWithoutSpills) {
       specs.emplace(spec.compiled_key(), spec);
     }
   ASSERT_GE(specs.size(), 700u);
-  std::mutex mu;
-  std::vector<std::string> failures;
   int max_regs_1wg = 0;
-  {
-    ThreadPool pool(0);
-    std::vector<std::future<void>> done;
-    for (const auto& [key, spec] : specs)
-      done.push_back(pool.submit([&, key = key, spec = spec] {
-        std::string problem;
-        try {
-          jit::GeneratedKernel g = jit::generate_gemm(spec);
-          // compile() also fails when ptxas serialized the WGMMAs (C7514 / C7515).
-          jit::CompiledKernel k = jit::compile(g.source, g.program_name, g.name_expression);
-          if (k.spill_bytes != 0 || k.stack_bytes != 0)
-            problem = "spills " + std::to_string(k.spill_bytes) + " B, stack " + std::to_string(k.stack_bytes) + " B";
-          const int entry_cap = spec.config.num_math_wg == 2 ? 168 : 240;  // 65536 / threads, and setmaxnreg's value
-          if (k.registers > entry_cap)
-            problem += " registers " + std::to_string(k.registers) + " > " + std::to_string(entry_cap);
-          std::lock_guard<std::mutex> lock(mu);
-          if (spec.config.num_math_wg == 1) max_regs_1wg = std::max(max_regs_1wg, k.registers);
-        } catch (const std::exception& e) {
-          problem = e.what();
-        }
-        if (!problem.empty()) {
-          std::lock_guard<std::mutex> lock(mu);
-          failures.push_back(key + ": " + problem);
-        }
-      }));
-    for (auto& f : done) f.get();
-  }
-  for (const auto& f : failures) ADD_FAILURE() << f;
+  for (const auto& f : compile_checked(specs, &max_regs_1wg)) ADD_FAILURE() << f;
   std::cout << specs.size() << " kernels compiled; max entry registers with one consumer warpgroup: " << max_regs_1wg
             << "\n";
 }
@@ -105,34 +109,38 @@ TEST(SpaceCompiles, OverlapMainloopCompilesWithoutSpillsOrSerialization) {
       specs.emplace(spec.compiled_key(), spec);
     }
   ASSERT_GE(specs.size(), 16u);
-  std::mutex mu;
-  std::vector<std::string> failures;
-  {
-    ThreadPool pool(0);
-    std::vector<std::future<void>> done;
-    for (const auto& [key, spec] : specs)
-      done.push_back(pool.submit([&, key = key, spec = spec] {
-        std::string problem;
-        try {
-          jit::GeneratedKernel g = jit::generate_gemm(spec);
-          jit::CompiledKernel k = jit::compile(g.source, g.program_name, g.name_expression);
-          if (k.spill_bytes != 0 || k.stack_bytes != 0)
-            problem = "spills " + std::to_string(k.spill_bytes) + " B, stack " + std::to_string(k.stack_bytes) + " B";
-          const int entry_cap = spec.config.num_math_wg == 2 ? 168 : 240;
-          if (k.registers > entry_cap)
-            problem += " registers " + std::to_string(k.registers) + " > " + std::to_string(entry_cap);
-        } catch (const std::exception& e) {
-          problem = e.what();
-        }
-        if (!problem.empty()) {
-          std::lock_guard<std::mutex> lock(mu);
-          failures.push_back(key + ": " + problem);
-        }
-      }));
-    for (auto& f : done) f.get();
-  }
-  for (const auto& f : failures) ADD_FAILURE() << f;
+  for (const auto& f : compile_checked(specs)) ADD_FAILURE() << f;
   std::cout << specs.size() << " 2o kernels compiled\n";
+}
+
+// Scale modes (issue 11): channel scales in the epilogue, block scales at every promotion. Every kept
+// candidate of the default space for each mode compiles without spills or serialized WGMMAs on shapes
+// that exercise it (K and N not multiples of 128 among them); block modes keep only BLOCK_K = 128, promote,
+// 1g/2g (R21, R22), and their scale registers (kScaleRegs) must fit next to the accumulators.
+TEST(SpaceCompiles, ScaleModesCompileWithoutSpills) {
+  const std::vector<Problem> shapes = {Problem::dense(4096, 4096, 4096), Problem::dense(128, 7168, 2048),
+                                       Problem::dense(1021, 1023, 1040), Problem::dense(64, 2112, 7168),
+                                       Problem::dense(4096, 576, 7168)};
+  std::map<std::string, KernelSpec> specs;
+  std::map<ScaleMode, int> per_mode;
+  for (ScaleMode mode : {ScaleMode::kChannel, ScaleMode::kBlock, ScaleMode::kBlock1d1d})
+    for (Problem p : shapes) {
+      p.scale = mode;
+      for (const auto& c : enumerate(SearchSpace::builtin_default(), p).kept) {
+        const KernelSpec spec = KernelSpec::of(c.config, p);
+        if (is_block_scaled(mode)) {
+          EXPECT_EQ(spec.config.block_k, 128) << spec.key();
+          EXPECT_NE(spec.config.mainloop, Mainloop::k2o) << spec.key();
+        }
+        per_mode[mode] += specs.emplace(spec.compiled_key(), spec).second ? 1 : 0;
+      }
+    }
+  EXPECT_GE(per_mode[ScaleMode::kBlock], 50);
+  EXPECT_GE(per_mode[ScaleMode::kBlock1d1d], 50);
+  EXPECT_GE(per_mode[ScaleMode::kChannel], 200);
+  for (const auto& f : compile_checked(specs)) ADD_FAILURE() << f;
+  std::cout << specs.size() << " scale-mode kernels compiled (channel " << per_mode[ScaleMode::kChannel] << ", block "
+            << per_mode[ScaleMode::kBlock] << ", block1d1d " << per_mode[ScaleMode::kBlock1d1d] << ")\n";
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -399,6 +400,94 @@ TEST_F(CompareExportTest, ExportCarriesEachWinnersProtocol) {
   const std::string cmd =
       cxx + " -std=c++17 -Wall -Wextra -Werror -fsyntax-only -I" + dir_.string() + " " + path("proto.cpp");
   EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+}
+
+TEST_F(CompareExportTest, ExportCarriesTheScaleMode) {
+  // The same dimensions tuned per-tensor and with block scales: two winners that differ only by the mode.
+  const Problem pt = Problem::dense(128, 7168, 2048);
+  Problem blk = pt;
+  blk.scale = ScaleMode::kBlock;
+  const std::string pt_key = "128x128x256_s2_wg2_sw128_c1x1_rm8_tma_sk1_sm0_1g_p1",
+                    blk_key = "128x112x128_s5_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1";
+  {
+    TuningDb db(path("t.db"));
+    const DeviceScope s = db.upsert_device(gpu("NVIDIA H200", 132));
+    for (const auto& [p, key, us] : {std::tuple{pt, pt_key, 5.0}, std::tuple{blk, blk_key, 9.0}}) {
+      TrialRecord t;
+      t.problem = p;
+      t.config = KernelConfig::parse_key(key);
+      t.verification = Verification{true, 1e-3, 1e-6, 0, 0};
+      t.set_timing(Timing{us, us, us, 10, 0.002, 1755, false});
+      db.put_trial(s, t);
+    }
+  }
+  const std::string db = " --db " + path("t.db");
+  const CliRun json = run_dgtune("export" + db + " --format json");
+  ASSERT_EQ(json.rc, 0) << json.out;
+  const auto rows = nlohmann::json::parse(json.out)["winners"];
+  ASSERT_EQ(rows.size(), 2u);
+  std::map<std::string, std::string> config_by_scale;
+  for (const auto& r : rows) config_by_scale[r["scale"].get<std::string>()] = r["config"].get<std::string>();
+  EXPECT_EQ(config_by_scale, (std::map<std::string, std::string>{{"per-tensor", pt_key}, {"block", blk_key}}));
+  const CliRun csv = run_dgtune("export" + db + " --format csv");
+  ASSERT_EQ(csv.rc, 0) << csv.out;
+  EXPECT_NE(csv.out.find(",a,b,scale,accum,"), std::string::npos) << csv.out;
+  EXPECT_NE(csv.out.find(",e4m3,e4m3,block,promote," + blk_key + ","), std::string::npos) << csv.out;
+  EXPECT_NE(csv.out.find(",e4m3,e4m3,per-tensor,promote," + pt_key + ","), std::string::npos) << csv.out;
+  for (const char* format : {"md", "table"}) {
+    const CliRun r = run_dgtune("export" + db + " --format " + format);
+    ASSERT_EQ(r.rc, 0) << r.out;
+    EXPECT_NE(r.out.find("per-tensor"), std::string::npos) << format << "\n" << r.out;
+    EXPECT_NE(r.out.find("128x7168x2048 block"), std::string::npos) << format << "\n" << r.out;
+  }
+  // The header: one entry per mode, each with its scale; lookup() takes the mode (default per-tensor).
+  const CliRun cpp = run_dgtune("export" + db + " --format cpp --out " + path("tuned.hpp"));
+  ASSERT_EQ(cpp.rc, 0) << cpp.out;
+  std::ofstream(path("scale.cpp"))
+      << "#include \"tuned.hpp\"\n"
+         "using dgtune_tuned::lookup;\n"
+         "using dgtune_tuned::str_eq;\n"
+         "static_assert(dgtune_tuned::kTable.count == 2);\n"
+         "static_assert(str_eq(lookup(128, 7168, 2048, 2048, 2048, 7168), \"" +
+             pt_key +
+             "\"));\n"
+             "static_assert(str_eq(lookup(128, 7168, 2048, 2048, 2048, 7168, \"e4m3\", \"e4m3\", \"promote\", "
+             "\"cold-l2\", \"per-tensor\"), \"" +
+             pt_key +
+             "\"));\n"
+             "static_assert(str_eq(lookup(128, 7168, 2048, 2048, 2048, 7168, \"e4m3\", \"e4m3\", \"promote\", "
+             "\"cold-l2\", \"block\"), \"" +
+             blk_key +
+             "\"));\n"
+             "static_assert(lookup(128, 7168, 2048, 2048, 2048, 7168, \"e4m3\", \"e4m3\", \"promote\", \"cold-l2\", "
+             "\"block1d1d\") == nullptr);\n"
+             "static_assert(str_eq(dgtune_tuned::kTable.entries[0].scale, \"per-tensor\") ||\n"
+             "              str_eq(dgtune_tuned::kTable.entries[0].scale, \"block\"));\n"
+             "int main() { return 0; }\n";
+  const std::string cxx = DGT_HOST_CXX;
+  const std::string cmd =
+      cxx + " -std=c++17 -Wall -Wextra -Werror -fsyntax-only -I" + dir_.string() + " " + path("scale.cpp");
+  EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+}
+
+TEST_F(CompareExportTest, AnOlderHeaderBeforeGemmHppFailsToCompile) {
+  // A header exported before TunedEntry::scale, included before <dgtune/gemm.hpp>, defines TunedEntry without
+  // the field the library reads: the static_assert in gemm.hpp stops the build instead of reading past entries.
+  std::string types = tuned_table_types();
+  const std::string field = "  const char* scale;";
+  const size_t at = types.find(field);
+  ASSERT_NE(at, std::string::npos);
+  types.erase(at, types.find('\n', at) + 1 - at);
+  std::ofstream(path("old.hpp")) << "#pragma once\n" << types;
+  std::ofstream(path("use.cpp")) << "#include \"old.hpp\"\n#include <dgtune/gemm.hpp>\nint main() { return 0; }\n";
+  const std::string cmd = std::string(DGT_HOST_CXX) + " -std=c++17 -fsyntax-only -I" + dir_.string() +
+                          " -I" DGT_SOURCE_DIR "/src/loader/include -I" DGT_CUDA_INCLUDE " " + path("use.cpp") + " > " +
+                          path("err.txt") + " 2>&1";
+  EXPECT_NE(std::system(cmd.c_str()), 0);
+  std::ifstream f(path("err.txt"));
+  std::stringstream err;
+  err << f.rdbuf();
+  EXPECT_NE(err.str().find("re-export the tuned-table header with this dgtune"), std::string::npos) << err.str();
 }
 
 TEST(ExportHeader, GemmHppHoldsTheTypeBlockVerbatim) {

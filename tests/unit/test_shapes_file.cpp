@@ -152,11 +152,11 @@ TEST(ShapesFile, IntegerOverflow) {
 
 TEST(ShapesFile, UnknownKeyListsAcceptedKeys) {
   EXPECT_EQ(parse_error("16 16 16 ldc=16\n"),
-            "s.txt:1: unknown field 'ldc' in 'ldc=16' (accepted keys: lda, ldb, ldd, a, b, d, accum, name)");
+            "s.txt:1: unknown field 'ldc' in 'ldc=16' (accepted keys: lda, ldb, ldd, a, b, d, scale, accum, name)");
   EXPECT_EQ(parse_error("16 16 16 LDA=16\n"),  // keys are case-sensitive
-            "s.txt:1: unknown field 'LDA' in 'LDA=16' (accepted keys: lda, ldb, ldd, a, b, d, accum, name)");
+            "s.txt:1: unknown field 'LDA' in 'LDA=16' (accepted keys: lda, ldb, ldd, a, b, d, scale, accum, name)");
   EXPECT_EQ(parse_error("16 16 16 =16\n"),
-            "s.txt:1: unknown field '' in '=16' (accepted keys: lda, ldb, ldd, a, b, d, accum, name)");
+            "s.txt:1: unknown field '' in '=16' (accepted keys: lda, ldb, ldd, a, b, d, scale, accum, name)");
 }
 
 TEST(ShapesFile, DuplicateKey) {
@@ -168,7 +168,7 @@ TEST(ShapesFile, KeyWithoutValue) {
   EXPECT_EQ(parse_error("16 16 16 lda\n"), "s.txt:1: field 'lda': 'lda' has no value (expected lda=VALUE)");
   EXPECT_EQ(parse_error("16 16 16 accum=\n"), "s.txt:1: field 'accum': empty value in 'accum=' (expected accum=VALUE)");
   EXPECT_EQ(parse_error("16 16 16 fast\n"),
-            "s.txt:1: 'fast' is not a key=value field (accepted keys: lda, ldb, ldd, a, b, d, accum, name)");
+            "s.txt:1: 'fast' is not a key=value field (accepted keys: lda, ldb, ldd, a, b, d, scale, accum, name)");
   // "lda = 16" with spaces splits into three words; the first is reported.
   EXPECT_EQ(parse_error("16 16 16 lda = 16\n"), "s.txt:1: field 'lda': 'lda' has no value (expected lda=VALUE)");
 }
@@ -183,10 +183,64 @@ TEST(ShapesFile, BadEnumValues) {
             "s.txt:1: field 'accum': 'slow' is not a valid value (expected promote or fast)");
 }
 
+TEST(ShapesFile, ScaleModes) {
+  auto v = parse_shapes(
+      "128 7168 2048 scale=block\n128 7168 2048 scale=block1d1d\n128 7168 2048 scale=channel accum=fast\n"
+      "128 7168 2048 scale=tensor\n128 7168 2048 scale=per-tensor\n128 7168 2048\n",
+      "s.txt");
+  ASSERT_EQ(v.size(), 6u);
+  EXPECT_EQ(v[0].problem.scale, ScaleMode::kBlock);
+  EXPECT_EQ(v[1].problem.scale, ScaleMode::kBlock1d1d);
+  EXPECT_EQ(v[2].problem.scale, ScaleMode::kChannel);
+  EXPECT_EQ(v[2].problem.accum, Accum::kFast);
+  EXPECT_EQ(v[3].problem.scale, ScaleMode::kPerTensor);
+  EXPECT_EQ(v[4].problem.scale, ScaleMode::kPerTensor);
+  EXPECT_EQ(v[5].problem.scale, ScaleMode::kPerTensor);  // the default
+  EXPECT_EQ(v[3].problem, v[5].problem);
+  // The mode is part of the problem: the same dimensions under each mode are four problems.
+  EXPECT_NE(v[0].problem.key(), v[1].problem.key());
+  EXPECT_NE(v[0].problem.key(), v[3].problem.key());
+  EXPECT_NE(v[1].problem.key(), v[2].problem.key());
+  EXPECT_NE(v[2].problem.key(), v[3].problem.key());
+}
+
+TEST(ShapesFile, BadScaleModes) {
+  EXPECT_EQ(parse_error("16 16 16 scale=blocks\n"),
+            "s.txt:1: field 'scale': 'blocks' is not a valid value (expected tensor, channel, block or block1d1d)");
+  EXPECT_EQ(parse_error("16 16 16\n16 16 16 scale=Block\n"),  // values are case-sensitive
+            "s.txt:2: field 'scale': 'Block' is not a valid value (expected tensor, channel, block or block1d1d)");
+  EXPECT_EQ(parse_error("16 16 16 scale=\n"), "s.txt:1: field 'scale': empty value in 'scale=' (expected scale=VALUE)");
+  EXPECT_EQ(parse_error("16 16 16 scale=block scale=channel\n"),
+            "s.txt:1: field 'scale': given twice ('scale=channel'; each key at most once per line)");
+  EXPECT_EQ(parse_error("16 16 16 scale\n"), "s.txt:1: field 'scale': 'scale' has no value (expected scale=VALUE)");
+}
+
+TEST(ShapesFile, BlockScaleWithFastAccumBreaksTheRule) {
+  // The parser reads the line; the rule is validate_problem's (ShapesOption::load reports it with file:line).
+  auto v = parse_shapes(
+      "128 7168 2048 scale=block accum=fast\n128 7168 2048 scale=block1d1d accum=fast\n"
+      "128 7168 2048 scale=channel accum=fast\n",
+      "s.txt");
+  ASSERT_EQ(v.size(), 3u);
+  for (int i = 0; i < 2; ++i) {
+    try {
+      validate_problem(v[i].problem);
+      ADD_FAILURE() << "accepted " << v[i].problem.key();
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::kInvalid);
+      EXPECT_NE(
+          e.message().find(i == 0 ? "scale mode block needs accum = promote" : "scale mode block1d1d needs accum"),
+          std::string::npos)
+          << e.message();
+    }
+  }
+  EXPECT_NO_THROW(validate_problem(v[2].problem));  // channel scales are applied in the epilogue
+}
+
 TEST(ShapesFile, FourthBareNumber) {
   EXPECT_EQ(parse_error("16 16 16 16\n"),
             "s.txt:1: unexpected 4th number '16' (expected only M N K, then key=value fields: lda, ldb, ldd, a, b, d, "
-            "accum, name)");
+            "scale, accum, name)");
 }
 
 TEST(ShapesFile, StopsAtFirstErrorWithItsLine) {
@@ -339,6 +393,26 @@ TEST(ShippedShapes, DeepSeekV3) {
   EXPECT_EQ(v.back().problem, Problem::dense(8192, 7168, 2048));
   EXPECT_EQ(v.back().line, 52);  // 7 header lines, then 5 groups of blank + comment + 7 problems
 }
+
+/// deepseek-v3-block.txt and deepseek-v3-channel.txt: deepseek-v3.txt's 35 problems in its order, each with `mode`.
+void expect_deepseek_v3_with(const std::string& file, ScaleMode mode) {
+  const auto plain = load_shipped("deepseek-v3.txt");
+  const auto v = load_shipped(file);
+  ASSERT_EQ(v.size(), 35u) << file;
+  expect_all_valid_and_unique(v);
+  for (size_t i = 0; i < v.size(); ++i) {
+    Problem want = plain[i].problem;
+    EXPECT_EQ(want.scale, ScaleMode::kPerTensor);
+    want.scale = mode;
+    EXPECT_EQ(v[i].problem, want) << v[i].where();
+    EXPECT_NE(v[i].problem.key(), plain[i].problem.key()) << v[i].where();
+    EXPECT_EQ(v[i].problem.accum, Accum::kPromote) << v[i].where();
+  }
+}
+
+TEST(ShippedShapes, DeepSeekV3Block) { expect_deepseek_v3_with("deepseek-v3-block.txt", ScaleMode::kBlock); }
+
+TEST(ShippedShapes, DeepSeekV3Channel) { expect_deepseek_v3_with("deepseek-v3-channel.txt", ScaleMode::kChannel); }
 
 TEST(ShippedShapes, Square) {
   auto v = load_shipped("square.txt");

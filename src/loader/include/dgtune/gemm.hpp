@@ -5,9 +5,11 @@
 //
 // D[M,N] (BF16, row-major, ldd) = (*scale_a) * (*scale_b) * A[M,K] * B[N,K]^T, with A and B FP8
 // (e4m3 or e5m2), both K-major (row-major M x K and N x K, leading dimensions lda, ldb in elements),
-// FP32 accumulation. All pointers are device pointers; A and B must be 16-byte aligned and lda, ldb
-// multiples of 16 (TMA rules); when the chosen config stores D with TMA (epilogue "tma"), D must be
-// 16-byte aligned too (a stored winner that needs ldd % 8 == 0 is only chosen when ldd fits).
+// FP32 accumulation. Finer scaling (per channel, DeepSeek-V3's 1x128 / 128x128 blocks) is a trailing
+// argument: dgt::Fp8Scaling says what scale_a and scale_b then point to. All pointers are device
+// pointers; A and B must be 16-byte aligned and lda, ldb multiples of 16 (TMA rules); when the chosen
+// config stores D with TMA (epilogue "tma"), D must be 16-byte aligned too (a stored winner that needs
+// ldd % 8 == 0 is only chosen when ldd fits).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -32,6 +34,7 @@ struct TunedEntry {
   double tuned_us;          ///< median time stored with the winner
   const char* kernel_hash;  ///< kernel-source hash of the environment the winner was measured under
   const char* protocol;     ///< protocol name, e.g. "hot-graph-v1"; nullptr (older headers): "cold-l2-v1"
+  const char* scale;        ///< "per-tensor" | "channel" | "block" | "block1d1d"; nullptr (older headers): "per-tensor"
 };
 /// A table of winners of one hardware identity (GemmOptions::table).
 struct TunedTable {
@@ -51,11 +54,38 @@ struct TunedTable {
 // then (no member `protocol`) instead of reading past the entries. (Included after this file, an old header's
 // entries are read with protocol = nullptr, i.e. "cold-l2-v1".)
 static_assert(sizeof(&dgt::TunedEntry::protocol) > 0, "re-export the tuned-table header with this dgtune");
+// The same for TunedEntry::scale (the scale mode of each entry), added after `protocol`.
+static_assert(sizeof(&dgt::TunedEntry::scale) > 0, "re-export the tuned-table header with this dgtune");
 
 namespace dgt {
 
 /// FP8 operand formats (OCP): e4m3 (max 448) and e5m2 (max 57344).
 enum class Fp8Format { kE4M3, kE5M2 };
+
+/// How A and B are scaled: what `scale_a` and `scale_b` of Gemm::run point to. Every scale is an FP32
+/// (float) in device memory; both pointers must be 16-byte aligned. G = ceil(K / 128) is the number of
+/// 128-wide granules of K; round_up(x, 4) pads a row of floats to a multiple of 16 bytes (the rule TMA and
+/// cuBLASLt apply to scale arrays), and the padding floats are never read. The 2-D arrays are MN-major:
+/// the scales of one k granule for consecutive rows (M or N) are contiguous.
+///  - kPerTensor: scale_a and scale_b are 1 float each. D[m,n] = sa * sb * sum_k A[m,k] B[n,k].
+///  - kChannel: scale_a is M floats (one per row of A, e.g. per token), scale_b is N floats (one per row of B,
+///    i.e. per output column). D[m,n] = sa[m] * sb[n] * sum_k A[m,k] B[n,k] (applied in the epilogue; either
+///    accumulation mode).
+///  - kBlock (DeepGEMM's 1D2D scaling, forward GEMMs): scale_a is G rows of round_up(M, 4) floats, sa(g, m)
+///    at scale_a[g * round_up(M, 4) + m], the scale of A[m, 128g .. 128g+127]; scale_b is ceil(N / 128) rows of
+///    round_up(G, 4) floats, sb(j, g) at scale_b[j * round_up(G, 4) + g], the scale of the 128 x 128 block
+///    B[128j .. 128j+127, 128g .. 128g+127]. D[m,n] = sum_g sa(g, m) * sb(n / 128, g) * sum_{k in granule g}
+///    A[m,k] B[n,k].
+///  - kBlock1d1d (weight-gradient GEMMs): scale_a as kBlock; scale_b is G rows of round_up(N, 4) floats,
+///    sb(g, n) at scale_b[g * round_up(N, 4) + n], the scale of B[n, 128g .. 128g+127].
+///    D[m,n] = sum_g sa(g, m) * sb(g, n) * sum_{k in granule g} A[m,k] B[n,k].
+/// The block modes apply the scales as each granule's tensor-core partial sum is promoted to FP32, so they
+/// need fast_accum = false (Gemm::run throws dgt::Error(kInvalid) otherwise) and run configs with BLOCK_K =
+/// 128. The scale mode is part of the tuned problem: a winner tuned per-tensor is never used for a block-scaled
+/// call (tune with `scale=block` in the shapes file). Sources: DeepSeek-V3 technical report, "Fine-Grained
+/// Quantization" (1x128 activation tiles, 128x128 weight blocks); deepseek-ai/DeepGEMM README (the scaling-factor
+/// layouts, MN-major and padded to 16 bytes, that this follows).
+enum class Fp8Scaling { kPerTensor, kChannel, kBlock, kBlock1d1d };
 
 /// What `Gemm` runs for a shape and why.
 struct GemmChoice {
@@ -114,16 +144,19 @@ class Gemm {
 
   /// Enqueues D = scale_a * scale_b * A * B^T on `stream` (a stream of this Gemm's device; call from a
   /// thread whose current device is that device, as with any CUDA library). fast_accum selects tensor-core accumulation
-  /// over all of K instead of FP32 promotion per k-block. Throws dgt::Error(kInvalid) naming the
-  /// operand and rule when a leading dimension or pointer breaks a TMA rule.
+  /// over all of K instead of FP32 promotion per k-block. `scale` says how scale_a and scale_b are laid out
+  /// (Fp8Scaling; default one FP32 each) and is part of the shape the winner is looked up for. Throws
+  /// dgt::Error(kInvalid) naming the operand and rule when a leading dimension or pointer breaks a TMA rule,
+  /// or a block scale mode is asked for with fast_accum.
   void run(const void* a, const void* b, void* d, int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb,
            int64_t ldd, const float* scale_a, const float* scale_b, cudaStream_t stream,
-           Fp8Format a_format = Fp8Format::kE4M3, Fp8Format b_format = Fp8Format::kE4M3, bool fast_accum = false);
+           Fp8Format a_format = Fp8Format::kE4M3, Fp8Format b_format = Fp8Format::kE4M3, bool fast_accum = false,
+           Fp8Scaling scale = Fp8Scaling::kPerTensor);
 
-  /// The config `run` uses (or would use) for this shape; loads it on first use like `run`.
+  /// The config `run` uses (or would use) for this shape and scale mode; loads it on first use like `run`.
   GemmChoice choose(int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldd,
                     Fp8Format a_format = Fp8Format::kE4M3, Fp8Format b_format = Fp8Format::kE4M3,
-                    bool fast_accum = false);
+                    bool fast_accum = false, Fp8Scaling scale = Fp8Scaling::kPerTensor);
 
  private:
   struct Impl;
