@@ -6,19 +6,7 @@ bin=$1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0
-expect() {  # expect <want-rc> <want-substring> <cmd...>
-  local want_rc=$1 want=$2
-  shift 2
-  "$@" >"$tmp/out" 2>"$tmp/err"
-  local rc=$?
-  if [ "$rc" != "$want_rc" ] || ! grep -qF -- "$want" "$tmp/err" "$tmp/out"; then
-    echo "FAIL: $* -> rc $rc (want $want_rc), output lacks: $want"
-    sed 's/^/    /' "$tmp/err" "$tmp/out" | head -20
-    fail=1
-  else
-    echo "ok: $* -> rc $rc, '$want'"
-  fi
-}
+source "$(dirname "$0")/expect.sh"
 printf '64 128 256\n' >"$tmp/ok.txt"
 
 # A damaged DB: an SQLite header, then junk.

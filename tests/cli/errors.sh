@@ -6,18 +6,8 @@ bin=$1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0
-expect() {  # expect <want-rc> <want-substring> <cmd...>
-  local want_rc=$1 want=$2
-  shift 2
-  "$@" >"$tmp/out" 2>"$tmp/err"
-  local rc=$?
-  if [ "$rc" != "$want_rc" ] || ! grep -qF -- "$want" "$tmp/err" "$tmp/out"; then
-    echo "FAIL: $* -> rc $rc (want $want_rc), output lacks: $want"
-    sed 's/^/    /' "$tmp/err" "$tmp/out" | head -20
-    fail=1
-  else
-    echo "ok: $* -> rc $rc, '$want'"
-  fi
+source "$(dirname "$0")/expect.sh"
+expect_extra_checks() {
   # Range messages give plain numbers (no 309-digit DBL_MAX).
   if grep -qE '[0-9]{25,}' "$tmp/err" "$tmp/out"; then
     echo "FAIL: $* printed a number of 25+ digits"
