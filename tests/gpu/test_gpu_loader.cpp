@@ -79,5 +79,44 @@ TEST(Loader, TunedAndUntunedShapesMatchTheReference) {
   std::filesystem::remove_all(dir);
 }
 
+// Every scale mode through the loader's public API (issue 11): the default config for the mode (no DB),
+// the scale arrays in the documented layouts (ProblemData fills them as Problem::scales() says), verified
+// against the reference; K and N tails included.
+TEST(Loader, EveryScaleModeMatchesTheReference) {
+  Gpu& gpu = Gpu::get();
+  GemmOptions options;
+  options.db_path = "/nonexistent-dgtune-dir/none.db";  // no DB: default configs
+  Gemm gemm(options);
+  const std::pair<ScaleMode, Fp8Scaling> modes[] = {{ScaleMode::kPerTensor, Fp8Scaling::kPerTensor},
+                                                    {ScaleMode::kChannel, Fp8Scaling::kChannel},
+                                                    {ScaleMode::kBlock, Fp8Scaling::kBlock},
+                                                    {ScaleMode::kBlock1d1d, Fp8Scaling::kBlock1d1d}};
+  int ran = 0;
+  for (const auto& [mode, scaling] : modes)
+    for (Problem p : {Problem::dense(257, 1000, 1040), Problem::dense(64, 2112, 7168)}) {
+      p.scale = mode;
+      const GemmChoice c = gemm.choose(p.m, p.n, p.k, p.lda, p.ldb, p.ldd, Fp8Format::kE4M3, Fp8Format::kE4M3,
+                                       false, scaling);
+      EXPECT_EQ(c.source, "default") << p.label();
+      ProblemData data(p, *gpu.util, 99 + ran, gpu.stream);
+      data.poison_output(gpu.stream);
+      const auto ops = data.operands();
+      gemm.run(ops.a, ops.b, ops.d, p.m, p.n, p.k, p.lda, p.ldb, p.ldd, ops.scale_a, ops.scale_b, gpu.stream,
+               Fp8Format::kE4M3, Fp8Format::kE4M3, false, scaling);
+      const Verification v = data.verify(gpu.stream);
+      EXPECT_TRUE(v.ok) << p.label() << " " << c.config_key << ": " << describe(v);
+      ++ran;
+    }
+  EXPECT_EQ(ran, 8);
+  // A block mode with fast accumulation is refused, naming the rule, before anything is launched.
+  try {
+    gemm.run(nullptr, nullptr, nullptr, 128, 128, 128, 128, 128, 128, nullptr, nullptr, gpu.stream, Fp8Format::kE4M3,
+             Fp8Format::kE4M3, true, Fp8Scaling::kBlock);
+    FAIL() << "expected a refusal";
+  } catch (const Error& e) {
+    EXPECT_NE(e.message().find("needs accum = promote"), std::string::npos) << e.message();
+  }
+}
+
 }  // namespace
 }  // namespace dgt::test
