@@ -159,7 +159,7 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
     // Per-tensor: one multiply in the epilogue; the other modes scale acc themselves (channel before the
     // epilogue, block modes at every promotion) and store with scale 1.
     const float scale = kScaleMode == kScalePerTensor ? __ldg(scale_a) * __ldg(scale_b) : 1.f;
-    BlockScaler<kScaleMode, T::kMmaPerWG, T::kAccPerMma> scaler(scale_a, scale_b, ld_sa, ld_sb, M, N);
+    BlockScaler<kScaleMode, T::kMmaPerWG, T::kAccPerMma> scaler(scale_a, scale_b, ld_sa, ld_sb, M, N, K);
     const bool pairs_aligned = (ldd % 2 == 0) && (reinterpret_cast<u64>(d) % 4 == 0);
     const u32 row0_in_tile = wg * T::kRowsPerWG;
 
@@ -175,37 +175,54 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
     // Tensor-core partial sums, one buffer per WGMMA group in flight; each promotion adds one into the
     // FP32 `acc` on CUDA cores (promote: every k-block; fast: every kPromoteEvery k-blocks).
     float part0[T::kMmaPerWG][T::kAccPerMma];
-    float part1[T::kMmaPerWG][T::kAccPerMma];  // kMainloop == 2 only (unused, hence free, with one group)
+    float part1[T::kMmaPerWG][T::kAccPerMma];  // 2g/2o, and block scales with BLOCK_K 256 (else unused, hence free)
     using Buf = float[T::kMmaPerWG][T::kAccPerMma];
 
     u32 stage = 0, phase = 0;
+    // One k32 step s of the current stage into `buf` (zero: overwrite, i.e. the first step of a partial sum).
+    auto mma_step = [&](Buf& buf, u32 s, bool zero) {
+      // k-step s covers bytes [32*s, 32*s + 32) of the k-block: span (32*s)/kSwizzle, offset (32*s)%kSwizzle.
+      const u32 atom = (32 * s) / kSwizzle, offset = (32 * s) % kSwizzle;
+#ifdef DGT_TEST_NONUNIFORM_DESC
+      // Test-only negative case (tests/nvrtc): descriptors rebuilt per k-block from the thread index.
+      const u64 desc_b = ptx::make_kmajor_desc<kSwizzle>(smem_u32(smem_b + stage * T::kSmemBStage) + atom * BLOCK_N * kSwizzle + offset);
+#else
+      const u64 desc_b = ptx::kmajor_desc<kSwizzle>(b_desc_lo + ((stage * T::kSmemBStage + atom * BLOCK_N * kSwizzle + offset) >> 4));
+#endif
+#pragma unroll
+      for (u32 j = 0; j < T::kMmaPerWG; ++j) {
+#ifdef DGT_TEST_NONUNIFORM_DESC
+        const u64 desc_a = ptx::make_kmajor_desc<kSwizzle>(smem_u32(smem_a + stage * T::kSmemAStage) + atom * BLOCK_M * kSwizzle +
+                                                           ((threadIdx.x / 128) * T::kRowsPerWG + 64 * j) * kSwizzle + offset);
+#else
+        const u64 desc_a = ptx::kmajor_desc<kSwizzle>(
+            a_desc_lo + ((stage * T::kSmemAStage + atom * BLOCK_M * kSwizzle + 64 * j * kSwizzle + offset) >> 4));
+#endif
+        Mma::template mma<T::kTypes>(buf[j], desc_a, desc_b, zero ? 0u : 1u);
+      }
+    };
     // Waits for the next full stage and issues its k-steps into `buf`; the first k-step overwrites
     // `buf` when `first` (the first k-block of a promotion group). Returns the stage it read.
     auto issue = [&](Buf& buf, bool first) -> u32 {
       ptx::mbar_wait(&full_bar[stage], phase);
       ptx::wgmma_fence();
 #pragma unroll
-      for (u32 s = 0; s < T::kStepsK; ++s) {
-        // k-step s covers bytes [32*s, 32*s + 32) of the k-block: span (32*s)/kSwizzle, offset (32*s)%kSwizzle.
-        const u32 atom = (32 * s) / kSwizzle, offset = (32 * s) % kSwizzle;
-#ifdef DGT_TEST_NONUNIFORM_DESC
-        // Test-only negative case (tests/nvrtc): descriptors rebuilt per k-block from the thread index.
-        const u64 desc_b = ptx::make_kmajor_desc<kSwizzle>(smem_u32(smem_b + stage * T::kSmemBStage) + atom * BLOCK_N * kSwizzle + offset);
-#else
-        const u64 desc_b = ptx::kmajor_desc<kSwizzle>(b_desc_lo + ((stage * T::kSmemBStage + atom * BLOCK_N * kSwizzle + offset) >> 4));
-#endif
+      for (u32 s = 0; s < T::kStepsK; ++s) mma_step(buf, s, first && s == 0);
+      ptx::wgmma_commit();
+      const u32 read = stage;
+      if (++stage == kNumStages) stage = 0, phase ^= 1;
+      return read;
+    };
+    // Block scale modes with BLOCK_K = 256 (1g only, rule R21): the k-block holds two 128-wide granules,
+    // each summed into its own partial buffer (k-steps 0-3 into b0, 4-7 into b1) so each is promoted with
+    // its own scales. One commit group.
+    auto issue_granules = [&](Buf& b0, Buf& b1) -> u32 {
+      ptx::mbar_wait(&full_bar[stage], phase);
+      ptx::wgmma_fence();
 #pragma unroll
-        for (u32 j = 0; j < T::kMmaPerWG; ++j) {
-#ifdef DGT_TEST_NONUNIFORM_DESC
-          const u64 desc_a = ptx::make_kmajor_desc<kSwizzle>(smem_u32(smem_a + stage * T::kSmemAStage) + atom * BLOCK_M * kSwizzle +
-                                                             ((threadIdx.x / 128) * T::kRowsPerWG + 64 * j) * kSwizzle + offset);
-#else
-          const u64 desc_a = ptx::kmajor_desc<kSwizzle>(
-              a_desc_lo + ((stage * T::kSmemAStage + atom * BLOCK_M * kSwizzle + 64 * j * kSwizzle + offset) >> 4));
-#endif
-          Mma::template mma<T::kTypes>(buf[j], desc_a, desc_b, (first && s == 0) ? 0u : 1u);
-        }
-      }
+      for (u32 s = 0; s < T::kStepsK / 2; ++s) mma_step(b0, s, s == 0);
+#pragma unroll
+      for (u32 s = T::kStepsK / 2; s < T::kStepsK; ++s) mma_step(b1, s, s == T::kStepsK / 2);
       ptx::wgmma_commit();
       const u32 read = stage;
       if (++stage == kNumStages) stage = 0, phase ^= 1;
@@ -235,7 +252,7 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
           }
       }
     };
-    // Block modes (BLOCK_K = 128, rule R21): k-block kb is granule kb.
+    // Block modes: with BLOCK_K = 128 k-block kb is granule kb (BLOCK_K = 256: granules 2 kb, 2 kb + 1).
     auto fetch = [&](u32 kb) {
       if constexpr (T::kBlockScaled) scaler.fetch(kb);
     };
@@ -275,6 +292,19 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
       if constexpr (kMainloop == 1) {
         // One WGMMA group in flight: issue a k-block, wait for it, release its stage; after the last
         // k-block of a group, add the partial sum into acc.
+        if constexpr (T::kBlockScaled && BLOCK_K == 256) {
+          // Two granules per k-block: granule 2 kb in part0, 2 kb + 1 in part1 (past K: zero partial, zero scale).
+          for (u32 g = 0; g < num_groups; ++g) {
+            const u32 kb = w.k_begin + g;
+            fetch(2 * kb);
+            const u32 s = issue_granules(part0, part1);
+            ptx::wgmma_wait<0>();
+            release(s);
+            promote(part0);
+            fetch(2 * kb + 1);
+            promote(part1);
+          }
+        } else
         for (u32 g = 0; g < num_groups; ++g) {
           fetch(w.k_begin + g);  // P = 1 in block modes: group g is k-block k_begin + g
           const u32 first = issue(part0, kFirstOfGroup);

@@ -74,10 +74,12 @@ struct Fp8GemmTraits {
   // NVRTC spill test (tests/nvrtc ScaleModesCompileWithoutSpills): 64x136 with one consumer WG spilled
   // 148 B in block mode with 10 reserved; block1d1d spilled from BLOCK_N 112 (one WG) with BLOCK_N / 4.
   static constexpr u32 kScaleRegs = kScaleMode == 2 ? 20 + 2 * kMmaPerWG : kScaleMode == 3 ? 20 + 2 * kMmaPerWG + BLOCK_N / 2 : 0;
-  static constexpr u32 kAccRegs = kMmaPerWG * kAccPerMma * (kMainloop >= 2 ? 3 : 2);
+  // Block scales with BLOCK_K 256 keep a second partial buffer too (one per 128-wide granule of a k-block).
+  static constexpr bool kTwoPartials = kMainloop >= 2 || (kBlockScaled && BLOCK_K == 256);
+  static constexpr u32 kAccRegs = kMmaPerWG * kAccPerMma * (kTwoPartials ? 3 : 2);
   // Addresses, loop state, epilogue temporaries (calibrated with ptxas; the two-group schedule keeps
   // descriptors and loop state in uniform registers: 0 spills at 3 x 72 + 16 = 232 for BLOCK_N 144).
-  static constexpr u32 kRegOverhead = kMainloop >= 2 ? 16 : 48;
+  static constexpr u32 kRegOverhead = kTwoPartials ? 16 : 48;  // block scales with BLOCK_K 256 run like 2g: 16
 
   // TMA-store epilogue: output swizzle = the largest of 128/64/32 bytes dividing a staging row
   // (BLOCK_N * 2 bytes), else none; see epilogue_tma.cuh. src/problem/kernel_config.cpp mirrors it.
@@ -107,8 +109,8 @@ struct Fp8GemmTraits {
   static_assert(kMainloop == 1 || kPromoteEvery == 1,
                 "R20: the two-group mainloop (2g, 2o) promotes every k-block (promote_every must be 1; P > 1 runs with 1g)");
   static_assert(kScaleMode <= 3, "scale mode must be 0..3");
-  static_assert(!kBlockScaled || (!kFastAccum && BLOCK_K == 128),
-                "R21: block scale modes need promote accumulation and BLOCK_K = 128 (one promotion per 128-wide k granule)");
+  static_assert(!kBlockScaled || (!kFastAccum && (BLOCK_K == 128 || (BLOCK_K == 256 && kMainloop == 1))),
+                "R21: block scale modes need promote accumulation and BLOCK_K = 128 (one promotion per 128-wide k granule) or BLOCK_K = 256 with the 1g mainloop (two)");
   static_assert(!kBlockScaled || kMainloop <= 2, "R22: block scale modes run with the 1g or 2g mainloop (not 2o)");
 };
 

@@ -57,14 +57,15 @@ struct BlockScaler {
   const float* __restrict__ sa;
   const float* __restrict__ sb;
   u32 ld_sa, ld_sb, M, N;
+  u32 G;                  // 128-wide granules of K: granules >= G (BLOCK_K 256 past K) get scale 0
   u32 row[kMmaPerWG][2];  // this thread's rows (absolute)
   u32 n0, nb0, b1;        // tile's first column, its 128-block, groups before the next block
   float ra[kMmaPerWG][2];
   float rb[kMaxNBlocks];  // block mode: sb of the tile's 128-column blocks
   u32 g_cur;              // block1d1d: granule of the fetched scales
 
-  __device__ __forceinline__ BlockScaler(const float* a, const float* b, u32 lda_s, u32 ldb_s, u32 m, u32 n)
-      : sa(a), sb(b), ld_sa(lda_s), ld_sb(ldb_s), M(m), N(n) {}
+  __device__ __forceinline__ BlockScaler(const float* a, const float* b, u32 lda_s, u32 ldb_s, u32 m, u32 n, u32 k)
+      : sa(a), sb(b), ld_sa(lda_s), ld_sb(ldb_s), M(m), N(n), G((k + kScaleGranule - 1) / kScaleGranule) {}
 
   __device__ __forceinline__ void begin_tile(u32 m0, u32 tile_n0) {
     const u32 t = threadIdx.x % 128;
@@ -81,11 +82,12 @@ struct BlockScaler {
 #pragma unroll
     for (u32 j = 0; j < kMmaPerWG; ++j)
 #pragma unroll
-      for (u32 h = 0; h < 2; ++h) ra[j][h] = row[j][h] < M ? __ldg(sa + u64(g) * ld_sa + row[j][h]) : 0.f;
+      for (u32 h = 0; h < 2; ++h) ra[j][h] = row[j][h] < M && g < G ? __ldg(sa + u64(g) * ld_sa + row[j][h]) : 0.f;
     if constexpr (kMode == kScaleBlock) {
       const u32 n_blocks = (N + kScaleGranule - 1) / kScaleGranule;
 #pragma unroll
-      for (u32 b = 0; b < kMaxNBlocks; ++b) rb[b] = nb0 + b < n_blocks ? __ldg(sb + u64(nb0 + b) * ld_sb + g) : 0.f;
+      for (u32 b = 0; b < kMaxNBlocks; ++b)
+        rb[b] = nb0 + b < n_blocks && g < G ? __ldg(sb + u64(nb0 + b) * ld_sb + g) : 0.f;
     } else {
       g_cur = g;
     }
@@ -106,8 +108,8 @@ struct BlockScaler {
       } else {
         const u32 col = n0 + 8 * i + fragment_col(t);
         const float* p = sb + u64(g_cur) * ld_sb + col;
-        b[0] = col < N ? __ldg(p) : 0.f;
-        b[1] = col + 1 < N ? __ldg(p + 1) : 0.f;
+        b[0] = col < N && g_cur < G ? __ldg(p) : 0.f;
+        b[1] = col + 1 < N && g_cur < G ? __ldg(p + 1) : 0.f;
       }
 #pragma unroll
       for (u32 j = 0; j < kMmaPerWG; ++j)

@@ -31,8 +31,11 @@ ResourceReport evaluate_resources(const KernelSpec& spec) {
   const int wg = c.num_math_wg > 0 ? c.num_math_wg : 1;
   const int mma_per_wg = c.block_m / wg / 64;
   const bool two_groups = c.mainloop == Mainloop::k2g || c.mainloop == Mainloop::k2o;  // 2o: same registers as 2g
-  r.regs.accumulators = mma_per_wg * (c.block_n / 2) * (two_groups ? 3 : 2);
-  r.regs.overhead = two_groups ? kRegOverhead2g : kRegOverhead1g;
+  // Block scales with BLOCK_K 256 (1g, two granule buffers) keep their loop state like 2g (NVRTC spill test).
+  const bool two_partials = two_groups || (is_block_scaled(spec.scale) && c.block_k == 256);
+  // ... and one partial buffer per 128-wide granule of a k-block (kTwoPartials).
+  r.regs.accumulators = mma_per_wg * (c.block_n / 2) * (two_partials ? 3 : 2);
+  r.regs.overhead = two_partials ? kRegOverhead2g : kRegOverhead1g;
   const bool block_scaled = is_block_scaled(spec.scale);
   // kScaleRegs (fp8_gemm_traits.cuh): one granule's scales, tile bounds, scale pointers; block1d1d also
   // the tile's column scales (calibrated with the NVRTC spill test).
@@ -69,7 +72,7 @@ ResourceReport evaluate_resources(const KernelSpec& spec) {
     reject(fmt::format(
         "R10: {} accumulator registers + {} overhead exceed the consumer limit of {} ({} partial buffer{} next to the "
         "FP32 accumulators)",
-        r.regs.accumulators, r.regs.overhead, r.regs.limit, two_groups ? 2 : 1, two_groups ? "s" : ""));
+        r.regs.accumulators, r.regs.overhead, r.regs.limit, two_partials ? 2 : 1, two_partials ? "s" : ""));
   if (cluster != 1 && cluster != 2 && cluster != 4)
     reject(fmt::format("R11: cluster {}x{} has {} CTAs (must be 1, 2 or 4)", c.cluster_m, c.cluster_n, cluster));
   if (c.group < 1 || c.group > 64) reject(fmt::format("R12: rasterization group = {} must be in 1..64", c.group));
@@ -100,11 +103,13 @@ ResourceReport evaluate_resources(const KernelSpec& spec) {
         "R20: the two-group mainloop (2g, 2o) promotes every k-block (promote_every must be 1, is {}; P > 1 runs with "
         "1g)",
         c.promote_every));
-  if (block_scaled && (spec.accum != Accum::kPromote || c.block_k != 128))
+  if (block_scaled && (spec.accum != Accum::kPromote ||
+                       !(c.block_k == 128 || (c.block_k == 256 && c.mainloop == Mainloop::k1g))))
     reject(fmt::format(
-        "R21: scale mode {} needs promote accumulation and BLOCK_K = 128 (one promotion per 128-wide k granule); "
-        "this is {} accumulation with BLOCK_K = {}",
-        to_string(spec.scale), to_string(spec.accum), c.block_k));
+        "R21: scale mode {} needs promote accumulation and BLOCK_K = 128 (one promotion per 128-wide k granule) or "
+        "BLOCK_K = 256 with the 1g mainloop (two promotions per k-block); this is {} accumulation with BLOCK_K = {} "
+        "and mainloop {}",
+        to_string(spec.scale), to_string(spec.accum), c.block_k, to_string(c.mainloop)));
   if (block_scaled && c.mainloop == Mainloop::k2o)
     reject(fmt::format("R22: scale mode {} runs with the 1g or 2g mainloop, not 2o", to_string(spec.scale)));
   return r;

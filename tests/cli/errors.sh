@@ -106,18 +106,20 @@ PY
 
 # Scale modes (issue 11): --scale on space and run, scale= in shapes files; the block modes' rules R21/R22.
 expect 0 "for 4096x4096x4096 block:" "$bin" space --m 4096 --n 4096 --k 4096 --scale block --show rejected
-# A BLOCK_K = 256 candidate is refused for block scaling only (kept per-tensor), naming R21.
-grep -qE '^64x128x256_s2_wg1_sw128_c1x1_rm8_tma_sk1_sm0_1g_p1 .*R21: scale mode block needs promote accumulation and BLOCK_K = 128' "$tmp/out" \
-  && echo "ok:   ... BLOCK_K 256 rejected by R21" || { echo "FAIL: space --scale block lacks R21 for BLOCK_K 256"; fail=1; }
+# A BLOCK_K = 256 candidate with the 2g mainloop is refused for block scaling only (kept per-tensor), naming R21
+# (BLOCK_K 256 runs block scales only with 1g: two granule buffers per k-block).
+grep -qE '^64x64x256_s2_wg1_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1 .*R21: scale mode block needs promote accumulation and BLOCK_K = 128' "$tmp/out" \
+  && echo "ok:   ... BLOCK_K 256 with 2g rejected by R21" || { echo "FAIL: space --scale block lacks R21 for BLOCK_K 256 2g"; fail=1; }
 grep -qE '_2o_p1 .*R22: scale mode block runs with the 1g or 2g mainloop, not 2o' "$tmp/out" \
   && echo "ok:   ... 2o rejected by R22" || { echo "FAIL: space --scale block lacks R22 for 2o"; fail=1; }
 "$bin" space --m 4096 --n 4096 --k 4096 --show rejected >"$tmp/pt.txt"
 grep -qE 'R2[12]:' "$tmp/pt.txt" && { echo "FAIL: per-tensor space rejects by R21/R22"; fail=1; }
-# Per-tensor keeps BLOCK_K 256 candidates; under block scaling none is kept.
+# Per-tensor keeps BLOCK_K 256 candidates; under block scaling only 1g ones are kept.
 "$bin" space --m 4096 --n 4096 --k 4096 --show kept >"$tmp/pt-kept.txt"
 grep -qE '^[0-9]+x[0-9]+x256_' "$tmp/pt-kept.txt" || { echo "FAIL: per-tensor space keeps no BLOCK_K 256 candidate"; fail=1; }
 "$bin" space --m 4096 --n 4096 --k 4096 --scale block --show kept >"$tmp/blk-kept.txt"
-grep -qE '^[0-9]+x[0-9]+x256_' "$tmp/blk-kept.txt" && { echo "FAIL: space --scale block keeps a BLOCK_K 256 candidate"; fail=1; }
+grep -qE '^[0-9]+x[0-9]+x256_.*_2g_' "$tmp/blk-kept.txt" && { echo "FAIL: space --scale block keeps a BLOCK_K 256 2g candidate"; fail=1; }
+grep -qE '^[0-9]+x[0-9]+x256_.*_1g_' "$tmp/blk-kept.txt" || { echo "FAIL: space --scale block keeps no BLOCK_K 256 1g candidate"; fail=1; }
 grep -qE '_2o_' "$tmp/blk-kept.txt" && { echo "FAIL: space --scale block keeps a 2o candidate"; fail=1; }
 expect 0 "for 4096x4096x4096 block1d1d:" "$bin" space --m 4096 --n 4096 --k 4096 --scale block1d1d --show rejected
 expect 0 "R21: scale mode block1d1d" "$bin" space --m 4096 --n 4096 --k 4096 --scale block1d1d --show rejected
@@ -125,7 +127,7 @@ expect 0 "for 4096x4096x4096 channel:" "$bin" space --m 4096 --n 4096 --k 4096 -
 lacks "R21"
 expect 2 "--scale: blocks not in {tensor,per-tensor,channel,block,block1d1d}" "$bin" space --m 128 --n 128 --k 128 --scale blocks
 expect 2 "scale mode block needs accum = promote" "$bin" space --m 128 --n 128 --k 128 --scale block --accum fast
-expect 2 "R21: scale mode block needs promote accumulation and BLOCK_K = 128" "$bin" run --m 128 --n 128 --k 256 --scale block --config 64x128x256_s2_wg1_sw128_c1x1_rm8_tma_sk1_sm0_1g_p1
+expect 2 "R21: scale mode block needs promote accumulation and BLOCK_K = 128" "$bin" run --m 128 --n 128 --k 256 --scale block --config 64x128x256_s2_wg1_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1
 printf '128 7168 2048 scale=block\n128 7168 2048 scale=block accum=fast\n' >"$tmp/scale-fast.txt"
 expect 2 "scale-fast.txt:2: scale mode block needs accum = promote" "$bin" sweep --shapes "$tmp/scale-fast.txt" --db "$tmp/s.db"
 lacks "scale-fast.txt:1:"

@@ -52,7 +52,8 @@ std::vector<KernelConfig> parse_keys(std::initializer_list<const char*> keys) {
 
 // Configs that exercise the scale paths: both mainloops, one and two consumer WGs, two m64 slices, BLOCK_N
 // straddling two and three 128-column scale blocks (144: two; 168 at n0 = 40j mod 128 up to 120: three),
-// split-K (scaled partials summed), clusters, both epilogues, a persistent grid, a 2-stage ring.
+// split-K (scaled partials summed), clusters, both epilogues, a persistent grid, a 2-stage ring, BLOCK_K 256
+// (block modes: two granule buffers per k-block, the second past K when K % 256 <= 128).
 std::vector<KernelConfig> scale_configs() {
   return parse_keys({"128x128x128_s6_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1",
                      "128x128x128_s6_wg2_sw128_c1x1_rm8_direct_sk1_sm0_1g_p1",
@@ -65,7 +66,10 @@ std::vector<KernelConfig> scale_configs() {
                      "128x64x128_s6_wg2_sw128_c1x2_rn8_tma_sk1_sm0_2g_p1",
                      "128x96x128_s6_wg2_sw128_c1x1_rm8_direct_sk1_sm7_2g_p1",
                      "64x16x128_s2_wg1_sw128_c1x1_rm1_direct_sk1_sm0_2g_p1",
-                     "128x128x256_s3_wg2_sw128_c1x1_rm8_tma_sk1_sm0_1g_p1",    // BLOCK_K 256: legal for channel only
+                     "128x128x256_s3_wg2_sw128_c1x1_rm8_tma_sk1_sm0_1g_p1",    // BLOCK_K 256, 1g: two granules a k-block
+                     "128x96x256_s3_wg2_sw128_c1x1_rm8_direct_sk2_sm0_1g_p1",  // ... split-K 2 (splits on 256-wide k-blocks)
+                     "64x96x256_s5_wg1_sw128_c1x1_rm8_tma_sk1_sm0_1g_p1",      // ... one consumer WG
+                     "128x128x256_s3_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1",    // BLOCK_K 256 with 2g: channel only (R21)
                      "128x128x128_s6_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2o_p1"});  // 2o: channel only
 }
 

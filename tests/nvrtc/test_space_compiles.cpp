@@ -115,8 +115,8 @@ TEST(SpaceCompiles, OverlapMainloopCompilesWithoutSpillsOrSerialization) {
 
 // Scale modes (issue 11): channel scales in the epilogue, block scales at every promotion. Every kept
 // candidate of the default space for each mode compiles without spills or serialized WGMMAs on shapes
-// that exercise it (K and N not multiples of 128 among them); block modes keep only BLOCK_K = 128, promote,
-// 1g/2g (R21, R22), and their scale registers (kScaleRegs) must fit next to the accumulators.
+// that exercise it (K and N not multiples of 128 among them); block modes keep only promote, BLOCK_K = 128
+// (1g/2g) or 256 (1g, two granule buffers), no 2o (R21, R22), and their scale registers must fit.
 TEST(SpaceCompiles, ScaleModesCompileWithoutSpills) {
   const std::vector<Problem> shapes = {Problem::dense(4096, 4096, 4096), Problem::dense(128, 7168, 2048),
                                        Problem::dense(1021, 1023, 1040), Problem::dense(64, 2112, 7168),
@@ -128,8 +128,10 @@ TEST(SpaceCompiles, ScaleModesCompileWithoutSpills) {
       p.scale = mode;
       for (const auto& c : enumerate(SearchSpace::builtin_default(), p).kept) {
         const KernelSpec spec = KernelSpec::of(c.config, p);
-        if (is_block_scaled(mode)) {
-          EXPECT_EQ(spec.config.block_k, 128) << spec.key();
+        if (is_block_scaled(mode)) {  // R21, R22
+          EXPECT_TRUE(spec.config.block_k == 128 ||
+                      (spec.config.block_k == 256 && spec.config.mainloop == Mainloop::k1g))
+              << spec.key();
           EXPECT_NE(spec.config.mainloop, Mainloop::k2o) << spec.key();
         }
         per_mode[mode] += specs.emplace(spec.compiled_key(), spec).second ? 1 : 0;

@@ -233,16 +233,20 @@ TEST(ResourceModel, HostRulesMirrorKernelStaticAssertsInOrder) {
 }
 
 TEST(ResourceModel, RegisterOverheadMirrorsTheKernel) {
-  // R10's numbers appear verbatim on both sides: 48 / 16 overhead, 3 vs 2 buffers (2g and 2o: three).
+  // R10's numbers appear verbatim on both sides: 48 / 16 overhead, 3 vs 2 buffers (2g, 2o and block scales with
+  // BLOCK_K 256: three, the same condition on both sides).
   const std::string kernel = read(std::string(DGT_SOURCE_DIR) + "/kernels/gemm/fp8_gemm_traits.cuh");
   const std::string host = read(std::string(DGT_SOURCE_DIR) + "/src/space/resource_model.cpp");
-  EXPECT_NE(kernel.find("kRegOverhead = kMainloop >= 2 ? 16 : 48"), std::string::npos);
-  EXPECT_NE(kernel.find("(kMainloop >= 2 ? 3 : 2)"), std::string::npos);
+  EXPECT_NE(kernel.find("kRegOverhead = kTwoPartials ? 16 : 48"), std::string::npos);
+  EXPECT_NE(kernel.find("(kTwoPartials ? 3 : 2)"), std::string::npos);
+  EXPECT_NE(kernel.find("kTwoPartials = kMainloop >= 2 || (kBlockScaled && BLOCK_K == 256)"), std::string::npos);
+  EXPECT_NE(host.find("two_partials = two_groups || (is_block_scaled(spec.scale) && c.block_k == 256)"), std::string::npos);
   EXPECT_NE(kernel.find("kMainloop == 1 || kMainloop == 2 || kMainloop == 3"), std::string::npos);  // R17: 1g, 2g, 2o
   EXPECT_NE(host.find("c.mainloop == Mainloop::k2g || c.mainloop == Mainloop::k2o"), std::string::npos);
   EXPECT_NE(host.find("kRegOverhead1g = 48"), std::string::npos);
   EXPECT_NE(host.find("kRegOverhead2g = 16"), std::string::npos);
-  EXPECT_NE(host.find("(two_groups ? 3 : 2)"), std::string::npos);
+  EXPECT_NE(host.find("(two_partials ? 3 : 2)"), std::string::npos);
+  EXPECT_NE(host.find("two_partials ? kRegOverhead2g : kRegOverhead1g"), std::string::npos);
   EXPECT_NE(kernel.find("kPromoteEvery * BLOCK_K <= 2048"), std::string::npos);
   EXPECT_NE(host.find("kMaxPromoteSpanK = 2048"), std::string::npos);
 }

@@ -189,14 +189,18 @@ TEST(ScaleModeChoice, NeverAPerTensorWinnerForABlockProblem) {
   EXPECT_FALSE(choose({row(blk, cfg(112))}, with_scale(pt, ScaleMode::kBlock1d1d)).has_value());
 }
 
-TEST(ScaleModeChoice, TheRealRulesRefuseABlockK256WinnerForABlockProblem) {
-  // legal_for_current_kernel applies R21: a BLOCK_K 256 config stored for a block problem (an older kernel's
-  // rules, a hand-edited DB) is skipped.
+TEST(ScaleModeChoice, TheRealRulesRefuseABlockK256TwoGroupWinnerForABlockProblem) {
+  // legal_for_current_kernel applies R21: a BLOCK_K 256 config with two WGMMA groups (2g) stored for a block
+  // problem (an older kernel's rules, a hand-edited DB) is skipped; BLOCK_K 256 with 1g is legal (two granule
+  // buffers per k-block).
   const Problem blk = with_scale(Problem::dense(128, 7168, 2048), ScaleMode::kBlock);
-  EXPECT_FALSE(legal_for_current_kernel(cfg(128, 256), blk));
-  EXPECT_TRUE(legal_for_current_kernel(cfg(128, 256), Problem::dense(128, 7168, 2048)));
-  EXPECT_FALSE(choose({row(blk, cfg(128, 256))}, blk, legal_for_current_kernel).has_value());
-  EXPECT_EQ(choose({row(blk, cfg(128, 256)), row(blk, cfg(128), 2)}, blk, legal_for_current_kernel)->config, cfg(128));
+  KernelConfig two = cfg(128, 256);
+  two.mainloop = Mainloop::k2g;
+  EXPECT_FALSE(legal_for_current_kernel(two, blk));
+  EXPECT_TRUE(legal_for_current_kernel(two, Problem::dense(128, 7168, 2048)));
+  EXPECT_TRUE(legal_for_current_kernel(cfg(128, 256), blk)) << cfg(128, 256).key();
+  EXPECT_FALSE(choose({row(blk, two)}, blk, legal_for_current_kernel).has_value());
+  EXPECT_EQ(choose({row(blk, two), row(blk, cfg(128), 2)}, blk, legal_for_current_kernel)->config, cfg(128));
 }
 
 TEST(ScaleModeChoice, DefaultConfigRunsEveryShippedBlockShape) {
