@@ -88,4 +88,13 @@ size_t KernelCache::kernel_count() const {
   return kernels_.size();
 }
 
+std::vector<std::future<jit::CompiledKernel>> compile_ahead(const jit::CubinCache& cubins,
+                                                            const std::vector<KernelSpec>& specs, ThreadPool& pool) {
+  std::vector<std::future<jit::CompiledKernel>> out;
+  out.reserve(specs.size());
+  for (const KernelSpec& spec : specs)
+    out.push_back(pool.submit([&cubins, spec] { return cubins.get_or_compile(jit::generate_gemm(spec)); }));
+  return out;
+}
+
 }  // namespace dgt

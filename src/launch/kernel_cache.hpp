@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstddef>
+#include <future>
 #include <list>
 #include <memory>
 #include <mutex>
@@ -17,6 +18,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "core/thread_pool.hpp"
 #include "device/buffer.hpp"
 #include "jit/compiler.hpp"
 #include "jit/cubin_cache.hpp"
@@ -99,5 +101,12 @@ class KernelCache {
   WorkspaceArena shared_ws_;
   std::list<WorkspaceArena> dedicated_ws_;  ///< std::list: arenas never move
 };
+
+/// Compiles every spec ahead on `pool` (NVRTC through the on-disk cubin cache, which publishes each
+/// key once; nothing is loaded and no CUDA call is made, so any thread may run it). result[i] is spec
+/// i's code or the compile's exception; a later KernelCache::get() of the spec is then a cache hit.
+/// `cubins` and `pool` must outlive the futures.
+std::vector<std::future<jit::CompiledKernel>> compile_ahead(const jit::CubinCache& cubins,
+                                                            const std::vector<KernelSpec>& specs, ThreadPool& pool);
 
 }  // namespace dgt

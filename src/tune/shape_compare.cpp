@@ -17,7 +17,6 @@
 #include "db/sqlite.hpp"
 #include "launch/environment.hpp"
 #include "loader/choice.hpp"
-#include "jit/codegen.hpp"
 #include "space/cost_model.hpp"
 
 namespace dgt {
@@ -63,18 +62,6 @@ std::pair<KernelConfig, std::string> ShapeComparer::choose(const Problem& p) con
   return {default_config(p), "default"};
 }
 
-namespace {
-/// NVRTC for every spec on a pool of all cores; returns when all are compiled (or failed: the
-/// failure shows again, with its message, when the caller builds the kernel).
-std::vector<std::future<jit::CompiledKernel>> compile_all(const jit::CubinCache& cache,
-                                                          const std::vector<KernelSpec>& specs, ThreadPool& pool) {
-  std::vector<std::future<jit::CompiledKernel>> out;
-  for (const KernelSpec& spec : specs)
-    out.push_back(pool.submit([&cache, spec] { return cache.get_or_compile(jit::generate_gemm(spec)); }));
-  return out;
-}
-}  // namespace
-
 void ShapeComparer::prefetch(const std::vector<ShapeEntry>& shapes) {
   std::vector<KernelSpec> specs;
   std::set<std::string> seen;
@@ -94,7 +81,7 @@ void ShapeComparer::prefetch(const std::vector<ShapeEntry>& shapes) {
   if (specs.empty()) return;
   const auto t0 = std::chrono::steady_clock::now();
   ThreadPool pool(0);
-  for (auto& f : compile_all(*cache_, specs, pool)) {
+  for (auto& f : compile_ahead(*cache_, specs, pool)) {
     try {
       f.get();
     } catch (const std::exception&) {
@@ -112,7 +99,7 @@ std::pair<KernelConfig, std::string> ShapeComparer::search(const Problem& p, Pro
   std::vector<KernelSpec> specs;
   for (const KernelConfig& c : ranked) specs.push_back(KernelSpec::of(c, p));
   ThreadPool pool(int(specs.size()));
-  std::vector<std::future<jit::CompiledKernel>> compiled = compile_all(*cache_, specs, pool);
+  std::vector<std::future<jit::CompiledKernel>> compiled = compile_ahead(*cache_, specs, pool);
   const jit::GemmOperands ops = data.operands();
   std::vector<std::pair<std::shared_ptr<jit::GemmKernel>, jit::GemmWorkspace>> ready;
   std::vector<Side> sides;

@@ -7,6 +7,7 @@
 
 #include "bench/problem_data.hpp"
 #include "core/error.hpp"
+#include "core/thread_pool.hpp"
 #include "core/paths.hpp"
 #include "device/device_info.hpp"
 #include "jit/cubin_cache.hpp"
@@ -32,6 +33,13 @@ struct Gpu {
   /// Compiled (through the cubin cache) and loaded once per spec. Throws Error(kInvalid), a
   /// std::runtime_error, "<key> is illegal: R..." for an illegal spec.
   std::shared_ptr<jit::GemmKernel> kernel(const KernelSpec& spec) { return kernels->get(spec); }
+
+  /// Compiles every spec on all cores first (compile_ahead into the cubin cache); kernel() is then cheap.
+  /// A compile error is rethrown here.
+  void precompile(const std::vector<KernelSpec>& specs) {
+    ThreadPool pool(0);
+    for (auto& f : compile_ahead(*cache, specs, pool)) f.get();
+  }
 
   /// Poisons D, launches `config` once on `data`'s problem, synchronises and verifies.
   Verification run(const ProblemData& data, const KernelConfig& config) {

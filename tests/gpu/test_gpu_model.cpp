@@ -4,7 +4,6 @@
 // (all of it is the modelled dynamic size), and a launch with exactly the modelled size runs.
 #include "harness.hpp"
 
-#include "core/thread_pool.hpp"
 #include "space/search_space.hpp"
 
 namespace dgt::test {
@@ -14,13 +13,9 @@ void check_space(const Problem& p, uint64_t seed, int& checked) {
   Gpu& gpu = Gpu::get();
   const auto kept = enumerate(SearchSpace::builtin_default(), p, gpu.device.sm_count).kept;
   {
-    // Fill the cubin cache on all cores first; loading below is then cheap.
-    ThreadPool pool(0);
-    std::vector<std::future<jit::CompiledKernel>> jobs;
-    for (const auto& c : kept)
-      jobs.push_back(pool.submit(
-          [&gpu, spec = KernelSpec::of(c.config, p)] { return gpu.cache->get_or_compile(jit::generate_gemm(spec)); }));
-    for (auto& j : jobs) j.get();
+    std::vector<KernelSpec> specs;
+    for (const auto& c : kept) specs.push_back(KernelSpec::of(c.config, p));
+    gpu.precompile(specs);  // all cores first; loading below is then cheap
   }
   ProblemData data(p, *gpu.util, seed, gpu.stream);
   for (const auto& c : kept) {
@@ -80,12 +75,9 @@ TEST(DefaultSpace, FastCandidatesSumAllOnesExactly) {
         "128x128x256_s3_wg2_sw128_c1x1_rm8_tma_sk1_sm0_1g_p8", "128x128x128_s6_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1"})
     configs.push_back(KernelConfig::parse_key(key));
   {
-    ThreadPool pool(0);
-    std::vector<std::future<jit::CompiledKernel>> jobs;
-    for (const auto& c : configs)
-      jobs.push_back(pool.submit(
-          [&gpu, spec = KernelSpec::of(c, p)] { return gpu.cache->get_or_compile(jit::generate_gemm(spec)); }));
-    for (auto& j : jobs) j.get();
+    std::vector<KernelSpec> specs;
+    for (const auto& c : configs) specs.push_back(KernelSpec::of(c, p));
+    gpu.precompile(specs);
   }
   const size_t ab_bytes = size_t(p.m) * size_t(p.k);
   void *a = nullptr, *b = nullptr, *d = nullptr, *scales = nullptr;

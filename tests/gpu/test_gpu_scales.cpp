@@ -5,7 +5,6 @@
 #include <cstring>
 
 #include "core/int_math.hpp"
-#include "core/thread_pool.hpp"
 #include "harness.hpp"
 #include "problem/shapes_file.hpp"
 #include "space/resource_model.hpp"
@@ -29,12 +28,9 @@ int verify_configs(const Problem& p, const std::vector<KernelConfig>& configs, u
   for (const KernelConfig& c : configs)
     if (evaluate_resources(KernelSpec::of(c, p)).ok() && problem_fit(c, p).empty()) legal.push_back(c);
   {
-    ThreadPool pool(0);
-    std::vector<std::future<jit::CompiledKernel>> jobs;
-    for (const auto& c : legal)
-      jobs.push_back(pool.submit(
-          [&gpu, spec = KernelSpec::of(c, p)] { return gpu.cache->get_or_compile(jit::generate_gemm(spec)); }));
-    for (auto& j : jobs) j.get();
+    std::vector<KernelSpec> specs;
+    for (const auto& c : legal) specs.push_back(KernelSpec::of(c, p));
+    gpu.precompile(specs);
   }
   ProblemData data(p, *gpu.util, seed, gpu.stream);
   for (const KernelConfig& c : legal) {
