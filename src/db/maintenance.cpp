@@ -144,7 +144,7 @@ CheckReport check(const std::string& path) {
     Statement s(
         c,
         "SELECT id AS id, key AS key, m AS m, n AS n, k AS k, lda AS lda, ldb AS ldb, ldd AS ldd, dtype_a AS a, "
-        "dtype_b AS b, dtype_d AS d, accum AS accum FROM problem");
+        "dtype_b AS b, dtype_d AS d, scale_mode AS scale, accum AS accum FROM problem");
     while (s.step()) {
       try {
         Problem p;
@@ -153,6 +153,7 @@ CheckReport check(const std::string& path) {
         p.a = parse_dtype(s.get_text("a"));
         p.b = parse_dtype(s.get_text("b"));
         p.accum = parse_accum(s.get_text("accum"));
+        p.scale = parse_scale_mode(s.get_text("scale"));  // part of the key (_ch_, _blk_): never left at the default
         if (s.get_text("d") != to_string(p.d)) throw Error(ErrorKind::kInvalid, "dtype_d " + s.get_text("d"));
         if (p.key() != s.get_text("key"))
           r.problems.push_back(

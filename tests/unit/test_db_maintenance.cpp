@@ -146,6 +146,29 @@ TEST_F(DbMaintenance, CheckIsReadOnlyAndFindsBrokenInvariants) {
   EXPECT_NE(r.problems[2].find("stored 3 of 10"), std::string::npos) << r.problems[2];
 }
 
+TEST_F(DbMaintenance, CheckRecomputesProblemKeysWithTheScaleMode) {
+  // A channel-scaled problem's key holds "_ch_": check must read scale_mode to recompute it (it once read every
+  // column but that one, so every DB with a scale=channel/block shape failed db check).
+  const std::string f = path("scales.db");
+  {
+    TuningDb db(f);
+    const DeviceScope s = db.upsert_device(gpu("NVIDIA H200", "k1"));
+    for (ScaleMode m : {ScaleMode::kPerTensor, ScaleMode::kChannel, ScaleMode::kBlock, ScaleMode::kBlock1d1d}) {
+      Problem p = Problem::dense(256, 7168, 2048);
+      p.scale = m;
+      db.put_trial(s, trial(p, kC1, 10, 20));
+    }
+  }
+  EXPECT_EQ(raw_int(f, "SELECT count(*) FROM problem"), 4);
+  const dbm::CheckReport ok = dbm::check(f);
+  EXPECT_TRUE(ok.ok()) << (ok.problems.empty() ? "" : ok.problems[0]);
+  raw_exec(f, "UPDATE problem SET scale_mode = 'per-tensor' WHERE scale_mode = 'channel'");
+  const dbm::CheckReport bad = dbm::check(f);
+  ASSERT_EQ(bad.problems.size(), 1u);
+  EXPECT_NE(bad.problems[0].find("_ch_promote but its columns give"), std::string::npos) << bad.problems[0];
+  EXPECT_NE(bad.problems[0].find("_pt_promote"), std::string::npos) << bad.problems[0];
+}
+
 TEST_F(DbMaintenance, CheckNeverMigratesAnOldFixture) {
   const std::string f = path("v2.db");
   raw_exec(f, read_text(fs::path(DGT_SOURCE_DIR) / "tests/unit/fixtures/schema_v2.sql"));
