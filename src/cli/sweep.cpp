@@ -15,6 +15,7 @@ namespace dgt::cli {
 namespace {
 struct Args {
   ShapesOption shapes;
+  ShardOption shard;
   SpaceOption space;
   std::string strategy = "exhaustive";
   std::string protocol = "cold-l2";
@@ -62,7 +63,9 @@ std::pair<std::vector<ShapeOutcome>, std::string> sweep_in_workers(const Session
 }
 
 int run(const Args& a) {
-  const auto shapes = a.shapes.load();  // the whole file is checked before the GPU or the DB is opened
+  // The whole file is checked before the GPU or the DB is opened; --shard keeps this machine's share.
+  const auto shapes = a.shard.select(a.shapes.load(), a.shapes.path);
+  if (shapes.empty()) return 0;  // an empty shard (logged by select): no GPU, no DB file
   SweepOptions sweep;
   sweep.space = a.space.load();
   sweep.strategy = a.strategy == "model" ? Strategy::kModel : Strategy::kExhaustive;
@@ -112,7 +115,7 @@ int run(const Args& a) {
 void add_sweep(CLI::App& app, Action& action) {
   auto [cmd, a] = add_command<Args>(app, action, "sweep",
                                     "compile, verify and time every candidate for every shape; store all trials", run);
-  add_groups(cmd, a.shapes, a.space);
+  add_groups(cmd, a.shapes, a.shard, a.space);
   cmd.add_option("--strategy", a.strategy,
                  "exhaustive: every kept candidate; model: only the --top-k best by the analytic estimate")
       ->check(CLI::IsMember({"exhaustive", "model"}))

@@ -1,13 +1,19 @@
 // dgtune_fake_sweep: the sweep loop (tune/sweep_loop.hpp) with a deterministic fake Measurer instead of a
 // GPU, for CPU tests of resume, SIGINT, SIGKILL, concurrent sweeps and a full disk
-// (tests/unit/test_sweep_robustness.cpp). Same DB code, same loop, same interrupt handling and exit codes
-// as `dgtune sweep`: 0 done, 1 error (message on stderr), 130 stopped by SIGINT.
+// (tests/unit/test_sweep_robustness.cpp) and of shards (tests/unit/test_shard.cpp, tests/cli/slurm_sweep.sh).
+// Same DB code, same loop, same interrupt handling and exit codes as `dgtune sweep`: 0 done, 1 error (message
+// on stderr), 2 bad input, 130 stopped by SIGINT. Two forms:
 //
 //   dgtune_fake_sweep DB LOG CANDIDATES DELAY_MS
+//     Sweeps two fixed shapes, the best CANDIDATES configs of each.
+//   dgtune_fake_sweep sweep --shapes FILE [--shard i/n] [--db PATH] [--max-candidates N] [--log LOG] [--delay-ms MS]
+//     `dgtune sweep`'s command line for what the fake does: --shapes, --shard and --db are the real option groups
+//     (cli/options.hpp, compiled in), so the file is checked, split and logged exactly as `dgtune sweep` does;
+//     scripts/slurm_sweep.sh runs this form through DGTUNE_SWEEP_BIN. --max-candidates defaults to 4.
 //
-// Sweeps two fixed shapes, the best CANDIDATES configs of each; every measurement sleeps DELAY_MS and
-// appends "measured <problem> <config>" to LOG (O_APPEND: lines of concurrent processes do not mix), or
-// "REMEASURED ..." when that trial was already stored (the resume guarantee broken).
+// Every measurement sleeps DELAY_MS and appends "measured <pid> <problem> <config>" to LOG (O_APPEND: lines of
+// concurrent processes do not mix), or "REMEASURED ..." when that trial was already stored (the resume
+// guarantee broken). The fake "time" of a candidate is a hash of its config key.
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -16,8 +22,12 @@
 #include <string>
 #include <thread>
 
+#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <CLI/CLI.hpp>
+
+#include "cli/options.hpp"
 #include "core/error.hpp"
 #include "core/hash.hpp"
 #include "db/tuning_db.hpp"
@@ -78,6 +88,7 @@ class FakeMeasurer final : public Measurer {
     return b;
   }
   void append(const std::string& line) const {
+    if (log_.empty()) return;
     const int fd = ::open(log_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (fd < 0) return;
     ssize_t n = ::write(fd, line.data(), line.size());
@@ -106,34 +117,72 @@ DeviceFingerprint fake_device() {
   return fp;
 }
 
+
+/// Runs the sweep loop over `shapes` into the DB at `db_path`; the exit code `dgtune sweep` would give.
+int sweep(const std::string& db_path, const std::string& log, int candidates, int delay_ms,
+          const std::vector<ShapeEntry>& shapes) {
+  TuningDb db(db_path);
+  const DeviceScope scope = db.upsert_device(fake_device());
+  FakeMeasurer measurer(db, scope, log, delay_ms);
+  SweepOptions opts;
+  opts.max_candidates = candidates;
+  install_interrupt_handler();
+  const auto outcomes = run_sweep(db, scope, measurer, shapes, opts);
+  if (stop_requested()) {
+    spdlog::warn("sweep stopped by signal {}: run the same command again to resume", stop_signal());
+    return kInterruptedExitCode;
+  }
+  for (const auto& o : outcomes)
+    if (!o.complete) {
+      spdlog::error("{} incomplete", o.entry.problem.label());
+      return 1;
+    }
+  return 0;
+}
+
+/// The `sweep` form: the real option groups parse the command line, main.cpp's exit-code rule applies.
+int sweep_command(int argc, char** argv) {
+  CLI::App app{"dgtune_fake_sweep sweep: `dgtune sweep --shapes --shard --db` with a fake measurer (no GPU)"};
+  dgt::cli::ShapesOption shapes;
+  dgt::cli::ShardOption shard;
+  dgt::cli::DbOption db;
+  int candidates = 4, delay_ms = 0;
+  std::string log;
+  dgt::cli::add_groups(app, shapes, shard, db);
+  app.add_option("--max-candidates", candidates, "candidates per shape (the best by the analytic estimate)")
+      ->transform(dgt::cli::count(1, 100000));
+  app.add_option("--delay-ms", delay_ms, "sleep per measurement")->transform(dgt::cli::count(0, 600000));
+  app.add_option("--log", log, "append one line per measurement to this file");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  try {
+    const auto mine = shard.select(shapes.load(), shapes.path);  // as src/cli/sweep.cpp
+    if (mine.empty()) return 0;
+    return sweep(db.resolved(), log, candidates, delay_ms, mine);
+  } catch (const Error& e) {
+    spdlog::error("{}", e.message());
+    return e.kind() == ErrorKind::kUsage || e.kind() == ErrorKind::kInvalid ? 2 : 1;
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 5) {
-    std::fprintf(stderr, "usage: %s DB LOG CANDIDATES DELAY_MS\n", argv[0]);
-    return 2;
-  }
+  spdlog::set_default_logger(spdlog::stderr_color_mt("fake"));
   try {
-    TuningDb db(argv[1]);
-    const DeviceScope scope = db.upsert_device(fake_device());
-    FakeMeasurer measurer(db, scope, argv[2], std::stoi(argv[4]));
-    SweepOptions opts;
-    opts.max_candidates = std::stoi(argv[3]);
+    if (argc >= 2 && std::string(argv[1]) == "sweep") return sweep_command(argc - 1, argv + 1);
+    if (argc != 5) {
+      std::fprintf(stderr, "usage: %s DB LOG CANDIDATES DELAY_MS\n       %s sweep --shapes FILE [--shard i/n] ...\n",
+                   argv[0], argv[0]);
+      return 2;
+    }
     std::vector<ShapeEntry> shapes(2);
     shapes[0].problem = Problem::dense(4096, 4096, 4096);
     shapes[1].problem = Problem::dense(128, 2112, 7168);
-    install_interrupt_handler();
-    const auto outcomes = run_sweep(db, scope, measurer, shapes, opts);
-    if (stop_requested()) {
-      spdlog::warn("sweep stopped by signal {}: run the same command again to resume", stop_signal());
-      return kInterruptedExitCode;
-    }
-    for (const auto& o : outcomes)
-      if (!o.complete) {
-        spdlog::error("{} incomplete", o.entry.problem.label());
-        return 1;
-      }
-    return 0;
+    return sweep(argv[1], argv[2], std::stoi(argv[3]), std::stoi(argv[4]), shapes);
   } catch (const std::exception& e) {
     spdlog::error("{}", e.what());
     return 1;
