@@ -157,6 +157,23 @@ for s in "$@"; do
     gate)  # issue 9: record a baseline on the smoke set and check the unchanged build against it
       step gate-record 120 "$BIN" gate --record "$LOGS/gate-baseline.json" --shapes configs/shapes/smoke.txt
       step gate-check 120 "$BIN" gate --baseline "$LOGS/gate-baseline.json" --junit "$LOGS/gate-junit.xml" --markdown "$LOGS/gate.md" ;;
+    workers)  # issues 13/14: trapping/spinning candidates in worker processes, shards merged, a Gemm per device
+      step workers 400 bash scripts/test.sh -R "gpu_WorkerFaults|gpu_Shards|gpu_Loader" -V ;;
+    multi1|multiN)  # issue 14: deepseek-v3 (model top 8) with a fresh DB and a cold cache on one GPU / on every GPU
+      devs=0; [ "$s" = multiN ] && devs=all
+      rm -rf "/tmp/cache-$s" "/tmp/$s.db"
+      t0=$(date +%s.%N)
+      step "$s" 560 env DGTUNE_CACHE_DIR="/tmp/cache-$s" "$BIN" sweep --shapes configs/shapes/deepseek-v3.txt --db "/tmp/$s.db" --strategy model --top-k "${TOPK:-8}" --devices "$devs" --format json
+      t1=$(date +%s.%N)
+      echo "$s devices=$devs wall $(awk "BEGIN{printf \"%.1f\", $t1 - $t0}") s" | tee -a "$OUT/multi-times.txt"
+      sed -n '/^{/,$p' "$LOGS/$s.log" >"$OUT/$s.json"
+      cp "/tmp/$s.db" "$OUT/$s.db" ;;
+    spread)  # issue 14: one config's time on each GPU of the node, alternating devices twice
+      n=$(nvidia-smi -L | wc -l)
+      for rep in 1 2; do for d in $(seq 0 $((n - 1))); do
+        step "spread-$rep-gpu$d" 60 "$BIN" run --device "$d" --m 4096 --n 7168 --k 2048 --config 128x128x128_s6_wg2_sw128_c1x1_rm8_tma_sk1_sm0 --format json
+        grep -o '"median_us": *[0-9.]*' "$LOGS/spread-$rep-gpu$d.log" | head -1 | sed "s/^/rep $rep gpu $d /" | tee -a "$OUT/spread.txt"
+      done; done ;;
     *) echo "unknown step $s" ;;
   esac
 done
