@@ -159,11 +159,11 @@ for s in "$@"; do
       step gate-check 120 "$BIN" gate --baseline "$LOGS/gate-baseline.json" --junit "$LOGS/gate-junit.xml" --markdown "$LOGS/gate.md" ;;
     workers)  # issues 13/14: trapping/spinning candidates in worker processes, shards merged, a Gemm per device
       step workers 400 bash scripts/test.sh -R "gpu_WorkerFaults|gpu_Shards|gpu_Loader" -V ;;
-    multi1|multiN)  # issue 14: deepseek-v3 (model top 8) with a fresh DB and a cold cache on one GPU / on every GPU
+    multi1|multiN)  # issue 14: deepseek-v3 ($MULTI_ARGS, default model top 8) with a fresh DB and a cold cache on one GPU / on every GPU
       devs=0; [ "$s" = multiN ] && devs=all
       rm -rf "/tmp/cache-$s" "/tmp/$s.db"
       t0=$(date +%s.%N)
-      step "$s" 560 env DGTUNE_CACHE_DIR="/tmp/cache-$s" "$BIN" sweep --shapes configs/shapes/deepseek-v3.txt --db "/tmp/$s.db" --strategy model --top-k "${TOPK:-8}" --devices "$devs" --format json
+      step "$s" 560 env DGTUNE_CACHE_DIR="/tmp/cache-$s" "$BIN" sweep --shapes configs/shapes/deepseek-v3.txt --db "/tmp/$s.db" ${MULTI_ARGS:---strategy model --top-k 8} --devices "$devs" --format json
       t1=$(date +%s.%N)
       echo "$s devices=$devs wall $(awk "BEGIN{printf \"%.1f\", $t1 - $t0}") s" | tee -a "$OUT/multi-times.txt"
       sed -n '/^{/,$p' "$LOGS/$s.log" >"$OUT/$s.json"
