@@ -38,7 +38,9 @@ std::vector<ShapeOutcome> run_sweep(TuningDb& db, const DeviceScope& scope, Meas
 
 /// run_sweep over several devices: the candidates are ranked for lanes[0]'s SM count (the lanes must
 /// share one hardware identity) and prepared through lanes[0]'s measurer (lanes share one compile queue);
-/// then one thread per lane takes the next unmeasured shape until none is left, so each shape is measured
+/// then one thread per lane takes the next unmeasured shape until none is left, the shapes with the most
+/// predicted measuring work first (longest-processing-time first: no GPU ends alone on a large shape), so each
+/// shape is measured
 /// entirely on one GPU (ranking candidates timed on different GPUs would compare GPUs, not configs). The
 /// first exception of any lane stops the other lanes after their trial in progress and is rethrown.
 std::vector<ShapeOutcome> run_sweep(const std::vector<SweepLane>& lanes, const std::vector<ShapeEntry>& shapes,

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include <chrono>
+#include <fstream>
 #include <map>
 #include <set>
 #include <string>
@@ -108,6 +109,7 @@ TEST_F(WorkerTest, CrashHangAndLostContextAreStoredAndTheSweepGoesOn) {
 
 TEST_F(WorkerTest, TwoLanesShareTheShapesAndEachShapeStaysOnOneDevice) {
   setenv("FAKE_WORKER_DELAY_MS", "5", 1);
+  setenv("FAKE_WORKER_LOG", path("measured.log").c_str(), 1);
   const std::string db_path = path("t.db");
   TuningDb db0(db_path), db1(db_path);
   auto m0 = measurer("0000:01:00.0");
@@ -139,6 +141,13 @@ TEST_F(WorkerTest, TwoLanesShareTheShapesAndEachShapeStaysOnOneDevice) {
   EXPECT_EQ(keys.size(), rows.size());
   for (const auto& [problem, set] : pcis_of_problem) EXPECT_EQ(set.size(), 1u) << problem << " measured on two GPUs";
   EXPECT_EQ(pcis.size(), 2u);  // both devices got shapes
+
+  // Longest work first: the two largest shapes (M = 4096, 2048) are the first two the lanes take.
+  std::ifstream log(path("measured.log"));
+  std::string word, pci, problem, config;
+  std::set<std::string> first_two;
+  while (first_two.size() < 2 && log >> word >> pci >> problem >> config) first_two.insert(problem);
+  EXPECT_EQ(first_two, (std::set<std::string>{shapes[5].problem.key(), shapes[4].problem.key()}));
 }
 
 TEST_F(WorkerTest, AWorkerThatRefusesToStartFailsWithItsOwnError) {
