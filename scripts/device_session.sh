@@ -174,6 +174,14 @@ for s in "$@"; do
         step "spread-$rep-gpu$d" 60 "$BIN" run --device "$d" --m 4096 --n 7168 --k 2048 --config 128x128x128_s6_wg2_sw128_c1x1_rm8_tma_sk1_sm0 --format json
         grep -o '"median_us": *[0-9.]*' "$LOGS/spread-$rep-gpu$d.log" | head -1 | sed "s/^/rep $rep gpu $d /" | tee -a "$OUT/spread.txt"
       done; done ;;
+    samerun)  # issue 14: both winners of each shape whose 1-GPU and 2-GPU winners differ, timed alternately in one machine start
+      grep -v '^#' results/h200x2/raw/samerun-pairs.txt | while read -r m n k c1 cn; do
+        for rep in 1 2; do for which in 1 n; do
+          cfg=$c1; [ $which = n ] && cfg=$cn
+          us=$("$BIN" run --m "$m" --n "$n" --k "$k" --config "$cfg" --format json --db /tmp/samerun.db 2>>"$LOGS/samerun.err" | grep -o '"median_us": *[0-9.]*' | head -1 | grep -o '[0-9.]*$')
+          echo "$m $n $k run$which rep$rep $cfg $us" | tee -a "$OUT/samerun.txt"
+        done; done
+      done ;;
     *) echo "unknown step $s" ;;
   esac
 done
