@@ -7,9 +7,12 @@
 //   dgtune_fake_sweep DB LOG CANDIDATES DELAY_MS
 //     Sweeps two fixed shapes, the best CANDIDATES configs of each.
 //   dgtune_fake_sweep sweep --shapes FILE [--shard i/n] [--db PATH] [--max-candidates N] [--log LOG] [--delay-ms MS]
+//                           [--workers N]
 //     `dgtune sweep`'s command line for what the fake does: --shapes, --shard and --db are the real option groups
 //     (cli/options.hpp, compiled in), so the file is checked, split and logged exactly as `dgtune sweep` does;
-//     scripts/slurm_sweep.sh runs this form through DGTUNE_SWEEP_BIN. --max-candidates defaults to 4.
+//     scripts/slurm_sweep.sh runs this form through DGTUNE_SWEEP_BIN. --max-candidates defaults to 4. --workers N
+//     measures in N dgtune_fake_worker processes (tests/fake/fake_worker.cpp), one lane each, as `dgtune sweep
+//     --devices` does; they log "measured <pci> <problem> <config>" lines and "worker <pid>" when they start.
 //
 // Every measurement sleeps DELAY_MS and appends "measured <pid> <problem> <config>" to LOG (O_APPEND: lines of
 // concurrent processes do not mix), or "REMEASURED ..." when that trial was already stored (the resume
@@ -34,6 +37,7 @@
 #include "tune/interrupt.hpp"
 #include "tune/measurer.hpp"
 #include "tune/sweep_loop.hpp"
+#include "worker/worker_measurer.hpp"
 
 namespace {
 
@@ -118,16 +122,37 @@ DeviceFingerprint fake_device() {
 }
 
 
-/// Runs the sweep loop over `shapes` into the DB at `db_path`; the exit code `dgtune sweep` would give.
+/// Runs the sweep loop over `shapes` into the DB at `db_path`; the exit code `dgtune sweep` would give. With
+/// `workers` > 0 the measuring happens in that many dgtune_fake_worker processes, one lane each (as `dgtune
+/// sweep --devices`), which log to `log` themselves.
 int sweep(const std::string& db_path, const std::string& log, int candidates, int delay_ms,
-          const std::vector<ShapeEntry>& shapes) {
-  TuningDb db(db_path);
-  const DeviceScope scope = db.upsert_device(fake_device());
-  FakeMeasurer measurer(db, scope, log, delay_ms);
+          const std::vector<ShapeEntry>& shapes, int workers = 0) {
   SweepOptions opts;
   opts.max_candidates = candidates;
   install_interrupt_handler();
-  const auto outcomes = run_sweep(db, scope, measurer, shapes, opts);
+  std::vector<ShapeOutcome> outcomes;
+  if (workers == 0) {
+    TuningDb db(db_path);
+    const DeviceScope scope = db.upsert_device(fake_device());
+    FakeMeasurer measurer(db, scope, log, delay_ms);
+    outcomes = run_sweep(db, scope, measurer, shapes, opts);
+  } else {
+    setenv("FAKE_WORKER_DELAY_MS", std::to_string(delay_ms).c_str(), 1);  // the workers inherit these
+    if (!log.empty()) setenv("FAKE_WORKER_LOG", log.c_str(), 1);
+    std::vector<std::unique_ptr<WorkerMeasurer>> measurers;
+    std::vector<std::unique_ptr<TuningDb>> dbs;
+    std::vector<SweepLane> lanes;
+    for (int w = 0; w < workers; ++w) {
+      const std::string pci = fmt::format("0000:{:02x}:00.0", w + 1);
+      measurers.push_back(std::make_unique<WorkerMeasurer>(WorkerCommand{{DGT_FAKE_WORKER_BIN, pci}, "fake " + pci},
+                                                           WorkerLimits{}, nullptr, "fake",
+                                                           FakeMeasurer::kFakeProtocol));
+      dbs.push_back(std::make_unique<TuningDb>(db_path));
+      lanes.push_back({dbs.back().get(), dbs.back()->upsert_device(measurers.back()->fingerprint()),
+                       measurers.back().get()});
+    }
+    outcomes = run_sweep(lanes, shapes, opts);
+  }
   if (stop_requested()) {
     spdlog::warn("sweep stopped by signal {}: run the same command again to resume", stop_signal());
     return kInterruptedExitCode;
@@ -146,13 +171,15 @@ int sweep_command(int argc, char** argv) {
   dgt::cli::ShapesOption shapes;
   dgt::cli::ShardOption shard;
   dgt::cli::DbOption db;
-  int candidates = 4, delay_ms = 0;
+  int candidates = 4, delay_ms = 0, workers = 0;
   std::string log;
   dgt::cli::add_groups(app, shapes, shard, db);
   app.add_option("--max-candidates", candidates, "candidates per shape (the best by the analytic estimate)")
       ->transform(dgt::cli::count(1, 100000));
   app.add_option("--delay-ms", delay_ms, "sleep per measurement")->transform(dgt::cli::count(0, 600000));
   app.add_option("--log", log, "append one line per measurement to this file");
+  app.add_option("--workers", workers, "measure in N dgtune_fake_worker processes, one sweep lane each (0: in process)")
+      ->transform(dgt::cli::count(0, 64));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -161,7 +188,7 @@ int sweep_command(int argc, char** argv) {
   try {
     const auto mine = shard.select(shapes.load(), shapes.path);  // as src/cli/sweep.cpp
     if (mine.empty()) return 0;
-    return sweep(db.resolved(), log, candidates, delay_ms, mine);
+    return sweep(db.resolved(), log, candidates, delay_ms, mine, workers);
   } catch (const Error& e) {
     spdlog::error("{}", e.message());
     return e.kind() == ErrorKind::kUsage || e.kind() == ErrorKind::kInvalid ? 2 : 1;

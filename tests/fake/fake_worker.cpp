@@ -7,7 +7,8 @@
 // Environment: FAKE_WORKER_FAULTS = comma-separated "crash:KEY" (raise SIGSEGV while measuring config KEY),
 // "hang:KEY" (sleep forever), "lose:KEY" (a crashed record with context_lost, as a sticky CUDA error);
 // FAKE_WORKER_START = "fail" (refuse to start with a kNoDevice error) or "silent" (never send the hello line);
-// FAKE_WORKER_DELAY_MS: sleep per measurement; FAKE_WORKER_LOG: append "measured PCI PROBLEM CONFIG" lines.
+// FAKE_WORKER_DELAY_MS: sleep per measurement; FAKE_WORKER_LOG: append "measured PCI PROBLEM CONFIG" lines, and
+// "worker PID" when it starts.
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -125,6 +126,15 @@ int main(int argc, char** argv) {
     return refuse_worker_start(3, Error(ErrorKind::kNoDevice, "fake: no CUDA device found"));
   if (env("FAKE_WORKER_START") == "silent")
     for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
+  if (const std::string log = env("FAKE_WORKER_LOG"); !log.empty()) {  // who started: the SIGINT test checks they end
+    const std::string line = "worker " + std::to_string(::getpid()) + "\n";
+    const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd >= 0) {
+      ssize_t n = ::write(fd, line.data(), line.size());
+      (void)n;
+      ::close(fd);
+    }
+  }
   FakeBackend backend(argv[1]);
   return serve_worker(backend, 0, 3);
 }
