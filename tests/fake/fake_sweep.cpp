@@ -32,8 +32,8 @@
 
 #include "cli/options.hpp"
 #include "core/error.hpp"
-#include "core/hash.hpp"
 #include "db/tuning_db.hpp"
+#include "fake_common.hpp"
 #include "tune/interrupt.hpp"
 #include "tune/measurer.hpp"
 #include "tune/sweep_loop.hpp"
@@ -43,84 +43,33 @@ namespace {
 
 using namespace dgt;
 
-/// Time = a hash of the config key: the same candidate always "measures" the same.
+/// The fake measurement (fake_common.hpp) in this process; logs "REMEASURED" for a trial already stored.
 class FakeMeasurer final : public Measurer {
  public:
-  static constexpr const char* kFakeProtocol = R"({"name":"fake"})";
   FakeMeasurer(const TuningDb& db, DeviceScope scope, std::string log, int delay_ms)
       : db_(db), scope_(scope), log_(std::move(log)), delay_ms_(delay_ms) {}
   int sm_count() const override { return 132; }
   std::string describe() const override { return "fake measurer"; }
   bool prepare(const KernelSpec&) override { return false; }
   void begin_shape(const Problem& p) override { problem_ = p; }
-  std::pair<BaselineRecord, BaselineRecord> baselines() override {
-    return {baseline(kProviderCublasDefault, 20.0), baseline(kProviderCublasTuned, 18.0)};
-  }
+  std::pair<BaselineRecord, BaselineRecord> baselines() override { return fake::baselines(problem_); }
   std::string protocol_name() const override { return "fake"; }
-  std::string protocol_json() const override { return kFakeProtocol; }
+  std::string protocol_json() const override { return fake::kProtocol; }
   TrialRecord measure(const KernelSpec& spec) override {
     const bool stored = db_.has_trial(scope_, problem_, spec.config, "fake");  // claimed rows do not count
     std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms_));
-    append(fmt::format("{} {} {} {}\n", stored ? "REMEASURED" : "measured", ::getpid(), problem_.key(),
-                       spec.config.key()));
-    TrialRecord t;
-    t.problem = problem_;
-    t.config = spec.config;
-    t.status = TrialStatus::kOk;
-    t.protocol = kFakeProtocol;
-    Verification v;
-    v.ok = true;
-    t.verification = v;
-    t.set_timing(timing(1.0 + double(fnv1a64(spec.config.key()) % 10000) / 100.0));
-    return t;
+    fake::append_line(log_, fmt::format("{} {} {} {}\n", stored ? "REMEASURED" : "measured", ::getpid(),
+                                        problem_.key(), spec.config.key()));
+    return fake::trial(problem_, spec);
   }
 
  private:
-  static Timing timing(double us) {
-    Timing t;
-    t.median_us = t.p10_us = t.p90_us = us;
-    t.samples = 10;
-    return t;
-  }
-  BaselineRecord baseline(const char* provider, double us) const {
-    BaselineRecord b;
-    b.problem = problem_;
-    b.provider = provider;
-    b.protocol = kFakeProtocol;
-    b.status = TrialStatus::kOk;
-    b.set_timing(timing(us));
-    return b;
-  }
-  void append(const std::string& line) const {
-    if (log_.empty()) return;
-    const int fd = ::open(log_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (fd < 0) return;
-    ssize_t n = ::write(fd, line.data(), line.size());
-    (void)n;
-    ::close(fd);
-  }
-
   const TuningDb& db_;
   DeviceScope scope_;
   std::string log_;
   int delay_ms_;
   Problem problem_;
 };
-
-DeviceFingerprint fake_device() {
-  DeviceFingerprint fp;
-  fp.name = "Fake H200";
-  fp.cc_major = 9;
-  fp.sm_count = 132;
-  fp.memory_bytes = int64_t(141) << 30;
-  fp.l2_bytes = 60 << 20;
-  fp.max_sm_clock_mhz = 1980;
-  fp.kernel_hash = "fakekernelhash00";
-  fp.dgtune_version = "fake";
-  fp.pci_bus_id = "0000:00:00.0";
-  return fp;
-}
-
 
 /// Runs the sweep loop over `shapes` into the DB at `db_path`; the exit code `dgtune sweep` would give. With
 /// `workers` > 0 the measuring happens in that many dgtune_fake_worker processes, one lane each (as `dgtune
@@ -133,7 +82,7 @@ int sweep(const std::string& db_path, const std::string& log, int candidates, in
   std::vector<ShapeOutcome> outcomes;
   if (workers == 0) {
     TuningDb db(db_path);
-    const DeviceScope scope = db.upsert_device(fake_device());
+    const DeviceScope scope = db.upsert_device(fake::device());
     FakeMeasurer measurer(db, scope, log, delay_ms);
     outcomes = run_sweep(db, scope, measurer, shapes, opts);
   } else {
@@ -146,7 +95,7 @@ int sweep(const std::string& db_path, const std::string& log, int candidates, in
       const std::string pci = fmt::format("0000:{:02x}:00.0", w + 1);
       measurers.push_back(std::make_unique<WorkerMeasurer>(WorkerCommand{{DGT_FAKE_WORKER_BIN, pci}, "fake " + pci},
                                                            WorkerLimits{}, nullptr, "fake",
-                                                           FakeMeasurer::kFakeProtocol));
+                                                           fake::kProtocol));
       dbs.push_back(std::make_unique<TuningDb>(db_path));
       lanes.push_back({dbs.back().get(), dbs.back()->upsert_device(measurers.back()->fingerprint()),
                        measurers.back().get()});

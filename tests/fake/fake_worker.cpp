@@ -21,7 +21,7 @@
 #include <spdlog/spdlog.h>
 
 #include "core/error.hpp"
-#include "core/hash.hpp"
+#include "fake_common.hpp"
 #include "worker/serve.hpp"
 
 namespace {
@@ -38,33 +38,12 @@ bool listed(const std::string& kind, const std::string& key) {
   return list.find("," + kind + ":" + key + ",") != std::string::npos;
 }
 
-Timing timing(double us) {
-  Timing t;
-  t.median_us = t.p10_us = t.p90_us = us;
-  t.samples = 10;
-  return t;
-}
-
 class FakeBackend final : public WorkerBackend {
  public:
   explicit FakeBackend(std::string pci) : pci_(std::move(pci)) {}
-  DeviceFingerprint fingerprint() const override {
-    DeviceFingerprint fp;
-    fp.name = "Fake H200";
-    fp.cc_major = 9;
-    fp.sm_count = 132;
-    fp.memory_bytes = int64_t(141) << 30;
-    fp.l2_bytes = 60 << 20;
-    fp.max_sm_clock_mhz = 1980;
-    fp.kernel_hash = "fakekernelhash00";
-    fp.dgtune_version = "fake";
-    fp.pci_bus_id = pci_;
-    return fp;
-  }
+  DeviceFingerprint fingerprint() const override { return fake::device(pci_); }
   void begin_shape(const Problem& p) override { problem_ = p; }
-  std::pair<BaselineRecord, BaselineRecord> baselines() override {
-    return {baseline(kProviderCublasDefault, 20.0), baseline(kProviderCublasTuned, 18.0)};
-  }
+  std::pair<BaselineRecord, BaselineRecord> baselines() override { return fake::baselines(problem_); }
   TrialRecord measure(const KernelSpec& spec) override {
     const std::string key = spec.config.key();
     if (listed("crash", key)) std::raise(SIGSEGV);
@@ -72,44 +51,21 @@ class FakeBackend final : public WorkerBackend {
       for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
     if (const std::string ms = env("FAKE_WORKER_DELAY_MS"); !ms.empty())
       std::this_thread::sleep_for(std::chrono::milliseconds(std::stoi(ms)));
-    if (const std::string log = env("FAKE_WORKER_LOG"); !log.empty()) {
-      const std::string line = "measured " + pci_ + " " + problem_.key() + " " + key + "\n";
-      const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-      if (fd >= 0) {
-        ssize_t n = ::write(fd, line.data(), line.size());
-        (void)n;
-        ::close(fd);
-      }
-    }
-    TrialRecord t;
-    t.problem = problem_;
-    t.config = spec.config;
-    t.protocol = R"({"name":"fake"})";
+    fake::append_line(env("FAKE_WORKER_LOG"), "measured " + pci_ + " " + problem_.key() + " " + key + "\n");
+    TrialRecord t = fake::trial(problem_, spec);
     if (listed("lose", key)) {
       lost_ = true;
       t.status = TrialStatus::kCrashed;
       t.error = "unspecified launch failure (fake sticky error)";
-      return t;
+      t.timing.reset();
+      t.verification.reset();
+      t.tflops = t.gbps = 0;
     }
-    t.status = TrialStatus::kOk;
-    Verification v;
-    v.ok = true;
-    t.verification = v;
-    t.set_timing(timing(1.0 + double(fnv1a64(key) % 10000) / 100.0));
     return t;
   }
   bool context_lost() const override { return lost_; }
 
  private:
-  BaselineRecord baseline(const char* provider, double us) const {
-    BaselineRecord b;
-    b.problem = problem_;
-    b.provider = provider;
-    b.protocol = R"({"name":"fake"})";
-    b.status = TrialStatus::kOk;
-    b.set_timing(timing(us));
-    return b;
-  }
   std::string pci_;
   Problem problem_;
   bool lost_ = false;
@@ -126,15 +82,7 @@ int main(int argc, char** argv) {
     return refuse_worker_start(3, Error(ErrorKind::kNoDevice, "fake: no CUDA device found"));
   if (env("FAKE_WORKER_START") == "silent")
     for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
-  if (const std::string log = env("FAKE_WORKER_LOG"); !log.empty()) {  // who started: the SIGINT test checks they end
-    const std::string line = "worker " + std::to_string(::getpid()) + "\n";
-    const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (fd >= 0) {
-      ssize_t n = ::write(fd, line.data(), line.size());
-      (void)n;
-      ::close(fd);
-    }
-  }
+  fake::append_line(env("FAKE_WORKER_LOG"), "worker " + std::to_string(::getpid()) + "\n");  // who started
   FakeBackend backend(argv[1]);
   return serve_worker(backend, 0, 3);
 }

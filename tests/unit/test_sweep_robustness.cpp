@@ -90,13 +90,18 @@ int64_t query_int(const std::string& db, const std::string& sql) {
   return v;
 }
 
+/// PRAGMA integrity_check as the next sweep would see the file: read-write, because the WAL of a killed writer
+/// is recovered by the next connection that may write (a read-only one gets SQLITE_READONLY_RECOVERY, "attempt
+/// to write a readonly database", until then).
 std::string integrity(const std::string& db) {
   sqlite3* h = nullptr;
-  sqlite3_open_v2(db.c_str(), &h, SQLITE_OPEN_READONLY, nullptr);
+  sqlite3_open_v2(db.c_str(), &h, SQLITE_OPEN_READWRITE, nullptr);
+  sqlite3_busy_timeout(h, 10000);
   sqlite3_stmt* s = nullptr;
   std::string out;
   if (sqlite3_prepare_v2(h, "PRAGMA integrity_check", -1, &s, nullptr) == SQLITE_OK)
     while (sqlite3_step(s) == SQLITE_ROW) out += reinterpret_cast<const char*>(sqlite3_column_text(s, 0));
+  if (out.empty()) out = std::string("no answer: ") + sqlite3_errmsg(h);
   sqlite3_finalize(s);
   sqlite3_close(h);
   return out;
