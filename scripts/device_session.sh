@@ -182,6 +182,13 @@ for s in "$@"; do
           echo "$m $n $k run$which rep$rep $cfg $us" | tee -a "$OUT/samerun.txt"
         done; done
       done ;;
+    smallm)  # issue 10: one config at M = 1..64 (one m-block, same grid): does a mostly out-of-bounds A box cost time?
+      for cfg in 64x16x128_s12_wg1_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1 64x64x128_s12_wg1_sw128_c1x1_rm8_tma_sk4_sm0_2g_p1; do
+        for m in 1 2 8 16 32 48 56 63 64 1 64; do
+          us=$("$BIN" run --m "$m" --n 2112 --k 7168 --config "$cfg" --format json --db /tmp/smallm.db 2>>"$LOGS/smallm.err" | grep -o '"median_us": *[0-9.]*' | head -1 | grep -o '[0-9.]*$')
+          echo "$m 2112 7168 $cfg $us" | tee -a "$OUT/smallm.txt"
+        done
+      done ;;
     *) echo "unknown step $s" ;;
   esac
 done
