@@ -26,6 +26,7 @@ struct Args {
   std::string interval = "sign";
   std::string save;
   std::vector<std::string> extra_configs;  ///< --config KEY (repeatable)
+  bool copy_limit = true;                  ///< --copy-limit / --no-copy-limit
   DbOption db;
   DeviceOption device;
   CacheDirOption cache;
@@ -74,6 +75,7 @@ int run_measured(const Args& a) {
   so.device = a.device.ordinal;
   so.protocol = protocol;
   so.extra_configs = extra;
+  so.copy_limit = a.copy_limit;
   ShapeComparer cmp(so);
   std::string db_note;
   if (!std::filesystem::exists(db_path))
@@ -216,6 +218,11 @@ void add_compare(CLI::App& app, Action& action) {
          "with --shapes: also time this config key in the same rounds (repeatable), e.g. two kernel schedules "
          "side by side with cuBLASLt; a key that breaks a rule for any shape is refused (exit 2) before the GPU "
          "is opened; each is verified first and left out (with a warning) where its output is wrong")
+      ->needs(shapes);
+  cmd.add_flag("--copy-limit,!--no-copy-limit", a.copy_limit,
+               "with --shapes: also time the copy limit (read A and B once, write D once, on the same buffers) as "
+               "a side of the same rounds and report copy_us and copy_fraction = copy us / dgtune us (default on; "
+               "off: the rounds hold only the GEMM sides, as before this side existed)")
       ->needs(shapes);
   add_groups(cmd, a.db, a.device, a.cache, a.format);
 }

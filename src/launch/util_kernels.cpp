@@ -25,6 +25,7 @@ UtilKernels::UtilKernels(const jit::CubinCache& cache, int sm_count) : sm_count_
   ref_gemm_ = get("dgt_ref_gemm");
   compare_ = get("dgt_compare");
   clock_probe_ = get("dgt_clock_probe");
+  copy_limit_ = get("dgt_copy_limit");
 }
 
 void UtilKernels::launch(CUfunction f, unsigned gx, unsigned gy, unsigned bx, unsigned by, void** params,
@@ -76,6 +77,17 @@ void UtilKernels::compare(const Problem& p, const void* d, const float* dref, in
   unsigned long long ldd = p.ldd, rows = rows_alloc;
   void* params[] = {&d, &dref, &m, &n, &ldd, &rows, &stats};
   launch(compare_.function, sm_count_ * 4, 1, 256, 1, params, s);
+}
+
+void UtilKernels::copy_limit(const CopyLimitPlan& plan, const void* a, const void* b, void* d, uint32_t* sink,
+                             cudaStream_t s) const {
+  CopyLimitArgs args = plan.args;
+  args.a.base = a;
+  args.b.base = b;
+  args.d = d;
+  args.sink = sink;
+  void* params[] = {&args};
+  launch(copy_limit_.function, plan.grid, 1, plan.block, 1, params, s);
 }
 
 void UtilKernels::clock_probe(uint64_t* out, uint64_t spin_ns, cudaStream_t s) const {
