@@ -189,6 +189,8 @@ for s in "$@"; do
           echo "$m 2112 7168 $cfg $us" | tee -a "$OUT/smallm.txt"
         done
       done ;;
+    hotworker)  # issue 13: a hot-graph sweep through the worker process (protocol options cross the pipe)
+      step hotworker 120 bash -c "$BIN sweep --shapes configs/shapes/smoke.txt --protocol hot-graph --rounds 5 --max-candidates 3 --db /tmp/hot.db --format json >$OUT/hotworker.json" ;;
     *) echo "unknown step $s" ;;
   esac
 done
