@@ -26,6 +26,7 @@ struct Args {
   std::string interval = "sign";
   std::string save;
   std::vector<std::string> extra_configs;  ///< --config KEY (repeatable)
+  OutputOptions output;                    ///< --d --bias --act: override the shapes file's (issue 12)
   DbOption db;
   DeviceOption device;
   CacheDirOption cache;
@@ -40,7 +41,7 @@ stats::PairedOptions paired_options(const Args& a) {
 }
 
 int run_measured(const Args& a) {
-  const auto shapes = ShapesOption{a.shapes}.load();  // the whole file is checked before the GPU or the DB is opened
+  const auto shapes = ShapesOption{a.shapes, a.output}.load();  // the whole file is checked before the GPU or the DB is opened
   MeasureProtocol protocol = MeasureProtocol::of(parse_protocol_kind(a.protocol.empty() ? "cold-l2" : a.protocol));
   protocol.rounds = a.rounds;
   protocol.validate();
@@ -217,6 +218,7 @@ void add_compare(CLI::App& app, Action& action) {
          "side by side with cuBLASLt; a key that breaks a rule for any shape is refused (exit 2) before the GPU "
          "is opened; each is verified first and left out (with a warning) where its output is wrong")
       ->needs(shapes);
+  a.output.add(cmd, false);
   add_groups(cmd, a.db, a.device, a.cache, a.format);
 }
 
