@@ -85,7 +85,10 @@ ProblemData::ProblemData(const Problem& p, const UtilKernels& util, uint64_t see
   }
   ref_amax_ = read_ref_amax();
   if (p.d == DType::kE4M3) {
-    scale_d_ = ref_amax_ > 0 && std::isfinite(ref_amax_) ? 448.f / (0.8f * ref_amax_) : 1.f;
+    // The largest |scale_d x ref| is 0.8 x 448 = 358.4: the top binade is used, nothing saturates. Sweeps
+    // compare with cuBLASLt, whose overflow behaviour is not ours to test; the kernel's saturation has
+    // exact-value GPU tests (Epilogues.E4m3SaturationRoundingNanAndAmaxExact).
+    scale_d_ = ref_amax_ > 0 && std::isfinite(ref_amax_) ? 0.8f * 448.f / ref_amax_ : 1.f;
     DGT_CHECK_CUDA(cudaMemcpyAsync(scale_d_ptr(), &scale_d_, 4, cudaMemcpyHostToDevice, s));
   }
   DGT_CHECK_CUDA(cudaGetLastError());
