@@ -86,10 +86,14 @@ struct Fp8GemmTraits {
   // Addresses, loop state, epilogue temporaries (calibrated with ptxas; the two-group schedule keeps
   // descriptors and loop state in uniform registers: 0 spills at 3 x 72 + 16 = 232 for BLOCK_N 144).
   static constexpr u32 kRegOverhead = kTwoPartials ? 16 : 48;  // block scales with BLOCK_K 256 run like 2g: 16
-  // Output and epilogue (issue 12): the bias pointer (2), e4m3's scale_d, amax pointer and running max (4),
-  // GELU's temporaries (4), live next to the accumulators. Mirrors dgt::epilogue_regs (resource_model.cpp);
-  // calibrated with the NVRTC spill test EpiloguesCompileWithoutSpills.
-  static constexpr u32 kEpiRegs = (kBias ? 2 : 0) + (kOutType == 2 ? 4 : 0) + (kAct == 2 ? 4 : 0);
+  // Output and epilogue (issue 12): with per-tensor and channel scales nothing (measured: the kernels at the
+  // R10 limit, e.g. 128x144 2g and 64x... with one WG, compile with e4m3 + bias + GELU without spills: the
+  // epilogue's values live after the mainloop's partial buffers die). Block scale modes keep their scale
+  // state live across the tile loop: there the bias pointer (2), e4m3's scale_d / amax pointer and running
+  // max (4) and GELU's temporaries (4) count (256x32 wg1 2g in block mode with e4m3 + bias + GELU spilled
+  // 112 B without them). Mirrors dgt::epilogue_regs (resource_model.cpp); calibrated with the NVRTC test
+  // EpilogueCompiles.SampleOfEveryOutputAndEpilogueCompilesWithoutSpills (ctest nvrtc_epilogue_compiles).
+  static constexpr u32 kEpiRegs = !kBlockScaled ? 0 : (kBias ? 2 : 0) + (kOutType == 2 ? 4 : 0) + (kAct == 2 ? 4 : 0);
 
   // TMA-store epilogue: output swizzle = the largest of 128/64/32 bytes dividing a staging row
   // (BLOCK_N * kOutBytes bytes), else none; see epilogue_tma.cuh. src/problem/kernel_config.cpp mirrors it.

@@ -42,9 +42,10 @@ ResourceReport evaluate_resources(const KernelSpec& spec) {
   // the tile's column scales (calibrated with the NVRTC spill test).
   if (spec.scale == ScaleMode::kBlock) r.regs.overhead += 20 + 2 * mma_per_wg;
   if (spec.scale == ScaleMode::kBlock1d1d) r.regs.overhead += 20 + 2 * mma_per_wg + c.block_n / 2;
-  // kEpiRegs (fp8_gemm_traits.cuh): pointers and values the output/epilogue keeps live across the tile
-  // loop (bias pointer; scale_d, amax pointer and running max for e4m3) and GELU's temporaries.
-  r.regs.overhead += epilogue_regs(spec.d, spec.bias, spec.act);
+  // kEpiRegs (fp8_gemm_traits.cuh): with block scale modes, the pointers and values the output/epilogue
+  // keeps live across the tile loop (bias pointer; scale_d, amax pointer and running max for e4m3) and
+  // GELU's temporaries; 0 otherwise (measured).
+  r.regs.overhead += epilogue_regs(spec.d, spec.bias, spec.act, spec.scale);
   r.regs.limit = c.num_math_wg == 1 ? kRegsOneConsumerWG : kRegsTwoConsumerWG;
   const int cluster = c.cluster_m * c.cluster_n;
 
@@ -124,7 +125,8 @@ ResourceReport evaluate_resources(const KernelSpec& spec) {
   return r;
 }
 
-int epilogue_regs(DType d, Bias bias, Act act) {
+int epilogue_regs(DType d, Bias bias, Act act, ScaleMode scale) {
+  if (!is_block_scaled(scale)) return 0;  // measured: no spills at the R10 limit (fp8_gemm_traits.cuh)
   return (bias != Bias::kNone ? 2 : 0) + (d == DType::kE4M3 ? 4 : 0) + (act == Act::kGeluTanh ? 4 : 0);
 }
 

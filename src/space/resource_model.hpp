@@ -45,9 +45,10 @@ struct ResourceReport {
 /// Evaluates rules R1..R23 in order (see kernels/gemm/fp8_gemm_traits.cuh) and the budgets.
 ResourceReport evaluate_resources(const KernelSpec& spec);
 
-/// kEpiRegs: consumer registers the output type and epilogue add to the overhead (mirrors
-/// Fp8GemmTraits::kEpiRegs; calibrated with the NVRTC spill test EpiloguesCompileWithoutSpills).
-int epilogue_regs(DType d, Bias bias, Act act);
+/// kEpiRegs: consumer registers the output type and epilogue add to the overhead: 0 with per-tensor and
+/// channel scales, bias 2 + e4m3 4 + GELU 4 with the block scale modes (mirrors
+/// Fp8GemmTraits::kEpiRegs; calibrated with the NVRTC spill test EpilogueCompiles.SampleOfEveryOutputAndEpilogueCompilesWithoutSpills (ctest nvrtc_epilogue_compiles)).
+int epilogue_regs(DType d, Bias bias, Act act, ScaleMode scale);
 
 /// Hard requirements a legal config puts on the problem (unlike the P1/P2/P4-P7 heuristics, breaking
 /// one makes the launch fail): P3, the TMA-store epilogue needs D's rows to be 16-byte multiples

@@ -152,8 +152,9 @@ TEST(SpaceCompiles, ScaleModesCompileWithoutSpills) {
 // register-heaviest candidate (largest BLOCK_N) of every (mainloop, consumer warpgroups, epilogue, split
 // or not, BLOCK_M) group on shapes with and without tails, for the two heaviest combinations (e4m3 and f32
 // output with bias and GELU); for the other combinations the heaviest per (mainloop, epilogue, consumer
-// warpgroups). kEpiRegs (fp8_gemm_traits.cuh) is calibrated against this test.
-TEST(SpaceCompiles, EpiloguesCompileWithoutSpills) {
+// warpgroups); and the heaviest combination with the channel, block and block1d1d scale modes. kEpiRegs
+// (fp8_gemm_traits.cuh) is calibrated against this test.
+TEST(EpilogueCompiles, SampleOfEveryOutputAndEpilogueCompilesWithoutSpills) {
   const std::vector<Problem> shapes = {Problem::dense(4096, 4096, 4096), Problem::dense(1021, 1023, 1040),
                                        Problem::dense(64, 2112, 7168)};
   std::map<std::string, KernelSpec> specs;
@@ -181,6 +182,25 @@ TEST(SpaceCompiles, EpiloguesCompileWithoutSpills) {
         EXPECT_GE(per_combo[combo], 8) << combo;
       }
   EXPECT_EQ(per_combo.size(), 17u);
+  // The heaviest combination with the scale modes that keep scale registers live (kScaleRegs): block and
+  // block1d1d, grouped like the heavy combinations above.
+  for (ScaleMode mode : {ScaleMode::kChannel, ScaleMode::kBlock, ScaleMode::kBlock1d1d}) {
+    std::map<std::string, KernelSpec> heaviest;
+    for (Problem p : shapes) {
+      p.d = DType::kE4M3, p.bias = Bias::kBF16, p.act = Act::kGeluTanh, p.scale = mode;
+      if (p.ldd % 16 != 0) continue;
+      for (const auto& c : enumerate(SearchSpace::builtin_default(), p).kept) {
+        const KernelConfig& k = c.config;
+        const std::string group = fmt::format("{}_{}_{}_{}_{}", to_string(k.mainloop), to_string(k.epilogue),
+                                              k.num_math_wg, k.split_k > 1, k.block_m);
+        auto it = heaviest.find(group);
+        if (it == heaviest.end() || it->second.config.block_n < k.block_n) heaviest[group] = KernelSpec::of(k, p);
+      }
+    }
+    int added = 0;
+    for (const auto& [g, spec] : heaviest) added += specs.emplace(spec.compiled_key(), spec).second;
+    EXPECT_GE(added, 8) << to_string(mode);
+  }
   for (const auto& f : compile_checked(specs)) ADD_FAILURE() << f;
   std::cout << specs.size() << " output/epilogue kernels compiled\n";
 }

@@ -148,12 +148,22 @@ TEST(EpilogueResources, StagingScalesWithTheOutputTypeAndR23) {
   EXPECT_EQ(epilogue_box_cols(64, 1), 64);
   EXPECT_EQ(epilogue_swizzle_bytes(40, 4), 32);  // 160-byte rows
   // Epilogue registers counted next to the accumulators.
-  EXPECT_EQ(epilogue_regs(DType::kBF16, Bias::kNone, Act::kNone), 0);
-  EXPECT_EQ(epilogue_regs(DType::kE4M3, Bias::kBF16, Act::kGeluTanh), 10);
+  EXPECT_EQ(epilogue_regs(DType::kBF16, Bias::kNone, Act::kNone, ScaleMode::kBlock), 0);
+  EXPECT_EQ(epilogue_regs(DType::kE4M3, Bias::kBF16, Act::kGeluTanh, ScaleMode::kPerTensor), 0);
+  EXPECT_EQ(epilogue_regs(DType::kE4M3, Bias::kBF16, Act::kGeluTanh, ScaleMode::kChannel), 0);
+  EXPECT_EQ(epilogue_regs(DType::kE4M3, Bias::kBF16, Act::kGeluTanh, ScaleMode::kBlock), 10);
+  EXPECT_EQ(epilogue_regs(DType::kF32, Bias::kBF16, Act::kRelu, ScaleMode::kBlock1d1d), 2);
+  // At the R10 limit (3 x 72 + 16 = 232) the epilogue costs nothing with per-tensor scales (measured) ...
   const KernelConfig wide = KernelConfig::parse_key("128x144x128_s5_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1");
-  EXPECT_TRUE(evaluate_resources(KernelSpec::of(wide, base)).ok());  // 3 x 72 + 16 = 232: the limit
-  EXPECT_EQ(evaluate_resources(KernelSpec::of(wide, epi(base, DType::kBF16, Bias::kBF16, Act::kNone))).rejection.substr(0, 4),
-            "R10:");
+  EXPECT_TRUE(evaluate_resources(KernelSpec::of(wide, epi(base, DType::kE4M3, Bias::kBF16, Act::kGeluTanh))).ok());
+  // ... and with block scales the 256x32 one-WG 2g kernel that spilled 112 B without kEpiRegs is refused.
+  Problem blk = epi(base, DType::kE4M3, Bias::kBF16, Act::kGeluTanh);
+  blk.scale = ScaleMode::kBlock;
+  const KernelConfig tall = KernelConfig::parse_key("256x32x128_s6_wg1_sw128_c1x1_rm8_direct_sk1_sm0_2g_p1");
+  Problem blk_plain = base;
+  blk_plain.scale = ScaleMode::kBlock;
+  EXPECT_TRUE(evaluate_resources(KernelSpec::of(tall, blk_plain)).ok());
+  EXPECT_EQ(evaluate_resources(KernelSpec::of(tall, blk)).rejection.substr(0, 4), "R10:");
 }
 
 TEST(EpilogueResources, P3NeedsSixteenByteRowsPerOutputType) {
