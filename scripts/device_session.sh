@@ -164,6 +164,38 @@ for s in "$@"; do
     gate)  # issue 9: record a baseline on the smoke set and check the unchanged build against it
       step gate-record 120 "$BIN" gate --record "$LOGS/gate-baseline.json" --shapes configs/shapes/smoke.txt
       step gate-check 120 "$BIN" gate --baseline "$LOGS/gate-baseline.json" --junit "$LOGS/gate-junit.xml" --markdown "$LOGS/gate.md" ;;
+    workers)  # issues 13/14: trapping/spinning candidates in worker processes, shards merged, a Gemm per device
+      step workers 400 bash scripts/test.sh -R "gpu_WorkerFaults|gpu_Shards|gpu_Loader" -V ;;
+    multi1|multiN)  # issue 14: deepseek-v3 ($MULTI_ARGS, default model top 8) with a fresh DB and a cold cache on one GPU / on every GPU
+      devs=0; [ "$s" = multiN ] && devs=all
+      rm -rf "/tmp/cache-$s" "/tmp/$s.db"
+      t0=$(date +%s.%N)
+      step "$s" 560 env DGTUNE_CACHE_DIR="/tmp/cache-$s" "$BIN" sweep --shapes configs/shapes/deepseek-v3.txt --db "/tmp/$s.db" ${MULTI_ARGS:---strategy model --top-k 8} --devices "$devs" --format json
+      t1=$(date +%s.%N)
+      echo "$s devices=$devs wall $(awk "BEGIN{printf \"%.1f\", $t1 - $t0}") s" | tee -a "$OUT/multi-times.txt"
+      sed -n '/^{/,$p' "$LOGS/$s.log" >"$OUT/$s.json"
+      cp "/tmp/$s.db" "$OUT/$s.db" ;;
+    spread)  # issue 14: one config's time on each GPU of the node, alternating devices twice
+      n=$(nvidia-smi -L | wc -l)
+      for rep in 1 2; do for d in $(seq 0 $((n - 1))); do
+        step "spread-$rep-gpu$d" 60 "$BIN" run --device "$d" --m 4096 --n 7168 --k 2048 --config 128x128x128_s6_wg2_sw128_c1x1_rm8_tma_sk1_sm0 --format json
+        grep -o '"median_us": *[0-9.]*' "$LOGS/spread-$rep-gpu$d.log" | head -1 | sed "s/^/rep $rep gpu $d /" | tee -a "$OUT/spread.txt"
+      done; done ;;
+    samerun)  # issue 14: both winners of each shape whose 1-GPU and 2-GPU winners differ, timed alternately in one machine start
+      grep -v '^#' results/h200x2/raw/samerun-pairs.txt | while read -r m n k c1 cn; do
+        for rep in 1 2; do for which in 1 n; do
+          cfg=$c1; [ $which = n ] && cfg=$cn
+          us=$("$BIN" run --m "$m" --n "$n" --k "$k" --config "$cfg" --format json --db /tmp/samerun.db 2>>"$LOGS/samerun.err" | grep -o '"median_us": *[0-9.]*' | head -1 | grep -o '[0-9.]*$')
+          echo "$m $n $k run$which rep$rep $cfg $us" | tee -a "$OUT/samerun.txt"
+        done; done
+      done ;;
+    smallm)  # issue 10: one config at M = 1..64 (one m-block, same grid): does a mostly out-of-bounds A box cost time?
+      for cfg in 64x16x128_s12_wg1_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1 64x64x128_s12_wg1_sw128_c1x1_rm8_tma_sk4_sm0_2g_p1; do
+        for m in 1 2 8 16 32 48 56 63 64 1 64; do
+          us=$("$BIN" run --m "$m" --n 2112 --k 7168 --config "$cfg" --format json --db /tmp/smallm.db 2>>"$LOGS/smallm.err" | grep -o '"median_us": *[0-9.]*' | head -1 | grep -o '[0-9.]*$')
+          echo "$m 2112 7168 $cfg $us" | tee -a "$OUT/smallm.txt"
+        done
+      done ;;
     *) echo "unknown step $s" ;;
   esac
 done

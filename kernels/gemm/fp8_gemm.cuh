@@ -81,6 +81,15 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
                           kOutType, kBias, kAct>;
   using Mma = ptx::WgmmaFp8<BLOCK_N>;
 
+#if defined(DGT_TEST_FAULT)
+  // Test builds only (src/jit/fault_injection.hpp): a deliberately faulty candidate for the worker-process
+  // tests. 1: trap (a sticky "unspecified launch failure"); 2: spin forever (the watchdog's case).
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    if (DGT_TEST_FAULT == 1) asm volatile("trap;");
+    for (;;) asm volatile("nanosleep.u32 1000;");
+  }
+#endif
+
   // Shared memory, aligned up to 1024 bytes (T::kAlignPad of slack is part of the launch size).
   extern __shared__ __align__(16) u8 smem_raw[];
   const u32 raw_addr = smem_u32(smem_raw);

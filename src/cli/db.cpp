@@ -80,14 +80,37 @@ struct MergeArgs {
 };
 
 int run_merge(const MergeArgs& a) {
-  if (a.inputs.size() != 2) DGT_THROW(ErrorKind::kUsage, "db merge takes two input files: A.db B.db -o C.db");
-  const dbm::MergeReport r = dbm::merge(a.inputs[0], a.inputs[1], a.out);
+  const dbm::MergeReport r = dbm::merge(a.inputs, a.out);
   report::Table t;
-  t.title = fmt::format("dgtune db merge {} {} -o {} (rules: README 'Tuning database', db/maintenance.hpp)",
-                        a.inputs[0], a.inputs[1], a.out);
-  t.columns = {
-      {"table", "table", false}, {"from_a", "rows in A"}, {"from_b", "rows in B"}, {"merged", "rows in output"}};
-  for (const auto& x : r.tables) t.rows.push_back({x.name, x.from_a, x.from_b, x.merged});
+  std::string inputs;
+  for (const auto& in : a.inputs) inputs += in + " ";
+  t.title = fmt::format("dgtune db merge {}-o {} (rules: README 'Tuning database', db/maintenance.hpp)", inputs, a.out);
+  t.columns = {{"table", "table", false}};
+  // Two inputs keep their A/B columns; more get one column per input ("rows in #3") up to eight, and past that
+  // the sum (a 64-shard merge would be unreadable as 64 columns; the per-input counts are in the debug log).
+  const size_t n = a.inputs.size();
+  const bool per_input = n <= 8;
+  if (n == 2) {
+    t.columns.push_back({"from_a", "rows in A"});
+    t.columns.push_back({"from_b", "rows in B"});
+  } else if (per_input) {
+    for (size_t i = 0; i < n; ++i) t.columns.push_back({fmt::format("from_{}", i + 1), fmt::format("rows in #{}", i + 1)});
+  } else {
+    t.columns.push_back({"from_inputs", fmt::format("rows in the {} inputs", n)});
+  }
+  t.columns.push_back({"merged", "rows in output"});
+  for (const auto& x : r.tables) {
+    std::vector<report::Cell> row{x.name};
+    int64_t sum = 0;
+    for (size_t i = 0; i < n; ++i) {
+      sum += x.from[i];
+      if (per_input) row.emplace_back(x.from[i]);
+      spdlog::debug("db merge: {} rows of {} in {}", x.from[i], x.name, a.inputs[i]);
+    }
+    if (!per_input) row.emplace_back(sum);
+    row.emplace_back(x.merged);
+    t.rows.push_back(std::move(row));
+  }
   a.format.render(t);
   return 0;
 }
@@ -119,8 +142,12 @@ void add_db(CLI::App& app, Action& action) {
   }
   {
     auto [cmd, a] = add_command<MergeArgs>(*db, action, "merge",
-                                           "merge two tuning DBs into a new one (rules in the README)", run_merge);
-    cmd.add_option("inputs", a.inputs, "A.db B.db")->required()->expected(2)->check(input_file("tuning database"));
+                                           "merge two or more tuning DBs into a new one (rules in the README; more than two fold left)",
+                                           run_merge);
+    cmd.add_option("inputs", a.inputs, "A.db B.db [C.db ...]")
+        ->required()
+        ->expected(2, CLI::detail::expected_max_vector_size)
+        ->check(input_file("tuning database"));
     cmd.add_option("-o,--out", a.out, "output file (must not exist)")->required();
     add_groups(cmd, a.format);
   }

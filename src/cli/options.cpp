@@ -356,6 +356,32 @@ std::vector<ShapeEntry> ShapesOption::load() const {
   return shapes;
 }
 
+void ShardOption::add(CLI::App& cmd) {
+  cmd.add_option("--shard", text,
+                 "i/n: sweep only shard i of n (0 <= i < n): problem j of the shapes file (distinct problems in file "
+                 "order) goes to shard j mod n; merge the shards' DBs with `dgtune db merge`")
+      ->check(CLI::Validator(
+          [](std::string& s) -> std::string {
+            try {
+              parse_shard(s);
+            } catch (const Error& e) {
+              return e.message();
+            }
+            return {};
+          },
+          "i/n", "shard"))
+      ->group("Input");
+}
+
+Shard ShardOption::shard() const { return text.empty() ? Shard{} : parse_shard(text); }
+
+std::vector<ShapeEntry> ShardOption::select(const std::vector<ShapeEntry>& all, const std::string& file) const {
+  if (text.empty()) return all;
+  ShardSelection sel = select_shard(all, shard());
+  spdlog::info("{}", sel.summary(file));
+  return std::move(sel.entries);
+}
+
 void SpaceOption::add(CLI::App& cmd) {
   cmd.add_option("--space", path, "search space JSON (default: configs/spaces/sm90-default.json, built in)")
       ->check(input_file("search space file"))

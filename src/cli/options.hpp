@@ -16,6 +16,7 @@
 
 #include "bench/protocol.hpp"
 #include "problem/problem.hpp"
+#include "problem/shard.hpp"
 #include "problem/shapes_file.hpp"
 #include "report/table.hpp"
 #include "space/search_space.hpp"
@@ -117,6 +118,19 @@ struct ShapesOption {
   /// Reads and checks the whole file (after the overrides); throws Error(kUsage) listing every line
   /// that breaks a rule.
   std::vector<ShapeEntry> load() const;
+};
+
+/// --shard i/n: this machine's share of the shapes file (the rule and why: problem/shard.hpp). A value that
+/// parse_shard() refuses is a parse error (exit 2) naming the value and the rule. Shared by `dgtune sweep` and
+/// the fake sweep driver of the CPU tests (tests/fake/fake_sweep.cpp), so both read --shard the same way.
+struct ShardOption {
+  std::string text;  ///< as given; empty: the whole file
+  void add(CLI::App& cmd);
+  Shard shard() const;  ///< parse_shard(text), or 0/1 without --shard
+  /// The entries of this shard, in file order (all of them without --shard). With --shard, logs
+  /// ShardSelection::summary at info level: which shard, how many of the file's problems, and for an empty
+  /// shard that there is nothing to sweep. `file` names the shapes file in that line.
+  std::vector<ShapeEntry> select(const std::vector<ShapeEntry>& all, const std::string& file) const;
 };
 
 /// --space FILE (default: the built-in configs/spaces/sm90-default.json).

@@ -5,13 +5,17 @@
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
 #include "cli/tables.hpp"
+#include "core/paths.hpp"
+#include "device/device_info.hpp"
 #include "tune/interrupt.hpp"
+#include "worker/worker_sweep.hpp"
 
 namespace dgt::cli {
 
 namespace {
 struct Args {
   ShapesOption shapes;
+  ShardOption shard;
   SpaceOption space;
   std::string strategy = "exhaustive";
   std::string protocol = "cold-l2";
@@ -24,10 +28,44 @@ struct Args {
   TimingOptions timing;
   BaselineSwitch baseline{true};
   FormatOption format;
+  std::string devices;      ///< --devices: "all" or "0,1,..."; empty = --device
+  bool in_process = false;  ///< --in-process: measure in this process (debuggers, sanitizers)
 };
 
+/// Sweeps in this process (`--in-process`): the first crashed or hung candidate ends the run (rerun to go
+/// on). Returns the outcomes and the device name.
+std::pair<std::vector<ShapeOutcome>, std::string> sweep_in_process(const SessionOptions& so,
+                                                                   const std::vector<ShapeEntry>& shapes,
+                                                                   const SweepOptions& sweep) {
+  TuningSession session(so);
+  install_interrupt_handler();  // Ctrl-C: stop after the current trial, exit 130
+  auto outcomes = session.sweep(shapes, sweep);
+  return {std::move(outcomes), session.device().name};
+}
+
+/// Sweeps through one worker process per device (src/worker/); returns the outcomes and the devices' name.
+std::pair<std::vector<ShapeOutcome>, std::string> sweep_in_workers(const SessionOptions& so,
+                                                                   const std::vector<int>& devices,
+                                                                   const std::vector<ShapeEntry>& shapes,
+                                                                   const SweepOptions& sweep) {
+  WorkerSweepOptions wo;
+  wo.session = so;
+  wo.devices = devices;
+  wo.worker_argv = {this_executable_path(), "worker"};
+  install_interrupt_handler();  // Ctrl-C: stop after the current trial, exit 130 (workers ignore it)
+  WorkerSweepResult r = sweep_with_workers(wo, shapes, sweep);
+  if (r.worker_restarts > 0)
+    spdlog::warn("{} candidate{} crashed or hung a worker (stored as crashed/timeout); a new worker took over each time",
+                 r.worker_restarts, r.worker_restarts == 1 ? "" : "s");
+  std::string name = r.devices.at(0).name;
+  if (r.devices.size() > 1) name += fmt::format(" x {}", r.devices.size());
+  return {std::move(r.outcomes), name};
+}
+
 int run(const Args& a) {
-  const auto shapes = a.shapes.load();  // the whole file is checked before the GPU or the DB is opened
+  // The whole file is checked before the GPU or the DB is opened; --shard keeps this machine's share.
+  const auto shapes = a.shard.select(a.shapes.load(), a.shapes.path);
+  if (shapes.empty()) return 0;  // an empty shard (logged by select): no GPU, no DB file
   SweepOptions sweep;
   sweep.space = a.space.load();
   sweep.strategy = a.strategy == "model" ? Strategy::kModel : Strategy::kExhaustive;
@@ -44,13 +82,17 @@ int run(const Args& a) {
               "adaptive timer: see --min-samples, --max-samples, --target-rse)",
               a.rounds, a.protocol);
   if (a.rounds > 0) so.hot_graph_rounds = a.rounds;
-  TuningSession session(so);
-  install_interrupt_handler();  // Ctrl-C: stop after the current trial, exit 130
-  const auto outcomes = session.sweep(shapes, sweep);
+  if (a.in_process && !a.devices.empty())
+    DGT_THROW(ErrorKind::kUsage, "--in-process measures on one device (--device N); --devices needs worker processes");
+  const auto [outcomes, device_name] =
+      a.in_process ? sweep_in_process(so, shapes, sweep)
+                   : sweep_in_workers(so, a.devices.empty() ? std::vector<int>{so.device}
+                                                            : parse_devices(a.devices, cuda_device_count()),
+                                      shapes, sweep);
   const std::string protocol = so.kind == ProtocolKind::kHotGraph
                                    ? fmt::format("{}, {} rounds", so.protocol_name(), so.hot_graph_rounds)
                                    : so.protocol_name();
-  a.format.render(winners_table(outcomes, "dgtune sweep " + a.shapes.path + " on " + session.device().name +
+  a.format.render(winners_table(outcomes, "dgtune sweep " + a.shapes.path + " on " + device_name +
                                               " tuned for protocol " + protocol + " (db " + so.db_path +
                                               ", speedup = cuBLASLt us / dgtune us under the same protocol; each "
                                               "side uses the shape's accumulation mode)"));
@@ -73,7 +115,7 @@ int run(const Args& a) {
 void add_sweep(CLI::App& app, Action& action) {
   auto [cmd, a] = add_command<Args>(app, action, "sweep",
                                     "compile, verify and time every candidate for every shape; store all trials", run);
-  add_groups(cmd, a.shapes, a.space);
+  add_groups(cmd, a.shapes, a.shard, a.space);
   cmd.add_option("--strategy", a.strategy,
                  "exhaustive: every kept candidate; model: only the --top-k best by the analytic estimate")
       ->check(CLI::IsMember({"exhaustive", "model"}))
@@ -106,6 +148,15 @@ void add_sweep(CLI::App& app, Action& action) {
       ->transform(count(0, std::numeric_limits<int>::max()))
       ->capture_default_str();
   add_groups(cmd, a.db, a.device, a.cache, a.timing, a.baseline, a.format);
+  cmd.add_option("--devices", a.devices,
+                 "measure on several GPUs: 'all' or a list of ordinals (0,1,3); one worker process per GPU, each shape "
+                 "measured entirely on one of them (default: the --device GPU)")
+      ->excludes(cmd.get_option("--device"))
+      ->group("Device");
+  cmd.add_flag("--in-process", a.in_process,
+               "measure in this process instead of a worker process (for cuda-gdb or compute-sanitizer); the first "
+               "candidate that crashes or hangs then ends the run")
+      ->group("Device");
 }
 
 }  // namespace dgt::cli

@@ -77,4 +77,11 @@ std::string resolve_db_path(const std::string& explicit_path) {
   return "results/tuning.db";
 }
 
+std::string this_executable_path() {
+  std::error_code ec;
+  const auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) DGT_THROW(ErrorKind::kIo, "cannot find this program's path (/proc/self/exe): {}", ec.message());
+  return p.string();
+}
+
 }  // namespace dgt

@@ -23,4 +23,8 @@ std::string usable_cache_dir(const std::string& requested);
 /// Tuning database: `explicit_path` if non-empty, else $DGTUNE_DB, else results/tuning.db.
 std::string resolve_db_path(const std::string& explicit_path);
 
+/// Absolute path of the running executable (/proc/self/exe resolved), for starting copies of it (the
+/// sweep's worker processes). Throws Error(kIo) when /proc is not readable.
+std::string this_executable_path();
+
 }  // namespace dgt

@@ -345,17 +345,23 @@ void deployable_copy(const std::string& path, const std::string& out) {
 
 namespace {
 
+/// Refuses an input that cannot be merged (missing, not a dgtune DB, newer schema), before anything is written.
+void check_input(const std::string& path) {
+  if (!std::filesystem::exists(path)) DGT_THROW(ErrorKind::kUsage, "db merge: {} does not exist", path);
+  Connection src(path, /*read_only=*/true);
+  const int v = file_version(src);
+  if (v == 0) DGT_THROW(ErrorKind::kUsage, "db merge: {} is not a dgtune tuning database", path);
+  if (v > schema::latest_version())
+    DGT_THROW(ErrorKind::kUsage, "db merge: {} has schema version {}, newer than this dgtune's {}", path, v,
+              schema::latest_version());
+}
+
 /// VACUUM INTO a temporary copy (the input is only read), then migrate the copy to the current schema.
 std::string migrated_copy(const std::string& path, const std::string& tmp) {
-  if (!std::filesystem::exists(path)) DGT_THROW(ErrorKind::kUsage, "db merge: {} does not exist", path);
+  check_input(path);
   std::filesystem::remove(tmp);
   {
     Connection src(path, /*read_only=*/true);
-    const int v = file_version(src);
-    if (v == 0) DGT_THROW(ErrorKind::kUsage, "db merge: {} is not a dgtune tuning database", path);
-    if (v > schema::latest_version())
-      DGT_THROW(ErrorKind::kUsage, "db merge: {} has schema version {}, newer than this dgtune's {}", path, v,
-                schema::latest_version());
     src.vacuum_into(tmp);
   }
   Connection copy(tmp, false);
@@ -474,27 +480,36 @@ void copy_interleaved_measurements(const Connection& c, const std::string& src) 
 
 }  // namespace
 
-MergeReport merge(const std::string& a, const std::string& b, const std::string& out) {
+MergeReport merge(const std::vector<std::string>& inputs, const std::string& out) {
   namespace fs = std::filesystem;
+  if (inputs.size() < 2)
+    DGT_THROW(ErrorKind::kUsage, "db merge takes two or more input files (got {}): A.db B.db [C.db ...] -o OUT.db",
+              inputs.size());
   if (fs::exists(out)) DGT_THROW(ErrorKind::kUsage, "db merge: output {} exists; name a new file", out);
-  if (fs::exists(a) && fs::exists(b) && fs::equivalent(a, b))
-    DGT_THROW(ErrorKind::kUsage, "db merge: {} and {} are the same file", a, b);
-  const std::string tmp_a = out + ".merge-a.tmp", tmp_b = out + ".merge-b.tmp";
+  for (size_t i = 0; i < inputs.size(); ++i)
+    for (size_t j = i + 1; j < inputs.size(); ++j)
+      if (fs::exists(inputs[i]) && fs::exists(inputs[j]) && fs::equivalent(inputs[i], inputs[j]))
+        DGT_THROW(ErrorKind::kUsage, "db merge: {} and {} are the same file", inputs[i], inputs[j]);
+  // Every input is checked before anything is written, so a bad last input costs no merging.
+  for (const auto& in : inputs) check_input(in);
+
+  // The inputs are folded in one at a time (copy, attach, merge, detach, delete the copy): SQLite attaches at
+  // most 10 files, and only one input copy is on disk at a time. Each input is its own transaction (ATTACH is
+  // refused inside one), so the output is written to OUT.merge.tmp and renamed when every input is in:
+  // `out` is complete or absent.
+  const std::string tmp_out = out + ".merge.tmp";
   struct Cleanup {
     std::vector<std::string> files;
     ~Cleanup() {
       for (const auto& f : files)
-        for (const char* suffix : {"", "-wal", "-shm"}) {
+        for (const char* suffix : {"", "-journal", "-wal", "-shm"}) {
           std::error_code ec;
           fs::remove(f + suffix, ec);
         }
     }
-  } cleanup{{tmp_a, tmp_b}};
-  migrated_copy(a, tmp_a);
-  migrated_copy(b, tmp_b);
+  } cleanup{{tmp_out}};
+  fs::remove(tmp_out);
 
-  Connection c(out, false);
-  schema::open_and_migrate(c);
   MergeReport report;
   const char* counted[] = {"device",
                            "environment",
@@ -508,37 +523,49 @@ MergeReport merge(const std::string& a, const std::string& b, const std::string&
                            "measurement",
                            "measurement_side",
                            "measurement_sample"};
-  for (const char* t : counted) report.tables.push_back({t});
+  for (const char* t : counted) report.tables.push_back({t, std::vector<int64_t>(inputs.size(), 0), 0});
   {
-    Statement s(c, "ATTACH DATABASE :a AS src_a");
-    s.bind_text(":a", tmp_a);
-    s.run();
-  }
-  {
-    Statement s(c, "ATTACH DATABASE :b AS src_b");
-    s.bind_text(":b", tmp_b);
-    s.run();
-  }
-  {
-    Transaction tx(c);
-    for (const std::string src : {"src_a", "src_b"}) {
-      for (auto& t : report.tables) {
-        const int64_t n = scalar(c, fmt::format("SELECT count(*) AS v FROM {}.{}", src, t.name));
-        (src == "src_a" ? t.from_a : t.from_b) = n;
+    Connection c(tmp_out, false);
+    schema::open_and_migrate(c);
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const std::string tmp_in = out + ".merge-in" + std::to_string(i) + ".tmp";
+      cleanup.files.push_back(tmp_in);
+      migrated_copy(inputs[i], tmp_in);
+      {
+        Statement s(c, "ATTACH DATABASE :src AS src");
+        s.bind_text(":src", tmp_in);
+        s.run();
       }
-      for (const char* t : {"device", "environment", "problem", "config"}) copy_identity(c, src, t);
-      copy_measurements(c, src, "trial", true, "device_id, environment_id, problem_id, config_id, protocol_name");
-      copy_measurements(c, src, "baseline", false, "device_id, environment_id, problem_id, provider, protocol_name");
-      copy_sweeps(c, src);
-      copy_gate_history(c, src);
-      copy_interleaved_measurements(c, src);
+      {
+        Transaction tx(c);
+        for (auto& t : report.tables) t.from[i] = scalar(c, fmt::format("SELECT count(*) AS v FROM src.{}", t.name));
+        for (const char* t : {"device", "environment", "problem", "config"}) copy_identity(c, "src", t);
+        copy_measurements(c, "src", "trial", true, "device_id, environment_id, problem_id, config_id, protocol_name");
+        copy_measurements(c, "src", "baseline", false,
+                          "device_id, environment_id, problem_id, provider, protocol_name");
+        copy_sweeps(c, "src");
+        copy_gate_history(c, "src");
+        copy_interleaved_measurements(c, "src");
+        tx.commit();
+      }
+      c.exec("DETACH DATABASE src");
+      for (const char* suffix : {"", "-journal", "-wal", "-shm"}) {
+        std::error_code ec;
+        fs::remove(tmp_in + suffix, ec);
+      }
     }
     for (auto& t : report.tables) t.merged = scalar(c, fmt::format("SELECT count(*) AS v FROM main.{}", t.name));
-    tx.commit();
+    c.exec("PRAGMA wal_checkpoint(TRUNCATE)");  // everything in the main file before it is renamed
   }
-  c.exec("DETACH DATABASE src_a");
-  c.exec("DETACH DATABASE src_b");
+  if (fs::exists(out)) DGT_THROW(ErrorKind::kUsage, "db merge: output {} appeared while merging; not replaced", out);
+  std::error_code ec;
+  fs::rename(tmp_out, out, ec);
+  if (ec) DGT_THROW(ErrorKind::kIo, "db merge: cannot rename {} to {}: {}", tmp_out, out, ec.message());
   return report;
+}
+
+MergeReport merge(const std::string& a, const std::string& b, const std::string& out) {
+  return merge(std::vector<std::string>{a, b}, out);
 }
 
 }  // namespace dgt::dbm

@@ -7,7 +7,7 @@
 //   2. Trials are unioned. Two trials with the same (hardware, environment -- which holds the kernel hash --,
 //      problem, config) are duplicates: the one with status "ok" wins over a non-ok one; between two of the same
 //      okness the one with more timing samples wins; on a tie the first input (A) wins. So the result does not
-//      depend on anything but the two files and their order. (This branch has no per-sample table: when the
+//      depend on anything but the files and their order. (This branch has no per-sample table: when the
 //      compare branch's measurement table lands, duplicates should keep both sample sets and recompute the median.)
 //   3. Baselines: the same rule per (hardware, environment, problem, provider).
 //   4. Winners are not stored: the winner view recomputes them from the merged trials.
@@ -15,8 +15,13 @@
 //      complete only when both were complete; candidates and stored are the larger of the two. A state present in
 //      one input is copied as it is.
 //   6. Gate history: every run of A, then every run of B, appended with new run ids (the history is a log).
+// More than two inputs fold left by the same rules: A B C merges as (A merged with B) merged with C, so a tie
+// goes to the earliest input, a sweep state is complete only when every input holding it was, and the gate
+// runs follow the input order. (`dgtune sweep --shard i/n` shards hold disjoint problems, so for them the
+// order only matters for the identity rows' non-key columns.)
 // The inputs are never modified: each is copied (VACUUM INTO) to a temporary file, which is migrated to the
-// current schema when older, and read from there. The output must not exist.
+// current schema when older, and read from there. The output must not exist; it is written to OUT.merge.tmp
+// and renamed when complete.
 #pragma once
 
 #include <cstdint>
@@ -78,12 +83,18 @@ void deployable_copy(const std::string& path, const std::string& out);
 struct MergeReport {
   struct Table {
     std::string name;
-    int64_t from_a = 0, from_b = 0, merged = 0;  ///< duplicates = from_a + from_b - merged (trial, baseline, sweep)
+    std::vector<int64_t> from;  ///< rows in each input (its migrated copy), in input order
+    int64_t merged = 0;         ///< rows in the output; duplicates = sum(from) - merged (trial, baseline, sweep)
   };
   std::vector<Table> tables;
 };
-/// Merges A and B into the new file `out` by the rules at the top of this file (one transaction).
-/// Throws Error(kUsage) when out exists or equals an input.
+/// Merges `inputs` (two or more, in this order) into the new file `out` by the rules at the top of this file,
+/// folding left: one transaction per input into OUT.merge.tmp, renamed to `out` at the end (complete or absent).
+/// Every input is checked (exists, a dgtune DB, not newer than this dgtune) before anything is written.
+/// Throws Error(kUsage) for fewer than two inputs, when out exists, when two inputs are the same file, or for a
+/// bad input (naming it); Error(kSqlite/kIo) naming the file otherwise.
+MergeReport merge(const std::vector<std::string>& inputs, const std::string& out);
+/// merge({a, b}, out).
 MergeReport merge(const std::string& a, const std::string& b, const std::string& out);
 
 }  // namespace dgt::dbm

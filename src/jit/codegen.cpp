@@ -1,5 +1,7 @@
 #include "jit/codegen.hpp"
 
+#include "jit/fault_injection.hpp"
+
 #include <fmt/format.h>
 
 namespace dgt::jit {
@@ -20,6 +22,7 @@ GeneratedKernel generate_gemm(const KernelSpec& spec) {
       act_code(spec.act));
   g.source = fmt::format("// dgtune codegen v{} for {}\n#include \"gemm/fp8_gemm.cuh\"\n", kCodegenVersion,
                          spec.compiled_key());
+  if (const int fault = test_fault_of(spec)) g.source = fmt::format("#define DGT_TEST_FAULT {}\n", fault) + g.source;
   g.program_name = "fp8_gemm_" + spec.compiled_key() + ".cu";
   return g;
 }

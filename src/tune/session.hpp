@@ -24,39 +24,18 @@
 #include "launch/util_kernels.hpp"
 #include "problem/shapes_file.hpp"
 #include "space/search_space.hpp"
+#include "tune/compile_queue.hpp"
+#include "tune/device_bench.hpp"
 #include "tune/measurer.hpp"
+#include "tune/session_options.hpp"
 #include "tune/sweep_options.hpp"
 
 namespace dgt {
 
-struct SessionOptions {
-  std::string db_path;    ///< resolved by the caller (resolve_db_path)
-  std::string cache_dir;  ///< empty = default_cache_dir()
-  int device = 0;
-  /// What candidates and baselines are timed under (`dgtune sweep --protocol`):
-  ///   kColdL2: the adaptive single-side Timer with `protocol` (stored as "cold-l2-v1"; every trial stored
-  ///            before sweeps had a choice was timed so, which keeps their resume valid);
-  ///   kHotGraph: the interleaved engine's hot-graph protocol (bench/device_sides.hpp) with one side and
-  ///            `hot_graph_rounds` rounds: warm-up, a CUDA graph of graph_launches back-to-back launches,
-  ///            time per launch = replay / graph_launches, warm L2; a candidate's output is verified again
-  ///            after a replay (stored as "hot-graph-v1").
-  /// Trials, baselines, sweep states and winners are stored per protocol name.
-  ProtocolKind kind = ProtocolKind::kColdL2;
-  ProtocolOptions protocol;   ///< kColdL2: the Timer's settings
-  int hot_graph_rounds = 10;  ///< kHotGraph: rounds (samples) per candidate and per cuBLASLt algorithm, >= 1
 
-  /// The engine protocol of kHotGraph (MeasureProtocol::hot_graph() with hot_graph_rounds rounds).
-  MeasureProtocol hot_graph() const;
-  /// The protocol name trials are stored and resumed under: "cold-l2-v1" or "hot-graph-v1".
-  std::string protocol_name() const;
-  /// The protocol JSON stored with every trial and baseline (ProtocolOptions / MeasureProtocol::to_json()).
-  std::string protocol_json() const;
-  uint64_t seed = 20261129;  ///< input fill seed (per problem: seed ^ hash(problem key))
-  int compile_threads = 0;   ///< 0 = all cores
-};
-
-/// Thrown after a candidate poisoned the CUDA context (sticky error) or hung (watchdog). Its trial
-/// is already stored as crashed/timeout, so a rerun resumes after it.
+/// Thrown by the in-process sweep (`sweep --in-process`) and run_one after a candidate poisoned the CUDA
+/// context (sticky error) or hung (watchdog). Its trial is already stored as crashed/timeout, so a rerun
+/// resumes after it. The default sweep measures in worker processes instead (src/worker/) and goes on.
 struct ContextLost : Error {
   ContextLost(const std::string& msg) : Error(ErrorKind::kCuda, msg) {}
 };
@@ -68,7 +47,7 @@ class TuningSession {
   explicit TuningSession(SessionOptions options);
   ~TuningSession();
 
-  const DeviceInfo& device() const { return device_; }
+  const DeviceInfo& device() const { return bench_->device(); }
   const DeviceFingerprint& fingerprint() const { return fingerprint_; }
   TuningDb& db() { return *db_; }
   /// Device (hardware identity) and environment rows every measurement of this session is stored under.
@@ -88,33 +67,15 @@ class TuningSession {
                       std::optional<std::pair<BaselineRecord, BaselineRecord>>* baselines = nullptr);
 
  private:
-  class GpuMeasurer;  // the sweep loop's Measurer (tune/measurer.hpp) on this session's GPU
-  struct CompileResult {
-    std::optional<jit::CompiledKernel> kernel;
-    std::string error;
-  };
-  std::shared_future<CompileResult> compile_async(const KernelSpec& spec);
-  TrialRecord measure_candidate(const ProblemData& data, const KernelSpec& spec, const CompileResult& compiled);
-  /// cuBLASLt default and tuned under the session's protocol.
-  std::pair<BaselineRecord, BaselineRecord> time_baselines(const ProblemData& data);
-  uint64_t seed_for(const Problem& p) const;
+  class GpuMeasurer;  // the sweep loop's Measurer (tune/measurer.hpp) on this session's GPU, in this process
 
   SessionOptions options_;
-  DeviceInfo device_;
-  DeviceFingerprint fingerprint_;
   std::unique_ptr<TuningDb> db_;
-  DeviceScope scope_;
   std::unique_ptr<jit::CubinCache> cache_;
-  cudaStream_t stream_ = nullptr;
-  std::unique_ptr<UtilKernels> util_;
-  std::unique_ptr<Timer> timer_;
-  std::unique_ptr<CublasLtBaseline> cublas_;
-  std::unique_ptr<class ThreadPool> pool_;
-  /// Compiles in flight or done, by KernelSpec::compiled_key(). They stay here rather than in the
-  /// KernelCache: compiling ahead on a pool and recording a failed compile as a trial (instead of
-  /// throwing) is the tuner's policy; the cache loads what they produce (get(spec, compiled)).
-  std::map<std::string, std::shared_future<CompileResult>> compiles_;
-  std::unique_ptr<KernelCache> kernels_;  ///< loaded modules and kernels, split-K scratch
+  std::unique_ptr<DeviceBench> bench_;
+  DeviceFingerprint fingerprint_;
+  DeviceScope scope_;
+  std::unique_ptr<CompileQueue> compiles_;  ///< NVRTC ahead of the device, on a pool
 };
 
 }  // namespace dgt

@@ -1,6 +1,9 @@
 #include "tune/sweep_loop.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <exception>
+#include <mutex>
 #include <chrono>
 #include <map>
 #include <set>
@@ -16,6 +19,12 @@
 namespace dgt {
 
 namespace {
+
+/// The measuring-time prediction behind the shape order of a sweep on several GPUs: per candidate a fixed cost
+/// (verification, launch overheads, the DB) plus the kernel's estimated time (space/cost_model.hpp) times the
+/// samples a cold-L2 measurement typically takes. Only the order matters (H200: about 4 ms per candidate of a small
+/// shape, 190 ms per candidate of 8192x7168x16384; results/h200x2/multi-gpu.md).
+constexpr double kMeasureOverheadUs = 4000, kSamplesPerCandidate = 50;
 
 /// How often a sweep looks again at candidates another sweep is measuring.
 constexpr std::chrono::milliseconds kClaimPoll{50};
@@ -37,8 +46,12 @@ std::string SweepOptions::strategy_label() const {
   return max_candidates > 0 ? fmt::format("exhaustive-max{}", max_candidates) : "exhaustive";
 }
 
-std::vector<ShapeOutcome> run_sweep(TuningDb& db, const DeviceScope& scope, Measurer& measurer,
-                                    const std::vector<ShapeEntry>& shapes, const SweepOptions& opts) {
+std::vector<ShapeOutcome> run_sweep(const std::vector<SweepLane>& lanes, const std::vector<ShapeEntry>& shapes,
+                                    const SweepOptions& opts) {
+  if (lanes.empty()) DGT_THROW(ErrorKind::kInternal, "run_sweep without a device");
+  TuningDb& db = *lanes[0].db;
+  const DeviceScope& scope = lanes[0].scope;
+  Measurer& measurer = *lanes[0].measurer;
   const std::string owner = this_process_owner();
   // Everything stored, skipped or claimed is per protocol (schema 7): the measurer's.
   const std::string protocol = measurer.protocol_name(), protocol_json = measurer.protocol_json();
@@ -46,7 +59,7 @@ std::vector<ShapeOutcome> run_sweep(TuningDb& db, const DeviceScope& scope, Meas
   //    queue for all of them in that order, so compilation runs ahead of the device.
   std::vector<ShapeOutcome> out(shapes.size());
   std::vector<std::vector<KernelConfig>> wanted(shapes.size()), todo(shapes.size());
-  int prepared = 0;
+  std::vector<double> work_us(shapes.size(), 0.0);  // predicted measuring time of the shape's todo candidates
   for (size_t i = 0; i < shapes.size(); ++i) {
     const Problem& p = shapes[i].problem;
     out[i].entry = shapes[i];
@@ -66,20 +79,37 @@ std::vector<ShapeOutcome> run_sweep(TuningDb& db, const DeviceScope& scope, Meas
         continue;
       }
       todo[i].push_back(c);
-      prepared += measurer.prepare(KernelSpec::of(c, p)) ? 1 : 0;
+      work_us[i] += kMeasureOverheadUs + kSamplesPerCandidate * estimate_us(KernelSpec::of(c, p), p, measurer.sm_count());
     }
   }
-  spdlog::info("{} shapes, strategy {}, protocol {}; {} kernels to compile; {}", shapes.size(), opts.strategy_label(),
-               protocol, prepared, measurer.describe());
+  // The order shapes are measured (and compiled) in: the file's with one lane; with several, the most work first
+  // (longest-processing-time first), so no GPU is left measuring one large shape alone at the end.
+  std::vector<size_t> order(shapes.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  if (lanes.size() > 1)
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return work_us[a] > work_us[b]; });
+  int prepared = 0;
+  for (size_t i : order)
+    for (const KernelConfig& c : todo[i]) prepared += measurer.prepare(KernelSpec::of(c, shapes[i].problem)) ? 1 : 0;
+  spdlog::info("{} shapes, strategy {}, protocol {}; {} kernels to compile", shapes.size(), opts.strategy_label(),
+               protocol, prepared);
+  for (const SweepLane& lane : lanes) spdlog::info("  measuring on {}", lane.measurer->describe());
 
-  // 2. Measure shape by shape while the measurer keeps preparing ahead.
-  for (size_t i = 0; i < shapes.size() && !stop_requested(); ++i) {
+  // 2. Measure shape by shape while the measurer keeps preparing ahead; with several lanes (GPUs) each
+  //    takes the next shape when it finishes one, so a shape is measured entirely on one GPU.
+  std::atomic<bool> failed{false};
+  auto stopping = [&] { return stop_requested() || failed.load(); };
+  auto sweep_shape = [&](size_t i, const SweepLane& lane) {
+    TuningDb& db = *lane.db;
+    const DeviceScope& scope = lane.scope;
+    Measurer& measurer = *lane.measurer;
     const Problem& p = shapes[i].problem;
     const auto t0 = std::chrono::steady_clock::now();
     auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
     auto out_of_time = [&] { return opts.budget_s > 0 && elapsed() > opts.budget_s; };
-    spdlog::info("[{}/{}] {} ({}): {} candidates, {} already stored", i + 1, shapes.size(), p.label(),
-                 shapes[i].where(), out[i].candidates, out[i].already_stored);
+    spdlog::info("[{}/{}] {} ({}): {} candidates, {} already stored{}", i + 1, shapes.size(), p.label(),
+                 shapes[i].where(), out[i].candidates, out[i].already_stored,
+                 lanes.size() > 1 ? fmt::format(", on {}", scope.pci_bus_id) : "");
     const bool need_baselines = opts.baselines && !(db.has_baseline(scope, p, kProviderCublasDefault, protocol) &&
                                                     db.has_baseline(scope, p, kProviderCublasTuned, protocol));
     if (!todo[i].empty() || need_baselines) {
@@ -126,13 +156,13 @@ std::vector<ShapeOutcome> run_sweep(TuningDb& db, const DeviceScope& scope, Meas
       };
       std::vector<KernelConfig> busy;  // claimed by another sweep: looked at again after the others
       size_t j = 0;
-      for (; j < todo[i].size() && !stop_requested() && !out_of_time(); ++j)
+      for (; j < todo[i].size() && !stopping() && !out_of_time(); ++j)
         if (!attempt(todo[i][j])) busy.push_back(todo[i][j]);
-      if (!busy.empty() && !stop_requested())
+      if (!busy.empty() && !stopping())
         spdlog::info("  {} candidates are being measured by another sweep on this DB: waiting for them", busy.size());
-      while (!busy.empty() && !stop_requested() && !out_of_time()) {
+      while (!busy.empty() && !stopping() && !out_of_time()) {
         std::this_thread::sleep_for(kClaimPoll);
-        std::erase_if(busy, [&](const KernelConfig& c) { return !stop_requested() && attempt(c); });
+        std::erase_if(busy, [&](const KernelConfig& c) { return !stopping() && attempt(c); });
       }
       if (out_of_time())
         spdlog::warn(
@@ -148,8 +178,33 @@ std::vector<ShapeOutcome> run_sweep(TuningDb& db, const DeviceScope& scope, Meas
     db.put_sweep_state(scope, p, opts.space.name, opts.strategy_label(),
                        SweepState{out[i].candidates, stored, out[i].complete, ""}, protocol);
     out[i].winner = db.winner(scope, p, protocol);
+  };
+  if (lanes.size() == 1) {
+    for (size_t i = 0; i < shapes.size() && !stopping(); ++i) sweep_shape(i, lanes[0]);
+    return out;
   }
+  std::atomic<size_t> next{0};
+  std::exception_ptr error;
+  std::mutex error_mu;
+  std::vector<std::thread> threads;
+  for (const SweepLane& lane : lanes)
+    threads.emplace_back([&, lane] {
+      try {
+        for (size_t n = next++; n < order.size() && !stopping(); n = next++) sweep_shape(order[n], lane);
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(error_mu);
+        if (!error) error = std::current_exception();
+        failed = true;  // the other lanes stop after their trial in progress
+      }
+    });
+  for (auto& t : threads) t.join();
+  if (error) std::rethrow_exception(error);
   return out;
+}
+
+std::vector<ShapeOutcome> run_sweep(TuningDb& db, const DeviceScope& scope, Measurer& measurer,
+                                    const std::vector<ShapeEntry>& shapes, const SweepOptions& opts) {
+  return run_sweep({SweepLane{&db, scope, &measurer}}, shapes, opts);
 }
 
 }  // namespace dgt

@@ -12,6 +12,14 @@
 
 namespace dgt {
 
+/// One device of a sweep: its own DB connection (SQLite connections are not shared between threads), the
+/// scope its trials are stored under (its PCI bus id) and the Measurer that measures on it.
+struct SweepLane {
+  TuningDb* db;
+  DeviceScope scope;
+  Measurer* measurer;
+};
+
 /// Runs a sweep of `shapes` into `db` under `scope` (TuningSession::sweep with the GPU measurer; tests
 /// with a fake). Per shape: enumerate and rank the candidates (estimate_us), cut by the strategy, skip the
 /// ones stored earlier (resume), then for each: claim it in the DB (TuningDb::claim_trial with this
@@ -27,5 +35,15 @@ namespace dgt {
 /// behind belongs to a process that has ended, so the next sweep takes it over).
 std::vector<ShapeOutcome> run_sweep(TuningDb& db, const DeviceScope& scope, Measurer& measurer,
                                     const std::vector<ShapeEntry>& shapes, const SweepOptions& options);
+
+/// run_sweep over several devices: the candidates are ranked for lanes[0]'s SM count (the lanes must
+/// share one hardware identity) and prepared through lanes[0]'s measurer (lanes share one compile queue);
+/// then one thread per lane takes the next unmeasured shape until none is left, the shapes with the most
+/// predicted measuring work first (longest-processing-time first: no GPU ends alone on a large shape), so each
+/// shape is measured
+/// entirely on one GPU (ranking candidates timed on different GPUs would compare GPUs, not configs). The
+/// first exception of any lane stops the other lanes after their trial in progress and is rethrown.
+std::vector<ShapeOutcome> run_sweep(const std::vector<SweepLane>& lanes, const std::vector<ShapeEntry>& shapes,
+                                    const SweepOptions& options);
 
 }  // namespace dgt

@@ -1,7 +1,9 @@
 // The loader (dgtune/gemm.hpp) against the reference: a shape the DB tuned and one it did not.
 #include "harness.hpp"
 
+#include <cstdio>
 #include <filesystem>
+#include <thread>
 
 #include "dgtune/gemm.hpp"
 #include "tune/session.hpp"
@@ -77,6 +79,44 @@ TEST(Loader, TunedAndUntunedShapesMatchTheReference) {
     EXPECT_NE(e.message().find("operand A: lda = 7"), std::string::npos) << e.message();
   }
   std::filesystem::remove_all(dir);
+}
+
+// Several GPUs (issue 14): one dgt::Gemm per device, each made and called on a thread whose current device is
+// that device, every device of this machine; each result is checked against the reference on its own device.
+TEST(Loader, OneGemmPerDeviceOnEveryDevice) {
+  const int count = cuda_device_count();
+  ASSERT_GE(count, 1);
+  Gpu::get();  // device 0's state, and the cubin cache directory, as the other tests use
+  const Problem p = Problem::dense(1000, 1536, 1040);  // N and K tails for BLOCK_N 128 / BLOCK_K 128
+  for (int d = 0; d < count; ++d) {
+    std::thread([&, d] {
+      DGT_CHECK_CUDA(cudaSetDevice(d));
+      const DeviceInfo info = open_device(d);
+      if (!info.is_sm90()) {
+        std::printf("device %d (%s) is not sm_90: skipped\n", d, info.name.c_str());
+        return;
+      }
+      jit::CubinCache cache(default_cache_dir());
+      UtilKernels util(cache, info.sm_count);
+      cudaStream_t stream = nullptr;
+      DGT_CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+      {
+        GemmOptions options;
+        options.db_path = "/nonexistent/dgtune-no-db.db";  // default configs: this test is about devices
+        options.device = d;
+        Gemm gemm(options);
+        ProblemData data(p, util, 777 + d, stream);
+        data.poison_output(stream);
+        const auto ops = data.operands();
+        gemm.run(ops.a, ops.b, ops.d, p.m, p.n, p.k, p.lda, p.ldb, p.ldd, ops.scale_a, ops.scale_b, stream);
+        const Verification v = data.verify(stream);
+        EXPECT_TRUE(v.ok) << "device " << d << " (" << info.pci_bus_id << "): " << describe(v);
+        std::printf("device %d (%s, %s): verified, max_rel_err %.3g\n", d, info.name.c_str(), info.pci_bus_id.c_str(),
+                    v.max_rel_err);
+      }
+      DGT_CHECK_CUDA(cudaStreamDestroy(stream));
+    }).join();
+  }
 }
 
 // Every scale mode through the loader's public API (issue 11): the default config for the mode (no DB),

@@ -7,6 +7,7 @@
 #include <sqlite3.h>
 #include <stdlib.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -146,6 +147,29 @@ TEST_F(DbMaintenance, CheckIsReadOnlyAndFindsBrokenInvariants) {
   EXPECT_NE(r.problems[2].find("stored 3 of 10"), std::string::npos) << r.problems[2];
 }
 
+TEST_F(DbMaintenance, CheckRecomputesProblemKeysWithTheScaleMode) {
+  // A channel-scaled problem's key holds "_ch_": check must read scale_mode to recompute it (it once read every
+  // column but that one, so every DB with a scale=channel/block shape failed db check).
+  const std::string f = path("scales.db");
+  {
+    TuningDb db(f);
+    const DeviceScope s = db.upsert_device(gpu("NVIDIA H200", "k1"));
+    for (ScaleMode m : {ScaleMode::kPerTensor, ScaleMode::kChannel, ScaleMode::kBlock, ScaleMode::kBlock1d1d}) {
+      Problem p = Problem::dense(256, 7168, 2048);
+      p.scale = m;
+      db.put_trial(s, trial(p, kC1, 10, 20));
+    }
+  }
+  EXPECT_EQ(raw_int(f, "SELECT count(*) FROM problem"), 4);
+  const dbm::CheckReport ok = dbm::check(f);
+  EXPECT_TRUE(ok.ok()) << (ok.problems.empty() ? "" : ok.problems[0]);
+  raw_exec(f, "UPDATE problem SET scale_mode = 'per-tensor' WHERE scale_mode = 'channel'");
+  const dbm::CheckReport bad = dbm::check(f);
+  ASSERT_EQ(bad.problems.size(), 1u);
+  EXPECT_NE(bad.problems[0].find("_ch_promote but its columns give"), std::string::npos) << bad.problems[0];
+  EXPECT_NE(bad.problems[0].find("_pt_promote"), std::string::npos) << bad.problems[0];
+}
+
 TEST_F(DbMaintenance, CheckNeverMigratesAnOldFixture) {
   const std::string f = path("v2.db");
   raw_exec(f, read_text(fs::path(DGT_SOURCE_DIR) / "tests/unit/fixtures/schema_v2.sql"));
@@ -242,7 +266,128 @@ TEST_F(DbMaintenance, MergeFollowsTheWrittenRules) {
   ASSERT_FALSE(r.tables.empty());
   EXPECT_TRUE(dbm::check(out).ok());
   EXPECT_THROW(dbm::merge(a, b, out), Error);  // the output must not exist
-  EXPECT_FALSE(fs::exists(out + ".merge-a.tmp"));
+  for (const auto& f : fs::directory_iterator(dir_))  // no input copy or partial output left behind
+    EXPECT_EQ(f.path().string().find(".tmp"), std::string::npos) << f.path();
+}
+
+/// Every trial of a DB as "problem config status samples median", sorted: what a merge must agree on.
+std::vector<std::string> trial_rows(const std::string& path) {
+  std::vector<std::string> out;
+  sqlite3* db = nullptr;
+  EXPECT_EQ(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  EXPECT_EQ(sqlite3_prepare_v2(db,
+                               "SELECT p.key || ' ' || c.key || ' ' || t.status || ' ' || coalesce(t.samples, 0) || ' "
+                               "' || coalesce(t.median_us, 0) FROM trial t JOIN problem p ON p.id = t.problem_id JOIN "
+                               "config c ON c.id = t.config_id ORDER BY 1",
+                               -1, &st, nullptr),
+            SQLITE_OK);
+  while (st && sqlite3_step(st) == SQLITE_ROW) out.emplace_back(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)));
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  return out;
+}
+
+TEST_F(DbMaintenance, MergeOfThreeInputsFoldsLeftByTheSameRules) {
+  const std::string a = path("a.db"), b = path("b.db"), c = path("c.db");
+  const Problem p = Problem::dense(256, 256, 256), q = Problem::dense(512, 512, 512);
+  const std::string c1 = KernelConfig::parse_key(kC1).key(), c2 = KernelConfig::parse_key(kC2).key();
+  {
+    TuningDb db(a);
+    const DeviceScope s = db.upsert_device(gpu("NVIDIA H200", "k1"));
+    db.put_trial(s, trial(p, kC1, 10, 20));  // tie with B's (ok, 20 samples): the earliest input, A, wins
+    db.put_trial(s, trial(p, kC2, 0, 0, TrialStatus::kTimeout));  // C's ok one wins
+    db.put_sweep_state(s, p, "sm90-default", "exhaustive", {2, 2, true, ""});
+    db.put_sweep_state(s, q, "sm90-default", "exhaustive", {1, 1, true, ""});
+    GateRunRow r;
+    r.scope = s;
+    r.baseline_path = "from-a.json";
+    GateResultRow g;
+    g.problem = p;
+    g.verdict = "pass";
+    db.put_gate_run(r, {g});
+  }
+  {
+    TuningDb db(b);
+    const DeviceScope s = db.upsert_device(gpu("NVIDIA H200", "k1"));
+    db.put_trial(s, trial(p, kC1, 11, 20));
+    db.put_trial(s, trial(q, kC1, 30, 10));  // C has more samples: C's
+    db.put_sweep_state(s, p, "sm90-default", "exhaustive", {2, 2, true, ""});
+  }
+  {
+    TuningDb db(c);
+    const DeviceScope s = db.upsert_device(gpu("NVIDIA H200", "k1"));
+    db.put_trial(s, trial(p, kC2, 7, 5));
+    db.put_trial(s, trial(q, kC1, 33, 50));
+    db.put_sweep_state(s, p, "sm90-default", "exhaustive", {2, 1, false, ""});  // p: incomplete in one input
+    db.put_sweep_state(s, q, "sm90-default", "exhaustive", {3, 3, true, ""});   // q: complete in A and C
+    GateRunRow r;
+    r.scope = s;
+    r.baseline_path = "from-c.json";
+    GateResultRow g;
+    g.problem = q;
+    g.verdict = "regression";
+    db.put_gate_run(r, {g});
+  }
+  const std::string out = path("abc.db");
+  const dbm::MergeReport r = dbm::merge(std::vector<std::string>{a, b, c}, out);
+  EXPECT_EQ(trial_rows(out), (std::vector<std::string>{
+                                 p.key() + " " + c1 + " ok 20 10.0",  // tie: A's (B's is 11)
+                                 p.key() + " " + c2 + " ok 5 7.0",    // ok beats A's timeout
+                                 q.key() + " " + c1 + " ok 50 33.0",  // more samples: C's
+                             }));
+  EXPECT_EQ(raw_int(out, "SELECT s.complete FROM sweep s JOIN problem p ON p.id = s.problem_id WHERE p.m = 256"), 0);
+  EXPECT_EQ(raw_int(out, "SELECT s.complete FROM sweep s JOIN problem p ON p.id = s.problem_id WHERE p.m = 512"), 1);
+  EXPECT_EQ(raw_int(out, "SELECT s.candidates FROM sweep s JOIN problem p ON p.id = s.problem_id WHERE p.m = 512"), 3);
+  // Gate runs in input order: A's, then C's.
+  EXPECT_EQ(raw_int(out, "SELECT count(*) FROM gate_run"), 2);
+  EXPECT_EQ(raw_int(out, "SELECT count(*) FROM gate_run WHERE baseline_path = 'from-a.json' AND id < (SELECT id FROM "
+                         "gate_run WHERE baseline_path = 'from-c.json')"),
+            1);
+  EXPECT_EQ(raw_int(out, "SELECT count(*) FROM winner"), 2);
+  // Per-input row counts, and the output's.
+  const auto trials = std::find_if(r.tables.begin(), r.tables.end(), [](const auto& t) { return t.name == "trial"; });
+  ASSERT_NE(trials, r.tables.end());
+  EXPECT_EQ(trials->from, (std::vector<int64_t>{2, 2, 2}));
+  EXPECT_EQ(trials->merged, 3);
+  EXPECT_TRUE(dbm::check(out).ok());
+  // Fold left: the same trials as merging A and B, then that with C.
+  const std::string ab = path("ab.db"), ab_c = path("ab_c.db");
+  dbm::merge(a, b, ab);
+  dbm::merge(ab, c, ab_c);
+  EXPECT_EQ(trial_rows(out), trial_rows(ab_c));
+  EXPECT_EQ(raw_int(ab_c, "SELECT s.complete FROM sweep s JOIN problem p ON p.id = s.problem_id WHERE p.m = 256"), 0);
+}
+
+TEST_F(DbMaintenance, MergeRefusesOneInputADuplicateOrABadInputBeforeWritingAnything) {
+  const std::string a = path("a.db"), b = path("b.db"), out = path("out.db");
+  {
+    TuningDb db(a);
+    db.put_trial(db.upsert_device(gpu("NVIDIA H200", "k1")), trial(Problem::dense(64, 64, 64), kC1, 4, 20));
+  }
+  {
+    TuningDb db(b);
+    db.put_trial(db.upsert_device(gpu("NVIDIA H200", "k1")), trial(Problem::dense(64, 64, 64), kC1, 5, 20));
+  }
+  const auto message = [&](const std::vector<std::string>& inputs) -> std::string {
+    try {
+      dbm::merge(inputs, out);
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::kUsage) << e.message();
+      return e.message();
+    }
+    return "no error";
+  };
+  EXPECT_NE(message({a}).find("two or more input files (got 1)"), std::string::npos) << message({a});
+  const std::string same = message({a, b, a});
+  EXPECT_NE(same.find(a + " and " + a + " are the same file"), std::string::npos) << same;
+  const std::string missing = message({a, b, path("missing.db")});
+  EXPECT_NE(missing.find(path("missing.db") + " does not exist"), std::string::npos) << missing;
+  std::ofstream(path("text.db")) << "not a database at all, just text long enough to not be empty ...........";
+  EXPECT_THROW(dbm::merge(std::vector<std::string>{a, b, path("text.db")}, out), Error);
+  EXPECT_FALSE(fs::exists(out));
+  for (const auto& f : fs::directory_iterator(dir_))  // no input copy or partial output left behind
+    EXPECT_EQ(f.path().string().find(".tmp"), std::string::npos) << f.path();
 }
 
 TEST_F(DbMaintenance, MergeKeepsEachProtocolsTrialsBaselinesAndSweepStates) {

@@ -90,13 +90,18 @@ int64_t query_int(const std::string& db, const std::string& sql) {
   return v;
 }
 
+/// PRAGMA integrity_check as the next sweep would see the file: read-write, because the WAL of a killed writer
+/// is recovered by the next connection that may write (a read-only one gets SQLITE_READONLY_RECOVERY, "attempt
+/// to write a readonly database", until then).
 std::string integrity(const std::string& db) {
   sqlite3* h = nullptr;
-  sqlite3_open_v2(db.c_str(), &h, SQLITE_OPEN_READONLY, nullptr);
+  sqlite3_open_v2(db.c_str(), &h, SQLITE_OPEN_READWRITE, nullptr);
+  sqlite3_busy_timeout(h, 10000);
   sqlite3_stmt* s = nullptr;
   std::string out;
   if (sqlite3_prepare_v2(h, "PRAGMA integrity_check", -1, &s, nullptr) == SQLITE_OK)
     while (sqlite3_step(s) == SQLITE_ROW) out += reinterpret_cast<const char*>(sqlite3_column_text(s, 0));
+  if (out.empty()) out = std::string("no answer: ") + sqlite3_errmsg(h);
   sqlite3_finalize(s);
   sqlite3_close(h);
   return out;
@@ -141,6 +146,61 @@ TEST_F(SweepRobustness, SigintStopsAfterTheCurrentTrialWithExit130AndResumes) {
   EXPECT_EQ(stored_trials(db), kFullSet);
   EXPECT_TRUE(log_lines(log, "REMEASURED").empty());
   EXPECT_EQ(log_lines(log, "measured").size(), size_t(kFullSet));
+}
+
+/// The `sweep` form of dgtune_fake_sweep with --workers, in a process group of its own (as a shell job).
+pid_t spawn_with_workers(const std::string& shapes, const std::string& db, const std::string& log, int workers,
+                         int delay_ms, const std::string& out) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    setpgid(0, 0);
+    FILE* f = std::freopen(out.c_str(), "w", stdout);
+    if (f) dup2(fileno(stdout), STDERR_FILENO);
+    const std::string w = std::to_string(workers), d = std::to_string(delay_ms), n = std::to_string(kCandidates);
+    execl(DGT_FAKE_SWEEP_BIN, DGT_FAKE_SWEEP_BIN, "sweep", "--shapes", shapes.c_str(), "--db", db.c_str(), "--log",
+          log.c_str(), "--workers", w.c_str(), "--delay-ms", d.c_str(), "--max-candidates", n.c_str(), (char*)nullptr);
+    _exit(127);
+  }
+  setpgid(pid, pid);
+  return pid;
+}
+
+// Ctrl-C with worker processes (README "Crashing and hanging candidates"): the terminal's SIGINT goes to the
+// sweep's process group; the workers are in groups of their own, so the parent finishes the trials in progress,
+// stores them, ends its workers and exits 130; the same command then measures only what is missing.
+TEST_F(SweepRobustness, SigintWithWorkerProcessesStopsCleanlyAndTheWorkersEnd) {
+  const std::string db = path("t.db"), log = path("log"), shapes = path("shapes.txt");
+  std::ofstream(shapes) << "4096 4096 4096\n128 2112 7168\n";
+  const pid_t pid = spawn_with_workers(shapes, db, log, 2, 30, path("out1"));
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (log_lines(log, "measured").size() < 6 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ASSERT_GE(log_lines(log, "measured").size(), 6u);
+  kill(-pid, SIGINT);  // what Ctrl-C does: the whole foreground group
+  EXPECT_EQ(wait_for(pid), 130) << slurp(path("out1"));
+  const auto workers = log_lines(log, "worker");
+  EXPECT_EQ(workers.size(), 2u);  // no worker died of the SIGINT (a dead one would have been replaced)
+  for (const std::string& line : workers) {
+    const pid_t w = std::stoi(line.substr(7));
+    EXPECT_TRUE(kill(w, 0) != 0 && errno == ESRCH) << "worker " << w << " outlived the sweep";
+  }
+  const size_t measured = log_lines(log, "measured").size();
+  EXPECT_LT(measured, size_t(kFullSet));
+  EXPECT_EQ(stored_trials(db), int64_t(measured)) << "a trial in progress was lost or a stored one is missing";
+  EXPECT_EQ(claims(db), 0);
+  EXPECT_EQ(integrity(db), "ok");
+
+  ASSERT_EQ(wait_for(spawn_with_workers(shapes, db, log, 2, 0, path("out2"))), 0) << slurp(path("out2"));
+  EXPECT_EQ(stored_trials(db), kFullSet);
+  std::set<std::string> distinct;
+  for (const std::string& line : log_lines(log, "measured")) {
+    std::istringstream in(line);
+    std::string kind, pci, problem, config;
+    in >> kind >> pci >> problem >> config;
+    distinct.insert(problem + " " + config);
+  }
+  EXPECT_EQ(log_lines(log, "measured").size(), size_t(kFullSet)) << "the resume measured a stored trial again";
+  EXPECT_EQ(distinct.size(), size_t(kFullSet));
 }
 
 TEST_F(SweepRobustness, SigkillAtRandomMomentsNeverRemeasuresStoredTrialsAndEndsWithTheFullSet) {

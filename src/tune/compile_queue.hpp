@@ -1,0 +1,68 @@
+// Compiling candidates ahead of the device, and what a candidate's compile decides before any launch.
+// One queue serves every device of a sweep: NVRTC needs no GPU, so the parent process compiles while its
+// workers measure (src/worker/), and a worker finds the cubin in the shared cache.
+#pragma once
+
+#include <future>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "jit/compiler.hpp"
+#include "jit/cubin_cache.hpp"
+#include "problem/kernel_config.hpp"
+#include "problem/problem.hpp"
+#include "records/records.hpp"
+
+namespace dgt {
+
+class ThreadPool;
+
+/// A compiled candidate, or why it did not compile (NVRTC's log). Failing to compile is a trial outcome
+/// (compile_error), not an exception: the tuner records it and goes on.
+struct CompileResult {
+  std::optional<jit::CompiledKernel> kernel;
+  std::string error;
+};
+
+/// Compiles `spec` now through `cache` (a hit when the cubin is stored). Never throws.
+CompileResult compile_now(const jit::CubinCache& cache, const KernelSpec& spec);
+
+/// Compiles specs on a thread pool in the order they are prepared; each compiled key (KernelSpec::
+/// compiled_key) once. Thread-safe: several sweep lanes (one per GPU) wait on it at once.
+class CompileQueue {
+ public:
+  /// `threads` <= 0: all cores. `cache` must outlive the queue.
+  CompileQueue(const jit::CubinCache& cache, int threads);
+  /// Drops compiles not started when a stop was requested (tune/interrupt.hpp); waits for running ones.
+  ~CompileQueue();
+  CompileQueue(const CompileQueue&) = delete;
+  CompileQueue& operator=(const CompileQueue&) = delete;
+
+  /// Queues `spec` unless its compiled key is queued or done, or the resource model rejects it (its trial is
+  /// kInvalid without a compile: pre_device_trial). Returns true when it queued new work.
+  bool prepare(const KernelSpec& spec);
+  /// The result for `spec`, waiting for it (queued now when it was never prepared; an empty result with
+  /// the reason for a spec the resource model rejects).
+  CompileResult get(const KernelSpec& spec);
+  int threads() const;
+  const jit::CubinCache& cache() const { return cache_; }
+
+ private:
+  std::shared_future<CompileResult> find_or_submit(const KernelSpec& spec, bool* queued);
+
+  const jit::CubinCache& cache_;
+  std::unique_ptr<ThreadPool> pool_;
+  std::mutex mu_;
+  std::map<std::string, std::shared_future<CompileResult>> compiles_;
+};
+
+/// The trial of a candidate that ends before the device is involved: kInvalid when the resource model
+/// rejects it (space/resource_model.hpp), kCompileError when NVRTC failed or ptxas reports spills.
+/// nullopt when the candidate is to be launched. `protocol_json` is stored with the record.
+std::optional<TrialRecord> pre_device_trial(const KernelSpec& spec, const Problem& p, const CompileResult& compiled,
+                                            const std::string& protocol_json);
+
+}  // namespace dgt

@@ -1,0 +1,127 @@
+#include "worker/worker_measurer.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include "space/cost_model.hpp"
+#include "tune/device_bench.hpp"
+
+namespace dgt {
+
+using nlohmann::json;
+
+WorkerMeasurer::WorkerMeasurer(WorkerCommand command, WorkerLimits limits, CompileQueue* compiles,
+                               std::string protocol_name, std::string protocol_json)
+    : command_(std::move(command)),
+      limits_(limits),
+      compiles_(compiles),
+      protocol_name_(std::move(protocol_name)),
+      protocol_json_(std::move(protocol_json)) {
+  proc_ = std::make_unique<WorkerProcess>(command_, limits_.start);
+  fingerprint_ = proc_->hello().at("fingerprint").get<DeviceFingerprint>();
+}
+
+WorkerMeasurer::~WorkerMeasurer() = default;
+
+std::string WorkerMeasurer::describe() const {
+  return fmt::format("{} worker (pid {}, {} {}){}", command_.label, proc_ ? proc_->pid() : -1, fingerprint_.name,
+                     fingerprint_.pci_bus_id,
+                     compiles_ ? fmt::format(", {} compile threads in the parent, cache {}", compiles_->threads(),
+                                             compiles_->cache().dir())
+                               : "");
+}
+
+bool WorkerMeasurer::prepare(const KernelSpec& spec) { return compiles_ ? compiles_->prepare(spec) : false; }
+
+void WorkerMeasurer::begin_shape(const Problem& p) {
+  problem_ = p;
+  shape_sent_ = false;
+  ready();  // the inputs of the shape are made now, not inside the first candidate's time limit
+}
+
+void WorkerMeasurer::drop() {
+  if (proc_) proc_->ended_how();
+  proc_.reset();
+  shape_sent_ = false;
+}
+
+void WorkerMeasurer::rethrow(const json& reply) const {
+  throw Error(parse_error_kind(reply.value("kind", "internal")),
+              fmt::format("{} worker: {}", command_.label, reply.value("error", reply.dump())));
+}
+
+WorkerProcess& WorkerMeasurer::ready() {
+  if (!proc_) {
+    proc_ = std::make_unique<WorkerProcess>(command_, limits_.start);
+    ++restarts_;
+  }
+  if (!shape_sent_ && problem_) {
+    json reply;
+    const auto outcome = proc_->request(json{{"op", "begin_shape"}, {"problem", *problem_}}, limits_.shape, &reply);
+    if (outcome != WorkerProcess::Outcome::kReply) {
+      const std::string how = proc_->ended_how();
+      drop();
+      DGT_THROW(ErrorKind::kCuda, "the {} worker {} while preparing the inputs of {} ({})", command_.label,
+                outcome == WorkerProcess::Outcome::kDied ? "died" : "did not answer", problem_->label(), how);
+    }
+    if (!reply.value("ok", false)) rethrow(reply);
+    shape_sent_ = true;
+  }
+  return *proc_;
+}
+
+std::pair<BaselineRecord, BaselineRecord> WorkerMeasurer::baselines() {
+  WorkerProcess& w = ready();
+  json reply;
+  const auto outcome = w.request(json{{"op", "baselines"}}, limits_.shape, &reply);
+  if (outcome != WorkerProcess::Outcome::kReply) {
+    const std::string how = w.ended_how();
+    drop();
+    DGT_THROW(ErrorKind::kCublas, "the {} worker {} while timing the cuBLASLt baselines of {} ({})", command_.label,
+              outcome == WorkerProcess::Outcome::kDied ? "died" : "did not answer", problem_->label(), how);
+  }
+  if (!reply.value("ok", false)) rethrow(reply);
+  return {reply.at("default").get<BaselineRecord>(), reply.at("tuned").get<BaselineRecord>()};
+}
+
+TrialRecord WorkerMeasurer::measure(const KernelSpec& spec) {
+  if (!problem_) DGT_THROW(ErrorKind::kInternal, "WorkerMeasurer::measure before begin_shape");
+  const Problem& p = *problem_;
+  if (compiles_) {
+    // Compile here, in the parent: a candidate that does not compile never costs a worker.
+    if (auto early = pre_device_trial(spec, p, compiles_->get(spec), protocol_json_)) return *early;
+  }
+  WorkerProcess& w = ready();
+  const double timeout_s = candidate_timeout_s(spec, p, fingerprint_.sm_count);
+  const auto limit = limits_.candidate + std::chrono::milliseconds(static_cast<long long>(timeout_s * 1000));
+  json reply;
+  const auto outcome = w.request(json{{"op", "measure"}, {"problem", p}, {"config", spec.config}}, limit, &reply);
+  if (outcome == WorkerProcess::Outcome::kReply) {
+    if (!reply.value("ok", false)) rethrow(reply);
+    TrialRecord t = reply.at("trial").get<TrialRecord>();
+    if (reply.value("context_lost", false)) {
+      spdlog::warn("  {} {} the {} worker ({}): starting a new worker for the next candidate", spec.config.key(),
+                   t.status == TrialStatus::kTimeout ? "hung" : "crashed", command_.label, t.error);
+      drop();
+    }
+    return t;
+  }
+  const std::string how = w.ended_how();
+  const int pid = w.pid();
+  drop();
+  TrialRecord t;
+  t.problem = p;
+  t.config = spec.config;
+  t.protocol = protocol_json_;
+  if (outcome == WorkerProcess::Outcome::kDied) {
+    t.status = TrialStatus::kCrashed;
+    t.error = fmt::format("the {} worker (pid {}) died while measuring this candidate: {}", command_.label, pid, how);
+  } else {
+    t.status = TrialStatus::kTimeout;
+    t.error = fmt::format("the {} worker (pid {}) did not answer within {:.0f} s and was killed", command_.label, pid,
+                          std::chrono::duration<double>(limit).count());
+  }
+  spdlog::warn("  {}: {}; starting a new worker for the next candidate", spec.config.key(), t.error);
+  return t;
+}
+
+}  // namespace dgt

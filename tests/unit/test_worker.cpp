@@ -1,0 +1,259 @@
+// The worker process (src/worker/) on the CPU: the sweep loop measuring through dgtune_fake_worker
+// (tests/fake/fake_worker.cpp) processes that crash (SIGSEGV), hang, lose their context or refuse to start,
+// and two workers sharing the shapes of one sweep (the --devices path). The trials are read back with SQLite
+// directly, not through the code under test.
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+
+#include <chrono>
+#include <fstream>
+#include <sstream>
+#include <map>
+#include <set>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "db/tuning_db.hpp"
+#include "space/cost_model.hpp"
+#include "temp_dir_test.hpp"
+#include "tune/sweep_loop.hpp"
+#include "worker/wire.hpp"
+#include "worker/worker_measurer.hpp"
+#include "worker/worker_sweep.hpp"
+
+namespace dgt {
+namespace {
+
+constexpr const char* kFakeProtocol = R"({"name":"fake"})";
+
+struct Row {
+  std::string problem, config, status, error, pci;
+};
+
+std::vector<Row> trials(const std::string& db) {
+  sqlite3* h = nullptr;
+  EXPECT_EQ(sqlite3_open_v2(db.c_str(), &h, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  sqlite3_stmt* s = nullptr;
+  EXPECT_EQ(sqlite3_prepare_v2(h,
+                               "SELECT p.key, c.key, t.status, t.error, t.pci_bus_id FROM trial t JOIN problem p ON "
+                               "p.id = t.problem_id JOIN config c ON c.id = t.config_id",
+                               -1, &s, nullptr),
+            SQLITE_OK);
+  std::vector<Row> out;
+  auto text = [&](int i) { return std::string(reinterpret_cast<const char*>(sqlite3_column_text(s, i))); };
+  while (sqlite3_step(s) == SQLITE_ROW) out.push_back({text(0), text(1), text(2), text(3), text(4)});
+  sqlite3_finalize(s);
+  sqlite3_close(h);
+  return out;
+}
+
+WorkerCommand fake_command(const std::string& pci) { return WorkerCommand{{DGT_FAKE_WORKER_BIN, pci}, "fake " + pci}; }
+
+WorkerLimits short_limits() {
+  WorkerLimits l;
+  l.start = std::chrono::seconds(20);
+  l.shape = std::chrono::seconds(20);
+  l.candidate = std::chrono::milliseconds(500);  // + candidate_timeout_s (>= 2 s): a hang costs ~2.5 s
+  return l;
+}
+
+class WorkerTest : public test::TempDirTest {
+ protected:
+  void TearDown() override {
+    for (const char* v : {"FAKE_WORKER_FAULTS", "FAKE_WORKER_START", "FAKE_WORKER_DELAY_MS", "FAKE_WORKER_LOG"})
+      unsetenv(v);
+    TempDirTest::TearDown();
+  }
+  std::unique_ptr<WorkerMeasurer> measurer(const std::string& pci) {
+    return std::make_unique<WorkerMeasurer>(fake_command(pci), short_limits(), nullptr, "fake", kFakeProtocol);
+  }
+};
+
+TEST_F(WorkerTest, CrashHangAndLostContextAreStoredAndTheSweepGoesOn) {
+  const Problem p = Problem::dense(4096, 4096, 4096);
+  SweepOptions opts;
+  opts.max_candidates = 10;
+  const auto ranked = rank_by_estimate(opts.space, p, 132, 10);
+  ASSERT_EQ(ranked.size(), 10u);
+  const std::string crash = ranked[1].key(), hang = ranked[4].key(), lose = ranked[7].key();
+  setenv("FAKE_WORKER_FAULTS", ("crash:" + crash + ",hang:" + hang + ",lose:" + lose).c_str(), 1);
+
+  const std::string db_path = path("t.db");
+  TuningDb db(db_path);
+  auto m = measurer("0000:01:00.0");
+  const DeviceScope scope = db.upsert_device(m->fingerprint());
+  std::vector<ShapeEntry> shapes(1);
+  shapes[0].problem = p;
+  const auto out = run_sweep(db, scope, *m, shapes, opts);
+
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_TRUE(out[0].complete);
+  EXPECT_EQ(out[0].measured_now, 10);
+  EXPECT_EQ(m->restarts(), 3);  // one new worker after each faulty candidate
+  std::map<std::string, Row> by_config;
+  for (const Row& r : trials(db_path)) by_config[r.config] = r;
+  ASSERT_EQ(by_config.size(), 10u);
+  EXPECT_EQ(by_config[crash].status, "crashed");
+  EXPECT_NE(by_config[crash].error.find("died while measuring this candidate: signal 11"), std::string::npos)
+      << by_config[crash].error;
+  EXPECT_EQ(by_config[hang].status, "timeout");
+  EXPECT_NE(by_config[hang].error.find("did not answer within"), std::string::npos) << by_config[hang].error;
+  EXPECT_EQ(by_config[lose].status, "crashed");
+  EXPECT_NE(by_config[lose].error.find("fake sticky error"), std::string::npos) << by_config[lose].error;
+  int ok = 0;
+  for (const auto& [key, r] : by_config) ok += r.status == "ok" ? 1 : 0;
+  EXPECT_EQ(ok, 7);
+  ASSERT_TRUE(out[0].winner.has_value());  // the healthy candidates still rank
+}
+
+TEST_F(WorkerTest, TwoLanesShareTheShapesAndEachShapeStaysOnOneDevice) {
+  setenv("FAKE_WORKER_DELAY_MS", "5", 1);
+  setenv("FAKE_WORKER_LOG", path("measured.log").c_str(), 1);
+  const std::string db_path = path("t.db");
+  TuningDb db0(db_path), db1(db_path);
+  auto m0 = measurer("0000:01:00.0");
+  auto m1 = measurer("0000:02:00.0");
+  ASSERT_EQ(m0->fingerprint().hardware().key(), m1->fingerprint().hardware().key());
+  std::vector<SweepLane> lanes{{&db0, db0.upsert_device(m0->fingerprint()), m0.get()},
+                               {&db1, db1.upsert_device(m1->fingerprint()), m1.get()}};
+  std::vector<ShapeEntry> shapes;
+  for (int64_t m : {128, 256, 512, 1024, 2048, 4096}) {
+    shapes.emplace_back();
+    shapes.back().problem = Problem::dense(m, 2112, 7168);
+  }
+  SweepOptions opts;
+  opts.max_candidates = 6;
+  const auto out = run_sweep(lanes, shapes, opts);
+  for (const auto& o : out) EXPECT_TRUE(o.complete) << o.entry.problem.label();
+
+  const auto rows = trials(db_path);
+  EXPECT_EQ(rows.size(), shapes.size() * 6);  // none lost, none twice (problem, config) is the key per device
+  std::set<std::pair<std::string, std::string>> keys;
+  std::map<std::string, std::set<std::string>> pcis_of_problem;
+  std::set<std::string> pcis;
+  for (const Row& r : rows) {
+    EXPECT_EQ(r.status, "ok");
+    keys.insert({r.problem, r.config});
+    pcis_of_problem[r.problem].insert(r.pci);
+    pcis.insert(r.pci);
+  }
+  EXPECT_EQ(keys.size(), rows.size());
+  for (const auto& [problem, set] : pcis_of_problem) EXPECT_EQ(set.size(), 1u) << problem << " measured on two GPUs";
+  EXPECT_EQ(pcis.size(), 2u);  // both devices got shapes
+
+  // Longest work first: the two largest shapes (M = 4096, 2048) are the first two the lanes take.
+  std::ifstream log(path("measured.log"));
+  std::string line;
+  std::set<std::string> first_two;
+  while (first_two.size() < 2 && std::getline(log, line)) {
+    std::istringstream in(line);
+    std::string word, pci, problem;
+    if (in >> word >> pci >> problem && word == "measured") first_two.insert(problem);  // not the "worker PID" lines
+  }
+  EXPECT_EQ(first_two, (std::set<std::string>{shapes[5].problem.key(), shapes[4].problem.key()}));
+}
+
+TEST_F(WorkerTest, AWorkerThatRefusesToStartFailsWithItsOwnError) {
+  setenv("FAKE_WORKER_START", "fail", 1);
+  try {
+    measurer("0000:01:00.0");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kNoDevice);
+    EXPECT_NE(e.message().find("could not start: fake: no CUDA device found"), std::string::npos) << e.message();
+  }
+}
+
+TEST_F(WorkerTest, ASilentWorkerIsKilledAfterTheStartLimit) {
+  setenv("FAKE_WORKER_START", "silent", 1);
+  WorkerLimits l = short_limits();
+  l.start = std::chrono::milliseconds(300);
+  const auto t0 = std::chrono::steady_clock::now();
+  try {
+    WorkerMeasurer m(fake_command("0000:01:00.0"), l, nullptr, "fake", kFakeProtocol);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kCuda);
+    EXPECT_NE(e.message().find("did not answer within the start limit and was killed"), std::string::npos)
+        << e.message();
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
+}
+
+TEST(WorkerWire, RecordsRoundTripExactly) {
+  TrialRecord t;
+  t.problem = Problem::dense(7, 4099, 513);
+  t.config = rank_by_estimate(SearchSpace::builtin_default(), t.problem, 132, 1).at(0);
+  t.status = TrialStatus::kOk;
+  Timing tm;
+  tm.median_us = 12.345678901234;
+  tm.p10_us = 11.1;
+  tm.p90_us = 13.3;
+  tm.samples = 77;
+  tm.rse = 0.0042;
+  tm.sm_clock_mhz = 1755.5;
+  tm.throttled = true;
+  t.set_timing(tm);
+  t.verification = Verification{true, 1e-3, 2e-6, 0, 0};
+  t.protocol = R"({"name":"cold-l2-v1"})";
+  t.compile_ms = 1234.5;
+  t.registers = 168;
+  t.smem_bytes = 200704;
+  const TrialRecord back = nlohmann::json(t).get<TrialRecord>();
+  EXPECT_EQ(back.problem.key(), t.problem.key());
+  EXPECT_EQ(back.config.key(), t.config.key());
+  EXPECT_EQ(back.timing->median_us, tm.median_us);
+  EXPECT_EQ(back.timing->samples, 77);
+  EXPECT_TRUE(back.timing->throttled);
+  EXPECT_EQ(back.tflops, t.tflops);
+  EXPECT_EQ(back.verification->diff, 2e-6);
+  EXPECT_EQ(back.registers, 168);
+  EXPECT_EQ(back.smem_bytes, 200704);
+  EXPECT_EQ(back.protocol, t.protocol);
+
+  BaselineRecord b;
+  b.problem = t.problem;
+  b.provider = kProviderCublasTuned;
+  b.status = TrialStatus::kUnsupported;
+  b.cublas_status = 15;
+  b.error = "not supported";
+  const BaselineRecord bb = nlohmann::json(b).get<BaselineRecord>();
+  EXPECT_EQ(bb.status, TrialStatus::kUnsupported);
+  EXPECT_FALSE(bb.timing.has_value());
+  EXPECT_EQ(bb.cublas_status, 15);
+  EXPECT_EQ(bb.provider, kProviderCublasTuned);
+
+  SessionOptions so;
+  so.device = 3;
+  so.kind = ProtocolKind::kHotGraph;
+  so.hot_graph_rounds = 17;
+  so.protocol.max_samples = 123;
+  so.seed = 99;
+  const SessionOptions sb = nlohmann::json(so).get<SessionOptions>();
+  EXPECT_EQ(sb.device, 3);
+  EXPECT_EQ(sb.protocol_json(), so.protocol_json());
+  EXPECT_EQ(sb.protocol.max_samples, 123);
+  EXPECT_EQ(sb.seed, 99u);
+}
+
+TEST(WorkerDevices, ParsesAllAndListsAndRefusesTheRest) {
+  EXPECT_EQ(parse_devices("all", 3), (std::vector<int>{0, 1, 2}));
+  EXPECT_EQ(parse_devices("1,0", 2), (std::vector<int>{1, 0}));
+  EXPECT_EQ(parse_devices("7", 8), (std::vector<int>{7}));
+  auto kind_of = [](const std::string& text, int count) {
+    try {
+      parse_devices(text, count);
+    } catch (const Error& e) {
+      return e.kind();
+    }
+    return ErrorKind::kInternal;  // no error
+  };
+  for (const char* bad : {"", "0,,1", "01", "-1", "0x1", "+1", " 1", "1,", "2", "0,0", "one"})
+    EXPECT_EQ(kind_of(bad, 2), ErrorKind::kUsage) << "'" << bad << "'";
+  EXPECT_EQ(kind_of("all", 0), ErrorKind::kNoDevice);
+}
+
+}  // namespace
+}  // namespace dgt
