@@ -142,13 +142,15 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
 #pragma unroll
       for (u32 j = 0; j < kClusterN; ++j) mask_a |= u16(1u << (rank_m + j * kClusterM));
       u32 stage = 0, phase = 0;
+      // Bytes one stage receives: the A boxes of every CTA of the cluster row, and B's.
+      const u32 stage_tx = T::a_box_rows(M) * kClusterN * BLOCK_K + T::kSmemBStage;
       for (u32 unit = cluster_id; unit < sched.num_units; unit += num_clusters) {
         const WorkUnit w = sched.work(unit, rank_m, rank_n);
         const int a_row = int(w.m_block * BLOCK_M + rank_n * T::kSliceRowsA);
         const int b_row = int(w.n_block * BLOCK_N + rank_m * T::kSliceRowsB);
         for (u32 kb = w.k_begin; kb < w.k_end; ++kb) {
           ptx::mbar_wait(&empty_bar[stage], phase ^ 1);
-          ptx::mbar_arrive_expect_tx(&full_bar[stage], T::kSmemAStage + T::kSmemBStage);
+          ptx::mbar_arrive_expect_tx(&full_bar[stage], stage_tx);
 #pragma unroll
           for (u32 a = 0; a < T::kAtomsK; ++a) {
             const int k_idx = int(kb * BLOCK_K + a * kSwizzle);

@@ -55,6 +55,16 @@ struct Fp8GemmTraits {
   static constexpr u32 kSliceRowsB = BLOCK_N / kClusterM;
 
   static constexpr u32 kSmemAStage = BLOCK_M * BLOCK_K;
+  /// Rows of A one TMA box loads: a cluster slice (BLOCK_M / kClusterN); without a cluster along N and with the
+  /// whole of M inside one m-block (M < BLOCK_M, decode shapes), only round_up(M, 8) rows: a box that is mostly
+  /// out of bounds runs TMA's slow zero-fill path (H200, 64x16x128 at N = 2112, K = 7168: 19.8 us at M = 1 vs
+  /// 11.8 us at M = 64; results/h200/small-m.md). Rows M.. of the stage keep stale data; each row of D depends
+  /// only on its row of A and rows >= M are never stored, so that is harmless. Mirrored by dgt::a_box_rows
+  /// (src/problem/kernel_config.hpp), which encodes the tensor map.
+  static __device__ __forceinline__ u32 a_box_rows(u32 M) {
+    if (kClusterN == 1 && M < BLOCK_M) return (M + 7u) & ~7u;
+    return kSliceRowsA;
+  }
   static constexpr u32 kSmemBStage = BLOCK_N * BLOCK_K;
   static constexpr u32 kSmemARegion = kNumStages * kSmemAStage;                         // multiple of 1024
   static constexpr u32 kSmemBRegion = (kNumStages * kSmemBStage + 1023) / 1024 * 1024;  // rounded up to 1024

@@ -31,12 +31,16 @@ struct Side {
   /// allocation, no synchronisation, no host reads of device data; every first-use allocation (a
   /// split-K workspace, a module load) must already have happened when the engine is built.
   std::function<void(cudaStream_t)> launch;
+  /// False for a side whose output is not a GEMM result (the copy limit, bench/copy_limit_side.hpp): the
+  /// OutputCheck is not run on it and its SideSummary::check stays empty.
+  bool check_output = true;
 };
 
 /// The caller's output check after the rounds (e.g. ProblemData::poison_output / verify): for each
 /// side the engine calls prepare(stream), runs what one sample of that side runs (cold-l2: one
 /// launch; hot-graph: one replay of its graph, i.e. graph_launches launches back to back), then
-/// stores verify(stream) in the side's summary (SideSummary::check).
+/// stores verify(stream) in the side's summary (SideSummary::check); sides with check_output = false are
+/// skipped.
 struct OutputCheck {
   std::function<void(cudaStream_t)> prepare;
   std::function<Verification(cudaStream_t)> verify;
@@ -69,6 +73,8 @@ class DeviceSides final : public SampleSource {
   /// Enqueues what one sample of `side` runs, untimed (cold-l2: one launch; hot-graph: one replay;
   /// call prepare() first). For checks of the output after replay.
   void replay(int side);
+  /// Side::check_output of `side`.
+  bool checks_output(int side) const { return sides_.at(static_cast<size_t>(side)).check_output; }
   /// Waits for the stream with the protocol's watchdog.
   void sync();
 

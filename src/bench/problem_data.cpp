@@ -15,7 +15,10 @@ ProblemData::ProblemData(const Problem& p, const UtilKernels& util, uint64_t see
   validate_problem(p);
   a_ = DeviceBuffer(static_cast<size_t>(p.m * p.lda));
   b_ = DeviceBuffer(static_cast<size_t>(p.n * p.ldb));
-  d_ = DeviceBuffer(static_cast<size_t>(rows_alloc_ * p.ldd * dtype_bytes(p.d)));
+  // At least 2 bytes per element: compare's copy-limit side (launch/copy_limit) writes D as BF16 whatever
+  // the output type, so an e4m3 D gets a BF16-sized allocation (the kernel and the checks use its first
+  // rows_alloc x ldd bytes).
+  d_ = DeviceBuffer(static_cast<size_t>(rows_alloc_ * p.ldd * std::max(dtype_bytes(p.d), 2)));
   dref_ = DeviceBuffer(static_cast<size_t>(p.m * p.n * 4));
   // A's and B's scales in one buffer, B's at a 256-byte boundary: cuBLASLt refuses FP8 launches
   // (status 15, NOT_SUPPORTED) whose scale pointers are not 16-byte aligned; seen on the H200 with

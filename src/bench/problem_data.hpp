@@ -46,7 +46,7 @@ class ProblemData {
   const float* reference() const { return dref_.as<float>(); }
   /// Device pointer of D.
   void* output() const { return d_.get(); }
-  /// Bytes of D's allocation (M + kGuardRows rows of ldd elements).
+  /// Bytes of D's allocation (M + kGuardRows rows of ldd elements, at least 2 bytes each: see the constructor).
   size_t output_bytes() const { return d_.bytes(); }
 
   /// Device pointer of A's (i = 0) or B's (i = 1) scales.

@@ -27,6 +27,7 @@ struct Args {
   std::string save;
   std::vector<std::string> extra_configs;  ///< --config KEY (repeatable)
   OutputOptions output;                    ///< --d --bias --act: override the shapes file's (issue 12)
+  bool copy_limit = true;                  ///< --copy-limit / --no-copy-limit
   DbOption db;
   DeviceOption device;
   CacheDirOption cache;
@@ -75,6 +76,7 @@ int run_measured(const Args& a) {
   so.device = a.device.ordinal;
   so.protocol = protocol;
   so.extra_configs = extra;
+  so.copy_limit = a.copy_limit;
   ShapeComparer cmp(so);
   std::string db_note;
   if (!std::filesystem::exists(db_path))
@@ -219,6 +221,11 @@ void add_compare(CLI::App& app, Action& action) {
          "is opened; each is verified first and left out (with a warning) where its output is wrong")
       ->needs(shapes);
   a.output.add(cmd, false);
+  cmd.add_flag("--copy-limit,!--no-copy-limit", a.copy_limit,
+               "with --shapes: also time the copy limit (read A and B once, write D once, on the same buffers) as "
+               "a side of the same rounds and report copy_us and copy_fraction = copy us / dgtune us (default on; "
+               "off: the rounds hold only the GEMM sides, as before this side existed)")
+      ->needs(shapes);
   add_groups(cmd, a.db, a.device, a.cache, a.format);
 }
 

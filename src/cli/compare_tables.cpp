@@ -1,10 +1,12 @@
 #include "cli/compare_tables.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 
 #include <fmt/format.h>
 
+#include "bench/copy_limit_side.hpp"
 #include "core/error.hpp"
 
 namespace dgt::cli {
@@ -60,7 +62,8 @@ const char* kVerdicts[] = {"faster", "slower", "equivalent", "inconclusive"};
 
 report::Table summary_table(const std::string& title, const std::vector<double>& x_tuned,
                             const std::vector<double>& x_default, const std::map<std::string, int>& counts,
-                            int not_measured, const std::string& what, bool with_default) {
+                            int not_measured, const std::string& what, bool with_default,
+                            const std::vector<double>& copy_fractions = {}) {
   report::Table t;
   t.title = title;
   t.columns = {{"what", "what", false}, {"value", "value", true}};
@@ -75,6 +78,11 @@ report::Table summary_table(const std::string& title, const std::vector<double>&
     t.rows.push_back({std::string("shapes ") + v, int64_t(it == counts.end() ? 0 : it->second)});
   }
   t.rows.push_back({std::string("shapes not measured"), int64_t(not_measured)});
+  if (!copy_fractions.empty()) {
+    t.rows.push_back({std::string("geomean copy_fraction (copy-limit us / dgtune us)"), geo(copy_fractions)});
+    t.rows.push_back({std::string("min copy_fraction"),
+                      Number{*std::min_element(copy_fractions.begin(), copy_fractions.end()), 3}});
+  }
   return t;
 }
 
@@ -103,6 +111,8 @@ std::vector<report::Table> compare_tables(const std::vector<CompareShape>& shape
                {"x_default", "x default", true},
                {"tflops", "TFLOPS", true},
                {"gbps", "GB/s", true},
+               {"copy_us", "copy-limit us", true},
+               {"copy_fraction", "copy fraction", true},
                {"clock_mhz", "clock MHz", true},
                {"flagged", "flagged", true},
                {"clock_mhz_unflagged", "clock MHz (unflagged)", true},
@@ -112,7 +122,7 @@ std::vector<report::Table> compare_tables(const std::vector<CompareShape>& shape
                {"rounds", "rounds", true},
                {"cublas_tuned_algo", "cuBLASLt tuned algo", false},
                {"note", "note", false}};
-  std::vector<double> x_tuned, x_default;
+  std::vector<double> x_tuned, x_default, copy_fractions;
   std::map<std::string, int> counts;
   int not_measured = 0;
   for (const CompareShape& c : shapes) {
@@ -155,6 +165,14 @@ std::vector<report::Table> compare_tables(const std::vector<CompareShape>& shape
     row.push_back(vs_default ? num(vs_default->speedup_x_over_y(), 3) : Cell{});
     row.push_back(num(tflops_of(c.problem, s.all.median), 1));
     row.push_back(num(gbps_of(c.problem, s.all.median), 0));
+    // The copy limit (compare --copy-limit): its median, and the fraction of it dgtune achieves, a ratio
+    // of medians (the side is a bound, not a competitor: no paired interval).
+    const int copy = r.find(kSideCopyLimit);
+    const double copy_us = copy < 0 ? std::nan("") : r.sides[size_t(copy)].all.median;
+    const double fraction = copy_us > 0 && s.all.median > 0 ? copy_us / s.all.median : std::nan("");
+    if (std::isfinite(fraction)) copy_fractions.push_back(fraction);
+    row.push_back(num(copy_us, 2));
+    row.push_back(num(fraction, 3));
     row.push_back(num(s.median_clock_mhz, 0));
     row.push_back(int64_t(s.flagged));
     row.push_back(num(unflagged_clock(r, ours), 0));
@@ -195,7 +213,9 @@ std::vector<report::Table> compare_tables(const std::vector<CompareShape>& shape
     const int ours = r.find(kSideDgtune), tuned = r.find(kProviderCublasTuned);
     for (size_t i = 0; i < r.sides.size(); ++i) {
       const std::string& label = r.sides[i].label;
-      if (label == kSideDgtune || label == kProviderCublasTuned || label == kProviderCublasDefault) continue;
+      if (label == kSideDgtune || label == kProviderCublasTuned || label == kProviderCublasDefault ||
+          label == kSideCopyLimit)
+        continue;
       const SideSummary& s = r.sides[i];
       std::vector<Cell> row{c.problem.label(),
                             std::string(to_string(c.problem.accum)),
@@ -232,7 +252,8 @@ std::vector<report::Table> compare_tables(const std::vector<CompareShape>& shape
   tables.push_back(summary_table("summary (" + std::string(stats::to_string(opts.method)) + " interval, " +
                                      std::to_string(int(std::lround(opts.confidence * 100))) + "%, margin " +
                                      fmt_margin(opts.margin) + ")",
-                                 x_tuned, x_default, counts, not_measured, "speedup vs cuBLASLt-tuned", true));
+                                 x_tuned, x_default, counts, not_measured, "speedup vs cuBLASLt-tuned", true,
+                                 copy_fractions));
   return tables;
 }
 
@@ -275,10 +296,11 @@ StoredMeasurement stored_from_compare(const CompareShape& c, const std::string& 
       s.config_key = c.config_key;
       s.source = c.config_source;
     } else {
+      // cuBLASLt or the copy limit: not one of our configs (the schema knows config and provider only).
       s.kind = "provider";
       s.source = s.label;
       s.algo = s.label == kProviderCublasTuned ? c.tuned_algo : "";
-      s.heuristic_count = heuristic_count;
+      s.heuristic_count = s.label == kSideCopyLimit ? 0 : heuristic_count;
     }
     if (size_t(i) < r.sides.size()) s.check = r.sides[size_t(i)].check;
     m.sides.push_back(std::move(s));

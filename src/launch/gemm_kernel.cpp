@@ -93,7 +93,7 @@ void GemmKernel::launch(const Problem& p, const GemmOperands& ops, cudaStream_t 
     DGT_THROW(ErrorKind::kInvalid, "problem {} does not match kernel {} (output type, bias or activation differ)",
               p.label(), spec_.key());
   check_epilogue_operands(p, ops);
-  const CUtensorMap tma_a = make_kmajor_tma("A", ops.a, p.m, p.k, p.lda, c.block_m / c.cluster_n, c.swizzle);
+  const CUtensorMap tma_a = make_kmajor_tma("A", ops.a, p.m, p.k, p.lda, a_box_rows(c, p.m), c.swizzle);
   const CUtensorMap tma_b = make_kmajor_tma("B", ops.b, p.n, p.k, p.ldb, c.block_n / c.cluster_m, c.swizzle);
   CUtensorMap tma_d{};
   if (c.epilogue == Epilogue::kTma)

@@ -26,6 +26,7 @@ UtilKernels::UtilKernels(const jit::CubinCache& cache, int sm_count) : sm_count_
   compare_ = get("dgt_compare");
   ref_epilogue_ = get("dgt_ref_epilogue");
   clock_probe_ = get("dgt_clock_probe");
+  copy_limit_ = get("dgt_copy_limit");
 }
 
 void UtilKernels::launch(CUfunction f, unsigned gx, unsigned gy, unsigned bx, unsigned by, void** params,
@@ -87,6 +88,17 @@ void UtilKernels::compare(const Problem& p, const void* d, const float* dref, in
   unsigned out = out_type_code(p.d);
   void* params[] = {&d, &dref, &m, &n, &ldd, &rows, &stats, &out, &scale_d};
   launch(compare_.function, sm_count_ * 4, 1, 256, 1, params, s);
+}
+
+void UtilKernels::copy_limit(const CopyLimitPlan& plan, const void* a, const void* b, void* d, uint32_t* sink,
+                             cudaStream_t s) const {
+  CopyLimitArgs args = plan.args;
+  args.a.base = a;
+  args.b.base = b;
+  args.d = d;
+  args.sink = sink;
+  void* params[] = {&args};
+  launch(copy_limit_.function, plan.grid, 1, plan.block, 1, params, s);
 }
 
 void UtilKernels::clock_probe(uint64_t* out, uint64_t spin_ns, cudaStream_t s) const {

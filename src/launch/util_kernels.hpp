@@ -9,6 +9,7 @@
 
 #include "jit/cubin_cache.hpp"
 #include "jit/module.hpp"
+#include "launch/copy_limit.hpp"
 #include "problem/problem.hpp"
 
 namespace dgt {
@@ -47,6 +48,12 @@ class UtilKernels {
   /// first); e4m3 output compares with scale_d x Dref (kernels/util/compare.cuh says how).
   void compare(const Problem& p, const void* d, const float* dref, int64_t rows_alloc, CompareStatsHost* stats,
                float scale_d, cudaStream_t s) const;
+  /// The copy limit of a problem (kernels/util/copy_limit.cuh): one launch of `plan` (plan_copy_limit)
+  /// reading A (M x lda bytes) and B (N x ldb bytes) once and writing D's M x N BF16 once (what
+  /// copy_limit_reference computes); `sink` is 4 bytes of device memory that no one reads. One kernel,
+  /// no allocation or synchronisation: capturable in a CUDA graph.
+  void copy_limit(const CopyLimitPlan& plan, const void* a, const void* b, void* d, uint32_t* sink,
+                  cudaStream_t s) const;
   /// Launches the clock probe: out[0] = ns, out[1] = SM cycles over ~spin_ns.
   void clock_probe(uint64_t* out, uint64_t spin_ns, cudaStream_t s) const;
 
@@ -54,7 +61,8 @@ class UtilKernels {
   void launch(CUfunction f, unsigned grid_x, unsigned grid_y, unsigned block_x, unsigned block_y, void** params,
               cudaStream_t s) const;
 
-  jit::LoadedKernel fill_fp8_, fill_u16_, flush_write_, flush_read_, ref_gemm_, compare_, ref_epilogue_, clock_probe_;
+  jit::LoadedKernel fill_fp8_, fill_u16_, flush_write_, flush_read_, ref_gemm_, compare_, ref_epilogue_, clock_probe_,
+      copy_limit_;
   int sm_count_;
 };
 

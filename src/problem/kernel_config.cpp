@@ -8,6 +8,7 @@
 
 #include "core/error.hpp"
 #include "core/escape.hpp"
+#include "core/int_math.hpp"
 
 namespace dgt {
 
@@ -149,6 +150,11 @@ std::string KernelSpec::compiled_key() const {
   s.config.split_k = config.split_k > 1 ? 2 : 1;
   s.config.sms = 0;
   return s.key();
+}
+
+int a_box_rows(const KernelConfig& c, int64_t m) {
+  if (c.cluster_n == 1 && m < c.block_m) return static_cast<int>(round_up(m, int64_t{8}));
+  return c.block_m / c.cluster_n;
 }
 
 void to_json(nlohmann::json& j, const KernelConfig& c) {

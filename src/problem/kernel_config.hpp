@@ -102,6 +102,11 @@ Mainloop parse_mainloop(std::string_view s, std::string_view where);
 int epilogue_swizzle_bytes(int block_n, int out_bytes = 2);
 /// Columns of one TMA store box of D: the swizzle span in output elements, or BLOCK_N without swizzle.
 int epilogue_box_cols(int block_n, int out_bytes = 2);
+/// Rows of A one TMA load box holds for a problem with `m` rows: BLOCK_M / cluster_n (a cluster slice), or
+/// round_up(m, 8) when cluster_n == 1 and m < BLOCK_M, so a decode-shaped A is not loaded as a box that is
+/// mostly out of bounds (TMA's zero fill of out-of-bounds rows is slow). Mirrors Fp8GemmTraits::a_box_rows
+/// (kernels/gemm/fp8_gemm_traits.cuh): the tensor map's box and the kernel's expected bytes must agree.
+int a_box_rows(const KernelConfig& c, int64_t m);
 
 void to_json(nlohmann::json& j, const KernelConfig& c);
 void from_json(const nlohmann::json& j, KernelConfig& c);

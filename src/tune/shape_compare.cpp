@@ -8,6 +8,7 @@
 #include <set>
 #include <tuple>
 
+#include "bench/copy_limit_side.hpp"
 #include "bench/device_sides.hpp"
 #include "bench/problem_data.hpp"
 #include "core/error.hpp"
@@ -202,6 +203,11 @@ gate::ShapeRecord ShapeComparer::measure(const ShapeEntry& shape, RoundsResult* 
     rec.tuned_algo = "unsupported: " + plan.error();
     spdlog::info("{}: cuBLASLt refuses the problem ({}); measuring dgtune alone", p.label(), plan.error());
     std::vector<Side> alone = {{"dgtune", [&](cudaStream_t s) { kernel->launch(p, ops, s, &ws); }}};
+    std::optional<CopyLimitSide> copy;
+    if (options_.copy_limit) {
+      copy.emplace(*util_, p, device_.sm_count, ops);
+      alone.push_back(copy->side());
+    }
     OutputCheck check{[&](cudaStream_t s) { data.poison_output(s); }, [&](cudaStream_t s) { return data.verify(s); }};
     const RoundsResult r = measure_sides(*util_, device_, options_.protocol, stream_, alone, &check);
     if (rounds_out) *rounds_out = r;
@@ -252,6 +258,12 @@ gate::ShapeRecord ShapeComparer::measure(const ShapeEntry& shape, RoundsResult* 
     const jit::GemmKernel* kp = k.get();
     const jit::GemmWorkspace* wp = &w;
     sides.push_back({k->spec().config.key(), [&p, &ops, kp, wp](cudaStream_t s) { kp->launch(p, ops, s, wp); }});
+  }
+  // The copy limit last, so the extra configs keep their indices (standard_sides below).
+  std::optional<CopyLimitSide> copy;
+  if (options_.copy_limit) {
+    copy.emplace(*util_, p, device_.sm_count, ops);
+    sides.push_back(copy->side());
   }
   OutputCheck check{[&](cudaStream_t s) { data.poison_output(s); }, [&](cudaStream_t s) { return data.verify(s); }};
   const RoundsResult r = measure_sides(*util_, device_, options_.protocol, stream_, sides, &check);

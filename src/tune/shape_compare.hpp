@@ -44,6 +44,11 @@ struct ShapeCompareOptions {
   /// shape's config, source "search-top<K>". 0 = the loader's choice.
   int search_top_k = 0;
   int screen_rounds = 5;
+  /// `dgtune compare --copy-limit`: one more side, last in the rounds, label kSideCopyLimit
+  /// (bench/copy_limit_side.hpp): a streaming read of A and B and write of D on the same buffers, the
+  /// lower bound any GEMM of the shape is compared with. Not verified as a GEMM. Off for the gate (its
+  /// recorded baselines were measured without it).
+  bool copy_limit = false;
 };
 
 /// One device, one read-only DB, one kernel cache and cuBLASLt handle, for many shapes.
@@ -69,7 +74,7 @@ class ShapeComparer {
   std::pair<KernelConfig, std::string> search(const Problem& p, ProblemData& data);
 
   /// Measures one shape: verify our candidate and cuBLASLt's algorithms, then protocol.rounds
-  /// interleaved rounds of {dgtune, cuBLASLt tuned[, cuBLASLt default]}, then the output check after
+  /// interleaved rounds of {dgtune, cuBLASLt tuned[, cuBLASLt default][, extra configs][, copy limit]}, then the output check after
   /// replay. Failures of this shape (compile, verification, cuBLASLt refusal) come back as the
   /// record's status ("verify_failed" / "error"), never thrown; a lost CUDA context throws.
   /// `rounds_out`, when given, receives the engine's result (sides "dgtune", cublaslt-tuned[,

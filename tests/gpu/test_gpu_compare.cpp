@@ -83,25 +83,50 @@ TEST(Compare, BothProtocolsOnTwoShapes) {
       EXPECT_TRUE(row["verdict"] == "faster" || row["verdict"] == "slower" || row["verdict"] == "equivalent" ||
                   row["verdict"] == "inconclusive");
       EXPECT_GT(row["clock_mhz"].get<double>(), 0);
+      // The copy limit ran in the same rounds (on by default). Cold, every byte comes from HBM for both
+      // sides, so the copy is a bound: below dgtune's time (2048^3 is compute-bound; the decode shape
+      // moves 16 MB). Hot, both read L2 and only copy_us > 0 must hold.
+      EXPECT_GT(row["copy_us"].get<double>(), 0) << protocol << " " << name;
+      EXPECT_NEAR(row["copy_fraction"].get<double>(),
+                  row["copy_us"].get<double>() / row["dgtune_us"].get<double>(), 1e-9);
+      if (std::string(protocol) == "cold-l2")
+        EXPECT_LT(row["copy_fraction"].get<double>(), 1.0) << protocol << " " << name;
       EXPECT_EQ(row["rounds"], 10);
       EXPECT_NE(row["cublas_tuned_algo"].get<std::string>().find("requested=32"), std::string::npos);
     }
   }
   // The --db file was only read.
   EXPECT_EQ(std::filesystem::file_size(db_path), size_before);
-  // Both protocols' samples were saved: 2 shapes x 2 protocols, 3 sides x 10 rounds each, every side checked.
+  // --no-copy-limit: the GEMM sides only, no copy columns.
+  {
+    const CliRun r = run_dgtune("compare --shapes " + shapes + " --db " + db_path +
+                                    " --rounds 3 --no-copy-limit --format json",
+                                dir + "/err-nocopy.txt");
+    ASSERT_EQ(r.rc, 0) << r.out << r.err;
+    for (const auto& row : nlohmann::json::parse(r.out)["tables"][0]["rows"]) {
+      EXPECT_TRUE(row["copy_us"].is_null()) << row.dump();
+      EXPECT_TRUE(row["copy_fraction"].is_null()) << row.dump();
+      EXPECT_GT(row["dgtune_us"].get<double>(), 0) << row.dump();
+    }
+  }
+  // Both protocols' samples were saved: 2 shapes x 2 protocols, 4 sides x 10 rounds each, every GEMM side
+  // checked; the copy limit last, a provider side without a check.
   TuningDb saved(save_path, /*read_only=*/true);
   const auto devices = saved.devices();
   ASSERT_EQ(devices.size(), 1u);
   const auto ms = saved.latest_measurements(devices[0].id);
   ASSERT_EQ(ms.size(), 4u);
   for (const StoredMeasurement& m : ms) {
-    EXPECT_EQ(m.samples.size(), 30u) << m.problem.label() << " " << m.protocol_name;
-    ASSERT_EQ(m.sides.size(), 3u);
-    for (const StoredSide& s : m.sides) {
+    EXPECT_EQ(m.samples.size(), 40u) << m.problem.label() << " " << m.protocol_name;
+    ASSERT_EQ(m.sides.size(), 4u);
+    for (size_t i = 0; i < 3; ++i) {
+      const StoredSide& s = m.sides[i];
       ASSERT_TRUE(s.check.has_value()) << s.label;
       EXPECT_TRUE(s.check->ok) << s.label;
     }
+    EXPECT_EQ(m.sides[3].label, "copy-limit");
+    EXPECT_EQ(m.sides[3].kind, "provider");
+    EXPECT_FALSE(m.sides[3].check.has_value());
     EXPECT_EQ(m.sides[2].heuristic_count, m.sides[1].heuristic_count);
     EXPECT_GE(m.sides[2].heuristic_count, 1);
   }

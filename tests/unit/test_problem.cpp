@@ -143,3 +143,28 @@ TEST(KernelConfig, ParseKeyNamesTheBadToken) {
 
 }  // namespace
 }  // namespace dgt
+
+namespace dgt {
+namespace {
+
+// The A box of decode shapes (issue 10): only round_up(M, 8) rows when all of M fits one m-block and A is not
+// multicast; a cluster slice otherwise. The kernel's expected bytes (Fp8GemmTraits::a_box_rows) follow the
+// same rule; gpu_EdgeShapes and gpu_DefaultSpace verify M = 1..BLOCK_M-1 with it.
+TEST(ABoxRows, DecodeShapesLoadOnlyTheRowsTheyHave) {
+  const KernelConfig c64 = KernelConfig::parse_key("64x16x128_s12_wg1_sw128_c1x1_rm8_tma_sk1");
+  const KernelConfig c128 = KernelConfig::parse_key("128x128x128_s6_wg2_sw128_c1x1_rm8_tma_sk1");
+  const KernelConfig c128n2 = KernelConfig::parse_key("128x128x128_s6_wg2_sw128_c1x2_rm8_tma_sk1");
+  EXPECT_EQ(a_box_rows(c64, 1), 8);
+  EXPECT_EQ(a_box_rows(c64, 8), 8);
+  EXPECT_EQ(a_box_rows(c64, 9), 16);
+  EXPECT_EQ(a_box_rows(c64, 63), 64);
+  EXPECT_EQ(a_box_rows(c64, 64), 64);
+  EXPECT_EQ(a_box_rows(c64, 4097), 64);  // several m-blocks: the full tile
+  EXPECT_EQ(a_box_rows(c128, 68), 72);
+  EXPECT_EQ(a_box_rows(c128, 128), 128);
+  EXPECT_EQ(a_box_rows(c128n2, 1), 64);  // multicast slices keep their size
+  EXPECT_EQ(a_box_rows(c128n2, 4096), 64);
+}
+
+}  // namespace
+}  // namespace dgt
