@@ -3,7 +3,7 @@
 # leaves logs and reports under $OUT (at most 8 files come back, so logs are tarred).
 #   bash scripts/device_session.sh STEP...
 #   steps: env run sweep resume prevwin loader gputests sanitize cube modelsweep clismoke deepseek square
-#          v2sweeps compare large export gate gaterecord detect gate10
+#          v2sweeps compare large export gate gaterecord detect gate10 scaletests scaleperf epitests epiperf
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
@@ -151,6 +151,13 @@ for s in "$@"; do
       for mode in block channel; do
         step "sweep-$mode" 200 bash -c "$BIN sweep --shapes configs/shapes/deepseek-v3-$mode.txt --db /tmp/$mode.db --strategy model --top-k 16 --format json >$OUT/sweep-$mode.json"
         step "compare-$mode" 150 bash -c "$BIN compare --shapes configs/shapes/deepseek-v3-$mode.txt --db /tmp/$mode.db --format json >$OUT/compare-$mode.json"
+      done ;;
+    epitests)  # issue 12: output types and fused epilogues (exact values, edge shapes, split-K, cuBLASLt, loader)
+      step epitests 420 bash -c "cd build && ./tests/dgtune_gpu_tests --gtest_filter='Epilogues.*:Loader.EveryOutputAndEpilogueThroughTheOptionsStruct'" ;;
+    epiperf)  # issue 12: bias + GELU and e4m3 output + amax, tuned (model top 16) and compared with cuBLASLt's epilogues
+      for set in gelu e4m3out; do
+        step "sweep-$set" 200 bash -c "$BIN sweep --shapes configs/shapes/deepseek-v3-$set.txt --db /tmp/epi.db --strategy model --top-k 16 --format json >$OUT/sweep-$set.json"
+        step "compare-$set" 150 bash -c "$BIN compare --shapes configs/shapes/deepseek-v3-$set.txt --db /tmp/epi.db --format json --save /tmp/epi-samples.db >$OUT/compare-$set.json"
       done ;;
     export)
       step export 60 bash -c "$BIN export --db $DGTUNE_DB --format json --out $LOGS/export.json && $BIN export --db $DGTUNE_DB --format cpp --out $LOGS/dgtune_tuned.hpp" ;;

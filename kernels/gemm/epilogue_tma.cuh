@@ -1,37 +1,44 @@
-// TMA-store epilogue, for every BLOCK_N that is a multiple of 8: each consumer warpgroup writes its
-// scaled BF16 rows with stmatrix into a swizzled staging tile in shared memory, then one thread stores
+// TMA-store epilogue, for every BLOCK_N that is a multiple of 8 (16 for e4m3 output, R23): each consumer
+// warpgroup writes its converted rows (BF16 with stmatrix, f32/e4m3 with plain stores) into a swizzled staging tile in shared memory, then one thread stores
 // it with cp.async.bulk.tensor, one bulk store per swizzle-wide column band (out-of-bounds rows and
 // columns of a box are clipped by TMA, so M/N tails need no predicates). The direct epilogue stays the
 // fallback for a D whose rows are not 16-byte multiples (pruning rule P3).
 #pragma once
 #include "common.cuh"
 #include "gemm/epilogue_direct.cuh"
+#include "gemm/epilogue_ops.cuh"
 #include "ptx/tma.cuh"
 
 namespace dgt::gemm {
 
-/// Staging layout of one warpgroup (kRows rows x BLOCK_N columns of BF16, BLOCK_N = 2 * kAccPerMma):
-///  - kSwizzle = 128, 64 or 32 (the largest dividing BLOCK_N * 2; Fp8GemmTraits::kEpiSwizzle): BLOCK_N * 2
-///    / kSwizzle column bands, band b = columns [b * kSwizzle / 2, ...) as [kRows][kSwizzle bytes] with
+/// Staging layout of one warpgroup (kRows rows x BLOCK_N columns of the output type, E bytes each: bf16 2,
+/// f32 4, e4m3 1; BLOCK_N = 2 * kAccPerMma):
+///  - kSwizzle = 128, 64 or 32 (the largest dividing BLOCK_N * E; Fp8GemmTraits::kEpiSwizzle): BLOCK_N * E
+///    / kSwizzle column bands, band b = columns [b * kSwizzle / E, ...) as [kRows][kSwizzle bytes] with
 ///    16-byte unit u of row r stored at unit u ^ ((r * kSwizzle / 128) % (kSwizzle / 16)), the
 ///    CU_TENSOR_MAP_SWIZZLE_<kSwizzle>B pattern (address bits [4, 4 + log2(kSwizzle / 16)) XOR bits [7, ...)).
-///    The D tensor map has box {kSwizzle / 2, kRows} and that swizzle (src/jit/gemm_kernel.cpp).
-///  - kSwizzle = 0 (BLOCK_N an odd multiple of 8): one band, [kRows][BLOCK_N * 2 bytes] unswizzled, box
-///    {BLOCK_N, kRows}. The row pitch is an odd multiple of 16 bytes, so 8 consecutive rows hit 8
-///    distinct 16-byte bank groups.
-/// Either way each 8x8 stmatrix block (8 rows x 16 bytes) covers all 32 banks once: no conflicts.
+///    The D tensor map has box {kSwizzle / E, kRows} and that swizzle (src/launch/gemm_kernel.cpp).
+///  - kSwizzle = 0 (BLOCK_N * E an odd multiple of 16 bytes): one band, [kRows][BLOCK_N * E bytes]
+///    unswizzled, box {BLOCK_N, kRows}. The row pitch is an odd multiple of 16 bytes, so 8 consecutive
+///    rows hit 8 distinct 16-byte bank groups.
+/// BF16: each 8x8 stmatrix block (8 rows x 16 bytes) covers all 32 banks once: no conflicts. f32 and e4m3
+/// are written with plain st.shared of a thread's two adjacent columns. Each element first goes through
+/// `op` (gemm/epilogue_ops.cuh: bias, activation, e4m3 scale_d and amax, which counts only rows < M and
+/// columns < N; TMA clips the rest).
 /// Every band starts at a multiple of 1024 bytes (kRows >= 64), as the swizzle pattern requires.
 /// Named barrier id 2 + wg orders the warpgroup's threads.
-template <u32 kMmaPerWG, u32 kAccPerMma, u32 kRows, u32 kSwizzle>
+template <u32 kMmaPerWG, u32 kAccPerMma, u32 kRows, u32 kSwizzle, u32 kOutType, class Op>
 __device__ __forceinline__ void store_tile_tma(const float (&acc)[kMmaPerWG][kAccPerMma], u8* staging, const TmaDesc* tma_d,
-                                               u32 m0, u32 n0, float scale, u32 wg) {
+                                               u32 M, u32 N, u32 m0, u32 n0, float scale, u32 wg, Op& op) {
+  constexpr u32 kElem = OutBytes<kOutType>::value;
   constexpr u32 kCols = kAccPerMma * 2;                     // BLOCK_N
   constexpr u32 kGroups = kCols / 8;                        // 8-column groups (one 8x8 matrix per row block)
-  constexpr u32 kRowBytes = kSwizzle ? kSwizzle : kCols * 2;
-  constexpr u32 kBandCols = kRowBytes / 2;
+  constexpr u32 kRowBytes = kSwizzle ? kSwizzle : kCols * kElem;
+  constexpr u32 kBandCols = kRowBytes / kElem;
   constexpr u32 kBands = kCols / kBandCols;
   constexpr u32 kBandBytes = kRows * kRowBytes;
   static_assert(kCols % 8 == 0 && kCols % kBandCols == 0, "staging bands must tile BLOCK_N");
+  static_assert(kRowBytes % 16 == 0, "staging rows must be 16-byte multiples (R14, R23)");
   const u32 t = threadIdx.x % 128;
   const u32 warp = t / 32, lane = t % 32;
   const u32 base = smem_u32(staging);
@@ -39,29 +46,62 @@ __device__ __forceinline__ void store_tile_tma(const float (&acc)[kMmaPerWG][kAc
   if (t == 0) ptx::bulk_wait_group_read<0>();
   ptx::named_barrier_sync(2 + wg, 128);
 
-  // Lane L addresses row L % 8 of matrix q = L / 8: h = q % 2 picks the fragment's upper 8 rows, q / 2
-  // the second 8-column group of an x4 store.
-  const u32 q = lane / 8;
-  auto address = [&](u32 row, u32 group) -> u32 {
-    const u32 byte = group * 16;  // byte offset of the 16-byte unit inside the full staging row
+  // Shared address of byte `byte` of staging row `row` (swizzled per 16-byte unit).
+  auto address_byte = [&](u32 row, u32 byte) -> u32 {
     const u32 band = byte / kRowBytes, unit = (byte % kRowBytes) / 16;
     const u32 swz = kSwizzle ? ((row * kSwizzle / 128) % (kSwizzle ? kSwizzle / 16 : 1u)) : 0u;
-    return base + band * kBandBytes + row * kRowBytes + ((unit ^ swz) * 16);
+    return base + band * kBandBytes + row * kRowBytes + ((unit ^ swz) * 16) + byte % 16;
   };
+  // This thread's elements after the epilogue operation (bias, activation, scale_d, amax).
+  const u32 frag_row = 16 * warp + lane / 4, frag_col = 2 * (lane % 4);
+  auto value = [&](u32 j, u32 i, u32 h, u32 c, float b) {
+    const bool in = m0 + 64 * j + frag_row + 8 * h < M && n0 + 8 * i + frag_col + c < N;
+    return op.apply(acc[j][4 * i + 2 * h + c] * scale, b, in);
+  };
+  if constexpr (kOutType == kOutBF16) {
+    // stmatrix: lane L addresses row L % 8 of matrix q = L / 8: h = q % 2 picks the fragment's upper 8
+    // rows, q / 2 the second 8-column group of an x4 store. The values are this thread's fragment.
+    const u32 q = lane / 8;
 #pragma unroll
-  for (u32 j = 0; j < kMmaPerWG; ++j) {
-    const u32 row = 64 * j + 16 * warp + 8 * (q % 2) + lane % 8;
+    for (u32 i = 0; i < kGroups; i += 2) {
+      const bool pair = i + 1 < kGroups;
+      const u32 col = n0 + 8 * i + frag_col;
+      const float b00 = op.bias_at(col, N), b01 = op.bias_at(col + 1, N);
+      const float b10 = pair ? op.bias_at(col + 8, N) : 0.f, b11 = pair ? op.bias_at(col + 9, N) : 0.f;
 #pragma unroll
-    for (u32 i = 0; i + 1 < kGroups; i += 2) {
-      ptx::stmatrix_x4(address(row, i + q / 2), pack_bf16x2(acc[j][4 * i] * scale, acc[j][4 * i + 1] * scale),
-                       pack_bf16x2(acc[j][4 * i + 2] * scale, acc[j][4 * i + 3] * scale),
-                       pack_bf16x2(acc[j][4 * i + 4] * scale, acc[j][4 * i + 5] * scale),
-                       pack_bf16x2(acc[j][4 * i + 6] * scale, acc[j][4 * i + 7] * scale));
+      for (u32 j = 0; j < kMmaPerWG; ++j) {
+        const u32 row = 64 * j + 16 * warp + 8 * (q % 2) + lane % 8;
+        const u32 r0 = pack_bf16x2(value(j, i, 0, 0, b00), value(j, i, 0, 1, b01));
+        const u32 r1 = pack_bf16x2(value(j, i, 1, 0, b00), value(j, i, 1, 1, b01));
+        if (pair) {
+          const u32 r2 = pack_bf16x2(value(j, i + 1, 0, 0, b10), value(j, i + 1, 0, 1, b11));
+          const u32 r3 = pack_bf16x2(value(j, i + 1, 1, 0, b10), value(j, i + 1, 1, 1, b11));
+          ptx::stmatrix_x4(address_byte(row, (i + q / 2) * 16), r0, r1, r2, r3);
+        } else {
+          ptx::stmatrix_x2(address_byte(row, i * 16), r0, r1);
+        }
+      }
     }
-    if constexpr (kGroups % 2 == 1) {
-      constexpr u32 i = kGroups - 1;
-      ptx::stmatrix_x2(address(row, i), pack_bf16x2(acc[j][4 * i] * scale, acc[j][4 * i + 1] * scale),
-                       pack_bf16x2(acc[j][4 * i + 2] * scale, acc[j][4 * i + 3] * scale));
+  } else {
+    // f32 / e4m3: plain shared stores of this thread's two adjacent columns (8 or 2 bytes, inside one
+    // 16-byte unit because the pair starts at an even column).
+#pragma unroll
+    for (u32 i = 0; i < kGroups; ++i) {
+      const u32 col = n0 + 8 * i + frag_col;
+      const float b0 = op.bias_at(col, N), b1 = op.bias_at(col + 1, N);
+#pragma unroll
+      for (u32 j = 0; j < kMmaPerWG; ++j)
+#pragma unroll
+        for (u32 h = 0; h < 2; ++h) {
+          const u32 row = 64 * j + frag_row + 8 * h;
+          const u32 addr = address_byte(row, (8 * i + frag_col) * kElem);
+          const float v0 = value(j, i, h, 0, b0), v1 = value(j, i, h, 1, b1);
+          if constexpr (kOutType == kOutF32) {
+            asm volatile("st.shared.v2.f32 [%0], {%1, %2};" ::"r"(addr), "f"(v0), "f"(v1) : "memory");
+          } else {
+            asm volatile("st.shared.u16 [%0], %1;" ::"r"(addr), "h"(pack_e4m3x2(v0, v1)) : "memory");
+          }
+        }
     }
   }
   ptx::fence_proxy_async_smem();

@@ -3,7 +3,8 @@
 //   D[M,N] = (scale_a * scale_b) * A[M,K] * B[N,K]^T with per-tensor scales; per-channel and per-block
 //   scales (kScaleMode, gemm/scales.cuh) apply them per row/column or per 128-wide k granule
 //   A, B: e4m3 or e5m2, K-major (row-major M x K and N x K), read through TMA descriptors
-//   D: BF16 row-major with leading dimension ldd; FP32 accumulation.
+//   D: BF16, FP32 or e4m3 (kOutType) row-major with leading dimension ldd; FP32 accumulation; an optional
+//   fused epilogue (BF16 bias of N, ReLU / GELU-tanh; e4m3: scale_d and amax), gemm/epilogue_ops.cuh.
 //
 // Accumulation contract (both modes: the tensor core sums k-blocks into a partial buffer, which is
 // promoted, i.e. added into FP32 registers on CUDA cores; the FP32 sums are exact to FP32 rounding):
@@ -61,17 +62,23 @@ __device__ __forceinline__ u32 warpgroup_index() {
 
 /// Kernel arguments after the three tensor maps: D's pointer (direct epilogue), the scales and their
 /// leading dimensions in floats (block modes; gemm/scales.cuh and ScaleLayout give the layouts), the shape, D's leading dimension, the K split count (1 = no split; else every split non-empty) and
-/// the split-K workspace (tiles * splits * BLOCK_M * BLOCK_N floats) and per-tile counters (zeroed once).
+/// the split-K workspace (tiles * splits * BLOCK_M * BLOCK_N floats) and per-tile counters (zeroed once);
+/// then the epilogue's operands: the BF16 bias (N values; kBias), scale_d (one FP32; e4m3 output) and amax
+/// (one FP32, or null for none; e4m3 output) with its two-word state (zero at allocation; the kernel leaves
+/// it zero; gemm/epilogue_ops.cuh finish_amax).
 template <u32 BLOCK_M, u32 BLOCK_N, u32 BLOCK_K, u32 kNumStages, u32 kNumMathWG, u32 kSwizzle, u32 kClusterM,
           u32 kClusterN, bool kRasterAlongM, u32 kGroup, bool kFastAccum, u32 kTypeA, u32 kTypeB, bool kTmaEpilogue,
-          bool kSplitK, u32 kMainloop, u32 kPromoteEvery, u32 kScaleMode>
+          bool kSplitK, u32 kMainloop, u32 kPromoteEvery, u32 kScaleMode, u32 kOutType, bool kBias, u32 kAct>
 __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
     fp8_gemm_kernel(const __grid_constant__ TmaDesc tma_a, const __grid_constant__ TmaDesc tma_b,
-                    const __grid_constant__ TmaDesc tma_d, u16* __restrict__ d, const float* __restrict__ scale_a,
+                    const __grid_constant__ TmaDesc tma_d, void* __restrict__ d, const float* __restrict__ scale_a,
                     const float* __restrict__ scale_b, u32 ld_sa, u32 ld_sb, u32 M, u32 N, u32 K, u64 ldd,
-                    u32 num_splits, float* __restrict__ workspace, u32* __restrict__ tile_counters) {
+                    u32 num_splits, float* __restrict__ workspace, u32* __restrict__ tile_counters,
+                    const u16* __restrict__ bias, const float* __restrict__ scale_d, float* __restrict__ amax,
+                    u32* __restrict__ amax_state) {
   using T = Fp8GemmTraits<BLOCK_M, BLOCK_N, BLOCK_K, kNumStages, kNumMathWG, kSwizzle, kClusterM, kClusterN, kRasterAlongM,
-                          kGroup, kFastAccum, kTypeA, kTypeB, kTmaEpilogue, kSplitK, kMainloop, kPromoteEvery, kScaleMode>;
+                          kGroup, kFastAccum, kTypeA, kTypeB, kTmaEpilogue, kSplitK, kMainloop, kPromoteEvery, kScaleMode,
+                          kOutType, kBias, kAct>;
   using Mma = ptx::WgmmaFp8<BLOCK_N>;
 
 #if defined(DGT_TEST_FAULT)
@@ -171,7 +178,8 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
     // epilogue, block modes at every promotion) and store with scale 1.
     const float scale = kScaleMode == kScalePerTensor ? __ldg(scale_a) * __ldg(scale_b) : 1.f;
     BlockScaler<kScaleMode, T::kMmaPerWG, T::kAccPerMma> scaler(scale_a, scale_b, ld_sa, ld_sb, M, N, K);
-    const bool pairs_aligned = (ldd % 2 == 0) && (reinterpret_cast<u64>(d) % 4 == 0);
+    const bool pairs_aligned = (ldd % 2 == 0) && (reinterpret_cast<u64>(d) % (2 * T::kOutBytes) == 0);
+    EpilogueOp<kOutType, kBias, kAct> epi(bias, scale_d);
     const u32 row0_in_tile = wg * T::kRowsPerWG;
 
     // WGMMA descriptors, built once per CTA: the low words of stage 0 / k-step 0 / m64 slice 0 for this
@@ -429,16 +437,20 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
       if constexpr (kScaleMode == kScaleChannel)
         apply_channel_scales<T::kMmaPerWG, T::kAccPerMma>(acc, scale_a, scale_b, M, N, m0, n0);
       if constexpr (kTmaEpilogue) {
-        store_tile_tma<T::kMmaPerWG, T::kAccPerMma, T::kRowsPerWG, T::kEpiSwizzle>(acc, staging + wg * T::kRowsPerWG * BLOCK_N * 2, &tma_d,
-                                                                    m0, n0, scale, wg);
+        store_tile_tma<T::kMmaPerWG, T::kAccPerMma, T::kRowsPerWG, T::kEpiSwizzle, kOutType>(
+            acc, staging + wg * T::kRowsPerWG * BLOCK_N * T::kOutBytes, &tma_d, M, N, m0, n0, scale, wg, epi);
       } else {
-        store_tile_direct<T::kMmaPerWG, T::kAccPerMma>(acc, d, M, N, ldd, m0, n0, scale, pairs_aligned);
+        store_tile_direct<T::kMmaPerWG, T::kAccPerMma, kOutType>(acc, d, M, N, ldd, m0, n0, scale, pairs_aligned, epi);
       }
+      epi.flush_amax(amax_state);
     }
     // 2o: nothing is in flight after the last tile (it issues no next k-block), but ptxas cannot tie the
     // loop exit to the last tile's "no next tile" test; an explicit wait closes the WGMMA pipeline.
     if constexpr (kMainloop == 3) ptx::wgmma_wait<0>();
     if constexpr (kTmaEpilogue) finish_tma_stores();
+    if constexpr (kOutType == kOutE4M3) {
+      if (amax != nullptr) finish_amax<T::kMathThreads>(amax_state, amax);
+    }
   }
 
   // No CTA may leave while a peer can still arrive on its barriers or multicast into its memory.

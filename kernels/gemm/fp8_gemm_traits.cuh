@@ -9,7 +9,7 @@ namespace dgt::gemm {
 
 /// Shared-memory layout of one CTA (bytes, from the 1024-aligned base):
 ///   [A stages: kNumStages * BLOCK_M * BLOCK_K][B stages: kNumStages * BLOCK_N * BLOCK_K]
-///   [D staging: BLOCK_M * BLOCK_N * 2, TMA-store epilogue only]
+///   [D staging: BLOCK_M * BLOCK_N * bytes of D (bf16 2, f32 4, e4m3 1), TMA-store epilogue only]
 ///   [full barriers: kNumStages * 8][empty barriers: kNumStages * 8][split-K flag: 8, split-K only]
 /// plus kAlignPad bytes of slack because the dynamic shared-memory base is only guaranteed 16-byte
 /// aligned and swizzled tiles must start at a multiple of the swizzle repeat (8 rows * span <= 1024).
@@ -17,7 +17,8 @@ namespace dgt::gemm {
 /// and per multicast slice. Every region size is a multiple of 1024 except the barriers (last).
 template <u32 BLOCK_M_, u32 BLOCK_N_, u32 BLOCK_K_, u32 kNumStages_, u32 kNumMathWG_, u32 kSwizzle_, u32 kClusterM_,
           u32 kClusterN_, bool kRasterAlongM_, u32 kGroup_, bool kFastAccum_, u32 kTypeA_, u32 kTypeB_, bool kTmaEpilogue_,
-          bool kSplitK_, u32 kMainloop_, u32 kPromoteEvery_, u32 kScaleMode_>
+          bool kSplitK_, u32 kMainloop_, u32 kPromoteEvery_, u32 kScaleMode_, u32 kOutType_ = 0, bool kBias_ = false,
+          u32 kAct_ = 0>
 struct Fp8GemmTraits {
   static constexpr u32 BLOCK_M = BLOCK_M_, BLOCK_N = BLOCK_N_, BLOCK_K = BLOCK_K_;
   static constexpr u32 kNumStages = kNumStages_, kNumMathWG = kNumMathWG_, kSwizzle = kSwizzle_;
@@ -32,6 +33,11 @@ struct Fp8GemmTraits {
   /// Scale mode (gemm/scales.cuh): 0 per-tensor, 1 channel, 2 block (1D2D), 3 block1d1d.
   static constexpr u32 kScaleMode = kScaleMode_;
   static constexpr bool kBlockScaled = kScaleMode == 2 || kScaleMode == 3;
+  /// Output type (gemm/epilogue_ops.cuh): 0 bf16, 1 f32, 2 e4m3; bias (BF16 vector of N) and activation
+  /// (0 none, 1 relu, 2 gelu_tanh) of the fused epilogue.
+  static constexpr u32 kOutType = kOutType_, kAct = kAct_;
+  static constexpr bool kBias = kBias_;
+  static constexpr u32 kOutBytes = kOutType == 1 ? 4 : kOutType == 2 ? 1 : 2;
 
   static constexpr u32 kThreads = 128 * (kNumMathWG + 1);
   static constexpr u32 kMathThreads = 128 * kNumMathWG;
@@ -62,7 +68,7 @@ struct Fp8GemmTraits {
   static constexpr u32 kSmemBStage = BLOCK_N * BLOCK_K;
   static constexpr u32 kSmemARegion = kNumStages * kSmemAStage;                         // multiple of 1024
   static constexpr u32 kSmemBRegion = (kNumStages * kSmemBStage + 1023) / 1024 * 1024;  // rounded up to 1024
-  static constexpr u32 kSmemStaging = kTmaEpilogue ? BLOCK_M * BLOCK_N * 2 : 0;
+  static constexpr u32 kSmemStaging = kTmaEpilogue ? BLOCK_M * BLOCK_N * kOutBytes : 0;
   static constexpr u32 kSmemBarriers = 2 * kNumStages * 8 + (kSplitK ? 8 : 0);
   static constexpr u32 kAlignPad = 1024;
   static constexpr u32 kOffB = kSmemARegion;
@@ -90,10 +96,19 @@ struct Fp8GemmTraits {
   // Addresses, loop state, epilogue temporaries (calibrated with ptxas; the two-group schedule keeps
   // descriptors and loop state in uniform registers: 0 spills at 3 x 72 + 16 = 232 for BLOCK_N 144).
   static constexpr u32 kRegOverhead = kTwoPartials ? 16 : 48;  // block scales with BLOCK_K 256 run like 2g: 16
+  // Output and epilogue (issue 12): with per-tensor and channel scales nothing (measured: the kernels at the
+  // R10 limit, e.g. 128x144 2g and 64x... with one WG, compile with e4m3 + bias + GELU without spills: the
+  // epilogue's values live after the mainloop's partial buffers die). Block scale modes keep their scale
+  // state live across the tile loop: there the bias pointer (2), e4m3's scale_d / amax pointer and running
+  // max (4) and GELU's temporaries (4) count (256x32 wg1 2g in block mode with e4m3 + bias + GELU spilled
+  // 112 B without them). Mirrors dgt::epilogue_regs (resource_model.cpp); calibrated with the NVRTC test
+  // EpilogueCompiles.SampleOfEveryOutputAndEpilogueCompilesWithoutSpills (ctest nvrtc_epilogue_compiles).
+  static constexpr u32 kEpiRegs = !kBlockScaled ? 0 : (kBias ? 2 : 0) + (kOutType == 2 ? 4 : 0) + (kAct == 2 ? 4 : 0);
 
   // TMA-store epilogue: output swizzle = the largest of 128/64/32 bytes dividing a staging row
-  // (BLOCK_N * 2 bytes), else none; see epilogue_tma.cuh. src/problem/kernel_config.cpp mirrors it.
-  static constexpr u32 kEpiSwizzle = (BLOCK_N * 2) % 128 == 0 ? 128 : (BLOCK_N * 2) % 64 == 0 ? 64 : (BLOCK_N * 2) % 32 == 0 ? 32 : 0;
+  // (BLOCK_N * kOutBytes bytes), else none; see epilogue_tma.cuh. src/problem/kernel_config.cpp mirrors it.
+  static constexpr u32 kStagingRowBytes = BLOCK_N * kOutBytes;
+  static constexpr u32 kEpiSwizzle = kStagingRowBytes % 128 == 0 ? 128 : kStagingRowBytes % 64 == 0 ? 64 : kStagingRowBytes % 32 == 0 ? 32 : 0;
 
   // ---- Legality rules, same order as src/space/resource_model.cpp ----
   static_assert(BLOCK_M == 64 || BLOCK_M == 128 || BLOCK_M == 256, "R1: BLOCK_M must be 64, 128 or 256");
@@ -105,7 +120,7 @@ struct Fp8GemmTraits {
   static_assert(BLOCK_M % (64 * kNumMathWG) == 0, "R7: BLOCK_M must give each consumer warpgroup a multiple of 64 rows");
   static_assert(kNumStages >= 2 && kNumStages <= 32, "R8: kNumStages must be in 2..32");
   static_assert(kSmemBytes <= kMaxSmemBytes, "R9: shared memory exceeds 232448 bytes");
-  static_assert(kAccRegs + kRegOverhead + kScaleRegs <= kMathRegs, "R10: accumulators do not fit the consumer register budget");
+  static_assert(kAccRegs + kRegOverhead + kScaleRegs + kEpiRegs <= kMathRegs, "R10: accumulators do not fit the consumer register budget");
   static_assert(kClusterSize == 1 || kClusterSize == 2 || kClusterSize == 4, "R11: cluster must have 1, 2 or 4 CTAs");
   static_assert(kGroup >= 1 && kGroup <= 64, "R12: rasterization group must be in 1..64");
   static_assert(kSliceRowsB % 8 == 0 && kSliceRowsA % 8 == 0,
@@ -122,6 +137,9 @@ struct Fp8GemmTraits {
   static_assert(!kBlockScaled || (!kFastAccum && (BLOCK_K == 128 || (BLOCK_K == 256 && kMainloop == 1))),
                 "R21: block scale modes need promote accumulation and BLOCK_K = 128 (one promotion per 128-wide k granule) or BLOCK_K = 256 with the 1g mainloop (two)");
   static_assert(!kBlockScaled || kMainloop <= 2, "R22: block scale modes run with the 1g or 2g mainloop (not 2o)");
+  static_assert(kOutType <= 2 && kAct <= 2, "output type must be 0..2 (bf16, f32, e4m3), activation 0..2 (none, relu, gelu_tanh)");
+  static_assert(!kTmaEpilogue || kOutType != 2 || BLOCK_N % 16 == 0,
+                "R23: the TMA-store epilogue with e4m3 output needs BLOCK_N to be a multiple of 16 (16-byte staging rows)");
 };
 
 }  // namespace dgt::gemm

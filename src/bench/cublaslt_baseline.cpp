@@ -23,6 +23,21 @@ cudaDataType_t cuda_type(DType t) {
   return CUDA_R_32F;
 }
 
+/// C's type next to D's: e4m3 D pairs with a BF16 C in cuBLASLt's FP8 type table; otherwise C = D.
+DType c_type(DType d) { return d == DType::kE4M3 ? DType::kBF16 : d; }
+
+/// cuBLASLt's epilogue for our bias and activation: BIAS, RELU_BIAS, GELU_BIAS (GELU is the tanh form),
+/// or RELU / GELU / DEFAULT without a bias.
+cublasLtEpilogue_t lt_epilogue(const Problem& p) {
+  const bool bias = p.bias == Bias::kBF16;
+  switch (p.act) {
+    case Act::kNone: return bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
+    case Act::kRelu: return bias ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_RELU;
+    case Act::kGeluTanh: return bias ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_GELU;
+  }
+  return CUBLASLT_EPILOGUE_DEFAULT;
+}
+
 template <class T, cublasStatus_t (*Destroy)(T)>
 struct LtHandle {
   T h = nullptr;
@@ -76,7 +91,10 @@ struct CublasLtPlan::Impl {
   const void* scale_for_cublas_a = nullptr;  // cuBLASLt's A is our B
   const void* scale_for_cublas_b = nullptr;
   LtHandle<cublasLtMatmulDesc_t, cublasLtMatmulDescDestroy> desc;
-  LtHandle<cublasLtMatrixLayout_t, cublasLtMatrixLayoutDestroy> la, lb, lc;
+  LtHandle<cublasLtMatrixLayout_t, cublasLtMatrixLayoutDestroy> la, lb, lc, ld;
+  const void* bias = nullptr;     // pointer attributes are read from these members' addresses
+  const void* scale_d = nullptr;
+  void* amax = nullptr;
   LtHandle<cublasLtMatmulPreference_t, cublasLtMatmulPreferenceDestroy> pref;
   std::vector<cublasLtMatmulHeuristicResult_t> results;
   int status = 0;
@@ -120,9 +138,34 @@ CublasLtPlan::CublasLtPlan(CublasLtBaseline& lt, const ProblemData& data) : impl
   }
   const int8_t fast = p.accum == Accum::kFast ? 1 : 0;
   DGT_CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(m.desc.h, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast, sizeof fast));
+  // The matching epilogue (issue 12): cuBLASLt's bias vector runs along the rows of its column-major
+  // D' = our columns (N values), the same vector our kernel adds per column.
+  const cublasLtEpilogue_t epilogue = lt_epilogue(p);
+  DGT_CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(m.desc.h, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof epilogue));
+  if (p.bias == Bias::kBF16) {
+    m.bias = m.ops.bias;
+    const cudaDataType_t bias_type = CUDA_R_16BF;
+    DGT_CHECK_CUBLAS(
+        cublasLtMatmulDescSetAttribute(m.desc.h, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &m.bias, sizeof m.bias));
+    DGT_CHECK_CUBLAS(
+        cublasLtMatmulDescSetAttribute(m.desc.h, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bias_type, sizeof bias_type));
+  }
+  // FP8 output: D = saturate(scale_d x result) with the D scale by device pointer, and cuBLASLt's amax of
+  // the result before scale_d (CUBLASLT_MATMUL_DESC_AMAX_D_POINTER), the same contract as our kernel. C
+  // stays BF16 (the C type cuBLASLt pairs with an e4m3 D); beta = 0, so C is never read.
+  if (p.d == DType::kE4M3) {
+    m.scale_d = m.ops.scale_d;
+    m.amax = m.ops.amax;
+    DGT_CHECK_CUBLAS(
+        cublasLtMatmulDescSetAttribute(m.desc.h, CUBLASLT_MATMUL_DESC_D_SCALE_POINTER, &m.scale_d, sizeof m.scale_d));
+    if (m.amax)
+      DGT_CHECK_CUBLAS(
+          cublasLtMatmulDescSetAttribute(m.desc.h, CUBLASLT_MATMUL_DESC_AMAX_D_POINTER, &m.amax, sizeof m.amax));
+  }
   DGT_CHECK_CUBLAS(cublasLtMatrixLayoutCreate(&m.la.h, cuda_type(p.b), p.k, p.n, p.ldb));
   DGT_CHECK_CUBLAS(cublasLtMatrixLayoutCreate(&m.lb.h, cuda_type(p.a), p.k, p.m, p.lda));
-  DGT_CHECK_CUBLAS(cublasLtMatrixLayoutCreate(&m.lc.h, cuda_type(p.d), p.n, p.m, p.ldd));
+  DGT_CHECK_CUBLAS(cublasLtMatrixLayoutCreate(&m.lc.h, cuda_type(c_type(p.d)), p.n, p.m, p.ldd));
+  DGT_CHECK_CUBLAS(cublasLtMatrixLayoutCreate(&m.ld.h, cuda_type(p.d), p.n, p.m, p.ldd));
   DGT_CHECK_CUBLAS(cublasLtMatmulPreferenceCreate(&m.pref.h));
   DGT_CHECK_CUBLAS(cublasLtMatmulPreferenceSetAttribute(m.pref.h, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
                                                         &lt.workspace_bytes_, sizeof lt.workspace_bytes_));
@@ -130,7 +173,7 @@ CublasLtPlan::CublasLtPlan(CublasLtBaseline& lt, const ProblemData& data) : impl
   m.requested = lt.max_algos_;
   m.results.resize(static_cast<size_t>(std::max(1, m.requested)));
   int count = 0;
-  const cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(lt.handle_, m.desc.h, m.la.h, m.lb.h, m.lc.h, m.lc.h,
+  const cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(lt.handle_, m.desc.h, m.la.h, m.lb.h, m.lc.h, m.ld.h,
                                                            m.pref.h, m.requested, m.results.data(), &count);
   m.status = int(st);
   m.returned = st == CUBLAS_STATUS_SUCCESS ? count : 0;
@@ -159,7 +202,7 @@ int CublasLtPlan::launch(int i, cudaStream_t s) const {
   if (i < 0 || i >= m.returned) return int(CUBLAS_STATUS_INVALID_VALUE);
   static const float alpha = 1.0f, beta = 0.0f;
   return int(cublasLtMatmul(m.lt.handle_, m.desc.h, &alpha, m.ops.b, m.la.h, m.ops.a, m.lb.h, &beta, m.ops.d, m.lc.h,
-                            m.ops.d, m.lc.h, &m.results[static_cast<size_t>(i)].algo, m.lt.workspace_.get(),
+                            m.ops.d, m.ld.h, &m.results[static_cast<size_t>(i)].algo, m.lt.workspace_.get(),
                             m.lt.workspace_bytes_, s));
 }
 
@@ -206,7 +249,8 @@ CublasLtChoice select_algorithms(const CublasLtPlan& plan, const ScreenTimer& ti
       if (!r.verification->ok) {
         r.status = TrialStatus::kVerifyFailed;
         r.error = fmt::format("max_rel_err {:.3g}, diff {:.3g}, nan {}, pad {}", r.verification->max_rel_err,
-                              r.verification->diff, r.verification->nan_count, r.verification->pad_touched);
+                              r.verification->diff, r.verification->nan_count, r.verification->pad_touched) +
+                  epilogue_failure_text(*r.verification);
       } else {
         int timed_status = CUBLAS_STATUS_SUCCESS;
         r.set_timing(time([&plan, i, &timed_status](cudaStream_t stream) {

@@ -1,6 +1,8 @@
 #include "bench/problem_data.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <cstring>
 #include <vector>
 
 #include "core/error.hpp"
@@ -13,7 +15,10 @@ ProblemData::ProblemData(const Problem& p, const UtilKernels& util, uint64_t see
   validate_problem(p);
   a_ = DeviceBuffer(static_cast<size_t>(p.m * p.lda));
   b_ = DeviceBuffer(static_cast<size_t>(p.n * p.ldb));
-  d_ = DeviceBuffer(static_cast<size_t>(rows_alloc_ * p.ldd * 2));
+  // At least 2 bytes per element: compare's copy-limit side (launch/copy_limit) writes D as BF16 whatever
+  // the output type, so an e4m3 D gets a BF16-sized allocation (the kernel and the checks use its first
+  // rows_alloc x ldd bytes).
+  d_ = DeviceBuffer(static_cast<size_t>(rows_alloc_ * p.ldd * std::max(dtype_bytes(p.d), 2)));
   dref_ = DeviceBuffer(static_cast<size_t>(p.m * p.n * 4));
   // A's and B's scales in one buffer, B's at a 256-byte boundary: cuBLASLt refuses FP8 launches
   // (status 15, NOT_SUPPORTED) whose scale pointers are not 16-byte aligned; seen on the H200 with
@@ -45,20 +50,89 @@ ProblemData::ProblemData(const Problem& p, const UtilKernels& util, uint64_t see
   util.fill_fp8(b_.get(), p.n, p.k, p.ldb, seed * 2 + 2, p.b, s);
   util.reference_gemm(p, a_.get(), b_.get(), scale_ptr(0), scale_ptr(1), dref_.as<float>(), s);
   DGT_CHECK_CUDA(cudaGetLastError());
+
+  // Epilogue operands and the reference epilogue (issue 12). epi_ holds the bias, scale_d, the kernel's
+  // amax and the reference amax bits.
+  epi_scalars_ = static_cast<size_t>(round_up(p.n * 2, int64_t(kScaleSlot)));
+  epi_ = DeviceBuffer(epi_scalars_ + 16);
+  uint32_t* ref_amax_bits = reinterpret_cast<uint32_t*>(epi_.as<char>() + epi_scalars_ + 8);
+  auto read_ref_amax = [&] {
+    uint32_t bits = 0;
+    DGT_CHECK_CUDA(cudaMemsetAsync(ref_amax_bits, 0, 4, s));
+    util.reference_epilogue(p, dref_.as<float>(), epi_.get(), false, ref_amax_bits, s);
+    DGT_CHECK_CUDA(cudaMemcpyAsync(&bits, ref_amax_bits, 4, cudaMemcpyDeviceToHost, s));
+    DGT_CHECK_CUDA(cudaStreamSynchronize(s));
+    float f;
+    std::memcpy(&f, &bits, 4);
+    return f;
+  };
+  if (p.has_epilogue() || p.d == DType::kE4M3) {
+    if (p.bias == Bias::kBF16) {
+      // Seeded BF16 bias in +-max|raw ref| / 4 (truncated to BF16: the kernel and the reference read the
+      // same bits).
+      const float raw_max = read_ref_amax();
+      const float mag = raw_max > 0 && std::isfinite(raw_max) ? raw_max / 4 : 1.f;
+      std::vector<uint16_t> hb(static_cast<size_t>(p.n));
+      uint64_t x = seed * 0xD6E8FEB86659FD93ull + 3;
+      for (auto& v : hb) {
+        x ^= x >> 33, x *= 0xff51afd7ed558ccdull, x ^= x >> 33;
+        const float f = mag * (float(x % 2001) / 1000.0f - 1.0f);
+        uint32_t bits;
+        std::memcpy(&bits, &f, 4);
+        v = static_cast<uint16_t>(bits >> 16);
+      }
+      DGT_CHECK_CUDA(cudaMemcpyAsync(epi_.get(), hb.data(), hb.size() * 2, cudaMemcpyHostToDevice, s));
+    }
+    DGT_CHECK_CUDA(cudaMemsetAsync(ref_amax_bits, 0, 4, s));
+    util.reference_epilogue(p, dref_.as<float>(), epi_.get(), true, ref_amax_bits, s);
+  }
+  ref_amax_ = read_ref_amax();
+  if (p.d == DType::kE4M3) {
+    // The largest |scale_d x ref| is 0.8 x 448 = 358.4: the top binade is used, nothing saturates. Sweeps
+    // compare with cuBLASLt, whose overflow behaviour is not ours to test; the kernel's saturation has
+    // exact-value GPU tests (Epilogues.E4m3SaturationRoundingNanAndAmaxExact).
+    scale_d_ = ref_amax_ > 0 && std::isfinite(ref_amax_) ? 0.8f * 448.f / ref_amax_ : 1.f;
+    DGT_CHECK_CUDA(cudaMemcpyAsync(scale_d_ptr(), &scale_d_, 4, cudaMemcpyHostToDevice, s));
+  }
+  DGT_CHECK_CUDA(cudaGetLastError());
   DGT_CHECK_CUDA(cudaStreamSynchronize(s));
 }
 
-jit::GemmOperands ProblemData::operands() const { return {a_.get(), b_.get(), d_.get(), scale_ptr(0), scale_ptr(1)}; }
+float* ProblemData::scale_d_ptr() const { return reinterpret_cast<float*>(epi_.as<char>() + epi_scalars_); }
+float* ProblemData::amax_ptr() const { return reinterpret_cast<float*>(epi_.as<char>() + epi_scalars_ + 4); }
+
+jit::GemmOperands ProblemData::operands() const {
+  jit::GemmOperands ops{a_.get(), b_.get(), d_.get(), scale_ptr(0), scale_ptr(1)};
+  if (p_.bias == Bias::kBF16) ops.bias = epi_.get();
+  if (p_.d == DType::kE4M3) ops.scale_d = scale_d_ptr(), ops.amax = amax_ptr();
+  return ops;
+}
+
+float ProblemData::read_amax(cudaStream_t s) const {
+  float f = 0;
+  DGT_CHECK_CUDA(cudaMemcpyAsync(&f, amax_ptr(), 4, cudaMemcpyDeviceToHost, s));
+  DGT_CHECK_CUDA(cudaStreamSynchronize(s));
+  return f;
+}
 
 float* ProblemData::scale_ptr(int i) const {
   return reinterpret_cast<float*>(scales_.as<char>() + (i == 0 ? 0 : scale_b_offset_));
 }
 
-void ProblemData::poison_output(cudaStream_t s) const { util_.fill_u16(d_.get(), rows_alloc_ * p_.ldd, 0xFFFF, s); }
+void ProblemData::poison_output(cudaStream_t s) const {
+  // 0xFF bytes: the BF16 poison 0xFFFF, an FP32 NaN, the e4m3 NaN 0xFF.
+  DGT_CHECK_CUDA(cudaMemsetAsync(d_.get(), 0xFF, d_.bytes(), s));
+  if (p_.d == DType::kE4M3) DGT_CHECK_CUDA(cudaMemsetAsync(amax_ptr(), 0xFF, 4, s));
+}
 
 Verification ProblemData::verify(cudaStream_t s) const {
-  return verify_output(util_, p_, d_.get(), dref_.as<float>(), rows_alloc_, stats_.as<CompareStatsHost>(),
-                       VerifyThresholds::for_accum(p_.accum), s);
+  Verification v = verify_output(util_, p_, d_.get(), dref_.as<float>(), rows_alloc_, stats_.as<CompareStatsHost>(),
+                                 VerifyThresholds::for_problem(p_), scale_d_, s);
+  if (p_.d == DType::kE4M3) {
+    v.amax_rel_err = amax_relative_error(read_amax(s), ref_amax_);
+    if (!(v.amax_rel_err <= VerifyThresholds::for_accum(p_.accum).max_rel_err)) v.ok = false;
+  }
+  return v;
 }
 
 }  // namespace dgt

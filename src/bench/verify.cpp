@@ -1,6 +1,10 @@
 #include "bench/verify.hpp"
 
+#include <cmath>
 #include <cstring>
+#include <limits>
+
+#include <fmt/format.h>
 
 #include "core/error.hpp"
 
@@ -22,14 +26,30 @@ Verification judge(const CompareStatsHost& st, const VerifyThresholds& t) {
   const double max_ref = bits_to_float(st.max_abs_ref_bits);
   v.max_rel_err = max_ref > 0 ? max_err / max_ref : (max_err > 0 ? 1.0 : 0.0);
   v.diff = st.sum_sq > 0 ? 1.0 - 2.0 * st.sum_xy / st.sum_sq : 0.0;
-  v.ok = v.nan_count == 0 && v.pad_touched == 0 && v.max_rel_err <= t.max_rel_err && v.diff <= t.max_diff;
+  v.ulp_over = static_cast<int64_t>(st.ulp_over);
+  v.ok = v.nan_count == 0 && v.pad_touched == 0 && v.ulp_over == 0 && v.max_rel_err <= t.max_rel_err &&
+         v.diff <= t.max_diff;
   return v;
 }
 
+std::string epilogue_failure_text(const Verification& v) {
+  std::string s;
+  if (v.ulp_over > 0) s += fmt::format(", {} elements > 1 e4m3 ulp off", v.ulp_over);
+  if (v.amax_rel_err > 0) s += fmt::format(", amax rel err {:.3g}", v.amax_rel_err);
+  return s;
+}
+
+double amax_relative_error(float amax, float ref) {
+  if (!std::isfinite(amax)) return std::numeric_limits<double>::infinity();
+  const double err = std::fabs(double(amax) - double(ref));
+  return ref != 0 ? err / std::fabs(double(ref)) : err;
+}
+
 Verification verify_output(const UtilKernels& util, const Problem& p, const void* d, const float* dref,
-                           int64_t rows_alloc, CompareStatsHost* stats_buf, const VerifyThresholds& t, cudaStream_t s) {
+                           int64_t rows_alloc, CompareStatsHost* stats_buf, const VerifyThresholds& t, float scale_d,
+                           cudaStream_t s) {
   DGT_CHECK_CUDA(cudaMemsetAsync(stats_buf, 0, sizeof(CompareStatsHost), s));
-  util.compare(p, d, dref, rows_alloc, stats_buf, s);
+  util.compare(p, d, dref, rows_alloc, stats_buf, scale_d, s);
   CompareStatsHost host{};
   DGT_CHECK_CUDA(cudaMemcpyAsync(&host, stats_buf, sizeof host, cudaMemcpyDeviceToHost, s));
   DGT_CHECK_CUDA(cudaStreamSynchronize(s));

@@ -26,6 +26,7 @@ struct Args {
   std::string interval = "sign";
   std::string save;
   std::vector<std::string> extra_configs;  ///< --config KEY (repeatable)
+  OutputOptions output;                    ///< --d --bias --act: override the shapes file's (issue 12)
   bool copy_limit = true;                  ///< --copy-limit / --no-copy-limit
   DbOption db;
   DeviceOption device;
@@ -41,7 +42,7 @@ stats::PairedOptions paired_options(const Args& a) {
 }
 
 int run_measured(const Args& a) {
-  const auto shapes = ShapesOption{a.shapes}.load();  // the whole file is checked before the GPU or the DB is opened
+  const auto shapes = ShapesOption{a.shapes, a.output}.load();  // the whole file is checked before the GPU or the DB is opened
   MeasureProtocol protocol = MeasureProtocol::of(parse_protocol_kind(a.protocol.empty() ? "cold-l2" : a.protocol));
   protocol.rounds = a.rounds;
   protocol.validate();
@@ -219,6 +220,7 @@ void add_compare(CLI::App& app, Action& action) {
          "side by side with cuBLASLt; a key that breaks a rule for any shape is refused (exit 2) before the GPU "
          "is opened; each is verified first and left out (with a warning) where its output is wrong")
       ->needs(shapes);
+  a.output.add(cmd, false);
   cmd.add_flag("--copy-limit,!--no-copy-limit", a.copy_limit,
                "with --shapes: also time the copy limit (read A and B once, write D once, on the same buffers) as "
                "a side of the same rounds and report copy_us and copy_fraction = copy us / dgtune us (default on; "

@@ -285,6 +285,33 @@ void ProblemOptions::add(CLI::App& cmd) {
       ->check(CLI::IsMember({"promote", "fast"}))
       ->capture_default_str()
       ->group("Problem");
+  output.add(cmd, true);
+}
+
+void OutputOptions::add(CLI::App& cmd, bool defaults) {
+  auto* od = cmd.add_option("--d", d,
+                            "output type: bf16 | f32 | e4m3 (e4m3: D = e4m3(scale_d x result), round to nearest "
+                            "even, saturating at +-448, with the amax of the result)");
+  od->check(CLI::IsMember({"bf16", "f32", "e4m3"}))->group("Problem");
+  auto* ob = cmd.add_option("--bias", bias, "fused bias: none | bf16 (a BF16 vector of N added to every row)");
+  ob->check(CLI::IsMember({"none", "bf16"}))->group("Problem");
+  auto* oa = cmd.add_option("--act", act,
+                            "fused activation after the bias: none | relu | gelu_tanh (0.5x(1+tanh(sqrt(2/pi)(x+"
+                            "0.044715x^3))))");
+  oa->check(CLI::IsMember({"none", "relu", "gelu_tanh"}))->group("Problem");
+  if (defaults) {
+    od->default_str("bf16");
+    ob->default_str("none");
+    oa->default_str("none");
+  } else {
+    for (auto* o : {od, ob, oa}) o->description(o->get_description() + " (default: each shapes-file line's value)");
+  }
+}
+
+void OutputOptions::apply(Problem& p) const {
+  if (!d.empty()) p.d = parse_output_dtype(d);
+  if (!bias.empty()) p.bias = parse_bias(bias);
+  if (!act.empty()) p.act = parse_act(act);
 }
 
 Problem ProblemOptions::problem() const {
@@ -296,19 +323,22 @@ Problem ProblemOptions::problem() const {
   p.b = parse_dtype(b);
   p.scale = parse_scale_mode(scale);
   p.accum = parse_accum(accum);
+  output.apply(p);
   validate_problem(p);
   return p;
 }
 
-void ShapesOption::add(CLI::App& cmd) {
+void ShapesOption::add(CLI::App& cmd, bool output_overrides) {
   cmd.add_option("--shapes", path, "shapes file (one 'M N K [key=value ...]' per line)")
       ->required()
       ->check(input_file("shapes file"))
       ->group("Input");
+  if (output_overrides) output.add(cmd, false);
 }
 
 std::vector<ShapeEntry> ShapesOption::load() const {
   auto shapes = load_shapes_file(path);
+  for (auto& s : shapes) output.apply(s.problem);
   if (shapes.empty()) DGT_THROW(ErrorKind::kUsage, "{}: no shapes (every line is blank or a comment)", escaped(path));
   // Every line's rule violations, each as "file:line: message", so the user fixes the file once.
   std::string errors;

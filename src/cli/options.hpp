@@ -87,11 +87,23 @@ struct FormatOption {
   void render(const std::vector<report::Table>& tables) const;
 };
 
-/// --m --n --k [--lda --ldb --ldd --a --b --accum] (leading dims default to tight).
+/// --d bf16|f32|e4m3, --bias none|bf16, --act none|relu|gelu_tanh: the output type and fused epilogue
+/// (issue 12). On space/run they are the problem's fields (default bf16, none, none); on sweep/compare
+/// they override the shapes file's d=/bias=/act= for every line when given (empty = not given).
+struct OutputOptions {
+  std::string d, bias, act;
+  /// Registers the three options in group "Problem"; `defaults` shows bf16/none/none as the defaults.
+  void add(CLI::App& cmd, bool defaults);
+  /// Sets the given fields of `p` (Error(kUsage) naming the value for an unknown one).
+  void apply(Problem& p) const;
+};
+
+/// --m --n --k [--lda --ldb --ldd --a --b --accum --scale --d --bias --act] (leading dims default to tight).
 struct ProblemOptions {
   int64_t m = 0, n = 0, k = 0, lda = 0, ldb = 0, ldd = 0;
   std::string a = "e4m3", b = "e4m3", accum = "promote";
   std::string scale = "tensor";  ///< --scale: tensor | channel | block | block1d1d (ScaleMode)
+  OutputOptions output;          ///< --d --bias --act
   void add(CLI::App& cmd);
   /// Builds and validates the problem. Throws Error(kInvalid/kUsage) naming the operand and rule.
   Problem problem() const;
@@ -100,8 +112,11 @@ struct ProblemOptions {
 /// --shapes FILE (required): one 'M N K [key=value ...]' per line.
 struct ShapesOption {
   std::string path;
-  void add(CLI::App& cmd);
-  /// Reads and checks the whole file; throws Error(kUsage) listing every line that breaks a rule.
+  OutputOptions output;  ///< --d --bias --act: override every line's output type and epilogue when given
+  /// Registers --shapes; with `output_overrides`, also --d/--bias/--act (sweep, compare).
+  void add(CLI::App& cmd, bool output_overrides = true);
+  /// Reads and checks the whole file (after the overrides); throws Error(kUsage) listing every line
+  /// that breaks a rule.
   std::vector<ShapeEntry> load() const;
 };
 

@@ -144,7 +144,8 @@ CheckReport check(const std::string& path) {
     Statement s(
         c,
         "SELECT id AS id, key AS key, m AS m, n AS n, k AS k, lda AS lda, ldb AS ldb, ldd AS ldd, dtype_a AS a, "
-        "dtype_b AS b, dtype_d AS d, scale_mode AS scale, accum AS accum FROM problem");
+        "dtype_b AS b, dtype_d AS d, scale_mode AS scale_mode, accum AS accum, bias AS bias, act AS act FROM "
+        "problem");
     while (s.step()) {
       try {
         Problem p;
@@ -152,9 +153,13 @@ CheckReport check(const std::string& path) {
         p.lda = s.get_int("lda"), p.ldb = s.get_int("ldb"), p.ldd = s.get_int("ldd");
         p.a = parse_dtype(s.get_text("a"));
         p.b = parse_dtype(s.get_text("b"));
+        p.d = parse_output_dtype(s.get_text("d"));
+        // "per_tensor": the spelling of dgtune 0.1 files (schema 1), kept by the migrations.
+        const std::string scale = s.get_text("scale_mode");
+        p.scale = scale == "per_tensor" ? ScaleMode::kPerTensor : parse_scale_mode(scale);
         p.accum = parse_accum(s.get_text("accum"));
-        p.scale = parse_scale_mode(s.get_text("scale"));  // part of the key (_ch_, _blk_): never left at the default
-        if (s.get_text("d") != to_string(p.d)) throw Error(ErrorKind::kInvalid, "dtype_d " + s.get_text("d"));
+        p.bias = parse_bias(s.get_text("bias"));
+        p.act = parse_act(s.get_text("act"));
         if (p.key() != s.get_text("key"))
           r.problems.push_back(
               fmt::format("problem {}: key {} but its columns give {}", s.get_int("id"), s.get_text("key"), p.key()));

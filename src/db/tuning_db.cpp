@@ -85,6 +85,8 @@ Problem read_problem_row(const Connection& c, const Statement& s) {
   p.d = parse_dtype(s.get_text("dtype_d"));
   p.scale = parse_scale_mode(c, s.get_text("scale_mode"));
   p.accum = parse_accum(s.get_text("accum"));
+  p.bias = parse_bias(s.get_text("bias"));
+  p.act = parse_act(s.get_text("act"));
   return p;
 }
 
@@ -126,7 +128,8 @@ void read_measurement(const Connection& c, const Statement& s, Measurement& m) {
 // values are always bound.
 #define DGT_PROBLEM_COLUMNS                                                                        \
   "p.m AS m, p.n AS n, p.k AS k, p.lda AS lda, p.ldb AS ldb, p.ldd AS ldd, p.dtype_a AS dtype_a, " \
-  "p.dtype_b AS dtype_b, p.dtype_d AS dtype_d, p.scale_mode AS scale_mode, p.accum AS accum"
+  "p.dtype_b AS dtype_b, p.dtype_d AS dtype_d, p.scale_mode AS scale_mode, p.accum AS accum, p.bias AS bias, " \
+  "p.act AS act"
 #define DGT_MEASUREMENT_COLUMNS(t)                                                                                    \
   t ".status AS status, " t ".error AS error, " t ".median_us AS median_us, " t ".p10_us AS p10_us, " t               \
     ".p90_us AS p90_us, " t ".samples AS samples, " t ".rse AS rse, " t ".sm_clock_mhz AS sm_clock_mhz, " t           \
@@ -290,11 +293,13 @@ void bind_family(Statement& s, const Problem& p) {
   s.bind_text(":dtype_d", to_string(p.d));
   s.bind_text(":scale_mode", to_string(p.scale));
   s.bind_text(":accum", to_string(p.accum));
+  s.bind_text(":bias", to_string(p.bias));
+  s.bind_text(":act", to_string(p.act));
 }
 
 constexpr const char* kFamilyWhere =
     "p.n = :n AND p.k = :k AND p.dtype_a = :dtype_a AND p.dtype_b = :dtype_b AND p.dtype_d = :dtype_d "
-    "AND p.scale_mode = :scale_mode AND p.accum = :accum";
+    "AND p.scale_mode = :scale_mode AND p.accum = :accum AND p.bias = :bias AND p.act = :act";
 
 void require_writable(const Connection& c, const char* what) {
   if (c.read_only())
@@ -396,8 +401,9 @@ int64_t TuningDb::upsert_problem(const Problem& p) {
   if (std::optional<int64_t> id = find_problem(p)) return *id;
   {
     Statement s(*conn_,
-                "INSERT INTO problem (key, m, n, k, lda, ldb, ldd, dtype_a, dtype_b, dtype_d, scale_mode, accum) "
-                "VALUES (:key, :m, :n, :k, :lda, :ldb, :ldd, :dtype_a, :dtype_b, :dtype_d, :scale_mode, :accum) "
+                "INSERT INTO problem (key, m, n, k, lda, ldb, ldd, dtype_a, dtype_b, dtype_d, scale_mode, accum, bias, "
+                "act) VALUES (:key, :m, :n, :k, :lda, :ldb, :ldd, :dtype_a, :dtype_b, :dtype_d, :scale_mode, :accum, "
+                ":bias, :act) "
                 "ON CONFLICT (key) DO NOTHING");
     s.bind_text(":key", p.key());
     s.bind_int(":m", p.m);
@@ -411,6 +417,8 @@ int64_t TuningDb::upsert_problem(const Problem& p) {
     s.bind_text(":dtype_d", to_string(p.d));
     s.bind_text(":scale_mode", to_string(p.scale));
     s.bind_text(":accum", to_string(p.accum));
+    s.bind_text(":bias", to_string(p.bias));
+    s.bind_text(":act", to_string(p.act));
     s.run();
   }
   std::optional<int64_t> id = find_problem(p);
@@ -771,7 +779,7 @@ std::vector<EnvironmentWinner> TuningDb::environment_winners(int64_t device_id, 
                           "e.kernel_hash AS kernel_hash, e.dgtune_version AS dgtune_version, "
                           "p.m AS m, p.n AS n, p.k AS k, p.lda AS lda, p.ldb AS ldb, p.ldd AS ldd, "
                           "p.dtype_a AS dtype_a, p.dtype_b AS dtype_b, p.dtype_d AS dtype_d, p.scale_mode AS "
-                          "scale_mode, p.accum AS accum "
+                          "scale_mode, p.accum AS accum, p.bias AS bias, p.act AS act "
                           "FROM winner w JOIN problem p ON p.id = w.problem_id JOIN environment e ON e.id = "
                           "w.environment_id WHERE w.device_id = :device_id AND ") +
                   kFamilyWhere);

@@ -99,7 +99,7 @@ struct GateHistoryPoint {
 ///          the hardware identity (HardwareIdentity::key()); cc = 10 * cc_major + cc_minor (90 for sm_90)
 ///   environment(id, env_key UNIQUE, driver_version, runtime_version, cublaslt_version, nvrtc_version,
 ///          kernel_hash, dgtune_version, created_at): the software environment (SoftwareEnv::key())
-///   problem(id, key UNIQUE, m, n, k, lda, ldb, ldd, dtype_a, dtype_b, dtype_d, scale_mode, accum)
+///   problem(id, key UNIQUE, m, n, k, lda, ldb, ldd, dtype_a, dtype_b, dtype_d, scale_mode, accum, bias, act)
 ///   config(id, key UNIQUE, block_m .. split_k, sms, mainloop, promote_every): every tunable as a column;
 ///          raster, epilogue and mainloop as text
 ///   trial(id, device_id, environment_id, problem_id, config_id, pci_bus_id, status, error, compile_ms, registers,

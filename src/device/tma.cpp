@@ -69,4 +69,12 @@ CUtensorMap make_bf16_store_tma(const char* operand, const void* base, uint64_t 
                    swizzle_bytes);
 }
 
+CUtensorMap make_store_tma(const char* operand, const void* base, int elem_bytes, uint64_t rows, uint64_t cols,
+                           uint64_t ld_bytes, uint32_t box_cols, uint32_t box_rows, uint32_t swizzle_bytes) {
+  const CUtensorMapDataType type = elem_bytes == 4   ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
+                                   : elem_bytes == 2 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                                                     : CU_TENSOR_MAP_DATA_TYPE_UINT8;
+  return encode_2d(operand, base, type, elem_bytes, rows, cols, ld_bytes, box_cols, box_rows, swizzle_bytes);
+}
+
 }  // namespace dgt

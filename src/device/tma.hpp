@@ -23,4 +23,10 @@ CUtensorMap make_kmajor_tma(const char* operand, const void* base, uint64_t rows
 CUtensorMap make_bf16_store_tma(const char* operand, const void* base, uint64_t rows, uint64_t cols, uint64_t ld_bytes,
                                 uint32_t box_cols, uint32_t box_rows, uint32_t swizzle_bytes = 128);
 
+/// The same for an output D of `elem_bytes` bytes per element (2: BF16, 4: FP32, 1: e4m3 stored as
+/// UINT8, which TMA moves as raw bytes): box_cols * elem_bytes equals the swizzle span, or is a multiple
+/// of 16 without swizzle. Same rules and errors.
+CUtensorMap make_store_tma(const char* operand, const void* base, int elem_bytes, uint64_t rows, uint64_t cols,
+                           uint64_t ld_bytes, uint32_t box_cols, uint32_t box_rows, uint32_t swizzle_bytes);
+
 }  // namespace dgt

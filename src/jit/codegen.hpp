@@ -8,7 +8,7 @@
 namespace dgt::jit {
 
 /// Bumped whenever generated code changes meaning; part of the kernel hash.
-constexpr int kCodegenVersion = 3;  // 3: kScaleMode template parameter
+constexpr int kCodegenVersion = 4;  // 3: kScaleMode template parameter; 4: kOutType, kBias, kAct
 
 struct GeneratedKernel {
   std::string source;           ///< .cu text for NVRTC

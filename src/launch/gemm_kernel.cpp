@@ -56,9 +56,31 @@ size_t GemmKernel::workspace_bytes(const Problem& p) const {
   return static_cast<size_t>(g.tiles() * g.splits * c.block_m * c.block_n) * sizeof(float);
 }
 
-size_t GemmKernel::counter_bytes(const Problem& p) const {
+size_t GemmKernel::amax_state_offset(const Problem& p) const {
   if (effective_splits(p) <= 1) return 0;
   return static_cast<size_t>(TileGrid::of(spec_.config, p).tiles()) * sizeof(uint32_t);
+}
+
+size_t GemmKernel::counter_bytes(const Problem& p) const {
+  return amax_state_offset(p) + (p.d == DType::kE4M3 ? 2 * sizeof(uint32_t) : 0);
+}
+
+void check_epilogue_operands(const Problem& p, const GemmOperands& ops) {
+  if (p.bias == Bias::kBF16 && ops.bias == nullptr)
+    DGT_THROW(ErrorKind::kInvalid, "problem {} has a bf16 bias but the bias pointer is null (N = {} BF16 values needed)",
+              p.label(), p.n);
+  if (p.bias == Bias::kBF16 && reinterpret_cast<uintptr_t>(ops.bias) % 2 != 0)
+    DGT_THROW(ErrorKind::kInvalid, "operand bias: address {} is not 2-byte aligned (BF16 elements)", ops.bias);
+  if (p.d == DType::kE4M3 && ops.scale_d == nullptr)
+    DGT_THROW(ErrorKind::kInvalid,
+              "problem {} has e4m3 output but scale_d is null (e4m3 output needs an FP32 output scale in device "
+              "memory: D = e4m3(scale_d x result))",
+              p.label());
+  if (p.d != DType::kE4M3 && ops.amax != nullptr)
+    DGT_THROW(ErrorKind::kInvalid, "problem {}: an amax pointer needs e4m3 output (output type is {})", p.label(),
+              to_string(p.d));
+  if (p.d == DType::kE4M3 && ops.amax != nullptr && reinterpret_cast<uintptr_t>(ops.amax) % 4 != 0)
+    DGT_THROW(ErrorKind::kInvalid, "operand amax: address {} is not 4-byte aligned", static_cast<void*>(ops.amax));
 }
 
 void GemmKernel::launch(const Problem& p, const GemmOperands& ops, cudaStream_t stream, const GemmWorkspace* ws) const {
@@ -67,17 +89,22 @@ void GemmKernel::launch(const Problem& p, const GemmOperands& ops, cudaStream_t 
     DGT_THROW(ErrorKind::kInvalid,
               "problem {} does not match kernel {} (operand types, accumulation or scale mode differ)", p.label(),
               spec_.key());
+  if (p.d != spec_.d || p.bias != spec_.bias || p.act != spec_.act)
+    DGT_THROW(ErrorKind::kInvalid, "problem {} does not match kernel {} (output type, bias or activation differ)",
+              p.label(), spec_.key());
+  check_epilogue_operands(p, ops);
   const CUtensorMap tma_a = make_kmajor_tma("A", ops.a, p.m, p.k, p.lda, a_box_rows(c, p.m), c.swizzle);
   const CUtensorMap tma_b = make_kmajor_tma("B", ops.b, p.n, p.k, p.ldb, c.block_n / c.cluster_m, c.swizzle);
   CUtensorMap tma_d{};
   if (c.epilogue == Epilogue::kTma)
-    tma_d = make_bf16_store_tma("D", ops.d, p.m, p.n, static_cast<uint64_t>(p.ldd) * 2, epilogue_box_cols(c.block_n),
-                                c.block_m / c.num_math_wg, epilogue_swizzle_bytes(c.block_n));
+    tma_d = make_store_tma("D", ops.d, dtype_bytes(p.d), p.m, p.n, static_cast<uint64_t>(p.ldd) * dtype_bytes(p.d),
+                           epilogue_box_cols(c.block_n, dtype_bytes(p.d)), c.block_m / c.num_math_wg,
+                           epilogue_swizzle_bytes(c.block_n, dtype_bytes(p.d)));
   unsigned splits = static_cast<unsigned>(effective_splits(p));
   void* partials = nullptr;
   void* counters = nullptr;
   if (splits > 1) {
-    if (!ws || ws->partial_bytes < workspace_bytes(p) || ws->counter_bytes < counter_bytes(p))
+    if (!ws || ws->partial_bytes < workspace_bytes(p) || ws->counter_bytes < amax_state_offset(p))
       DGT_THROW(ErrorKind::kInvalid, "{} on {} splits K {} ways and needs a workspace of {} + {} bytes", spec_.key(),
                 p.label(), splits, workspace_bytes(p), counter_bytes(p));
     partials = ws->partials;
@@ -90,6 +117,17 @@ void GemmKernel::launch(const Problem& p, const GemmOperands& ops, cudaStream_t 
   unsigned ld_sa = static_cast<unsigned>(sl.ld_a), ld_sb = static_cast<unsigned>(sl.ld_b);
   unsigned m = static_cast<unsigned>(p.m), n = static_cast<unsigned>(p.n), k = static_cast<unsigned>(p.k);
   unsigned long long ldd = static_cast<unsigned long long>(p.ldd);
+  const void* bias = p.bias == Bias::kBF16 ? ops.bias : nullptr;
+  const float* scale_d = p.d == DType::kE4M3 ? ops.scale_d : nullptr;
+  float* amax = p.d == DType::kE4M3 ? ops.amax : nullptr;
+  void* amax_state = nullptr;
+  if (amax) {
+    if (!ws || ws->counters == nullptr || ws->counter_bytes < counter_bytes(p))
+      DGT_THROW(ErrorKind::kInvalid,
+                "{} on {}: an amax pointer needs the workspace's counters ({} bytes, zeroed once; GemmWorkspace)",
+                spec_.key(), p.label(), counter_bytes(p));
+    amax_state = static_cast<char*>(ws->counters) + amax_state_offset(p);
+  }
   void* params[] = {const_cast<CUtensorMap*>(&tma_a),
                     const_cast<CUtensorMap*>(&tma_b),
                     &tma_d,
@@ -104,7 +142,11 @@ void GemmKernel::launch(const Problem& p, const GemmOperands& ops, cudaStream_t 
                     &ldd,
                     &splits,
                     &partials,
-                    &counters};
+                    &counters,
+                    &bias,
+                    &scale_d,
+                    &amax,
+                    &amax_state};
 
   CUlaunchConfig cfg{};
   cfg.gridDimX = static_cast<unsigned>(grid_size(p));

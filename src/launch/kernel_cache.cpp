@@ -9,7 +9,7 @@ namespace dgt {
 
 jit::GemmWorkspace WorkspaceArena::get(const jit::GemmKernel& kernel, const Problem& p) {
   const size_t partial_bytes = kernel.workspace_bytes(p), counter_bytes = kernel.counter_bytes(p);
-  if (partial_bytes == 0) return {};
+  if (partial_bytes == 0 && counter_bytes == 0) return {};
   if (partials_.bytes() < partial_bytes) partials_ = DeviceBuffer(partial_bytes);
   if (counters_.bytes() < counter_bytes) {
     counters_ = DeviceBuffer(counter_bytes);
@@ -73,7 +73,7 @@ jit::GemmWorkspace KernelCache::workspace(const jit::GemmKernel& kernel, const P
 }
 
 jit::GemmWorkspace KernelCache::dedicated_workspace(const jit::GemmKernel& kernel, const Problem& p) {
-  if (kernel.workspace_bytes(p) == 0) return {};
+  if (kernel.workspace_bytes(p) == 0 && kernel.counter_bytes(p) == 0) return {};
   std::lock_guard lock(ws_mu_);
   return dedicated_ws_.emplace_back().get(kernel, p);
 }

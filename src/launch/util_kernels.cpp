@@ -7,7 +7,7 @@
 
 namespace dgt {
 
-static_assert(sizeof(CompareStatsHost) == 40, "must match dgt::util::CompareStats");
+static_assert(sizeof(CompareStatsHost) == 48, "must match dgt::util::CompareStats");
 
 UtilKernels::UtilKernels(const jit::CubinCache& cache, int sm_count) : sm_count_(sm_count) {
   jit::CompiledKernel k = cache.get_or_compile(jit::generate_util_module());
@@ -24,6 +24,7 @@ UtilKernels::UtilKernels(const jit::CubinCache& cache, int sm_count) : sm_count_
   flush_read_ = get("dgt_flush_read");
   ref_gemm_ = get("dgt_ref_gemm");
   compare_ = get("dgt_compare");
+  ref_epilogue_ = get("dgt_ref_epilogue");
   clock_probe_ = get("dgt_clock_probe");
   copy_limit_ = get("dgt_copy_limit");
 }
@@ -71,11 +72,21 @@ void UtilKernels::reference_gemm(const Problem& p, const void* a, const void* b,
          params, s);
 }
 
+void UtilKernels::reference_epilogue(const Problem& p, float* dref, const void* bias, bool apply,
+                                     uint32_t* amax_bits, cudaStream_t s) const {
+  unsigned m = p.m, n = p.n;
+  unsigned has_bias = apply && p.bias == Bias::kBF16 ? 1u : 0u;
+  unsigned act = apply ? act_code(p.act) : 0u;
+  void* params[] = {&dref, &m, &n, &bias, &has_bias, &act, &amax_bits};
+  launch(ref_epilogue_.function, sm_count_ * 4, 1, 256, 1, params, s);
+}
+
 void UtilKernels::compare(const Problem& p, const void* d, const float* dref, int64_t rows_alloc,
-                          CompareStatsHost* stats, cudaStream_t s) const {
+                          CompareStatsHost* stats, float scale_d, cudaStream_t s) const {
   unsigned m = p.m, n = p.n;
   unsigned long long ldd = p.ldd, rows = rows_alloc;
-  void* params[] = {&d, &dref, &m, &n, &ldd, &rows, &stats};
+  unsigned out = out_type_code(p.d);
+  void* params[] = {&d, &dref, &m, &n, &ldd, &rows, &stats, &out, &scale_d};
   launch(compare_.function, sm_count_ * 4, 1, 256, 1, params, s);
 }
 

@@ -22,6 +22,7 @@ struct CompareStatsHost {
   uint32_t max_abs_ref_bits;
   uint64_t nan_count;
   uint64_t pad_touched;
+  uint64_t ulp_over;  ///< e4m3 output: elements more than 1 e4m3 ulp from the identically rounded reference
 };
 
 class UtilKernels {
@@ -38,9 +39,15 @@ class UtilKernels {
   /// Dref (FP32, ld = N) = the scaled A * B^T on CUDA cores; scale_a / scale_b laid out as p.scales() says.
   void reference_gemm(const Problem& p, const void* a, const void* b, const float* scale_a, const float* scale_b,
                       float* dref, cudaStream_t s) const;
-  /// Accumulates the comparison of D (rows_alloc x ldd) with Dref into *stats (zero it first).
+  /// Reference epilogue in place on Dref (M x N FP32): with `apply`, r = act(ref + bias) for the problem's
+  /// bias (N BF16 values at `bias`) and activation (GELU with the accurate tanhf); either way
+  /// *amax_bits = max of the bits of |r| (atomicMax; zero it first). kernels/util/compare.cuh.
+  void reference_epilogue(const Problem& p, float* dref, const void* bias, bool apply, uint32_t* amax_bits,
+                          cudaStream_t s) const;
+  /// Accumulates the comparison of D (rows_alloc x ldd elements of p.d) with Dref into *stats (zero it
+  /// first); e4m3 output compares with scale_d x Dref (kernels/util/compare.cuh says how).
   void compare(const Problem& p, const void* d, const float* dref, int64_t rows_alloc, CompareStatsHost* stats,
-               cudaStream_t s) const;
+               float scale_d, cudaStream_t s) const;
   /// The copy limit of a problem (kernels/util/copy_limit.cuh): one launch of `plan` (plan_copy_limit)
   /// reading A (M x lda bytes) and B (N x ldb bytes) once and writing D's M x N BF16 once (what
   /// copy_limit_reference computes); `sink` is 4 bytes of device memory that no one reads. One kernel,
@@ -54,7 +61,8 @@ class UtilKernels {
   void launch(CUfunction f, unsigned grid_x, unsigned grid_y, unsigned block_x, unsigned block_y, void** params,
               cudaStream_t s) const;
 
-  jit::LoadedKernel fill_fp8_, fill_u16_, flush_write_, flush_read_, ref_gemm_, compare_, clock_probe_, copy_limit_;
+  jit::LoadedKernel fill_fp8_, fill_u16_, flush_write_, flush_read_, ref_gemm_, compare_, ref_epilogue_, clock_probe_,
+      copy_limit_;
   int sm_count_;
 };
 

@@ -32,7 +32,7 @@ std::optional<StoredChoice> choose_stored_winner(const std::vector<EnvironmentWi
   // in for p, even when a caller passes it.
   auto same_family = [&](const Problem& q) {
     return q.n == p.n && q.k == p.k && q.a == p.a && q.b == p.b && q.d == p.d && q.scale == p.scale &&
-           q.accum == p.accum;
+           q.accum == p.accum && q.bias == p.bias && q.act == p.act;
   };
   for (const auto& c : candidates)
     if (c.problem.m >= 1 && same_family(c.problem)) order.push_back(&c);
@@ -92,11 +92,14 @@ std::vector<EnvironmentWinner> table_winners(const TunedTable& t, const Problem&
       w.problem.b = parse_dtype(e.b);
       w.problem.accum = parse_accum(e.accum);
       w.problem.scale = e.scale ? parse_scale_mode(e.scale) : ScaleMode::kPerTensor;  // nullptr: an older header
+      w.problem.d = e.d ? parse_output_dtype(e.d) : DType::kBF16;
+      w.problem.bias = e.bias ? parse_bias(e.bias) : Bias::kNone;
+      w.problem.act = e.act ? parse_act(e.act) : Act::kNone;
     } catch (const std::exception&) {
       continue;  // a field this dgtune does not read
     }
     if (w.problem.n != p.n || w.problem.k != p.k || w.problem.a != p.a || w.problem.b != p.b || w.problem.d != p.d ||
-        w.problem.scale != p.scale || w.problem.accum != p.accum)
+        w.problem.scale != p.scale || w.problem.accum != p.accum || w.problem.bias != p.bias || w.problem.act != p.act)
       continue;
     w.config_key = e.config_key;
     w.median_us = e.tuned_us;

@@ -36,6 +36,9 @@ struct TunedEntry {
   const char* kernel_hash;  ///< kernel-source hash of the environment the winner was measured under
   const char* protocol;     ///< protocol name, e.g. "hot-graph-v1"; nullptr (older headers): "cold-l2-v1"
   const char* scale;        ///< "per-tensor" | "channel" | "block" | "block1d1d"; nullptr (older headers): "per-tensor"
+  const char* d;            ///< output type "bf16" | "f32" | "e4m3"; nullptr (older headers): "bf16"
+  const char* bias;         ///< "none" | "bf16"; nullptr (older headers): "none"
+  const char* act;          ///< "none" | "relu" | "gelu_tanh"; nullptr (older headers): "none"
 };
 /// A table of winners of one hardware identity (GemmOptions::table).
 struct TunedTable {
@@ -72,15 +75,16 @@ std::string export_header(const std::vector<ExportRow>& rows, const HeaderInfo& 
   h += fmt::format("inline constexpr char kDeviceName[] = {};\n\n", quoted(info.device_name));
   if (!rows.empty()) {
     h += "// m, n, k, lda, ldb, ldd, a, b, accum -> config key, median us, kernel hash and protocol of the "
-         "measurement; scale mode\n";
+         "measurement; scale mode, output type, bias, activation\n";
     h += "inline constexpr dgt::TunedEntry kEntries[] = {\n";
     for (const ExportRow& r : rows) {
       const Problem& p = r.trial.problem;
       const double us = r.trial.timing ? r.trial.timing->median_us : 0.0;
-      h += fmt::format("    {{{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {:.17g}, {}, {}, {}}},\n", p.m, p.n, p.k, p.lda,
-                       p.ldb, p.ldd, quoted(to_string(p.a)), quoted(to_string(p.b)), quoted(to_string(p.accum)),
-                       quoted(r.trial.config.key()), us, quoted(r.kernel_hash), quoted(r.protocol_name),
-                       quoted(to_string(p.scale)));
+      h += fmt::format("    {{{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {:.17g}, {}, {}, {}, {}, {}, {}}},\n", p.m, p.n,
+                       p.k, p.lda, p.ldb, p.ldd, quoted(to_string(p.a)), quoted(to_string(p.b)),
+                       quoted(to_string(p.accum)), quoted(r.trial.config.key()), us, quoted(r.kernel_hash),
+                       quoted(r.protocol_name), quoted(to_string(p.scale)), quoted(to_string(p.d)),
+                       quoted(to_string(p.bias)), quoted(to_string(p.act)));
     }
     h += "};\n";
     h += "inline constexpr dgt::TunedTable kTable = {kHardwareKey, kDeviceName, kKernelHash, kDgtuneVersion, "

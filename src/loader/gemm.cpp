@@ -28,7 +28,7 @@ namespace {
 /// Lookup key of a shape: plain integers, so the hot path hashes without allocating.
 struct ShapeKey {
   int64_t m, n, k, lda, ldb, ldd;
-  int flags;  // a_format | b_format << 1 | fast << 2 | scale << 3 (make_flags)
+  int flags;  // a_format | b_format << 1 | fast << 2 | scale << 3 | output << 5 | bias << 7 | act << 8 (make_flags)
   bool operator==(const ShapeKey&) const = default;
 };
 struct ShapeKeyHash {
@@ -59,6 +59,18 @@ int make_flags(Fp8Format a_format, Fp8Format b_format, bool fast_accum, Fp8Scali
   return int(a_format == Fp8Format::kE5M2) | int(b_format == Fp8Format::kE5M2) << 1 | int(fast_accum) << 2 | s << 3;
 }
 
+/// make_flags plus the output type, bias presence and activation of GemmRunOptions. Enum values outside
+/// their range (casts) throw kUsage naming the field.
+int make_flags(const GemmRunOptions& o) {
+  const int out = static_cast<int>(o.output), act = static_cast<int>(o.act);
+  if (out < 0 || out > static_cast<int>(OutputType::kE4M3))
+    DGT_THROW(ErrorKind::kUsage, "dgt::GemmRunOptions::output = {} is not a dgt::OutputType value (0 to 2)", out);
+  if (act < 0 || act > static_cast<int>(Activation::kGeluTanh))
+    DGT_THROW(ErrorKind::kUsage, "dgt::GemmRunOptions::act = {} is not a dgt::Activation value (0 to 2)", act);
+  return make_flags(o.a_format, o.b_format, o.fast_accum, o.scale) | out << 5 | int(o.bias != nullptr) << 7 |
+         act << 8;
+}
+
 Problem make_problem(const ShapeKey& s) {
   Problem p = Problem::dense(s.m, s.n, s.k);
   p.lda = s.lda, p.ldb = s.ldb, p.ldd = s.ldd;
@@ -66,6 +78,10 @@ Problem make_problem(const ShapeKey& s) {
   p.b = (s.flags & 2) ? DType::kE5M2 : DType::kE4M3;
   p.accum = (s.flags & 4) ? Accum::kFast : Accum::kPromote;
   p.scale = static_cast<ScaleMode>((s.flags >> 3) & 3);
+  const int out = (s.flags >> 5) & 3;
+  p.d = out == int(OutputType::kF32) ? DType::kF32 : out == int(OutputType::kE4M3) ? DType::kE4M3 : DType::kBF16;
+  p.bias = (s.flags >> 7) & 1 ? Bias::kBF16 : Bias::kNone;
+  p.act = static_cast<Act>((s.flags >> 8) & 3);
   return p;
 }
 
@@ -200,6 +216,25 @@ void Gemm::run(const void* a, const void* b, void* d, int64_t m, int64_t n, int6
   const ShapeKey key{m, n, k, lda, ldb, ldd, make_flags(a_format, b_format, fast_accum, scale)};
   const Entry& e = impl_->resolve(key);
   e.kernel->launch(make_problem(key), jit::GemmOperands{a, b, d, scale_a, scale_b}, stream, &e.workspace);
+}
+
+void Gemm::run(const void* a, const void* b, void* d, int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb,
+               int64_t ldd, const float* scale_a, const float* scale_b, cudaStream_t stream,
+               const GemmRunOptions& options) {
+  const ShapeKey key{m, n, k, lda, ldb, ldd, make_flags(options)};
+  const Problem p = make_problem(key);
+  jit::GemmOperands ops{a, b, d, scale_a, scale_b, options.bias, options.scale_d, options.amax};
+  // The epilogue operands are checked before the first lookup, so a bad combination (e4m3 without scale_d,
+  // amax with bf16 output) is reported as such rather than after compiling a kernel.
+  jit::check_epilogue_operands(p, ops);
+  const Entry& e = impl_->resolve(key);
+  e.kernel->launch(p, ops, stream, &e.workspace);
+}
+
+GemmChoice Gemm::choose(int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldd,
+                        const GemmRunOptions& options) {
+  const ShapeKey key{m, n, k, lda, ldb, ldd, make_flags(options)};
+  return impl_->resolve(key).choice;
 }
 
 GemmChoice Gemm::choose(int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldd, Fp8Format a_format,

@@ -23,15 +23,15 @@ Mainloop parse_mainloop(std::string_view s, std::string_view where) {
   DGT_THROW(ErrorKind::kUsage, "{}: mainloop '{}' is unknown (expected 1g, 2g or 2o)", where, escaped(s));
 }
 
-int epilogue_swizzle_bytes(int block_n) {
+int epilogue_swizzle_bytes(int block_n, int out_bytes) {
   for (int s : {128, 64, 32})
-    if ((block_n * 2) % s == 0) return s;
+    if ((block_n * out_bytes) % s == 0) return s;
   return 0;
 }
 
-int epilogue_box_cols(int block_n) {
-  const int s = epilogue_swizzle_bytes(block_n);
-  return s ? s / 2 : block_n;
+int epilogue_box_cols(int block_n, int out_bytes) {
+  const int s = epilogue_swizzle_bytes(block_n, out_bytes);
+  return s ? s / out_bytes : block_n;
 }
 
 Epilogue parse_epilogue(std::string_view s, std::string_view where) {
@@ -137,6 +137,11 @@ KernelConfig KernelConfig::parse_key(std::string_view key) {
 std::string KernelSpec::key() const {
   std::string k = fmt::format("{}_{}.{}_{}", config.key(), to_string(a), to_string(b), to_string(accum));
   if (scale != ScaleMode::kPerTensor) k += std::string("_") + to_string(scale);
+  // Output type and epilogue (issue 12): tokens only when not the bf16 / no-epilogue default, so keys
+  // (and cubin cache names) of the kernels that existed before stay the same.
+  if (d != DType::kBF16) k += std::string("_d") + to_string(d);
+  if (bias != Bias::kNone) k += "_bias";
+  if (act != Act::kNone) k += std::string("_") + to_string(act);
   return k;
 }
 

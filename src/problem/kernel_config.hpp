@@ -74,9 +74,15 @@ struct KernelSpec {
   DType b = DType::kE4M3;
   Accum accum = Accum::kPromote;
   ScaleMode scale = ScaleMode::kPerTensor;  ///< a template parameter of the kernel (kScaleMode)
+  DType d = DType::kBF16;                   ///< output type (kOutType): bf16, f32, e4m3
+  Bias bias = Bias::kNone;                  ///< kBias
+  Act act = Act::kNone;                     ///< kAct
 
-  static KernelSpec of(const KernelConfig& c, const Problem& p) { return {c, p.a, p.b, p.accum, p.scale}; }
-  /// config key + "_e4m3.e4m3_promote" (+ "_channel" / "_block" / "_block1d1d" for those scale modes).
+  static KernelSpec of(const KernelConfig& c, const Problem& p) {
+    return {c, p.a, p.b, p.accum, p.scale, p.d, p.bias, p.act};
+  }
+  /// config key + "_e4m3.e4m3_promote" (+ "_channel" / "_block" / "_block1d1d" for those scale modes;
+  /// + "_df32" / "_de4m3", "_bias", "_relu" / "_gelu_tanh" for a non-default output or epilogue).
   std::string key() const;
   /// Key of the compiled code: split_k and sms are run-time arguments, so configs that differ only in
   /// the split count (beyond "split or not") or the grid size share one cubin.
@@ -90,11 +96,12 @@ Epilogue parse_epilogue(std::string_view s, std::string_view where);
 Mainloop parse_mainloop(std::string_view s, std::string_view where);
 
 /// Shared-memory swizzle of the TMA-store epilogue's staging tile and D tensor map, in bytes: the
-/// largest of 128, 64, 32 that divides a staging row (BLOCK_N * 2 bytes), else 0 (no swizzle; one box
-/// of the full BLOCK_N). Mirrors Fp8GemmTraits::kEpiSwizzle (kernels/gemm/fp8_gemm_traits.cuh).
-int epilogue_swizzle_bytes(int block_n);
-/// Columns of one TMA store box of D: the swizzle span in BF16 elements, or BLOCK_N without swizzle.
-int epilogue_box_cols(int block_n);
+/// largest of 128, 64, 32 that divides a staging row (BLOCK_N * out_bytes bytes; out_bytes = 2 for bf16,
+/// 4 for f32, 1 for e4m3), else 0 (no swizzle; one box of the full BLOCK_N). Mirrors
+/// Fp8GemmTraits::kEpiSwizzle (kernels/gemm/fp8_gemm_traits.cuh).
+int epilogue_swizzle_bytes(int block_n, int out_bytes = 2);
+/// Columns of one TMA store box of D: the swizzle span in output elements, or BLOCK_N without swizzle.
+int epilogue_box_cols(int block_n, int out_bytes = 2);
 /// Rows of A one TMA load box holds for a problem with `m` rows: BLOCK_M / cluster_n (a cluster slice), or
 /// round_up(m, 8) when cluster_n == 1 and m < BLOCK_M, so a decode-shaped A is not loaded as a box that is
 /// mostly out of bounds (TMA's zero fill of out-of-bounds rows is slow). Mirrors Fp8GemmTraits::a_box_rows

@@ -27,6 +27,36 @@ const char* to_string(ScaleMode s) {
   return "?";
 }
 
+const char* to_string(Bias b) { return b == Bias::kBF16 ? "bf16" : "none"; }
+const char* to_string(Act a) {
+  switch (a) {
+    case Act::kNone: return "none";
+    case Act::kRelu: return "relu";
+    case Act::kGeluTanh: return "gelu_tanh";
+  }
+  return "?";
+}
+
+Bias parse_bias(std::string_view s) {
+  if (s == "none") return Bias::kNone;
+  if (s == "bf16") return Bias::kBF16;
+  DGT_THROW(ErrorKind::kUsage, "unknown bias '{}' (expected none or bf16)", s);
+}
+
+Act parse_act(std::string_view s) {
+  if (s == "none") return Act::kNone;
+  if (s == "relu") return Act::kRelu;
+  if (s == "gelu_tanh") return Act::kGeluTanh;
+  DGT_THROW(ErrorKind::kUsage, "unknown activation '{}' (expected none, relu or gelu_tanh)", s);
+}
+
+DType parse_output_dtype(std::string_view s) {
+  if (s == "bf16") return DType::kBF16;
+  if (s == "f32") return DType::kF32;
+  if (s == "e4m3") return DType::kE4M3;
+  DGT_THROW(ErrorKind::kUsage, "unknown output type '{}' (expected bf16, f32 or e4m3)", s);
+}
+
 ScaleMode parse_scale_mode(std::string_view s) {
   if (s == "tensor" || s == "per-tensor") return ScaleMode::kPerTensor;
   if (s == "channel") return ScaleMode::kChannel;
@@ -79,8 +109,12 @@ Problem Problem::dense(int64_t m, int64_t n, int64_t k) {
 }
 
 std::string Problem::key() const {
-  return fmt::format("{}x{}x{}_lda{}_ldb{}_ldd{}_{}.{}.{}_{}_{}", m, n, k, lda, ldb, ldd, to_string(a), to_string(b),
-                     to_string(d), scale_token(scale), to_string(accum));
+  std::string s = fmt::format("{}x{}x{}_lda{}_ldb{}_ldd{}_{}.{}.{}_{}_{}", m, n, k, lda, ldb, ldd, to_string(a),
+                              to_string(b), to_string(d), scale_token(scale), to_string(accum));
+  // Epilogue tokens only when present: keys of problems without one are unchanged since issue 12.
+  if (bias != Bias::kNone) s += "_bias";
+  if (act != Act::kNone) s += fmt::format("_{}", to_string(act));
+  return s;
 }
 
 std::string Problem::label() const {
@@ -90,6 +124,8 @@ std::string Problem::label() const {
   if (d != DType::kBF16) s += fmt::format(" ->{}", to_string(d));
   if (scale != ScaleMode::kPerTensor) s += fmt::format(" {}", to_string(scale));
   if (accum != Accum::kPromote) s += fmt::format(" {}", to_string(accum));
+  if (bias != Bias::kNone) s += " +bias";
+  if (act != Act::kNone) s += fmt::format(" {}", to_string(act));
   return s;
 }
 
@@ -121,7 +157,8 @@ ScaleLayout Problem::scales() const {
 double Problem::flops() const { return 2.0 * double(m) * double(n) * double(k); }
 
 double Problem::min_bytes() const {
-  return double(m) * k * dtype_bytes(a) + double(n) * k * dtype_bytes(b) + double(m) * n * dtype_bytes(d);
+  return double(m) * k * dtype_bytes(a) + double(n) * k * dtype_bytes(b) + double(m) * n * dtype_bytes(d) +
+         (bias == Bias::kBF16 ? double(n) * 2 : 0.0);
 }
 
 void validate_problem(const Problem& p) {
@@ -138,8 +175,9 @@ void validate_problem(const Problem& p) {
     DGT_THROW(ErrorKind::kInvalid, "operand A has dtype {}: A must be e4m3 or e5m2", to_string(p.a));
   if (p.b != DType::kE4M3 && p.b != DType::kE5M2)
     DGT_THROW(ErrorKind::kInvalid, "operand B has dtype {}: B must be e4m3 or e5m2", to_string(p.b));
-  if (p.d != DType::kBF16)
-    DGT_THROW(ErrorKind::kInvalid, "operand D has dtype {}: only bf16 output is implemented", to_string(p.d));
+  if (p.d != DType::kBF16 && p.d != DType::kF32 && p.d != DType::kE4M3)
+    DGT_THROW(ErrorKind::kInvalid, "operand D has dtype {}: the output type must be bf16, f32 or e4m3",
+              to_string(p.d));
   auto operand = [&](const char* op, const char* ld_name, int64_t ld, int64_t min_ld, const char* min_name,
                      int elem_bytes, bool tma) {
     if (ld < min_ld)
@@ -177,7 +215,9 @@ void to_json(nlohmann::json& j, const Problem& p) {
                      {"dtype_b", to_string(p.b)},
                      {"dtype_d", to_string(p.d)},
                      {"scale", to_string(p.scale)},
-                     {"accum", to_string(p.accum)}};
+                     {"accum", to_string(p.accum)},
+                     {"bias", to_string(p.bias)},
+                     {"act", to_string(p.act)}};
 }
 
 void from_json(const nlohmann::json& j, Problem& p) {
@@ -190,6 +230,8 @@ void from_json(const nlohmann::json& j, Problem& p) {
   p.d = parse_dtype(j.value("dtype_d", std::string("bf16")));
   p.scale = parse_scale_mode(j.value("scale", std::string("per-tensor")));
   p.accum = parse_accum(j.value("accum", std::string("promote")));
+  p.bias = parse_bias(j.value("bias", std::string("none")));
+  p.act = parse_act(j.value("act", std::string("none")));
 }
 
 }  // namespace dgt

@@ -34,6 +34,16 @@ enum class Accum { kPromote, kFast };
 /// technical report, "Fine-Grained Quantization"; deepseek-ai/DeepGEMM README (scaling-factor layouts).
 enum class ScaleMode { kPerTensor, kChannel, kBlock, kBlock1d1d };
 
+/// Bias added in the epilogue (before the activation): kNone, or kBF16 = a BF16 vector of N elements,
+/// bias[n] added to every row of column n (cuBLASLt's CUBLASLT_EPILOGUE_BIAS layout: one value per row of
+/// the column-major D^T = per column of our row-major D).
+enum class Bias { kNone, kBF16 };
+
+/// Activation applied in the epilogue after the bias: kNone, kRelu (max(x, 0); NaN stays NaN), kGeluTanh
+/// (0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), the tanh form cuBLASLt's CUBLASLT_EPILOGUE_GELU
+/// documents). SiLU is absent: cuBLASLt has no SiLU epilogue to compare with (issue 12).
+enum class Act { kNone, kRelu, kGeluTanh };
+
 /// The granule of the block modes along K (and of B's blocks along N in kBlock).
 inline constexpr int64_t kScaleBlock = 128;
 
@@ -53,6 +63,15 @@ struct ScaleLayout {
 
 const char* to_string(DType t);
 const char* to_string(Accum a);
+/// "none" / "bf16".
+const char* to_string(Bias b);
+/// "none" / "relu" / "gelu_tanh".
+const char* to_string(Act a);
+/// Parse to_string's names. Throw Error(kUsage) naming the value and the choices.
+Bias parse_bias(std::string_view text);
+Act parse_act(std::string_view text);
+/// Parse an output type: "bf16", "f32" or "e4m3". Throws Error(kUsage) naming the value otherwise.
+DType parse_output_dtype(std::string_view text);
 /// "per-tensor", "channel", "block", "block1d1d" (the DB's scale_mode text).
 const char* to_string(ScaleMode s);
 /// Parses to_string's names plus "tensor". Throws Error(kUsage) naming the value and the choices.
@@ -67,30 +86,47 @@ Accum parse_accum(std::string_view text);
 int dtype_bytes(DType t);
 /// The kernels' operand type code (kernels/common.cuh Fp8Type): 0 = e4m3, 1 = e5m2.
 inline unsigned fp8_type_code(DType t) { return t == DType::kE5M2 ? 1u : 0u; }
+/// The kernels' output type code (kernels/gemm/epilogue_ops.cuh): 0 = bf16, 1 = f32, 2 = e4m3.
+inline unsigned out_type_code(DType t) { return t == DType::kF32 ? 1u : t == DType::kE4M3 ? 2u : 0u; }
+/// The kernels' activation code: 0 none, 1 relu, 2 gelu_tanh.
+inline unsigned act_code(Act a) { return static_cast<unsigned>(a); }
 /// The kernels' scale-mode code (kernels/gemm/scales.cuh): 0 per-tensor, 1 channel, 2 block, 3 block1d1d.
 inline unsigned scale_mode_code(ScaleMode s) { return static_cast<unsigned>(s); }
 
 /// One GEMM problem. A is M x K row-major (K-major) with leading dimension lda (elements),
 /// B is N x K row-major (K-major) with ldb, D is M x N row-major with ldd. These are the only FP8
 /// layouts WGMMA accepts (PTX ISA, "wgmma.mma_async": 8-bit operands must be K-major).
+///
+/// Output and epilogue (issue 12), in this order on the FP32 accumulator of every element:
+///   r = act(scales x acc + bias[n])             (bias: Bias::kBF16 only; act: Act)
+///   D = bf16(r) | r (f32) | e4m3_satfinite(scale_d x r)
+/// bf16/f32/e4m3 conversions round to nearest even. e4m3 saturates: |scale_d x r| beyond 448 (+-Inf too)
+/// stores +-448, NaN stores NaN (PTX cvt.rn.satfinite.e4m3x2.f32). scale_d is an FP32 read from a device
+/// pointer at every launch. With e4m3 output the launch may also write amax = max |r| over M x N (before
+/// scale_d, after bias and activation; a NaN r makes it NaN), deterministically (GemmOperands::amax).
 struct Problem {
   int64_t m = 0, n = 0, k = 0;
   int64_t lda = 0, ldb = 0, ldd = 0;  ///< leading dimensions in elements
-  DType a = DType::kE4M3, b = DType::kE4M3, d = DType::kBF16;
+  DType a = DType::kE4M3, b = DType::kE4M3, d = DType::kBF16;  ///< d: bf16, f32 or e4m3
   ScaleMode scale = ScaleMode::kPerTensor;
   Accum accum = Accum::kPromote;
+  Bias bias = Bias::kNone;
+  Act act = Act::kNone;
 
   /// A problem with tight leading dimensions (lda = ldb = K, ldd = N) and default types.
   static Problem dense(int64_t m, int64_t n, int64_t k);
 
   /// Canonical unique key, e.g. "4096x4096x4096_lda4096_ldb4096_ldd4096_e4m3.e4m3.bf16_pt_promote"; the
-  /// scale token is pt / ch / blk / blk1d1d.
+  /// scale token is pt / ch / blk / blk1d1d. A bias adds "_bias" and an activation "_relu" / "_gelu_tanh"
+  /// at the end; without them the key is the one stored before issue 12 (old DBs stay valid).
   std::string key() const;
   /// Short human label "MxNxK" (plus non-default fields).
   std::string label() const;
   /// 2*M*N*K.
   double flops() const;
-  /// Bytes that must cross HBM at least once: A + B + D (scales not counted).
+  /// True when the epilogue does more than scale and convert (a bias or an activation).
+  bool has_epilogue() const { return bias != Bias::kNone || act != Act::kNone; }
+  /// Bytes that must cross HBM at least once: A + B + D + bias (scales not counted).
   double min_bytes() const;
   /// The scale buffers of this problem's scale mode.
   ScaleLayout scales() const;
@@ -101,7 +137,8 @@ struct Problem {
 /// Checks the rules every problem must meet before any buffer is made: M, N, K >= 1 and < 2^31;
 /// lda >= K, ldb >= K, ldd >= N; A and B row strides (lda, ldb bytes) multiples of 16 and < 2^40
 /// (cuTensorMapEncodeTiled: "globalStrides" rules, CUDA driver API). Only the first rule that fails
-/// is reported; block scale modes need accum = promote. Throws Error(kInvalid) naming the operand,
+/// is reported; block scale modes need accum = promote; D must be bf16, f32 or e4m3 (e5m2 output is not
+/// implemented: cuBLASLt's FP8 outputs differ per type and the issue asks for e4m3). Throws Error(kInvalid) naming the operand,
 /// its value and the rule.
 void validate_problem(const Problem& p);
 

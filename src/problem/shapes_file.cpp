@@ -11,8 +11,8 @@ namespace dgt {
 namespace {
 
 /// The accepted keys, in the order the error message lists them.
-constexpr std::string_view kKeys[] = {"lda", "ldb", "ldd", "a", "b", "d", "scale", "accum", "name"};
-constexpr std::string_view kKeyList = "lda, ldb, ldd, a, b, d, scale, accum, name";
+constexpr std::string_view kKeys[] = {"lda", "ldb", "ldd", "a", "b", "d", "scale", "accum", "bias", "act", "name"};
+constexpr std::string_view kKeyList = "lda, ldb, ldd, a, b, d, scale, accum, bias, act, name";
 
 bool is_blank(char c) { return c == ' ' || c == '\t'; }
 
@@ -128,11 +128,34 @@ void apply_field(const LineRef& at, std::string_view token, std::vector<std::str
   } else if (key == "b") {
     p.b = parse_fp8(at, key, value);
   } else if (key == "d") {
-    // Only bf16 output exists; accepting the key keeps files explicit and forward compatible.
-    if (value != "bf16")
-      DGT_THROW(ErrorKind::kUsage, "{}: field 'd': '{}' is not a valid value (expected bf16)", at.where(),
+    if (value == "bf16")
+      p.d = DType::kBF16;
+    else if (value == "f32")
+      p.d = DType::kF32;
+    else if (value == "e4m3")
+      p.d = DType::kE4M3;
+    else
+      DGT_THROW(ErrorKind::kUsage, "{}: field 'd': '{}' is not a valid value (expected bf16, f32 or e4m3)",
+                at.where(), escaped(value));
+  } else if (key == "bias") {
+    if (value == "none")
+      p.bias = Bias::kNone;
+    else if (value == "bf16")
+      p.bias = Bias::kBF16;
+    else
+      DGT_THROW(ErrorKind::kUsage, "{}: field 'bias': '{}' is not a valid value (expected none or bf16)", at.where(),
                 escaped(value));
-    p.d = DType::kBF16;
+  } else if (key == "act") {
+    if (value == "none")
+      p.act = Act::kNone;
+    else if (value == "relu")
+      p.act = Act::kRelu;
+    else if (value == "gelu_tanh")
+      p.act = Act::kGeluTanh;
+    else
+      DGT_THROW(ErrorKind::kUsage,
+                "{}: field 'act': '{}' is not a valid value (expected none, relu or gelu_tanh)", at.where(),
+                escaped(value));
   } else if (key == "scale") {
     if (value == "tensor" || value == "per-tensor")  // "per-tensor": the DB's and export's spelling
       p.scale = ScaleMode::kPerTensor;

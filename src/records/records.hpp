@@ -49,6 +49,8 @@ struct Verification {
   double diff = 0;          ///< 1 - 2*sum(d*ref) / sum(d*d + ref*ref)
   int64_t nan_count = 0;    ///< NaN/Inf elements (unwritten outputs stay NaN-poisoned)
   int64_t pad_touched = 0;  ///< elements written outside the M x N window (in D's padding)
+  int64_t ulp_over = 0;     ///< e4m3 output: elements > 1 e4m3 ulp from the identically rounded reference
+  double amax_rel_err = 0;  ///< e4m3 output with amax: |amax - reference amax| / reference amax (0 when unchecked)
 };
 
 /// Hardware identity: what a stored winner belongs to. Two GPUs of the same model (name, compute

@@ -24,7 +24,8 @@ ResourceReport evaluate_resources(const KernelSpec& spec) {
   r.threads = c.threads();
   r.smem.a_stages = c.num_stages * c.block_m * c.block_k;
   r.smem.b_stages = static_cast<int>(round_up(c.num_stages * c.block_n * c.block_k, 1024));
-  r.smem.staging = tma_epilogue ? c.block_m * c.block_n * 2 : 0;
+  const int out_bytes = dtype_bytes(spec.d);
+  r.smem.staging = tma_epilogue ? c.block_m * c.block_n * out_bytes : 0;
   r.smem.barriers = 2 * c.num_stages * 8 + (split_k ? 8 : 0);
   r.smem.align_pad = kAlignPad;
   r.smem.total = r.smem.align_pad + r.smem.a_stages + r.smem.b_stages + r.smem.staging + r.smem.barriers;
@@ -41,6 +42,10 @@ ResourceReport evaluate_resources(const KernelSpec& spec) {
   // the tile's column scales (calibrated with the NVRTC spill test).
   if (spec.scale == ScaleMode::kBlock) r.regs.overhead += 20 + 2 * mma_per_wg;
   if (spec.scale == ScaleMode::kBlock1d1d) r.regs.overhead += 20 + 2 * mma_per_wg + c.block_n / 2;
+  // kEpiRegs (fp8_gemm_traits.cuh): with block scale modes, the pointers and values the output/epilogue
+  // keeps live across the tile loop (bias pointer; scale_d, amax pointer and running max for e4m3) and
+  // GELU's temporaries; 0 otherwise (measured).
+  r.regs.overhead += epilogue_regs(spec.d, spec.bias, spec.act, spec.scale);
   r.regs.limit = c.num_math_wg == 1 ? kRegsOneConsumerWG : kRegsTwoConsumerWG;
   const int cluster = c.cluster_m * c.cluster_n;
 
@@ -112,13 +117,26 @@ ResourceReport evaluate_resources(const KernelSpec& spec) {
         to_string(spec.scale), to_string(spec.accum), c.block_k, to_string(c.mainloop)));
   if (block_scaled && c.mainloop == Mainloop::k2o)
     reject(fmt::format("R22: scale mode {} runs with the 1g or 2g mainloop, not 2o", to_string(spec.scale)));
+  if (tma_epilogue && spec.d == DType::kE4M3 && c.block_n % 16 != 0)
+    reject(fmt::format(
+        "R23: the TMA-store epilogue with e4m3 output needs BLOCK_N = {} to be a multiple of 16 (staging rows of "
+        "BLOCK_N bytes must be 16-byte multiples, the TMA box rule)",
+        c.block_n));
   return r;
 }
 
+int epilogue_regs(DType d, Bias bias, Act act, ScaleMode scale) {
+  if (!is_block_scaled(scale)) return 0;  // measured: no spills at the R10 limit (fp8_gemm_traits.cuh)
+  return (bias != Bias::kNone ? 2 : 0) + (d == DType::kE4M3 ? 4 : 0) + (act == Act::kGeluTanh ? 4 : 0);
+}
+
 std::string problem_fit(const KernelConfig& c, const Problem& p) {
-  if (c.epilogue == Epilogue::kTma && p.ldd % 8 != 0)
-    return fmt::format("P3: TMA-store epilogue needs D rows of 16-byte multiples; ldd = {} is not a multiple of 8",
-                       p.ldd);
+  const int bytes = dtype_bytes(p.d);
+  if (c.epilogue == Epilogue::kTma && (p.ldd * bytes) % 16 != 0)
+    return fmt::format(
+        "P3: TMA-store epilogue needs D rows of 16-byte multiples; ldd = {} {} elements = {} bytes is not a multiple "
+        "of 16",
+        p.ldd, to_string(p.d), p.ldd * bytes);
   return {};
 }
 

@@ -18,7 +18,7 @@ constexpr int kMaxSplitK = 16;
 struct SmemBudget {
   int a_stages = 0;   ///< kNumStages * BLOCK_M * BLOCK_K
   int b_stages = 0;   ///< kNumStages * BLOCK_N * BLOCK_K, rounded up to 1024 (the next region is swizzled)
-  int staging = 0;    ///< BLOCK_M * BLOCK_N * 2 with the TMA-store epilogue, else 0
+  int staging = 0;    ///< BLOCK_M * BLOCK_N * bytes of D (bf16 2, f32 4, e4m3 1) with the TMA-store epilogue, else 0
   int barriers = 0;   ///< 2 * kNumStages * 8 (full + empty mbarriers) + 8 (split-K flag) with split-K
   int align_pad = 0;  ///< 1024: slack to align the dynamic base for the swizzled tiles
   int total = 0;      ///< what the launch requests
@@ -27,7 +27,8 @@ struct SmemBudget {
 /// Registers per consumer thread after setmaxnreg.
 struct RegBudget {
   int accumulators = 0;  ///< (BLOCK_M / WG / 64) * BLOCK_N / 2 per buffer: x2 (acc + 1 partial) with 1g, x3 with 2g
-  int overhead = 0;      ///< kRegOverhead: addresses, loop state, epilogue temporaries (48 with 1g, 16 with 2g)
+  int overhead = 0;      ///< kRegOverhead: addresses, loop state, epilogue temporaries (48 with 1g, 16 with 2g),
+                         ///< plus the scale modes' kScaleRegs and the output/epilogue's kEpiRegs
   int limit = 0;         ///< 240 with one consumer warpgroup, 232 with two
 };
 
@@ -41,16 +42,21 @@ struct ResourceReport {
   bool ok() const { return rejection.empty(); }
 };
 
-/// Evaluates rules R1..R20 in order (see kernels/gemm/fp8_gemm_traits.cuh) and the budgets.
+/// Evaluates rules R1..R23 in order (see kernels/gemm/fp8_gemm_traits.cuh) and the budgets.
 ResourceReport evaluate_resources(const KernelSpec& spec);
+
+/// kEpiRegs: consumer registers the output type and epilogue add to the overhead: 0 with per-tensor and
+/// channel scales, bias 2 + e4m3 4 + GELU 4 with the block scale modes (mirrors
+/// Fp8GemmTraits::kEpiRegs; calibrated with the NVRTC spill test EpilogueCompiles.SampleOfEveryOutputAndEpilogueCompilesWithoutSpills (ctest nvrtc_epilogue_compiles)).
+int epilogue_regs(DType d, Bias bias, Act act, ScaleMode scale);
 
 /// Hard requirements a legal config puts on the problem (unlike the P1/P2/P4-P7 heuristics, breaking
 /// one makes the launch fail): P3, the TMA-store epilogue needs D's rows to be 16-byte multiples
-/// (ldd % 8 == 0). Empty when the config can run the problem; else "P3: <reason>". (D's address must
+/// (ldd x bytes of D's type % 16 == 0: ldd % 8 for bf16, % 4 for f32, % 16 for e4m3). Empty when the config can run the problem; else "P3: <reason>". (D's address must
 /// also be 16-byte aligned for TMA stores; that is checked per call, naming operand D.)
 std::string problem_fit(const KernelConfig& c, const Problem& p);
 
-/// The first rule `c` breaks for `p`: a legality rule R1-R20 of evaluate_resources() or the hard
+/// The first rule `c` breaks for `p`: a legality rule R1-R23 of evaluate_resources() or the hard
 /// requirement P3 of problem_fit(); empty when the config can run the problem. Every path that takes a
 /// config from the user (run --config, compare --config) checks it with this before a GPU or a DB is
 /// touched, and the loader keeps only stored winners that pass it.

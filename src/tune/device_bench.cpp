@@ -123,8 +123,9 @@ TrialRecord DeviceBench::measure(const KernelSpec& spec, const CompileResult& co
     t.status = TrialStatus::kVerifyFailed;
     t.error = fmt::format(
         "max_rel_err {:.3g} (limit {:.3g}), diff {:.3g} (limit {:.3g}), NaN/Inf {}, writes outside D {}",
-        t.verification->max_rel_err, VerifyThresholds::for_accum(p.accum).max_rel_err, t.verification->diff,
-        VerifyThresholds::for_accum(p.accum).max_diff, t.verification->nan_count, t.verification->pad_touched);
+        t.verification->max_rel_err, VerifyThresholds::for_problem(p).max_rel_err, t.verification->diff,
+        VerifyThresholds::for_problem(p).max_diff, t.verification->nan_count, t.verification->pad_touched);
+    t.error += epilogue_failure_text(*t.verification);
     return t;
   }
   if (options_.kind == ProtocolKind::kColdL2) {

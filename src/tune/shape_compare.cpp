@@ -25,7 +25,8 @@ namespace dgt {
 namespace {
 std::string verification_text(const Verification& v) {
   return fmt::format("max_rel_err {:.3g}, diff {:.3g}, {} NaN/Inf, {} written outside D", v.max_rel_err, v.diff,
-                     v.nan_count, v.pad_touched);
+                     v.nan_count, v.pad_touched) +
+         epilogue_failure_text(v);
 }
 }  // namespace
 

@@ -29,7 +29,8 @@ void from_json(const json& j, Timing& t) {
 
 void to_json(json& j, const Verification& v) {
   j = json{{"ok", v.ok},               {"max_rel_err", v.max_rel_err}, {"diff", v.diff},
-           {"nan_count", v.nan_count}, {"pad_touched", v.pad_touched}};
+           {"nan_count", v.nan_count}, {"pad_touched", v.pad_touched}, {"ulp_over", v.ulp_over},
+           {"amax_rel_err", v.amax_rel_err}};
 }
 void from_json(const json& j, Verification& v) {
   v.ok = j.at("ok");
@@ -37,6 +38,8 @@ void from_json(const json& j, Verification& v) {
   v.diff = j.at("diff");
   v.nan_count = j.at("nan_count");
   v.pad_touched = j.at("pad_touched");
+  v.ulp_over = j.value("ulp_over", int64_t(0));  // e4m3 output (issue 12)
+  v.amax_rel_err = j.value("amax_rel_err", 0.0);
 }
 
 namespace {

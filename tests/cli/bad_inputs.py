@@ -184,7 +184,9 @@ shapes_cases = [
     ("novalue.txt", "64 64 64 lda\n", ":1: field 'lda': 'lda' has no value"),
     ("empty-value.txt", "64 64 64 lda=\n", ":1: field 'lda': empty value"),
     ("dtype.txt", "64 64 64 a=e3m4\n", ":1: field 'a': 'e3m4' is not a valid value (expected e4m3 or e5m2)"),
-    ("dtype-d.txt", "64 64 64 d=f32\n", ":1: field 'd': 'f32' is not a valid value (expected bf16)"),
+    ("dtype-d.txt", "64 64 64 d=e5m2\n", ":1: field 'd': 'e5m2' is not a valid value (expected bf16, f32 or e4m3)"),
+    ("bias.txt", "64 64 64 bias=f32\n", ":1: field 'bias': 'f32' is not a valid value (expected none or bf16)"),
+    ("act.txt", "64 64 64 act=silu\n", ":1: field 'act': 'silu' is not a valid value (expected none, relu or gelu_tanh)"),
     ("accum.txt", "64 64 64 accum=slow\n", ":1: field 'accum': 'slow' is not a valid value"),
     ("scale.txt", "64 64 128 scale=blocks\n", ":1: field 'scale': 'blocks' is not a valid value (expected tensor, "
      "channel, block or block1d1d)"),

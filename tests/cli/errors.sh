@@ -45,6 +45,12 @@ lacks "[usage at"
 expect 0 "for 16x16x112:" "$bin" space --m 16 --n 16 --k 0112 --lda 0112 --ldb 0112 --show kept
 expect 2 "--m: '0x10' is not a decimal integer" "$bin" space --m 0x10 --n 16 --k 16
 expect 2 "--n: '0b1' is not a decimal integer" "$bin" space --m 16 --n 0b1 --k 16
+# Output types and epilogues (issue 12): values outside the lists, and a config a combination makes illegal.
+expect 2 "--d: e5m2 not in {bf16,f32,e4m3}" "$bin" space --m 16 --n 16 --k 16 --d e5m2
+expect 2 "--act: silu not in {none,relu,gelu_tanh}" "$bin" space --m 16 --n 16 --k 16 --act silu
+expect 2 "--bias: f32 not in {none,bf16}" "$bin" sweep --shapes "$0" --bias f32
+expect 2 "R23: the TMA-store epilogue with e4m3 output needs BLOCK_N = 40" "$bin" run --m 64 --n 64 --k 64 --d e4m3 --config 128x40x128_s6_wg2_sw128_c1x1_rm8_tma_sk1_sm0_1g_p1
+expect 2 "P3: TMA-store epilogue needs D rows of 16-byte multiples; ldd = 72 e4m3 elements" "$bin" run --m 64 --n 72 --k 64 --d e4m3 --config 128x64x128_s6_wg2_sw128_c1x1_rm8_tma_sk1_sm0_1g_p1
 expect 2 "--k: '+16' is not a decimal integer" "$bin" space --m 16 --n 16 --k +16
 expect 2 "--m: '1e2' is not a decimal integer" "$bin" space --m 1e2 --n 16 --k 16
 expect 2 "--m: 'abc' is not a decimal integer" "$bin" space --m abc --n 16 --k 16
@@ -146,8 +152,23 @@ expect 2 "--threshold" "$bin" gate --baseline "$tmp/v7.json" --threshold -5
 touch "$tmp/a.db"
 expect 2 "At least 2 required" "$bin" db merge "$tmp/a.db" -o "$tmp/c.db"
 expect 2 "cannot read tuning database (--db) '$tmp/missing.db': no such file (db prune never creates one)" "$bin" db prune --db "$tmp/missing.db" --dry-run
-# A fresh DB from schema.sql (python3's sqlite3), so the db commands run without a GPU.
-if python3 -c "import sqlite3; sqlite3.connect('$tmp/s.db').executescript(open('$(dirname "$0")/../../src/db/schema.sql').read())"; then
+# A fresh DB from schema.sql and the migrations numbered above its version (python3's sqlite3), as dgtune
+# makes new files, so the db commands run without a GPU.
+if python3 - "$tmp/s.db" "$(dirname "$0")/../../src/db" <<'PY'
+import glob, os, re, sqlite3, sys
+db, src = sys.argv[1], sys.argv[2]
+schema = open(os.path.join(src, "schema.sql")).read()
+c = sqlite3.connect(db)
+c.executescript(schema)
+base = int(re.search(r"INSERT INTO schema_version \(version\) VALUES \((\d+)\)", schema).group(1))
+for f in sorted(glob.glob(os.path.join(src, "migrations", "*.sql"))):
+    v = int(os.path.basename(f)[:4])
+    if v > base:
+        c.executescript(open(f).read())
+        c.execute("UPDATE schema_version SET version = ?", (v,))
+c.commit()
+PY
+then
   expect 0 "integrity_check, foreign keys and dgtune's invariants hold" "$bin" db check --db "$tmp/s.db"
   expect 0 "devices (hardware identities)" "$bin" db devices --db "$tmp/s.db"
   expect 0 "--dry-run (nothing removed)" "$bin" db prune --db "$tmp/s.db" --dry-run

@@ -7,6 +7,8 @@
 #include <map>
 #include <mutex>
 
+#include <fmt/format.h>
+
 #include "core/thread_pool.hpp"
 #include "jit/codegen.hpp"
 #include "jit/compiler.hpp"
@@ -143,6 +145,64 @@ TEST(SpaceCompiles, ScaleModesCompileWithoutSpills) {
   for (const auto& f : compile_checked(specs)) ADD_FAILURE() << f;
   std::cout << specs.size() << " scale-mode kernels compiled (channel " << per_mode[ScaleMode::kChannel] << ", block "
             << per_mode[ScaleMode::kBlock] << ", block1d1d " << per_mode[ScaleMode::kBlock1d1d] << ")\n";
+}
+
+// Output types and fused epilogues (issue 12): for every (output type, bias, activation) combination a
+// sample of the default space compiles without spills, stack or serialized WGMMAs. The sample is the
+// register-heaviest candidate (largest BLOCK_N) of every (mainloop, consumer warpgroups, epilogue, split
+// or not, BLOCK_M) group on shapes with and without tails, for the two heaviest combinations (e4m3 and f32
+// output with bias and GELU); for the other combinations the heaviest per (mainloop, epilogue, consumer
+// warpgroups); and the heaviest combination with the channel, block and block1d1d scale modes. kEpiRegs
+// (fp8_gemm_traits.cuh) is calibrated against this test.
+TEST(EpilogueCompiles, SampleOfEveryOutputAndEpilogueCompilesWithoutSpills) {
+  const std::vector<Problem> shapes = {Problem::dense(4096, 4096, 4096), Problem::dense(1021, 1023, 1040),
+                                       Problem::dense(64, 2112, 7168)};
+  std::map<std::string, KernelSpec> specs;
+  std::map<std::string, int> per_combo;
+  for (DType d : {DType::kBF16, DType::kF32, DType::kE4M3})
+    for (Bias bias : {Bias::kNone, Bias::kBF16})
+      for (Act act : {Act::kNone, Act::kRelu, Act::kGeluTanh}) {
+        if (d == DType::kBF16 && bias == Bias::kNone && act == Act::kNone) continue;  // the space test's
+        const bool heavy = d != DType::kBF16 && bias == Bias::kBF16 && act == Act::kGeluTanh;
+        std::map<std::string, KernelSpec> heaviest;  // group -> the largest BLOCK_N
+        for (Problem p : shapes) {
+          p.d = d, p.bias = bias, p.act = act;
+          if (p.d == DType::kE4M3 && p.ldd % 16 != 0) continue;
+          for (const auto& c : enumerate(SearchSpace::builtin_default(), p).kept) {
+            const KernelConfig& k = c.config;
+            std::string group = fmt::format("{}_{}_{}", to_string(k.mainloop), to_string(k.epilogue), k.num_math_wg);
+            if (heavy) group += fmt::format("_{}_{}", k.split_k > 1, k.block_m);
+            auto it = heaviest.find(group);
+            if (it == heaviest.end() || it->second.config.block_n < k.block_n)
+              heaviest[group] = KernelSpec::of(k, p);
+          }
+        }
+        const std::string combo = fmt::format("{}/{}/{}", to_string(d), to_string(bias), to_string(act));
+        for (const auto& [g, spec] : heaviest) per_combo[combo] += specs.emplace(spec.compiled_key(), spec).second;
+        EXPECT_GE(per_combo[combo], 8) << combo;
+      }
+  EXPECT_EQ(per_combo.size(), 17u);
+  // The heaviest combination with the scale modes that keep scale registers live (kScaleRegs): block and
+  // block1d1d, grouped like the heavy combinations above.
+  for (ScaleMode mode : {ScaleMode::kChannel, ScaleMode::kBlock, ScaleMode::kBlock1d1d}) {
+    std::map<std::string, KernelSpec> heaviest;
+    for (Problem p : shapes) {
+      p.d = DType::kE4M3, p.bias = Bias::kBF16, p.act = Act::kGeluTanh, p.scale = mode;
+      if (p.ldd % 16 != 0) continue;
+      for (const auto& c : enumerate(SearchSpace::builtin_default(), p).kept) {
+        const KernelConfig& k = c.config;
+        const std::string group = fmt::format("{}_{}_{}_{}_{}", to_string(k.mainloop), to_string(k.epilogue),
+                                              k.num_math_wg, k.split_k > 1, k.block_m);
+        auto it = heaviest.find(group);
+        if (it == heaviest.end() || it->second.config.block_n < k.block_n) heaviest[group] = KernelSpec::of(k, p);
+      }
+    }
+    int added = 0;
+    for (const auto& [g, spec] : heaviest) added += specs.emplace(spec.compiled_key(), spec).second;
+    EXPECT_GE(added, 8) << to_string(mode);
+  }
+  for (const auto& f : compile_checked(specs)) ADD_FAILURE() << f;
+  std::cout << specs.size() << " output/epilogue kernels compiled\n";
 }
 
 }  // namespace

@@ -431,9 +431,10 @@ TEST_F(CompareExportTest, ExportCarriesTheScaleMode) {
   EXPECT_EQ(config_by_scale, (std::map<std::string, std::string>{{"per-tensor", pt_key}, {"block", blk_key}}));
   const CliRun csv = run_dgtune("export" + db + " --format csv");
   ASSERT_EQ(csv.rc, 0) << csv.out;
-  EXPECT_NE(csv.out.find(",a,b,scale,accum,"), std::string::npos) << csv.out;
-  EXPECT_NE(csv.out.find(",e4m3,e4m3,block,promote," + blk_key + ","), std::string::npos) << csv.out;
-  EXPECT_NE(csv.out.find(",e4m3,e4m3,per-tensor,promote," + pt_key + ","), std::string::npos) << csv.out;
+  EXPECT_NE(csv.out.find(",a,b,scale,accum,d,bias,act,"), std::string::npos) << csv.out;
+  EXPECT_NE(csv.out.find(",e4m3,e4m3,block,promote,bf16,none,none," + blk_key + ","), std::string::npos) << csv.out;
+  EXPECT_NE(csv.out.find(",e4m3,e4m3,per-tensor,promote,bf16,none,none," + pt_key + ","), std::string::npos)
+      << csv.out;
   for (const char* format : {"md", "table"}) {
     const CliRun r = run_dgtune("export" + db + " --format " + format);
     ASSERT_EQ(r.rc, 0) << r.out;

@@ -175,6 +175,10 @@ DeviceFingerprint old_h200(const std::string& kernel_hash, int driver, const std
   return d;
 }
 
+/// The problem columns of schema versions 1 to 7 (schema 8 adds bias and act).
+constexpr const char* kProblemV7Columns =
+    "id, key, m, n, k, lda, ldb, ldd, dtype_a, dtype_b, dtype_d, scale_mode, accum";
+
 /// Builds a file of version `v` (1 or 2) with the synthetic rows, migrates it, and checks it against a
 /// fresh file: the same sqlite_master and every stored row with the same values and identity.
 void check_migration(const std::string& path, const std::string& fresh, int v) {
@@ -184,7 +188,7 @@ void check_migration(const std::string& path, const std::string& fresh, int v) {
   ASSERT_EQ(raw_int(path, "SELECT version FROM schema_version"), v);
   const auto trials_before = rows(path, old_join("t", kTrialColumns, "trial"));
   const auto baselines_before = rows(path, old_join("b", kBaselineColumns, "baseline"));
-  const auto problems_before = rows(path, "SELECT * FROM problem ORDER BY id");
+  const auto problems_before = rows(path, std::string("SELECT ") + kProblemV7Columns + " FROM problem ORDER BY id");
   // The config columns every version has; schema 4 adds mainloop and promote_every (checked below).
   const std::string config_v2_columns =
       std::string("id, key, block_m, block_n, block_k, num_stages, num_math_wg, swizzle, ") +
@@ -212,7 +216,10 @@ void check_migration(const std::string& path, const std::string& fresh, int v) {
   // No trial, baseline, problem, config or sweep lost or changed; each keeps its identity.
   EXPECT_EQ(rows(path, new_join("t", kTrialColumns, "trial")), trials_before);
   EXPECT_EQ(rows(path, new_join("b", kBaselineColumns, "baseline")), baselines_before);
-  EXPECT_EQ(rows(path, "SELECT * FROM problem ORDER BY id"), problems_before);
+  EXPECT_EQ(rows(path, std::string("SELECT ") + kProblemV7Columns + " FROM problem ORDER BY id"), problems_before);
+  // Schema 8: problems stored before issue 12 had no fused epilogue.
+  EXPECT_EQ(raw_int(path, "SELECT count(*) FROM problem WHERE bias = 'none' AND act = 'none'"),
+            raw_int(path, "SELECT count(*) FROM problem"));
   // Configs stored before schema 4 ran the one-group mainloop promoting every k-block (what their keys parse to).
   EXPECT_EQ(raw_int(path, "SELECT count(*) FROM config WHERE mainloop = '1g' AND promote_every = 1"), 2);
   if (v == 1) {
@@ -260,7 +267,7 @@ void check_migration(const std::string& path, const std::string& fresh, int v) {
 
 TEST(Schema, MigrationsAreEmbeddedInOrder) {
   const auto& ms = schema::migrations();
-  ASSERT_EQ(ms.size(), 6u);
+  ASSERT_EQ(ms.size(), 7u);
   EXPECT_EQ(ms[0].version, 2);
   EXPECT_EQ(ms[0].name, "0002_config_sms_and_sweep");
   EXPECT_EQ(ms[1].version, 3);
@@ -274,8 +281,10 @@ TEST(Schema, MigrationsAreEmbeddedInOrder) {
   EXPECT_EQ(ms[4].name, "0006_gate_history");
   EXPECT_EQ(ms[5].version, 7);
   EXPECT_EQ(ms[5].name, "0007_protocol_per_trial");
-  EXPECT_EQ(schema::schema_sql_version(), 7);
-  EXPECT_EQ(schema::latest_version(), 7);
+  EXPECT_EQ(ms[6].version, 8);
+  EXPECT_EQ(ms[6].name, "0008_problem_epilogue");
+  EXPECT_EQ(schema::schema_sql_version(), 7);  // new files get schema.sql (7), then 0008
+  EXPECT_EQ(schema::latest_version(), 8);
   EXPECT_NE(schema::schema_sql().find("UNIQUE (device_id, environment_id, problem_id, config_id, protocol_name)"),
             std::string::npos);
   EXPECT_NE(schema::schema_sql().find("CREATE TABLE gate_run"), std::string::npos);
@@ -310,7 +319,7 @@ TEST_F(MigrationTest, V6FileMigratesToPerProtocolTablesKeepingEveryRow) {
        "FROM sweep ORDER BY id"},
       {"device", "SELECT * FROM device ORDER BY id"},
       {"environment", "SELECT * FROM environment ORDER BY id"},
-      {"problem", "SELECT * FROM problem ORDER BY id"},
+      {"problem", std::string("SELECT ") + kProblemV7Columns + " FROM problem ORDER BY id"},
       {"config", "SELECT * FROM config ORDER BY id"},
       {"measurement", "SELECT * FROM measurement ORDER BY id"},
       {"measurement_side", "SELECT * FROM measurement_side ORDER BY measurement_id, side"},
@@ -332,7 +341,7 @@ TEST_F(MigrationTest, V6FileMigratesToPerProtocolTablesKeepingEveryRow) {
 
   { TuningDb db(path); }
   { TuningDb db(fresh); }
-  EXPECT_EQ(raw_int(path, "SELECT version FROM schema_version"), 7);
+  EXPECT_EQ(raw_int(path, "SELECT version FROM schema_version"), 8);
   EXPECT_EQ(normalized_master(path), normalized_master(fresh));
   EXPECT_EQ(rows(path, "PRAGMA foreign_key_check").size(), 0u);
   EXPECT_EQ(rows(path, "PRAGMA integrity_check"), std::vector<std::string>{"ok"});
@@ -388,7 +397,8 @@ TEST_F(MigrationTest, V4FileGainsTheMeasurementTables) {
   { TuningDb db(path); }
   raw_exec(path,
            "DROP TABLE measurement_sample; DROP TABLE measurement_side; DROP TABLE measurement; "
-           "DROP TABLE gate_result; DROP TABLE gate_run; UPDATE schema_version SET version = 4");
+           "DROP TABLE gate_result; DROP TABLE gate_run; ALTER TABLE problem DROP COLUMN bias; "
+           "ALTER TABLE problem DROP COLUMN act; UPDATE schema_version SET version = 4");
   { TuningDb db(fresh); }
   { TuningDb db(path); }
   EXPECT_EQ(raw_int(path, "SELECT version FROM schema_version"), schema::latest_version());
@@ -405,7 +415,7 @@ TEST_F(MigrationTest, ReadOnlyRefusesAnOldFileAndLeavesIt) {
     ADD_FAILURE() << "expected an Error";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::kSqlite);
-    EXPECT_NE(e.message().find("schema version 2, older than version 7"), std::string::npos) << e.message();
+    EXPECT_NE(e.message().find("schema version 2, older than version 8"), std::string::npos) << e.message();
   }
   EXPECT_TRUE(read_text(path) == before);
 }

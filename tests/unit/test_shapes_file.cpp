@@ -152,11 +152,11 @@ TEST(ShapesFile, IntegerOverflow) {
 
 TEST(ShapesFile, UnknownKeyListsAcceptedKeys) {
   EXPECT_EQ(parse_error("16 16 16 ldc=16\n"),
-            "s.txt:1: unknown field 'ldc' in 'ldc=16' (accepted keys: lda, ldb, ldd, a, b, d, scale, accum, name)");
+            "s.txt:1: unknown field 'ldc' in 'ldc=16' (accepted keys: lda, ldb, ldd, a, b, d, scale, accum, bias, act, name)");
   EXPECT_EQ(parse_error("16 16 16 LDA=16\n"),  // keys are case-sensitive
-            "s.txt:1: unknown field 'LDA' in 'LDA=16' (accepted keys: lda, ldb, ldd, a, b, d, scale, accum, name)");
+            "s.txt:1: unknown field 'LDA' in 'LDA=16' (accepted keys: lda, ldb, ldd, a, b, d, scale, accum, bias, act, name)");
   EXPECT_EQ(parse_error("16 16 16 =16\n"),
-            "s.txt:1: unknown field '' in '=16' (accepted keys: lda, ldb, ldd, a, b, d, scale, accum, name)");
+            "s.txt:1: unknown field '' in '=16' (accepted keys: lda, ldb, ldd, a, b, d, scale, accum, bias, act, name)");
 }
 
 TEST(ShapesFile, DuplicateKey) {
@@ -168,7 +168,7 @@ TEST(ShapesFile, KeyWithoutValue) {
   EXPECT_EQ(parse_error("16 16 16 lda\n"), "s.txt:1: field 'lda': 'lda' has no value (expected lda=VALUE)");
   EXPECT_EQ(parse_error("16 16 16 accum=\n"), "s.txt:1: field 'accum': empty value in 'accum=' (expected accum=VALUE)");
   EXPECT_EQ(parse_error("16 16 16 fast\n"),
-            "s.txt:1: 'fast' is not a key=value field (accepted keys: lda, ldb, ldd, a, b, d, scale, accum, name)");
+            "s.txt:1: 'fast' is not a key=value field (accepted keys: lda, ldb, ldd, a, b, d, scale, accum, bias, act, name)");
   // "lda = 16" with spaces splits into three words; the first is reported.
   EXPECT_EQ(parse_error("16 16 16 lda = 16\n"), "s.txt:1: field 'lda': 'lda' has no value (expected lda=VALUE)");
 }
@@ -178,7 +178,11 @@ TEST(ShapesFile, BadEnumValues) {
             "s.txt:1: field 'a': 'bf16' is not a valid value (expected e4m3 or e5m2)");
   EXPECT_EQ(parse_error("16 16 16 b=E4M3\n"),
             "s.txt:1: field 'b': 'E4M3' is not a valid value (expected e4m3 or e5m2)");
-  EXPECT_EQ(parse_error("16 16 16 d=f32\n"), "s.txt:1: field 'd': 'f32' is not a valid value (expected bf16)");
+  EXPECT_EQ(parse_error("16 16 16 d=e5m2\n"),
+            "s.txt:1: field 'd': 'e5m2' is not a valid value (expected bf16, f32 or e4m3)");
+  EXPECT_EQ(parse_error("16 16 16 bias=f32\n"), "s.txt:1: field 'bias': 'f32' is not a valid value (expected none or bf16)");
+  EXPECT_EQ(parse_error("16 16 16 act=silu\n"),
+            "s.txt:1: field 'act': 'silu' is not a valid value (expected none, relu or gelu_tanh)");
   EXPECT_EQ(parse_error("16 16 16 accum=slow\n"),
             "s.txt:1: field 'accum': 'slow' is not a valid value (expected promote or fast)");
 }
@@ -240,7 +244,7 @@ TEST(ShapesFile, BlockScaleWithFastAccumBreaksTheRule) {
 TEST(ShapesFile, FourthBareNumber) {
   EXPECT_EQ(parse_error("16 16 16 16\n"),
             "s.txt:1: unexpected 4th number '16' (expected only M N K, then key=value fields: lda, ldb, ldd, a, b, d, "
-            "scale, accum, name)");
+            "scale, accum, bias, act, name)");
 }
 
 TEST(ShapesFile, StopsAtFirstErrorWithItsLine) {

@@ -247,7 +247,7 @@ TEST_F(TuningDbTest, CreatesParentDirectoriesAndSchema) {
   ASSERT_TRUE(fs::exists(path));
   EXPECT_EQ(raw_int(path, "SELECT version FROM schema_version"), schema::latest_version());
   EXPECT_EQ(raw_int(path, "SELECT count(*) FROM schema_version"), 1);
-  EXPECT_EQ(schema::latest_version(), 7);  // 7: trials, baselines and sweep states per protocol
+  EXPECT_EQ(schema::latest_version(), 8);  // 7: trials, baselines and sweep states per protocol; 8: problem bias, act
   for (const char* table : {"device", "environment", "problem", "config", "trial", "baseline", "sweep", "measurement",
                             "measurement_side", "measurement_sample"}) {
     std::string sql = std::string("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = '") + table + "'";

@@ -3,10 +3,15 @@
 //   dgt::Gemm gemm;                       // DB from $DGTUNE_DB or results/tuning.db
 //   gemm.run(A, B, D, M, N, K, lda, ldb, ldd, scale_a, scale_b, stream);
 //
-// D[M,N] (BF16, row-major, ldd) = (*scale_a) * (*scale_b) * A[M,K] * B[N,K]^T, with A and B FP8
+// D[M,N] (BF16 by default, row-major, ldd) = (*scale_a) * (*scale_b) * A[M,K] * B[N,K]^T, with A and B FP8
 // (e4m3 or e5m2), both K-major (row-major M x K and N x K, leading dimensions lda, ldb in elements),
 // FP32 accumulation. Finer scaling (per channel, DeepSeek-V3's 1x128 / 128x128 blocks) is a trailing
-// argument: dgt::Fp8Scaling says what scale_a and scale_b then point to. All pointers are device
+// argument: dgt::Fp8Scaling says what scale_a and scale_b then point to. FP32 or e4m3 output (with an output
+// scale and amax), a BF16 bias and ReLU / GELU go in dgt::GemmRunOptions:
+//   dgt::GemmRunOptions o;  o.output = dgt::OutputType::kE4M3;  o.scale_d = sd;  o.amax = amax;
+//   o.bias = bias;  o.act = dgt::Activation::kGeluTanh;
+//   gemm.run(A, B, D, M, N, K, lda, ldb, ldd, scale_a, scale_b, stream, o);
+// All pointers are device
 // pointers; A and B must be 16-byte aligned and lda, ldb multiples of 16 (TMA rules); when the chosen
 // config stores D with TMA (epilogue "tma"), D must be 16-byte aligned too (a stored winner that needs
 // ldd % 8 == 0 is only chosen when ldd fits).
@@ -35,6 +40,9 @@ struct TunedEntry {
   const char* kernel_hash;  ///< kernel-source hash of the environment the winner was measured under
   const char* protocol;     ///< protocol name, e.g. "hot-graph-v1"; nullptr (older headers): "cold-l2-v1"
   const char* scale;        ///< "per-tensor" | "channel" | "block" | "block1d1d"; nullptr (older headers): "per-tensor"
+  const char* d;            ///< output type "bf16" | "f32" | "e4m3"; nullptr (older headers): "bf16"
+  const char* bias;         ///< "none" | "bf16"; nullptr (older headers): "none"
+  const char* act;          ///< "none" | "relu" | "gelu_tanh"; nullptr (older headers): "none"
 };
 /// A table of winners of one hardware identity (GemmOptions::table).
 struct TunedTable {
@@ -56,6 +64,8 @@ struct TunedTable {
 static_assert(sizeof(&dgt::TunedEntry::protocol) > 0, "re-export the tuned-table header with this dgtune");
 // The same for TunedEntry::scale (the scale mode of each entry), added after `protocol`.
 static_assert(sizeof(&dgt::TunedEntry::scale) > 0, "re-export the tuned-table header with this dgtune");
+// The same for TunedEntry::d, ::bias and ::act (output type and epilogue, issue 12), added after `scale`.
+static_assert(sizeof(&dgt::TunedEntry::act) > 0, "re-export the tuned-table header with this dgtune");
 
 namespace dgt {
 
@@ -86,6 +96,37 @@ enum class Fp8Format { kE4M3, kE5M2 };
 /// Quantization" (1x128 activation tiles, 128x128 weight blocks); deepseek-ai/DeepGEMM README (the scaling-factor
 /// layouts, MN-major and padded to 16 bytes, that this follows).
 enum class Fp8Scaling { kPerTensor, kChannel, kBlock, kBlock1d1d };
+
+/// Output type of D (issue 12): kBF16 (default), kF32, or kE4M3 = D = e4m3(scale_d x result), rounded
+/// to nearest even and saturated at +-448 (+-Inf too; NaN stays NaN).
+enum class OutputType { kBF16, kF32, kE4M3 };
+
+/// Activation applied after the bias: none, ReLU (max(x, 0), NaN kept) or GELU in cuBLASLt's tanh form
+/// 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
+enum class Activation { kNone, kRelu, kGeluTanh };
+
+/// Everything about one call beyond the pointers and the shape (issue 12: an options struct instead of a
+/// growing argument list). Per element, on the FP32 accumulator:
+///   r = act(scales x acc + bias[n]);  D[m,n] = bf16(r) | r | e4m3(scale_d x r);  *amax = max |r|.
+/// The formats, accumulation, scaling, output type, whether there is a bias and the activation are part
+/// of the tuned problem (a winner is looked up for exactly this combination; tune it with the shapes-file
+/// keys d=, bias=, act=). Gemm::run throws dgt::Error(kInvalid) naming the field when a combination is bad:
+/// output e4m3 without scale_d, amax without e4m3 output, a misaligned bias (2 bytes) or amax (4 bytes),
+/// a block scale mode with fast_accum; kUsage for an enum value outside its range.
+struct GemmRunOptions {
+  Fp8Format a_format = Fp8Format::kE4M3;
+  Fp8Format b_format = Fp8Format::kE4M3;
+  bool fast_accum = false;                   ///< tensor-core accumulation over all of K (see Gemm::run)
+  Fp8Scaling scale = Fp8Scaling::kPerTensor;  ///< what scale_a / scale_b point to
+  OutputType output = OutputType::kBF16;     ///< type of D (ldd in elements of this type)
+  const void* bias = nullptr;  ///< device pointer to N BF16 values added to every row of D; nullptr: no bias
+  Activation act = Activation::kNone;
+  const float* scale_d = nullptr;  ///< kE4M3 only, required: device pointer to one FP32 output scale
+  /// kE4M3 only, optional: device pointer to one FP32 that every launch sets to max |r| over M x N (before
+  /// scale_d), deterministically; launches sharing it must be ordered on one stream (the kernel combines
+  /// CTA maxima in this Gemm's per-shape workspace, see GemmOperands in launch/gemm_kernel.hpp).
+  float* amax = nullptr;
+};
 
 /// What `Gemm` runs for a shape and why.
 struct GemmChoice {
@@ -153,10 +194,20 @@ class Gemm {
            Fp8Format a_format = Fp8Format::kE4M3, Fp8Format b_format = Fp8Format::kE4M3, bool fast_accum = false,
            Fp8Scaling scale = Fp8Scaling::kPerTensor);
 
+  /// The same with every other choice in `options` (output type, bias, activation, scale_d, amax; see
+  /// GemmRunOptions). D has `options.output`'s element type; ldd is in its elements.
+  void run(const void* a, const void* b, void* d, int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb,
+           int64_t ldd, const float* scale_a, const float* scale_b, cudaStream_t stream,
+           const GemmRunOptions& options);
+
   /// The config `run` uses (or would use) for this shape and scale mode; loads it on first use like `run`.
   GemmChoice choose(int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldd,
                     Fp8Format a_format = Fp8Format::kE4M3, Fp8Format b_format = Fp8Format::kE4M3,
                     bool fast_accum = false, Fp8Scaling scale = Fp8Scaling::kPerTensor);
+  /// The config for this shape with `options`' formats, scaling, output type, bias (present or not) and
+  /// activation (the pointers are not used).
+  GemmChoice choose(int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldd,
+                    const GemmRunOptions& options);
 
  private:
   struct Impl;

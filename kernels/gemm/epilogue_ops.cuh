@@ -1,0 +1,120 @@
+// Output types and fused epilogue operations (issue 12), shared by the direct and TMA-store epilogues.
+// Per element, on the FP32 accumulator (src/problem/problem.hpp, Problem, states the contract):
+//   r = act(scale x acc + bias[col]);  D = bf16(r) | r | e4m3_satfinite(scale_d x r);  amax = max |r|.
+// The split-K reduction runs before the epilogue, so bias, activation, scale_d and amax are applied once,
+// by the CTA that finishes the tile, to the full sum.
+#pragma once
+#include "common.cuh"
+#include "ptx/tma.cuh"
+
+namespace dgt::gemm {
+
+enum : u32 { kOutBF16 = 0, kOutF32 = 1, kOutE4M3 = 2 };
+enum : u32 { kActNone = 0, kActRelu = 1, kActGeluTanh = 2 };
+
+/// Bytes of one output element.
+template <u32 kOutType>
+struct OutBytes {
+  static constexpr u32 value = kOutType == kOutF32 ? 4 : kOutType == kOutE4M3 ? 1 : 2;
+};
+
+__device__ __forceinline__ float bf16_bits_to_float(u16 v) { return __int_as_float(u32(v) << 16); }
+
+/// GELU, tanh form: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) (cuBLASLt's CUBLASLT_EPILOGUE_GELU).
+/// tanh.approx.f32 (one MUFU op; PTX ISA: max relative error 2^-10.987) keeps the epilogue cheap; the
+/// reference uses tanhf, and the difference (<= 2^-11 |x|) is below BF16 rounding and inside the FP32
+/// verification thresholds (src/bench/verify.hpp). tanh.approx saturates to +-1 for large |x|, so the
+/// result is x or 0 there, and NaN stays NaN.
+__device__ __forceinline__ float gelu_tanh(float x) {
+  constexpr float kSqrt2OverPi = 0.7978845608028654f;
+  const float u = kSqrt2OverPi * fmaf(0.044715f * x, x * x, x);
+  float t;
+  asm("tanh.approx.f32 %0, %1;" : "=f"(t) : "f"(u));
+  const float hx = 0.5f * x;
+  return fmaf(hx, t, hx);
+}
+
+/// ReLU that keeps NaN (fmaxf(NaN, 0) would return 0 and hide a bad result).
+__device__ __forceinline__ float relu(float x) { return x < 0.f ? 0.f : x; }
+
+/// Two floats to two e4m3 bytes (`lo` in the lower byte): round to nearest even, saturating to the
+/// largest finite value +-448 (Inf included), NaN -> NaN (0x7F / 0xFF). PTX ISA, "cvt": .satfinite
+/// with .e4m3x2 (sm_89+); the same result as __nv_cvt_float2_to_fp8x2(x, __NV_SATFINITE, __NV_E4M3).
+__device__ __forceinline__ u16 pack_e4m3x2(float lo, float hi) {
+  u16 r;
+  asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;" : "=h"(r) : "f"(hi), "f"(lo));
+  return r;
+}
+
+/// The per-element part of the epilogue for one tile: scale, bias, activation; for e4m3 also scale_d and
+/// the running |r| maximum of this thread. One object per consumer thread, built once per CTA.
+template <u32 kOutType, bool kBias, u32 kAct>
+struct EpilogueOp {
+  const u16* __restrict__ bias;  // N BF16 values (kBias)
+  float scale_d;                 // e4m3 output: multiplier before the conversion (read once per launch)
+  u32 amax_bits;                 // e4m3: max |r| so far as float bits (non-negative floats order as unsigned)
+
+  __device__ __forceinline__ EpilogueOp(const u16* b, const float* sd)
+      : bias(b), scale_d(kOutType == kOutE4M3 ? __ldg(sd) : 1.f), amax_bits(0) {}
+
+  /// Bias of column `col` (0 past N: those elements are never stored).
+  __device__ __forceinline__ float bias_at(u32 col, u32 N) const {
+    if constexpr (kBias) {
+      return col < N ? bf16_bits_to_float(__ldg(bias + col)) : 0.f;
+    } else {
+      return 0.f;
+    }
+  }
+
+  /// r = act(v + b) (v already scaled). For e4m3 also folds |r| into amax when `in_bounds` and returns
+  /// scale_d x r, the value to convert.
+  __device__ __forceinline__ float apply(float v, float b, bool in_bounds) {
+    float r = kBias ? v + b : v;
+    if constexpr (kAct == kActRelu) r = relu(r);
+    if constexpr (kAct == kActGeluTanh) r = gelu_tanh(r);
+    if constexpr (kOutType == kOutE4M3) {
+      // |r| as bits; NaN (exponent all ones, mantissa != 0) compares above every finite value and Inf,
+      // so a NaN result makes amax NaN, as it should, whatever the order.
+      const u32 bits = __float_as_uint(r) & 0x7fffffffu;
+      if (in_bounds) amax_bits = max(amax_bits, bits);
+      r *= scale_d;
+    }
+    return r;
+  }
+
+  /// After a tile: reduce this warp's maxima and fold them into state[0] with one atomicMax per warp.
+  /// atomicMax on the bits of non-negative floats is order-independent, so the result does not depend
+  /// on the CTA schedule (deterministic). All 32 lanes must call it; `state` null = no amax requested.
+  __device__ __forceinline__ void flush_amax(u32* state) {
+    if constexpr (kOutType == kOutE4M3) {
+      if (state == nullptr) return;
+      const u32 m = __reduce_max_sync(0xffffffffu, amax_bits);
+      if (threadIdx.x % 32 == 0 && m != 0) {
+        atomicMax(state, m);
+        __threadfence();  // ordered before this CTA's arrival in finish_amax
+      }
+      amax_bits = 0;
+    }
+  }
+};
+
+/// End of the kernel (all consumer threads of every CTA, after their last tile): the CTAs count
+/// themselves on state[1]; the last one to arrive moves the maximum state[0] into *amax and resets both
+/// words to 0, so *amax is written (not accumulated) by every launch and the state needs zeroing only
+/// once, at allocation (like the split-K tile counters). Named barrier 1 spans the consumer threads.
+template <u32 kMathThreads>
+__device__ __forceinline__ void finish_amax(u32* state, float* amax) {
+  ptx::named_barrier_sync(1, kMathThreads);
+  if (threadIdx.x == 0) {
+    __threadfence();
+    const u32 arrived = atomicAdd(state + 1, 1u);
+    if (arrived == gridDim.x - 1) {
+      __threadfence();
+      const u32 bits = atomicExch(state, 0u);
+      atomicExch(state + 1, 0u);
+      *reinterpret_cast<volatile u32*>(amax) = bits;
+    }
+  }
+}
+
+}  // namespace dgt::gemm
