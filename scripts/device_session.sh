@@ -157,7 +157,7 @@ for s in "$@"; do
     epiperf)  # issue 12: bias + GELU and e4m3 output + amax, tuned (model top 16) and compared with cuBLASLt's epilogues
       for set in gelu e4m3out; do
         step "sweep-$set" 200 bash -c "$BIN sweep --shapes configs/shapes/deepseek-v3-$set.txt --db /tmp/epi.db --strategy model --top-k 16 --format json >$OUT/sweep-$set.json"
-        step "compare-$set" 150 bash -c "$BIN compare --shapes configs/shapes/deepseek-v3-$set.txt --db /tmp/epi.db --format json --save /tmp/epi-samples.db >$OUT/compare-$set.json"
+        step "compare-$set" 150 bash -c "$BIN compare --shapes configs/shapes/deepseek-v3-$set.txt --db /tmp/epi.db --rounds ${EPI_ROUNDS:-10} --no-copy-limit --format json --save /tmp/epi-samples.db >$OUT/compare-$set.json"
       done ;;
     export)
       step export 60 bash -c "$BIN export --db $DGTUNE_DB --format json --out $LOGS/export.json && $BIN export --db $DGTUNE_DB --format cpp --out $LOGS/dgtune_tuned.hpp" ;;
