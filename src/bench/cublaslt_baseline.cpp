@@ -95,6 +95,11 @@ struct CublasLtPlan::Impl {
   const void* bias = nullptr;     // pointer attributes are read from these members' addresses
   const void* scale_d = nullptr;
   void* amax = nullptr;
+  /// e4m3 D: C (BF16, never read: beta = 0) in its own buffer. cuBLASLt takes C == D as an in-place update,
+  /// which needs C's layout to equal D's; with D's pointer and C's BF16 type every call returned status 7
+  /// (CUBLAS_STATUS_INVALID_VALUE) on the H200.
+  DeviceBuffer c_buffer;
+  const void* c = nullptr;
   LtHandle<cublasLtMatmulPreference_t, cublasLtMatmulPreferenceDestroy> pref;
   std::vector<cublasLtMatmulHeuristicResult_t> results;
   int status = 0;
@@ -153,7 +158,10 @@ CublasLtPlan::CublasLtPlan(CublasLtBaseline& lt, const ProblemData& data) : impl
   // FP8 output: D = saturate(scale_d x result) with the D scale by device pointer, and cuBLASLt's amax of
   // the result before scale_d (CUBLASLT_MATMUL_DESC_AMAX_D_POINTER), the same contract as our kernel. C
   // stays BF16 (the C type cuBLASLt pairs with an e4m3 D); beta = 0, so C is never read.
+  m.c = m.ops.d;
   if (p.d == DType::kE4M3) {
+    m.c_buffer = DeviceBuffer(static_cast<size_t>(p.m) * static_cast<size_t>(p.ldd) * 2);
+    m.c = m.c_buffer.get();
     m.scale_d = m.ops.scale_d;
     m.amax = m.ops.amax;
     DGT_CHECK_CUBLAS(
@@ -201,7 +209,7 @@ int CublasLtPlan::launch(int i, cudaStream_t s) const {
   const Impl& m = *impl_;
   if (i < 0 || i >= m.returned) return int(CUBLAS_STATUS_INVALID_VALUE);
   static const float alpha = 1.0f, beta = 0.0f;
-  return int(cublasLtMatmul(m.lt.handle_, m.desc.h, &alpha, m.ops.b, m.la.h, m.ops.a, m.lb.h, &beta, m.ops.d, m.lc.h,
+  return int(cublasLtMatmul(m.lt.handle_, m.desc.h, &alpha, m.ops.b, m.la.h, m.ops.a, m.lb.h, &beta, m.c, m.lc.h,
                             m.ops.d, m.ld.h, &m.results[static_cast<size_t>(i)].algo, m.lt.workspace_.get(),
                             m.lt.workspace_bytes_, s));
 }

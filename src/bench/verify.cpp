@@ -48,11 +48,24 @@ double amax_relative_error(float amax, float ref) {
 Verification verify_output(const UtilKernels& util, const Problem& p, const void* d, const float* dref,
                            int64_t rows_alloc, CompareStatsHost* stats_buf, const VerifyThresholds& t, float scale_d,
                            cudaStream_t s) {
-  DGT_CHECK_CUDA(cudaMemsetAsync(stats_buf, 0, sizeof(CompareStatsHost), s));
-  util.compare(p, d, dref, rows_alloc, stats_buf, scale_d, s);
-  CompareStatsHost host{};
-  DGT_CHECK_CUDA(cudaMemcpyAsync(&host, stats_buf, sizeof host, cudaMemcpyDeviceToHost, s));
-  DGT_CHECK_CUDA(cudaStreamSynchronize(s));
+  auto pass = [&](float ulp_slack) {
+    DGT_CHECK_CUDA(cudaMemsetAsync(stats_buf, 0, sizeof(CompareStatsHost), s));
+    util.compare(p, d, dref, rows_alloc, stats_buf, scale_d, ulp_slack, s);
+    CompareStatsHost host{};
+    DGT_CHECK_CUDA(cudaMemcpyAsync(&host, stats_buf, sizeof host, cudaMemcpyDeviceToHost, s));
+    DGT_CHECK_CUDA(cudaStreamSynchronize(s));
+    return host;
+  };
+  CompareStatsHost host = pass(0.f);
+  if (p.d == DType::kE4M3 && host.ulp_over > 0) {
+    // The one-ulp rule holds where the FP32 results agree within the FP32 tolerance (issue 12): the GEMM's FP32
+    // value may be up to the accumulation mode's max_rel_err x max |scale_d x ref| from the reference's, and an
+    // element rounded from it may then be more than one of its (small) ulps away. Count only elements beyond
+    // that bound: a second pass with the bound from the first pass's max |ref|.
+    const float slack = static_cast<float>(VerifyThresholds::for_accum(p.accum).max_rel_err) *
+                        bits_to_float(host.max_abs_ref_bits);
+    host = pass(slack);
+  }
   return judge(host, t);
 }
 

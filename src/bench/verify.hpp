@@ -31,7 +31,10 @@ namespace dgt {
 ///    i.e. <= 2^-12 |x| on the output, below BF16's 2^-9 half-ulp.
 ///  - e4m3 output: D is compared with clamp(scale_d x ref, +-448) after the same rounding: every element
 ///    must be within 1 e4m3 ulp of e4m3_satfinite(scale_d x ref) (ulp_over == 0; one ulp because an
-///    FP32 result within the FP32 tolerance of the reference can round to the neighbouring code), and the
+///    FP32 result within the FP32 tolerance of the reference can round to the neighbouring code) unless it
+///    is within the FP32 tolerance itself, max_rel_err(accum) x max |clamp(scale_d x ref)| (a small element
+///    rounded from an FP32 value that far off may be several of its ulps away; H200, first run: 1 to 71 such
+///    elements per 4096-wide e4m3 output, max_rel_err 0.045, all within that bound), and the
 ///    metrics allow e4m3's rounding: max_rel_err <= 1/8 (one ulp at the top binade, 32 / 256, relative to
 ///    a max near 448 is <= 1/8) and diff <= 5e-3 (round-to-nearest with 3 mantissa bits gives
 ///    relative errors <= 2^-4, diff ~ 1e-3 at most for normal values).

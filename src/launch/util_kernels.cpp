@@ -82,11 +82,11 @@ void UtilKernels::reference_epilogue(const Problem& p, float* dref, const void* 
 }
 
 void UtilKernels::compare(const Problem& p, const void* d, const float* dref, int64_t rows_alloc,
-                          CompareStatsHost* stats, float scale_d, cudaStream_t s) const {
+                          CompareStatsHost* stats, float scale_d, float ulp_slack, cudaStream_t s) const {
   unsigned m = p.m, n = p.n;
   unsigned long long ldd = p.ldd, rows = rows_alloc;
   unsigned out = out_type_code(p.d);
-  void* params[] = {&d, &dref, &m, &n, &ldd, &rows, &stats, &out, &scale_d};
+  void* params[] = {&d, &dref, &m, &n, &ldd, &rows, &stats, &out, &scale_d, &ulp_slack};
   launch(compare_.function, sm_count_ * 4, 1, 256, 1, params, s);
 }
 

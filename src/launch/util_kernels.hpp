@@ -45,9 +45,10 @@ class UtilKernels {
   void reference_epilogue(const Problem& p, float* dref, const void* bias, bool apply, uint32_t* amax_bits,
                           cudaStream_t s) const;
   /// Accumulates the comparison of D (rows_alloc x ldd elements of p.d) with Dref into *stats (zero it
-  /// first); e4m3 output compares with scale_d x Dref (kernels/util/compare.cuh says how).
+  /// first); e4m3 output compares with scale_d x Dref, and counts an element more than one e4m3 ulp off only
+  /// when it is also more than `ulp_slack` (absolute, in scaled units) away (kernels/util/compare.cuh says how).
   void compare(const Problem& p, const void* d, const float* dref, int64_t rows_alloc, CompareStatsHost* stats,
-               float scale_d, cudaStream_t s) const;
+               float scale_d, float ulp_slack, cudaStream_t s) const;
   /// The copy limit of a problem (kernels/util/copy_limit.cuh): one launch of `plan` (plan_copy_limit)
   /// reading A (M x lda bytes) and B (N x ldb bytes) once and writing D's M x N BF16 once (what
   /// copy_limit_reference computes); `sink` is 4 bytes of device memory that no one reads. One kernel,

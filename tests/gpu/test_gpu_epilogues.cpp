@@ -183,14 +183,18 @@ struct ExactBuffers {
     DGT_CHECK_CUDA(cudaMemcpy(&v, amax, 4, cudaMemcpyDeviceToHost));
     return v;
   }
-  jit::GemmOperands ops() const { return {a, b, d, scales, scales + 64, bias, scale_d, amax}; }
+  /// The operands of `p`: scale_d and amax only for e4m3 output (the launch refuses an amax pointer otherwise).
+  jit::GemmOperands ops(const Problem& p) const {
+    const bool e4m3 = p.d == DType::kE4M3;
+    return {a, b, d, scales, scales + 64, bias, e4m3 ? scale_d : nullptr, e4m3 ? amax : nullptr};
+  }
   /// Launches `c` for `p` (D poisoned with 0xFF first) and returns D's bytes.
   std::vector<uint8_t> run(const Problem& p, const KernelConfig& c) const {
     Gpu& gpu = Gpu::get();
     auto k = gpu.kernel(KernelSpec::of(c, p));
     DGT_CHECK_CUDA(cudaMemset(d, 0xFF, size_t(M * N * 4)));
     const jit::GemmWorkspace ws = gpu.kernels->workspace(*k, p);
-    k->launch(p, ops(), gpu.stream, &ws);
+    k->launch(p, ops(p), gpu.stream, &ws);
     DGT_CHECK_CUDA(cudaStreamSynchronize(gpu.stream));
     std::vector<uint8_t> out(size_t(M * N * dtype_bytes(p.d)));
     DGT_CHECK_CUDA(cudaMemcpy(out.data(), d, out.size(), cudaMemcpyDeviceToHost));
