@@ -198,6 +198,11 @@ for s in "$@"; do
       done ;;
     hotworker)  # issue 13: a hot-graph sweep through the worker process (protocol options cross the pipe)
       step hotworker 120 bash -c "$BIN sweep --shapes configs/shapes/smoke.txt --protocol hot-graph --rounds 5 --max-candidates 3 --db /tmp/hot.db --format json >$OUT/hotworker.json" ;;
+    smallperf)  # issue 10: decode shapes + wave tails, tuned (model top 16) then compared cold and hot with the copy limit
+      step sweep-smallm 150 bash -c "$BIN sweep --shapes configs/shapes/deepseek-v3-small-m.txt --db /tmp/smallm.db --strategy model --top-k 16 --format json >$OUT/sweep-smallm.json"
+      for proto in cold-l2 hot-graph; do
+        step "compare-smallm-$proto" 150 bash -c "$BIN compare --shapes configs/shapes/deepseek-v3-small-m.txt --db /tmp/smallm.db --protocol $proto --format json >$OUT/compare-smallm-$proto.json"
+      done ;;
     *) echo "unknown step $s" ;;
   esac
 done
