@@ -203,6 +203,12 @@ for s in "$@"; do
       for proto in cold-l2 hot-graph; do
         step "compare-smallm-$proto" 150 bash -c "$BIN compare --shapes configs/shapes/deepseek-v3-small-m.txt --db /tmp/smallm.db --protocol $proto --format json >$OUT/compare-smallm-$proto.json"
       done ;;
+    smallexh)  # issue 10: decode shapes + wave tails, exhaustive sweeps for each protocol, then compares (copy limit on)
+      step sweep-smallm-cold 200 bash -c "$BIN sweep --shapes configs/shapes/deepseek-v3-small-m.txt --db /tmp/smallx.db --format json >$OUT/sweepx-smallm-cold.json"
+      step sweep-smallm-hot 200 bash -c "$BIN sweep --shapes configs/shapes/deepseek-v3-small-m.txt --db /tmp/smallx.db --protocol hot-graph --format json >$OUT/sweepx-smallm-hot.json"
+      for proto in cold-l2 hot-graph; do
+        step "comparex-smallm-$proto" 100 bash -c "$BIN compare --shapes configs/shapes/deepseek-v3-small-m.txt --db /tmp/smallx.db --protocol $proto --format json >$OUT/comparex-smallm-$proto.json"
+      done ;;
     *) echo "unknown step $s" ;;
   esac
 done
