@@ -209,6 +209,9 @@ for s in "$@"; do
       for proto in cold-l2 hot-graph; do
         step "comparex-smallm-$proto" 100 bash -c "$BIN compare --shapes configs/shapes/deepseek-v3-small-m.txt --db /tmp/smallx.db --protocol $proto --format json >$OUT/comparex-smallm-$proto.json"
       done ;;
+    flat68)  # issue 10: tuned t(68) vs t(132) (exhaustive), then compared in interleaved rounds
+      step sweep-flat68 150 bash -c "$BIN sweep --shapes configs/shapes/flatness-68-132.txt --db /tmp/flat.db --format json >$OUT/sweep-flat68.json"
+      step compare-flat68 60 bash -c "$BIN compare --shapes configs/shapes/flatness-68-132.txt --db /tmp/flat.db --format json >$OUT/compare-flat68.json" ;;
     *) echo "unknown step $s" ;;
   esac
 done
