@@ -1,5 +1,7 @@
 #include "tune/compile_queue.hpp"
 
+#include <exception>
+
 #include <spdlog/fmt/fmt.h>
 
 #include "core/thread_pool.hpp"
@@ -23,7 +25,8 @@ CompileQueue::CompileQueue(const jit::CubinCache& cache, int threads)
     : cache_(cache), pool_(std::make_unique<ThreadPool>(threads)) {}
 
 CompileQueue::~CompileQueue() {
-  if (stop_requested()) pool_->discard_queued();  // a stopped sweep does not wait for its compile queue
+  // A stopped or failed sweep does not wait for its compile queue (a failed lane unwinds through here).
+  if (stop_requested() || std::uncaught_exceptions() > 0) pool_->discard_queued();
   pool_.reset();                                  // running compiles finish before the cache goes away
 }
 

@@ -36,7 +36,8 @@ class CompileQueue {
  public:
   /// `threads` <= 0: all cores. `cache` must outlive the queue.
   CompileQueue(const jit::CubinCache& cache, int threads);
-  /// Drops compiles not started when a stop was requested (tune/interrupt.hpp); waits for running ones.
+  /// Drops compiles not started when a stop was requested (tune/interrupt.hpp) or an exception is unwinding the
+  /// sweep; waits for running ones.
   ~CompileQueue();
   CompileQueue(const CompileQueue&) = delete;
   CompileQueue& operator=(const CompileQueue&) = delete;

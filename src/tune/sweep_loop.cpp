@@ -84,8 +84,15 @@ std::vector<ShapeOutcome> run_sweep(const std::vector<SweepLane>& lanes, const s
   }
   // The order shapes are measured (and compiled) in: the file's with one lane; with several, the most work first
   // (longest-processing-time first), so no GPU is left measuring one large shape alone at the end.
-  std::vector<size_t> order(shapes.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  // A problem listed twice is measured once: with several lanes two GPUs would otherwise take both entries at
+  // the same time (the order puts equal work side by side) and, sharing this process's claim owner, measure every
+  // candidate twice. Its later entries get the first entry's outcome after the sweep.
+  std::vector<size_t> order, repeats;
+  std::map<std::string, size_t> first_of;
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    const bool first = first_of.emplace(shapes[i].problem.key(), i).second;
+    (first || lanes.size() == 1 ? order : repeats).push_back(i);
+  }
   if (lanes.size() > 1)
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return work_us[a] > work_us[b]; });
   int prepared = 0;
@@ -199,6 +206,13 @@ std::vector<ShapeOutcome> run_sweep(const std::vector<SweepLane>& lanes, const s
     });
   for (auto& t : threads) t.join();
   if (error) std::rethrow_exception(error);
+  for (size_t i : repeats) {  // measured under its first entry
+    const ShapeEntry entry = out[i].entry;
+    out[i] = out[first_of.at(entry.problem.key())];
+    out[i].entry = entry;
+    out[i].already_stored += out[i].measured_now + out[i].measured_elsewhere;
+    out[i].measured_now = out[i].measured_elsewhere = 0;
+  }
   return out;
 }
 

@@ -32,6 +32,11 @@ int serve_worker(WorkerBackend& backend, int in_fd, int out_fd) {
   // The parent handles Ctrl-C (it stops after the candidate in progress and then ends its workers with
   // "quit"); a worker that died of the terminal's SIGINT would be reported as a crashed candidate.
   std::signal(SIGINT, SIG_IGN);
+  // Likewise SIGTERM and SIGHUP (a Slurm scancel or a systemd stop signals every process of the job): the parent
+  // stops after the trial in progress and ends its workers with "quit"; a worker that died of the signal would
+  // be stored as a crashed candidate.
+  std::signal(SIGTERM, SIG_IGN);
+  std::signal(SIGHUP, SIG_IGN);
   std::signal(SIGPIPE, SIG_IGN);
   write_message(out_fd, json{{"ok", true}, {"hello", {{"fingerprint", backend.fingerprint()}}}});
   LineReader in(in_fd);

@@ -4,7 +4,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cmath>
 #include <cstring>
+#include <limits>
 
 #include <spdlog/fmt/fmt.h>
 
@@ -12,34 +14,57 @@ namespace dgt {
 
 using nlohmann::json;
 
+namespace {
+/// A double on the wire. JSON has no NaN or infinity (nlohmann writes them as null), yet a record may carry them
+/// (a NaN amax gives an infinite amax_rel_err): those travel as the strings "nan", "inf" and "-inf".
+json real(double x) {
+  if (std::isfinite(x)) return x;
+  return std::isnan(x) ? "nan" : (x > 0 ? "inf" : "-inf");
+}
+/// Inverse of real(); null (a non-finite value from an older writer) reads as NaN.
+double real_of(const json& j) {
+  if (j.is_number()) return j.get<double>();
+  if (j.is_string()) {
+    const std::string t = j.get<std::string>();
+    if (t == "inf") return std::numeric_limits<double>::infinity();
+    if (t == "-inf") return -std::numeric_limits<double>::infinity();
+  }
+  return std::numeric_limits<double>::quiet_NaN();
+}
+}  // namespace
+
 void to_json(json& j, const Timing& t) {
-  j = json{{"median_us", t.median_us}, {"p10_us", t.p10_us},           {"p90_us", t.p90_us},
-           {"samples", t.samples},     {"rse", t.rse},                 {"sm_clock_mhz", t.sm_clock_mhz},
+  j = json{{"median_us", real(t.median_us)}, {"p10_us", real(t.p10_us)}, {"p90_us", real(t.p90_us)},
+           {"samples", t.samples},               {"rse", real(t.rse)},       {"sm_clock_mhz", real(t.sm_clock_mhz)},
            {"throttled", t.throttled}};
 }
 void from_json(const json& j, Timing& t) {
-  t.median_us = j.at("median_us");
-  t.p10_us = j.at("p10_us");
-  t.p90_us = j.at("p90_us");
+  t.median_us = real_of(j.at("median_us"));
+  t.p10_us = real_of(j.at("p10_us"));
+  t.p90_us = real_of(j.at("p90_us"));
   t.samples = j.at("samples");
-  t.rse = j.at("rse");
-  t.sm_clock_mhz = j.at("sm_clock_mhz");
+  t.rse = real_of(j.at("rse"));
+  t.sm_clock_mhz = real_of(j.at("sm_clock_mhz"));
   t.throttled = j.at("throttled");
 }
 
 void to_json(json& j, const Verification& v) {
-  j = json{{"ok", v.ok},               {"max_rel_err", v.max_rel_err}, {"diff", v.diff},
-           {"nan_count", v.nan_count}, {"pad_touched", v.pad_touched}, {"ulp_over", v.ulp_over},
-           {"amax_rel_err", v.amax_rel_err}};
+  j = json{{"ok", v.ok},
+           {"max_rel_err", real(v.max_rel_err)},
+           {"diff", real(v.diff)},
+           {"nan_count", v.nan_count},
+           {"pad_touched", v.pad_touched},
+           {"ulp_over", v.ulp_over},
+           {"amax_rel_err", real(v.amax_rel_err)}};
 }
 void from_json(const json& j, Verification& v) {
   v.ok = j.at("ok");
-  v.max_rel_err = j.at("max_rel_err");
-  v.diff = j.at("diff");
+  v.max_rel_err = real_of(j.at("max_rel_err"));
+  v.diff = real_of(j.at("diff"));
   v.nan_count = j.at("nan_count");
   v.pad_touched = j.at("pad_touched");
   v.ulp_over = j.value("ulp_over", int64_t(0));  // e4m3 output (issue 12)
-  v.amax_rel_err = j.value("amax_rel_err", 0.0);
+  v.amax_rel_err = j.contains("amax_rel_err") ? real_of(j.at("amax_rel_err")) : 0.0;
 }
 
 namespace {
@@ -67,7 +92,7 @@ void to_json(json& j, const TrialRecord& t) {
   j = json::object();
   put_measurement(j, t);
   j["config"] = t.config;
-  j["compile_ms"] = t.compile_ms;
+  j["compile_ms"] = real(t.compile_ms);
   j["registers"] = t.registers;
   j["spill_bytes"] = t.spill_bytes;
   j["smem_bytes"] = t.smem_bytes;
@@ -75,7 +100,7 @@ void to_json(json& j, const TrialRecord& t) {
 void from_json(const json& j, TrialRecord& t) {
   get_measurement(j, t);
   t.config = j.at("config").get<KernelConfig>();
-  t.compile_ms = j.at("compile_ms");
+  t.compile_ms = real_of(j.at("compile_ms"));
   t.registers = j.at("registers");
   t.spill_bytes = j.at("spill_bytes");
   t.smem_bytes = j.at("smem_bytes");

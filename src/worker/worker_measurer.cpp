@@ -1,13 +1,23 @@
 #include "worker/worker_measurer.hpp"
 
+#include <csignal>
+
 #include <spdlog/spdlog.h>
 
 #include "space/cost_model.hpp"
 #include "tune/device_bench.hpp"
+#include "tune/interrupt.hpp"
 
 namespace dgt {
 
 using nlohmann::json;
+
+namespace {
+/// Signals that end a worker from outside rather than by its candidate's fault: the terminal, a job scheduler
+/// (Slurm's scancel sends SIGTERM, then SIGKILL), a service manager, the OOM killer. The parent's own SIGKILL after
+/// a time limit is not reported as a signal (WorkerProcess::end_signal() is 0 then).
+bool ended_from_outside(int sig) { return sig == SIGTERM || sig == SIGHUP || sig == SIGINT || sig == SIGKILL || sig == SIGQUIT; }
+}  // namespace
 
 WorkerMeasurer::WorkerMeasurer(WorkerCommand command, WorkerLimits limits, CompileQueue* compiles,
                                std::string protocol_name, std::string protocol_json)
@@ -61,7 +71,7 @@ WorkerProcess& WorkerMeasurer::ready() {
       const std::string how = proc_->ended_how();
       drop();
       DGT_THROW(ErrorKind::kCuda, "the {} worker {} while preparing the inputs of {} ({})", command_.label,
-                outcome == WorkerProcess::Outcome::kDied ? "died" : "did not answer", problem_->label(), how);
+                outcome == WorkerProcess::Outcome::kTimedOut ? "did not answer" : "died", problem_->label(), how);
     }
     if (!reply.value("ok", false)) rethrow(reply);
     shape_sent_ = true;
@@ -77,7 +87,7 @@ std::pair<BaselineRecord, BaselineRecord> WorkerMeasurer::baselines() {
     const std::string how = w.ended_how();
     drop();
     DGT_THROW(ErrorKind::kCublas, "the {} worker {} while timing the cuBLASLt baselines of {} ({})", command_.label,
-              outcome == WorkerProcess::Outcome::kDied ? "died" : "did not answer", problem_->label(), how);
+              outcome == WorkerProcess::Outcome::kTimedOut ? "did not answer" : "died", problem_->label(), how);
   }
   if (!reply.value("ok", false)) rethrow(reply);
   return {reply.at("default").get<BaselineRecord>(), reply.at("tuned").get<BaselineRecord>()};
@@ -90,11 +100,20 @@ TrialRecord WorkerMeasurer::measure(const KernelSpec& spec) {
     // Compile here, in the parent: a candidate that does not compile never costs a worker.
     if (auto early = pre_device_trial(spec, p, compiles_->get(spec), protocol_json_)) return *early;
   }
-  WorkerProcess& w = ready();
   const double timeout_s = candidate_timeout_s(spec, p, fingerprint_.sm_count);
   const auto limit = limits_.candidate + std::chrono::milliseconds(static_cast<long long>(timeout_s * 1000));
+  const json request{{"op", "measure"}, {"problem", p}, {"config", spec.config}};
   json reply;
-  const auto outcome = w.request(json{{"op", "measure"}, {"problem", p}, {"config", spec.config}}, limit, &reply);
+  WorkerProcess* w = &ready();
+  auto outcome = w->request(request, limit, &reply);
+  if (outcome == WorkerProcess::Outcome::kNotSent && (w->ended_how(), !stop_requested()) &&
+      !ended_from_outside(w->end_signal())) {
+    // It ended between candidates (nothing of this one ran): once more with a new worker.
+    spdlog::warn("  the {} worker had ended ({}): starting a new one", command_.label, w->ended_how());
+    drop();
+    w = &ready();
+    outcome = w->request(request, limit, &reply);
+  }
   if (outcome == WorkerProcess::Outcome::kReply) {
     if (!reply.value("ok", false)) rethrow(reply);
     TrialRecord t = reply.at("trial").get<TrialRecord>();
@@ -105,14 +124,22 @@ TrialRecord WorkerMeasurer::measure(const KernelSpec& spec) {
     }
     return t;
   }
-  const std::string how = w.ended_how();
-  const int pid = w.pid();
+  const std::string how = w->ended_how();
+  const int pid = w->pid();
+  const int sig = w->end_signal();
   drop();
+  if (outcome != WorkerProcess::Outcome::kTimedOut &&
+      (outcome == WorkerProcess::Outcome::kNotSent || stop_requested() || ended_from_outside(sig)))
+    // Not this candidate's doing (scancel, the OOM killer, a stop): storing it as crashed would skip it forever.
+    DGT_THROW(ErrorKind::kCuda,
+              "the {} worker (pid {}) was ended from outside while measuring {} ({}); the candidate is not stored: run "
+              "the same command again to measure it",
+              command_.label, pid, spec.config.key(), how);
   TrialRecord t;
   t.problem = p;
   t.config = spec.config;
   t.protocol = protocol_json_;
-  if (outcome == WorkerProcess::Outcome::kDied) {
+  if (outcome == WorkerProcess::Outcome::kDied) {  // a signal of its own (SIGSEGV, SIGABRT, ...)
     t.status = TrialStatus::kCrashed;
     t.error = fmt::format("the {} worker (pid {}) died while measuring this candidate: {}", command_.label, pid, how);
   } else {

@@ -29,9 +29,13 @@ void close_fd(int& fd) {
 WorkerProcess::WorkerProcess(const WorkerCommand& command, std::chrono::milliseconds start_limit)
     : label_(command.label) {
   std::signal(SIGPIPE, SIG_IGN);
-  int req[2], rep[2];
-  if (::pipe2(req, O_CLOEXEC) != 0 || ::pipe2(rep, O_CLOEXEC) != 0)
-    DGT_THROW(ErrorKind::kIo, "creating the pipes of the {} worker: {}", label_, std::strerror(errno));
+  int req[2] = {-1, -1}, rep[2] = {-1, -1};
+  if (::pipe2(req, O_CLOEXEC) != 0 || ::pipe2(rep, O_CLOEXEC) != 0) {
+    const int err = errno;
+    for (int fd : {req[0], req[1], rep[0], rep[1]})
+      if (fd >= 0) ::close(fd);
+    DGT_THROW(ErrorKind::kIo, "creating the pipes of the {} worker: {}", label_, std::strerror(err));
+  }
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_adddup2(&fa, req[0], 0);  // requests on its stdin
@@ -65,8 +69,10 @@ WorkerProcess::WorkerProcess(const WorkerCommand& command, std::chrono::millisec
   LineReader::Result r;
   try {
     r = reader_.read(&hello, start_limit);
-  } catch (...) {
+  } catch (...) {  // a hello line that is not JSON: no destructor runs for this half-built object
     kill_and_reap();
+    close_fd(to_worker_);
+    close_fd(from_worker_);
     throw;
   }
   if (r == LineReader::Result::kMessage && hello.value("ok", false) && hello.contains("hello")) {
@@ -132,19 +138,21 @@ std::string WorkerProcess::ended_how() {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   reaped_ = true;
-  if (WIFSIGNALED(status))
+  if (WIFSIGNALED(status)) {
+    end_signal_ = WTERMSIG(status);
     ended_ = fmt::format("signal {} ({})", WTERMSIG(status), strsignal(WTERMSIG(status)));
+  }
   else
     ended_ = fmt::format("exit code {}", WEXITSTATUS(status));
   return ended_;
 }
 
 WorkerProcess::Outcome WorkerProcess::request(const json& request, std::chrono::milliseconds limit, json* reply) {
-  if (reaped_) return Outcome::kDied;
+  if (reaped_) return Outcome::kNotSent;
   try {
     write_message(to_worker_, request);
   } catch (const Error&) {
-    return Outcome::kDied;  // EPIPE: it is gone
+    return Outcome::kNotSent;  // EPIPE: it ended before this request
   }
   switch (reader_.read(reply, limit)) {
     case LineReader::Result::kMessage: return Outcome::kReply;

@@ -43,12 +43,16 @@ class WorkerProcess {
     kReply,     ///< *reply holds the answer
     kDied,      ///< the worker ended before answering (ended_how() says how)
     kTimedOut,  ///< no answer within the limit: the worker was killed
+    kNotSent,   ///< the request could not be written: the worker had already ended (ended_how() says how)
   };
   /// Sends `request` and waits up to `limit` for the reply.
   Outcome request(const nlohmann::json& request, std::chrono::milliseconds limit, nlohmann::json* reply);
   /// After kDied or kTimedOut: waits for the process (killing it after 10 s) and says how it ended:
   /// "signal 11 (Segmentation fault)", "exit code 1". Idempotent.
   std::string ended_how();
+  /// After ended_how(): the signal that ended the worker (0 when it exited, or when this process killed it after
+  /// a time limit).
+  int end_signal() const { return end_signal_; }
 
  private:
   void kill_and_reap();
@@ -60,6 +64,7 @@ class WorkerProcess {
   nlohmann::json hello_;
   bool reaped_ = false;
   std::string ended_;
+  int end_signal_ = 0;
 };
 
 }  // namespace dgt

@@ -5,7 +5,7 @@
 //   dgtune_fake_worker PCI_BUS_ID
 //
 // Environment: FAKE_WORKER_FAULTS = comma-separated "crash:KEY" (raise SIGSEGV while measuring config KEY),
-// "hang:KEY" (sleep forever), "lose:KEY" (a crashed record with context_lost, as a sticky CUDA error);
+// "hang:KEY" (sleep forever), "kill:KEY" (SIGKILL, as from outside), "lose:KEY" (a crashed record with context_lost, as a sticky CUDA error);
 // FAKE_WORKER_START = "fail" (refuse to start with a kNoDevice error) or "silent" (never send the hello line);
 // FAKE_WORKER_DELAY_MS: sleep per measurement; FAKE_WORKER_LOG: append "measured PCI PROBLEM CONFIG" lines, and
 // "worker PID" when it starts.
@@ -47,6 +47,7 @@ class FakeBackend final : public WorkerBackend {
   TrialRecord measure(const KernelSpec& spec) override {
     const std::string key = spec.config.key();
     if (listed("crash", key)) std::raise(SIGSEGV);
+    if (listed("kill", key)) std::raise(SIGKILL);  // as the OOM killer or a scheduler would
     if (listed("hang", key))
       for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
     if (const std::string ms = env("FAKE_WORKER_DELAY_MS"); !ms.empty())

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 
 #include <chrono>
+#include <cmath>
+#include <limits>
 #include <fstream>
 #include <sstream>
 #include <map>
@@ -155,6 +157,74 @@ TEST_F(WorkerTest, TwoLanesShareTheShapesAndEachShapeStaysOnOneDevice) {
   EXPECT_EQ(first_two, (std::set<std::string>{shapes[5].problem.key(), shapes[4].problem.key()}));
 }
 
+// A worker killed from outside (SIGKILL: the OOM killer, a scheduler's scancel) is not the candidate's fault: the
+// sweep stops with an error, nothing is stored for that candidate and its claim is released, so a rerun measures it.
+TEST_F(WorkerTest, AWorkerKilledFromOutsideStoresNothingForItsCandidate) {
+  const Problem p = Problem::dense(4096, 4096, 4096);
+  SweepOptions opts;
+  opts.max_candidates = 6;
+  const auto ranked = rank_by_estimate(opts.space, p, 132, 6);
+  const std::string victim = ranked[2].key();
+  setenv("FAKE_WORKER_FAULTS", ("kill:" + victim).c_str(), 1);
+  const std::string db_path = path("t.db");
+  TuningDb db(db_path);
+  auto m = measurer("0000:01:00.0");
+  const DeviceScope scope = db.upsert_device(m->fingerprint());
+  std::vector<ShapeEntry> shapes(1);
+  shapes[0].problem = p;
+  try {
+    run_sweep(db, scope, *m, shapes, opts);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(e.message().find("ended from outside"), std::string::npos) << e.message();
+    EXPECT_NE(e.message().find("signal 9"), std::string::npos) << e.message();
+  }
+  const auto rows = trials(db_path);
+  EXPECT_EQ(rows.size(), 2u);  // the two before it; no claim row, no crashed row
+  for (const Row& r : rows) {
+    EXPECT_EQ(r.status, "ok");
+    EXPECT_NE(r.config, victim);
+  }
+  unsetenv("FAKE_WORKER_FAULTS");
+  auto m2 = measurer("0000:01:00.0");
+  const auto out = run_sweep(db, scope, *m2, shapes, opts);  // the rerun measures the rest, the victim included
+  EXPECT_TRUE(out[0].complete);
+  EXPECT_EQ(out[0].measured_now, 4);
+  EXPECT_EQ(trials(db_path).size(), 6u);
+}
+
+// With several lanes a problem listed twice is measured once, not by two GPUs at the same time.
+TEST_F(WorkerTest, ARepeatedShapeIsMeasuredOnceWithSeveralLanes) {
+  setenv("FAKE_WORKER_DELAY_MS", "5", 1);
+  setenv("FAKE_WORKER_LOG", path("measured.log").c_str(), 1);
+  const std::string db_path = path("t.db");
+  TuningDb db0(db_path), db1(db_path);
+  auto m0 = measurer("0000:01:00.0");
+  auto m1 = measurer("0000:02:00.0");
+  std::vector<SweepLane> lanes{{&db0, db0.upsert_device(m0->fingerprint()), m0.get()},
+                               {&db1, db1.upsert_device(m1->fingerprint()), m1.get()}};
+  std::vector<ShapeEntry> shapes(3);
+  shapes[0].problem = Problem::dense(4096, 2112, 7168);
+  shapes[1].problem = Problem::dense(4096, 2112, 7168);  // the same problem again
+  shapes[2].problem = Problem::dense(128, 2112, 7168);
+  SweepOptions opts;
+  opts.max_candidates = 5;
+  const auto out = run_sweep(lanes, shapes, opts);
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_EQ(out[0].measured_now, 5);
+  EXPECT_EQ(out[1].measured_now, 0);
+  EXPECT_EQ(out[1].already_stored, 5);
+  EXPECT_TRUE(out[1].complete);
+  ASSERT_TRUE(out[1].winner.has_value());
+  EXPECT_EQ(out[1].winner->trial.config.key(), out[0].winner->trial.config.key());
+  std::ifstream log(path("measured.log"));
+  std::string line;
+  int measured = 0;
+  while (std::getline(log, line)) measured += line.rfind("measured ", 0) == 0 ? 1 : 0;
+  EXPECT_EQ(measured, 10);  // 2 distinct problems x 5 candidates
+  EXPECT_EQ(trials(db_path).size(), 10u);
+}
+
 TEST_F(WorkerTest, AWorkerThatRefusesToStartFailsWithItsOwnError) {
   setenv("FAKE_WORKER_START", "fail", 1);
   try {
@@ -212,6 +282,13 @@ TEST(WorkerWire, RecordsRoundTripExactly) {
   EXPECT_EQ(back.registers, 168);
   EXPECT_EQ(back.smem_bytes, 200704);
   EXPECT_EQ(back.protocol, t.protocol);
+  // JSON has no NaN or infinity: they travel as strings and come back (a NaN amax gives an infinite error).
+  t.verification->amax_rel_err = std::numeric_limits<double>::infinity();
+  t.verification->diff = std::numeric_limits<double>::quiet_NaN();
+  const TrialRecord odd = nlohmann::json::parse(nlohmann::json(t).dump()).get<TrialRecord>();
+  EXPECT_TRUE(std::isinf(odd.verification->amax_rel_err) && odd.verification->amax_rel_err > 0);
+  EXPECT_TRUE(std::isnan(odd.verification->diff));
+  EXPECT_EQ(odd.timing->median_us, tm.median_us);
 
   BaselineRecord b;
   b.problem = t.problem;
