@@ -61,12 +61,13 @@ CompileResult CompileQueue::get(const KernelSpec& spec) {
   }
 }
 
-std::optional<TrialRecord> pre_device_trial(const KernelSpec& spec, const Problem& p, const CompileResult& compiled,
-                                            const std::string& protocol_json) {
+TrialRecord trial_before_launch(const KernelSpec& spec, const Problem& p, const CompileResult& compiled,
+                                const std::string& protocol_json) {
   TrialRecord t;
   t.problem = p;
   t.config = spec.config;
   t.protocol = protocol_json;
+  t.status = TrialStatus::kOk;
   const ResourceReport res = evaluate_resources(spec);
   t.smem_bytes = res.smem.total;
   if (!res.ok()) {
@@ -86,9 +87,15 @@ std::optional<TrialRecord> pre_device_trial(const KernelSpec& spec, const Proble
     t.status = TrialStatus::kCompileError;
     t.error = fmt::format("ptxas spills {} bytes (stack {} bytes): the resource model under-counts registers",
                           t.spill_bytes, compiled.kernel->stack_bytes);
-    return t;
   }
-  return std::nullopt;
+  return t;
+}
+
+std::optional<TrialRecord> pre_device_trial(const KernelSpec& spec, const Problem& p, const CompileResult& compiled,
+                                            const std::string& protocol_json) {
+  TrialRecord t = trial_before_launch(spec, p, compiled, protocol_json);
+  if (t.status == TrialStatus::kOk) return std::nullopt;
+  return t;
 }
 
 }  // namespace dgt

@@ -60,7 +60,14 @@ class CompileQueue {
   std::map<std::string, std::shared_future<CompileResult>> compiles_;
 };
 
-/// The trial of a candidate that ends before the device is involved: kInvalid when the resource model
+/// The trial record of a candidate as far as it is known before a launch: problem, config, protocol, shared
+/// memory, and (compiled) compile time, registers and spills. Its status is kInvalid when the resource model
+/// rejects it (space/resource_model.hpp), kCompileError when NVRTC failed or ptxas reports spills, and kOk when it
+/// is to be launched (the caller then completes it).
+TrialRecord trial_before_launch(const KernelSpec& spec, const Problem& p, const CompileResult& compiled,
+                                const std::string& protocol_json);
+
+/// The trial of a candidate that ends before the device is involved (trial_before_launch's, unless kOk): kInvalid when the resource model
 /// rejects it (space/resource_model.hpp), kCompileError when NVRTC failed or ptxas reports spills.
 /// nullopt when the candidate is to be launched. `protocol_json` is stored with the record.
 std::optional<TrialRecord> pre_device_trial(const KernelSpec& spec, const Problem& p, const CompileResult& compiled,

@@ -7,7 +7,6 @@
 #include "bench/device_sides.hpp"
 #include "core/error.hpp"
 #include "core/hash.hpp"
-#include "space/resource_model.hpp"
 #include "space/cost_model.hpp"
 
 namespace dgt {
@@ -57,15 +56,8 @@ TrialRecord DeviceBench::measure(const KernelSpec& spec, const CompileResult& co
   if (lost_) DGT_THROW(ErrorKind::kCuda, "the CUDA context of device {} was lost by an earlier candidate", device_.ordinal);
   const ProblemData& data = *data_;
   const Problem& p = data.problem();
-  if (auto early = pre_device_trial(spec, p, compiled, options_.protocol_json())) return *early;
-  TrialRecord t;
-  t.problem = p;
-  t.config = spec.config;
-  t.protocol = options_.protocol_json();
-  t.smem_bytes = evaluate_resources(spec).smem.total;
-  t.compile_ms = compiled.kernel->compile_ms;
-  t.registers = compiled.kernel->registers;
-  t.spill_bytes = compiled.kernel->spill_bytes;
+  TrialRecord t = trial_before_launch(spec, p, compiled, options_.protocol_json());
+  if (t.status != TrialStatus::kOk) return t;  // invalid or not compiled: no launch
 
   std::shared_ptr<jit::GemmKernel> kernel;
   jit::GemmWorkspace ws;

@@ -71,6 +71,27 @@ class WorkerTest : public test::TempDirTest {
   std::unique_ptr<WorkerMeasurer> measurer(const std::string& pci) {
     return std::make_unique<WorkerMeasurer>(fake_command(pci), short_limits(), nullptr, "fake", kFakeProtocol);
   }
+  /// Two fake GPUs of one hardware identity, each with its own connection to the DB at `db_path` (as `--devices`).
+  struct TwoLanes {
+    TuningDb db0, db1;
+    std::unique_ptr<WorkerMeasurer> m0, m1;
+    std::vector<SweepLane> lanes;
+  };
+  std::unique_ptr<TwoLanes> two_lanes(const std::string& db_path) {
+    auto l = std::unique_ptr<TwoLanes>(new TwoLanes{TuningDb(db_path), TuningDb(db_path), measurer("0000:01:00.0"),
+                                                    measurer("0000:02:00.0"), {}});
+    l->lanes = {{&l->db0, l->db0.upsert_device(l->m0->fingerprint()), l->m0.get()},
+                {&l->db1, l->db1.upsert_device(l->m1->fingerprint()), l->m1.get()}};
+    return l;
+  }
+  /// The "measured ..." lines the fake workers appended to `log` (not their "worker PID" lines).
+  static std::vector<std::string> measured_lines(const std::string& log) {
+    std::ifstream in(log);
+    std::vector<std::string> out;
+    for (std::string line; std::getline(in, line);)
+      if (line.rfind("measured ", 0) == 0) out.push_back(line);
+    return out;
+  }
 };
 
 TEST_F(WorkerTest, CrashHangAndLostContextAreStoredAndTheSweepGoesOn) {
@@ -114,12 +135,9 @@ TEST_F(WorkerTest, TwoLanesShareTheShapesAndEachShapeStaysOnOneDevice) {
   setenv("FAKE_WORKER_DELAY_MS", "5", 1);
   setenv("FAKE_WORKER_LOG", path("measured.log").c_str(), 1);
   const std::string db_path = path("t.db");
-  TuningDb db0(db_path), db1(db_path);
-  auto m0 = measurer("0000:01:00.0");
-  auto m1 = measurer("0000:02:00.0");
-  ASSERT_EQ(m0->fingerprint().hardware().key(), m1->fingerprint().hardware().key());
-  std::vector<SweepLane> lanes{{&db0, db0.upsert_device(m0->fingerprint()), m0.get()},
-                               {&db1, db1.upsert_device(m1->fingerprint()), m1.get()}};
+  const auto two = two_lanes(db_path);
+  ASSERT_EQ(two->m0->fingerprint().hardware().key(), two->m1->fingerprint().hardware().key());
+  const std::vector<SweepLane>& lanes = two->lanes;
   std::vector<ShapeEntry> shapes;
   for (int64_t m : {128, 256, 512, 1024, 2048, 4096}) {
     shapes.emplace_back();
@@ -146,13 +164,13 @@ TEST_F(WorkerTest, TwoLanesShareTheShapesAndEachShapeStaysOnOneDevice) {
   EXPECT_EQ(pcis.size(), 2u);  // both devices got shapes
 
   // Longest work first: the two largest shapes (M = 4096, 2048) are the first two the lanes take.
-  std::ifstream log(path("measured.log"));
-  std::string line;
   std::set<std::string> first_two;
-  while (first_two.size() < 2 && std::getline(log, line)) {
+  for (const std::string& line : measured_lines(path("measured.log"))) {
+    if (first_two.size() == 2) break;
     std::istringstream in(line);
     std::string word, pci, problem;
-    if (in >> word >> pci >> problem && word == "measured") first_two.insert(problem);  // not the "worker PID" lines
+    in >> word >> pci >> problem;
+    first_two.insert(problem);
   }
   EXPECT_EQ(first_two, (std::set<std::string>{shapes[5].problem.key(), shapes[4].problem.key()}));
 }
@@ -198,11 +216,8 @@ TEST_F(WorkerTest, ARepeatedShapeIsMeasuredOnceWithSeveralLanes) {
   setenv("FAKE_WORKER_DELAY_MS", "5", 1);
   setenv("FAKE_WORKER_LOG", path("measured.log").c_str(), 1);
   const std::string db_path = path("t.db");
-  TuningDb db0(db_path), db1(db_path);
-  auto m0 = measurer("0000:01:00.0");
-  auto m1 = measurer("0000:02:00.0");
-  std::vector<SweepLane> lanes{{&db0, db0.upsert_device(m0->fingerprint()), m0.get()},
-                               {&db1, db1.upsert_device(m1->fingerprint()), m1.get()}};
+  const auto two = two_lanes(db_path);
+  const std::vector<SweepLane>& lanes = two->lanes;
   std::vector<ShapeEntry> shapes(3);
   shapes[0].problem = Problem::dense(4096, 2112, 7168);
   shapes[1].problem = Problem::dense(4096, 2112, 7168);  // the same problem again
@@ -217,11 +232,7 @@ TEST_F(WorkerTest, ARepeatedShapeIsMeasuredOnceWithSeveralLanes) {
   EXPECT_TRUE(out[1].complete);
   ASSERT_TRUE(out[1].winner.has_value());
   EXPECT_EQ(out[1].winner->trial.config.key(), out[0].winner->trial.config.key());
-  std::ifstream log(path("measured.log"));
-  std::string line;
-  int measured = 0;
-  while (std::getline(log, line)) measured += line.rfind("measured ", 0) == 0 ? 1 : 0;
-  EXPECT_EQ(measured, 10);  // 2 distinct problems x 5 candidates
+  EXPECT_EQ(measured_lines(path("measured.log")).size(), 10u);  // 2 distinct problems x 5 candidates
   EXPECT_EQ(trials(db_path).size(), 10u);
 }
 
