@@ -154,6 +154,30 @@ for s in "$@"; do
       done ;;
     epitests)  # issue 12: output types and fused epilogues (exact values, edge shapes, split-K, cuBLASLt, loader)
       step epitests 420 bash -c "cd build && ./tests/dgtune_gpu_tests --gtest_filter='Epilogues.*:Loader.EveryOutputAndEpilogueThroughTheOptionsStruct'" ;;
+    epiab)  # issue 12: the epilogue change A/B. $ROOT/build/dgtune-old (previous commit) tunes (model top 16) and
+      # compares; the new binary compares the same DB (same configs), then tunes its own DB and compares again
+      OLD=$ROOT/build/dgtune-old
+      for set in ${EPI_SETS:-gelu e4m3out}; do
+        f=configs/shapes/deepseek-v3-$set.txt
+        step "sweep-old-$set" 120 bash -c "$OLD sweep --shapes $f --db /tmp/epi-old.db --strategy model --top-k 16 --format json >$OUT/sweep-old-$set.json"
+        step "compare-old-$set" 150 bash -c "$OLD compare --shapes $f --db /tmp/epi-old.db --rounds ${EPI_ROUNDS:-10} --no-copy-limit --format json >$OUT/compare-old-$set.json"
+        step "compare-newsame-$set" 150 bash -c "$BIN compare --shapes $f --db /tmp/epi-old.db --rounds ${EPI_ROUNDS:-10} --no-copy-limit --format json >$OUT/compare-newsame-$set.json"
+        step "sweep-new-$set" 120 bash -c "$BIN sweep --shapes $f --db /tmp/epi-new.db --strategy model --top-k 16 --format json >$OUT/sweep-new-$set.json"
+        step "compare-new-$set" 150 bash -c "$BIN compare --shapes $f --db /tmp/epi-new.db --rounds ${EPI_ROUNDS:-10} --no-copy-limit --format json >$OUT/compare-new-$set.json"
+      done ;;
+    o256)  # issue 7: 2o (epilogue overlap) with BLOCK_K 256 next to the stored winners, the 19 large shapes, both modes
+      { grep -E '^(4096|8192) ' configs/shapes/deepseek-v3.txt; grep -E '^[0-9]' configs/shapes/square.txt; } >/tmp/large19.txt
+      sed 's/$/ accum=fast/' /tmp/large19.txt >/tmp/large19-fast.txt
+      for mode in ${O256_MODES:-fast promote}; do
+        f=/tmp/large19.txt; [ "$mode" = fast ] && f=/tmp/large19-fast.txt
+        step "o256-$mode" 240 bash -c "$BIN compare --shapes $f --db $DGTUNE_DB --rounds ${O256_ROUNDS:-10} --no-copy-limit --config 128x128x256_s3_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2o_p1 --config 128x128x128_s6_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2o_p1 --format json >$OUT/o256-$mode.json"
+      done ;;
+    ncublas)  # which kernels cuBLASLt runs (names encode tile, cluster, schedule) on the fast short-K shapes, and ours
+      printf '4096 32768 512 accum=fast\n' >/tmp/nc1.txt
+      printf '4096 24576 1536 accum=fast\n' >/tmp/nc2.txt
+      for i in 1 2; do
+        step "ncublas-$i" 150 ncu --clock-control none -k "regex:^(?!dgt_|fp8_gemm).+" --launch-count 300 --section SpeedOfLight --print-summary per-kernel "$BIN" compare --shapes /tmp/nc$i.txt --db $DGTUNE_DB --rounds 2 --no-copy-limit
+      done ;;
     epiperf)  # issue 12: bias + GELU and e4m3 output + amax, tuned (model top 16) and compared with cuBLASLt's epilogues
       for set in gelu e4m3out; do
         step "sweep-$set" 200 bash -c "$BIN sweep --shapes configs/shapes/deepseek-v3-$set.txt --db /tmp/epi.db --strategy model --top-k 16 --format json >$OUT/sweep-$set.json"

@@ -33,11 +33,13 @@ __device__ __forceinline__ void store_tile_direct(const float (&acc)[kMmaPerWG][
   const u32 t = threadIdx.x % 128;
   const u32 row_in_slice = (t / 32) * 16 + (t % 32) / 4;
   const u32 col_in_group = (t % 4) * 2;
+  // Bias of this thread's two columns of every column group, all loaded before the first store.
+  u32 bias[kAccPerMma / 4];
+  op.load_bias(bias, n0, col_in_group, N);
 #pragma unroll
   for (u32 i = 0; i < kAccPerMma / 4; ++i) {
     const u32 col = n0 + 8 * i + col_in_group;
-    // Bias of this thread's two columns, loaded once per column group for every row it stores.
-    const float b0 = op.bias_at(col, N), b1 = op.bias_at(col + 1, N);
+    const float b0 = bias_lo(bias[i]), b1 = bias_hi(bias[i]);
 #pragma unroll
     for (u32 j = 0; j < kMmaPerWG; ++j) {
 #pragma unroll

@@ -19,6 +19,9 @@ struct OutBytes {
 };
 
 __device__ __forceinline__ float bf16_bits_to_float(u16 v) { return __int_as_float(u32(v) << 16); }
+/// The two BF16 values of a packed word (EpilogueOp::bias_word) as floats.
+__device__ __forceinline__ float bias_lo(u32 w) { return __int_as_float(w << 16); }
+__device__ __forceinline__ float bias_hi(u32 w) { return __int_as_float(w & 0xffff0000u); }
 
 /// GELU, tanh form: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) (cuBLASLt's CUBLASLT_EPILOGUE_GELU).
 /// tanh.approx.f32 (one MUFU op; PTX ISA: max relative error 2^-10.987) keeps the epilogue cheap; the
@@ -54,16 +57,36 @@ struct EpilogueOp {
   float scale_d;                 // e4m3 output: multiplier before the conversion (read once per launch)
   u32 amax_bits;                 // e4m3: max |r| so far as float bits (non-negative floats order as unsigned)
 
-  __device__ __forceinline__ EpilogueOp(const u16* b, const float* sd)
-      : bias(b), scale_d(kOutType == kOutE4M3 ? __ldg(sd) : 1.f), amax_bits(0) {}
+  bool bias_pairs;               // bias is 4-byte aligned: an even column and the next load as one 32-bit word
 
-  /// Bias of column `col` (0 past N: those elements are never stored).
-  __device__ __forceinline__ float bias_at(u32 col, u32 N) const {
+  __device__ __forceinline__ EpilogueOp(const u16* b, const float* sd)
+      : bias(b),
+        scale_d(kOutType == kOutE4M3 ? __ldg(sd) : 1.f),
+        amax_bits(0),
+        bias_pairs(kBias && (reinterpret_cast<u64>(b) & 3u) == 0) {}
+
+  /// BF16 bias of columns `col` (even) and `col` + 1 as one word (col in the low half; +0 past N: those
+  /// elements are never stored), one 32-bit load when both are inside N and the vector is 4-byte aligned.
+  __device__ __forceinline__ u32 bias_word(u32 col, u32 N) const {
     if constexpr (kBias) {
-      return col < N ? bf16_bits_to_float(__ldg(bias + col)) : 0.f;
+      if (bias_pairs && col + 1 < N) return __ldg(reinterpret_cast<const unsigned int*>(bias + col));
+      const u32 lo = col < N ? __ldg(bias + col) : 0u, hi = col + 1 < N ? __ldg(bias + col + 1) : 0u;
+      return lo | (hi << 16);
     } else {
-      return 0.f;
+      return 0u;
     }
+  }
+
+  /// The bias of this thread's columns of a tile, loaded into registers before any of the tile is stored:
+  /// out[i] = bias_word of columns n0 + 8 i + col_in_group and the next (col_in_group = 2 (t % 4), the
+  /// WGMMA fragment's); kept packed (one register per pair), unpacked by bias_lo / bias_hi. Why all up
+  /// front: the epilogue's shared-memory stores are asm with a "memory" clobber, so a load written between
+  /// two of them cannot be hoisted and each column group would wait for its own L2 round trip (8 serial
+  /// round trips per 128-wide tile); issued together they cost one.
+  template <u32 kGroups>
+  __device__ __forceinline__ void load_bias(u32 (&out)[kGroups], u32 n0, u32 col_in_group, u32 N) const {
+#pragma unroll
+    for (u32 i = 0; i < kGroups; ++i) out[i] = bias_word(n0 + 8 * i + col_in_group, N);
   }
 
   /// r = act(v + b) (v already scaled). For e4m3 also folds |r| into amax when `in_bounds` and returns
@@ -82,9 +105,11 @@ struct EpilogueOp {
     return r;
   }
 
-  /// After a tile: reduce this warp's maxima and fold them into state[0] with one atomicMax per warp.
-  /// atomicMax on the bits of non-negative floats is order-independent, so the result does not depend
-  /// on the CTA schedule (deterministic). All 32 lanes must call it; `state` null = no amax requested.
+  /// After the CTA's last tile: reduce this warp's maxima (of all its tiles) and fold them into state[0]
+  /// with one atomicMax per warp. atomicMax on the bits of non-negative floats is order-independent, so the
+  /// result does not depend on the CTA schedule (deterministic). All 32 lanes must call it; `state` null =
+  /// no amax requested. Once per CTA, not per tile: the fence after the atomic stalls the warp for a
+  /// global-memory round trip, which per tile delayed the next tile's WGMMAs.
   __device__ __forceinline__ void flush_amax(u32* state) {
     if constexpr (kOutType == kOutE4M3) {
       if (state == nullptr) return;

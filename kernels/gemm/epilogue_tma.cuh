@@ -42,6 +42,10 @@ __device__ __forceinline__ void store_tile_tma(const float (&acc)[kMmaPerWG][kAc
   const u32 t = threadIdx.x % 128;
   const u32 warp = t / 32, lane = t % 32;
   const u32 base = smem_u32(staging);
+  const u32 frag_row = 16 * warp + lane / 4, frag_col = 2 * (lane % 4);
+  // Bias loads first, so their latency overlaps the wait and the barrier below (EpilogueOp::load_bias).
+  u32 bias[kGroups];
+  op.load_bias(bias, n0, frag_col, N);
   // The previous tile's bulk store must have finished reading the staging tile.
   if (t == 0) ptx::bulk_wait_group_read<0>();
   ptx::named_barrier_sync(2 + wg, 128);
@@ -53,7 +57,6 @@ __device__ __forceinline__ void store_tile_tma(const float (&acc)[kMmaPerWG][kAc
     return base + band * kBandBytes + row * kRowBytes + ((unit ^ swz) * 16) + byte % 16;
   };
   // This thread's elements after the epilogue operation (bias, activation, scale_d, amax).
-  const u32 frag_row = 16 * warp + lane / 4, frag_col = 2 * (lane % 4);
   auto value = [&](u32 j, u32 i, u32 h, u32 c, float b) {
     const bool in = m0 + 64 * j + frag_row + 8 * h < M && n0 + 8 * i + frag_col + c < N;
     return op.apply(acc[j][4 * i + 2 * h + c] * scale, b, in);
@@ -65,9 +68,8 @@ __device__ __forceinline__ void store_tile_tma(const float (&acc)[kMmaPerWG][kAc
 #pragma unroll
     for (u32 i = 0; i < kGroups; i += 2) {
       const bool pair = i + 1 < kGroups;
-      const u32 col = n0 + 8 * i + frag_col;
-      const float b00 = op.bias_at(col, N), b01 = op.bias_at(col + 1, N);
-      const float b10 = pair ? op.bias_at(col + 8, N) : 0.f, b11 = pair ? op.bias_at(col + 9, N) : 0.f;
+      const float b00 = bias_lo(bias[i]), b01 = bias_hi(bias[i]);
+      const float b10 = pair ? bias_lo(bias[i + 1]) : 0.f, b11 = pair ? bias_hi(bias[i + 1]) : 0.f;
 #pragma unroll
       for (u32 j = 0; j < kMmaPerWG; ++j) {
         const u32 row = 64 * j + 16 * warp + 8 * (q % 2) + lane % 8;
@@ -87,8 +89,7 @@ __device__ __forceinline__ void store_tile_tma(const float (&acc)[kMmaPerWG][kAc
     // 16-byte unit because the pair starts at an even column).
 #pragma unroll
     for (u32 i = 0; i < kGroups; ++i) {
-      const u32 col = n0 + 8 * i + frag_col;
-      const float b0 = op.bias_at(col, N), b1 = op.bias_at(col + 1, N);
+      const float b0 = bias_lo(bias[i]), b1 = bias_hi(bias[i]);
 #pragma unroll
       for (u32 j = 0; j < kMmaPerWG; ++j)
 #pragma unroll

@@ -442,8 +442,9 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
       } else {
         store_tile_direct<T::kMmaPerWG, T::kAccPerMma, kOutType>(acc, d, M, N, ldd, m0, n0, scale, pairs_aligned, epi);
       }
-      epi.flush_amax(amax_state);
     }
+    // e4m3 amax: each thread's running maximum covers all of its tiles; one atomic per warp per CTA.
+    epi.flush_amax(amax_state);
     // 2o: nothing is in flight after the last tile (it issues no next k-block), but ptxas cannot tie the
     // loop exit to the last tile's "no next tile" test; an explicit wait closes the WGMMA pipeline.
     if constexpr (kMainloop == 3) ptx::wgmma_wait<0>();
