@@ -46,8 +46,8 @@ __device__ __forceinline__ void store_tile_direct(const float (&acc)[kMmaPerWG][
       for (u32 h = 0; h < 2; ++h) {
         const u32 row = m0 + 64 * j + row_in_slice + 8 * h;
         const bool row_ok = row < M;
-        const float v0 = op.apply(acc[j][4 * i + 2 * h] * scale, b0, row_ok && col < N);
-        const float v1 = op.apply(acc[j][4 * i + 2 * h + 1] * scale, b1, row_ok && col + 1 < N);
+        const float v0 = op.apply(acc[j][4 * i + 2 * h], scale, b0, row_ok && col < N);
+        const float v1 = op.apply(acc[j][4 * i + 2 * h + 1], scale, b1, row_ok && col + 1 < N);
         if (!row_ok) continue;
         const u64 at = static_cast<u64>(row) * ldd + col;
         if constexpr (kOutType == kOutF32) {

@@ -59,7 +59,7 @@ __device__ __forceinline__ void store_tile_tma(const float (&acc)[kMmaPerWG][kAc
   // This thread's elements after the epilogue operation (bias, activation, scale_d, amax).
   auto value = [&](u32 j, u32 i, u32 h, u32 c, float b) {
     const bool in = m0 + 64 * j + frag_row + 8 * h < M && n0 + 8 * i + frag_col + c < N;
-    return op.apply(acc[j][4 * i + 2 * h + c] * scale, b, in);
+    return op.apply(acc[j][4 * i + 2 * h + c], scale, b, in);
   };
   if constexpr (kOutType == kOutBF16) {
     // stmatrix: lane L addresses row L % 8 of matrix q = L / 8: h = q % 2 picks the fragment's upper 8
