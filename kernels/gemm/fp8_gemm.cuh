@@ -27,6 +27,14 @@
 // part0 before the epilogue (and retired at the next tile's start), so the tensor cores work while the
 // CUDA cores store the tile. Same partials, same order of additions into acc: also bitwise identical.
 //
+// 4 ("pp", ping-pong; fast accumulation with K <= P x BLOCK_K, rule P8): the two consumer warpgroups take
+// alternate work units of the CTA (local unit i goes to warpgroup i % 2), each summing a whole BLOCK_M x
+// BLOCK_N tile on the tensor cores over all of K, with one WGMMA group kept in flight (wait_group 1) and
+// no promotion: the sum is the result (the same as 1g's acc = 0 + part with one promotion group). While
+// one warpgroup runs its epilogue, the other's WGMMAs keep the tensor cores busy: the epilogue overlaps
+// the mainloop whatever its length. The producer loads the units in order as for every schedule; each
+// stage is read by one warpgroup, which skips the stages of the other's units.
+//
 // Roles: warpgroups 0..kNumMathWG-1 are consumers (WGMMA + epilogue), warpgroup kNumMathWG is the
 // producer, in which one thread issues the TMA loads into a kNumStages ring of shared-memory stages.
 // Each stage has a full barrier (arrive_expect_tx by the local producer, complete_tx by TMA, including
@@ -111,7 +119,7 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
 #pragma unroll
     for (u32 s = 0; s < kNumStages; ++s) {
       ptx::mbar_init(&full_bar[s], 1);
-      ptx::mbar_init(&empty_bar[s], kNumMathWG * 4 * T::kClusterSize);
+      ptx::mbar_init(&empty_bar[s], T::kConsumersPerStage * 4 * T::kClusterSize);
     }
     ptx::fence_barrier_init();
   }
@@ -180,7 +188,7 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
     BlockScaler<kScaleMode, T::kMmaPerWG, T::kAccPerMma> scaler(scale_a, scale_b, ld_sa, ld_sb, M, N, K);
     const bool pairs_aligned = (ldd % 2 == 0) && (reinterpret_cast<u64>(d) % (2 * T::kOutBytes) == 0);
     EpilogueOp<kOutType, kBias, kAct> epi(bias, scale_d);
-    const u32 row0_in_tile = wg * T::kRowsPerWG;
+    const u32 row0_in_tile = T::kPingpong ? 0u : wg * T::kRowsPerWG;
 
     // WGMMA descriptors, built once per CTA: the low words of stage 0 / k-step 0 / m64 slice 0 for this
     // warpgroup's A rows and for B. Every (stage, k-step, slice) adds a byte offset >> 4 to the low word
@@ -288,12 +296,32 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
       if (cluster_id < sched.num_units) pending_o = issue(part0, kFirstOfGroup);
     }
 
-    for (u32 unit = cluster_id; unit < sched.num_units; unit += num_clusters) {
+    // pp: the CTA's units are dealt to the two warpgroups in turn (local unit i to warpgroup i % 2), so
+    // each walks every second unit and, after each of its own, skips the stages of the other's next one.
+    // pp has no split-K (R24): every unit is a whole tile of all ceil(K / BLOCK_K) k-blocks, a kernel-wide
+    // constant, so the skip is a fixed advance of the ring computed once. (Computed from the work unit,
+    // whose indices come out of vector-pipe divisions, it moved the stage index, the barrier addresses and
+    // the WGMMA descriptors into vector registers: R2UR before every QGMMA, which tests/nvrtc rejects.)
+    const u32 pp_kb = T::kPingpong ? ceil_div(K, BLOCK_K) : 0u;
+    const u32 pp_skip_stage = pp_kb % kNumStages, pp_skip_phase = (pp_kb / kNumStages) & 1u;
+    auto pp_skip = [&]() {
+      stage += pp_skip_stage;
+      phase ^= pp_skip_phase;
+      if (stage >= kNumStages) stage -= kNumStages, phase ^= 1;
+    };
+    const u32 unit_first = cluster_id + (T::kPingpong ? wg * num_clusters : 0u);
+    const u32 unit_step = T::kPingpong ? 2 * num_clusters : num_clusters;
+    if constexpr (T::kPingpong) {
+      if (wg == 1) pp_skip();  // the CTA's first unit belongs to warpgroup 0
+    }
+    for (u32 unit = unit_first; unit < sched.num_units; unit += unit_step) {
       const WorkUnit w = sched.work(unit, rank_m, rank_n);
+      if constexpr (!T::kPingpong) {
 #pragma unroll
-      for (u32 j = 0; j < T::kMmaPerWG; ++j)
+        for (u32 j = 0; j < T::kMmaPerWG; ++j)
 #pragma unroll
-        for (u32 i = 0; i < T::kAccPerMma; ++i) acc[j][i] = 0.f;
+          for (u32 i = 0; i < T::kAccPerMma; ++i) acc[j][i] = 0.f;
+      }
 
       // Promotion groups of at most kPromoteEvery k-blocks: group g covers k-blocks
       // [k_begin + g * P, min(k_end, k_begin + (g + 1) * P)).
@@ -308,7 +336,24 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
       ptx::materialize(num_groups);
       ptx::materialize(last_group_kb);
       if constexpr (T::kBlockScaled) scaler.begin_tile(w.m_block * BLOCK_M + row0_in_tile, w.n_block * BLOCK_N);
-      if constexpr (kMainloop == 1) {
+      if constexpr (T::kPingpong) {
+        // The whole of K into acc (P8: num_kb <= P), one group in flight: issue k-block i, retire i - 1,
+        // release its stage.
+        u32 prev = issue(acc, kFirstOfGroup);
+        for (u32 i = 1; i < pp_kb; ++i) {
+          const u32 s = issue(acc, kMore);
+          ptx::wgmma_wait<1>();
+          release(prev);
+          prev = s;
+        }
+        ptx::wgmma_wait<0>();
+        release(prev);
+        pp_skip();  // the other warpgroup's next unit
+#pragma unroll
+        for (u32 j = 0; j < T::kMmaPerWG; ++j)
+#pragma unroll
+          for (u32 i = 0; i < T::kAccPerMma; ++i) ptx::fence_operand(acc[j][i]);
+      } else if constexpr (kMainloop == 1) {
         // One WGMMA group in flight: issue a k-block, wait for it, release its stage; after the last
         // k-block of a group, add the partial sum into acc.
         if constexpr (T::kBlockScaled && BLOCK_K == 256) {

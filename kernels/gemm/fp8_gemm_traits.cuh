@@ -26,7 +26,8 @@ struct Fp8GemmTraits {
   static constexpr bool kRasterAlongM = kRasterAlongM_, kFastAccum = kFastAccum_;
   static constexpr bool kTmaEpilogue = kTmaEpilogue_, kSplitK = kSplitK_;
   /// Consumer mainloop (1 = 1g, 2 = 2g: WGMMA groups in flight; 3 = 2o: 2g with the next tile's first
-  /// k-block overlapping the epilogue; see fp8_gemm.cuh) and the promotion
+  /// k-block overlapping the epilogue; 4 = pp: ping-pong, each consumer warpgroup owns whole tiles; see
+  /// fp8_gemm.cuh) and the promotion
   /// interval P in k-blocks (1 in promote mode; fast mode: tensor-core partial sums of P k-blocks).
   static constexpr u32 kMainloop = kMainloop_, kPromoteEvery = kPromoteEvery_;
   static constexpr u32 kTypes = 2 * kTypeA_ + kTypeB_;
@@ -41,7 +42,12 @@ struct Fp8GemmTraits {
 
   static constexpr u32 kThreads = 128 * (kNumMathWG + 1);
   static constexpr u32 kMathThreads = 128 * kNumMathWG;
-  static constexpr u32 kRowsPerWG = BLOCK_M / kNumMathWG;
+  /// pp (ping-pong): the two consumer warpgroups take alternate tiles of the CTA, each a whole BLOCK_M x
+  /// BLOCK_N tile summed by the tensor core over all of K (no promotion), so one warpgroup's epilogue runs
+  /// while the other's WGMMAs keep the tensor cores busy. Every stage is read by one warpgroup.
+  static constexpr bool kPingpong = kMainloop == 4;
+  static constexpr u32 kConsumersPerStage = kPingpong ? 1 : kNumMathWG;
+  static constexpr u32 kRowsPerWG = kPingpong ? BLOCK_M : BLOCK_M / kNumMathWG;
   static constexpr u32 kMmaPerWG = kRowsPerWG / 64;     // m64 WGMMAs per warpgroup per k-step
   static constexpr u32 kAccPerMma = BLOCK_N / 2;        // FP32 accumulators per thread per m64nN
   static constexpr u32 kAtomsK = BLOCK_K / kSwizzle;    // swizzle spans per k-block
@@ -68,7 +74,8 @@ struct Fp8GemmTraits {
   static constexpr u32 kSmemBStage = BLOCK_N * BLOCK_K;
   static constexpr u32 kSmemARegion = kNumStages * kSmemAStage;                         // multiple of 1024
   static constexpr u32 kSmemBRegion = (kNumStages * kSmemBStage + 1023) / 1024 * 1024;  // rounded up to 1024
-  static constexpr u32 kSmemStaging = kTmaEpilogue ? BLOCK_M * BLOCK_N * kOutBytes : 0;
+  /// One staging tile per consumer warpgroup (its rows of the tile; pp: a whole tile each).
+  static constexpr u32 kSmemStaging = kTmaEpilogue ? kNumMathWG * kRowsPerWG * BLOCK_N * kOutBytes : 0;
   static constexpr u32 kSmemBarriers = 2 * kNumStages * 8 + (kSplitK ? 8 : 0);
   static constexpr u32 kAlignPad = 1024;
   static constexpr u32 kOffB = kSmemARegion;
@@ -91,8 +98,9 @@ struct Fp8GemmTraits {
   // 148 B in block mode with 10 reserved; block1d1d spilled from BLOCK_N 112 (one WG) with BLOCK_N / 4.
   static constexpr u32 kScaleRegs = kScaleMode == 2 ? 20 + 2 * kMmaPerWG : kScaleMode == 3 ? 20 + 2 * kMmaPerWG + BLOCK_N / 2 : 0;
   // Block scales with BLOCK_K 256 keep a second partial buffer too (one per 128-wide granule of a k-block).
-  static constexpr bool kTwoPartials = kMainloop >= 2 || (kBlockScaled && BLOCK_K == 256);
-  static constexpr u32 kAccRegs = kMmaPerWG * kAccPerMma * (kTwoPartials ? 3 : 2);
+  static constexpr bool kTwoPartials = kMainloop == 2 || kMainloop == 3 || (kBlockScaled && BLOCK_K == 256);
+  // pp keeps only the tensor-core sum (one buffer): rule P8 (host) limits it to K <= P x BLOCK_K.
+  static constexpr u32 kAccRegs = kMmaPerWG * kAccPerMma * (kPingpong ? 1 : kTwoPartials ? 3 : 2);
   // Addresses, loop state, epilogue temporaries (calibrated with ptxas; the two-group schedule keeps
   // descriptors and loop state in uniform registers: 0 spills at 3 x 72 + 16 = 232 for BLOCK_N 144).
   static constexpr u32 kRegOverhead = kTwoPartials ? 16 : 48;  // block scales with BLOCK_K 256 run like 2g: 16
@@ -117,7 +125,7 @@ struct Fp8GemmTraits {
   static_assert(BLOCK_K == 64 || BLOCK_K == 128 || BLOCK_K == 256, "R4: BLOCK_K must be 64, 128 or 256");
   static_assert(BLOCK_K % kSwizzle == 0, "R5: BLOCK_K must be a multiple of the swizzle span (one TMA box per span)");
   static_assert(kNumMathWG == 1 || kNumMathWG == 2, "R6: 1 or 2 consumer warpgroups");
-  static_assert(BLOCK_M % (64 * kNumMathWG) == 0, "R7: BLOCK_M must give each consumer warpgroup a multiple of 64 rows");
+  static_assert(BLOCK_M % (64 * kConsumersPerStage) == 0, "R7: BLOCK_M must give each consumer warpgroup a multiple of 64 rows");
   static_assert(kNumStages >= 2 && kNumStages <= 32, "R8: kNumStages must be in 2..32");
   static_assert(kSmemBytes <= kMaxSmemBytes, "R9: shared memory exceeds 232448 bytes");
   static_assert(kAccRegs + kRegOverhead + kScaleRegs + kEpiRegs <= kMathRegs, "R10: accumulators do not fit the consumer register budget");
@@ -127,11 +135,11 @@ struct Fp8GemmTraits {
                 "R13: multicast slices (BLOCK_N / cluster M, BLOCK_M / cluster N) must be multiples of 8 rows");
   static_assert(!kTmaEpilogue || BLOCK_N % 8 == 0, "R14: the TMA-store epilogue needs BLOCK_N to be a multiple of 8 (16-byte staging rows)");
   // R15 (split-K in 1..16) and R16 (sms >= 0) are checked on the host only: both are run-time arguments.
-  static_assert(kMainloop == 1 || kMainloop == 2 || kMainloop == 3, "R17: mainloop must be one of 1g, 2g, 2o (1 or 2 WGMMA groups in flight)");
+  static_assert(kMainloop >= 1 && kMainloop <= 4, "R17: mainloop must be one of 1g, 2g, 2o, pp");
   static_assert(kPromoteEvery >= 1 && kPromoteEvery * BLOCK_K <= 2048,
                 "R18: promote_every P must be >= 1 with P x BLOCK_K <= 2048 (tensor-core partial sums of at most 2048 products)");
   static_assert(kFastAccum || kPromoteEvery == 1, "R19: promote accumulation promotes every k-block (promote_every must be 1)");
-  static_assert(kMainloop == 1 || kPromoteEvery == 1,
+  static_assert(kMainloop == 1 || kMainloop == 4 || kPromoteEvery == 1,
                 "R20: the two-group mainloop (2g, 2o) promotes every k-block (promote_every must be 1; P > 1 runs with 1g)");
   static_assert(kScaleMode <= 3, "scale mode must be 0..3");
   static_assert(!kBlockScaled || (!kFastAccum && (BLOCK_K == 128 || (BLOCK_K == 256 && kMainloop == 1))),
@@ -140,6 +148,8 @@ struct Fp8GemmTraits {
   static_assert(kOutType <= 2 && kAct <= 2, "output type must be 0..2 (bf16, f32, e4m3), activation 0..2 (none, relu, gelu_tanh)");
   static_assert(!kTmaEpilogue || kOutType != 2 || BLOCK_N % 16 == 0,
                 "R23: the TMA-store epilogue with e4m3 output needs BLOCK_N to be a multiple of 16 (16-byte staging rows)");
+  static_assert(!kPingpong || (kFastAccum && kNumMathWG == 2 && !kSplitK && kClusterSize == 1),
+                "R24: the ping-pong mainloop (pp) needs fast accumulation, two consumer warpgroups, no split-K and no cluster");
 };
 
 }  // namespace dgt::gemm

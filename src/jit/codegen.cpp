@@ -15,7 +15,8 @@ GeneratedKernel generate_gemm(const KernelSpec& spec) {
       c.raster == Raster::kAlongM ? "true" : "false", c.group, spec.accum == Accum::kFast ? "true" : "false",
       fp8_type_code(spec.a), fp8_type_code(spec.b), c.epilogue == Epilogue::kTma ? "true" : "false",
       c.split_k > 1 ? "true" : "false",
-      c.mainloop == Mainloop::k2o   ? 3
+      c.mainloop == Mainloop::kPp   ? 4
+      : c.mainloop == Mainloop::k2o ? 3
       : c.mainloop == Mainloop::k2g ? 2
                                     : 1,
       c.promote_every, scale_mode_code(spec.scale), out_type_code(spec.d), spec.bias == Bias::kBF16 ? "true" : "false",

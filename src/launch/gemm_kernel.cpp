@@ -98,7 +98,7 @@ void GemmKernel::launch(const Problem& p, const GemmOperands& ops, cudaStream_t 
   CUtensorMap tma_d{};
   if (c.epilogue == Epilogue::kTma)
     tma_d = make_store_tma("D", ops.d, dtype_bytes(p.d), p.m, p.n, static_cast<uint64_t>(p.ldd) * dtype_bytes(p.d),
-                           epilogue_box_cols(c.block_n, dtype_bytes(p.d)), c.block_m / c.num_math_wg,
+                           epilogue_box_cols(c.block_n, dtype_bytes(p.d)), c.rows_per_wg(),
                            epilogue_swizzle_bytes(c.block_n, dtype_bytes(p.d)));
   unsigned splits = static_cast<unsigned>(effective_splits(p));
   void* partials = nullptr;

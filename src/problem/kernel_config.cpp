@@ -14,13 +14,16 @@ namespace dgt {
 
 const char* to_string(Raster r) { return r == Raster::kAlongM ? "m" : "n"; }
 const char* to_string(Epilogue e) { return e == Epilogue::kTma ? "tma" : "direct"; }
-const char* to_string(Mainloop m) { return m == Mainloop::k2o ? "2o" : m == Mainloop::k2g ? "2g" : "1g"; }
+const char* to_string(Mainloop m) {
+  return m == Mainloop::kPp ? "pp" : m == Mainloop::k2o ? "2o" : m == Mainloop::k2g ? "2g" : "1g";
+}
 
 Mainloop parse_mainloop(std::string_view s, std::string_view where) {
   if (s == "1g") return Mainloop::k1g;
   if (s == "2g") return Mainloop::k2g;
   if (s == "2o") return Mainloop::k2o;
-  DGT_THROW(ErrorKind::kUsage, "{}: mainloop '{}' is unknown (expected 1g, 2g or 2o)", where, escaped(s));
+  if (s == "pp") return Mainloop::kPp;
+  DGT_THROW(ErrorKind::kUsage, "{}: mainloop '{}' is unknown (expected 1g, 2g, 2o or pp)", where, escaped(s));
 }
 
 int epilogue_swizzle_bytes(int block_n, int out_bytes) {
@@ -117,9 +120,9 @@ KernelConfig KernelConfig::parse_key(std::string_view key) {
   c.split_k = parse_int(key, tok[7], prefixed(tok[7], "sk", "split-K"), "split-K");
   if (tok.size() >= 9)
     c.sms = parse_int(key, tok[8], prefixed(tok[8], "sm", "persistent grid size"), "persistent grid size");
-  // Optional trailing tokens, in this order: mainloop ("1g"/"2g"/"2o"), promotion interval ("p<P>").
+  // Optional trailing tokens, in this order: mainloop ("1g"/"2g"/"2o"/"pp"), promotion interval ("p<P>").
   size_t t = 9;
-  if (t < tok.size() && !tok[t].empty() && (tok[t].back() == 'g' || tok[t].back() == 'o')) {
+  if (t < tok.size() && !tok[t].empty() && (tok[t].back() == 'g' || tok[t].back() == 'o' || tok[t] == "pp")) {
     c.mainloop = parse_mainloop(tok[t], fmt::format("config key '{}'", escaped(key)));
     ++t;
   }
@@ -129,7 +132,7 @@ KernelConfig KernelConfig::parse_key(std::string_view key) {
   }
   if (t < tok.size())
     DGT_THROW(ErrorKind::kUsage,
-              "config key '{}': token '{}' should be the mainloop (1g, 2g or 2o) or p<promote_every> ({})",
+              "config key '{}': token '{}' should be the mainloop (1g, 2g, 2o or pp) or p<promote_every> ({})",
               escaped(key), escaped(tok[t]), kFormat);
   return c;
 }

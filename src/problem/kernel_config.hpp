@@ -25,8 +25,11 @@ enum class Epilogue { kDirect, kTma };
 /// without the token mean. k2g: two groups in flight with two partial-accumulator buffers (3 x BLOCK_N / 2
 /// accumulator registers per m64 slice instead of 2 x). k2o: k2g plus epilogue overlap: the next tile's
 /// first k-block is issued into the free partial buffer before the current tile's epilogue, so the
-/// tensor cores work during it (same registers as k2g). All three give the same output bits.
-enum class Mainloop { k1g, k2g, k2o };
+/// tensor cores work during it (same registers as k2g). All three give the same output bits. kPp
+/// (ping-pong): the two consumer warpgroups take alternate tiles, each a whole BLOCK_M x BLOCK_N tile summed
+/// by the tensor cores over all of K without promotion, so one warpgroup's epilogue overlaps the other's
+/// mainloop; fast accumulation with K <= P x BLOCK_K only (rules R24, P8), where its output equals 1g's.
+enum class Mainloop { k1g, k2g, k2o, kPp };
 
 const char* to_string(Raster r);
 const char* to_string(Epilogue e);
@@ -62,6 +65,9 @@ struct KernelConfig {
 
   /// Threads per CTA: one producer warpgroup plus the consumer warpgroups.
   int threads() const { return 128 * (1 + num_math_wg); }
+  /// Rows of the tile one consumer warpgroup computes and stores: BLOCK_M / consumer warpgroups, or the
+  /// whole BLOCK_M with the ping-pong mainloop (each warpgroup owns whole tiles).
+  int rows_per_wg() const { return mainloop == Mainloop::kPp ? block_m : block_m / (num_math_wg > 0 ? num_math_wg : 1); }
 
   bool operator==(const KernelConfig&) const = default;
 };
@@ -90,7 +96,7 @@ struct KernelSpec {
   bool operator==(const KernelSpec&) const = default;
 };
 
-/// Parse "m"/"n", "direct"/"tma" and "1g"/"2g"/"2o". Throw Error(kUsage) naming `where` and the value.
+/// Parse "m"/"n", "direct"/"tma" and "1g"/"2g"/"2o"/"pp". Throw Error(kUsage) naming `where` and the value.
 Raster parse_raster(std::string_view s, std::string_view where);
 Epilogue parse_epilogue(std::string_view s, std::string_view where);
 Mainloop parse_mainloop(std::string_view s, std::string_view where);

@@ -25,17 +25,20 @@ ResourceReport evaluate_resources(const KernelSpec& spec) {
   r.smem.a_stages = c.num_stages * c.block_m * c.block_k;
   r.smem.b_stages = static_cast<int>(round_up(c.num_stages * c.block_n * c.block_k, 1024));
   const int out_bytes = dtype_bytes(spec.d);
-  r.smem.staging = tma_epilogue ? c.block_m * c.block_n * out_bytes : 0;
+  const bool pingpong = c.mainloop == Mainloop::kPp;
+  const int wg = c.num_math_wg > 0 ? c.num_math_wg : 1;
+  // One staging tile per consumer warpgroup: its rows of the tile (pp: a whole tile each).
+  r.smem.staging = tma_epilogue ? wg * c.rows_per_wg() * c.block_n * out_bytes : 0;
   r.smem.barriers = 2 * c.num_stages * 8 + (split_k ? 8 : 0);
   r.smem.align_pad = kAlignPad;
   r.smem.total = r.smem.align_pad + r.smem.a_stages + r.smem.b_stages + r.smem.staging + r.smem.barriers;
-  const int wg = c.num_math_wg > 0 ? c.num_math_wg : 1;
-  const int mma_per_wg = c.block_m / wg / 64;
+  const int mma_per_wg = c.rows_per_wg() / 64;
   const bool two_groups = c.mainloop == Mainloop::k2g || c.mainloop == Mainloop::k2o;  // 2o: same registers as 2g
   // Block scales with BLOCK_K 256 (1g, two granule buffers) keep their loop state like 2g (NVRTC spill test).
   const bool two_partials = two_groups || (is_block_scaled(spec.scale) && c.block_k == 256);
   // ... and one partial buffer per 128-wide granule of a k-block (kTwoPartials).
-  r.regs.accumulators = mma_per_wg * (c.block_n / 2) * (two_partials ? 3 : 2);
+  // pp: only the tensor-core sum over all of K (P8), no FP32 accumulator next to it.
+  r.regs.accumulators = mma_per_wg * (c.block_n / 2) * (pingpong ? 1 : two_partials ? 3 : 2);
   r.regs.overhead = two_partials ? kRegOverhead2g : kRegOverhead1g;
   const bool block_scaled = is_block_scaled(spec.scale);
   // kScaleRegs (fp8_gemm_traits.cuh): one granule's scales, tile bounds, scale pointers; block1d1d also
@@ -65,7 +68,7 @@ ResourceReport evaluate_resources(const KernelSpec& spec) {
     reject(fmt::format("R5: BLOCK_K = {} is not a multiple of the swizzle span {} bytes", c.block_k, c.swizzle));
   if (c.num_math_wg != 1 && c.num_math_wg != 2)
     reject(fmt::format("R6: {} consumer warpgroups (must be 1 or 2)", c.num_math_wg));
-  if (c.block_m % (64 * wg) != 0)
+  if (c.block_m % (64 * (pingpong ? 1 : wg)) != 0)
     reject(fmt::format("R7: BLOCK_M = {} does not give each of {} consumer warpgroups a multiple of 64 rows", c.block_m,
                        c.num_math_wg));
   if (c.num_stages < 2 || c.num_stages > 32) reject(fmt::format("R8: kNumStages = {} must be in 2..32", c.num_stages));
@@ -93,8 +96,8 @@ ResourceReport evaluate_resources(const KernelSpec& spec) {
   if (c.split_k < 1 || c.split_k > kMaxSplitK)
     reject(fmt::format("R15: split-K = {} must be in 1..{}", c.split_k, kMaxSplitK));
   if (c.sms < 0) reject(fmt::format("R16: persistent grid size sms = {} must be >= 0 (0 = all SMs)", c.sms));
-  if (c.mainloop != Mainloop::k1g && c.mainloop != Mainloop::k2g && c.mainloop != Mainloop::k2o)
-    reject(fmt::format("R17: mainloop {} must be one of 1g, 2g, 2o (1 or 2 WGMMA groups in flight)", int(c.mainloop)));
+  if (c.mainloop != Mainloop::k1g && c.mainloop != Mainloop::k2g && c.mainloop != Mainloop::k2o && !pingpong)
+    reject(fmt::format("R17: mainloop {} must be one of 1g, 2g, 2o, pp", int(c.mainloop)));
   if (c.promote_every < 1 || c.promote_every * c.block_k > kMaxPromoteSpanK)
     reject(fmt::format(
         "R18: promote_every P = {} must be >= 1 with P x BLOCK_K = {} <= {} (tensor-core partial sums of at most {} "
@@ -122,6 +125,11 @@ ResourceReport evaluate_resources(const KernelSpec& spec) {
         "R23: the TMA-store epilogue with e4m3 output needs BLOCK_N = {} to be a multiple of 16 (staging rows of "
         "BLOCK_N bytes must be 16-byte multiples, the TMA box rule)",
         c.block_n));
+  if (pingpong && (spec.accum != Accum::kFast || c.num_math_wg != 2 || split_k || cluster != 1))
+    reject(fmt::format(
+        "R24: the ping-pong mainloop (pp) needs fast accumulation, two consumer warpgroups, no split-K and no "
+        "cluster; this is {} accumulation with {} consumer warpgroups, split-K {} and cluster {}x{}",
+        to_string(spec.accum), c.num_math_wg, c.split_k, c.cluster_m, c.cluster_n));
   return r;
 }
 
@@ -132,6 +140,11 @@ int epilogue_regs(DType d, Bias bias, Act act, ScaleMode scale) {
 
 std::string problem_fit(const KernelConfig& c, const Problem& p) {
   const int bytes = dtype_bytes(p.d);
+  if (c.mainloop == Mainloop::kPp && p.k > static_cast<int64_t>(c.promote_every) * c.block_k)
+    return fmt::format(
+        "P8: the ping-pong mainloop (pp) sums all of K on the tensor cores without promotion, so K = {} must be at "
+        "most promote_every x BLOCK_K = {} x {} = {} (fast accumulation's bound on one tensor-core sum, R18)",
+        p.k, c.promote_every, c.block_k, c.promote_every * c.block_k);
   if (c.epilogue == Epilogue::kTma && (p.ldd * bytes) % 16 != 0)
     return fmt::format(
         "P3: TMA-store epilogue needs D rows of 16-byte multiples; ldd = {} {} elements = {} bytes is not a multiple "

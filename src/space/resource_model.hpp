@@ -42,7 +42,7 @@ struct ResourceReport {
   bool ok() const { return rejection.empty(); }
 };
 
-/// Evaluates rules R1..R23 in order (see kernels/gemm/fp8_gemm_traits.cuh) and the budgets.
+/// Evaluates rules R1..R24 in order (see kernels/gemm/fp8_gemm_traits.cuh) and the budgets.
 ResourceReport evaluate_resources(const KernelSpec& spec);
 
 /// kEpiRegs: consumer registers the output type and epilogue add to the overhead: 0 with per-tensor and
@@ -52,12 +52,14 @@ int epilogue_regs(DType d, Bias bias, Act act, ScaleMode scale);
 
 /// Hard requirements a legal config puts on the problem (unlike the P1/P2/P4-P7 heuristics, breaking
 /// one makes the launch fail): P3, the TMA-store epilogue needs D's rows to be 16-byte multiples
-/// (ldd x bytes of D's type % 16 == 0: ldd % 8 for bf16, % 4 for f32, % 16 for e4m3). Empty when the config can run the problem; else "P3: <reason>". (D's address must
+/// (ldd x bytes of D's type % 16 == 0: ldd % 8 for bf16, % 4 for f32, % 16 for e4m3); P8, the ping-pong
+/// mainloop (one tensor-core sum per tile, no promotion) needs K <= promote_every x BLOCK_K (<= 2048, R18).
+/// Empty when the config can run the problem; else "P3: <reason>" or "P8: <reason>". (D's address must
 /// also be 16-byte aligned for TMA stores; that is checked per call, naming operand D.)
 std::string problem_fit(const KernelConfig& c, const Problem& p);
 
-/// The first rule `c` breaks for `p`: a legality rule R1-R23 of evaluate_resources() or the hard
-/// requirement P3 of problem_fit(); empty when the config can run the problem. Every path that takes a
+/// The first rule `c` breaks for `p`: a legality rule R1-R24 of evaluate_resources() or the hard
+/// requirements P3, P8 of problem_fit(); empty when the config can run the problem. Every path that takes a
 /// config from the user (run --config, compare --config) checks it with this before a GPU or a DB is
 /// touched, and the loader keeps only stored winners that pass it.
 std::string config_rule_violation(const KernelConfig& c, const Problem& p);

@@ -46,7 +46,7 @@ struct SearchSpace {
   /// block_m, block_n, block_k (integers in [64|8|64, 256]), num_stages (integers in [2, 32] or "max" /
   /// "max-N", N in [1, 10]), num_math_wg ([1, 2]), swizzle ([32, 128]), cluster ("MxN", M, N in 1..4),
   /// raster ("m"/"n"), group ([1, 64]), epilogue ("direct"/"tma"), split_k ([1, 16]), sms ([0, 65536]),
-  /// and optionally mainloop ("1g"/"2g"/"2o", default ["1g"]) and promote_every (integers in [1, 32] or
+  /// and optionally mainloop ("1g"/"2g"/"2o"/"pp", default ["1g"]) and promote_every (integers in [1, 32] or
   /// "max", default [1]); each a non-empty array (an integer axis may also be {"from", "to", "step"}).
   /// Integers must be exact JSON integers; names printable strings; unknown keys, axes beside "union"
   /// and more than kMaxPoints points are refused. Throws Error(kUsage) "SOURCE: /json/pointer: VALUE RULE",

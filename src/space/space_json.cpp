@@ -260,8 +260,8 @@ SpaceGrid parse_grid(const Field& g, const Field* base, const std::string& defau
   });
   // Optional axes (spaces written before they existed mean the one-group schedule, P = 1).
   if (const Field* ml = axis_field(g, base, "mainloop", keep, false))
-    s.mainloop = string_axis<Mainloop>(*ml, "\"1g\", \"2g\", \"2o\"", [](const std::string& v, Mainloop& m) {
-      if (v != "1g" && v != "2g" && v != "2o") return false;
+    s.mainloop = string_axis<Mainloop>(*ml, "\"1g\", \"2g\", \"2o\", \"pp\"", [](const std::string& v, Mainloop& m) {
+      if (v != "1g" && v != "2g" && v != "2o" && v != "pp") return false;
       m = parse_mainloop(v, "");
       return true;
     });

@@ -200,6 +200,58 @@ TEST(Overlap, OutputIsBitwiseIdenticalTo2g) {
   }
 }
 
+TEST(Pingpong, VerifiesAndMatches1gBitwise) {
+  // pp (fast accumulation, K <= P x BLOCK_K): the two consumer warpgroups take alternate whole tiles and sum
+  // all of K on the tensor cores without promotion; 1g with the same BLOCK_N, BLOCK_K and P sums the same
+  // k-steps into its partial buffer and adds it to a zero accumulator, so D must match bit for bit. Traps:
+  // one k-block per tile (K <= BLOCK_K), an odd number of units per CTA (warpgroup 1 has one fewer: sm7,
+  // sm5), a 2-stage ring (the skip wraps the ring every unit), K tails, the direct epilogue, 64-row tiles.
+  Gpu& gpu = Gpu::get();
+  const char* pairs[][2] = {
+      {"128x176x128_s3_wg2_sw128_c1x1_rm8_tma_sk1_sm0_pp_p16", "128x176x128_s4_wg2_sw128_c1x1_rm8_tma_sk1_sm0_1g_p16"},
+      {"128x128x256_s2_wg2_sw128_c1x1_rm8_direct_sk1_sm0_pp_p8", "128x128x256_s3_wg2_sw128_c1x1_rm8_direct_sk1_sm0_1g_p8"},
+      {"128x88x128_s4_wg2_sw128_c1x1_rn2_tma_sk1_sm7_pp_p16", "128x88x128_s6_wg2_sw128_c1x1_rn2_tma_sk1_sm7_1g_p16"},
+      {"64x96x128_s2_wg2_sw128_c1x1_rm1_tma_sk1_sm5_pp_p16", "64x96x128_s2_wg1_sw128_c1x1_rm1_tma_sk1_sm5_1g_p16"},
+      {"64x256x128_s4_wg2_sw128_c1x1_rm8_tma_sk1_sm0_pp_p16", ""},  // no 1g twin fits the registers: verified only
+  };
+  uint64_t seed = 1400;
+  for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{1021, 1024, 1040},
+                         {2048, 2048, 512},
+                         {777, 4096, 384},
+                         {300, 5000, 128},
+                         {1, 4096, 2048},
+                         {4096, 4096, 2048}}) {
+    Problem p = Problem::dense(m, n, k);
+    p.accum = Accum::kFast;
+    ProblemData data(p, *gpu.util, seed++, gpu.stream);
+    for (const auto& pair : pairs) {
+      std::vector<uint16_t> dpp(size_t(p.m * p.ldd)), d1g(dpp.size());
+      Verification v = gpu.run(data, KernelConfig::parse_key(pair[0]));
+      ASSERT_TRUE(v.ok) << p.label() << " " << pair[0] << ": " << describe(v);
+      if (pair[1][0] == '\0') continue;
+      DGT_CHECK_CUDA(cudaMemcpy(dpp.data(), data.operands().d, dpp.size() * 2, cudaMemcpyDeviceToHost));
+      v = gpu.run(data, KernelConfig::parse_key(pair[1]));
+      ASSERT_TRUE(v.ok) << p.label() << " " << pair[1] << ": " << describe(v);
+      DGT_CHECK_CUDA(cudaMemcpy(d1g.data(), data.operands().d, d1g.size() * 2, cudaMemcpyDeviceToHost));
+      EXPECT_TRUE(dpp == d1g) << p.label() << ": " << pair[0] << " differs from " << pair[1];
+    }
+  }
+  // The fused epilogues ride on pp too: e4m3 output with amax, bias + GELU (each verified, amax included).
+  for (auto [d, bias, act] : {std::tuple<DType, Bias, Act>{DType::kE4M3, Bias::kNone, Act::kNone},
+                              {DType::kBF16, Bias::kBF16, Act::kGeluTanh},
+                              {DType::kF32, Bias::kBF16, Act::kRelu}}) {
+    Problem p = Problem::dense(1021, 1024, 1040);
+    p.accum = Accum::kFast;
+    p.d = d, p.bias = bias, p.act = act;
+    ProblemData data(p, *gpu.util, seed++, gpu.stream);
+    for (const char* key : {"128x176x128_s3_wg2_sw128_c1x1_rm8_tma_sk1_sm0_pp_p16",
+                            "128x128x256_s2_wg2_sw128_c1x1_rm8_direct_sk1_sm0_pp_p8"}) {
+      Verification v = gpu.run(data, KernelConfig::parse_key(key));
+      EXPECT_TRUE(v.ok) << p.label() << " " << key << ": " << describe(v);
+    }
+  }
+}
+
 TEST(Refusals, UnalignedLeadingDimensionNamesOperandAndRule) {
   Gpu& gpu = Gpu::get();
   Problem p = Problem::dense(16, 16, 7);

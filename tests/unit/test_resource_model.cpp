@@ -181,6 +181,50 @@ TEST(ResourceModel, ProblemFitIsTheHardTmaStoreRule) {
   EXPECT_EQ(problem_fit(c, p), "");
 }
 
+TEST(ResourceModel, PingpongRulesAndBudget) {
+  // pp: each consumer warpgroup owns whole tiles, one buffer (the tensor-core sum) of BLOCK_M / 64 x BLOCK_N / 2
+  // registers, a staging tile per warpgroup; fast accumulation, two warpgroups, no split-K, no cluster (R24).
+  KernelSpec s = with_mainloop(spec(128, 176, 3, 2, Accum::kFast), Mainloop::kPp, 16);
+  s.config.epilogue = Epilogue::kTma;
+  ResourceReport r = evaluate_resources(s);
+  EXPECT_TRUE(r.ok()) << r.rejection;
+  EXPECT_EQ(s.config.rows_per_wg(), 128);
+  EXPECT_EQ(r.regs.accumulators, 2 * 88);
+  EXPECT_EQ(r.regs.overhead, 48);
+  EXPECT_EQ(r.smem.staging, 2 * 128 * 176 * 2);
+  EXPECT_EQ(r.smem.total, 3 * 16384 + 3 * 22528 + 2 * 128 * 176 * 2 + 48 + 1024);
+  // 128 x 192: 192 + 48 registers exceed 232.
+  KernelSpec wide = with_mainloop(spec(128, 192, 2, 2, Accum::kFast), Mainloop::kPp, 16);
+  EXPECT_EQ(evaluate_resources(wide).rejection.substr(0, 4), "R10:");
+  // BLOCK_M 64 is legal with two warpgroups (each takes 64-row tiles), unlike 2g (R7).
+  KernelSpec m64 = with_mainloop(spec(64, 256, 4, 2, Accum::kFast), Mainloop::kPp, 16);
+  EXPECT_TRUE(evaluate_resources(m64).ok()) << evaluate_resources(m64).rejection;
+  EXPECT_EQ(evaluate_resources(with_mainloop(spec(64, 256, 4, 2, Accum::kFast), Mainloop::k2g, 1)).rejection.substr(0, 3),
+            "R7:");
+  EXPECT_EQ(evaluate_resources(with_mainloop(spec(128, 128, 4, 2), Mainloop::kPp, 1)).rejection.substr(0, 4), "R24:");
+  EXPECT_EQ(evaluate_resources(with_mainloop(spec(128, 128, 4, 1, Accum::kFast), Mainloop::kPp, 16)).rejection.substr(0, 4),
+            "R24:");
+  KernelSpec split = with_mainloop(spec(128, 128, 4, 2, Accum::kFast), Mainloop::kPp, 16);
+  split.config.split_k = 2;
+  EXPECT_EQ(evaluate_resources(split).rejection.substr(0, 4), "R24:");
+  KernelSpec cl = with_mainloop(spec(128, 128, 4, 2, Accum::kFast), Mainloop::kPp, 16);
+  cl.config.cluster_m = 2;
+  EXPECT_EQ(evaluate_resources(cl).rejection.substr(0, 4), "R24:");
+  // P8: one tensor-core sum per tile, so K <= P x BLOCK_K (16 x 128 = 2048 here).
+  Problem p = Problem::dense(4096, 4096, 2048);
+  p.accum = Accum::kFast;
+  EXPECT_EQ(problem_fit(s.config, p), "");
+  p.k = 2049;
+  EXPECT_EQ(problem_fit(s.config, p).substr(0, 3), "P8:");
+  s.config.promote_every = 8;
+  p.k = 1025;
+  EXPECT_EQ(problem_fit(s.config, p).substr(0, 3), "P8:");
+  // The key round-trips ("pp" is a mainloop token, not a promotion interval).
+  const KernelConfig back = KernelConfig::parse_key(s.config.key());
+  EXPECT_EQ(back, s.config);
+  EXPECT_EQ(s.config.key(), "128x176x128_s3_wg2_sw128_c1x1_rm8_tma_sk1_sm0_pp_p8");
+}
+
 TEST(ResourceModel, DeepestStages) {
   KernelSpec s = spec(128, 128, 2, 2);
   EXPECT_EQ(deepest_stages(s, 12), 7);  // 7 * 32 KiB + 112 + 1024 fits, 8 do not
@@ -225,10 +269,10 @@ TEST(ResourceModel, HostRulesMirrorKernelStaticAssertsInOrder) {
   auto host = rule_ids(read(std::string(DGT_SOURCE_DIR) + "/src/space/resource_model.cpp"));
   // R15 (split-K range) and R16 (sms >= 0) are host-only run-time arguments; the kernel file names
   // them in a comment without a quote.
-  ASSERT_EQ(host.size(), 23u);
+  ASSERT_EQ(host.size(), 24u);
   for (size_t i = 0; i < host.size(); ++i) EXPECT_EQ(host[i], "R" + std::to_string(i + 1));
   host.erase(host.begin() + 14, host.begin() + 16);
-  ASSERT_EQ(kernel.size(), 21u);
+  ASSERT_EQ(kernel.size(), 22u);
   EXPECT_EQ(kernel, host);
 }
 
@@ -238,14 +282,18 @@ TEST(ResourceModel, RegisterOverheadMirrorsTheKernel) {
   const std::string kernel = read(std::string(DGT_SOURCE_DIR) + "/kernels/gemm/fp8_gemm_traits.cuh");
   const std::string host = read(std::string(DGT_SOURCE_DIR) + "/src/space/resource_model.cpp");
   EXPECT_NE(kernel.find("kRegOverhead = kTwoPartials ? 16 : 48"), std::string::npos);
-  EXPECT_NE(kernel.find("(kTwoPartials ? 3 : 2)"), std::string::npos);
-  EXPECT_NE(kernel.find("kTwoPartials = kMainloop >= 2 || (kBlockScaled && BLOCK_K == 256)"), std::string::npos);
+  // pp (ping-pong) keeps one buffer: the tensor-core sum over all of K, no FP32 accumulator (rule P8).
+  EXPECT_NE(kernel.find("(kPingpong ? 1 : kTwoPartials ? 3 : 2)"), std::string::npos);
+  EXPECT_NE(kernel.find("kTwoPartials = kMainloop == 2 || kMainloop == 3 || (kBlockScaled && BLOCK_K == 256)"),
+            std::string::npos);
+  EXPECT_NE(kernel.find("kPingpong = kMainloop == 4"), std::string::npos);
   EXPECT_NE(host.find("two_partials = two_groups || (is_block_scaled(spec.scale) && c.block_k == 256)"), std::string::npos);
-  EXPECT_NE(kernel.find("kMainloop == 1 || kMainloop == 2 || kMainloop == 3"), std::string::npos);  // R17: 1g, 2g, 2o
+  EXPECT_NE(kernel.find("kMainloop >= 1 && kMainloop <= 4"), std::string::npos);  // R17: 1g, 2g, 2o, pp
   EXPECT_NE(host.find("c.mainloop == Mainloop::k2g || c.mainloop == Mainloop::k2o"), std::string::npos);
+  EXPECT_NE(host.find("pingpong = c.mainloop == Mainloop::kPp"), std::string::npos);
   EXPECT_NE(host.find("kRegOverhead1g = 48"), std::string::npos);
   EXPECT_NE(host.find("kRegOverhead2g = 16"), std::string::npos);
-  EXPECT_NE(host.find("(two_partials ? 3 : 2)"), std::string::npos);
+  EXPECT_NE(host.find("(pingpong ? 1 : two_partials ? 3 : 2)"), std::string::npos);
   EXPECT_NE(host.find("two_partials ? kRegOverhead2g : kRegOverhead1g"), std::string::npos);
   EXPECT_NE(kernel.find("kPromoteEvery * BLOCK_K <= 2048"), std::string::npos);
   EXPECT_NE(host.find("kMaxPromoteSpanK = 2048"), std::string::npos);

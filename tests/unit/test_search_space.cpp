@@ -28,6 +28,26 @@ TEST(SearchSpace, ShippedDefaultIsTheEmbeddedOne) {
   EXPECT_EQ(keys(enumerate(file, p).kept), keys(enumerate(builtin, p).kept));
 }
 
+TEST(SearchSpace, PingpongOnlyForFastAccumulationWithOneTensorCoreSumPerTile) {
+  // pp is offered where its single tensor-core sum covers K (P8: K <= P x BLOCK_K <= 2048) in fast mode;
+  // promote mode never (R24).
+  auto pp_keys = [](int64_t m, int64_t n, int64_t k, Accum accum) {
+    Problem p = Problem::dense(m, n, k);
+    p.accum = accum;
+    std::set<std::string> out;
+    for (const auto& c : enumerate(SearchSpace::builtin_default(), p).kept)
+      if (c.config.mainloop == Mainloop::kPp) out.insert(c.config.key());
+    return out;
+  };
+  const auto short_k = pp_keys(4096, 32768, 512, Accum::kFast);
+  EXPECT_GE(short_k.size(), 20u);
+  EXPECT_EQ(short_k.count("128x176x128_s3_wg2_sw128_c1x1_rm8_tma_sk1_sm0_pp_p16"), 1u);
+  EXPECT_EQ(short_k.count("64x256x256_s2_wg2_sw128_c1x1_rm8_tma_sk1_sm0_pp_p8"), 1u);
+  EXPECT_EQ(pp_keys(4096, 7168, 2048, Accum::kFast).size(), short_k.size());  // K = 2048: still one sum
+  EXPECT_TRUE(pp_keys(4096, 7168, 2049, Accum::kFast).empty());
+  EXPECT_TRUE(pp_keys(4096, 32768, 512, Accum::kPromote).empty());
+}
+
 TEST(SearchSpace, DefaultCovers4096CubeOnEveryAxis) {
   const Problem p = Problem::dense(4096, 4096, 4096);
   Enumeration en = enumerate(SearchSpace::builtin_default(), p);
