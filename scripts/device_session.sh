@@ -43,7 +43,7 @@ for s in "$@"; do
     loader)
       step loader 180 "$ROOT/build/dgtune_loader_example" --db "$DGTUNE_DB" ;;
     gputests)
-      step gputests 500 bash scripts/test.sh -L gpu -E sanitize -V ;;
+      step gputests 500 bash scripts/test.sh -L gpu -E "${GPU_EXCLUDE:-sanitize}" -V ;;
     newtests)  # the GPU tests added or changed since the last call
       step newtests 300 bash scripts/test.sh -R "gpu_Compare|gpu_Gate|gpu_Loader|gpu_DefaultSpace|gpu_Engine" -V ;;
     sanitize)
@@ -179,11 +179,11 @@ for s in "$@"; do
         step "ncublas-$i" 150 ncu --clock-control none -k "regex:^(?!dgt_|fp8_gemm).+" --launch-count 300 --section SpeedOfLight --print-summary per-kernel "$BIN" compare --shapes /tmp/nc$i.txt --db $DGTUNE_DB --rounds 2 --no-copy-limit
       done ;;
     pptest)  # issue 7: the ping-pong mainloop against the reference and bitwise against 1g, plus 2o and fast edge shapes
-      step pptest 300 bash -c "cd build && ./tests/dgtune_gpu_tests --gtest_filter='Pingpong.*:Overlap.*:EdgeShapes.FastAccumulationAndE5M2'" ;;
-    ppab)  # issue 7: pp next to the stored fast winners (the loader's choice) and cuBLASLt FAST_ACCUM, K <= 2048 shapes
+      step pptest 150 bash -c "cd build && ./tests/dgtune_gpu_tests --gtest_filter='${PP_TESTS:-Pingpong.*:Overlap.*:EdgeShapes.FastAccumulationAndE5M2}'" ;;
+    ppab)  # issue 7: pp next to the loader's choice of /tmp/pp.db (step ppsweep first) and cuBLASLt FAST_ACCUM, K <= 2048 shapes
       { grep -E '^(4096|8192) ' configs/shapes/deepseek-v3.txt; grep -E '^[0-9]' configs/shapes/square.txt; } |
         awk '$3 <= 2048 {print $1, $2, $3, "accum=fast"}' >/tmp/shortk-fast.txt
-      step ppab 240 bash -c "$BIN compare --shapes /tmp/shortk-fast.txt --db $DGTUNE_DB --rounds ${PP_ROUNDS:-20} --no-copy-limit --config 128x176x128_s3_wg2_sw128_c1x1_rm8_tma_sk1_sm0_pp_p16 --config 128x128x128_s5_wg2_sw128_c1x1_rm8_tma_sk1_sm0_pp_p16 --config 64x256x128_s4_wg2_sw128_c1x1_rm8_tma_sk1_sm0_pp_p16 --config 128x160x128_s3_wg2_sw128_c1x1_rm8_tma_sk1_sm0_pp_p16 --config 128x128x256_s2_wg2_sw128_c1x1_rm8_tma_sk1_sm0_pp_p8 --format json >$OUT/ppab.json" ;;
+      step ppab 240 bash -c "$BIN compare --shapes /tmp/shortk-fast.txt --db /tmp/pp.db --rounds ${PP_ROUNDS:-20} --no-copy-limit --config 128x176x128_s3_wg2_sw128_c1x1_rm8_tma_sk1_sm0_pp_p16 --config 128x128x128_s5_wg2_sw128_c1x1_rm8_tma_sk1_sm0_pp_p16 --config 64x256x128_s4_wg2_sw128_c1x1_rm8_tma_sk1_sm0_pp_p16 --config 128x160x128_s3_wg2_sw128_c1x1_rm8_tma_sk1_sm0_pp_p16 --config 128x128x256_s2_wg2_sw128_c1x1_rm8_tma_sk1_sm0_pp_p8 --format json >$OUT/ppab.json" ;;
     ppsweep)  # issue 7: fast mode re-tuned with pp in the space (model top 16 on a copy of the DB), then compared, 19 shapes
       cp "$DGTUNE_DB" /tmp/pp.db
       { grep -E '^(4096|8192) ' configs/shapes/deepseek-v3.txt; grep -E '^[0-9]' configs/shapes/square.txt; } |

@@ -337,6 +337,15 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
       ptx::materialize(last_group_kb);
       if constexpr (T::kBlockScaled) scaler.begin_tile(w.m_block * BLOCK_M + row0_in_tile, w.n_block * BLOCK_N);
       if constexpr (T::kPingpong) {
+        // Turn order. The full barriers are waited on by phase parity, which only tells the phase in
+        // progress from the one before it: a warpgroup that skipped the other's unit and waited for its own
+        // next phase of a stage while the other's phase of that stage was still in progress would see the
+        // older phase with the same parity as complete and read a stage not yet loaded (measured: wrong
+        // results, launch failures and hangs). So the units' mainloops run strictly in turn: a warpgroup
+        // starts waiting for its unit's stages only after the other has waited for all of the previous
+        // unit's (named barrier 4 + w: warpgroup w waits there, the other arrives), as CUTLASS's ping-pong
+        // kernel orders its math warpgroups. Epilogues are not ordered: they overlap the other's mainloop.
+        if (unit != cluster_id) ptx::named_barrier_sync(4 + wg, 256);
         // The whole of K into acc (P8: num_kb <= P), one group in flight: issue k-block i, retire i - 1,
         // release its stage.
         u32 prev = issue(acc, kFirstOfGroup);
@@ -346,6 +355,8 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
           release(prev);
           prev = s;
         }
+        // Every stage of this unit has been waited for: the other warpgroup's next unit may start.
+        if (unit + num_clusters < sched.num_units) ptx::named_barrier_arrive(4 + (1 - wg), 256);
         ptx::wgmma_wait<0>();
         release(prev);
         pp_skip();  // the other warpgroup's next unit

@@ -54,6 +54,11 @@ __device__ __forceinline__ void fence_proxy_async_smem() { asm volatile("fence.p
 __device__ __forceinline__ void named_barrier_sync(u32 id, u32 count) {
   asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(count) : "memory");
 }
+/// Arrive on a named barrier without waiting (bar.arrive id, count): with the other `count` / 2 threads in
+/// bar.sync on the same id, a one-way signal from these threads to those (PTX ISA, "bar.arrive").
+__device__ __forceinline__ void named_barrier_arrive(u32 id, u32 count) {
+  asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(count) : "memory");
+}
 
 }  // namespace dgt::ptx
 
