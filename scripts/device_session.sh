@@ -165,6 +165,12 @@ for s in "$@"; do
         step "sweep-new-$set" 120 bash -c "$BIN sweep --shapes $f --db /tmp/epi-new.db --strategy model --top-k 16 --format json >$OUT/sweep-new-$set.json"
         step "compare-new-$set" 150 bash -c "$BIN compare --shapes $f --db /tmp/epi-new.db --rounds ${EPI_ROUNDS:-10} --no-copy-limit --format json >$OUT/compare-new-$set.json"
       done ;;
+    epinew)  # issue 12: tune (model top 16) and compare the epilogue sets with this binary only (another machine start)
+      for set in ${EPI_SETS:-gelu e4m3out}; do
+        f=configs/shapes/deepseek-v3-$set.txt
+        step "sweep-new-$set" 120 bash -c "$BIN sweep --shapes $f --db /tmp/epi-new.db --strategy model --top-k 16 --format json >$OUT/sweep-new-$set.json"
+        step "compare-new-$set" 150 bash -c "$BIN compare --shapes $f --db /tmp/epi-new.db --rounds ${EPI_ROUNDS:-10} --no-copy-limit --format json >$OUT/compare-new-$set.json"
+      done ;;
     o256)  # issue 7: 2o (epilogue overlap) with BLOCK_K 256 next to the stored winners, the 19 large shapes, both modes
       { grep -E '^(4096|8192) ' configs/shapes/deepseek-v3.txt; grep -E '^[0-9]' configs/shapes/square.txt; } >/tmp/large19.txt
       sed 's/$/ accum=fast/' /tmp/large19.txt >/tmp/large19-fast.txt
