@@ -1,0 +1,173 @@
+#!/usr/bin/env python3
+"""A Python mirror of the analytic pre-rank in src/space/cost_model.{hpp,cpp} (estimate_us, CostConstants).
+
+It exists so that scripts/fit_cost_model.py can evaluate thousands of constant sets per second (vectorised over
+every candidate of every shape with numpy) without recompiling dgtune. It is a mirror, not a second model:
+tests/cli/cost_model_mirror_test.py checks on a sample of shapes that its estimates equal the ones `dgtune space`
+prints (the C++ code) and that it ranks the candidates in the same order. Change both together.
+
+The candidate list per shape always comes from dgtune (`dgtune space --show kept --format json`, in enumeration
+order): enumeration, legality and pruning are not mirrored, only the estimate of a kept config.
+"""
+import json
+import re
+import subprocess
+
+import numpy as np
+
+# CostConstants fields in declaration order; the integer ones are rounded when set.
+FIELDS = ["sm_flops", "n_half", "one_wg_m64", "promote", "promote_2g", "cluster", "bk256", "swizzle64", "swizzle32",
+          "k_block_us", "unit_us", "tma_store", "l2_tbps", "dram_tbps", "reduce_tbps", "resident_clusters_2",
+          "resident_clusters_4", "launch_us"]
+INT_FIELDS = {"resident_clusters_2", "resident_clusters_4"}
+
+_KEY = re.compile(r"^(\d+)x(\d+)x(\d+)_s(\d+)_wg(\d+)_sw(\d+)_c(\d+)x(\d+)_r([mn])(\d+)_(direct|tma)_sk(\d+)_sm(\d+)"
+                  r"_(1g|2g|2o|pp)_p(\d+)$")
+_DTYPE_BYTES = {"bf16": 2, "f32": 4, "e4m3": 1}
+
+
+def header_constants(path):
+    """The default CostConstants, read from the C++ header `path` (src/space/cost_model.hpp): {field: value}.
+
+    Raises ValueError naming the field when the header does not declare exactly the fields of FIELDS, so the
+    mirror cannot silently run with constants the C++ code does not have.
+    """
+    text = open(path).read()
+    body = re.search(r"struct CostConstants \{(.*?)\n\};", text, re.S)
+    if not body:
+        raise ValueError(f"{path}: no 'struct CostConstants {{ ... }};'")
+    found = {}
+    for m in re.finditer(r"^\s*(double|int)\s+(\w+)\s*=\s*([-+0-9.eE]+);", body.group(1), re.M):
+        found[m.group(2)] = int(m.group(3)) if m.group(1) == "int" else float(m.group(3))
+    for f in FIELDS:
+        if f not in found:
+            raise ValueError(f"{path}: CostConstants field '{f}' not found")
+    for f in found:
+        if f not in FIELDS:
+            raise ValueError(f"{path}: CostConstants field '{f}' is not mirrored in scripts/cost_model.py")
+    return {f: found[f] for f in FIELDS}
+
+
+def parse_key(key):
+    """A canonical config key ("128x128x128_s6_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1") as a dict of its fields.
+
+    Only the full 11-token form that dgtune writes today; raises ValueError for anything else (older keys
+    without the sms/mainloop/promotion tokens are not candidates of the current space).
+    """
+    m = _KEY.match(key)
+    if not m:
+        raise ValueError(f"config key '{key}' is not a canonical 11-token key")
+    g = m.groups()
+    return {"block_m": int(g[0]), "block_n": int(g[1]), "block_k": int(g[2]), "num_stages": int(g[3]),
+            "num_math_wg": int(g[4]), "swizzle": int(g[5]), "cluster_m": int(g[6]), "cluster_n": int(g[7]),
+            "along_m": g[8] == "m", "group": int(g[9]), "tma": g[10] == "tma", "split_k": int(g[11]),
+            "sms": int(g[12]), "mainloop": g[13], "promote_every": int(g[14])}
+
+
+class Candidates:
+    """The configs of one or more shapes as numpy columns (one row per candidate), with the problem of each row.
+
+    `shape` is the row's shape index; rows of a shape keep the order they were added in (the enumeration's
+    canonical order, which breaks ties in rank_by_estimate).
+    """
+
+    def __init__(self):
+        self._rows = []
+
+    def add(self, shape, key, m, n, k, d="bf16"):
+        c = parse_key(key)
+        c.update(shape=shape, m=m, n=n, k=k, d_bytes=_DTYPE_BYTES[d])
+        self._rows.append(c)
+
+    def columns(self):
+        """{field: np.ndarray} over all rows added so far."""
+        cols = {}
+        for f in self._rows[0]:
+            vals = [r[f] for r in self._rows]
+            cols[f] = np.array(vals, dtype=bool if isinstance(vals[0], bool) else None)
+        cols["mainloop_1g"] = np.array([r["mainloop"] == "1g" for r in self._rows])
+        cols["mainloop_pp"] = np.array([r["mainloop"] == "pp" for r in self._rows])
+        del cols["mainloop"]
+        return cols
+
+    def __len__(self):
+        return len(self._rows)
+
+
+def _ceil_div(a, b):
+    return (a + b - 1) // b
+
+
+def estimate_us(c, sm_count, k):
+    """estimate_us (src/space/cost_model.cpp) for every row of `c` (Candidates.columns()) with constants `k`.
+
+    The same operations in the same order as the C++ code, in float64 without fused multiply-adds, so the
+    values agree to the last bit (the mirror test allows 1e-12 relative).
+    """
+    bm, bn, bk = c["block_m"], c["block_n"], c["block_k"]
+    cm, cn = c["cluster_m"], c["cluster_n"]
+    m, n, kk = c["m"], c["n"], c["k"]
+    cluster = cm * cn
+    m_blocks = _ceil_div(m, bm)
+    n_blocks = _ceil_div(n, bn)
+    k_blocks = _ceil_div(kk, bk)
+    cluster_rows = _ceil_div(m_blocks, cm)
+    cluster_cols = _ceil_div(n_blocks, cn)
+    per = _ceil_div(k_blocks, np.maximum(1, c["split_k"]))
+    splits_i = _ceil_div(k_blocks, per)  # effective_splits
+    per_split_i = _ceil_div(k_blocks, splits_i)
+    units = cluster_rows * cluster_cols * splits_i
+    ctas = np.where(c["sms"] > 0, np.minimum(sm_count, c["sms"]), sm_count)
+    resident = ctas
+    resident = np.where(cluster == 2, np.minimum(ctas // 2, int(round(k["resident_clusters_2"]))), resident)
+    resident = np.where(cluster == 4, np.minimum(ctas // 4, int(round(k["resident_clusters_4"]))), resident)
+    resident = np.maximum(1, resident)
+    waves = _ceil_div(units, np.maximum(1, resident)).astype(np.float64)
+    busy_sms = (np.minimum(units, resident) * cluster).astype(np.float64)
+    splits = splits_i.astype(np.float64)
+    per_split = per_split_i.astype(np.float64)
+
+    k_unit = per_split * bk
+    eff = bn.astype(np.float64) / (bn + k["n_half"])
+    eff = np.where((c["num_math_wg"] == 1) & (bm == 64), eff * k["one_wg_m64"], eff)
+    promo = np.where(c["mainloop_1g"], k["promote"], k["promote_2g"])
+    # pp never promotes (one tensor-core sum per tile, rule P8).
+    eff = np.where(c["mainloop_pp"], eff, eff * (1.0 - (1.0 - promo) / np.maximum(1, c["promote_every"])))
+    eff = np.where(cluster > 1, eff * k["cluster"], eff)
+    eff = np.where(bk == 256, eff * k["bk256"], eff)
+    eff = np.where(c["swizzle"] == 64, eff * k["swizzle64"], eff)
+    eff = np.where(c["swizzle"] == 32, eff * k["swizzle32"], eff)
+    mma_s = 2.0 * bm * bn * k_unit / (k["sm_flops"] * eff)
+    l2_per_sm = k["l2_tbps"] * 1e12 / np.maximum(1.0, busy_sms)
+    load_s = (bm * k_unit / cn + bn * k_unit / cm) / l2_per_sm
+    # pp: one warpgroup's epilogue runs under the other's mainloop (a prior in cost_model.cpp, not fitted).
+    unit_fixed_us = np.where(c["mainloop_pp"], 0.25 * k["unit_us"], k["unit_us"])
+    unit_s = np.maximum(mma_s, load_s) + (per_split * k["k_block_us"] + unit_fixed_us) * 1e-6
+    unit_s = np.where(c["tma"], unit_s * k["tma_store"], unit_s)
+    unit_s = np.where(splits > 1,
+                      unit_s + (splits + 1) * bm * bn * 4.0 / (k["reduce_tbps"] * 1e12 / np.maximum(1.0, busy_sms)),
+                      unit_s)
+    compute_s = waves * unit_s
+
+    along_m = c["along_m"]
+    band = np.maximum(1, c["group"]) * np.where(along_m, cn, cm)
+    a_reads = np.where(along_m, np.minimum(_ceil_div(n_blocks, band), n_blocks), 1).astype(np.float64)
+    b_reads = np.where(along_m, 1, np.minimum(_ceil_div(m_blocks, band), m_blocks)).astype(np.float64)
+    mf, nf, kf = m.astype(np.float64), n.astype(np.float64), kk.astype(np.float64)
+    split_bytes = np.where(splits > 1, 2.0 * splits * m_blocks * bm * n_blocks * bn * 4, 0.0)
+    bytes_ = mf * kf * a_reads + nf * kf * b_reads + c["d_bytes"].astype(np.float64) * mf * nf + split_bytes
+    dram_s = bytes_ / (k["dram_tbps"] * 1e12)
+    return np.maximum(compute_s, dram_s) * 1e6 + k["launch_us"]
+
+
+def rank_order(est):
+    """Indices of `est` in rank_by_estimate's order: ascending estimate, ties in the given (canonical) order."""
+    return np.argsort(est, kind="stable")
+
+
+def space_rows(dgtune, m, n, k, extra=()):
+    """`dgtune space --show kept --format json` for one shape: the kept candidates in enumeration order, each
+    {"config", "estimate_us", ...}. `extra` holds further CLI arguments (e.g. ["--accum", "fast"])."""
+    args = [dgtune, "space", "--m", str(m), "--n", str(n), "--k", str(k), "--show", "kept", "--format", "json",
+            *extra]
+    return json.loads(subprocess.run(args, check=True, capture_output=True, text=True).stdout)["rows"]

@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+"""scripts/cost_model.py against the C++ estimate (ctest cli_cost_model_mirror): for a sample of problems and spaces
+that reaches every branch of estimate_us (split-K, 2- and 4-CTA clusters, a capped persistent grid, 32/64-byte swizzle,
+BLOCK_K 256, one consumer warpgroup on BLOCK_M 64, 1g/2g/2o/pp, fast promotion intervals, both rasterizations, direct and
+TMA-store epilogues, bf16/f32/e4m3 output), the mirror's estimates with the header's constants must equal the
+`estimate_us` column of `dgtune space` (1e-12 relative) and rank the candidates in the same order; the header parser
+must refuse a CostConstants it does not mirror, naming the field. scripts/fit_cost_model.py fits constants with the
+mirror, so this is what makes its results hold for dgtune. Exit 77 (skip) without numpy.
+
+  cost_model_mirror_test.py path/to/dgtune
+"""
+import json
+import os
+import sys
+import tempfile
+
+try:
+    import numpy as np
+except ImportError:
+    print("numpy is not installed: skipped")
+    sys.exit(77)
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+import cost_model  # noqa: E402
+
+DGTUNE = sys.argv[1]
+HEADER = os.path.join(ROOT, "src", "space", "cost_model.hpp")
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what, file=sys.stderr)
+
+
+# A space with what the default one lacks: 2x2 clusters (resident_clusters_4), 1x2 next to 2x1, split-K with clusters.
+MIRROR_SPACE = {
+    "name": "mirror", "block_m": [64, 128], "block_n": [64, 128], "block_k": [128, 256], "num_stages": ["max"],
+    "num_math_wg": [1, 2], "swizzle": [128], "cluster": ["1x1", "2x1", "1x2", "2x2"], "raster": ["m", "n"],
+    "group": [1, 8], "epilogue": ["tma", "direct"], "split_k": [1, 2], "sms": [0, 64], "mainloop": ["1g", "2g"],
+    "promote_every": [1]}
+
+k = cost_model.header_constants(HEADER)
+with tempfile.TemporaryDirectory() as tmp:
+    space_path = os.path.join(tmp, "mirror.json")
+    json.dump(MIRROR_SPACE, open(space_path, "w"))
+    cases = [  # (m, n, k, extra dgtune space arguments, d)
+        (4096, 4096, 4096, [], "bf16"),
+        (4096, 4096, 4096, ["--accum", "fast"], "bf16"),
+        (1, 2112, 7168, [], "bf16"),
+        (128, 7168, 2048, [], "bf16"),
+        (8192, 32768, 512, ["--accum", "fast"], "bf16"),
+        (1021, 1023, 1040, [], "bf16"),
+        (7, 48, 80, [], "bf16"),
+        (2048, 2048, 2048, ["--d", "f32"], "f32"),
+        (64, 4096, 7168, ["--d", "e4m3"], "e4m3"),
+        (4096, 2112, 7168, ["--space", space_path], "bf16"),
+        (256, 7168, 16384, ["--space", space_path, "--accum", "fast"], "bf16"),
+    ]
+    seen = {}
+    total = 0
+    for m, n, kk, extra, d in cases:
+        label = f"{m}x{n}x{kk} {' '.join(extra)}"
+        rows = cost_model.space_rows(DGTUNE, m, n, kk, extra)
+        check(len(rows) > 0, f"{label}: no kept candidates")
+        cands = cost_model.Candidates()
+        for r in rows:
+            cands.add(0, r["config"], m, n, kk, d)
+        cols = cands.columns()
+        est = cost_model.estimate_us(cols, 132, k)
+        ref = np.array([r["estimate_us"] for r in rows])
+        rel = np.abs(est / ref - 1)
+        worst = int(np.argmax(rel))
+        check(rel[worst] <= 1e-12,
+              f"{label}: {rows[worst]['config']}: mirror {est[worst]!r} vs dgtune {ref[worst]!r}")
+        check(list(cost_model.rank_order(est)) == list(cost_model.rank_order(ref)), f"{label}: rank orders differ")
+        total += len(rows)
+        cluster = cols["cluster_m"] * cols["cluster_n"]
+        for name, mask in {
+            "split-K": cols["split_k"] > 1, "2-CTA cluster": cluster == 2, "4-CTA cluster": cluster == 4,
+            "sms cap": cols["sms"] > 0, "swizzle 64": cols["swizzle"] == 64, "swizzle 32": cols["swizzle"] == 32,
+            "BLOCK_K 256": cols["block_k"] == 256,
+            "wg1 BLOCK_M 64": (cols["num_math_wg"] == 1) & (cols["block_m"] == 64),
+            "1g": cols["mainloop_1g"], "2g/2o": ~cols["mainloop_1g"],
+            "2o": np.array(["_2o_" in r["config"] for r in rows]), "pp": cols["mainloop_pp"],
+            "P > 1": cols["promote_every"] > 1, "raster n": ~cols["along_m"], "direct": ~cols["tma"],
+            "tma": cols["tma"], "f32 out": np.full(len(rows), d == "f32"), "e4m3 out": np.full(len(rows), d == "e4m3"),
+        }.items():
+            seen[name] = seen.get(name, 0) + int(np.sum(mask))
+    for name, count in seen.items():
+        check(count > 0, f"no sampled candidate exercises '{name}'")
+    print(f"compared {total} candidates of {len(cases)} problems")
+
+    # The header parser: every field found, in declaration order; a missing or an unknown field is named.
+    check(list(k) == cost_model.FIELDS, f"header fields {list(k)}")
+    check(all(v > 0 for v in k.values()), f"non-positive constant in {k}")
+    text = open(HEADER).read()
+    for bad, field in [(text.replace("double tma_store", "double tma_store_factor"), "tma_store"),
+                       (text.replace("double launch_us", "double launch_us = 3.0;\n  double epilogue_us"),
+                        "epilogue_us")]:
+        path = os.path.join(tmp, "bad.hpp")
+        open(path, "w").write(bad)
+        try:
+            cost_model.header_constants(path)
+            check(False, f"header with '{field}' changed was accepted")
+        except ValueError as e:
+            check(f"'{field}'" in str(e), f"error does not name '{field}': {e}")
+    for key in ["128x128x128_s6_wg2_sw128_c1x1_rm8_tma_sk1_sm0", "128x128x128_s6_wg2_sw128_c1x1_rx8_tma_sk1_sm0_2g_p1"]:
+        try:
+            cost_model.parse_key(key)
+            check(False, f"key {key} accepted")
+        except ValueError as e:
+            check(key in str(e), f"error does not name the key: {e}")
+    c = cost_model.parse_key("256x40x64_s9_wg1_sw32_c2x1_rn16_direct_sk3_sm120_2o_p4")
+    check(c == {"block_m": 256, "block_n": 40, "block_k": 64, "num_stages": 9, "num_math_wg": 1, "swizzle": 32,
+                "cluster_m": 2, "cluster_n": 1, "along_m": False, "group": 16, "tma": False, "split_k": 3, "sms": 120,
+                "mainloop": "2o", "promote_every": 4}, f"parse_key: {c}")
+
+if failures:
+    print(f"{len(failures)} failures", file=sys.stderr)
+    sys.exit(1)
+print("ok")
