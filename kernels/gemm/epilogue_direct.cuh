@@ -26,20 +26,34 @@ __device__ __forceinline__ u16 to_bf16(float x) {
 /// `op` (bias, activation, e4m3 scale_d and amax; gemm/epilogue_ops.cuh) and is converted to kOutType.
 /// Pairs of columns are written as one store (4 bytes bf16, 8 bytes f32, 2 bytes e4m3) when D's rows and
 /// base allow it (`pairs_aligned`: ldd even and d aligned to two elements).
-template <u32 kMmaPerWG, u32 kAccPerMma, u32 kOutType, class Op>
+template <u32 kMmaPerWG, u32 kAccPerMma, u32 kOutType, u32 kBiasBatch, class Op>
 __device__ __forceinline__ void store_tile_direct(const float (&acc)[kMmaPerWG][kAccPerMma], void* __restrict__ d_raw,
                                                   u32 M, u32 N, u64 ldd, u32 m0, u32 n0, float scale, bool pairs_aligned,
                                                   Op& op) {
   const u32 t = threadIdx.x % 128;
   const u32 row_in_slice = (t / 32) * 16 + (t % 32) / 4;
   const u32 col_in_group = (t % 4) * 2;
-  // Bias of this thread's two columns of every column group, all loaded before the first store.
-  u32 bias[kAccPerMma / 4];
-  op.load_bias(bias, n0, col_in_group, N);
+  // Bias of this thread's two columns of every column group, loaded before the first store (in batches of
+  // kBiasBatch groups when that is fewer than the tile's: EpilogueOp::load_bias).
+  constexpr u32 kGroups = kAccPerMma / 4;
+  static_assert(kBiasBatch >= kGroups || (kBiasBatch >= 2 && kBiasBatch % 2 == 0), "bias batch: all groups, or an even number");
+  u32 bias[kBiasBatch];
+  if constexpr (kBiasBatch < kGroups) {
+    op.template load_bias_batch<kGroups>(bias, 0, n0, col_in_group, N);
+  } else {
+    op.load_bias(bias, n0, col_in_group, N);
+  }
 #pragma unroll
-  for (u32 i = 0; i < kAccPerMma / 4; ++i) {
+  for (u32 i = 0; i < kGroups; ++i) {
     const u32 col = n0 + 8 * i + col_in_group;
-    const float b0 = bias_lo(bias[i]), b1 = bias_hi(bias[i]);
+    u32 w;
+    if constexpr (kBiasBatch < kGroups) {
+      if (i % kBiasBatch == 0 && i > 0) op.template load_bias_batch<kGroups>(bias, i, n0, col_in_group, N);
+      w = bias[i % kBiasBatch];
+    } else {
+      w = bias[i];
+    }
+    const float b0 = bias_lo(w), b1 = bias_hi(w);
 #pragma unroll
     for (u32 j = 0; j < kMmaPerWG; ++j) {
 #pragma unroll

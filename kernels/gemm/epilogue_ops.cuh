@@ -91,6 +91,16 @@ struct EpilogueOp {
 #pragma unroll
     for (u32 i = 0; i < kGroups; ++i) out[i] = bias_word(n0 + 8 * i + col_in_group, N);
   }
+  /// load_bias in batches (Fp8GemmTraits::kBiasBatch): kBatch groups starting at group `first` of the tile's
+  /// kGroups (none past the last): out[k] = group first + k. The epilogue loads the next batch at its first
+  /// group (one round trip per batch) instead of keeping all kGroups words live: pp keeps its whole
+  /// accumulator live through the epilogue (no dead partial buffer), and 22 or 32 bias words spilled there.
+  template <u32 kGroups, u32 kBatch>
+  __device__ __forceinline__ void load_bias_batch(u32 (&out)[kBatch], u32 first, u32 n0, u32 col_in_group, u32 N) const {
+#pragma unroll
+    for (u32 k = 0; k < kBatch; ++k)
+      if (first + k < kGroups) out[k] = bias_word(n0 + 8 * (first + k) + col_in_group, N);
+  }
 
   /// r = act(a x scale + b) (a: the FP32 accumulator; with a bias one FMA). For e4m3 also folds |r| into
   /// amax when `in_bounds` and returns scale_d x r, the value to convert.

@@ -27,7 +27,7 @@ namespace dgt::gemm {
 /// columns < N; TMA clips the rest).
 /// Every band starts at a multiple of 1024 bytes (kRows >= 64), as the swizzle pattern requires.
 /// Named barrier id 2 + wg orders the warpgroup's threads.
-template <u32 kMmaPerWG, u32 kAccPerMma, u32 kRows, u32 kSwizzle, u32 kOutType, class Op>
+template <u32 kMmaPerWG, u32 kAccPerMma, u32 kRows, u32 kSwizzle, u32 kOutType, u32 kBiasBatch, class Op>
 __device__ __forceinline__ void store_tile_tma(const float (&acc)[kMmaPerWG][kAccPerMma], u8* staging, const TmaDesc* tma_d,
                                                u32 M, u32 N, u32 m0, u32 n0, float scale, u32 wg, Op& op) {
   constexpr u32 kElem = OutBytes<kOutType>::value;
@@ -43,9 +43,23 @@ __device__ __forceinline__ void store_tile_tma(const float (&acc)[kMmaPerWG][kAc
   const u32 warp = t / 32, lane = t % 32;
   const u32 base = smem_u32(staging);
   const u32 frag_row = 16 * warp + lane / 4, frag_col = 2 * (lane % 4);
-  // Bias loads first, so their latency overlaps the wait and the barrier below (EpilogueOp::load_bias).
-  u32 bias[kGroups];
-  op.load_bias(bias, n0, frag_col, N);
+  // Bias loads first, so their latency overlaps the wait and the barrier below (EpilogueOp::load_bias); with
+  // kBiasBatch < kGroups, the next batch is loaded at its first group (kBiasBatch even: BF16 pairs stay in one).
+  static_assert(kBiasBatch >= kGroups || (kBiasBatch >= 2 && kBiasBatch % 2 == 0), "bias batch: all groups, or an even number");
+  u32 bias[kBiasBatch];
+  if constexpr (kBiasBatch < kGroups) {
+    op.template load_bias_batch<kGroups>(bias, 0, n0, frag_col, N);
+  } else {
+    op.load_bias(bias, n0, frag_col, N);
+  }
+  auto bias_of = [&](u32 i) -> u32 {
+    if constexpr (kBiasBatch < kGroups) {
+      if (i % kBiasBatch == 0 && i > 0) op.template load_bias_batch<kGroups>(bias, i, n0, frag_col, N);
+      return bias[i % kBiasBatch];
+    } else {
+      return bias[i];
+    }
+  };
   // The previous tile's bulk store must have finished reading the staging tile.
   if (t == 0) ptx::bulk_wait_group_read<0>();
   ptx::named_barrier_sync(2 + wg, 128);
@@ -68,8 +82,9 @@ __device__ __forceinline__ void store_tile_tma(const float (&acc)[kMmaPerWG][kAc
 #pragma unroll
     for (u32 i = 0; i < kGroups; i += 2) {
       const bool pair = i + 1 < kGroups;
-      const float b00 = bias_lo(bias[i]), b01 = bias_hi(bias[i]);
-      const float b10 = pair ? bias_lo(bias[i + 1]) : 0.f, b11 = pair ? bias_hi(bias[i + 1]) : 0.f;
+      const u32 w0 = bias_of(i), w1 = pair ? bias[(i + 1) % kBiasBatch] : 0u;
+      const float b00 = bias_lo(w0), b01 = bias_hi(w0);
+      const float b10 = bias_lo(w1), b11 = bias_hi(w1);
 #pragma unroll
       for (u32 j = 0; j < kMmaPerWG; ++j) {
         const u32 row = 64 * j + 16 * warp + 8 * (q % 2) + lane % 8;
@@ -89,7 +104,8 @@ __device__ __forceinline__ void store_tile_tma(const float (&acc)[kMmaPerWG][kAc
     // 16-byte unit because the pair starts at an even column).
 #pragma unroll
     for (u32 i = 0; i < kGroups; ++i) {
-      const float b0 = bias_lo(bias[i]), b1 = bias_hi(bias[i]);
+      const u32 w = bias_of(i);
+      const float b0 = bias_lo(w), b1 = bias_hi(w);
 #pragma unroll
       for (u32 j = 0; j < kMmaPerWG; ++j)
 #pragma unroll

@@ -113,6 +113,13 @@ struct Fp8GemmTraits {
   // EpilogueCompiles.SampleOfEveryOutputAndEpilogueCompilesWithoutSpills (ctest nvrtc_epilogue_compiles).
   static constexpr u32 kEpiRegs = !kBlockScaled ? 0 : (kBias ? 2 : 0) + (kOutType == 2 ? 4 : 0) + (kAct == 2 ? 4 : 0);
 
+  // Bias words (one per 8-column group) the epilogue loads ahead of its stores (EpilogueOp::load_bias): all of
+  // the tile's, except with pp and more than 20 groups, where the accumulator stays live through the epilogue
+  // and a whole tile's words spilled (ptxas 13.0, per-tensor scales: 128x176 and 64x256 with bias, 8-372 bytes;
+  // 128x160 with 20 did not): batches of 8 there (EpilogueOp::load_bias_batch; none of those spill).
+  static constexpr u32 kBiasGroups = BLOCK_N / 8;
+  static constexpr u32 kBiasBatch = kPingpong && kBiasGroups > 20 ? 8 : kBiasGroups;
+
   // TMA-store epilogue: output swizzle = the largest of 128/64/32 bytes dividing a staging row
   // (BLOCK_N * kOutBytes bytes), else none; see epilogue_tma.cuh. src/problem/kernel_config.cpp mirrors it.
   static constexpr u32 kStagingRowBytes = BLOCK_N * kOutBytes;
