@@ -220,7 +220,7 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
       for (u32 j = 0; j < T::kMmaPerWG; ++j) {
 #ifdef DGT_TEST_NONUNIFORM_DESC
         const u64 desc_a = ptx::make_kmajor_desc<kSwizzle>(smem_u32(smem_a + stage * T::kSmemAStage) + atom * BLOCK_M * kSwizzle +
-                                                           ((threadIdx.x / 128) * T::kRowsPerWG + 64 * j) * kSwizzle + offset);
+                                                           ((T::kPingpong ? 0u : threadIdx.x / 128) * T::kRowsPerWG + 64 * j) * kSwizzle + offset);
 #else
         const u64 desc_a = ptx::kmajor_desc<kSwizzle>(
             a_desc_lo + ((stage * T::kSmemAStage + atom * BLOCK_M * kSwizzle + 64 * j * kSwizzle + offset) >> 4));

@@ -155,8 +155,8 @@ struct Fp8GemmTraits {
   static_assert(kOutType <= 2 && kAct <= 2, "output type must be 0..2 (bf16, f32, e4m3), activation 0..2 (none, relu, gelu_tanh)");
   static_assert(!kTmaEpilogue || kOutType != 2 || BLOCK_N % 16 == 0,
                 "R23: the TMA-store epilogue with e4m3 output needs BLOCK_N to be a multiple of 16 (16-byte staging rows)");
-  static_assert(!kPingpong || (kFastAccum && kNumMathWG == 2 && !kSplitK && kClusterSize == 1),
-                "R24: the ping-pong mainloop (pp) needs fast accumulation, two consumer warpgroups, no split-K and no cluster");
+  static_assert(!kPingpong || (kFastAccum && kNumMathWG == 2 && !kSplitK && kClusterSize == 1 && kScaleMode == 0),
+                "R24: the ping-pong mainloop (pp) needs fast accumulation, per-tensor scales, two consumer warpgroups, no split-K and no cluster");
 };
 
 }  // namespace dgt::gemm

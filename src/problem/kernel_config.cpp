@@ -82,7 +82,7 @@ int parse_int(std::string_view key, std::string_view token, std::string_view dig
 
 KernelConfig KernelConfig::parse_key(std::string_view key) {
   static constexpr const char* kFormat =
-      "BMxBNxBK_sSTAGES_wgW_swBYTES_cCMxCN_r{m|n}GROUP_{direct|tma}_skS_smSMS_{1g|2g}_pP";
+      "BMxBNxBK_sSTAGES_wgW_swBYTES_cCMxCN_r{m|n}GROUP_{direct|tma}_skS_smSMS_{1g|2g|2o|pp}_pP";
   auto tok = split(key, '_');
   if (tok.size() < 8 || tok.size() > 11)
     DGT_THROW(ErrorKind::kUsage,

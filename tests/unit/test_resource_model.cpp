@@ -210,6 +210,9 @@ TEST(ResourceModel, PingpongRulesAndBudget) {
   KernelSpec cl = with_mainloop(spec(128, 128, 4, 2, Accum::kFast), Mainloop::kPp, 16);
   cl.config.cluster_m = 2;
   EXPECT_EQ(evaluate_resources(cl).rejection.substr(0, 4), "R24:");
+  KernelSpec ch = with_mainloop(spec(128, 128, 4, 2, Accum::kFast), Mainloop::kPp, 16);
+  ch.scale = ScaleMode::kChannel;  // its registers on top of pp's live accumulator spilled (NVRTC)
+  EXPECT_EQ(evaluate_resources(ch).rejection.substr(0, 4), "R24:");
   // P8: one tensor-core sum per tile, so K <= P x BLOCK_K (16 x 128 = 2048 here).
   Problem p = Problem::dense(4096, 4096, 2048);
   p.accum = Accum::kFast;
