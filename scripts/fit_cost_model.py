@@ -31,7 +31,7 @@ fit with margin); the reported rows always use --top-k and --tol.
 Modes (--eval, any of): full (fit on every shape, report every shape), half (shapes grouped by M x N x K so that a
 shape's promote and fast problems stay together; a random half with --seed fits, the other half is evaluated, and the
 other way round), loso (leave one M x N x K out: fit on the others, evaluate it; every shape once), none (only the
-start constants). --jobs N fits the held-out folds in N worker processes (same results, less wall time). Output: a summary per step on stdout, everything (constants, per-shape rows) with --json.
+start constants). Output: a summary per step on stdout, everything (constants, per-shape rows) with --json.
 
   python3 scripts/fit_cost_model.py --db results/tuning.db --shapes configs/shapes/deepseek-v3.txt \
       --shapes configs/shapes/square.txt --accum promote,fast --eval full,half,loso --json fit.json
@@ -39,7 +39,6 @@ start constants). --jobs N fits the held-out folds in N worker processes (same r
 import argparse
 import json
 import math
-import multiprocessing
 import os
 import random
 import sqlite3
@@ -292,24 +291,6 @@ def fit(ev, start, top_k, tol, restarts, seed, log=None):
     return best
 
 
-_HELD_OUT_CTX = {}  # main()'s data for _held_out, inherited by the --jobs worker processes (fork)
-
-
-def _held_out(fit_groups, eval_groups, name):
-    """Fit on the shapes of fit_groups (from the start constants), evaluate on those of eval_groups: one fold."""
-    shapes, start, a = _HELD_OUT_CTX["shapes"], _HELD_OUT_CTX["start"], _HELD_OUT_CTX["a"]
-    fit_shapes = [s for s in shapes if s.group in fit_groups]
-    eval_shapes = [s for s in shapes if s.group in eval_groups]
-    consts, obj, passes, which = fit(Evaluator(fit_shapes), start, _HELD_OUT_CTX["fit_k"], _HELD_OUT_CTX["fit_tol"],
-                                     a.restarts, a.seed)
-    fit_rows = Evaluator(fit_shapes).rows(consts, a.top_k, a.tol)
-    rows = Evaluator(eval_shapes).rows(consts, a.top_k, a.tol)
-    for r in rows:
-        r["fold"] = name
-    return {"name": name, "fit_groups": sorted(fit_groups), "eval_groups": sorted(eval_groups),
-            "constants": consts, "fit_summary": summary(fit_rows), "rows": rows}
-
-
 def summary(rows):
     fails = [f"{r['shape']} {r['accum']} ({100 * r['gap']:+.1f}%)" for r in rows if not r["ok"]]
     by_mode = {}
@@ -337,8 +318,6 @@ def main():
     ap.add_argument("--seed", type=int, default=7, help="seed of the half split and of the restarts")
     ap.add_argument("--restarts", type=int, default=8, help="descents per fit: one from the start constants, the "
                     "others from random perturbations of them")
-    ap.add_argument("--jobs", type=int, default=1, help="processes for the held-out folds (half, loso); each fold is "
-                    "fitted the same way at any value, so the results do not depend on it")
     ap.add_argument("--json", help="write constants, per-shape rows and summaries here")
     a = ap.parse_args()
 
@@ -378,18 +357,23 @@ def main():
 
     groups = sorted({s.group for s in shapes}, key=lambda g: [int(x) for x in g.split("x")])
 
-    _HELD_OUT_CTX.update(shapes=shapes, start=start, fit_k=fit_k, fit_tol=fit_tol, a=a)
-    pool = multiprocessing.get_context("fork").Pool(a.jobs) if a.jobs > 1 else None
-
-    def run_folds(specs):  # [(fit_groups, eval_groups, name)] -> folds, in the order given (same result at any --jobs)
-        return pool.starmap(_held_out, specs) if pool else [_held_out(*x) for x in specs]
+    def held_out(fit_groups, eval_groups, name):
+        fit_shapes = [s for s in shapes if s.group in fit_groups]
+        eval_shapes = [s for s in shapes if s.group in eval_groups]
+        consts, obj, passes, which = fit(Evaluator(fit_shapes), start, fit_k, fit_tol, a.restarts, a.seed)
+        fit_rows = Evaluator(fit_shapes).rows(consts, a.top_k, a.tol)
+        rows = Evaluator(eval_shapes).rows(consts, a.top_k, a.tol)
+        for r in rows:
+            r["fold"] = name
+        return {"name": name, "fit_groups": sorted(fit_groups), "eval_groups": sorted(eval_groups),
+                "constants": consts, "fit_summary": summary(fit_rows), "rows": rows}
 
     if "half" in evals:
         rng = random.Random(a.seed)
         order = list(groups)
         rng.shuffle(order)
         ga, gb = set(order[: len(order) // 2]), set(order[len(order) // 2:])
-        folds = run_folds([(ga, gb, "A->B"), (gb, ga, "B->A")])
+        folds = [held_out(ga, gb, "A->B"), held_out(gb, ga, "B->A")]
         rows = [r for f in folds for r in f["rows"]]
         doc["half"] = {"folds": folds, "rows": rows, "summary": summary(rows)}
         for f in folds:
@@ -398,14 +382,12 @@ def main():
 
     if "loso" in evals:
         t0 = time.time()
-        folds = run_folds([(set(groups) - {g}, {g}, g) for g in groups])
+        folds = [held_out(set(groups) - {g}, {g}, g) for g in groups]
         rows = [r for f in folds for r in f["rows"]]
         doc["loso"] = {"folds": [{k: v for k, v in f.items() if k != "rows"} for f in folds], "rows": rows,
                        "summary": summary(rows)}
         print(f"leave-one-shape-out ({len(folds)} fits, {time.time() - t0:.0f} s): {summary(rows)}")
 
-    if pool:
-        pool.close()
     if a.json:
         with open(a.json, "w") as f:
             json.dump(doc, f, indent=1)

@@ -105,16 +105,6 @@ with tempfile.TemporaryDirectory() as tmp:
     for fold in half["folds"]:
         check(not set(fold["fit_groups"]) & set(fold["eval_groups"]), f"fold {fold['name']} evaluates a fitted shape")
 
-    # --jobs runs the held-out folds in worker processes: the same folds, constants and rows as one process.
-    jobs_path = os.path.join(tmp, "fit-jobs.json")
-    run = subprocess.run([sys.executable, FIT, "--db", db_path, "--shapes", shapes_path, "--accum", "promote",
-                          "--dgtune", DGTUNE, "--eval", "half", "--restarts", "2", "--jobs", "2", "--json", jobs_path],
-                         capture_output=True, text=True)
-    check(run.returncode == 0, f"fit --jobs 2 exit {run.returncode}: {run.stderr[-2000:]}")
-    if run.returncode == 0:
-        jobs_half = json.load(open(jobs_path))["half"]
-        check(jobs_half == half, "--jobs 2 gave other held-out folds than one process")
-
     bad = os.path.join(tmp, "bad.json")
     json.dump({"sm_flops": 5e12, "tma_stor": 0.5}, open(bad, "w"))
     run = subprocess.run([sys.executable, FIT, "--db", db_path, "--shapes", shapes_path, "--dgtune", DGTUNE,
