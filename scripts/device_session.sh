@@ -4,6 +4,8 @@
 #   bash scripts/device_session.sh STEP...
 #   steps: env run sweep resume prevwin loader gputests sanitize cube modelsweep clismoke deepseek square
 #          v2sweeps compare large export gate gaterecord detect gate10 scaletests scaleperf epitests epiperf
+#          epiab epinew (issue 12 A/B and re-tune) o256 ncublas pptest ppab ppsweep (issue 7: 2o, cuBLASLt's
+#          kernels, the ping-pong mainloop); the case labels below say what each runs
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
