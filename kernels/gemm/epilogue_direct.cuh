@@ -33,26 +33,13 @@ __device__ __forceinline__ void store_tile_direct(const float (&acc)[kMmaPerWG][
   const u32 t = threadIdx.x % 128;
   const u32 row_in_slice = (t / 32) * 16 + (t % 32) / 4;
   const u32 col_in_group = (t % 4) * 2;
-  // Bias of this thread's two columns of every column group, loaded before the first store (in batches of
-  // kBiasBatch groups when that is fewer than the tile's: EpilogueOp::load_bias).
+  // Bias of this thread's two columns of every column group, loaded before the first store (TileBias).
   constexpr u32 kGroups = kAccPerMma / 4;
-  static_assert(kBiasBatch >= kGroups || (kBiasBatch >= 2 && kBiasBatch % 2 == 0), "bias batch: all groups, or an even number");
-  u32 bias[kBiasBatch];
-  if constexpr (kBiasBatch < kGroups) {
-    op.template load_bias_batch<kGroups>(bias, 0, n0, col_in_group, N);
-  } else {
-    op.load_bias(bias, n0, col_in_group, N);
-  }
+  TileBias<kGroups, kBiasBatch, Op> bias(op, n0, col_in_group, N);
 #pragma unroll
   for (u32 i = 0; i < kGroups; ++i) {
     const u32 col = n0 + 8 * i + col_in_group;
-    u32 w;
-    if constexpr (kBiasBatch < kGroups) {
-      if (i % kBiasBatch == 0 && i > 0) op.template load_bias_batch<kGroups>(bias, i, n0, col_in_group, N);
-      w = bias[i % kBiasBatch];
-    } else {
-      w = bias[i];
-    }
+    const u32 w = bias.next(i);
     const float b0 = bias_lo(w), b1 = bias_hi(w);
 #pragma unroll
     for (u32 j = 0; j < kMmaPerWG; ++j) {

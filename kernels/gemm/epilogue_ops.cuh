@@ -136,6 +136,36 @@ struct EpilogueOp {
   }
 };
 
+/// This thread's bias words of one tile (kGroups column groups; EpilogueOp::bias_word), as both epilogues
+/// read them: all groups loaded at construction, before the tile's first store (EpilogueOp::load_bias), or
+/// with kBatch < kGroups a batch at a time, the next batch at its first group (EpilogueOp::load_bias_batch;
+/// Fp8GemmTraits::kBiasBatch). kBatch is even, so the two groups of a BF16 stmatrix pair share a batch.
+template <u32 kGroups, u32 kBatch, class Op>
+struct TileBias {
+  static_assert(kBatch >= kGroups || (kBatch >= 2 && kBatch % 2 == 0), "bias batch: all groups, or an even number");
+  static constexpr bool kBatched = kBatch < kGroups;
+  const Op& op;
+  u32 n0, col_in_group, N;
+  u32 w[kBatch];
+
+  __device__ __forceinline__ TileBias(const Op& o, u32 tile_n0, u32 col, u32 n) : op(o), n0(tile_n0), col_in_group(col), N(n) {
+    if constexpr (kBatched) {
+      op.template load_bias_batch<kGroups>(w, 0, n0, col_in_group, N);
+    } else {
+      op.load_bias(w, n0, col_in_group, N);
+    }
+  }
+  /// Group i's word; loads i's batch first when i starts one (call in increasing i).
+  __device__ __forceinline__ u32 next(u32 i) {
+    if constexpr (kBatched) {
+      if (i % kBatch == 0 && i > 0) op.template load_bias_batch<kGroups>(w, i, n0, col_in_group, N);
+    }
+    return loaded(i);
+  }
+  /// Group i's word from the batch already loaded (the one next() last loaded).
+  __device__ __forceinline__ u32 loaded(u32 i) const { return w[i % kBatch]; }
+};
+
 /// End of the kernel (all consumer threads of every CTA, after their last tile): the CTAs count
 /// themselves on state[1]; the last one to arrive moves the maximum state[0] into *amax and resets both
 /// words to 0, so *amax is written (not accumulated) by every launch and the state needs zeroing only

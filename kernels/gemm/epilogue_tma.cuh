@@ -43,23 +43,8 @@ __device__ __forceinline__ void store_tile_tma(const float (&acc)[kMmaPerWG][kAc
   const u32 warp = t / 32, lane = t % 32;
   const u32 base = smem_u32(staging);
   const u32 frag_row = 16 * warp + lane / 4, frag_col = 2 * (lane % 4);
-  // Bias loads first, so their latency overlaps the wait and the barrier below (EpilogueOp::load_bias); with
-  // kBiasBatch < kGroups, the next batch is loaded at its first group (kBiasBatch even: BF16 pairs stay in one).
-  static_assert(kBiasBatch >= kGroups || (kBiasBatch >= 2 && kBiasBatch % 2 == 0), "bias batch: all groups, or an even number");
-  u32 bias[kBiasBatch];
-  if constexpr (kBiasBatch < kGroups) {
-    op.template load_bias_batch<kGroups>(bias, 0, n0, frag_col, N);
-  } else {
-    op.load_bias(bias, n0, frag_col, N);
-  }
-  auto bias_of = [&](u32 i) -> u32 {
-    if constexpr (kBiasBatch < kGroups) {
-      if (i % kBiasBatch == 0 && i > 0) op.template load_bias_batch<kGroups>(bias, i, n0, frag_col, N);
-      return bias[i % kBiasBatch];
-    } else {
-      return bias[i];
-    }
-  };
+  // Bias loads first, so their latency overlaps the wait and the barrier below (TileBias).
+  TileBias<kGroups, kBiasBatch, Op> bias(op, n0, frag_col, N);
   // The previous tile's bulk store must have finished reading the staging tile.
   if (t == 0) ptx::bulk_wait_group_read<0>();
   ptx::named_barrier_sync(2 + wg, 128);
@@ -82,7 +67,7 @@ __device__ __forceinline__ void store_tile_tma(const float (&acc)[kMmaPerWG][kAc
 #pragma unroll
     for (u32 i = 0; i < kGroups; i += 2) {
       const bool pair = i + 1 < kGroups;
-      const u32 w0 = bias_of(i), w1 = pair ? bias[(i + 1) % kBiasBatch] : 0u;
+      const u32 w0 = bias.next(i), w1 = pair ? bias.loaded(i + 1) : 0u;
       const float b00 = bias_lo(w0), b01 = bias_hi(w0);
       const float b10 = bias_lo(w1), b11 = bias_hi(w1);
 #pragma unroll
@@ -104,7 +89,7 @@ __device__ __forceinline__ void store_tile_tma(const float (&acc)[kMmaPerWG][kAc
     // 16-byte unit because the pair starts at an even column).
 #pragma unroll
     for (u32 i = 0; i < kGroups; ++i) {
-      const u32 w = bias_of(i);
+      const u32 w = bias.next(i);
       const float b0 = bias_lo(w), b1 = bias_hi(w);
 #pragma unroll
       for (u32 j = 0; j < kMmaPerWG; ++j)
