@@ -5,7 +5,7 @@
 #   steps: env run sweep resume prevwin loader gputests sanitize cube modelsweep clismoke deepseek square
 #          v2sweeps compare large export gate gaterecord detect gate10 scaletests scaleperf epitests epiperf
 #          epiab epinew (issue 12 A/B and re-tune) o256 ncublas pptest ppab ppsweep (issue 7: 2o, cuBLASLt's
-#          kernels, the ping-pong mainloop); the case labels below say what each runs
+#          kernels, the ping-pong mainloop) blockab (issue 11: block scales A/B); the case labels below say what each runs
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
@@ -153,6 +153,17 @@ for s in "$@"; do
       for mode in block channel; do
         step "sweep-$mode" 200 bash -c "$BIN sweep --shapes configs/shapes/deepseek-v3-$mode.txt --db /tmp/$mode.db --strategy model --top-k 16 --format json >$OUT/sweep-$mode.json"
         step "compare-$mode" 150 bash -c "$BIN compare --shapes configs/shapes/deepseek-v3-$mode.txt --db /tmp/$mode.db --format json >$OUT/compare-$mode.json"
+      done ;;
+    blockab)  # issue 11: block scales through shared memory. $ROOT/build/dgtune-old (the previous commit) and this
+      # binary each tune the block set (model top 16) into their own DB and compare it with cuBLASLt; both also
+      # time the same configs as extra sides (BLOCK_AB_CONFIGS, legal in both), so the ratios compare like for like
+      OLD=$ROOT/build/dgtune-old
+      f=configs/shapes/deepseek-v3-block.txt
+      extra=""; for c in ${BLOCK_AB_CONFIGS:-}; do extra="$extra --config $c"; done
+      for side in ${BLOCK_AB_SIDES:-new old}; do
+        b=$BIN; [ "$side" = old ] && b=$OLD
+        step "sweep-$side-block" 240 bash -c "$b sweep --shapes $f --db /tmp/block-$side.db --strategy model --top-k ${BLOCK_TOPK:-16} --format json >$OUT/sweep-$side-block.json"
+        step "compare-$side-block" 200 bash -c "$b compare --shapes $f --db /tmp/block-$side.db --rounds ${BLOCK_ROUNDS:-10} --no-copy-limit $extra --format json >$OUT/compare-$side-block.json"
       done ;;
     epitests)  # issue 12: output types and fused epilogues (exact values, edge shapes, split-K, cuBLASLt, loader)
       step epitests 420 bash -c "cd build && ./tests/dgtune_gpu_tests --gtest_filter='Epilogues.*:Loader.EveryOutputAndEpilogueThroughTheOptionsStruct'" ;;

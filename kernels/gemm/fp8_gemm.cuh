@@ -36,9 +36,10 @@
 // stage is read by one warpgroup, which skips the stages of the other's units.
 //
 // Roles: warpgroups 0..kNumMathWG-1 are consumers (WGMMA + epilogue), warpgroup kNumMathWG is the
-// producer, in which one thread issues the TMA loads into a kNumStages ring of shared-memory stages.
-// Each stage has a full barrier (arrive_expect_tx by the local producer, complete_tx by TMA, including
-// the slices multicast by the other CTAs of the cluster) and an empty barrier (one arrival per consumer
+// producer, in which one thread issues the TMA loads into a kNumStages ring of shared-memory stages
+// (block scale modes: a second thread copies each stage's scales, gemm/scales.cuh StageScales).
+// Each stage has a full barrier (arrive_expect_tx by the local producer thread(s), complete_tx by TMA,
+// including the slices multicast by the other CTAs of the cluster) and an empty barrier (one arrival per consumer
 // warp of every CTA of the cluster, because the peers write into this CTA's stage).
 #pragma once
 #include "common.cuh"
@@ -105,6 +106,7 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
   u8* smem_a = smem;
   u8* smem_b = smem + T::kOffB;
   u8* staging = smem + T::kOffStaging;
+  u8* smem_scales = smem + T::kOffScales;  // block scale modes: kSmemScaleStage bytes per stage
   u64* full_bar = reinterpret_cast<u64*>(smem + T::kOffBarriers);
   u64* empty_bar = full_bar + kNumStages;
   u32* split_flag = reinterpret_cast<u32*>(empty_bar + kNumStages);
@@ -118,7 +120,7 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
   if (threadIdx.x == 0) {
 #pragma unroll
     for (u32 s = 0; s < kNumStages; ++s) {
-      ptx::mbar_init(&full_bar[s], 1);
+      ptx::mbar_init(&full_bar[s], T::kProducersPerStage);
       ptx::mbar_init(&empty_bar[s], T::kConsumersPerStage * 4 * T::kClusterSize);
     }
     ptx::fence_barrier_init();
@@ -179,16 +181,39 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
         }
       }
     }
+    if constexpr (T::kBlockScaled) {
+      // Block scale modes: a second producer thread (lane 0 of the next warp) copies each stage's scales (this
+      // CTA's own, not multicast) and is the full barrier's second arrival. Its own thread, not the TMA thread's
+      // loop: the producer runs with 40 registers and the scale arithmetic in the TMA loop spilled in cluster
+      // kernels (NVRTC spill test).
+      if (warp == kNumMathWG * 4 + 1 && lane == 0) {
+        using Scales = StageScales<kScaleMode, BLOCK_M, BLOCK_N, T::kGranulesPerStage, T::kScaleNBlocks>;
+        u32 stage = 0, phase = 0;
+        for (u32 unit = cluster_id; unit < sched.num_units; unit += num_clusters) {
+          const WorkUnit w = sched.work(unit, rank_m, rank_n);
+          const u32 m0 = w.m_block * BLOCK_M, n0 = w.n_block * BLOCK_N;
+          for (u32 kb = w.k_begin; kb < w.k_end; ++kb) {
+            ptx::mbar_wait(&empty_bar[stage], phase ^ 1);
+            ptx::mbar_arrive_expect_tx(&full_bar[stage], Scales::bytes(kb, m0, n0, ld_sa, ld_sb, N, K));
+            Scales::issue(smem_scales + stage * T::kSmemScaleStage, &full_bar[stage], kb, m0, n0, scale_a, scale_b, ld_sa,
+                          ld_sb, N, K);
+            if (++stage == kNumStages) stage = 0, phase ^= 1;
+          }
+        }
+      }
+    }
   } else {
     // ---------------- consumer warpgroups ----------------
     ptx::setmaxnreg_inc<T::kMathRegs>();
     // Per-tensor: one multiply in the epilogue; the other modes scale acc themselves (channel before the
     // epilogue, block modes at every promotion) and store with scale 1.
     const float scale = kScaleMode == kScalePerTensor ? __ldg(scale_a) * __ldg(scale_b) : 1.f;
-    BlockScaler<kScaleMode, T::kMmaPerWG, T::kAccPerMma> scaler(scale_a, scale_b, ld_sa, ld_sb, M, N, K);
+    const u32 row0_in_tile = T::kPingpong ? 0u : wg * T::kRowsPerWG;
+    BlockScaler<kScaleMode, T::kMmaPerWG, T::kAccPerMma, BLOCK_M, BLOCK_N, T::kGranulesPerStage, T::kScaleNBlocks,
+                T::kScaleNAligned>
+        scaler(row0_in_tile, K);
     const bool pairs_aligned = (ldd % 2 == 0) && (reinterpret_cast<u64>(d) % (2 * T::kOutBytes) == 0);
     EpilogueOp<kOutType, kBias, kAct> epi(bias, scale_d);
-    const u32 row0_in_tile = T::kPingpong ? 0u : wg * T::kRowsPerWG;
 
     // WGMMA descriptors, built once per CTA: the low words of stage 0 / k-step 0 / m64 slice 0 for this
     // warpgroup's A rows and for B. Every (stage, k-step, slice) adds a byte offset >> 4 to the low word
@@ -265,7 +290,8 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
       }
     };
     // Promotion: acc += buf (after the wait that retired buf's WGMMAs); block modes multiply buf by the
-    // scales of its granule, which fetch() loaded earlier (before the wait, so the loads overlap it).
+    // scales of its granule, which fetch() read earlier from the stage's scale slot (after the stage's
+    // full-barrier wait, before its release, so the shared-memory reads overlap the WGMMA wait).
     auto promote = [&](Buf& buf) {
       if constexpr (T::kBlockScaled) {
         scaler.promote(acc, buf);
@@ -279,9 +305,10 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
           }
       }
     };
-    // Block modes: with BLOCK_K = 128 k-block kb is granule kb (BLOCK_K = 256: granules 2 kb, 2 kb + 1).
-    auto fetch = [&](u32 kb) {
-      if constexpr (T::kBlockScaled) scaler.fetch(kb);
+    // Block modes: the scales of k-block kb, read in `st` (its stage, waited for and not yet released).
+    // With BLOCK_K = 128 k-block kb is granule kb (BLOCK_K = 256: granules 2 kb and 2 kb + 1, slots 0 and 1).
+    auto fetch = [&](u32 st, u32 kb, u32 slot = 0) {
+      if constexpr (T::kBlockScaled) scaler.fetch(smem_scales + st * T::kSmemScaleStage, slot, kb * T::kGranulesPerStage + slot);
     };
     constexpr bool kFirstOfGroup = true, kMore = false;
     // 2o only (kMainloop == 3): every tile's first k-block is issued early, into part0: the CTA's first
@@ -335,7 +362,7 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
       ptx::materialize(w.n_block);
       ptx::materialize(num_groups);
       ptx::materialize(last_group_kb);
-      if constexpr (T::kBlockScaled) scaler.begin_tile(w.m_block * BLOCK_M + row0_in_tile, w.n_block * BLOCK_N);
+      if constexpr (T::kBlockScaled) scaler.begin_tile(w.n_block * BLOCK_N);
       if constexpr (T::kPingpong) {
         // Turn order. The full barriers are waited on by phase parity, which only tells the phase in
         // progress from the one before it: a warpgroup that skipped the other's unit and waited for its own
@@ -371,18 +398,18 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
           // Two granules per k-block: granule 2 kb in part0, 2 kb + 1 in part1 (past K: zero partial, zero scale).
           for (u32 g = 0; g < num_groups; ++g) {
             const u32 kb = w.k_begin + g;
-            fetch(2 * kb);
             const u32 s = issue_granules(part0, part1);
+            fetch(s, kb, 0);
             ptx::wgmma_wait<0>();
-            release(s);
             promote(part0);
-            fetch(2 * kb + 1);
+            fetch(s, kb, 1);
+            release(s);  // after the second granule's scales are read
             promote(part1);
           }
         } else
         for (u32 g = 0; g < num_groups; ++g) {
-          fetch(w.k_begin + g);  // P = 1 in block modes: group g is k-block k_begin + g
           const u32 first = issue(part0, kFirstOfGroup);
+          fetch(first, w.k_begin + g);  // P = 1 in block modes: group g is k-block k_begin + g
           ptx::wgmma_wait<0>();
           release(first);
           if constexpr (P > 1) {
@@ -405,7 +432,7 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
         u32 pending = issue(part0, kFirstOfGroup);  // stage of the newest issued k-block, released one step later
         u32 kb_prev = w.k_begin;                     // k-block whose partial the next promote() adds
         auto next_group = [&](Buf& buf, Buf& prev) {
-          fetch(kb_prev);
+          fetch(pending, kb_prev);  // kb_prev's stage is `pending`: waited for, released below
           const u32 s = issue(buf, kFirstOfGroup);
           ptx::wgmma_wait<1>();
           release(pending);
@@ -420,12 +447,12 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
         }
         if (g < num_groups) {
           next_group(part1, part0);
-          fetch(kb_prev);
+          fetch(pending, kb_prev);
           ptx::wgmma_wait<0>();
           release(pending);
           promote(part1);
         } else {
-          fetch(kb_prev);
+          fetch(pending, kb_prev);
           ptx::wgmma_wait<0>();
           release(pending);
           promote(part0);

@@ -10,11 +10,12 @@ namespace dgt::gemm {
 /// Shared-memory layout of one CTA (bytes, from the 1024-aligned base):
 ///   [A stages: kNumStages * BLOCK_M * BLOCK_K][B stages: kNumStages * BLOCK_N * BLOCK_K]
 ///   [D staging: BLOCK_M * BLOCK_N * bytes of D (bf16 2, f32 4, e4m3 1), TMA-store epilogue only]
+///   [block scale modes: kNumStages * kSmemScaleStage bytes of scales]
 ///   [full barriers: kNumStages * 8][empty barriers: kNumStages * 8][split-K flag: 8, split-K only]
 /// plus kAlignPad bytes of slack because the dynamic shared-memory base is only guaranteed 16-byte
 /// aligned and swizzled tiles must start at a multiple of the swizzle repeat (8 rows * span <= 1024).
 /// Each stage of an operand is BLOCK_K / span sub-tiles of [rows][span bytes], one TMA box per span
-/// and per multicast slice. Every region size is a multiple of 1024 except the barriers (last).
+/// and per multicast slice. Every region size is a multiple of 1024 except the scales and the barriers (last).
 template <u32 BLOCK_M_, u32 BLOCK_N_, u32 BLOCK_K_, u32 kNumStages_, u32 kNumMathWG_, u32 kSwizzle_, u32 kClusterM_,
           u32 kClusterN_, bool kRasterAlongM_, u32 kGroup_, bool kFastAccum_, u32 kTypeA_, u32 kTypeB_, bool kTmaEpilogue_,
           bool kSplitK_, u32 kMainloop_, u32 kPromoteEvery_, u32 kScaleMode_, u32 kOutType_ = 0, bool kBias_ = false,
@@ -76,11 +77,28 @@ struct Fp8GemmTraits {
   static constexpr u32 kSmemBRegion = (kNumStages * kSmemBStage + 1023) / 1024 * 1024;  // rounded up to 1024
   /// One staging tile per consumer warpgroup (its rows of the tile; pp: a whole tile each).
   static constexpr u32 kSmemStaging = kTmaEpilogue ? kNumMathWG * kRowsPerWG * BLOCK_N * kOutBytes : 0;
+  /// Block scale modes: each stage carries the scales of its k granules, copied by the producer with the
+  /// stage (1-D bulk copies completing on the stage's full barrier), so the consumers read them from shared
+  /// memory instead of waiting on global loads at every promotion. Per stage: A's scales of the tile's
+  /// BLOCK_M rows for each granule; block: one 16-byte slot (4 granules) per 128-column block of B the tile
+  /// touches; block1d1d: B's scales of the tile's BLOCK_N columns for each granule. gemm/scales.cuh.
+  static constexpr u32 kGranulesPerStage = BLOCK_K == 256 ? 2 : 1;
+  /// A tile's columns lie in known 128-blocks when BLOCK_N divides 128 or 128 divides BLOCK_N (n0 is a
+  /// multiple of BLOCK_N); otherwise a tile starting at any multiple of 8 can touch ceil((120 + BLOCK_N) / 128).
+  static constexpr bool kScaleNAligned = BLOCK_N % 128 == 0 || 128 % BLOCK_N == 0;
+  static constexpr u32 kScaleNBlocks = kScaleNAligned ? (BLOCK_N + 127) / 128 : (BLOCK_N + 247) / 128;
+  static constexpr u32 kSmemScaleAStage = kBlockScaled ? kGranulesPerStage * BLOCK_M * 4 : 0;
+  static constexpr u32 kSmemScaleBStage = kScaleMode == 2 ? kScaleNBlocks * 16 : kScaleMode == 3 ? kGranulesPerStage * BLOCK_N * 4 : 0;
+  static constexpr u32 kSmemScaleStage = kSmemScaleAStage + kSmemScaleBStage;  // a multiple of 16 bytes
+  static constexpr u32 kSmemScales = kNumStages * kSmemScaleStage;
+  /// Arrivals that complete a stage's full barrier: the TMA thread, and in block modes the scale thread.
+  static constexpr u32 kProducersPerStage = kBlockScaled ? 2 : 1;
   static constexpr u32 kSmemBarriers = 2 * kNumStages * 8 + (kSplitK ? 8 : 0);
   static constexpr u32 kAlignPad = 1024;
   static constexpr u32 kOffB = kSmemARegion;
   static constexpr u32 kOffStaging = kOffB + kSmemBRegion;
-  static constexpr u32 kOffBarriers = kOffStaging + kSmemStaging;
+  static constexpr u32 kOffScales = kOffStaging + kSmemStaging;  // 16-byte aligned; barriers follow (8-byte)
+  static constexpr u32 kOffBarriers = kOffScales + kSmemScales;
   static constexpr u32 kSmemBytes = kAlignPad + kOffBarriers + kSmemBarriers;
   static constexpr u32 kMaxSmemBytes = 232448;  // sm_90 opt-in maximum per block (227 KB)
 

@@ -8,6 +8,7 @@
 // slice j, acc[j][4*i + 2*h + c] = D[m0 + 64*j + 16*(t/32) + (t%32)/4 + 8*h][n0 + 8*i + 2*(t%4) + c].
 #pragma once
 #include "common.cuh"
+#include "ptx/tma.cuh"
 #include "ptx/wgmma.cuh"
 
 namespace dgt::gemm {
@@ -45,82 +46,146 @@ __device__ __forceinline__ void apply_channel_scales(float (&acc)[kMmaPerWG][kAc
     }
 }
 
-/// Block modes: the promotion acc += partial * sa[g][row] * sb(g, col). fetch(g) loads the scales of
-/// granule g into registers (issue it before the WGMMA wait, so the loads overlap it); promote() then
-/// folds a retired partial buffer into acc with them. One object per consumer thread; begin_tile() per
-/// work unit. Rows >= M and columns >= N use scale 0 (never stored).
-template <u32 kMode, u32 kMmaPerWG, u32 kAccPerMma>
+/// Block modes, producer side: the 1-D bulk copies that bring one stage's scales into its shared-memory slot
+/// (layout in Fp8GemmTraits: A's scales of the tile's BLOCK_M rows per granule, then B's: block, one 16-byte
+/// slot of 4 granules per 128-column block the tile touches; block1d1d, the tile's BLOCK_N columns per
+/// granule). They complete on the stage's full barrier with the A/B boxes, so a consumer that waited for the
+/// stage reads its scales from shared memory. Every copy is clamped to the scale buffer (ScaleLayout pads each
+/// row to a multiple of 16 bytes, the bulk copy's rule); rows and columns past the clamp keep stale values and
+/// are never stored. Granules >= G (BLOCK_K 256 past K) are not copied: the consumer uses scale 0 there.
+template <u32 kMode, u32 BLOCK_M, u32 BLOCK_N, u32 kGranules, u32 kNBlocks>
+struct StageScales {
+  // Stateless: everything is derived per k-block from the tile's m0 / n0 and the kernel parameters (scale
+  // pointers, ld_sa = round_up(M, 4), ld_sb = block round_up(G, 4) / block1d1d round_up(N, 4), N, K), which
+  // stay in the constant bank. The producer runs with 40 registers (setmaxnreg); per-unit copies of these
+  // made ptxas spill in cluster kernels (NVRTC spill test).
+  static __device__ __forceinline__ u32 a_bytes(u32 m0, u32 ld_sa) { return m0 < ld_sa ? min(BLOCK_M, ld_sa - m0) * 4 : 0; }
+  /// block: 128-column blocks of B the tile touches inside N; block1d1d: bytes of its column scales.
+  static __device__ __forceinline__ u32 b_count(u32 n0, u32 ld_sb, u32 N) {
+    if constexpr (kMode == kScaleBlock) {
+      const u32 n_blocks = (N + kScaleGranule - 1) / kScaleGranule, nb0 = n0 / kScaleGranule;
+      return nb0 < n_blocks ? min(kNBlocks, n_blocks - nb0) : 0;
+    } else {
+      return n0 < ld_sb ? min(BLOCK_N, ld_sb - n0) * 4 : 0;
+    }
+  }
+  /// Granules of k-block kb that lie inside K.
+  static __device__ __forceinline__ u32 granules(u32 kb, u32 K) {
+    return min(kGranules, (K + kScaleGranule - 1) / kScaleGranule - kb * kGranules);
+  }
+  /// Bytes the copies of k-block kb deliver (the stage's expect_tx share).
+  static __device__ __forceinline__ u32 bytes(u32 kb, u32 m0, u32 n0, u32 ld_sa, u32 ld_sb, u32 N, u32 K) {
+    const u32 gv = granules(kb, K), a = a_bytes(m0, ld_sa), b = b_count(n0, ld_sb, N);
+    if constexpr (kMode == kScaleBlock) return gv * a + b * 16;
+    return gv * (a + b);
+  }
+  static __device__ __forceinline__ void issue(u8* slot, u64* bar, u32 kb, u32 m0, u32 n0, const float* sa,
+                                               const float* sb, u32 ld_sa, u32 ld_sb, u32 N, u32 K) {
+    const u32 g0 = kb * kGranules, gv = granules(kb, K), a = a_bytes(m0, ld_sa), b = b_count(n0, ld_sb, N);
+    for (u32 i = 0; i < gv; ++i)
+      if (a) ptx::bulk_load(slot + i * BLOCK_M * 4, sa + u64(g0 + i) * ld_sa + m0, a, bar);
+    u8* slot_b = slot + kGranules * BLOCK_M * 4;
+    if constexpr (kMode == kScaleBlock) {
+      // The aligned group of 4 granules holding g0 (and g0 + 1 when kGranules = 2: g0 is even then).
+      for (u32 x = 0; x < b; ++x)
+        ptx::bulk_load(slot_b + 16 * x, sb + u64(n0 / kScaleGranule + x) * ld_sb + (g0 & ~3u), 16, bar);
+    } else {
+      for (u32 i = 0; i < gv; ++i)
+        if (b) ptx::bulk_load(slot_b + i * BLOCK_N * 4, sb + u64(g0 + i) * ld_sb + n0, b, bar);
+    }
+  }
+};
+
+/// Block modes, consumer side: the promotion acc += partial * sa[g][row] * sb(g, col). fetch() copies granule
+/// g's scales of this thread's rows (and columns) from the stage's shared-memory slot into registers; call it
+/// after the stage's full-barrier wait and before the stage is released. promote() then folds a retired
+/// partial buffer into acc: the products sa x sb are formed once per granule per row (block: per 128-column
+/// block), so each element costs one FFMA, as a per-tensor promotion costs one FADD. One object per consumer
+/// thread; begin_tile() per work unit.
+template <u32 kMode, u32 kMmaPerWG, u32 kAccPerMma, u32 BLOCK_M, u32 BLOCK_N, u32 kGranules, u32 kNBlocks, bool kNAligned>
 struct BlockScaler {
   static constexpr u32 kGroups = kAccPerMma / 4;  // 8-column groups of the tile (BLOCK_N / 8)
-  // 128-column blocks of B a tile can touch: a tile of BLOCK_N columns starting anywhere.
-  static constexpr u32 kMaxNBlocks = (kGroups * 8 + kScaleGranule - 2) / kScaleGranule + 1;
-  const float* __restrict__ sa;
-  const float* __restrict__ sb;
-  u32 ld_sa, ld_sb, M, N;
   u32 G;                  // 128-wide granules of K: granules >= G (BLOCK_K 256 past K) get scale 0
-  u32 row[kMmaPerWG][2];  // this thread's rows (absolute)
-  u32 n0, nb0, b1;        // tile's first column, its 128-block, groups before the next block
+  u32 row0;               // this thread's first row inside the tile (its warpgroup's rows + fragment row)
+  u32 b1;                 // block mode, tiles not aligned to 128 columns: groups before the next 128-block
   float ra[kMmaPerWG][2];
-  float rb[kMaxNBlocks];  // block mode: sb of the tile's 128-column blocks
-  u32 g_cur;              // block1d1d: granule of the fetched scales
+  float rb[kMode == kScaleBlock ? kNBlocks : 1];      // block: sb of the tile's 128-column blocks
+  float rc[kMode == kScaleBlock1d1d ? kGroups : 1][2];  // block1d1d: the column scales of this thread's columns
 
-  __device__ __forceinline__ BlockScaler(const float* a, const float* b, u32 lda_s, u32 ldb_s, u32 m, u32 n, u32 k)
-      : sa(a), sb(b), ld_sa(lda_s), ld_sb(ldb_s), M(m), N(n), G((k + kScaleGranule - 1) / kScaleGranule) {}
+  __device__ __forceinline__ BlockScaler(u32 row0_in_tile, u32 k)
+      : G((k + kScaleGranule - 1) / kScaleGranule), row0(row0_in_tile + fragment_row(threadIdx.x % 128)) {}
 
-  __device__ __forceinline__ void begin_tile(u32 m0, u32 tile_n0) {
-    const u32 t = threadIdx.x % 128;
-#pragma unroll
-    for (u32 j = 0; j < kMmaPerWG; ++j)
-#pragma unroll
-      for (u32 h = 0; h < 2; ++h) row[j][h] = m0 + 64 * j + fragment_row(t) + 8 * h;
-    n0 = tile_n0;
-    nb0 = n0 / kScaleGranule;
-    b1 = (kScaleGranule - n0 % kScaleGranule) / 8;  // n0 is a multiple of 8
+  __device__ __forceinline__ void begin_tile(u32 n0) {
+    if constexpr (!kNAligned) b1 = (kScaleGranule - n0 % kScaleGranule) / 8;  // n0 is a multiple of 8
   }
 
-  __device__ __forceinline__ void fetch(u32 g) {
+  /// Granule g's scales, from slot `i` (0, or 1 for the second granule of a BLOCK_K 256 stage).
+  __device__ __forceinline__ void fetch(const u8* slot, u32 i, u32 g) {
+    const bool in_k = g < G;
+    const float* s_a = reinterpret_cast<const float*>(slot) + i * BLOCK_M;
 #pragma unroll
     for (u32 j = 0; j < kMmaPerWG; ++j)
 #pragma unroll
-      for (u32 h = 0; h < 2; ++h) ra[j][h] = row[j][h] < M && g < G ? __ldg(sa + u64(g) * ld_sa + row[j][h]) : 0.f;
+      for (u32 h = 0; h < 2; ++h) ra[j][h] = in_k ? s_a[row0 + 64 * j + 8 * h] : 0.f;
+    const float* s_b = reinterpret_cast<const float*>(slot + kGranules * BLOCK_M * 4);
     if constexpr (kMode == kScaleBlock) {
-      const u32 n_blocks = (N + kScaleGranule - 1) / kScaleGranule;
 #pragma unroll
-      for (u32 b = 0; b < kMaxNBlocks; ++b)
-        rb[b] = nb0 + b < n_blocks && g < G ? __ldg(sb + u64(nb0 + b) * ld_sb + g) : 0.f;
+      for (u32 x = 0; x < kNBlocks; ++x) rb[x] = in_k ? s_b[4 * x + (g & 3u)] : 0.f;
     } else {
-      g_cur = g;
+      const u32 col = fragment_col(threadIdx.x % 128);
+#pragma unroll
+      for (u32 q = 0; q < kGroups; ++q)
+#pragma unroll
+        for (u32 c = 0; c < 2; ++c) rc[q][c] = in_k ? s_b[i * BLOCK_N + 8 * q + col + c] : 0.f;
     }
   }
 
-  /// acc += buf * scales (FMA per element); buf must be retired (after its wgmma wait).
+  /// acc += buf * scales (one FFMA per element); buf must be retired (after its wgmma wait).
   __device__ __forceinline__ void promote(float (&acc)[kMmaPerWG][kAccPerMma], float (&buf)[kMmaPerWG][kAccPerMma]) {
-    const u32 t = threadIdx.x % 128;
-#pragma unroll
-    for (u32 i = 0; i < kGroups; ++i) {
-      float b[2];
-      if constexpr (kMode == kScaleBlock) {
-        // Group i lies in 128-block nb0 + (i >= b1) + (i >= b1 + 16) (+ ... for wider tiles).
-        float s = rb[0];
-#pragma unroll
-        for (u32 x = 1; x < kMaxNBlocks; ++x) s = i >= b1 + 16 * (x - 1) ? rb[x] : s;
-        b[0] = b[1] = s;
-      } else {
-        const u32 col = n0 + 8 * i + fragment_col(t);
-        const float* p = sb + u64(g_cur) * ld_sb + col;
-        b[0] = col < N && g_cur < G ? __ldg(p) : 0.f;
-        b[1] = col + 1 < N && g_cur < G ? __ldg(p + 1) : 0.f;
-      }
+    if constexpr (kMode == kScaleBlock) {
+      float s[kMmaPerWG][2][kNBlocks];  // sa x sb per row and 128-column block
 #pragma unroll
       for (u32 j = 0; j < kMmaPerWG; ++j)
 #pragma unroll
         for (u32 h = 0; h < 2; ++h)
 #pragma unroll
-          for (u32 c = 0; c < 2; ++c) {
-            float& x = buf[j][4 * i + 2 * h + c];
-            ptx::fence_operand(x);
-            acc[j][4 * i + 2 * h + c] = fmaf(x, ra[j][h] * b[c], acc[j][4 * i + 2 * h + c]);
+          for (u32 x = 0; x < kNBlocks; ++x) s[j][h][x] = ra[j][h] * rb[x];
+#pragma unroll
+      for (u32 q = 0; q < kGroups; ++q) {
+#pragma unroll
+        for (u32 j = 0; j < kMmaPerWG; ++j)
+#pragma unroll
+          for (u32 h = 0; h < 2; ++h) {
+            float f;
+            if constexpr (kNAligned) {
+              f = s[j][h][(8 * q) / kScaleGranule];  // compile-time block of group q
+            } else {
+              // Group q lies in block nb0 + (q >= b1) + (q >= b1 + 16) (+ ... for wider tiles).
+              f = s[j][h][0];
+#pragma unroll
+              for (u32 x = 1; x < kNBlocks; ++x) f = q >= b1 + 16 * (x - 1) ? s[j][h][x] : f;
+            }
+#pragma unroll
+            for (u32 c = 0; c < 2; ++c) {
+              float& v = buf[j][4 * q + 2 * h + c];
+              ptx::fence_operand(v);
+              acc[j][4 * q + 2 * h + c] = fmaf(v, f, acc[j][4 * q + 2 * h + c]);
+            }
           }
+      }
+    } else {
+#pragma unroll
+      for (u32 q = 0; q < kGroups; ++q)
+#pragma unroll
+        for (u32 j = 0; j < kMmaPerWG; ++j)
+#pragma unroll
+          for (u32 h = 0; h < 2; ++h)
+#pragma unroll
+            for (u32 c = 0; c < 2; ++c) {
+              float& v = buf[j][4 * q + 2 * h + c];
+              ptx::fence_operand(v);
+              acc[j][4 * q + 2 * h + c] = fmaf(v, ra[j][h] * rc[q][c], acc[j][4 * q + 2 * h + c]);
+            }
     }
   }
 };

@@ -30,6 +30,17 @@ __device__ __forceinline__ void tma_load_2d_multicast(const TmaDesc* desc, u64* 
       : "memory");
 }
 
+/// 1-D bulk copy (PTX ISA, "cp.async.bulk", non-tensor form) of `bytes` from global memory into this
+/// CTA's shared memory, completing on `bar` with complete_tx of `bytes`. Both addresses must be 16-byte
+/// aligned and `bytes` a multiple of 16 (the PTX ISA's rule for cp.async.bulk); no bounds handling, so
+/// the caller clamps `bytes` to the source buffer.
+__device__ __forceinline__ void bulk_load(void* smem_dst, const void* gmem_src, u32 bytes, u64* bar) {
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
+                   smem_u32(smem_dst)),
+               "l"(reinterpret_cast<u64>(gmem_src)), "r"(bytes), "r"(smem_u32(bar))
+               : "memory");
+}
+
 }  // namespace dgt::ptx
 
 namespace dgt::ptx {

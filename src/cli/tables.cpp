@@ -165,7 +165,8 @@ report::Table space_table(const SearchSpace& space, const Enumeration& en, const
   t.columns = {{"config", "config", false},         {"grid", "grid", false},
                {"verdict", "verdict", false},       {"smem_total", "smem B", true},
                {"smem_a", "A stages B", true},      {"smem_b", "B stages B", true},
-               {"smem_staging", "staging B", true}, {"smem_barriers", "barriers B", true},
+               {"smem_staging", "staging B", true}, {"smem_scales", "scales B", true},
+               {"smem_barriers", "barriers B", true},
                {"smem_align", "align B", true},     {"acc_regs", "acc regs", true},
                {"reg_limit", "reg limit", true},    {"threads", "threads", true},
                {"estimate_us", "est us", true},     {"reason", "reason", false}};
@@ -173,7 +174,8 @@ report::Table space_table(const SearchSpace& space, const Enumeration& en, const
     const auto& r = c.resources;
     t.rows.push_back({c.config.key(), c.grid, std::string(c.pruned.empty() ? "kept" : "rejected"),
                       int64_t(r.smem.total), int64_t(r.smem.a_stages), int64_t(r.smem.b_stages),
-                      int64_t(r.smem.staging), int64_t(r.smem.barriers), int64_t(r.smem.align_pad),
+                      int64_t(r.smem.staging), int64_t(r.smem.scales), int64_t(r.smem.barriers),
+                      int64_t(r.smem.align_pad),
                       int64_t(r.regs.accumulators), int64_t(r.regs.limit), int64_t(r.threads),
                       c.pruned.empty() ? Cell{Number{estimate_us(KernelSpec::of(c.config, p), p, sm_count), 1}}
                                        : Cell{std::monostate{}},

@@ -65,7 +65,17 @@ size_t GemmKernel::counter_bytes(const Problem& p) const {
   return amax_state_offset(p) + (p.d == DType::kE4M3 ? 2 * sizeof(uint32_t) : 0);
 }
 
-void check_epilogue_operands(const Problem& p, const GemmOperands& ops) {
+void check_operands(const Problem& p, const GemmOperands& ops) {
+  for (const auto& [name, ptr] : {std::pair{"scale_a", ops.scale_a}, std::pair{"scale_b", ops.scale_b}}) {
+    if (ptr == nullptr)
+      DGT_THROW(ErrorKind::kInvalid, "problem {}: operand {} is null ({} scales need a device pointer)", p.label(), name,
+                to_string(p.scale));
+    if (is_block_scaled(p.scale) && reinterpret_cast<uintptr_t>(ptr) % 16 != 0)
+      DGT_THROW(ErrorKind::kInvalid,
+                "problem {}: operand {}: address {} is not 16-byte aligned ({} scales: the kernel copies each row of "
+                "scales with cp.async.bulk, which needs 16-byte aligned addresses)",
+                p.label(), name, static_cast<const void*>(ptr), to_string(p.scale));
+  }
   if (p.bias == Bias::kBF16 && ops.bias == nullptr)
     DGT_THROW(ErrorKind::kInvalid, "problem {} has a bf16 bias but the bias pointer is null (N = {} BF16 values needed)",
               p.label(), p.n);
@@ -92,7 +102,6 @@ void GemmKernel::launch(const Problem& p, const GemmOperands& ops, cudaStream_t 
   if (p.d != spec_.d || p.bias != spec_.bias || p.act != spec_.act)
     DGT_THROW(ErrorKind::kInvalid, "problem {} does not match kernel {} (output type, bias or activation differ)",
               p.label(), spec_.key());
-  check_epilogue_operands(p, ops);
   const CUtensorMap tma_a = make_kmajor_tma("A", ops.a, p.m, p.k, p.lda, a_box_rows(c, p.m), c.swizzle);
   const CUtensorMap tma_b = make_kmajor_tma("B", ops.b, p.n, p.k, p.ldb, c.block_n / c.cluster_m, c.swizzle);
   CUtensorMap tma_d{};
@@ -100,6 +109,7 @@ void GemmKernel::launch(const Problem& p, const GemmOperands& ops, cudaStream_t 
     tma_d = make_store_tma("D", ops.d, dtype_bytes(p.d), p.m, p.n, static_cast<uint64_t>(p.ldd) * dtype_bytes(p.d),
                            epilogue_box_cols(c.block_n, dtype_bytes(p.d)), c.rows_per_wg(),
                            epilogue_swizzle_bytes(c.block_n, dtype_bytes(p.d)));
+  check_operands(p, ops);  // after A, B, D: their errors come first
   unsigned splits = static_cast<unsigned>(effective_splits(p));
   void* partials = nullptr;
   void* counters = nullptr;

@@ -43,9 +43,11 @@ struct GemmWorkspace {
   size_t counter_bytes = 0;
 };
 
-/// Checks the epilogue operands `p` needs (bias for Bias::kBF16, scale_d for e4m3 output, amax only with
-/// e4m3, alignments). Throws Error(kInvalid) naming the operand and the rule. Host only, no CUDA call.
-void check_epilogue_operands(const Problem& p, const GemmOperands& ops);
+/// Checks the operands `p` needs beyond A, B and D: the scales (non-null; block scale modes: 16-byte aligned,
+/// because the kernel copies their rows with cp.async.bulk, PTX ISA) and the epilogue's (bias for Bias::kBF16,
+/// scale_d for e4m3 output, amax only with e4m3, alignments). Throws Error(kInvalid) naming the operand and
+/// the rule. Host only, no CUDA call.
+void check_operands(const Problem& p, const GemmOperands& ops);
 
 /// One compiled and loaded instance of kernels/gemm/fp8_gemm.cuh with its run-time config
 /// (split count, grid size).

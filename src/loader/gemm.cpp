@@ -226,7 +226,7 @@ void Gemm::run(const void* a, const void* b, void* d, int64_t m, int64_t n, int6
   jit::GemmOperands ops{a, b, d, scale_a, scale_b, options.bias, options.scale_d, options.amax};
   // The epilogue operands are checked before the first lookup, so a bad combination (e4m3 without scale_d,
   // amax with bf16 output) is reported as such rather than after compiling a kernel.
-  jit::check_epilogue_operands(p, ops);
+  jit::check_operands(p, ops);
   const Entry& e = impl_->resolve(key);
   e.kernel->launch(p, ops, stream, &e.workspace);
 }

@@ -14,6 +14,17 @@ constexpr int kRegOverhead2g = 16;      // with two (descriptors and loop state 
 constexpr int kMaxPromoteSpanK = 2048;  // R18: at most 2048 products per tensor-core partial sum
 constexpr int kRegsOneConsumerWG = 240;
 constexpr int kRegsTwoConsumerWG = 232;
+
+// Fp8GemmTraits::kSmemScaleStage: the scales one stage carries in the block scale modes.
+int stage_scale_bytes(const KernelConfig& c, ScaleMode mode) {
+  if (!is_block_scaled(mode)) return 0;
+  const int granules = c.block_k == 256 ? 2 : 1;
+  const bool aligned = c.block_n % 128 == 0 || (c.block_n > 0 && 128 % c.block_n == 0);
+  // A tile starting at any multiple of 8 columns touches at most ceil((120 + BLOCK_N) / 128) blocks.
+  const int n_blocks = static_cast<int>(aligned ? ceil_div(c.block_n, 128) : ceil_div(120 + c.block_n, 128));
+  const int b = mode == ScaleMode::kBlock ? n_blocks * 16 : granules * c.block_n * 4;
+  return granules * c.block_m * 4 + b;
+}
 }  // namespace
 
 ResourceReport evaluate_resources(const KernelSpec& spec) {
@@ -29,9 +40,11 @@ ResourceReport evaluate_resources(const KernelSpec& spec) {
   const int wg = c.num_math_wg > 0 ? c.num_math_wg : 1;
   // One staging tile per consumer warpgroup: its rows of the tile (pp: a whole tile each).
   r.smem.staging = tma_epilogue ? wg * c.rows_per_wg() * c.block_n * out_bytes : 0;
+  r.smem.scales = c.num_stages * stage_scale_bytes(c, spec.scale);
   r.smem.barriers = 2 * c.num_stages * 8 + (split_k ? 8 : 0);
   r.smem.align_pad = kAlignPad;
-  r.smem.total = r.smem.align_pad + r.smem.a_stages + r.smem.b_stages + r.smem.staging + r.smem.barriers;
+  r.smem.total =
+      r.smem.align_pad + r.smem.a_stages + r.smem.b_stages + r.smem.staging + r.smem.scales + r.smem.barriers;
   const int mma_per_wg = c.rows_per_wg() / 64;
   const bool two_groups = c.mainloop == Mainloop::k2g || c.mainloop == Mainloop::k2o;  // 2o: same registers as 2g
   // Block scales with BLOCK_K 256 (1g, two granule buffers) keep their loop state like 2g (NVRTC spill test).
@@ -73,9 +86,10 @@ ResourceReport evaluate_resources(const KernelSpec& spec) {
                        c.num_math_wg));
   if (c.num_stages < 2 || c.num_stages > 32) reject(fmt::format("R8: kNumStages = {} must be in 2..32", c.num_stages));
   if (r.smem.total > kMaxSmemPerBlock)
-    reject(fmt::format("R9: shared memory {} bytes (A {} + B {} + staging {} + barriers {} + align {}) exceeds {}",
-                       r.smem.total, r.smem.a_stages, r.smem.b_stages, r.smem.staging, r.smem.barriers,
-                       r.smem.align_pad, kMaxSmemPerBlock));
+    reject(fmt::format(
+        "R9: shared memory {} bytes (A {} + B {} + staging {} + scales {} + barriers {} + align {}) exceeds {}",
+        r.smem.total, r.smem.a_stages, r.smem.b_stages, r.smem.staging, r.smem.scales, r.smem.barriers,
+        r.smem.align_pad, kMaxSmemPerBlock));
   if (r.regs.accumulators + r.regs.overhead > r.regs.limit)
     reject(fmt::format(
         "R10: {} accumulator registers + {} overhead exceed the consumer limit of {} ({} partial buffer{} next to the "

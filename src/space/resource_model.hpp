@@ -19,6 +19,9 @@ struct SmemBudget {
   int a_stages = 0;   ///< kNumStages * BLOCK_M * BLOCK_K
   int b_stages = 0;   ///< kNumStages * BLOCK_N * BLOCK_K, rounded up to 1024 (the next region is swizzled)
   int staging = 0;    ///< BLOCK_M * BLOCK_N * bytes of D (bf16 2, f32 4, e4m3 1) with the TMA-store epilogue, else 0
+  int scales = 0;     ///< block scale modes: kNumStages * the stage's scales (A: BLOCK_M floats per 128-wide
+                      ///< granule; block: 16 bytes per 128-column block of B the tile touches; block1d1d: BLOCK_N
+                      ///< floats per granule), else 0
   int barriers = 0;   ///< 2 * kNumStages * 8 (full + empty mbarriers) + 8 (split-K flag) with split-K
   int align_pad = 0;  ///< 1024: slack to align the dynamic base for the swizzled tiles
   int total = 0;      ///< what the launch requests

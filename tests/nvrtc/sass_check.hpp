@@ -61,6 +61,7 @@ struct SassReport {
   int qgmma = 0;               ///< FP8 WGMMA instructions
   int slow_mma = 0;            ///< HMMA / plain IMMA (FP8 off the fast path)
   int local_memory = 0;        ///< LDL / STL (spills or local arrays)
+  int global_loads = 0;        ///< LDG (plain global loads; TMA and bulk copies are UTMALDG / UBLKCP)
   int windows = 0;             ///< wait..last-QGMMA windows found
   int r2ur_in_windows = 0;     ///< R2UR moves inside those windows
   std::string first_offender;  ///< the first R2UR line inside a window
@@ -107,6 +108,7 @@ inline SassReport analyze_sass(const std::string& sass) {
     }
     if (opcode_is(op, "HMMA") || opcode_is(op, "HGMMA")) ++r.slow_mma;
     if (opcode_is(op, "LDL") || opcode_is(op, "STL")) ++r.local_memory;
+    if (opcode_is(op, "LDG")) ++r.global_loads;
     if (opcode_is(op, "SYNCS.PHASECHK")) {
       close_window();
       wait = i;

@@ -35,10 +35,11 @@ SassReport compile_and_analyze(const KernelSpec& spec, const std::string& prelud
   return analyze_sass(sass);
 }
 
-KernelSpec spec_of(const char* key, Accum accum = Accum::kPromote) {
+KernelSpec spec_of(const char* key, Accum accum = Accum::kPromote, ScaleMode scale = ScaleMode::kPerTensor) {
   KernelSpec s;
   s.config = KernelConfig::parse_key(key);
   s.accum = accum;
+  s.scale = scale;
   return s;
 }
 
@@ -101,13 +102,40 @@ TEST(Sass, AnalyzerOnAHandWrittenListing) {
       "        /*0130*/                   QGMMA.64x128x32.F32.E4M3.E4M3 R24, gdesc[UR12], R24, gsb0 ;\n"
       "        /*0140*/                   R2UR UR9, R4 ;\n"
       "        /*0150*/                   SYNCS.PHASECHK.TRANS64.TRYWAIT P0, [UR4+0x2000], R3 ;\n"
-      "        /*0160*/                   STL [R1], R5 ;\n";
+      "        /*0160*/                   STL [R1], R5 ;\n"
+      "        /*0170*/                   UTMALDG.2D [UR20], [UR14] ;\n"
+      "        /*0180*/               @P1 LDG.E R6, desc[UR6][R2.64] ;\n";
   const SassReport r = analyze_sass(sass);
-  EXPECT_EQ(r.instructions, 7);
+  EXPECT_EQ(r.instructions, 9);
+  EXPECT_EQ(r.global_loads, 1);  // the predicated LDG, not the TMA load
   EXPECT_EQ(r.qgmma, 2);
   EXPECT_EQ(r.windows, 1);
   EXPECT_EQ(r.r2ur_in_windows, 1);  // the R2UR after the last QGMMA is outside the window
   EXPECT_EQ(r.local_memory, 1);
+}
+
+TEST(Sass, BlockScalesComeThroughSharedMemory) {
+  REQUIRE_CUOBJDUMP();
+  // Block scale modes: the producer's scale thread copies each stage's scales with the stage (UBLKCP), so the
+  // consumers read them from shared memory. Before that, four global loads per thread per k-block sat in
+  // front of every promotion (LDG in the mainloop; 10-25% slower than per-tensor, results/h200/scale-modes.md).
+  // These kernels have no bias, split-K or per-tensor scale: no global load at all.
+  const std::pair<const char*, ScaleMode> kernels[] = {
+      {"128x128x128_s5_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1", ScaleMode::kBlock},      // 2g, one 128-block per tile
+      {"128x144x128_s5_wg2_sw128_c1x1_rm8_tma_sk1_sm0_1g_p1", ScaleMode::kBlock},      // tiles straddle 128-blocks
+      {"128x128x256_s2_wg2_sw128_c1x1_rm8_tma_sk1_sm0_1g_p1", ScaleMode::kBlock},      // two granules per stage
+      {"128x128x128_s5_wg2_sw128_c2x1_rm8_tma_sk1_sm0_2g_p1", ScaleMode::kBlock},      // cluster, multicast
+      {"128x64x128_s8_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1", ScaleMode::kBlock1d1d},   // per-column B scales
+  };
+  for (const auto& [key, scale] : kernels) {
+    const KernelSpec spec = spec_of(key, Accum::kPromote, scale);
+    const SassReport r = compile_and_analyze(spec);
+    EXPECT_GT(r.qgmma, 0) << spec.key();
+    EXPECT_EQ(r.local_memory, 0) << spec.key();
+    EXPECT_EQ(r.global_loads, 0) << spec.key() << ": the scales should arrive through shared memory";
+    EXPECT_GT(r.windows, 0) << spec.key();
+    EXPECT_EQ(r.r2ur_in_windows, 0) << spec.key() << ": '" << r.first_offender << "'";
+  }
 }
 
 }  // namespace

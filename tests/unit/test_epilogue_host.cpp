@@ -189,7 +189,7 @@ TEST(EpilogueResources, P3NeedsSixteenByteRowsPerOutputType) {
 TEST(EpilogueOperands, BadCombinationsNameTheOperand) {
   auto message = [](const Problem& p, const jit::GemmOperands& ops) -> std::string {
     try {
-      jit::check_epilogue_operands(p, ops);
+      jit::check_operands(p, ops);
     } catch (const Error& e) {
       EXPECT_EQ(e.kind(), ErrorKind::kInvalid);
       return e.message();
@@ -197,8 +197,26 @@ TEST(EpilogueOperands, BadCombinationsNameTheOperand) {
     return "";
   };
   const Problem base = Problem::dense(64, 128, 256);
-  float word[4] = {};
+  alignas(16) float word[8] = {};
   jit::GemmOperands ops;
+  EXPECT_EQ(message(base, ops), "problem 64x128x256: operand scale_a is null (per-tensor scales need a device pointer)");
+  ops.scale_a = word;
+  EXPECT_EQ(message(base, ops), "problem 64x128x256: operand scale_b is null (per-tensor scales need a device pointer)");
+  ops.scale_b = word + 1;  // 4-byte aligned: enough for per-tensor scales
+  EXPECT_EQ(message(base, ops), "");
+  Problem block = base;
+  block.scale = ScaleMode::kBlock;
+  // Block scale modes copy rows of scales with cp.async.bulk: 16-byte aligned addresses only.
+  EXPECT_NE(message(block, ops).find("operand scale_b: address"), std::string::npos) << message(block, ops);
+  EXPECT_NE(message(block, ops).find("is not 16-byte aligned (block scales"), std::string::npos);
+  block.scale = ScaleMode::kBlock1d1d;
+  ops.scale_b = word + 4;
+  EXPECT_EQ(message(block, ops), "");
+  ops.scale_a = word + 2;
+  EXPECT_NE(message(block, ops).find("operand scale_a: address"), std::string::npos) << message(block, ops);
+  block.scale = ScaleMode::kChannel;  // channel scales are read with plain loads
+  EXPECT_EQ(message(block, ops), "");
+  ops.scale_a = word;
   EXPECT_EQ(message(epi(base, DType::kE4M3, Bias::kNone, Act::kNone), ops),
             "problem 64x128x256 ->e4m3 has e4m3 output but scale_d is null (e4m3 output needs an FP32 output scale in "
             "device memory: D = e4m3(scale_d x result))");

@@ -170,6 +170,36 @@ TEST(ResourceModel, StagingAndSplitFlagAreBudgeted) {
   EXPECT_EQ(evaluate_resources(small).smem.b_stages, 2048);
 }
 
+TEST(ResourceModel, BlockScalesTravelWithEachStage) {
+  // Block scale modes: each stage carries A's scales of its BLOCK_M rows per 128-wide granule and B's: block, a
+  // 16-byte slot per 128-column block the tile can touch; block1d1d, BLOCK_N floats per granule.
+  KernelSpec s = spec(128, 128, 5, 2);
+  s.config.epilogue = Epilogue::kTma;
+  EXPECT_EQ(evaluate_resources(s).smem.scales, 0);
+  s.scale = ScaleMode::kBlock;
+  ResourceReport r = evaluate_resources(s);
+  EXPECT_EQ(r.smem.scales, 5 * (128 * 4 + 16));  // BLOCK_N 128: one 128-block per tile
+  EXPECT_EQ(r.smem.total, 5 * 16384 * 2 + 32768 + 5 * 528 + 80 + 1024);
+  s.config.block_n = 144;  // tiles start at multiples of 144: up to ceil((120 + 144) / 128) = 3 blocks
+  s.config.num_stages = 4;
+  EXPECT_EQ(evaluate_resources(s).smem.scales, 4 * (128 * 4 + 3 * 16));
+  s.config.block_n = 64;
+  s.config.block_k = 256;  // two granules per stage
+  s.config.num_stages = 2;
+  s.config.mainloop = Mainloop::k1g;
+  EXPECT_EQ(evaluate_resources(s).smem.scales, 2 * (2 * 128 * 4 + 16));
+  s.scale = ScaleMode::kBlock1d1d;
+  EXPECT_EQ(evaluate_resources(s).smem.scales, 2 * (2 * 128 * 4 + 2 * 64 * 4));
+  // The scales cost the 6-stage 128 x 128 TMA-epilogue config its legality in block mode: 230496 bytes
+  // per-tensor + 6 x 528 > 232448.
+  KernelSpec six = spec(128, 128, 6, 2);
+  six.config.epilogue = Epilogue::kTma;
+  EXPECT_TRUE(evaluate_resources(six).ok());
+  six.scale = ScaleMode::kBlock;
+  EXPECT_EQ(evaluate_resources(six).rejection.substr(0, 3), "R9:") << evaluate_resources(six).rejection;
+  EXPECT_NE(evaluate_resources(six).rejection.find("scales 3168"), std::string::npos);
+}
+
 TEST(ResourceModel, ProblemFitIsTheHardTmaStoreRule) {
   KernelConfig c;
   Problem p = Problem::dense(4096, 4096, 4096);

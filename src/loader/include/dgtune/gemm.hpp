@@ -75,7 +75,8 @@ enum class Fp8Format { kE4M3, kE5M2 };
 /// How A and B are scaled: what `scale_a` and `scale_b` of Gemm::run point to. Every scale is an FP32
 /// (float) in device memory; both pointers must be 16-byte aligned. G = ceil(K / 128) is the number of
 /// 128-wide granules of K; round_up(x, 4) pads a row of floats to a multiple of 16 bytes (the rule TMA and
-/// cuBLASLt apply to scale arrays), and the padding floats are never read. The 2-D arrays are MN-major:
+/// cuBLASLt apply to scale arrays); the padding floats may be read (block modes copy whole rows) but never
+/// affect D, so they may hold anything. The 2-D arrays are MN-major:
 /// the scales of one k granule for consecutive rows (M or N) are contiguous.
 ///  - kPerTensor: scale_a and scale_b are 1 float each. D[m,n] = sa * sb * sum_k A[m,k] B[n,k].
 ///  - kChannel: scale_a is M floats (one per row of A, e.g. per token), scale_b is N floats (one per row of B,
@@ -91,7 +92,7 @@ enum class Fp8Format { kE4M3, kE5M2 };
 ///    D[m,n] = sum_g sa(g, m) * sb(g, n) * sum_{k in granule g} A[m,k] B[n,k].
 /// The block modes apply the scales as each granule's tensor-core partial sum is promoted to FP32, so they
 /// need fast_accum = false (Gemm::run throws dgt::Error(kInvalid) otherwise) and run configs with BLOCK_K =
-/// 128. The scale mode is part of the tuned problem: a winner tuned per-tensor is never used for a block-scaled
+/// 128 or 256; a scale pointer that is not 16-byte aligned is refused with dgt::Error(kInvalid). The scale mode is part of the tuned problem: a winner tuned per-tensor is never used for a block-scaled
 /// call (tune with `scale=block` in the shapes file). Sources: DeepSeek-V3 technical report, "Fine-Grained
 /// Quantization" (1x128 activation tiles, 128x128 weight blocks); deepseek-ai/DeepGEMM README (the scaling-factor
 /// layouts, MN-major and padded to 16 bytes, that this follows).
