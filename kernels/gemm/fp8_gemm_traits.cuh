@@ -109,12 +109,14 @@ struct Fp8GemmTraits {
   // group in flight: 2 x BLOCK_N / 2 per m64 slice with one group, 3 x with two.
   // 2o keeps the same three buffers live in the mainloop; during its epilogue only acc and the one
   // in-flight partial are live (the other buffer was just promoted), so 2g's rule covers it too.
-  // Block scale modes keep the fetched scales of one granule (2 rows per m64 slice; block: up to 3 B
-  // blocks; block1d1d: the column scales of the tile, which ptxas hoists ahead of the promotion), the
-  // tile's bounds and the scale pointers next to the accumulators: kScaleRegs more. Calibrated with the
-  // NVRTC spill test (tests/nvrtc ScaleModesCompileWithoutSpills): 64x136 with one consumer WG spilled
-  // 148 B in block mode with 10 reserved; block1d1d spilled from BLOCK_N 112 (one WG) with BLOCK_N / 4.
-  static constexpr u32 kScaleRegs = kScaleMode == 2 ? 20 + 2 * kMmaPerWG : kScaleMode == 3 ? 20 + 2 * kMmaPerWG + BLOCK_N / 2 : 0;
+  // Block scale modes keep the scales of one granule read from the stage's slot (2 rows per m64 slice;
+  // block: one per 128-column block the tile touches, kScaleNBlocks; block1d1d: the tile's column scales)
+  // and their products next to the accumulators: kScaleRegs more. Calibrated with the NVRTC spill test
+  // (tests/nvrtc ScaleModesCompileWithoutSpills). Block, since the scales come through shared memory: 128x136
+  // 2g spilled 60 B with 4 + 2 * kMmaPerWG + kScaleNBlocks = 8 reserved, every kept kernel compiles with 10 +
+  // ... (128x168 1g at 231 of 232 included); it was 20 + 2 * kMmaPerWG with global scale loads (64x136
+  // with one WG spilled 148 B with 10). block1d1d spilled from BLOCK_N 112 (one WG) with BLOCK_N / 4.
+  static constexpr u32 kScaleRegs = kScaleMode == 2 ? 10 + 2 * kMmaPerWG + kScaleNBlocks : kScaleMode == 3 ? 20 + 2 * kMmaPerWG + BLOCK_N / 2 : 0;
   // Block scales with BLOCK_K 256 keep a second partial buffer too (one per 128-wide granule of a k-block).
   static constexpr bool kTwoPartials = kMainloop == 2 || kMainloop == 3 || (kBlockScaled && BLOCK_K == 256);
   // pp keeps only the tensor-core sum (one buffer): rule P8 (host) limits it to K <= P x BLOCK_K.

@@ -15,14 +15,19 @@ constexpr int kMaxPromoteSpanK = 2048;  // R18: at most 2048 products per tensor
 constexpr int kRegsOneConsumerWG = 240;
 constexpr int kRegsTwoConsumerWG = 232;
 
+// Fp8GemmTraits::kScaleNBlocks: the 128-column blocks of B a tile can touch (block mode). Tiles start at
+// multiples of BLOCK_N; when BLOCK_N divides 128 or 128 divides BLOCK_N they are aligned, otherwise a tile
+// starting at any multiple of 8 columns touches at most ceil((120 + BLOCK_N) / 128) blocks.
+int scale_n_blocks(int block_n) {
+  const bool aligned = block_n % 128 == 0 || (block_n > 0 && 128 % block_n == 0);
+  return static_cast<int>(aligned ? ceil_div(block_n, 128) : ceil_div(120 + block_n, 128));
+}
+
 // Fp8GemmTraits::kSmemScaleStage: the scales one stage carries in the block scale modes.
 int stage_scale_bytes(const KernelConfig& c, ScaleMode mode) {
   if (!is_block_scaled(mode)) return 0;
   const int granules = c.block_k == 256 ? 2 : 1;
-  const bool aligned = c.block_n % 128 == 0 || (c.block_n > 0 && 128 % c.block_n == 0);
-  // A tile starting at any multiple of 8 columns touches at most ceil((120 + BLOCK_N) / 128) blocks.
-  const int n_blocks = static_cast<int>(aligned ? ceil_div(c.block_n, 128) : ceil_div(120 + c.block_n, 128));
-  const int b = mode == ScaleMode::kBlock ? n_blocks * 16 : granules * c.block_n * 4;
+  const int b = mode == ScaleMode::kBlock ? scale_n_blocks(c.block_n) * 16 : granules * c.block_n * 4;
   return granules * c.block_m * 4 + b;
 }
 }  // namespace
@@ -56,7 +61,7 @@ ResourceReport evaluate_resources(const KernelSpec& spec) {
   const bool block_scaled = is_block_scaled(spec.scale);
   // kScaleRegs (fp8_gemm_traits.cuh): one granule's scales, tile bounds, scale pointers; block1d1d also
   // the tile's column scales (calibrated with the NVRTC spill test).
-  if (spec.scale == ScaleMode::kBlock) r.regs.overhead += 20 + 2 * mma_per_wg;
+  if (spec.scale == ScaleMode::kBlock) r.regs.overhead += 10 + 2 * mma_per_wg + scale_n_blocks(c.block_n);
   if (spec.scale == ScaleMode::kBlock1d1d) r.regs.overhead += 20 + 2 * mma_per_wg + c.block_n / 2;
   // kEpiRegs (fp8_gemm_traits.cuh): with block scale modes, the pointers and values the output/epilogue
   // keeps live across the tile loop (bias pointer; scale_d, amax pointer and running max for e4m3) and
