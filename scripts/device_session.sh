@@ -5,7 +5,7 @@
 #   steps: env run sweep resume prevwin loader gputests sanitize cube modelsweep clismoke deepseek square
 #          v2sweeps compare large export gate gaterecord detect gate10 scaletests scaleperf epitests epiperf
 #          epiab epinew (issue 12 A/B and re-tune) o256 ncublas pptest ppab ppsweep (issue 7: 2o, cuBLASLt's
-#          kernels, the ping-pong mainloop) blockab (issue 11: block scales A/B); the case labels below say what each runs
+#          kernels, the ping-pong mainloop) blockab ncublock cublasm (issue 11: block scales A/B, profiles, cuBLASLt's smallest M); the case labels below say what each runs
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
@@ -165,6 +165,17 @@ for s in "$@"; do
         step "sweep-$side-block" 240 bash -c "$b sweep --shapes $f --db /tmp/block-$side.db --strategy model --top-k ${BLOCK_TOPK:-16} --format json >$OUT/sweep-$side-block.json"
         step "compare-$side-block" 200 bash -c "$b compare --shapes $f --db /tmp/block-$side.db --rounds ${BLOCK_ROUNDS:-10} --no-copy-limit $extra --format json >$OUT/compare-$side-block.json"
       done ;;
+    ncublock)  # issue 11: block mode next to per-tensor with the same config (ncu), and the cuBLASLt block kernel's profile
+      sec="--section SpeedOfLight --section ComputeWorkloadAnalysis --section WarpStateStats --section SchedulerStats --section LaunchStats"
+      cfg=${NCU_BLOCK_CONFIG:-128x128x128_s5_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1}
+      for sc in block tensor; do
+        step "ncu-$sc" 150 ncu --clock-control none -k regex:fp8_gemm --launch-skip 3 --launch-count 1 $sec "$BIN" run --db /tmp/ncu.db --m 4096 --n 7168 --k 16384 --scale $sc --config $cfg
+      done
+      printf '4096 7168 16384 scale=block\n' >/tmp/ncb.txt
+      step ncu-cublas-block 150 ncu --clock-control none -k "regex:^(?!dgt_|fp8_gemm).+" --launch-count 40 $sec --print-summary per-kernel "$BIN" compare --shapes /tmp/ncb.txt --db /tmp/ncu.db --rounds 2 --no-copy-limit ;;
+    cublasm)  # issue 11: the smallest M for which cuBLASLt's block-scaled heuristic returns an algorithm
+      printf '%s\n' "1 2112 7168 scale=block" "2 2112 7168 scale=block" "4 2112 7168 scale=block" "8 2112 7168 scale=block" "16 2112 7168 scale=block" "32 2112 7168 scale=block" >/tmp/cm.txt
+      step cublasm 120 bash -c "$BIN compare --shapes /tmp/cm.txt --db /tmp/cm.db --rounds 2 --no-copy-limit --config 64x64x128_s8_wg1_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1 --format json >$OUT/cublasm.json" ;;
     epitests)  # issue 12: output types and fused epilogues (exact values, edge shapes, split-K, cuBLASLt, loader)
       step epitests 420 bash -c "cd build && ./tests/dgtune_gpu_tests --gtest_filter='Epilogues.*:Loader.EveryOutputAndEpilogueThroughTheOptionsStruct'" ;;
     epiab)  # issue 12: the epilogue change A/B. $ROOT/build/dgtune-old (previous commit) tunes (model top 16) and
