@@ -5,7 +5,7 @@
 #   steps: env run sweep resume prevwin loader gputests sanitize cube modelsweep clismoke deepseek square
 #          v2sweeps compare large export gate gaterecord detect gate10 scaletests scaleperf epitests epiperf
 #          epiab epinew (issue 12 A/B and re-tune) o256 ncublas pptest ppab ppsweep (issue 7: 2o, cuBLASLt's
-#          kernels, the ping-pong mainloop) blockab ncublock cublasm (issue 11: block scales A/B, profiles, cuBLASLt's smallest M); the case labels below say what each runs
+#          kernels, the ping-pong mainloop) blockab ncublock blockx cublasm (issue 11: block scales A/B, profiles, cuBLASLt's smallest M); the case labels below say what each runs
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
@@ -173,6 +173,15 @@ for s in "$@"; do
       done
       printf '4096 7168 16384 scale=block\n' >/tmp/ncb.txt
       step ncu-cublas-block 150 ncu --clock-control none -k "regex:^(?!dgt_|fp8_gemm).+" --launch-count 40 $sec --print-summary per-kernel "$BIN" compare --shapes /tmp/ncb.txt --db /tmp/ncu.db --rounds 2 --no-copy-limit ;;
+    blockx)  # issue 11: cluster / direct-epilogue variants of the block-mode 128x128 tile on the slowest large shapes,
+      # and where the block kernel's memory time goes (ncu memory workload + SASS stall sampling)
+      printf '%s\n' "4096 2112 7168 scale=block" "4096 7168 16384 scale=block" "4096 4096 7168 scale=block" "8192 4096 7168 scale=block" "8192 2112 7168 scale=block" "8192 576 7168 scale=block" >/tmp/bx.txt
+      extra=""; for c in ${BLOCKX_CONFIGS:-128x128x128_s5_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1 128x128x128_s5_wg2_sw128_c2x1_rm8_tma_sk1_sm0_2g_p1 128x128x128_s5_wg2_sw128_c1x2_rm8_tma_sk1_sm0_2g_p1 128x128x128_s6_wg2_sw128_c1x1_rm8_direct_sk1_sm0_2g_p1 128x128x128_s6_wg2_sw128_c2x1_rm8_direct_sk1_sm0_2g_p1}; do extra="$extra --config $c"; done
+      step blockx 200 bash -c "$BIN compare --shapes /tmp/bx.txt --db /tmp/bx.db --rounds 10 --no-copy-limit $extra --format json >$OUT/blockx.json"
+      sec="--section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats --section SourceCounters"
+      for sc in block tensor; do
+        step "ncumem-$sc" 150 ncu --clock-control none -k regex:fp8_gemm --launch-skip 3 --launch-count 1 $sec "$BIN" run --db /tmp/ncu.db --m 4096 --n 7168 --k 16384 --scale $sc --config 128x128x128_s5_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1
+      done ;;
     cublasm)  # issue 11: the smallest M for which cuBLASLt's block-scaled heuristic returns an algorithm
       printf '%s\n' "1 2112 7168 scale=block" "2 2112 7168 scale=block" "4 2112 7168 scale=block" "8 2112 7168 scale=block" "16 2112 7168 scale=block" "32 2112 7168 scale=block" >/tmp/cm.txt
       step cublasm 120 bash -c "$BIN compare --shapes /tmp/cm.txt --db /tmp/cm.db --rounds 2 --no-copy-limit --config 64x64x128_s8_wg1_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1 --format json >$OUT/cublasm.json" ;;
