@@ -5,7 +5,7 @@
 #   steps: env run sweep resume prevwin loader gputests sanitize cube modelsweep clismoke deepseek square
 #          v2sweeps compare large export gate gaterecord detect gate10 scaletests scaleperf epitests epiperf
 #          epiab epinew (issue 12 A/B and re-tune) o256 ncublas pptest ppab ppsweep (issue 7: 2o, cuBLASLt's
-#          kernels, the ping-pong mainloop) blockab ncublock blockx cublasm (issue 11: block scales A/B, profiles, cuBLASLt's smallest M); the case labels below say what each runs
+#          kernels, the ping-pong mainloop) blockab ncublock blockx ncufull cublasm (issue 11: block scales A/B, profiles, cuBLASLt's smallest M); the case labels below say what each runs
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
@@ -181,6 +181,11 @@ for s in "$@"; do
       sec="--section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats --section SourceCounters"
       for sc in block tensor; do
         step "ncumem-$sc" 150 ncu --clock-control none -k regex:fp8_gemm --launch-skip 3 --launch-count 1 $sec "$BIN" run --db /tmp/ncu.db --m 4096 --n 7168 --k 16384 --scale $sc --config 128x128x128_s5_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1
+      done ;;
+    ncufull)  # issue 11: full ncu sets (all details) of the block and per-tensor kernels with the same config, into $OUT
+      cfg=${NCU_BLOCK_CONFIG:-128x128x128_s5_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1}
+      for sc in block tensor; do
+        step "ncufull-$sc" 200 bash -c "ncu --clock-control none -k regex:fp8_gemm --launch-skip 3 --launch-count 1 --set full --print-details all $BIN run --db /tmp/ncu.db --m 4096 --n 7168 --k 16384 --scale $sc --config $cfg >$OUT/ncufull-$sc.txt 2>&1"
       done ;;
     cublasm)  # issue 11: the smallest M for which cuBLASLt's block-scaled heuristic returns an algorithm
       printf '%s\n' "1 2112 7168 scale=block" "2 2112 7168 scale=block" "4 2112 7168 scale=block" "8 2112 7168 scale=block" "16 2112 7168 scale=block" "32 2112 7168 scale=block" >/tmp/cm.txt
