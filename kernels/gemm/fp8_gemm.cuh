@@ -37,7 +37,8 @@
 //
 // Roles: warpgroups 0..kNumMathWG-1 are consumers (WGMMA + epilogue), warpgroup kNumMathWG is the
 // producer, in which one thread issues the TMA loads into a kNumStages ring of shared-memory stages
-// (block scale modes: a second thread copies each stage's scales, gemm/scales.cuh StageScales).
+// (block scale modes: that thread also copies each stage's scales, gemm/scales.cuh StageScales; with a
+// cluster a second thread does).
 // Each stage has a full barrier (arrive_expect_tx by the local producer thread(s), complete_tx by TMA,
 // including the slices multicast by the other CTAs of the cluster) and an empty barrier (one arrival per consumer
 // warp of every CTA of the cluster, because the peers write into this CTA's stage).
@@ -160,7 +161,16 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
         const int b_row = int(w.n_block * BLOCK_N + rank_m * T::kSliceRowsB);
         for (u32 kb = w.k_begin; kb < w.k_end; ++kb) {
           ptx::mbar_wait(&empty_bar[stage], phase ^ 1);
-          ptx::mbar_arrive_expect_tx(&full_bar[stage], stage_tx);
+          if constexpr (T::kBlockScaled && T::kProducersPerStage == 1) {
+            // Block scales without a cluster: this thread also copies the stage's scales (see below).
+            using Scales = StageScales<kScaleMode, BLOCK_M, BLOCK_N, T::kGranulesPerStage, T::kScaleNBlocks>;
+            const u32 m0 = w.m_block * BLOCK_M, n0 = w.n_block * BLOCK_N;
+            ptx::mbar_arrive_expect_tx(&full_bar[stage], stage_tx + Scales::bytes(kb, m0, n0, ld_sa, ld_sb, N, K));
+            Scales::issue(smem_scales + stage * T::kSmemScaleStage, &full_bar[stage], kb, m0, n0, scale_a, scale_b, ld_sa,
+                          ld_sb, N, K);
+          } else {
+            ptx::mbar_arrive_expect_tx(&full_bar[stage], stage_tx);
+          }
 #pragma unroll
           for (u32 a = 0; a < T::kAtomsK; ++a) {
             const int k_idx = int(kb * BLOCK_K + a * kSwizzle);
@@ -181,11 +191,13 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
         }
       }
     }
-    if constexpr (T::kBlockScaled) {
-      // Block scale modes: a second producer thread (lane 0 of the next warp) copies each stage's scales (this
-      // CTA's own, not multicast) and is the full barrier's second arrival. Its own thread, not the TMA thread's
-      // loop: the producer runs with 40 registers and the scale arithmetic in the TMA loop spilled in cluster
-      // kernels (NVRTC spill test).
+    if constexpr (T::kBlockScaled && T::kProducersPerStage == 2) {
+      // Block scale modes with a cluster: a second producer thread (lane 0 of the next warp) copies each stage's
+      // scales (this CTA's own, not multicast) and is the full barrier's second arrival, because the producer
+      // runs with 40 registers and the scale arithmetic in the TMA thread's loop spilled in cluster kernels
+      // (NVRTC spill test). Without a cluster the TMA thread copies them itself: the second thread cost 8% more
+      // cycles there (H200, 4096x7168x16384 block, 128x128x128 s5 2g: 1256k vs 1156k cycles under ncu,
+      // results/h200/scale-modes.md), most of it in full-barrier waits (long-scoreboard stalls 13.9k vs 8.9k).
       if (warp == kNumMathWG * 4 + 1 && lane == 0) {
         using Scales = StageScales<kScaleMode, BLOCK_M, BLOCK_N, T::kGranulesPerStage, T::kScaleNBlocks>;
         u32 stage = 0, phase = 0;

@@ -91,8 +91,9 @@ struct Fp8GemmTraits {
   static constexpr u32 kSmemScaleBStage = kScaleMode == 2 ? kScaleNBlocks * 16 : kScaleMode == 3 ? kGranulesPerStage * BLOCK_N * 4 : 0;
   static constexpr u32 kSmemScaleStage = kSmemScaleAStage + kSmemScaleBStage;  // a multiple of 16 bytes
   static constexpr u32 kSmemScales = kNumStages * kSmemScaleStage;
-  /// Arrivals that complete a stage's full barrier: the TMA thread, and in block modes the scale thread.
-  static constexpr u32 kProducersPerStage = kBlockScaled ? 2 : 1;
+  /// Arrivals that complete a stage's full barrier: the TMA thread, and in block modes with a cluster a
+  /// second thread that copies the scales (without a cluster the TMA thread copies them; fp8_gemm.cuh).
+  static constexpr u32 kProducersPerStage = kBlockScaled && kClusterSize > 1 ? 2 : 1;
   static constexpr u32 kSmemBarriers = 2 * kNumStages * 8 + (kSplitK ? 8 : 0);
   static constexpr u32 kAlignPad = 1024;
   static constexpr u32 kOffB = kSmemARegion;
