@@ -267,8 +267,13 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
     };
     // Waits for the next full stage and issues its k-steps into `buf`; the first k-step overwrites
     // `buf` when `first` (the first k-block of a promotion group). Returns the stage it read.
-    auto issue = [&](Buf& buf, bool first) -> u32 {
+    // Block modes, with `fetch_kb` set: k-block fetch_kb's scales are read between the full-barrier wait and
+    // the WGMMA fence (see fetch below).
+    auto issue_fetch = [&](Buf& buf, bool first, bool fetch_kb, u32 kb) -> u32 {
       ptx::mbar_wait(&full_bar[stage], phase);
+      if constexpr (T::kBlockScaled) {
+        if (fetch_kb) scaler.fetch(smem_scales + stage * T::kSmemScaleStage, 0, kb * T::kGranulesPerStage);
+      }
       ptx::wgmma_fence();
 #pragma unroll
       for (u32 s = 0; s < T::kStepsK; ++s) mma_step(buf, s, first && s == 0);
@@ -277,6 +282,7 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
       if (++stage == kNumStages) stage = 0, phase ^= 1;
       return read;
     };
+    auto issue = [&](Buf& buf, bool first) -> u32 { return issue_fetch(buf, first, false, 0); };
     // Block scale modes with BLOCK_K = 256 (1g only, rule R21): the k-block holds two 128-wide granules,
     // each summed into its own partial buffer (k-steps 0-3 into b0, 4-7 into b1) so each is promoted with
     // its own scales. One commit group.
@@ -319,8 +325,24 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
     };
     // Block modes: the scales of k-block kb, read in `st` (its stage, waited for and not yet released).
     // With BLOCK_K = 128 k-block kb is granule kb (BLOCK_K = 256: granules 2 kb and 2 kb + 1, slots 0 and 1).
+    // The reads (LDS, generic proxy) must be performed before the stage is released, or the producer's next
+    // copy into the slot (async proxy) can land first: a write-after-read race, seen on the H200 (4096x4096x16
+    // block, 128x64 2g with the direct epilogue, 352 wrong elements in one of three runs) when the release
+    // followed the reads with only a WGMMA wait between; ptxas also moves the release above the FFMAs that
+    // consume the values, so source order after promote() does not help. Where a WGMMA follows, the reads
+    // go before its fence (issue_fetch; the order DeepGEMM relies on); where none does (a tile's last
+    // k-block in 2g, the second granule of a BLOCK_K 256 stage), fence.proxy.async orders them before the
+    // release (PTX ISA, memory consistency model: accesses through different proxies need a proxy fence).
     auto fetch = [&](u32 st, u32 kb, u32 slot = 0) {
       if constexpr (T::kBlockScaled) scaler.fetch(smem_scales + st * T::kSmemScaleStage, slot, kb * T::kGranulesPerStage + slot);
+    };
+    // Retires the last issued k-block of a tile (stage st, partial buf), releases its stage and folds it in;
+    // block modes first order their scale reads before the release (see fetch).
+    auto finish = [&](Buf& buf, u32 st) {
+      ptx::wgmma_wait<0>();
+      if constexpr (T::kBlockScaled) ptx::fence_proxy_async_smem();
+      release(st);
+      promote(buf);
     };
     constexpr bool kFirstOfGroup = true, kMore = false;
     // 2o only (kMainloop == 3): every tile's first k-block is issued early, into part0: the CTA's first
@@ -415,13 +437,14 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
             ptx::wgmma_wait<0>();
             promote(part0);
             fetch(s, kb, 1);
-            release(s);  // after the second granule's scales are read
+            ptx::fence_proxy_async_smem();  // the second granule's scale reads before the release (see fetch)
+            release(s);
             promote(part1);
           }
         } else
         for (u32 g = 0; g < num_groups; ++g) {
-          const u32 first = issue(part0, kFirstOfGroup);
-          fetch(first, w.k_begin + g);  // P = 1 in block modes: group g is k-block k_begin + g
+          // P = 1 in block modes: group g is k-block k_begin + g; its scales are read before the WGMMA fence.
+          const u32 first = issue_fetch(part0, kFirstOfGroup, true, w.k_begin + g);
           ptx::wgmma_wait<0>();
           release(first);
           if constexpr (P > 1) {
@@ -444,7 +467,7 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
         u32 pending = issue(part0, kFirstOfGroup);  // stage of the newest issued k-block, released one step later
         u32 kb_prev = w.k_begin;                     // k-block whose partial the next promote() adds
         auto next_group = [&](Buf& buf, Buf& prev) {
-          fetch(pending, kb_prev);  // kb_prev's stage is `pending`: waited for, released below
+          fetch(pending, kb_prev);  // kb_prev's stage is `pending`: waited for, read before issue()'s WGMMA fence
           const u32 s = issue(buf, kFirstOfGroup);
           ptx::wgmma_wait<1>();
           release(pending);
@@ -460,14 +483,10 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
         if (g < num_groups) {
           next_group(part1, part0);
           fetch(pending, kb_prev);
-          ptx::wgmma_wait<0>();
-          release(pending);
-          promote(part1);
+          finish(part1, pending);
         } else {
           fetch(pending, kb_prev);
-          ptx::wgmma_wait<0>();
-          release(pending);
-          promote(part0);
+          finish(part0, pending);
         }
       } else {
         // 2o. This tile's first k-block (kb0) is already in flight in part0: issued before the previous

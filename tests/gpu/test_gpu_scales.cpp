@@ -104,6 +104,25 @@ TEST(ScaleModes, WholeDefaultSpaceOnKAndNTails) {
   }
 }
 
+TEST(ScaleModes, ScaleSlotsAreReadBeforeTheProducerRefillsThem) {
+  // A write-after-read race on the per-stage scale slots, seen once in three runs of EdgeShapesEveryMode on
+  // the H200 (4096x4096x16 block, 128x64 2g with the direct epilogue: 352 wrong elements): a tile's last
+  // k-block released its stage while its scale reads (LDS) could still be queued behind the epilogue's global
+  // stores, and the producer's next bulk copy overwrote the slot first. One k-block per tile and a store-heavy
+  // epilogue make that window as wide as it gets; each config runs 12 times on fresh inputs.
+  const std::vector<KernelConfig> configs = parse_keys({"128x64x128_s6_wg2_sw128_c1x1_rm8_direct_sk3_sm0_2g_p1",
+                                                        "128x64x128_s6_wg2_sw128_c1x1_rm8_direct_sk1_sm0_1g_p1",
+                                                        "128x64x256_s3_wg2_sw128_c1x1_rm8_direct_sk1_sm0_1g_p1",
+                                                        "128x128x128_s5_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1"});
+  for (ScaleMode mode : {ScaleMode::kBlock, ScaleMode::kBlock1d1d}) {
+    int ran = 0;
+    for (int rep = 0; rep < 12; ++rep) {
+      for (int64_t k : {16, 200}) ran += verify_configs(with_scale(Problem::dense(4096, 4096, k), mode), configs, 7000 + rep * 10 + k);
+    }
+    EXPECT_GE(ran, 12 * 2 * 3) << to_string(mode);
+  }
+}
+
 TEST(ScaleModes, SplitKIsDeterministic) {
   Gpu& gpu = Gpu::get();
   const Problem p = with_scale(Problem::dense(256, 1000, 4096), ScaleMode::kBlock);
