@@ -165,9 +165,12 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
             // Block scales without a cluster: this thread also copies the stage's scales (see below).
             using Scales = StageScales<kScaleMode, BLOCK_M, BLOCK_N, T::kGranulesPerStage, T::kScaleNBlocks>;
             const u32 m0 = w.m_block * BLOCK_M, n0 = w.n_block * BLOCK_N;
-            ptx::mbar_arrive_expect_tx(&full_bar[stage], stage_tx + Scales::bytes(kb, m0, n0, ld_sa, ld_sb, N, K));
+            // Expect, copy, then arrive: the arrive (a release) follows the scale copies in program order, the
+            // order compute-sanitizer's racecheck checks the consumers' shared-memory reads of them against.
+            ptx::mbar_expect_tx(&full_bar[stage], stage_tx + Scales::bytes(kb, m0, n0, ld_sa, ld_sb, N, K));
             Scales::issue(smem_scales + stage * T::kSmemScaleStage, &full_bar[stage], kb, m0, n0, scale_a, scale_b, ld_sa,
                           ld_sb, N, K);
+            ptx::mbar_arrive(&full_bar[stage]);
           } else {
             ptx::mbar_arrive_expect_tx(&full_bar[stage], stage_tx);
           }
@@ -206,9 +209,10 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
           const u32 m0 = w.m_block * BLOCK_M, n0 = w.n_block * BLOCK_N;
           for (u32 kb = w.k_begin; kb < w.k_end; ++kb) {
             ptx::mbar_wait(&empty_bar[stage], phase ^ 1);
-            ptx::mbar_arrive_expect_tx(&full_bar[stage], Scales::bytes(kb, m0, n0, ld_sa, ld_sb, N, K));
+            ptx::mbar_expect_tx(&full_bar[stage], Scales::bytes(kb, m0, n0, ld_sa, ld_sb, N, K));
             Scales::issue(smem_scales + stage * T::kSmemScaleStage, &full_bar[stage], kb, m0, n0, scale_a, scale_b, ld_sa,
                           ld_sb, N, K);
+            ptx::mbar_arrive(&full_bar[stage]);  // after the copies, as in the TMA thread
             if (++stage == kNumStages) stage = 0, phase ^= 1;
           }
         }
