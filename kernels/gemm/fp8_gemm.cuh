@@ -39,7 +39,8 @@
 // producer, in which one thread issues the TMA loads into a kNumStages ring of shared-memory stages
 // (block scale modes: that thread also copies each stage's scales, gemm/scales.cuh StageScales; with a
 // cluster a second thread does).
-// Each stage has a full barrier (arrive_expect_tx by the local producer thread(s), complete_tx by TMA,
+// Each stage has a full barrier (arrive_expect_tx by the local producer thread; block modes: expect_tx, the
+// scale copies, then arrive, by the TMA or the scale thread; complete_tx by TMA and the bulk copies,
 // including the slices multicast by the other CTAs of the cluster) and an empty barrier (one arrival per consumer
 // warp of every CTA of the cluster, because the peers write into this CTA's stage).
 #pragma once

@@ -84,7 +84,9 @@ struct Fp8GemmTraits {
   /// touches; block1d1d: B's scales of the tile's BLOCK_N columns for each granule. gemm/scales.cuh.
   static constexpr u32 kGranulesPerStage = BLOCK_K == 256 ? 2 : 1;
   /// A tile's columns lie in known 128-blocks when BLOCK_N divides 128 or 128 divides BLOCK_N (n0 is a
-  /// multiple of BLOCK_N); otherwise a tile starting at any multiple of 8 can touch ceil((120 + BLOCK_N) / 128).
+  /// multiple of BLOCK_N); otherwise the bound assumes a start at any multiple of 8: ceil((120 + BLOCK_N) / 128).
+  /// (Starts are multiples of gcd(BLOCK_N, 128), so 144, 160 and 192 touch at most 2, not 3: a 16-byte slot and a
+  /// register to spare, left as is.)
   static constexpr bool kScaleNAligned = BLOCK_N % 128 == 0 || 128 % BLOCK_N == 0;
   static constexpr u32 kScaleNBlocks = kScaleNAligned ? (BLOCK_N + 127) / 128 : (BLOCK_N + 247) / 128;
   static constexpr u32 kSmemScaleAStage = kBlockScaled ? kGranulesPerStage * BLOCK_M * 4 : 0;
@@ -130,7 +132,8 @@ struct Fp8GemmTraits {
   // epilogue's values live after the mainloop's partial buffers die). Block scale modes keep their scale
   // state live across the tile loop: there the bias pointer (2), e4m3's scale_d / amax pointer and running
   // max (4) and GELU's temporaries (4) count (256x32 wg1 2g in block mode with e4m3 + bias + GELU spilled
-  // 112 B without them). Mirrors dgt::epilogue_regs (resource_model.cpp); calibrated with the NVRTC test
+  // 112 B without them while the block scales were global loads; it no longer does, and the rule is kept as a
+  // margin, tests/unit/test_epilogue_host.cpp). Mirrors dgt::epilogue_regs (resource_model.cpp); calibrated with the NVRTC test
   // EpilogueCompiles.SampleOfEveryOutputAndEpilogueCompilesWithoutSpills (ctest nvrtc_epilogue_compiles).
   static constexpr u32 kEpiRegs = !kBlockScaled ? 0 : (kBias ? 2 : 0) + (kOutType == 2 ? 4 : 0) + (kAct == 2 ? 4 : 0);
 

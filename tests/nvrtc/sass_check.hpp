@@ -62,6 +62,11 @@ struct SassReport {
   int slow_mma = 0;            ///< HMMA / plain IMMA (FP8 off the fast path)
   int local_memory = 0;        ///< LDL / STL (spills or local arrays)
   int global_loads = 0;        ///< LDG (plain global loads; TMA and bulk copies are UTMALDG / UBLKCP)
+  /// LDS followed, in listing order, by an mbarrier arrive (SYNCS.ARRIVE*) with neither a WGMMA fence
+  /// (WARPGROUP.ARRIVE) nor a proxy fence (FENCE.VIEW.ASYNC*) in between: a shared-memory read that the release
+  /// after it does not order before the producer's next asynchronous copy into the same memory
+  /// (kernels/gemm/fp8_gemm.cuh, the comment at `fetch`).
+  int unfenced_shared_reads = 0;
   int windows = 0;             ///< wait..last-QGMMA windows found
   int r2ur_in_windows = 0;     ///< R2UR moves inside those windows
   std::string first_offender;  ///< the first R2UR line inside a window
@@ -87,6 +92,7 @@ inline SassReport analyze_sass(const std::string& sass) {
     return o.rfind(name, 0) == 0;
   };
   r.instructions = static_cast<int>(ops.size());
+  int open_reads = 0;    // LDS since the last WGMMA or proxy fence
   long wait = -1;        // index of the current window's wait
   long last_qgmma = -1;  // last QGMMA after that wait
   auto close_window = [&]() {
@@ -109,6 +115,12 @@ inline SassReport analyze_sass(const std::string& sass) {
     if (opcode_is(op, "HMMA") || opcode_is(op, "HGMMA")) ++r.slow_mma;
     if (opcode_is(op, "LDL") || opcode_is(op, "STL")) ++r.local_memory;
     if (opcode_is(op, "LDG")) ++r.global_loads;
+    if (opcode_is(op, "LDS")) ++open_reads;
+    if (opcode_is(op, "WARPGROUP.ARRIVE") || opcode_is(op, "FENCE.VIEW.ASYNC")) open_reads = 0;
+    if (opcode_is(op, "SYNCS.ARRIVE")) {
+      r.unfenced_shared_reads += open_reads;
+      open_reads = 0;
+    }
     if (opcode_is(op, "SYNCS.PHASECHK")) {
       close_window();
       wait = i;

@@ -104,10 +104,18 @@ TEST(Sass, AnalyzerOnAHandWrittenListing) {
       "        /*0150*/                   SYNCS.PHASECHK.TRANS64.TRYWAIT P0, [UR4+0x2000], R3 ;\n"
       "        /*0160*/                   STL [R1], R5 ;\n"
       "        /*0170*/                   UTMALDG.2D [UR20], [UR14] ;\n"
-      "        /*0180*/               @P1 LDG.E R6, desc[UR6][R2.64] ;\n";
+      "        /*0180*/               @P1 LDG.E R6, desc[UR6][R2.64] ;\n"
+      // a fenced shared-memory read, then an unfenced one (the scale-slot race: LDS, WGMMA wait, release)
+      "        /*0190*/               @P0 LDS R7, [R8+0x30000] ;\n"
+      "        /*01a0*/                   WARPGROUP.ARRIVE ;\n"
+      "        /*01b0*/              @!P0 SYNCS.ARRIVE.TRANS64.A1T0 RZ, [UR9], RZ ;\n"
+      "        /*01c0*/               @P0 LDS R9, [R8+0x30200] ;\n"
+      "        /*01d0*/                   WARPGROUP.DEPBAR.LE gsb0, 0x0 ;\n"
+      "        /*01e0*/              @!P0 SYNCS.ARRIVE.TRANS64.A1T0 RZ, [UR9], RZ ;\n";
   const SassReport r = analyze_sass(sass);
-  EXPECT_EQ(r.instructions, 9);
+  EXPECT_EQ(r.instructions, 15);
   EXPECT_EQ(r.global_loads, 1);  // the predicated LDG, not the TMA load
+  EXPECT_EQ(r.unfenced_shared_reads, 1);  // the LDS at 0x1c0: a WGMMA wait is not a fence
   EXPECT_EQ(r.qgmma, 2);
   EXPECT_EQ(r.windows, 1);
   EXPECT_EQ(r.r2ur_in_windows, 1);  // the R2UR after the last QGMMA is outside the window
@@ -135,6 +143,9 @@ TEST(Sass, BlockScalesComeThroughSharedMemory) {
     EXPECT_EQ(r.global_loads, 0) << spec.key() << ": the scales should arrive through shared memory";
     EXPECT_GT(r.windows, 0) << spec.key();
     EXPECT_EQ(r.r2ur_in_windows, 0) << spec.key() << ": '" << r.first_offender << "'";
+    // Every scale read is ordered before the next stage release by a WGMMA or proxy fence: the write-after-read
+    // race of the tail k-block (LDS, WGMMA wait, release) that failed on the H200 would count here.
+    EXPECT_EQ(r.unfenced_shared_reads, 0) << spec.key();
   }
 }
 

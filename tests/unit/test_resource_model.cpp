@@ -180,7 +180,8 @@ TEST(ResourceModel, BlockScalesTravelWithEachStage) {
   ResourceReport r = evaluate_resources(s);
   EXPECT_EQ(r.smem.scales, 5 * (128 * 4 + 16));  // BLOCK_N 128: one 128-block per tile
   EXPECT_EQ(r.smem.total, 5 * 16384 * 2 + 32768 + 5 * 528 + 80 + 1024);
-  s.config.block_n = 144;  // tiles start at multiples of 144: up to ceil((120 + 144) / 128) = 3 blocks
+  s.config.block_n = 144;  // the bound for any multiple-of-8 start: ceil((120 + 144) / 128) = 3 slots (starts at
+                           // multiples of 144 touch 2; the kernel reserves the bound)
   s.config.num_stages = 4;
   EXPECT_EQ(evaluate_resources(s).smem.scales, 4 * (128 * 4 + 3 * 16));
   s.config.block_n = 64;
