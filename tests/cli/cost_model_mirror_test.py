@@ -14,25 +14,9 @@ import os
 import sys
 import tempfile
 
-try:
-    import numpy as np
-except ImportError:
-    print("numpy is not installed: skipped")
-    sys.exit(77)
-
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, "scripts"))
-import cost_model  # noqa: E402
+from cost_model_test_support import HEADER, ROOT, check, cost_model, finish, np  # noqa: E402,F401
 
 DGTUNE = sys.argv[1]
-HEADER = os.path.join(ROOT, "src", "space", "cost_model.hpp")
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what, file=sys.stderr)
 
 
 # A space with what the default one lacks: 2x2 clusters (resident_clusters_4), 1x2 next to 2x1, split-K with clusters.
@@ -118,7 +102,4 @@ with tempfile.TemporaryDirectory() as tmp:
                 "cluster_m": 2, "cluster_n": 1, "along_m": False, "group": 16, "tma": False, "split_k": 3, "sms": 120,
                 "mainloop": "2o", "promote_every": 4}, f"parse_key: {c}")
 
-if failures:
-    print(f"{len(failures)} failures", file=sys.stderr)
-    sys.exit(1)
-print("ok")
+finish()

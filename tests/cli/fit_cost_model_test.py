@@ -14,26 +14,10 @@ import subprocess
 import sys
 import tempfile
 
-try:
-    import numpy as np
-except ImportError:
-    print("numpy is not installed: skipped")
-    sys.exit(77)
-
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, "scripts"))
-import cost_model  # noqa: E402
+from cost_model_test_support import HEADER, ROOT, check, cost_model, finish, np  # noqa: E402,F401
 
 DGTUNE = sys.argv[1]
 FIT = os.path.join(ROOT, "scripts", "fit_cost_model.py")
-HEADER = os.path.join(ROOT, "src", "space", "cost_model.hpp")
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what, file=sys.stderr)
 
 
 SHAPES = [(4096, 4096, 4096), (128, 7168, 2048), (8192, 2112, 7168), (2048, 2048, 2048)]
@@ -111,7 +95,4 @@ with tempfile.TemporaryDirectory() as tmp:
                           "--start", bad, "--eval", "none"], capture_output=True, text=True)
     check(run.returncode != 0 and "'tma_stor'" in run.stderr, f"bad --start: exit {run.returncode}, {run.stderr!r}")
 
-if failures:
-    print(f"{len(failures)} failures", file=sys.stderr)
-    sys.exit(1)
-print("ok")
+finish()

@@ -1,0 +1,36 @@
+"""What the two Python tests of the cost-model mirror share (cost_model_mirror_test.py, fit_cost_model_test.py):
+the skip without numpy (exit 77, ctest SKIP), the import path of scripts/cost_model.py, the header the mirror reads,
+and the failure list that decides the exit code.
+
+  from cost_model_test_support import np, cost_model, ROOT, HEADER, check, finish
+"""
+import os
+import sys
+
+try:
+    import numpy as np  # noqa: F401 (re-exported)
+except ImportError:
+    print("numpy is not installed: skipped")
+    sys.exit(77)
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+import cost_model  # noqa: E402,F401 (re-exported)
+
+HEADER = os.path.join(ROOT, "src", "space", "cost_model.hpp")
+failures = []
+
+
+def check(cond, what):
+    """Records a failed assertion `what` (printed at once); the test goes on and finish() exits 1."""
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what, file=sys.stderr)
+
+
+def finish():
+    """Exits 1 naming the number of failed checks, else prints ok."""
+    if failures:
+        print(f"{len(failures)} failures", file=sys.stderr)
+        sys.exit(1)
+    print("ok")
