@@ -166,8 +166,7 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
             // Block scales without a cluster: this thread also copies the stage's scales (see below).
             using Scales = StageScales<kScaleMode, BLOCK_M, BLOCK_N, T::kGranulesPerStage, T::kScaleNBlocks>;
             const u32 m0 = w.m_block * BLOCK_M, n0 = w.n_block * BLOCK_N;
-            // Expect, copy, then arrive: the arrive (a release) follows the scale copies in program order, the
-            // order compute-sanitizer's racecheck checks the consumers' shared-memory reads of them against.
+            // Expect, copy, then arrive: the arrive (a release) follows the scale copies in program order.
             ptx::mbar_expect_tx(&full_bar[stage], stage_tx + Scales::bytes(kb, m0, n0, ld_sa, ld_sb, N, K));
             Scales::issue(smem_scales + stage * T::kSmemScaleStage, &full_bar[stage], kb, m0, n0, scale_a, scale_b, ld_sa,
                           ld_sb, N, K);
