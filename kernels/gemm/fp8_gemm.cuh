@@ -146,6 +146,15 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
   if (wg == kNumMathWG) {
     // ---------------- producer warpgroup ----------------
     ptx::setmaxnreg_dec<T::kProducerRegs>();
+    // Block scale modes: k-block kb's scales into the stage's slot, with `extra_tx` more bytes the same arrival
+    // expects. Expect, copy, then arrive: the arrive (a release) follows the copies in program order.
+    auto copy_scales = [&](u32 stage, u32 kb, u32 m0, u32 n0, u32 extra_tx) {
+      using Scales = StageScales<kScaleMode, BLOCK_M, BLOCK_N, T::kGranulesPerStage, T::kScaleNBlocks>;
+      ptx::mbar_expect_tx(&full_bar[stage], extra_tx + Scales::bytes(kb, m0, n0, ld_sa, ld_sb, N, K));
+      Scales::issue(smem_scales + stage * T::kSmemScaleStage, &full_bar[stage], kb, m0, n0, scale_a, scale_b, ld_sa, ld_sb,
+                    N, K);
+      ptx::mbar_arrive(&full_bar[stage]);
+    };
     if (warp == kNumMathWG * 4 && lane == 0) {
       // CTAs sharing B (same n-block) are ranks rank_n * kClusterM + i; sharing A: rank_m + j * kClusterM.
       u16 mask_b = 0, mask_a = 0;
@@ -163,14 +172,7 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
         for (u32 kb = w.k_begin; kb < w.k_end; ++kb) {
           ptx::mbar_wait(&empty_bar[stage], phase ^ 1);
           if constexpr (T::kBlockScaled && T::kProducersPerStage == 1) {
-            // Block scales without a cluster: this thread also copies the stage's scales (see below).
-            using Scales = StageScales<kScaleMode, BLOCK_M, BLOCK_N, T::kGranulesPerStage, T::kScaleNBlocks>;
-            const u32 m0 = w.m_block * BLOCK_M, n0 = w.n_block * BLOCK_N;
-            // Expect, copy, then arrive: the arrive (a release) follows the scale copies in program order.
-            ptx::mbar_expect_tx(&full_bar[stage], stage_tx + Scales::bytes(kb, m0, n0, ld_sa, ld_sb, N, K));
-            Scales::issue(smem_scales + stage * T::kSmemScaleStage, &full_bar[stage], kb, m0, n0, scale_a, scale_b, ld_sa,
-                          ld_sb, N, K);
-            ptx::mbar_arrive(&full_bar[stage]);
+            copy_scales(stage, kb, w.m_block * BLOCK_M, w.n_block * BLOCK_N, stage_tx);  // without a cluster this thread copies the scales (see below)
           } else {
             ptx::mbar_arrive_expect_tx(&full_bar[stage], stage_tx);
           }
@@ -202,17 +204,13 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
       // cycles there (H200, 4096x7168x16384 block, 128x128x128 s5 2g: 1256k vs 1156k cycles under ncu,
       // results/h200/scale-modes.md), most of it in full-barrier waits (long-scoreboard stalls 13.9k vs 8.9k).
       if (warp == kNumMathWG * 4 + 1 && lane == 0) {
-        using Scales = StageScales<kScaleMode, BLOCK_M, BLOCK_N, T::kGranulesPerStage, T::kScaleNBlocks>;
         u32 stage = 0, phase = 0;
         for (u32 unit = cluster_id; unit < sched.num_units; unit += num_clusters) {
           const WorkUnit w = sched.work(unit, rank_m, rank_n);
           const u32 m0 = w.m_block * BLOCK_M, n0 = w.n_block * BLOCK_N;
           for (u32 kb = w.k_begin; kb < w.k_end; ++kb) {
             ptx::mbar_wait(&empty_bar[stage], phase ^ 1);
-            ptx::mbar_expect_tx(&full_bar[stage], Scales::bytes(kb, m0, n0, ld_sa, ld_sb, N, K));
-            Scales::issue(smem_scales + stage * T::kSmemScaleStage, &full_bar[stage], kb, m0, n0, scale_a, scale_b, ld_sa,
-                          ld_sb, N, K);
-            ptx::mbar_arrive(&full_bar[stage]);  // after the copies, as in the TMA thread
+            copy_scales(stage, kb, m0, n0, 0);
             if (++stage == kNumStages) stage = 0, phase ^= 1;
           }
         }
