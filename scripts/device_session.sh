@@ -290,6 +290,43 @@ for s in "$@"; do
       for proto in cold-l2 hot-graph; do
         step "comparex-smallm-$proto" 100 bash -c "$BIN compare --shapes configs/shapes/deepseek-v3-small-m.txt --db /tmp/smallx.db --protocol $proto --format json >$OUT/comparex-smallm-$proto.json"
       done ;;
+    smalldiag)  # issue 10: where the small-M winners' time goes (ncu full set + SASS stall samples), cuBLASLt's and the
+      # copy kernel's durations for the same shapes, and split-K / tile scans of one config family (dgtune run timer)
+      while read -r m n k cfg; do
+        tag="${m}x${n}x${k}"
+        step "ncu-$tag" 120 ncu --clock-control none -k regex:fp8_gemm --launch-skip 5 --launch-count 1 --set full --import-source no -o "$LOGS/ncu-$tag" -f "$BIN" run --db /tmp/diag.db --m "$m" --n "$n" --k "$k" --config "$cfg"
+        [ -f "$LOGS/ncu-$tag.ncu-rep" ] && { ncu -i "$LOGS/ncu-$tag.ncu-rep" --page details --print-details all >"$OUT/ncu-$tag.txt" 2>&1; ncu -i "$LOGS/ncu-$tag.ncu-rep" --page source --print-source sass --csv >"$LOGS/ncusrc-$tag.csv" 2>&1; rm -f "$LOGS/ncu-$tag.ncu-rep"; }
+        printf '%s %s %s\n' "$m" "$n" "$k" >/tmp/one.txt
+        step "ncu-others-$tag" 90 ncu --clock-control none -k "regex:^(?!fp8_gemm|dgt_(flush|clock|fill|compare|ref)).+" --launch-count 60 --section SpeedOfLight --section LaunchStats --print-summary per-kernel "$BIN" compare --shapes /tmp/one.txt --db /tmp/diag.db --rounds 2
+      done <<'SHAPES'
+1 2112 7168 64x32x128_s12_wg1_sw128_c1x1_rm8_tma_sk2_sm0_2g_p1
+1 576 7168 64x32x128_s12_wg1_sw128_c1x1_rm8_tma_sk4_sm0_2g_p1
+128 2112 7168 64x64x256_s6_wg1_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1
+128 7168 16384 128x64x256_s4_wg1_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1
+64 4096 7168 64x32x128_s12_wg1_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1
+SHAPES
+      for cfg in ${SCAN_CONFIGS:-64x32x128_s12_wg1_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1 64x32x128_s12_wg1_sw128_c1x1_rm8_tma_sk2_sm0_2g_p1 64x32x128_s12_wg1_sw128_c1x1_rm8_tma_sk4_sm0_2g_p1 64x16x128_s12_wg1_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1 64x64x256_s6_wg1_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1 64x64x256_s6_wg1_sw128_c1x1_rm8_tma_sk2_sm0_2g_p1 128x32x128_s10_wg1_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1 128x32x128_s10_wg1_sw128_c1x1_rm8_tma_sk2_sm0_2g_p1}; do
+        for shp in "1 2112 7168" "64 2112 7168" "128 2112 7168" "128 7168 16384"; do
+          set -- $shp
+          us=$("$BIN" run --m "$1" --n "$2" --k "$3" --config "$cfg" --format json --db /tmp/scan.db 2>>"$LOGS/scan.err" | grep -o '"median_us": *[0-9.]*' | head -1 | grep -o '[0-9.]*$')
+          echo "$1 $2 $3 $cfg $us" | tee -a "$OUT/scan.txt"
+        done
+      done ;;
+    decodetests)  # issue 10: decode A stages and the split-K fence change: the GPU tests they touch
+      step decodetests 300 bash -c "cd build && ./tests/dgtune_gpu_tests --gtest_filter='${DECODE_TESTS:-DecodeStages.*:SplitK.*:EdgeShapes.*:Overlap.*}'" ;;
+    decodeab)  # issue 10: decode A stages (M <= 8) with deeper rings next to the earlier winners' rings, cuBLASLt in the
+      # same rounds, both protocols; build/dgtune-old (the commit before) runs the configs that fit full stages
+      grep -E '^1 ' configs/shapes/deepseek-v3-small-m.txt >/tmp/m1.txt
+      new_cfgs="64x32x128_s12_wg1_sw128_c1x1_rm8_tma_sk2_sm0_2g_p1 64x32x128_s32_wg1_sw128_c1x1_rm8_tma_sk2_sm0_2g_p1 64x32x128_s12_wg1_sw128_c1x1_rm8_tma_sk4_sm0_2g_p1 64x32x128_s32_wg1_sw128_c1x1_rm8_tma_sk4_sm0_2g_p1 64x64x128_s24_wg1_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1 64x64x128_s24_wg1_sw128_c1x1_rm8_tma_sk2_sm0_2g_p1 64x64x256_s6_wg1_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1 64x64x256_s12_wg1_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1 64x128x128_s12_wg1_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1 64x16x128_s32_wg1_sw128_c1x1_rm8_tma_sk4_sm0_2g_p1"
+      old_cfgs="64x32x128_s12_wg1_sw128_c1x1_rm8_tma_sk2_sm0_2g_p1 64x32x128_s12_wg1_sw128_c1x1_rm8_tma_sk4_sm0_2g_p1 64x64x128_s12_wg1_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1 64x64x256_s6_wg1_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1 64x128x128_s8_wg1_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1 64x16x128_s12_wg1_sw128_c1x1_rm8_tma_sk4_sm0_2g_p1"
+      for proto in cold-l2 hot-graph; do
+        extra=""; for c in $new_cfgs; do extra="$extra --config $c"; done
+        step "decodeab-$proto" 150 bash -c "$BIN compare --shapes /tmp/m1.txt --db /tmp/dab.db --protocol $proto --rounds 10 $extra --format json >$OUT/decodeab-$proto.json"
+        if [ -x "$ROOT/build/dgtune-old" ]; then
+          extra=""; for c in $old_cfgs; do extra="$extra --config $c"; done
+          step "decodeab-old-$proto" 150 bash -c "$ROOT/build/dgtune-old compare --shapes /tmp/m1.txt --db /tmp/dab-old.db --protocol $proto --rounds 10 $extra --format json >$OUT/decodeab-old-$proto.json"
+        fi
+      done ;;
     flat68)  # issue 10: tuned t(68) vs t(132) (exhaustive), then compared in interleaved rounds
       step sweep-flat68 150 bash -c "$BIN sweep --shapes configs/shapes/flatness-68-132.txt --db /tmp/flat.db --format json >$OUT/sweep-flat68.json"
       step compare-flat68 60 bash -c "$BIN compare --shapes configs/shapes/flatness-68-132.txt --db /tmp/flat.db --format json >$OUT/compare-flat68.json" ;;

@@ -260,6 +260,75 @@ TEST(Pingpong, VerifiesAndMatches1gBitwise) {
   }
 }
 
+TEST(DecodeStages, VerifyAndMatchFullStagesBitwise) {
+  // M <= 8 with BLOCK_M 64 and one consumer warpgroup compiles to decode A stages (8 rows per stage, the WGMMA
+  // descriptor's 8-row-group stride 0, Fp8GemmTraits::kARows). Each config runs as the decode kernel with a ring
+  // deeper than full stages allow, and as the full-stage kernel of the same tile with the deepest ring that fits;
+  // stage count and A layout do not change the arithmetic, so D must match bit for bit. Traps: M = 1, 5, 8 (the
+  // box is 8 rows), K tails (1040), N tails (1000, 520), split-K into either epilogue, BLOCK_K 64 with the 64-byte
+  // swizzle (a decode stage of 512 bytes: the A region is rounded up to 1024 for B), BLOCK_K 256, 2o over several
+  // tiles per CTA (sm5), fast accumulation with promotion every 16 k-blocks.
+  Gpu& gpu = Gpu::get();
+  const char* pairs[][2] = {
+      {"64x32x128_s32_wg1_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1", "64x32x128_s12_wg1_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1"},
+      {"64x32x128_s28_wg1_sw128_c1x1_rm8_tma_sk4_sm0_2g_p1", "64x32x128_s12_wg1_sw128_c1x1_rm8_tma_sk4_sm0_2g_p1"},
+      {"64x64x256_s12_wg1_sw128_c1x1_rm8_direct_sk2_sm0_1g_p1", "64x64x256_s6_wg1_sw128_c1x1_rm8_direct_sk2_sm0_1g_p1"},
+      {"64x24x64_s32_wg1_sw64_c1x1_rm8_tma_sk3_sm0_2g_p1", "64x24x64_s12_wg1_sw64_c1x1_rm8_tma_sk3_sm0_2g_p1"},
+      {"64x16x128_s30_wg1_sw128_c1x1_rn2_direct_sk1_sm5_2o_p1", "64x16x128_s12_wg1_sw128_c1x1_rn2_direct_sk1_sm5_2o_p1"},
+  };
+  uint64_t seed = 2600;
+  int compared = 0;
+  for (auto [m, n, k, accum] : {std::tuple<int64_t, int64_t, int64_t, Accum>{1, 2112, 7168, Accum::kPromote},
+                                {5, 1000, 1040, Accum::kPromote},
+                                {8, 520, 4160, Accum::kPromote},
+                                {3, 4096, 512, Accum::kFast}}) {
+    Problem p = Problem::dense(m, n, k);
+    p.accum = accum;
+    ProblemData data(p, *gpu.util, seed++, gpu.stream);
+    std::vector<std::pair<std::string, std::string>> runs;
+    for (const auto& pair : pairs) runs.emplace_back(pair[0], pair[1]);
+    if (accum == Accum::kFast)
+      runs.emplace_back("64x128x128_s16_wg1_sw128_c1x1_rm8_tma_sk1_sm0_1g_p16", "64x128x128_s8_wg1_sw128_c1x1_rm8_tma_sk1_sm0_1g_p16");
+    for (const auto& [deep, full] : runs) {
+      const KernelSpec decode = KernelSpec::of(KernelConfig::parse_key(deep), p);
+      ASSERT_EQ(decode.a_rows, 8) << deep;
+      KernelSpec twin = KernelSpec::of(KernelConfig::parse_key(full), p);
+      twin.a_rows = 0;  // full stages, legal for any M
+      std::vector<uint16_t> dd(size_t(p.m * p.ldd)), df(dd.size());
+      Verification v = gpu.run(data, decode);
+      ASSERT_TRUE(v.ok) << p.label() << " " << decode.key() << ": " << describe(v);
+      DGT_CHECK_CUDA(cudaMemcpy(dd.data(), data.operands().d, dd.size() * 2, cudaMemcpyDeviceToHost));
+      v = gpu.run(data, twin);
+      ASSERT_TRUE(v.ok) << p.label() << " " << twin.key() << ": " << describe(v);
+      DGT_CHECK_CUDA(cudaMemcpy(df.data(), data.operands().d, df.size() * 2, cudaMemcpyDeviceToHost));
+      EXPECT_TRUE(dd == df) << p.label() << ": " << decode.key() << " differs from " << twin.key();
+      ++compared;
+    }
+  }
+  EXPECT_EQ(compared, 21);
+  // Block scales ride on decode stages too (their per-stage scale slots are unchanged), and a decode kernel
+  // refuses a problem with more than 8 rows instead of computing rows 8.. from stale shared memory.
+  Problem pb = Problem::dense(1, 2112, 7168);
+  pb.scale = ScaleMode::kBlock;
+  ProblemData block_data(pb, *gpu.util, seed++, gpu.stream);
+  const KernelSpec block_decode = KernelSpec::of(KernelConfig::parse_key("64x64x128_s20_wg1_sw128_c1x1_rm8_tma_sk2_sm0_2g_p1"), pb);
+  ASSERT_EQ(block_decode.a_rows, 8);
+  Verification v = gpu.run(block_data, block_decode);
+  EXPECT_TRUE(v.ok) << pb.label() << " " << block_decode.key() << ": " << describe(v);
+  Problem p9 = Problem::dense(9, 2112, 7168);
+  ProblemData data9(p9, *gpu.util, seed++, gpu.stream);
+  KernelSpec wrong = KernelSpec::of(KernelConfig::parse_key("64x32x128_s12_wg1_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1"), p9);
+  EXPECT_EQ(wrong.a_rows, 0);
+  wrong.a_rows = 8;
+  try {
+    gpu.run(data9, wrong);
+    ADD_FAILURE() << "a decode kernel ran M = 9";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kInvalid);
+    EXPECT_NE(std::string(e.what()).find("R25"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Refusals, UnalignedLeadingDimensionNamesOperandAndRule) {
   Gpu& gpu = Gpu::get();
   Problem p = Problem::dense(16, 16, 7);
