@@ -312,9 +312,10 @@ SHAPES
           echo "$1 $2 $3 $cfg $us" | tee -a "$OUT/scan.txt"
         done
       done ;;
-    decodetests)  # issue 10: decode A stages and the split-K fence change: the GPU tests they touch
+    decodetests)  # issue 10: decode A stages and the split-K fence change (commit ccfb6eb, reverted after decodeab measured
+      # no gain; the steps are kept with the binary they ran): the GPU tests they touch
       step decodetests 300 bash -c "cd build && ./tests/dgtune_gpu_tests --gtest_filter='${DECODE_TESTS:-DecodeStages.*:SplitK.*:EdgeShapes.*:Overlap.*}'" ;;
-    decodeab)  # issue 10: decode A stages (M <= 8) with deeper rings next to the earlier winners' rings, cuBLASLt in the
+    decodeab)  # issue 10 (binary of ccfb6eb): decode A stages (M <= 8) with deeper rings next to the earlier winners' rings, cuBLASLt in the
       # same rounds, both protocols; build/dgtune-old (the commit before) runs the configs that fit full stages
       grep -E '^1 ' configs/shapes/deepseek-v3-small-m.txt >/tmp/m1.txt
       new_cfgs="64x32x128_s12_wg1_sw128_c1x1_rm8_tma_sk2_sm0_2g_p1 64x32x128_s32_wg1_sw128_c1x1_rm8_tma_sk2_sm0_2g_p1 64x32x128_s12_wg1_sw128_c1x1_rm8_tma_sk4_sm0_2g_p1 64x32x128_s32_wg1_sw128_c1x1_rm8_tma_sk4_sm0_2g_p1 64x64x128_s24_wg1_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1 64x64x128_s24_wg1_sw128_c1x1_rm8_tma_sk2_sm0_2g_p1 64x64x256_s6_wg1_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1 64x64x256_s12_wg1_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1 64x128x128_s12_wg1_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1 64x16x128_s32_wg1_sw128_c1x1_rm8_tma_sk4_sm0_2g_p1"

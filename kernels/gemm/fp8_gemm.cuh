@@ -79,7 +79,7 @@ __device__ __forceinline__ u32 warpgroup_index() {
 /// it zero; gemm/epilogue_ops.cuh finish_amax).
 template <u32 BLOCK_M, u32 BLOCK_N, u32 BLOCK_K, u32 kNumStages, u32 kNumMathWG, u32 kSwizzle, u32 kClusterM,
           u32 kClusterN, bool kRasterAlongM, u32 kGroup, bool kFastAccum, u32 kTypeA, u32 kTypeB, bool kTmaEpilogue,
-          bool kSplitK, u32 kMainloop, u32 kPromoteEvery, u32 kScaleMode, u32 kOutType, bool kBias, u32 kAct, u32 kARows = 0>
+          bool kSplitK, u32 kMainloop, u32 kPromoteEvery, u32 kScaleMode, u32 kOutType, bool kBias, u32 kAct>
 __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
     fp8_gemm_kernel(const __grid_constant__ TmaDesc tma_a, const __grid_constant__ TmaDesc tma_b,
                     const __grid_constant__ TmaDesc tma_d, void* __restrict__ d, const float* __restrict__ scale_a,
@@ -89,7 +89,7 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
                     u32* __restrict__ amax_state) {
   using T = Fp8GemmTraits<BLOCK_M, BLOCK_N, BLOCK_K, kNumStages, kNumMathWG, kSwizzle, kClusterM, kClusterN, kRasterAlongM,
                           kGroup, kFastAccum, kTypeA, kTypeB, kTmaEpilogue, kSplitK, kMainloop, kPromoteEvery, kScaleMode,
-                          kOutType, kBias, kAct, kARows>;
+                          kOutType, kBias, kAct>;
   using Mma = ptx::WgmmaFp8<BLOCK_N>;
 
 #if defined(DGT_TEST_FAULT)
@@ -179,7 +179,7 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
 #pragma unroll
           for (u32 a = 0; a < T::kAtomsK; ++a) {
             const int k_idx = int(kb * BLOCK_K + a * kSwizzle);
-            u8* dst_a = smem_a + stage * T::kSmemAStage + a * T::kARows * kSwizzle + rank_n * T::kSliceRowsA * kSwizzle;
+            u8* dst_a = smem_a + stage * T::kSmemAStage + a * BLOCK_M * kSwizzle + rank_n * T::kSliceRowsA * kSwizzle;
             u8* dst_b = smem_b + stage * T::kSmemBStage + a * BLOCK_N * kSwizzle + rank_m * T::kSliceRowsB * kSwizzle;
             if constexpr (kClusterN > 1) {
               ptx::tma_load_2d_multicast(&tma_a, &full_bar[stage], dst_a, k_idx, a_row, mask_a);
@@ -258,11 +258,11 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
 #pragma unroll
       for (u32 j = 0; j < T::kMmaPerWG; ++j) {
 #ifdef DGT_TEST_NONUNIFORM_DESC
-        const u64 desc_a = ptx::make_kmajor_desc<kSwizzle>(smem_u32(smem_a + stage * T::kSmemAStage) + atom * T::kARows * kSwizzle +
+        const u64 desc_a = ptx::make_kmajor_desc<kSwizzle>(smem_u32(smem_a + stage * T::kSmemAStage) + atom * BLOCK_M * kSwizzle +
                                                            ((T::kPingpong ? 0u : threadIdx.x / 128) * T::kRowsPerWG + 64 * j) * kSwizzle + offset);
 #else
-        const u64 desc_a = ptx::kmajor_desc<kSwizzle, T::kADescSbo>(
-            a_desc_lo + ((stage * T::kSmemAStage + atom * T::kARows * kSwizzle + 64 * j * kSwizzle + offset) >> 4));
+        const u64 desc_a = ptx::kmajor_desc<kSwizzle>(
+            a_desc_lo + ((stage * T::kSmemAStage + atom * BLOCK_M * kSwizzle + 64 * j * kSwizzle + offset) >> 4));
 #endif
         Mma::template mma<T::kTypes>(buf[j], desc_a, desc_b, zero ? 0u : 1u);
       }

@@ -8,7 +8,7 @@
 namespace dgt::gemm {
 
 /// Shared-memory layout of one CTA (bytes, from the 1024-aligned base):
-///   [A stages: kNumStages * kARows * BLOCK_K (kARows = BLOCK_M, or 8 for decode stages)][B stages: kNumStages * BLOCK_N * BLOCK_K]
+///   [A stages: kNumStages * BLOCK_M * BLOCK_K][B stages: kNumStages * BLOCK_N * BLOCK_K]
 ///   [D staging: BLOCK_M * BLOCK_N * bytes of D (bf16 2, f32 4, e4m3 1), TMA-store epilogue only]
 ///   [block scale modes: kNumStages * kSmemScaleStage bytes of scales]
 ///   [full barriers: kNumStages * 8][empty barriers: kNumStages * 8][split-K flag: 8, split-K only]
@@ -19,7 +19,7 @@ namespace dgt::gemm {
 template <u32 BLOCK_M_, u32 BLOCK_N_, u32 BLOCK_K_, u32 kNumStages_, u32 kNumMathWG_, u32 kSwizzle_, u32 kClusterM_,
           u32 kClusterN_, bool kRasterAlongM_, u32 kGroup_, bool kFastAccum_, u32 kTypeA_, u32 kTypeB_, bool kTmaEpilogue_,
           bool kSplitK_, u32 kMainloop_, u32 kPromoteEvery_, u32 kScaleMode_, u32 kOutType_ = 0, bool kBias_ = false,
-          u32 kAct_ = 0, u32 kARows_ = 0>
+          u32 kAct_ = 0>
 struct Fp8GemmTraits {
   static constexpr u32 BLOCK_M = BLOCK_M_, BLOCK_N = BLOCK_N_, BLOCK_K = BLOCK_K_;
   static constexpr u32 kNumStages = kNumStages_, kNumMathWG = kNumMathWG_, kSwizzle = kSwizzle_;
@@ -61,20 +61,7 @@ struct Fp8GemmTraits {
   static constexpr u32 kSliceRowsA = BLOCK_M / kClusterN;
   static constexpr u32 kSliceRowsB = BLOCK_N / kClusterM;
 
-  /// Rows of A each stage holds: BLOCK_M, or 8 for a decode kernel (kARows_ = 8: M <= 8, BLOCK_M 64, one consumer
-  /// warpgroup, no A multicast; rule R25). A decode stage holds the only 8 rows a problem with M <= 8 has, so a stage
-  /// costs 8 x BLOCK_K bytes of A instead of 64 x BLOCK_K and the same shared memory holds several times as many
-  /// stages: more bytes of B in flight per SM, which is what a memory-bound decode GEMM is limited by (H200, 1 x 2112
-  /// x 7168: 64x32x128 s12 with split-K 2 and 64x64x256 s6 with split-K 2 keep the same 6.3 MB of B in flight and
-  /// take the same time, 11.0 us; results/h200/small-m.md). The m64 WGMMA still reads 64 rows: its A descriptor's
-  /// stride between 8-row groups is 0 (kADescSbo), so every group reads the same 8 rows and rows 8..63 of the
-  /// accumulator repeat rows 0..7; rows >= M are never stored.
-  static constexpr u32 kARows = kARows_ == 0 ? BLOCK_M : kARows_;
-  static constexpr bool kDecodeA = kARows != BLOCK_M;
-  /// Stride byte offset of A's WGMMA descriptor: 8 rows of the swizzle span (the layout TMA writes), or 0 for
-  /// decode stages (PTX ISA, matrix descriptor: the offset between consecutive 8-row core-matrix groups).
-  static constexpr u32 kADescSbo = kDecodeA ? 0 : 8 * kSwizzle;
-  static constexpr u32 kSmemAStage = kARows * BLOCK_K;
+  static constexpr u32 kSmemAStage = BLOCK_M * BLOCK_K;
   /// Rows of A one TMA box loads: a cluster slice (BLOCK_M / kClusterN); without a cluster along N and with the
   /// whole of M inside one m-block (M < BLOCK_M, decode shapes), only round_up(M, 8) rows: a box that is mostly
   /// out of bounds runs TMA's slow zero-fill path (H200, 64x16x128 at N = 2112, K = 7168: 19.8 us at M = 1 vs
@@ -86,7 +73,7 @@ struct Fp8GemmTraits {
     return kSliceRowsA;
   }
   static constexpr u32 kSmemBStage = BLOCK_N * BLOCK_K;
-  static constexpr u32 kSmemARegion = (kNumStages * kSmemAStage + 1023) / 1024 * 1024;  // decode stages: rounded up
+  static constexpr u32 kSmemARegion = kNumStages * kSmemAStage;                         // multiple of 1024
   static constexpr u32 kSmemBRegion = (kNumStages * kSmemBStage + 1023) / 1024 * 1024;  // rounded up to 1024
   /// One staging tile per consumer warpgroup (its rows of the tile; pp: a whole tile each).
   static constexpr u32 kSmemStaging = kTmaEpilogue ? kNumMathWG * kRowsPerWG * BLOCK_N * kOutBytes : 0;
@@ -194,8 +181,6 @@ struct Fp8GemmTraits {
                 "R23: the TMA-store epilogue with e4m3 output needs BLOCK_N to be a multiple of 16 (16-byte staging rows)");
   static_assert(!kPingpong || (kFastAccum && kNumMathWG == 2 && !kSplitK && kClusterSize == 1 && kScaleMode == 0),
                 "R24: the ping-pong mainloop (pp) needs fast accumulation, per-tensor scales, two consumer warpgroups, no split-K and no cluster");
-  static_assert(!kDecodeA || (kARows == 8 && BLOCK_M == 64 && kNumMathWG == 1 && kClusterN == 1 && !kPingpong),
-                "R25: decode A stages hold 8 rows and need BLOCK_M 64, one consumer warpgroup and no cluster along N (M <= 8 on the host)");
 };
 
 }  // namespace dgt::gemm

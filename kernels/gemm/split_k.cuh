@@ -26,26 +26,18 @@ __device__ __forceinline__ bool split_k_reduce(float (&acc)[kMmaPerWG][kAccPerMm
       const u32 q = j * (kAccPerMma / 4) + i;
       __stcg(mine + q * kMathThreads + tid, make_float4(acc[j][4 * i], acc[j][4 * i + 1], acc[j][4 * i + 2], acc[j][4 * i + 3]));
     }
-  // Publish and count as cooperative groups' grid barrier does: the CTA barrier orders every consumer thread's
-  // partial stores before thread 0's fence, which is cumulative (PTX ISA, memory consistency model), so one
-  // gpu-scope fence before the counter's atomic releases the whole tile; in the last CTA, thread 0's fence after
-  // the atomic acquires the other splits' partials, and the second CTA barrier orders every thread's loads after
-  // it. (Before: a fence in every consumer thread on each side; 7-8% of the stall samples of 1 x 2112 x 7168,
-  // 64x32x128 s12 split-K 2, sat on them; ncu on the H200, results/h200/small-m.md.)
+  __threadfence();
   ptx::named_barrier_sync(1, kMathThreads);
   if (tid == 0) {
-    __threadfence();
     const u32 arrived = atomicAdd(counters + tile, 1u);
     const u32 last = arrived == num_splits - 1;
-    if (last) {
-      counters[tile] = 0;
-      __threadfence();
-    }
+    if (last) counters[tile] = 0;
     *flag = last;
   }
   ptx::named_barrier_sync(1, kMathThreads);
   const bool last = *reinterpret_cast<volatile u32*>(flag) != 0;
   if (!last) return false;
+  __threadfence();
   for (u32 s = 0; s < num_splits; ++s) {
     const float4* src = base + u64(s) * kQuads * kMathThreads;
 #pragma unroll

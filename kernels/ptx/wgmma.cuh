@@ -48,18 +48,15 @@ __device__ __forceinline__ u64 make_kmajor_desc(u32 smem_addr) {
 
 /// The two 32-bit words of make_kmajor_desc, for building descriptors once per CTA: the high word is a
 /// compile-time constant, and moving the start address by `bytes` (a multiple of 16 inside shared
-/// memory, so the 14-bit field never carries) adds bytes >> 4 to the low word. kSboBytes is the stride
-/// between 8-row groups: 8 * span for a tile laid out by TMA; 0 makes every 8-row group of the m64
-/// operand read the same 8 rows (decode A stages, Fp8GemmTraits::kADescSbo).
-template <u32 kSwizzleBytes, u32 kSboBytes = 8 * kSwizzleBytes>
+/// memory, so the 14-bit field never carries) adds bytes >> 4 to the low word.
+template <u32 kSwizzleBytes>
 __device__ __forceinline__ constexpr u32 kmajor_desc_hi() {
-  static_assert(kSboBytes % 16 == 0 && kSboBytes < (1u << 18), "stride byte offset: 14 bits of 16-byte units");
-  return (kSboBytes >> 4) | (static_cast<u32>(desc_swizzle_bits<kSwizzleBytes>()) << 30);
+  return ((8 * kSwizzleBytes) >> 4) | (static_cast<u32>(desc_swizzle_bits<kSwizzleBytes>()) << 30);
 }
 __device__ __forceinline__ u32 kmajor_desc_lo(u32 smem_addr) { return ((smem_addr & 0x3FFFF) >> 4) | (1u << 16); }
-template <u32 kSwizzleBytes, u32 kSboBytes = 8 * kSwizzleBytes>
+template <u32 kSwizzleBytes>
 __device__ __forceinline__ u64 kmajor_desc(u32 lo) {
-  return (static_cast<u64>(kmajor_desc_hi<kSwizzleBytes, kSboBytes>()) << 32) | lo;
+  return (static_cast<u64>(kmajor_desc_hi<kSwizzleBytes>()) << 32) | lo;
 }
 
 }  // namespace dgt::ptx

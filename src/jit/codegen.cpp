@@ -10,7 +10,7 @@ GeneratedKernel generate_gemm(const KernelSpec& spec) {
   const KernelConfig& c = spec.config;
   GeneratedKernel g;
   g.name_expression = fmt::format(
-      "dgt::gemm::fp8_gemm_kernel<{}u, {}u, {}u, {}u, {}u, {}u, {}u, {}u, {}, {}u, {}, {}u, {}u, {}, {}, {}u, {}u, {}u, {}u, {}, {}u, {}u>",
+      "dgt::gemm::fp8_gemm_kernel<{}u, {}u, {}u, {}u, {}u, {}u, {}u, {}u, {}, {}u, {}, {}u, {}u, {}, {}, {}u, {}u, {}u, {}u, {}, {}u>",
       c.block_m, c.block_n, c.block_k, c.num_stages, c.num_math_wg, c.swizzle, c.cluster_m, c.cluster_n,
       c.raster == Raster::kAlongM ? "true" : "false", c.group, spec.accum == Accum::kFast ? "true" : "false",
       fp8_type_code(spec.a), fp8_type_code(spec.b), c.epilogue == Epilogue::kTma ? "true" : "false",
@@ -20,7 +20,7 @@ GeneratedKernel generate_gemm(const KernelSpec& spec) {
       : c.mainloop == Mainloop::k2g ? 2
                                     : 1,
       c.promote_every, scale_mode_code(spec.scale), out_type_code(spec.d), spec.bias == Bias::kBF16 ? "true" : "false",
-      act_code(spec.act), spec.a_rows);
+      act_code(spec.act));
   g.source = fmt::format("// dgtune codegen v{} for {}\n#include \"gemm/fp8_gemm.cuh\"\n", kCodegenVersion,
                          spec.compiled_key());
   if (const int fault = test_fault_of(spec)) g.source = fmt::format("#define DGT_TEST_FAULT {}\n", fault) + g.source;

@@ -102,11 +102,6 @@ void GemmKernel::launch(const Problem& p, const GemmOperands& ops, cudaStream_t 
   if (p.d != spec_.d || p.bias != spec_.bias || p.act != spec_.act)
     DGT_THROW(ErrorKind::kInvalid, "problem {} does not match kernel {} (output type, bias or activation differ)",
               p.label(), spec_.key());
-  // Full stages (a_rows 0) run any M; decode stages hold 8 rows of A and run only what decode_a_rows allows.
-  if (spec_.a_rows != 0 && spec_.a_rows != decode_a_rows(c, p.m))
-    DGT_THROW(ErrorKind::kInvalid,
-              "problem {} does not match kernel {}: its A stages hold {} rows, so M = {} must be at most {} (rule R25)",
-              p.label(), spec_.key(), spec_.a_rows, p.m, spec_.a_rows);
   const CUtensorMap tma_a = make_kmajor_tma("A", ops.a, p.m, p.k, p.lda, a_box_rows(c, p.m), c.swizzle);
   const CUtensorMap tma_b = make_kmajor_tma("B", ops.b, p.n, p.k, p.ldb, c.block_n / c.cluster_m, c.swizzle);
   CUtensorMap tma_d{};

@@ -145,13 +145,7 @@ std::string KernelSpec::key() const {
   if (d != DType::kBF16) k += std::string("_d") + to_string(d);
   if (bias != Bias::kNone) k += "_bias";
   if (act != Act::kNone) k += std::string("_") + to_string(act);
-  if (a_rows != 0) k += fmt::format("_ar{}", a_rows);  // decode A stages (M <= 8): a different kernel
   return k;
-}
-
-int decode_a_rows(const KernelConfig& c, int64_t m) {
-  const bool fits = c.block_m == 64 && c.num_math_wg == 1 && c.cluster_n == 1 && c.mainloop != Mainloop::kPp;
-  return fits && m >= 1 && m <= 8 ? 8 : 0;
 }
 
 std::string KernelSpec::compiled_key() const {

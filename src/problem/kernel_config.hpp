@@ -72,12 +72,6 @@ struct KernelConfig {
   bool operator==(const KernelConfig&) const = default;
 };
 
-/// Rows of A a pipeline stage holds for a problem with `m` rows (KernelSpec::a_rows, Fp8GemmTraits::kARows_):
-/// 8 when m <= 8 and the config has BLOCK_M 64, one consumer warpgroup, no cluster along N and not the pp mainloop
-/// (rule R25): a decode A stage of 8 x BLOCK_K bytes instead of 64 x BLOCK_K, so the same shared memory holds
-/// more stages (more bytes of B in flight); else 0 (BLOCK_M rows).
-int decode_a_rows(const KernelConfig& c, int64_t m);
-
 /// What identifies one compiled kernel: the config plus the problem fields that change the code
 /// (operand types, accumulation numerics). Two problems that agree on these share a cubin.
 struct KernelSpec {
@@ -89,16 +83,11 @@ struct KernelSpec {
   DType d = DType::kBF16;                   ///< output type (kOutType): bf16, f32, e4m3
   Bias bias = Bias::kNone;                  ///< kBias
   Act act = Act::kNone;                     ///< kAct
-  /// Rows of A per pipeline stage (kARows): 0 = BLOCK_M; 8 = decode stages, for problems with M <= 8 (see
-  /// decode_a_rows). Derived from the problem by of(), never from the config key: the same config compiles to
-  /// a decode kernel for M <= 8 and to the full-stage kernel otherwise.
-  int a_rows = 0;
 
   static KernelSpec of(const KernelConfig& c, const Problem& p) {
-    return {c, p.a, p.b, p.accum, p.scale, p.d, p.bias, p.act, decode_a_rows(c, p.m)};
+    return {c, p.a, p.b, p.accum, p.scale, p.d, p.bias, p.act};
   }
-  /// config key + "_e4m3.e4m3_promote" (+ "_channel" / "_block" / "_block1d1d" for those scale modes; + "_ar8" for
-  /// decode A stages;
+  /// config key + "_e4m3.e4m3_promote" (+ "_channel" / "_block" / "_block1d1d" for those scale modes;
   /// + "_df32" / "_de4m3", "_bias", "_relu" / "_gelu_tanh" for a non-default output or epilogue).
   std::string key() const;
   /// Key of the compiled code: split_k and sms are run-time arguments, so configs that differ only in

@@ -38,9 +38,7 @@ ResourceReport evaluate_resources(const KernelSpec& spec) {
   const bool split_k = c.split_k > 1;
   ResourceReport r;
   r.threads = c.threads();
-  // Decode stages (spec.a_rows = 8) hold 8 rows of A; the region is rounded up to 1024 bytes for B's swizzle.
-  const int a_rows = spec.a_rows != 0 ? spec.a_rows : c.block_m;
-  r.smem.a_stages = static_cast<int>(round_up(c.num_stages * a_rows * c.block_k, 1024));
+  r.smem.a_stages = c.num_stages * c.block_m * c.block_k;
   r.smem.b_stages = static_cast<int>(round_up(c.num_stages * c.block_n * c.block_k, 1024));
   const int out_bytes = dtype_bytes(spec.d);
   const bool pingpong = c.mainloop == Mainloop::kPp;
@@ -155,11 +153,6 @@ ResourceReport evaluate_resources(const KernelSpec& spec) {
         "split-K and no cluster; this is {} accumulation with {} scales, {} consumer warpgroups, split-K {} and "
         "cluster {}x{}",
         to_string(spec.accum), to_string(spec.scale), c.num_math_wg, c.split_k, c.cluster_m, c.cluster_n));
-  if (spec.a_rows != 0 && (spec.a_rows != 8 || c.block_m != 64 || c.num_math_wg != 1 || c.cluster_n != 1 || pingpong))
-    reject(fmt::format(
-        "R25: decode A stages hold 8 rows and need BLOCK_M 64, one consumer warpgroup, no cluster along N and not pp; "
-        "this is {} rows with BLOCK_M {}, {} consumer warpgroups, cluster {}x{}, mainloop {}",
-        spec.a_rows, c.block_m, c.num_math_wg, c.cluster_m, c.cluster_n, to_string(c.mainloop)));
   return r;
 }
 

@@ -86,9 +86,7 @@ Enumeration enumerate(const SearchSpace& space, const Problem& p, int sm_count) 
                                 if (pe <= 0) c.promote_every = p.accum == Accum::kFast ? std::max(1, 2048 / bk) : 1;
                                 if (st <= 0) {
                                   // "max" / "max-N": the deepest pipeline that fits, minus N.
-                                  const KernelSpec spec = KernelSpec::of(c, p);
-                                  const int deepest = deepest_stages(
-                                      spec, spec.a_rows ? SearchSpace::kMaxAutoStagesDecode : SearchSpace::kMaxAutoStages);
+                                  const int deepest = deepest_stages(KernelSpec::of(c, p), SearchSpace::kMaxAutoStages);
                                   c.num_stages = deepest ? deepest + st : 2;
                                   if (c.num_stages < 2) continue;  // "max-N" below the minimum: nothing new
                                 }

@@ -32,9 +32,6 @@ struct SpaceGrid {
 /// A search space: the union of one or more grids (duplicates removed).
 struct SearchSpace {
   static constexpr int kMaxAutoStages = 12;
-  /// "max" for decode A stages (KernelSpec::a_rows = 8, M <= 8): up to R8's 32. A decode stage is mostly B, and
-  /// B's bytes in flight per SM are what a memory-bound decode GEMM is limited by (Fp8GemmTraits::kARows).
-  static constexpr int kMaxAutoStagesDecode = 32;
 
   std::string name;
   std::vector<SpaceGrid> grids;

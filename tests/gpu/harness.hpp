@@ -42,11 +42,8 @@ struct Gpu {
   }
 
   /// Poisons D, launches `config` once on `data`'s problem, synchronises and verifies.
-  Verification run(const ProblemData& data, const KernelConfig& config) { return run(data, KernelSpec::of(config, data.problem())); }
-
-  /// The same with an explicit spec (e.g. full A stages for a problem that would get decode stages).
-  Verification run(const ProblemData& data, const KernelSpec& spec) {
-    auto k = kernel(spec);
+  Verification run(const ProblemData& data, const KernelConfig& config) {
+    auto k = kernel(KernelSpec::of(config, data.problem()));
     data.poison_output(stream);
     const jit::GemmWorkspace ws = kernels->workspace(*k, data.problem());
     k->launch(data.problem(), data.operands(), stream, &ws);

@@ -52,17 +52,6 @@ TEST(Sanitize, SmallShapes) {
       EXPECT_TRUE(v.ok) << pf.label() << " " << key << ": " << describe(v);
     }
   }
-  // Decode A stages (M <= 8: 8 rows per stage, descriptor stride 0) with rings deeper than full stages allow; at
-  // M = 7 above, the BLOCK_M 64 one-warpgroup keys already run as decode kernels with their shallow rings.
-  Problem pd = Problem::dense(3, 200, 1040);
-  ProblemData ddata(pd, *gpu.util, seed++, gpu.stream);
-  for (const char* key : {"64x32x128_s24_wg1_sw128_c1x1_rm8_tma_sk2_sm0_2g_p1", "64x24x64_s32_wg1_sw64_c1x1_rm8_direct_sk3_sm0_2g_p1",
-                          "64x16x128_s30_wg1_sw128_c1x1_rm1_direct_sk1_sm2_2o_p1"}) {
-    const KernelSpec spec = KernelSpec::of(KernelConfig::parse_key(key), pd);
-    ASSERT_EQ(spec.a_rows, 8) << key;
-    Verification v = gpu.run(ddata, spec);
-    EXPECT_TRUE(v.ok) << pd.label() << " " << key << ": " << describe(v);
-  }
 }
 
 // Scale modes (issue 11) under the sanitizer: partial last 128-wide granule (K = 1040, 400) and partial last

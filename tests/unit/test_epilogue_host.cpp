@@ -108,15 +108,11 @@ TEST(EpilogueSpec, KeysAndCodegen) {
   const KernelSpec s = KernelSpec::of(c, epi(base, DType::kE4M3, Bias::kBF16, Act::kGeluTanh));
   EXPECT_EQ(s.key(), c.key() + "_e4m3.e4m3_promote_de4m3_bias_gelu_tanh");
   const jit::GeneratedKernel g = jit::generate_gemm(s);
-  // The template arguments before kARows (0: full A stages): kOutType 2 (e4m3), kBias true, kAct 2 (gelu_tanh).
-  EXPECT_NE(g.name_expression.find(", 0u, 2u, true, 2u, 0u>"), std::string::npos) << g.name_expression;
+  // The last three template arguments: kOutType 2 (e4m3), kBias true, kAct 2 (gelu_tanh).
+  EXPECT_NE(g.name_expression.find(", 0u, 2u, true, 2u>"), std::string::npos) << g.name_expression;
   const jit::GeneratedKernel f = jit::generate_gemm(KernelSpec::of(c, epi(base, DType::kF32, Bias::kNone, Act::kRelu)));
-  EXPECT_NE(f.name_expression.find(", 0u, 1u, false, 1u, 0u>"), std::string::npos) << f.name_expression;
-  EXPECT_NE(jit::generate_gemm(KernelSpec::of(c, base)).name_expression.find(", 0u, 0u, false, 0u, 0u>"), std::string::npos);
-  // Decode A stages (M <= 8, BLOCK_M 64, one consumer warpgroup): the last argument is kARows = 8.
-  const KernelConfig d = KernelConfig::parse_key("64x32x128_s24_wg1_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1");
-  EXPECT_NE(jit::generate_gemm(KernelSpec::of(d, Problem::dense(1, 2112, 7168))).name_expression.find(", 0u, 8u>"),
-            std::string::npos);
+  EXPECT_NE(f.name_expression.find(", 0u, 1u, false, 1u>"), std::string::npos) << f.name_expression;
+  EXPECT_NE(jit::generate_gemm(KernelSpec::of(c, base)).name_expression.find(", 0u, 0u, false, 0u>"), std::string::npos);
 }
 
 TEST(EpilogueResources, StagingScalesWithTheOutputTypeAndR23) {

@@ -5,7 +5,6 @@
 #include <sstream>
 
 #include "space/resource_model.hpp"
-#include "space/search_space.hpp"
 #include "space/tile_grid.hpp"
 
 namespace dgt {
@@ -269,50 +268,6 @@ TEST(ResourceModel, DeepestStages) {
   EXPECT_EQ(deepest_stages(s, 12), 0);
 }
 
-TEST(ResourceModel, DecodeStagesHoldEightRowsOfA) {
-  // decode_a_rows: 8 for M <= 8 with BLOCK_M 64, one consumer WG, no cluster along N, not pp; else 0 (full stages).
-  KernelConfig c = KernelConfig::parse_key("64x32x128_s32_wg1_sw128_c1x1_rm8_tma_sk2_sm0_2g_p1");
-  EXPECT_EQ(decode_a_rows(c, 1), 8);
-  EXPECT_EQ(decode_a_rows(c, 8), 8);
-  EXPECT_EQ(decode_a_rows(c, 9), 0);
-  KernelConfig other = c;
-  other.block_m = 128;
-  EXPECT_EQ(decode_a_rows(other, 1), 0);
-  other = c;
-  other.cluster_n = 2;  // A multicast: each CTA loads a slice of BLOCK_M rows
-  EXPECT_EQ(decode_a_rows(other, 1), 0);
-  other = KernelConfig::parse_key("64x96x128_s4_wg2_sw128_c1x1_rm8_tma_sk1_sm0_pp_p16");
-  EXPECT_EQ(decode_a_rows(other, 1), 0);
-  // The spec derives it from the problem; its key and compiled key say so (a different cubin).
-  const KernelSpec decode = KernelSpec::of(c, Problem::dense(1, 2112, 7168));
-  const KernelSpec full = KernelSpec::of(c, Problem::dense(9, 2112, 7168));
-  EXPECT_EQ(decode.a_rows, 8);
-  EXPECT_EQ(full.a_rows, 0);
-  EXPECT_EQ(decode.key(), c.key() + "_e4m3.e4m3_promote_ar8");
-  EXPECT_NE(decode.compiled_key(), full.compiled_key());
-  // 32 stages: A 32 x 8 x 128 = 32768 (full stages would need 262144 and fail R9), B 32 x 32 x 128 = 131072,
-  // staging 64 x 32 x 2 = 4096, barriers 2 x 32 x 8 + 8 (split-K flag), align 1024.
-  ResourceReport r = evaluate_resources(decode);
-  ASSERT_TRUE(r.ok()) << r.rejection;
-  EXPECT_EQ(r.smem.a_stages, 32768);
-  EXPECT_EQ(r.smem.total, 32768 + 131072 + 4096 + 520 + 1024);
-  EXPECT_EQ(evaluate_resources(full).rejection.substr(0, 3), "R9:");
-  // BLOCK_K 64 with the 64-byte swizzle: 3 decode stages of 512 bytes, rounded up to 1024 for B's alignment.
-  KernelSpec small = KernelSpec::of(KernelConfig::parse_key("64x24x64_s3_wg1_sw64_c1x1_rm8_tma_sk1_sm0_2g_p1"),
-                                    Problem::dense(3, 200, 1040));
-  EXPECT_EQ(small.a_rows, 8);
-  EXPECT_EQ(evaluate_resources(small).smem.a_stages, 2048);
-  // R25 on a hand-built spec: decode stages with two m64 slices are refused.
-  KernelSpec bad = spec(128, 64, 4, 1);
-  bad.a_rows = 8;
-  EXPECT_EQ(evaluate_resources(bad).rejection.substr(0, 4), "R25:");
-  // "max" in the space: the deepest decode ring up to R8's 32 (full stages stop at kMaxAutoStages = 12).
-  EXPECT_EQ(deepest_stages(decode, SearchSpace::kMaxAutoStagesDecode), 32);
-  KernelSpec wide = KernelSpec::of(KernelConfig::parse_key("64x64x128_s2_wg1_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1"),
-                                   Problem::dense(1, 2112, 7168));
-  EXPECT_EQ(deepest_stages(wide, SearchSpace::kMaxAutoStagesDecode), 24);  // 24 x 9216 + 8192 + 384 + 1024 fits
-}
-
 TEST(KernelConfigSplits, EffectiveSplitsLeaveNoSplitEmpty) {
   KernelConfig c;  // BLOCK_K 128
   auto splits = [&](int s, int64_t k) {
@@ -348,10 +303,10 @@ TEST(ResourceModel, HostRulesMirrorKernelStaticAssertsInOrder) {
   auto host = rule_ids(read(std::string(DGT_SOURCE_DIR) + "/src/space/resource_model.cpp"));
   // R15 (split-K range) and R16 (sms >= 0) are host-only run-time arguments; the kernel file names
   // them in a comment without a quote.
-  ASSERT_EQ(host.size(), 25u);
+  ASSERT_EQ(host.size(), 24u);
   for (size_t i = 0; i < host.size(); ++i) EXPECT_EQ(host[i], "R" + std::to_string(i + 1));
   host.erase(host.begin() + 14, host.begin() + 16);
-  ASSERT_EQ(kernel.size(), 23u);
+  ASSERT_EQ(kernel.size(), 22u);
   EXPECT_EQ(kernel, host);
 }
 
