@@ -328,6 +328,24 @@ SHAPES
           step "decodeab-old-$proto" 150 bash -c "$ROOT/build/dgtune-old compare --shapes /tmp/m1.txt --db /tmp/dab-old.db --protocol $proto --rounds 10 $extra --format json >$OUT/decodeab-old-$proto.json"
         fi
       done ;;
+    m128c)  # issue 10: M = 128 decode shapes with BLOCK_M 64 tiles in a 2x1 cluster (B multicast to both m-blocks, the
+      # tile and cluster cuBLASLt's fastest kernel uses on 128x7168x16384), next to the previous winners, both protocols
+      grep -E '^128 ' configs/shapes/deepseek-v3-small-m.txt >/tmp/m128.txt
+      cfgs="64x64x256_s6_wg1_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1 128x64x256_s4_wg1_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1 128x32x128_s10_wg1_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1 128x56x128_s9_wg1_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1 64x48x128_s12_wg1_sw128_c1x1_rm8_tma_sk4_sm0_2g_p1 64x64x128_s12_wg1_sw128_c2x1_rm8_tma_sk1_sm0_2g_p1 64x64x128_s12_wg1_sw128_c2x1_rm8_tma_sk2_sm0_2g_p1 64x64x256_s6_wg1_sw128_c2x1_rm8_tma_sk1_sm0_2g_p1 64x32x128_s12_wg1_sw128_c2x1_rm8_tma_sk2_sm0_2g_p1 64x128x128_s8_wg1_sw128_c2x1_rm8_tma_sk1_sm0_2g_p1 64x128x256_s4_wg1_sw128_c2x1_rm8_tma_sk1_sm0_2g_p1 64x96x128_s10_wg1_sw128_c2x1_rm8_tma_sk1_sm0_2g_p1 64x128x128_s8_wg1_sw128_c2x2_rm8_tma_sk1_sm0_2g_p1 64x48x128_s12_wg1_sw128_c2x1_rm8_tma_sk4_sm0_2g_p1"
+      extra=""; for c in $cfgs; do extra="$extra --config $c"; done
+      for proto in cold-l2 hot-graph; do
+        step "m128c-$proto" 150 bash -c "$BIN compare --shapes /tmp/m128.txt --db /tmp/m128.db --protocol $proto --rounds 10 $extra --format json >$OUT/m128c-$proto.json"
+      done ;;
+    bigc)  # issue 7: clusters (B or A multicast) on the 8192^3 / 4096^3 winners' tiles: less L2 traffic per FLOP where the
+      # clock is power-limited; promote and fast, 20 rounds
+      printf '%s\n' "8192 8192 8192" "4096 4096 4096" >/tmp/bigp.txt
+      printf '%s\n' "8192 8192 8192 accum=fast" "4096 4096 4096 accum=fast" >/tmp/bigf.txt
+      pc="128x128x256_s3_wg2_sw128_c1x1_rm8_tma_sk1_sm0_1g_p1 128x128x256_s3_wg2_sw128_c2x1_rm8_tma_sk1_sm0_1g_p1 128x128x256_s3_wg2_sw128_c1x2_rm8_tma_sk1_sm0_1g_p1 128x128x128_s6_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1 128x128x128_s6_wg2_sw128_c2x1_rm8_tma_sk1_sm0_2g_p1 128x128x128_s6_wg2_sw128_c1x2_rm8_tma_sk1_sm0_2g_p1 128x144x128_s5_wg2_sw128_c2x1_rm8_tma_sk1_sm0_2g_p1"
+      fc="128x176x256_s2_wg2_sw128_c1x1_rm8_tma_sk1_sm0_1g_p8 128x176x256_s2_wg2_sw128_c2x1_rm8_tma_sk1_sm0_1g_p8 128x128x256_s3_wg2_sw128_c1x1_rm8_tma_sk1_sm0_1g_p8 128x128x256_s3_wg2_sw128_c2x1_rm8_tma_sk1_sm0_1g_p8 128x128x256_s3_wg2_sw128_c1x2_rm8_tma_sk1_sm0_1g_p8"
+      extra=""; for c in $pc; do extra="$extra --config $c"; done
+      step bigc-promote 200 bash -c "$BIN compare --shapes /tmp/bigp.txt --db /tmp/big.db --rounds 20 --no-copy-limit $extra --format json >$OUT/bigc-promote.json"
+      extra=""; for c in $fc; do extra="$extra --config $c"; done
+      step bigc-fast 150 bash -c "$BIN compare --shapes /tmp/bigf.txt --db /tmp/big.db --rounds 20 --no-copy-limit $extra --format json >$OUT/bigc-fast.json" ;;
     flat68)  # issue 10: tuned t(68) vs t(132) (exhaustive), then compared in interleaved rounds
       step sweep-flat68 150 bash -c "$BIN sweep --shapes configs/shapes/flatness-68-132.txt --db /tmp/flat.db --format json >$OUT/sweep-flat68.json"
       step compare-flat68 60 bash -c "$BIN compare --shapes configs/shapes/flatness-68-132.txt --db /tmp/flat.db --format json >$OUT/compare-flat68.json" ;;
