@@ -346,6 +346,24 @@ SHAPES
       step bigc-promote 200 bash -c "$BIN compare --shapes /tmp/bigp.txt --db /tmp/big.db --rounds 20 --no-copy-limit $extra --format json >$OUT/bigc-promote.json"
       extra=""; for c in $fc; do extra="$extra --config $c"; done
       step bigc-fast 150 bash -c "$BIN compare --shapes /tmp/bigf.txt --db /tmp/big.db --rounds 20 --no-copy-limit $extra --format json >$OUT/bigc-fast.json" ;;
+    trace)  # issue 10 / 7: `dgtune trace` (per-CTA phase timestamps of one launch) of the small-M winners and two large
+      # shapes, cold and warm L2, into $OUT/trace.txt
+      while read -r m n k cfg; do
+        for l2 in cold warm; do
+          step "trace-$m-$n-$k-$l2" 60 bash -c "$BIN trace --m $m --n $n --k $k --config $cfg --l2 $l2 >>$OUT/trace.txt 2>&1; echo >>$OUT/trace.txt"
+        done
+      done <<'TRACES'
+1 2112 7168 64x32x128_s12_wg1_sw128_c1x1_rm8_tma_sk2_sm0_2g_p1
+1 2112 7168 64x64x256_s6_wg1_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1
+1 576 7168 64x32x128_s12_wg1_sw128_c1x1_rm8_tma_sk4_sm0_2g_p1
+1 7168 16384 64x64x256_s6_wg1_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1
+64 4096 7168 64x32x128_s12_wg1_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1
+128 2112 7168 64x64x256_s6_wg1_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1
+128 7168 16384 128x64x256_s4_wg1_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1
+4096 4096 4096 128x128x128_s6_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1
+4096 2112 7168 128x176x128_s4_wg2_sw128_c1x1_rm8_tma_sk1_sm0_1g_p1
+TRACES
+      ;;
     flat68)  # issue 10: tuned t(68) vs t(132) (exhaustive), then compared in interleaved rounds
       step sweep-flat68 150 bash -c "$BIN sweep --shapes configs/shapes/flatness-68-132.txt --db /tmp/flat.db --format json >$OUT/sweep-flat68.json"
       step compare-flat68 60 bash -c "$BIN compare --shapes configs/shapes/flatness-68-132.txt --db /tmp/flat.db --format json >$OUT/compare-flat68.json" ;;

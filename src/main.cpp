@@ -32,6 +32,7 @@ int main(int argc, char** argv) {
   dgt::cli::add_info(app, action);
   dgt::cli::add_space(app, action);
   dgt::cli::add_run(app, action);
+  dgt::cli::add_trace(app, action);
   dgt::cli::add_compare(app, action);
   dgt::cli::add_export(app, action);
   dgt::cli::add_gate(app, action);

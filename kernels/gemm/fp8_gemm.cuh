@@ -51,6 +51,7 @@
 #include "gemm/scales.cuh"
 #include "gemm/scheduler.cuh"
 #include "gemm/split_k.cuh"
+#include "gemm/trace.cuh"
 #include "ptx/cluster.cuh"
 #include "ptx/mbarrier.cuh"
 #include "ptx/setmaxnreg.cuh"
@@ -101,6 +102,9 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
   }
 #endif
 
+  if constexpr (kTrace) {
+    if (threadIdx.x == 0) trace_mark(kTraceStart);
+  }
   // Shared memory, aligned up to 1024 bytes (T::kAlignPad of slack is part of the launch size).
   extern __shared__ __align__(16) u8 smem_raw[];
   const u32 raw_addr = smem_u32(smem_raw);
@@ -137,6 +141,9 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
     ptx::cluster_sync();
   } else {
     __syncthreads();
+  }
+  if constexpr (kTrace) {
+    if (threadIdx.x == 0) trace_mark(kTraceSetup);
   }
 
   const TileScheduler<BLOCK_M, BLOCK_N, BLOCK_K, kClusterM, kClusterN, kRasterAlongM, kGroup> sched(M, N, K, num_splits);
@@ -191,6 +198,9 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
             } else {
               ptx::tma_load_2d(&tma_b, &full_bar[stage], dst_b, k_idx, b_row);
             }
+          }
+          if constexpr (kTrace) {
+            if (unit == cluster_id && kb == w.k_begin) trace_mark(kTraceFirstIssue);
           }
           if (++stage == kNumStages) stage = 0, phase ^= 1;
         }
@@ -271,8 +281,13 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
     // `buf` when `first` (the first k-block of a promotion group). Returns the stage it read.
     // Block modes, with `fetch_kb` set: k-block fetch_kb's scales are read between the full-barrier wait and
     // the WGMMA fence (see fetch below).
+    bool trace_first_full = kTrace;  // dgtune trace: mark the CTA's first full-barrier wait
     auto issue_fetch = [&](Buf& buf, bool first, bool fetch_kb, u32 kb) -> u32 {
       ptx::mbar_wait(&full_bar[stage], phase);
+      if constexpr (kTrace) {
+        if (trace_first_full && threadIdx.x == 0) trace_mark(kTraceFirstFull);
+        trace_first_full = false;
+      }
       if constexpr (T::kBlockScaled) {
         if (fetch_kb) scaler.fetch(smem_scales + stage * T::kSmemScaleStage, 0, kb * T::kGranulesPerStage);
       }
@@ -539,14 +554,21 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
         if (unit + num_clusters < sched.num_units) pending_o = issue(part0, kFirstOfGroup);
       }
 
+      const bool trace_unit = kTrace && unit == unit_first && threadIdx.x == 0;  // dgtune trace: the CTA's first unit
+      if constexpr (kTrace) {
+        if (trace_unit) trace_mark(kTraceMainloopEnd);
+      }
       // The spare CTAs of an edge cluster computed zeros for a tile outside D: nothing to store.
       if (!sched.valid(w)) continue;
       if constexpr (kSplitK) {
         if (num_splits > 1) {
           const u32 tile = w.m_block * sched.num_n_blocks + w.n_block;
-          if (!split_k_reduce<T::kMmaPerWG, T::kAccPerMma, T::kMathThreads>(acc, workspace, tile_counters, split_flag, tile,
-                                                                           w.split, num_splits))
-            continue;
+          const bool reduces = split_k_reduce<T::kMmaPerWG, T::kAccPerMma, T::kMathThreads>(
+              acc, workspace, tile_counters, split_flag, tile, w.split, num_splits);
+          if constexpr (kTrace) {
+            if (trace_unit) trace_mark(kTraceReduced);
+          }
+          if (!reduces) continue;
         }
       }
       const u32 m0 = w.m_block * BLOCK_M + row0_in_tile, n0 = w.n_block * BLOCK_N;
@@ -558,6 +580,9 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
       } else {
         store_tile_direct<T::kMmaPerWG, T::kAccPerMma, kOutType, T::kBiasBatch>(acc, d, M, N, ldd, m0, n0, scale, pairs_aligned, epi);
       }
+      if constexpr (kTrace) {
+        if (trace_unit) trace_mark(kTraceStored);
+      }
     }
     // e4m3 amax: each thread's running maximum covers all of its tiles; one atomic per warp per CTA.
     epi.flush_amax(amax_state);
@@ -567,6 +592,9 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
     if constexpr (kTmaEpilogue) finish_tma_stores();
     if constexpr (kOutType == kOutE4M3) {
       if (amax != nullptr) finish_amax<T::kMathThreads>(amax_state, amax);
+    }
+    if constexpr (kTrace) {
+      if (threadIdx.x == 0) trace_mark(kTraceEnd);
     }
   }
 

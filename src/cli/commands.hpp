@@ -12,6 +12,7 @@ void add_sweep(CLI::App& app, Action& action);
 void add_info(CLI::App& app, Action& action);
 void add_space(CLI::App& app, Action& action);
 void add_run(CLI::App& app, Action& action);
+void add_trace(CLI::App& app, Action& action);
 void add_compare(CLI::App& app, Action& action);
 void add_export(CLI::App& app, Action& action);
 void add_gate(CLI::App& app, Action& action);

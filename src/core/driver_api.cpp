@@ -32,6 +32,7 @@ DriverApi load_all() {
   load(api.module_load_data, "cuModuleLoadData", 12000);
   load(api.module_unload, "cuModuleUnload", 12000);
   load(api.module_get_function, "cuModuleGetFunction", 12000);
+  load(api.module_get_global, "cuModuleGetGlobal", 12000);
   load(api.func_set_attribute, "cuFuncSetAttribute", 12000);
   load(api.func_get_attribute, "cuFuncGetAttribute", 12000);
   load(api.launch_kernel_ex, "cuLaunchKernelEx", 12000);

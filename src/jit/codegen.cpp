@@ -6,7 +6,7 @@
 
 namespace dgt::jit {
 
-GeneratedKernel generate_gemm(const KernelSpec& spec) {
+GeneratedKernel generate_gemm(const KernelSpec& spec, bool trace) {
   const KernelConfig& c = spec.config;
   GeneratedKernel g;
   g.name_expression = fmt::format(
@@ -25,6 +25,10 @@ GeneratedKernel generate_gemm(const KernelSpec& spec) {
                          spec.compiled_key());
   if (const int fault = test_fault_of(spec)) g.source = fmt::format("#define DGT_TEST_FAULT {}\n", fault) + g.source;
   g.program_name = "fp8_gemm_" + spec.compiled_key() + ".cu";
+  if (trace) {
+    g.source = "#define DGT_TRACE 1\n" + g.source;
+    g.program_name = "fp8_gemm_" + spec.compiled_key() + "_trace.cu";
+  }
   return g;
 }
 

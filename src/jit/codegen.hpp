@@ -16,8 +16,11 @@ struct GeneratedKernel {
   std::string program_name;     ///< e.g. "fp8_gemm_128x128x128_s4_..."
 };
 
-/// The FP8 GEMM instance for `spec` (template arguments in kernels/gemm/fp8_gemm.cuh order).
-GeneratedKernel generate_gemm(const KernelSpec& spec);
+/// The FP8 GEMM instance for `spec` (template arguments in kernels/gemm/fp8_gemm.cuh order). With `trace`,
+/// the source defines DGT_TRACE (kernels/gemm/trace.cuh: per-CTA phase timestamps in the device array
+/// "dgt_trace", for `dgtune trace`) and the program name ends in "_trace"; the cubin cache keys on the source,
+/// so traced and plain cubins never mix.
+GeneratedKernel generate_gemm(const KernelSpec& spec, bool trace = false);
 
 /// The utility module (fill, flush, clock probe, reference GEMM, compare); extern "C" names.
 GeneratedKernel generate_util_module();

@@ -19,6 +19,16 @@ CUfunction Module::function(const std::string& name) const {
   return f;
 }
 
+CUdeviceptr Module::global(const std::string& name, size_t* bytes) const {
+  CUdeviceptr ptr = 0;
+  size_t size = 0;
+  CUresult rc = driver().module_get_global(&ptr, &size, module_, name.c_str());
+  if (rc != CUDA_SUCCESS)
+    DGT_THROW(ErrorKind::kDriver, "device variable '{}' not found in module: {}", name, driver_error_name(rc));
+  if (bytes) *bytes = size;
+  return ptr;
+}
+
 LoadedKernel load_kernel(const CompiledKernel& k, int dynamic_smem_bytes, const std::string& name) {
   LoadedKernel out;
   out.module = std::make_shared<Module>(k.cubin);

@@ -21,6 +21,9 @@ class Module {
 
   /// Function by (lowered) name. Throws Error(kDriver) naming it when absent.
   CUfunction function(const std::string& name) const;
+  /// Device address and size in bytes of the __device__ variable `name` (its C name: extern "C"). Throws
+  /// Error(kDriver) naming it when absent.
+  CUdeviceptr global(const std::string& name, size_t* bytes) const;
 
  private:
   CUmodule module_ = nullptr;

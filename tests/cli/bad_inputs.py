@@ -161,6 +161,12 @@ case("run --config R20 (fast)", ["run", "--m", "4096", "--n", "4096", "--k", "40
 case("run --config P3 (tma, odd ldd)",
      ["run", "--m", "4096", "--n", "4096", "--k", "4096", "--ldd", "4100", "--config",
       "128x128x128_s4_wg2_sw128_c1x1_rm8_tma_sk1_sm0", "--db", DB], 2, "P3: TMA-store epilogue", "ldd = 4100")
+# dgtune trace checks its config like run, before the GPU is opened.
+case("trace --config R8", ["trace", "--m", "1", "--n", "2112", "--k", "7168", "--config",
+                           "64x32x128_s40_wg1_sw128_c1x1_rm8_tma_sk2_sm0_2g_p1"], 2,
+     "--config 64x32x128_s40_wg1_sw128_c1x1_rm8_tma_sk2_sm0_2g_p1: cannot run 1x2112x7168: R8: kNumStages = 40")
+case("trace --l2 hot", ["trace", "--m", "1", "--n", "2112", "--k", "7168", "--config", GOOD_KEY, "--l2", "hot"], 2,
+     "--l2")
 two = write("two.txt", "4096 4096 4096\n4096 4096 4096 ldd=4100\n")
 case("compare --config P3 on line 2", ["compare", "--shapes", two, "--db", DB, "--config",
                                        "128x128x128_s4_wg2_sw128_c1x1_rm8_tma_sk1_sm0"], 2,

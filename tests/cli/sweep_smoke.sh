@@ -47,3 +47,20 @@ import json,sys; t=json.load(open('$tmp/run.json'))['tables']; r=t[0]['rows'][0]
 assert r['status']=='ok' and r['median_us']>0, r
 assert [b['provider'] for b in t[1]['rows']]==['cublaslt-default','cublaslt-tuned']
 print('ok: run', r['config'], r['median_us'], 'us')" || exit 1
+# dgtune trace: one traced launch of a split-K config; every CTA records its start and end, the last split of each
+# tile its reduction, and the points come in order in every CTA's median.
+"$bin" trace --m 129 --n 200 --k 2048 --config 64x48x128_s6_wg1_sw128_c1x1_rm8_tma_sk3_sm0_2g_p1 --format json >"$tmp/trace.json" || exit 1
+python3 - "$tmp/trace.json" <<'PY' || exit 1
+import json, sys
+when, phases = json.load(open(sys.argv[1]))["tables"]
+assert "verified" in when["title"], when["title"]
+rows = {r["point"]: r for r in when["rows"]}
+grid = int(when["title"].split("grid ")[1].split(" ")[0])
+assert grid == 3 * 3 * 5, when["title"]  # 3 m-blocks x 5 n-blocks x 3 splits, one unit per CTA
+for p in ("start", "setup", "first TMA issued", "first stage full", "mainloop done", "split-K reduced", "end"):
+    assert rows[p]["ctas"] == grid, (p, rows[p])
+assert rows["stores issued"]["ctas"] == 15, rows["stores issued"]  # one reducing CTA per tile
+order = [rows[p]["median_us"] for p in ("start", "setup", "first stage full", "mainloop done", "split-K reduced", "end")]
+assert order == sorted(order), order
+print("ok: trace", when["title"])
+PY

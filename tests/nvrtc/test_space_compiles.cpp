@@ -240,5 +240,34 @@ TEST(EpilogueCompiles, PingpongWithFusedEpiloguesCompilesWithoutSpills) {
   std::cout << specs.size() << " pp output/epilogue kernels compiled\n";
 }
 
+// dgtune trace (kernels/gemm/trace.cuh): the traced build of a kernel (DGT_TRACE) compiles without spills for
+// every mainloop and with split-K, carries the device array "dgt_trace" the host reads, and the plain build does
+// not (its code is the same as before the marks were added: the marks are `if constexpr (kTrace)`).
+TEST(TraceCompiles, TracedKernelsCompileWithoutSpillsAndExportTheirBuffer) {
+  const std::pair<const char*, Accum> keys[] = {
+      {"64x32x128_s12_wg1_sw128_c1x1_rm8_tma_sk2_sm0_2g_p1", Accum::kPromote},
+      {"128x128x128_s6_wg2_sw128_c1x1_rm8_tma_sk2_sm0_2o_p1", Accum::kPromote},
+      {"128x144x128_s5_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1", Accum::kPromote},
+      {"128x128x256_s3_wg2_sw128_c1x1_rm8_direct_sk3_sm0_1g_p8", Accum::kFast},
+      {"128x128x128_s5_wg2_sw128_c1x1_rm8_tma_sk1_sm0_pp_p16", Accum::kFast},
+      {"128x128x128_s5_wg2_sw128_c2x1_rm8_tma_sk1_sm0_2g_p1", Accum::kPromote},
+  };
+  for (const auto& [key, accum] : keys) {
+    Problem p = Problem::dense(1024, 1024, 2048);
+    p.accum = accum;
+    const KernelSpec spec = KernelSpec::of(KernelConfig::parse_key(key), p);
+    const jit::GeneratedKernel traced = jit::generate_gemm(spec, true);
+    const jit::GeneratedKernel plain = jit::generate_gemm(spec);
+    EXPECT_NE(traced.source, plain.source) << key;
+    EXPECT_NE(traced.program_name, plain.program_name) << key;
+    const jit::CompiledKernel t = jit::compile(traced.source, traced.program_name, traced.name_expression);
+    EXPECT_EQ(t.spill_bytes, 0) << key;
+    EXPECT_EQ(t.stack_bytes, 0) << key;
+    EXPECT_NE(t.cubin.find("dgt_trace"), std::string::npos) << key << ": the traced cubin has no dgt_trace symbol";
+    const jit::CompiledKernel k = jit::compile(plain.source, plain.program_name, plain.name_expression);
+    EXPECT_EQ(k.cubin.find("dgt_trace"), std::string::npos) << key << ": the plain cubin carries the trace buffer";
+  }
+}
+
 }  // namespace
 }  // namespace dgt
