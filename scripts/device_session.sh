@@ -364,6 +364,8 @@ SHAPES
 4096 2112 7168 128x176x128_s4_wg2_sw128_c1x1_rm8_tma_sk1_sm0_1g_p1
 TRACES
       ;;
+    spacetests)  # after a default-space change: every default-space candidate verified (DefaultSpace), split-K and edges
+      step spacetests 300 bash -c "cd build && ./tests/dgtune_gpu_tests --gtest_filter='DefaultSpace.*:SplitK.*:EdgeShapes.*'" ;;
     flat68)  # issue 10: tuned t(68) vs t(132) (exhaustive), then compared in interleaved rounds
       step sweep-flat68 150 bash -c "$BIN sweep --shapes configs/shapes/flatness-68-132.txt --db /tmp/flat.db --format json >$OUT/sweep-flat68.json"
       step compare-flat68 60 bash -c "$BIN compare --shapes configs/shapes/flatness-68-132.txt --db /tmp/flat.db --format json >$OUT/compare-flat68.json" ;;
