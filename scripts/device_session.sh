@@ -348,7 +348,9 @@ SHAPES
       step bigc-fast 150 bash -c "$BIN compare --shapes /tmp/bigf.txt --db /tmp/big.db --rounds 20 --no-copy-limit $extra --format json >$OUT/bigc-fast.json" ;;
     trace)  # issue 10 / 7: `dgtune trace` (per-CTA phase timestamps of one launch) of the small-M winners and two large
       # shapes, cold and warm L2, into $OUT/trace.txt
-      while read -r m n k cfg; do
+      # TRACE_LIST="M N K CONFIG;M N K CONFIG;..." replaces the list below.
+      { if [ -n "${TRACE_LIST:-}" ]; then tr ';' '\n' <<<"$TRACE_LIST"; else cat; fi; } | while read -r m n k cfg; do
+        [ -z "$cfg" ] && continue
         for l2 in cold warm; do
           step "trace-$m-$n-$k-$l2" 60 bash -c "$BIN trace --m $m --n $n --k $k --config $cfg --l2 $l2 >>$OUT/trace.txt 2>&1; echo >>$OUT/trace.txt"
         done

@@ -153,6 +153,9 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
   if (wg == kNumMathWG) {
     // ---------------- producer warpgroup ----------------
     ptx::setmaxnreg_dec<T::kProducerRegs>();
+    if constexpr (kTrace) {
+      if (warp == kNumMathWG * 4 && lane == 0) trace_mark(kTraceProducerRegs);
+    }
     // Block scale modes: k-block kb's scales into the stage's slot, with `extra_tx` more bytes the same arrival
     // expects. Expect, copy, then arrive: the arrive (a release) follows the copies in program order.
     auto copy_scales = [&](u32 stage, u32 kb, u32 m0, u32 n0, u32 extra_tx) {
@@ -176,8 +179,14 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
         const WorkUnit w = sched.work(unit, rank_m, rank_n);
         const int a_row = int(w.m_block * BLOCK_M + rank_n * T::kSliceRowsA);
         const int b_row = int(w.n_block * BLOCK_N + rank_m * T::kSliceRowsB);
+        if constexpr (kTrace) {
+          if (unit == cluster_id) trace_mark(kTraceFirstUnit);
+        }
         for (u32 kb = w.k_begin; kb < w.k_end; ++kb) {
           ptx::mbar_wait(&empty_bar[stage], phase ^ 1);
+          if constexpr (kTrace) {
+            if (unit == cluster_id && kb == w.k_begin) trace_mark(kTraceFirstEmpty);
+          }
           if constexpr (T::kBlockScaled && T::kProducersPerStage == 1) {
             copy_scales(stage, kb, w.m_block * BLOCK_M, w.n_block * BLOCK_N, stage_tx);  // without a cluster this thread copies the scales (see below)
           } else {
@@ -229,6 +238,9 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
   } else {
     // ---------------- consumer warpgroups ----------------
     ptx::setmaxnreg_inc<T::kMathRegs>();
+    if constexpr (kTrace) {
+      if (threadIdx.x == 0) trace_mark(kTraceConsumerRegs);
+    }
     // Per-tensor: one multiply in the epilogue; the other modes scale acc themselves (channel before the
     // epilogue, block modes at every promotion) and store with scale 1.
     const float scale = kScaleMode == kScalePerTensor ? __ldg(scale_a) * __ldg(scale_b) : 1.f;

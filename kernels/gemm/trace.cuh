@@ -18,7 +18,12 @@ enum TracePoint : u32 {
   kTraceReduced = 5,       ///< consumer thread 0, split-K reduction done (or: this CTA was not the last split)
   kTraceStored = 6,        ///< consumer thread 0, first unit's epilogue issued its stores
   kTraceEnd = 7,           ///< consumer thread 0, every unit done and the TMA stores complete
-  kTracePoints = 8
+  // Finer points of the start (between setup and the first TMA issue):
+  kTraceProducerRegs = 8,  ///< producer TMA thread, after setmaxnreg.dec
+  kTraceFirstUnit = 9,     ///< producer TMA thread, first work unit's coordinates computed
+  kTraceFirstEmpty = 10,   ///< producer TMA thread, first empty-slot wait passed
+  kTraceConsumerRegs = 11, ///< consumer thread 0, after setmaxnreg.inc
+  kTracePoints = 12
 };
 
 constexpr u32 kTraceMaxCtas = 1024;

@@ -25,10 +25,11 @@ namespace dgt::cli {
 
 namespace {
 // kernels/gemm/trace.cuh: TracePoint order, kTracePoints, kTraceMaxCtas, two words per point.
-constexpr int kPoints = 8;
+constexpr int kPoints = 12;
 constexpr int kMaxCtas = 1024;
 constexpr std::array<const char*, kPoints> kPointNames = {
-    "start", "setup", "first TMA issued", "first stage full", "mainloop done", "split-K reduced", "stores issued", "end"};
+    "start", "setup", "first TMA issued", "first stage full", "mainloop done", "split-K reduced", "stores issued", "end",
+    "producer registers released", "producer first unit computed", "producer first empty slot", "consumer registers granted"};
 
 struct Args {
   ProblemOptions problem;
@@ -122,6 +123,9 @@ int run(const Args& a) {
     int from, to;
   };
   const Phase phases[] = {{"setup (barriers, sync)", 0, 1},       {"setup to first TMA issue", 1, 2},
+                          {"  setup to producer registers released", 1, 8}, {"  to first unit computed", 8, 9},
+                          {"  to first empty slot", 9, 10},       {"  to first TMA issued", 10, 2},
+                          {"setup to consumer registers granted", 1, 11},
                           {"first TMA issue to stage full", 2, 3}, {"mainloop (first full to last k-block)", 3, 4},
                           {"split-K reduction", 4, 5},            {"epilogue (to stores issued)", 5, 6},
                           {"stores issued to end", 6, 7},          {"whole CTA (start to end)", 0, 7}};
