@@ -348,24 +348,14 @@ SHAPES
       step bigc-fast 150 bash -c "$BIN compare --shapes /tmp/bigf.txt --db /tmp/big.db --rounds 20 --no-copy-limit $extra --format json >$OUT/bigc-fast.json" ;;
     trace)  # issue 10 / 7: `dgtune trace` (per-CTA phase timestamps of one launch) of the small-M winners and two large
       # shapes, cold and warm L2, into $OUT/trace.txt
-      # TRACE_LIST="M N K CONFIG;M N K CONFIG;..." replaces the list below.
-      { if [ -n "${TRACE_LIST:-}" ]; then tr ';' '\n' <<<"$TRACE_LIST"; else cat; fi; } | while read -r m n k cfg; do
+      # TRACE_LIST="M N K CONFIG;M N K CONFIG;..." replaces the default list.
+      default_traces="1 2112 7168 64x32x128_s12_wg1_sw128_c1x1_rm8_tma_sk2_sm0_2g_p1;1 2112 7168 64x64x256_s6_wg1_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1;1 576 7168 64x32x128_s12_wg1_sw128_c1x1_rm8_tma_sk4_sm0_2g_p1;1 7168 16384 64x64x256_s6_wg1_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1;64 4096 7168 64x32x128_s12_wg1_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1;128 2112 7168 64x64x256_s6_wg1_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1;128 7168 16384 128x64x256_s4_wg1_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1;4096 4096 4096 128x128x128_s6_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1;4096 2112 7168 128x176x128_s4_wg2_sw128_c1x1_rm8_tma_sk1_sm0_1g_p1"
+      tr ';' '\n' <<<"${TRACE_LIST:-$default_traces}" | while read -r m n k cfg; do
         [ -z "$cfg" ] && continue
         for l2 in cold warm; do
           step "trace-$m-$n-$k-$l2" 60 bash -c "$BIN trace --m $m --n $n --k $k --config $cfg --l2 $l2 >>$OUT/trace.txt 2>&1; echo >>$OUT/trace.txt"
         done
-      done <<'TRACES'
-1 2112 7168 64x32x128_s12_wg1_sw128_c1x1_rm8_tma_sk2_sm0_2g_p1
-1 2112 7168 64x64x256_s6_wg1_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1
-1 576 7168 64x32x128_s12_wg1_sw128_c1x1_rm8_tma_sk4_sm0_2g_p1
-1 7168 16384 64x64x256_s6_wg1_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1
-64 4096 7168 64x32x128_s12_wg1_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1
-128 2112 7168 64x64x256_s6_wg1_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1
-128 7168 16384 128x64x256_s4_wg1_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1
-4096 4096 4096 128x128x128_s6_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1
-4096 2112 7168 128x176x128_s4_wg2_sw128_c1x1_rm8_tma_sk1_sm0_1g_p1
-TRACES
-      ;;
+      done ;;
     spacetests)  # after a default-space change: every default-space candidate verified (DefaultSpace), split-K and edges
       step spacetests 300 bash -c "cd build && ./tests/dgtune_gpu_tests --gtest_filter='DefaultSpace.*:SplitK.*:EdgeShapes.*'" ;;
     flat68)  # issue 10: tuned t(68) vs t(132) (exhaustive), then compared in interleaved rounds
