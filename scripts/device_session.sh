@@ -358,6 +358,14 @@ SHAPES
       done ;;
     spacetests)  # after a default-space change: every default-space candidate verified (DefaultSpace), split-K and edges
       step spacetests 300 bash -c "cd build && ./tests/dgtune_gpu_tests --gtest_filter='DefaultSpace.*:SplitK.*:EdgeShapes.*'" ;;
+    bk256ab)  # issue 10: the BLOCK_K 256 split-K winners next to the previous session's BLOCK_K 128 winners of the same
+      # shapes, same rounds (extra sides), both protocols
+      printf '%s\n' "1 2112 7168" "1 576 7168" "64 2112 7168" "64 576 7168" "128 576 7168" >/tmp/bk.txt
+      cfgs="64x32x128_s12_wg1_sw128_c1x1_rm8_tma_sk2_sm0_2g_p1 64x32x128_s12_wg1_sw128_c1x1_rm8_tma_sk4_sm0_2g_p1 64x48x128_s12_wg1_sw128_c1x1_rm8_tma_sk2_sm0_2g_p1 64x48x128_s12_wg1_sw128_c1x1_rm8_tma_sk4_sm0_2g_p1 64x32x256_s9_wg1_sw128_c1x1_rm8_tma_sk2_sm0_2g_p1 64x32x256_s9_wg1_sw128_c1x1_rm8_tma_sk4_sm0_2g_p1 64x48x256_s7_wg1_sw128_c1x1_rm8_tma_sk2_sm0_2g_p1 64x48x256_s7_wg1_sw128_c1x1_rm8_tma_sk3_sm0_2g_p1 64x48x256_s7_wg1_sw128_c1x1_rm8_tma_sk4_sm0_2g_p1 64x64x256_s6_wg1_sw128_c1x1_rm8_tma_sk3_sm0_2g_p1"
+      extra=""; for c in $cfgs; do extra="$extra --config $c"; done
+      for proto in cold-l2 hot-graph; do
+        step "bk256ab-$proto" 150 bash -c "$BIN compare --shapes /tmp/bk.txt --db /tmp/bk.db --protocol $proto --rounds 20 --no-copy-limit $extra --format json >$OUT/bk256ab-$proto.json"
+      done ;;
     flat68)  # issue 10: tuned t(68) vs t(132) (exhaustive), then compared in interleaved rounds
       step sweep-flat68 150 bash -c "$BIN sweep --shapes configs/shapes/flatness-68-132.txt --db /tmp/flat.db --format json >$OUT/sweep-flat68.json"
       step compare-flat68 60 bash -c "$BIN compare --shapes configs/shapes/flatness-68-132.txt --db /tmp/flat.db --format json >$OUT/compare-flat68.json" ;;
