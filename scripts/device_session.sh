@@ -366,6 +366,19 @@ SHAPES
       for proto in cold-l2 hot-graph; do
         step "bk256ab-$proto" 150 bash -c "$BIN compare --shapes /tmp/bk.txt --db /tmp/bk.db --protocol $proto --rounds 20 --no-copy-limit $extra --format json >$OUT/bk256ab-$proto.json"
       done ;;
+    divab)  # issue 10: the scheduler's fast division (host-computed multiply-high divisors) A/B: build/dgtune-old (the
+      # commit before) and the new binary alternately, twice each, on decode winners and 4096^3; x vs cuBLASLt-tuned
+      printf '%s\n' "1 2112 7168" "1 576 7168" "64 2112 7168" "128 2112 7168" "1 4096 7168" "64 4096 7168" "128 4096 7168" "4096 4096 4096" >/tmp/div.txt
+      cfgs="64x32x256_s9_wg1_sw128_c1x1_rm8_tma_sk2_sm0_2g_p1 64x32x256_s9_wg1_sw128_c1x1_rm8_tma_sk4_sm0_2g_p1 64x48x256_s7_wg1_sw128_c1x1_rm8_tma_sk2_sm0_2g_p1 64x64x256_s6_wg1_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1 64x32x128_s12_wg1_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1 128x32x128_s10_wg1_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1 128x128x128_s6_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1"
+      extra=""; for c in $cfgs; do extra="$extra --config $c"; done
+      for rep in 1 2; do
+        for side in old new; do
+          bin=$BIN; [ $side = old ] && bin=$ROOT/build/dgtune-old
+          for proto in cold-l2 hot-graph; do
+            step "divab-$side-$proto-$rep" 90 bash -c "$bin compare --shapes /tmp/div.txt --db /tmp/div-$side.db --protocol $proto --rounds 20 --no-copy-limit $extra --format json >$OUT/divab-$side-$proto-$rep.json"
+          done
+        done
+      done ;;
     flat68)  # issue 10: tuned t(68) vs t(132) (exhaustive), then compared in interleaved rounds
       step sweep-flat68 150 bash -c "$BIN sweep --shapes configs/shapes/flatness-68-132.txt --db /tmp/flat.db --format json >$OUT/sweep-flat68.json"
       step compare-flat68 60 bash -c "$BIN compare --shapes configs/shapes/flatness-68-132.txt --db /tmp/flat.db --format json >$OUT/compare-flat68.json" ;;

@@ -77,7 +77,7 @@ __device__ __forceinline__ u32 warpgroup_index() {
 /// the split-K workspace (tiles * splits * BLOCK_M * BLOCK_N floats) and per-tile counters (zeroed once);
 /// then the epilogue's operands: the BF16 bias (N values; kBias), scale_d (one FP32; e4m3 output) and amax
 /// (one FP32, or null for none; e4m3 output) with its two-word state (zero at allocation; the kernel leaves
-/// it zero; gemm/epilogue_ops.cuh finish_amax).
+/// it zero; gemm/epilogue_ops.cuh finish_amax); last, the scheduler's divisors (gemm/scheduler.cuh SchedDivisors).
 template <u32 BLOCK_M, u32 BLOCK_N, u32 BLOCK_K, u32 kNumStages, u32 kNumMathWG, u32 kSwizzle, u32 kClusterM,
           u32 kClusterN, bool kRasterAlongM, u32 kGroup, bool kFastAccum, u32 kTypeA, u32 kTypeB, bool kTmaEpilogue,
           bool kSplitK, u32 kMainloop, u32 kPromoteEvery, u32 kScaleMode, u32 kOutType, bool kBias, u32 kAct>
@@ -87,7 +87,7 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
                     const float* __restrict__ scale_b, u32 ld_sa, u32 ld_sb, u32 M, u32 N, u32 K, u64 ldd,
                     u32 num_splits, float* __restrict__ workspace, u32* __restrict__ tile_counters,
                     const u16* __restrict__ bias, const float* __restrict__ scale_d, float* __restrict__ amax,
-                    u32* __restrict__ amax_state) {
+                    u32* __restrict__ amax_state, const __grid_constant__ SchedDivisors sched_div) {
   using T = Fp8GemmTraits<BLOCK_M, BLOCK_N, BLOCK_K, kNumStages, kNumMathWG, kSwizzle, kClusterM, kClusterN, kRasterAlongM,
                           kGroup, kFastAccum, kTypeA, kTypeB, kTmaEpilogue, kSplitK, kMainloop, kPromoteEvery, kScaleMode,
                           kOutType, kBias, kAct>;
@@ -146,7 +146,7 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
     if (threadIdx.x == 0) trace_mark(kTraceSetup);
   }
 
-  const TileScheduler<BLOCK_M, BLOCK_N, BLOCK_K, kClusterM, kClusterN, kRasterAlongM, kGroup> sched(M, N, K, num_splits);
+  const TileScheduler<BLOCK_M, BLOCK_N, BLOCK_K, kClusterM, kClusterN, kRasterAlongM, kGroup> sched(M, N, K, num_splits, sched_div);
   const u32 cluster_id = blockIdx.x / T::kClusterSize;
   const u32 num_clusters = gridDim.x / T::kClusterSize;
 

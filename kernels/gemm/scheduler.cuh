@@ -7,6 +7,13 @@
 
 namespace dgt::gemm {
 
+/// The scheduler's run-time divisors, computed once per launch on the host (dgt::TileGrid::divisors, same
+/// layout): the split count, the cluster tiles of one band (kGroup x the major count), and the width of the last
+/// band (every other band is kGroup wide, a compile-time divisor).
+struct SchedDivisors {
+  FastDiv splits, band, last_band;
+};
+
 struct WorkUnit {
   u32 m_block, n_block;   ///< CTA tile (may lie outside the matrix for the spare CTAs of an edge cluster)
   u32 split;              ///< K slice index
@@ -23,30 +30,33 @@ struct TileScheduler {
   u32 num_cm, num_cn;                // cluster tiles
   u32 num_splits, k_per_split, num_k_blocks;
   u32 num_units;
+  SchedDivisors div;
 
-  /// num_splits must make every split non-empty: the host passes ceil(kb / ceil(kb / S)).
-  __device__ __forceinline__ TileScheduler(u32 M, u32 N, u32 K, u32 splits)
+  /// num_splits must make every split non-empty: the host passes ceil(kb / ceil(kb / S)), and `divisors` for
+  /// this problem and split count (TileGrid::divisors).
+  __device__ __forceinline__ TileScheduler(u32 M, u32 N, u32 K, u32 splits, const SchedDivisors& divisors)
       : num_m_blocks(ceil_div(M, BLOCK_M)),
         num_n_blocks(ceil_div(N, BLOCK_N)),
         num_cm(ceil_div(num_m_blocks, kClusterM)),
         num_cn(ceil_div(num_n_blocks, kClusterN)),
         num_splits(splits),
-        k_per_split(ceil_div(ceil_div(K, BLOCK_K), splits)),
+        k_per_split(divisors.splits.div(ceil_div(K, BLOCK_K) + splits - 1)),
         num_k_blocks(ceil_div(K, BLOCK_K)),
-        num_units(num_cm * num_cn * splits) {}
+        num_units(num_cm * num_cn * splits),
+        div(divisors) {}
 
   __device__ __forceinline__ WorkUnit work(u32 unit, u32 rank_m, u32 rank_n) const {
     WorkUnit w;
-    w.split = unit % num_splits;
-    const u32 tile = unit / num_splits;
+    const u32 tile = div.splits.div(unit);
+    w.split = unit - tile * num_splits;
     const u32 num_major = kRasterAlongM ? num_cm : num_cn;  // walked inside a band
     const u32 num_minor = kRasterAlongM ? num_cn : num_cm;  // split into bands
-    const u32 band = tile / (kGroup * num_major);
+    const u32 band = div.band.div(tile);
     const u32 first = band * kGroup;
     const u32 width = min_of(kGroup, num_minor - first);
     const u32 in_band = tile - band * kGroup * num_major;
-    const u32 minor = first + in_band % width;
-    const u32 major = in_band / width;
+    const u32 major = width == kGroup ? in_band / kGroup : div.last_band.div(in_band);
+    const u32 minor = first + (in_band - major * width);
     const u32 cm = kRasterAlongM ? major : minor;
     const u32 cn = kRasterAlongM ? minor : major;
     w.m_block = cm * kClusterM + rank_m;

@@ -138,6 +138,8 @@ void GemmKernel::launch(const Problem& p, const GemmOperands& ops, cudaStream_t 
                 spec_.key(), p.label(), counter_bytes(p));
     amax_state = static_cast<char*>(ws->counters) + amax_state_offset(p);
   }
+  // The scheduler's run-time divisors as multiply-high constants (kernels/gemm/scheduler.cuh SchedDivisors).
+  SchedulerDivisors divisors = TileGrid::of(c, p).divisors();
   void* params[] = {const_cast<CUtensorMap*>(&tma_a),
                     const_cast<CUtensorMap*>(&tma_b),
                     &tma_d,
@@ -156,7 +158,8 @@ void GemmKernel::launch(const Problem& p, const GemmOperands& ops, cudaStream_t 
                     &bias,
                     &scale_d,
                     &amax,
-                    &amax_state};
+                    &amax_state,
+                    &divisors};
 
   CUlaunchConfig cfg{};
   cfg.gridDimX = static_cast<unsigned>(grid_size(p));

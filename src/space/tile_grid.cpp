@@ -1,5 +1,7 @@
 #include "space/tile_grid.hpp"
 
+#include "core/error.hpp"
+
 #include <algorithm>
 
 #include "core/int_math.hpp"
@@ -38,6 +40,30 @@ double TileGrid::last_wave_fill(int64_t slots) const {
   if (u == 0) return 1.0;
   const int64_t last = u - (waves(slots) - 1) * slots;
   return static_cast<double>(last) / static_cast<double>(slots);
+}
+
+FastDivParams make_fast_div(uint32_t d) {
+  if (d == 0) DGT_THROW(ErrorKind::kInternal, "make_fast_div: division by zero");
+  FastDivParams f;
+  f.d = d;
+  if (d == 1) return f;
+  uint32_t l = 0;  // ceil(log2 d)
+  while ((uint64_t{1} << l) < d) ++l;
+  f.shr = l - 1;
+  f.mul = static_cast<uint32_t>(((uint64_t{1} << (32 + f.shr)) + d - 1) / d);  // < 2^32 because d > 2^(l-1)
+  return f;
+}
+
+SchedulerDivisors TileGrid::divisors() const {
+  const bool along_m = raster == Raster::kAlongM;
+  const int64_t num_major = along_m ? cluster_rows : cluster_cols;
+  const int64_t num_minor = along_m ? cluster_cols : cluster_rows;
+  const int64_t last = num_minor % group == 0 ? group : num_minor % group;
+  SchedulerDivisors d;
+  d.splits = make_fast_div(static_cast<uint32_t>(splits));
+  d.band = make_fast_div(static_cast<uint32_t>(group * num_major));
+  d.last_band = make_fast_div(static_cast<uint32_t>(last));
+  return d;
 }
 
 TileUnit TileGrid::unit(int64_t index, int rank_m, int rank_n) const {

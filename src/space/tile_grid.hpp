@@ -16,6 +16,26 @@ namespace dgt {
 /// launch, the pruning rule P5 and the cost model alike. split_k < 1 counts as 1.
 int effective_splits(const KernelConfig& c, int64_t k);
 
+/// Division by a launch-invariant divisor as the device does it (kernels/common.cuh FastDiv, same layout):
+/// n / d == (mulhi(n, mul) >> shr) for every n < 2^31, d = 1 passes n through. make_fast_div computes it.
+struct FastDivParams {
+  uint32_t mul = 0, shr = 0, d = 1;
+  /// The device formula, for tests.
+  uint32_t div(uint32_t n) const {
+    return d == 1 ? n : static_cast<uint32_t>((static_cast<uint64_t>(n) * mul) >> 32) >> shr;
+  }
+};
+/// mul = ceil(2^(32 + shr) / d), shr = ceil(log2 d) - 1 (the round-up method of Granlund and Montgomery,
+/// PLDI 1994). Throws Error(kInternal) for d = 0.
+FastDivParams make_fast_div(uint32_t d);
+
+/// The device scheduler's run-time divisors (kernels/gemm/scheduler.cuh SchedDivisors, same layout): the split
+/// count, the cluster tiles of one band (group x the major count), the width of the last band.
+struct SchedulerDivisors {
+  FastDivParams splits, band, last_band;
+};
+static_assert(sizeof(SchedulerDivisors) == 36, "must match dgt::gemm::SchedDivisors (kernels/gemm/scheduler.cuh)");
+
 /// One work unit as the device scheduler hands it out (TileScheduler::work), in 64 bits.
 struct TileUnit {
   int64_t m_block = 0, n_block = 0;  ///< CTA tile (outside the matrix for the spare CTAs of an edge cluster)
@@ -57,6 +77,8 @@ struct TileGrid {
   /// Work unit `index` for the CTA of cluster rank (rank_m, rank_n): the same mapping as
   /// TileScheduler::work (split fastest, then bands of `group` cluster tiles along the minor dimension).
   TileUnit unit(int64_t index, int rank_m = 0, int rank_n = 0) const;
+  /// The divisors the kernel's scheduler takes as its last argument (GemmKernel::launch passes them).
+  SchedulerDivisors divisors() const;
   /// False for the spare CTAs of an edge cluster (their tile lies outside the matrix).
   bool valid(const TileUnit& u) const { return u.m_block < m_blocks && u.n_block < n_blocks; }
 };

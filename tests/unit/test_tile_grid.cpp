@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/error.hpp"
 #include "space/tile_grid.hpp"
 
 // ---- host shims for the device headers (kernels/common.cuh), defined before including them ----
@@ -110,6 +111,37 @@ TEST(TileGrid, EveryTileAndSplitIsCoveredOnce) {
           }
 }
 
+// ---- the scheduler's fast division (kernels/common.cuh FastDiv, make_fast_div) ----
+
+TEST(FastDiv, MultiplyHighMatchesDivisionForEveryDividendBelow2To31) {
+  // Divisors 1..4096 (splits, bands, band widths), powers of two and their neighbours up to 2^30, and large odd
+  // ones; dividends 0..4095, near every multiple of the divisor up to 64 d, and near 2^31.
+  std::vector<uint32_t> divisors;
+  for (uint32_t d = 1; d <= 4096; ++d) divisors.push_back(d);
+  for (uint32_t l = 12; l <= 30; ++l)
+    for (int64_t e : {-1, 0, 1}) divisors.push_back(static_cast<uint32_t>((int64_t{1} << l) + e));
+  for (uint32_t d : {65521u, 1000003u, 2147483647u, 2147483646u}) divisors.push_back(d);
+  int64_t checked = 0;
+  for (uint32_t d : divisors) {
+    const FastDivParams f = make_fast_div(d);
+    // The same arithmetic as the device: the host emulation and the device struct (kernels/common.cuh).
+    const FastDiv dev{f.mul, f.shr, f.d};
+    auto check = [&](uint64_t n) {
+      if (n >= (uint64_t{1} << 31)) return;
+      const uint32_t q = static_cast<uint32_t>(n / d);
+      ASSERT_EQ(f.div(static_cast<uint32_t>(n)), q) << n << " / " << d << " (mul " << f.mul << ", shr " << f.shr << ")";
+      ASSERT_EQ(dev.div(static_cast<uint32_t>(n)), q) << n << " / " << d;
+      ++checked;
+    };
+    for (uint64_t n = 0; n < 4096; ++n) check(n);
+    for (uint64_t j = 1; j <= 64; ++j)
+      for (int64_t e : {-1, 0, 1}) check(static_cast<uint64_t>(int64_t(j * d) + e));
+    for (uint64_t n = (uint64_t{1} << 31) - 4096; n < (uint64_t{1} << 31); ++n) check(n);
+  }
+  EXPECT_GT(checked, 34'000'000);  // 34.8 million pairs
+  EXPECT_THROW(make_fast_div(0), Error);
+}
+
 // ---- host TileGrid vs device TileScheduler ----
 
 struct Shape {
@@ -146,7 +178,11 @@ void check_agreement() {
       const KernelConfig c = config(int(BM), int(BN), int(BK), int(CM), int(CN), raster, int(kGroup), split_k);
       const TileGrid g = TileGrid::of(c, s.m, s.n, s.k);
       // The launcher passes the effective split count (GemmKernel::effective_splits).
-      const Sched d(s.m, s.n, s.k, static_cast<uint32_t>(g.splits));
+      const SchedulerDivisors hd = g.divisors();  // what GemmKernel::launch passes
+      const gemm::SchedDivisors dd{{hd.splits.mul, hd.splits.shr, hd.splits.d},
+                                   {hd.band.mul, hd.band.shr, hd.band.d},
+                                   {hd.last_band.mul, hd.last_band.shr, hd.last_band.d}};
+      const Sched d(s.m, s.n, s.k, static_cast<uint32_t>(g.splits), dd);
       const std::string where =
           c.key() + " on " + std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
       ASSERT_EQ(int64_t(d.num_m_blocks), g.m_blocks) << where;
