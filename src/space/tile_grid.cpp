@@ -43,14 +43,16 @@ double TileGrid::last_wave_fill(int64_t slots) const {
 }
 
 FastDivParams make_fast_div(uint32_t d) {
-  if (d == 0) DGT_THROW(ErrorKind::kInternal, "make_fast_div: division by zero");
+  if (d == 0 || d >= (uint32_t{1} << 31))
+    DGT_THROW(ErrorKind::kInternal, "make_fast_div: divisor {} outside 1..2^31-1", d);
   FastDivParams f;
   f.d = d;
   if (d == 1) return f;
   uint32_t l = 0;  // ceil(log2 d)
   while ((uint64_t{1} << l) < d) ++l;
   f.shr = l - 1;
-  f.mul = static_cast<uint32_t>(((uint64_t{1} << (32 + f.shr)) + d - 1) / d);  // < 2^32 because d > 2^(l-1)
+  // 2^(32 + shr) <= 2^62 fits int64_t; the quotient is < 2^32 because d > 2^(l-1).
+  f.mul = static_cast<uint32_t>(ceil_div(int64_t{1} << (32 + f.shr), int64_t{d}));
   return f;
 }
 

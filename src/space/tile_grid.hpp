@@ -26,7 +26,7 @@ struct FastDivParams {
   }
 };
 /// mul = ceil(2^(32 + shr) / d), shr = ceil(log2 d) - 1 (the round-up method of Granlund and Montgomery,
-/// PLDI 1994). Throws Error(kInternal) for d = 0.
+/// PLDI 1994). Throws Error(kInternal) for d = 0 or d >= 2^31.
 FastDivParams make_fast_div(uint32_t d);
 
 /// The device scheduler's run-time divisors (kernels/gemm/scheduler.cuh SchedDivisors, same layout): the split

@@ -140,6 +140,7 @@ TEST(FastDiv, MultiplyHighMatchesDivisionForEveryDividendBelow2To31) {
   }
   EXPECT_GT(checked, 34'000'000);  // 34.8 million pairs
   EXPECT_THROW(make_fast_div(0), Error);
+  EXPECT_THROW(make_fast_div(2147483648u), Error);
 }
 
 // ---- host TileGrid vs device TileScheduler ----
