@@ -317,6 +317,10 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
     // its own scales. One commit group.
     auto issue_granules = [&](Buf& b0, Buf& b1) -> u32 {
       ptx::mbar_wait(&full_bar[stage], phase);
+      if constexpr (kTrace) {
+        if (trace_first_full && threadIdx.x == 0) trace_mark(kTraceFirstFull);
+        trace_first_full = false;
+      }
       ptx::wgmma_fence();
 #pragma unroll
       for (u32 s = 0; s < T::kStepsK / 2; ++s) mma_step(b0, s, s == 0);
@@ -390,8 +394,9 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
     // each walks every second unit and, after each of its own, skips the stages of the other's next one.
     // pp has no split-K (R24): every unit is a whole tile of all ceil(K / BLOCK_K) k-blocks, a kernel-wide
     // constant, so the skip is a fixed advance of the ring computed once. (Computed from the work unit,
-    // whose indices come out of vector-pipe divisions, it moved the stage index, the barrier addresses and
-    // the WGMMA descriptors into vector registers: R2UR before every QGMMA, which tests/nvrtc rejects.)
+    // whose indices came out of vector-pipe divisions when this was written, it moved the stage index, the
+    // barrier addresses and the WGMMA descriptors into vector registers: R2UR before every QGMMA, which
+    // tests/nvrtc rejects.)
     const u32 pp_kb = T::kPingpong ? ceil_div(K, BLOCK_K) : 0u;
     const u32 pp_skip_stage = pp_kb % kNumStages, pp_skip_phase = (pp_kb / kNumStages) & 1u;
     auto pp_skip = [&]() {
@@ -419,7 +424,7 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
       const u32 num_kb = w.k_end - w.k_begin;  // >= 1: the host makes every split non-empty
       const u32 num_groups = ceil_div(num_kb, P);
       const u32 last_group_kb = num_kb - (num_groups - 1) * P;
-      // Finish the tile's index arithmetic (integer divisions on the vector pipe, then R2UR) before the
+      // Finish the tile's index arithmetic (the scheduler's multiply-highs, then R2UR) before the
       // first full-barrier wait, where ptxas would otherwise schedule it, delaying the first WGMMA.
       ptx::materialize(w.m_block);
       ptx::materialize(w.n_block);
@@ -563,11 +568,14 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
         // in the ring, which the producer (already ahead) filled or is filling; stage/phase continue as
         // for any other k-block. Only part0 is written, so acc is intact for the epilogue below, and
         // the epilogue's TMA staging buffer is not touched by WGMMAs (they read only A/B stages).
+        if constexpr (kTrace) {  // dgtune trace: this tile's mainloop ends here, before the next tile's early issue
+          if (unit == unit_first && threadIdx.x == 0) trace_mark(kTraceMainloopEnd);
+        }
         if (unit + num_clusters < sched.num_units) pending_o = issue(part0, kFirstOfGroup);
       }
 
       const bool trace_unit = kTrace && unit == unit_first && threadIdx.x == 0;  // dgtune trace: the CTA's first unit
-      if constexpr (kTrace) {
+      if constexpr (kTrace && kMainloop != 3) {
         if (trace_unit) trace_mark(kTraceMainloopEnd);
       }
       // The spare CTAs of an edge cluster computed zeros for a tile outside D: nothing to store.

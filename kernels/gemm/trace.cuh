@@ -14,10 +14,12 @@ enum TracePoint : u32 {
   kTraceSetup = 1,         ///< thread 0, barriers initialised and the CTA (cluster) synchronised
   kTraceFirstIssue = 2,    ///< producer, first TMA loads of the CTA issued
   kTraceFirstFull = 3,     ///< consumer thread 0, first full-barrier wait passed (first data in shared memory)
-  kTraceMainloopEnd = 4,   ///< consumer thread 0, first unit's last k-block retired and promoted
+  kTraceMainloopEnd = 4,   ///< consumer thread 0, first unit's last k-block retired and promoted (2o: before the
+                           ///< next tile's early first k-block)
   kTraceReduced = 5,       ///< consumer thread 0, split-K reduction done (or: this CTA was not the last split)
   kTraceStored = 6,        ///< consumer thread 0, first unit's epilogue issued its stores
-  kTraceEnd = 7,           ///< consumer thread 0, every unit done and the TMA stores complete
+  kTraceEnd = 7,           ///< consumer thread 0 after its warpgroup's last unit, once the shared-memory reads of
+                           ///< its TMA stores are done (pp: warpgroup 1 may still be running its last unit)
   // Finer points of the start (between setup and the first TMA issue):
   kTraceProducerRegs = 8,  ///< producer TMA thread, after setmaxnreg.dec
   kTraceFirstUnit = 9,     ///< producer TMA thread, first work unit's coordinates computed

@@ -68,6 +68,9 @@ int run(const Args& a) {
   const jit::GemmKernel& kernel = *kernel_ptr;
   size_t trace_bytes = 0;
   void* trace = reinterpret_cast<void*>(kernel.kernel().module->global("dgt_trace", &trace_bytes));
+  if (trace_bytes != size_t(kMaxCtas) * kPoints * 2 * sizeof(unsigned long long))
+    DGT_THROW(ErrorKind::kInternal, "dgt_trace holds {} bytes; this build expects {} CTAs x {} points x 16 bytes",
+              trace_bytes, kMaxCtas, kPoints);
   const int grid = kernel.grid_size(p);
 
   ProblemData data(p, util, a.seed, stream);
@@ -128,7 +131,8 @@ int run(const Args& a) {
                           {"setup to consumer registers granted", 1, 11},
                           {"first TMA issue to stage full", 2, 3}, {"mainloop (first full to last k-block)", 3, 4},
                           {"split-K reduction", 4, 5},            {"epilogue (to stores issued)", 5, 6},
-                          {"stores issued to end", 6, 7},          {"whole CTA (start to end)", 0, 7}};
+                          {"stores issued to end (the CTA's later units too)", 6, 7},
+                          {"whole CTA (start to end)", 0, 7}};
   std::vector<double> ghz;
   for (int b = 0; b < ctas; ++b)
     if (ns(b, 0) && ns(b, 7) > ns(b, 0)) ghz.push_back(double(cyc(b, 7) - cyc(b, 0)) / double(ns(b, 7) - ns(b, 0)));
@@ -147,7 +151,11 @@ int run(const Args& a) {
       // without split-K "reduced" is never recorded, so the epilogue starts at "mainloop done".
       if (from == 5 && !cyc(b, 5)) from = 4;
       if (!cyc(b, from) || !cyc(b, ph.to)) continue;
-      d.push_back(double(cyc(b, ph.to) - cyc(b, from)));
+      // Points of one CTA come from one SM's clock; a pair stamped by two threads can be out of order (a
+      // producer point after a consumer one): such a negative phase is left out, not wrapped.
+      const int64_t cycles = int64_t(cyc(b, ph.to)) - int64_t(cyc(b, from));
+      if (cycles < 0) continue;
+      d.push_back(double(cycles));
     }
     if (d.empty()) {
       phase.rows.push_back({std::string(ph.name), int64_t{0}, {}, {}, {}, {}});

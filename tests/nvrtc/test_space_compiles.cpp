@@ -241,20 +241,29 @@ TEST(EpilogueCompiles, PingpongWithFusedEpiloguesCompilesWithoutSpills) {
 }
 
 // dgtune trace (kernels/gemm/trace.cuh): the traced build of a kernel (DGT_TRACE) compiles without spills for
-// every mainloop and with split-K, carries the device array "dgt_trace" the host reads, and the plain build does
-// not (its code is the same as before the marks were added: the marks are `if constexpr (kTrace)`).
+// every mainloop, with split-K and in the block scale modes (whose producer runs at the 40-register limit), carries
+// the device array "dgt_trace" the host reads, and the plain build does not (the marks are `if constexpr (kTrace)`).
 TEST(TraceCompiles, TracedKernelsCompileWithoutSpillsAndExportTheirBuffer) {
-  const std::pair<const char*, Accum> keys[] = {
-      {"64x32x128_s12_wg1_sw128_c1x1_rm8_tma_sk2_sm0_2g_p1", Accum::kPromote},
-      {"128x128x128_s6_wg2_sw128_c1x1_rm8_tma_sk2_sm0_2o_p1", Accum::kPromote},
-      {"128x144x128_s5_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1", Accum::kPromote},
-      {"128x128x256_s3_wg2_sw128_c1x1_rm8_direct_sk3_sm0_1g_p8", Accum::kFast},
-      {"128x128x128_s5_wg2_sw128_c1x1_rm8_tma_sk1_sm0_pp_p16", Accum::kFast},
-      {"128x128x128_s5_wg2_sw128_c2x1_rm8_tma_sk1_sm0_2g_p1", Accum::kPromote},
+  struct Case {
+    const char* key;
+    Accum accum;
+    ScaleMode scale;
   };
-  for (const auto& [key, accum] : keys) {
+  const Case keys[] = {
+      {"64x32x128_s12_wg1_sw128_c1x1_rm8_tma_sk2_sm0_2g_p1", Accum::kPromote, ScaleMode::kPerTensor},
+      {"128x128x128_s6_wg2_sw128_c1x1_rm8_tma_sk2_sm0_2o_p1", Accum::kPromote, ScaleMode::kPerTensor},
+      {"128x144x128_s5_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1", Accum::kPromote, ScaleMode::kPerTensor},
+      {"128x128x256_s3_wg2_sw128_c1x1_rm8_direct_sk3_sm0_1g_p8", Accum::kFast, ScaleMode::kPerTensor},
+      {"128x128x128_s5_wg2_sw128_c1x1_rm8_tma_sk1_sm0_pp_p16", Accum::kFast, ScaleMode::kPerTensor},
+      {"128x128x128_s5_wg2_sw128_c2x1_rm8_tma_sk1_sm0_2g_p1", Accum::kPromote, ScaleMode::kPerTensor},
+      {"128x128x128_s5_wg2_sw128_c2x1_rm8_tma_sk1_sm0_2g_p1", Accum::kPromote, ScaleMode::kBlock},  // 2 producers
+      {"128x128x256_s2_wg2_sw128_c1x1_rm8_tma_sk1_sm0_1g_p1", Accum::kPromote, ScaleMode::kBlock},  // issue_granules
+      {"128x64x128_s5_wg2_sw128_c1x2_rm8_tma_sk2_sm0_2g_p1", Accum::kPromote, ScaleMode::kBlock1d1d},
+  };
+  for (const auto& [key, accum, scale] : keys) {
     Problem p = Problem::dense(1024, 1024, 2048);
     p.accum = accum;
+    p.scale = scale;
     const KernelSpec spec = KernelSpec::of(KernelConfig::parse_key(key), p);
     const jit::GeneratedKernel traced = jit::generate_gemm(spec, true);
     const jit::GeneratedKernel plain = jit::generate_gemm(spec);

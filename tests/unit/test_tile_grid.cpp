@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstring>
 #include <map>
 #include <set>
 #include <string>
@@ -141,6 +142,25 @@ TEST(FastDiv, MultiplyHighMatchesDivisionForEveryDividendBelow2To31) {
   EXPECT_GT(checked, 34'000'000);  // 34.8 million pairs
   EXPECT_THROW(make_fast_div(0), Error);
   EXPECT_THROW(make_fast_div(2147483648u), Error);
+}
+
+// The kernel argument is the host struct's bytes (GemmKernel::launch passes &SchedulerDivisors for the device's
+// SchedDivisors): same size, and the same values field by field after a byte copy.
+static_assert(sizeof(gemm::SchedDivisors) == sizeof(SchedulerDivisors), "kernel argument layout");
+TEST(FastDiv, HostDivisorsAreTheKernelArgumentByteForByte) {
+  const KernelConfig c = KernelConfig::parse_key("64x48x256_s7_wg1_sw128_c1x1_rm4_tma_sk3_sm0_2g_p1");
+  const SchedulerDivisors h = TileGrid::of(c, 1, 2112, 7168).divisors();
+  gemm::SchedDivisors d{};
+  std::memcpy(&d, &h, sizeof(h));
+  EXPECT_EQ(d.splits.d, 3u);
+  EXPECT_EQ(d.splits.mul, h.splits.mul);
+  EXPECT_EQ(d.splits.shr, h.splits.shr);
+  // Raster along M: the major count is the cluster rows (1 m-block), bands of 4 n-blocks; 2112 / 48 = 44 n-blocks,
+  // so the last band is 44 % 4 = 4 wide (a full band).
+  EXPECT_EQ(d.band.d, 4u * 1u);
+  EXPECT_EQ(d.last_band.d, 4u);
+  EXPECT_EQ(d.last_band.mul, h.last_band.mul);
+  for (uint32_t n : {0u, 1u, 43u, 131u, 2147483647u}) EXPECT_EQ(d.band.div(n), n / 4u);
 }
 
 // ---- host TileGrid vs device TileScheduler ----
