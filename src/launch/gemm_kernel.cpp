@@ -40,9 +40,10 @@ GemmKernel::GemmKernel(KernelSpec spec, LoadedKernel kernel, int sm_count)
 
 int GemmKernel::effective_splits(const Problem& p) const { return dgt::effective_splits(spec_.config, p.k); }
 
-int GemmKernel::grid_size(const Problem& p) const {
+int GemmKernel::grid_size(const Problem& p) const { return grid_size(TileGrid::of(spec_.config, p)); }
+
+int GemmKernel::grid_size(const TileGrid& g) const {
   const KernelConfig& c = spec_.config;
-  const TileGrid g = TileGrid::of(c, p);
   const int cluster = g.cluster_size();
   int64_t clusters = cluster > 1 ? max_active_clusters_ : sm_count_;
   if (c.sms > 0) clusters = std::min<int64_t>(clusters, std::max(1, c.sms / cluster));
@@ -110,7 +111,8 @@ void GemmKernel::launch(const Problem& p, const GemmOperands& ops, cudaStream_t 
                            epilogue_box_cols(c.block_n, dtype_bytes(p.d)), c.rows_per_wg(),
                            epilogue_swizzle_bytes(c.block_n, dtype_bytes(p.d)));
   check_operands(p, ops);  // after A, B, D: their errors come first
-  unsigned splits = static_cast<unsigned>(effective_splits(p));
+  const TileGrid grid = TileGrid::of(c, p);  // once per launch: splits, scheduler divisors, grid size
+  unsigned splits = static_cast<unsigned>(grid.splits);
   void* partials = nullptr;
   void* counters = nullptr;
   if (splits > 1) {
@@ -139,7 +141,7 @@ void GemmKernel::launch(const Problem& p, const GemmOperands& ops, cudaStream_t 
     amax_state = static_cast<char*>(ws->counters) + amax_state_offset(p);
   }
   // The scheduler's run-time divisors as multiply-high constants (kernels/gemm/scheduler.cuh SchedDivisors).
-  SchedulerDivisors divisors = TileGrid::of(c, p).divisors();
+  SchedulerDivisors divisors = grid.divisors();
   void* params[] = {const_cast<CUtensorMap*>(&tma_a),
                     const_cast<CUtensorMap*>(&tma_b),
                     &tma_d,
@@ -162,7 +164,7 @@ void GemmKernel::launch(const Problem& p, const GemmOperands& ops, cudaStream_t 
                     &divisors};
 
   CUlaunchConfig cfg{};
-  cfg.gridDimX = static_cast<unsigned>(grid_size(p));
+  cfg.gridDimX = static_cast<unsigned>(grid_size(grid));
   cfg.gridDimY = cfg.gridDimZ = 1;
   cfg.blockDimX = static_cast<unsigned>(c.threads());
   cfg.blockDimY = cfg.blockDimZ = 1;

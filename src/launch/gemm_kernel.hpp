@@ -9,6 +9,10 @@
 #include "jit/module.hpp"
 #include "problem/kernel_config.hpp"
 
+namespace dgt {
+struct TileGrid;
+}
+
 namespace dgt::jit {
 
 /// Device pointers of one GEMM call. A: M x K (lda), B: N x K (ldb), D: M x N of the problem's output
@@ -81,6 +85,8 @@ class GemmKernel {
   void launch(const Problem& p, const GemmOperands& ops, cudaStream_t stream, const GemmWorkspace* ws = nullptr) const;
 
  private:
+  /// grid_size() for an already computed tile grid of the problem (launch computes it once).
+  int grid_size(const TileGrid& g) const;
   KernelSpec spec_;
   LoadedKernel kernel_;
   int sm_count_;
