@@ -21,7 +21,7 @@ FIELDS = ["sm_flops", "n_half", "one_wg_m64", "promote", "promote_2g", "cluster"
           "resident_clusters_4", "launch_us"]
 INT_FIELDS = {"resident_clusters_2", "resident_clusters_4"}
 
-_KEY = re.compile(r"^(\d+)x(\d+)x(\d+)_s(\d+)_wg(\d+)_sw(\d+)_c(\d+)x(\d+)_r([mn])(\d+)_(direct|tma)_sk(\d+)_sm(\d+)"
+_KEY = re.compile(r"^(\d+)x(\d+)x(\d+)_s(\d+)_wg(\d+)_sw(\d+)_c(\d+)x(\d+)_r([mn])(\d+)_(direct|tma)_sk(\d+)(c?)_sm(\d+)"
                   r"_(1g|2g|2o|pp)_p(\d+)$")
 _DTYPE_BYTES = {"bf16": 2, "f32": 4, "e4m3": 1}
 
@@ -61,7 +61,7 @@ def parse_key(key):
     return {"block_m": int(g[0]), "block_n": int(g[1]), "block_k": int(g[2]), "num_stages": int(g[3]),
             "num_math_wg": int(g[4]), "swizzle": int(g[5]), "cluster_m": int(g[6]), "cluster_n": int(g[7]),
             "along_m": g[8] == "m", "group": int(g[9]), "tma": g[10] == "tma", "split_k": int(g[11]),
-            "sms": int(g[12]), "mainloop": g[13], "promote_every": int(g[14])}
+            "split_cluster": g[12] == "c", "sms": int(g[13]), "mainloop": g[14], "promote_every": int(g[15])}
 
 
 class Candidates:
@@ -117,13 +117,18 @@ def estimate_us(c, sm_count, k):
     splits_i = _ceil_div(k_blocks, per)  # effective_splits
     per_split_i = _ceil_div(k_blocks, splits_i)
     units = cluster_rows * cluster_cols * splits_i
+    # Cluster split (sk<S>c): the S splits of a tile are one launched cluster (TileGrid::split_cluster).
+    split_cluster = c["split_cluster"] & (c["split_k"] > 1)
+    s_cl = np.where(split_cluster, c["split_k"], 1)
+    cluster_units = units // s_cl
     ctas = np.where(c["sms"] > 0, np.minimum(sm_count, c["sms"]), sm_count)
     resident = ctas
     resident = np.where(cluster == 2, np.minimum(ctas // 2, int(round(k["resident_clusters_2"]))), resident)
     resident = np.where(cluster == 4, np.minimum(ctas // 4, int(round(k["resident_clusters_4"]))), resident)
+    resident = np.where(split_cluster, ctas // s_cl, resident)
     resident = np.maximum(1, resident)
-    waves = _ceil_div(units, np.maximum(1, resident)).astype(np.float64)
-    busy_sms = (np.minimum(units, resident) * cluster).astype(np.float64)
+    waves = _ceil_div(cluster_units, np.maximum(1, resident)).astype(np.float64)
+    busy_sms = (np.minimum(cluster_units, resident) * cluster * s_cl).astype(np.float64)
     splits = splits_i.astype(np.float64)
     per_split = per_split_i.astype(np.float64)
 
@@ -144,9 +149,10 @@ def estimate_us(c, sm_count, k):
     unit_fixed_us = np.where(c["mainloop_pp"], 0.25 * k["unit_us"], k["unit_us"])
     unit_s = np.maximum(mma_s, load_s) + (per_split * k["k_block_us"] + unit_fixed_us) * 1e-6
     unit_s = np.where(c["tma"], unit_s * k["tma_store"], unit_s)
-    unit_s = np.where(splits > 1,
+    unit_s = np.where((splits > 1) & ~split_cluster,
                       unit_s + (splits + 1) * bm * bn * 4.0 / (k["reduce_tbps"] * 1e12 / np.maximum(1.0, busy_sms)),
                       unit_s)
+    unit_s = np.where(split_cluster, unit_s + 0.3e-6, unit_s)  # a flat prior in cost_model.cpp, not fitted
     compute_s = waves * unit_s
 
     along_m = c["along_m"]
@@ -154,7 +160,7 @@ def estimate_us(c, sm_count, k):
     a_reads = np.where(along_m, np.minimum(_ceil_div(n_blocks, band), n_blocks), 1).astype(np.float64)
     b_reads = np.where(along_m, 1, np.minimum(_ceil_div(m_blocks, band), m_blocks)).astype(np.float64)
     mf, nf, kf = m.astype(np.float64), n.astype(np.float64), kk.astype(np.float64)
-    split_bytes = np.where(splits > 1, 2.0 * splits * m_blocks * bm * n_blocks * bn * 4, 0.0)
+    split_bytes = np.where((splits > 1) & ~split_cluster, 2.0 * splits * m_blocks * bm * n_blocks * bn * 4, 0.0)
     bytes_ = mf * kf * a_reads + nf * kf * b_reads + c["d_bytes"].astype(np.float64) * mf * nf + split_bytes
     dram_s = bytes_ / (k["dram_tbps"] * 1e12)
     return np.maximum(compute_s, dram_s) * 1e6 + k["launch_us"]

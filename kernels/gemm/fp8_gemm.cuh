@@ -80,7 +80,7 @@ __device__ __forceinline__ u32 warpgroup_index() {
 /// it zero; gemm/epilogue_ops.cuh finish_amax); last, the scheduler's divisors (gemm/scheduler.cuh SchedDivisors).
 template <u32 BLOCK_M, u32 BLOCK_N, u32 BLOCK_K, u32 kNumStages, u32 kNumMathWG, u32 kSwizzle, u32 kClusterM,
           u32 kClusterN, bool kRasterAlongM, u32 kGroup, bool kFastAccum, u32 kTypeA, u32 kTypeB, bool kTmaEpilogue,
-          bool kSplitK, u32 kMainloop, u32 kPromoteEvery, u32 kScaleMode, u32 kOutType, bool kBias, u32 kAct>
+          u32 kSplitMode, u32 kMainloop, u32 kPromoteEvery, u32 kScaleMode, u32 kOutType, bool kBias, u32 kAct>
 __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
     fp8_gemm_kernel(const __grid_constant__ TmaDesc tma_a, const __grid_constant__ TmaDesc tma_b,
                     const __grid_constant__ TmaDesc tma_d, void* __restrict__ d, const float* __restrict__ scale_a,
@@ -89,7 +89,7 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
                     const u16* __restrict__ bias, const float* __restrict__ scale_d, float* __restrict__ amax,
                     u32* __restrict__ amax_state, const __grid_constant__ SchedDivisors sched_div) {
   using T = Fp8GemmTraits<BLOCK_M, BLOCK_N, BLOCK_K, kNumStages, kNumMathWG, kSwizzle, kClusterM, kClusterN, kRasterAlongM,
-                          kGroup, kFastAccum, kTypeA, kTypeB, kTmaEpilogue, kSplitK, kMainloop, kPromoteEvery, kScaleMode,
+                          kGroup, kFastAccum, kTypeA, kTypeB, kTmaEpilogue, kSplitMode, kMainloop, kPromoteEvery, kScaleMode,
                           kOutType, kBias, kAct>;
   using Mma = ptx::WgmmaFp8<BLOCK_N>;
 
@@ -116,18 +116,29 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
   u64* full_bar = reinterpret_cast<u64*>(smem + T::kOffBarriers);
   u64* empty_bar = full_bar + kNumStages;
   u32* split_flag = reinterpret_cast<u32*>(empty_bar + kNumStages);
+  // Cluster split: rank 0's `full` barrier (the other splits' partials have landed) and every rank's `free`
+  // barrier (rank 0 has read this rank's previous partial); the partials' buffer (T::kSmemReduce bytes).
+  u64* red_full_bar = empty_bar + kNumStages;
+  u64* red_free_bar = red_full_bar + 1;
+  float4* red_buf = reinterpret_cast<float4*>(smem + T::kOffReduce);
 
   const u32 warp = threadIdx.x / 32;
   const u32 lane = threadIdx.x % 32;
   const u32 wg = warpgroup_index();
   const u32 rank = T::kClusterSize > 1 ? ptx::cluster_cta_rank() : 0;
-  const u32 rank_m = rank % kClusterM, rank_n = rank / kClusterM;
+  // Multicast ranks (kClusterM x kClusterN) and, in a cluster split, the split this CTA computes.
+  const u32 rank_m = rank % kClusterM, rank_n = (rank / kClusterM) % kClusterN;
+  const u32 split_rank = T::kSplitCluster > 1 ? rank / T::kMcastSize : 0u;  // a compile-time 0 otherwise
 
   if (threadIdx.x == 0) {
 #pragma unroll
     for (u32 s = 0; s < kNumStages; ++s) {
       ptx::mbar_init(&full_bar[s], T::kProducersPerStage);
-      ptx::mbar_init(&empty_bar[s], T::kConsumersPerStage * 4 * T::kClusterSize);
+      ptx::mbar_init(&empty_bar[s], T::kConsumersPerStage * 4 * T::kMcastSize);
+    }
+    if constexpr (T::kSplitCluster > 1) {
+      ptx::mbar_init(red_full_bar, 1);  // rank 0's thread 0 arrives (with the expected bytes) once per tile
+      ptx::mbar_init(red_free_bar, 1);  // rank 0's thread s - 1 arrives once per tile on rank s's
     }
     ptx::fence_barrier_init();
   }
@@ -149,13 +160,13 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
   const TileScheduler<BLOCK_M, BLOCK_N, BLOCK_K, kClusterM, kClusterN, kRasterAlongM, kGroup> sched(M, N, K, num_splits, sched_div);
   const u32 cluster_id = blockIdx.x / T::kClusterSize;
   const u32 num_clusters = gridDim.x / T::kClusterSize;
+  // Work units are (tile, split) with the split fastest. A cluster split runs units cluster * S + rank, so
+  // its S CTAs take the S splits of one tile at a time; otherwise S = 1 and this is the plain persistent walk.
+  const u32 cta_unit_first = cluster_id * T::kSplitCluster + split_rank;
+  const u32 cta_unit_step = num_clusters * T::kSplitCluster;
 
   if (wg == kNumMathWG) {
     // ---------------- producer warpgroup ----------------
-    ptx::setmaxnreg_dec<T::kProducerRegs>();
-    if constexpr (kTrace) {
-      if (warp == kNumMathWG * 4 && lane == 0) trace_mark(kTraceProducerRegs);
-    }
     // Block scale modes: k-block kb's scales into the stage's slot, with `extra_tx` more bytes the same arrival
     // expects. Expect, copy, then arrive: the arrive (a release) follows the copies in program order.
     auto copy_scales = [&](u32 stage, u32 kb, u32 m0, u32 n0, u32 extra_tx) {
@@ -165,52 +176,74 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
                     N, K);
       ptx::mbar_arrive(&full_bar[stage]);
     };
-    if (warp == kNumMathWG * 4 && lane == 0) {
-      // CTAs sharing B (same n-block) are ranks rank_n * kClusterM + i; sharing A: rank_m + j * kClusterM.
-      u16 mask_b = 0, mask_a = 0;
+    // CTAs sharing B (same n-block) are ranks rank_n * kClusterM + i; sharing A: rank_m + j * kClusterM.
+    u16 mask_b = 0, mask_a = 0;
 #pragma unroll
-      for (u32 i = 0; i < kClusterM; ++i) mask_b |= u16(1u << (rank_n * kClusterM + i));
+    for (u32 i = 0; i < kClusterM; ++i) mask_b |= u16(1u << (rank_n * kClusterM + i));
 #pragma unroll
-      for (u32 j = 0; j < kClusterN; ++j) mask_a |= u16(1u << (rank_m + j * kClusterM));
-      u32 stage = 0, phase = 0;
-      // Bytes one stage receives: the A boxes of every CTA of the cluster row, and B's.
-      const u32 stage_tx = T::a_box_rows(M) * kClusterN * BLOCK_K + T::kSmemBStage;
-      for (u32 unit = cluster_id; unit < sched.num_units; unit += num_clusters) {
-        const WorkUnit w = sched.work(unit, rank_m, rank_n);
-        const int a_row = int(w.m_block * BLOCK_M + rank_n * T::kSliceRowsA);
-        const int b_row = int(w.n_block * BLOCK_N + rank_m * T::kSliceRowsB);
-        if constexpr (kTrace) {
-          if (unit == cluster_id) trace_mark(kTraceFirstUnit);
+    for (u32 j = 0; j < kClusterN; ++j) mask_a |= u16(1u << (rank_m + j * kClusterM));
+    // Bytes one stage receives: the A boxes of every CTA of the cluster row, and B's.
+    const u32 stage_tx = T::a_box_rows(M) * kClusterN * BLOCK_K + T::kSmemBStage;
+    // One k-block of unit w into `stage` (its empty slot already free): expect the bytes, then the TMA loads.
+    auto issue_stage = [&](u32 stage, u32 kb, const WorkUnit& w) {
+      const int a_row = int(w.m_block * BLOCK_M + rank_n * T::kSliceRowsA);
+      const int b_row = int(w.n_block * BLOCK_N + rank_m * T::kSliceRowsB);
+      if constexpr (T::kBlockScaled && T::kProducersPerStage == 1) {
+        copy_scales(stage, kb, w.m_block * BLOCK_M, w.n_block * BLOCK_N, stage_tx);  // without a cluster this thread copies the scales (see below)
+      } else {
+        ptx::mbar_arrive_expect_tx(&full_bar[stage], stage_tx);
+      }
+#pragma unroll
+      for (u32 a = 0; a < T::kAtomsK; ++a) {
+        const int k_idx = int(kb * BLOCK_K + a * kSwizzle);
+        u8* dst_a = smem_a + stage * T::kSmemAStage + a * BLOCK_M * kSwizzle + rank_n * T::kSliceRowsA * kSwizzle;
+        u8* dst_b = smem_b + stage * T::kSmemBStage + a * BLOCK_N * kSwizzle + rank_m * T::kSliceRowsB * kSwizzle;
+        if constexpr (kClusterN > 1) {
+          ptx::tma_load_2d_multicast(&tma_a, &full_bar[stage], dst_a, k_idx, a_row, mask_a);
+        } else {
+          ptx::tma_load_2d(&tma_a, &full_bar[stage], dst_a, k_idx, a_row);
         }
-        for (u32 kb = w.k_begin; kb < w.k_end; ++kb) {
+        if constexpr (kClusterM > 1) {
+          ptx::tma_load_2d_multicast(&tma_b, &full_bar[stage], dst_b, k_idx, b_row, mask_b);
+        } else {
+          ptx::tma_load_2d(&tma_b, &full_bar[stage], dst_b, k_idx, b_row);
+        }
+      }
+    };
+    // Early issue: the first unit's first kPreIssue k-blocks go out before setmaxnreg.dec. The register
+    // hand-over and the first work-unit arithmetic took ~500 cycles between setup and the first TMA on the
+    // H200 (`dgtune trace`, 1x2112x7168), all of it in front of a ~0.9 us cold load; now they overlap it.
+    // The empty slots are fresh (phase 0 not yet completed), so no wait is needed. Few k-blocks, because the
+    // consumers' setmaxnreg.inc waits for this warpgroup's dec. Not with 8 swizzle atoms per stage (swizzle 32,
+    // BLOCK_K 256): there the loop below no longer fit the producer's 40 registers (12-44 B of spills, NVRTC
+    // spill test), and such configs have not won a shape.
+    constexpr u32 kPreIssue = T::kAtomsK > 4 ? 0 : kNumStages < 4 ? kNumStages : 4;
+    const bool tma_thread = warp == kNumMathWG * 4 && lane == 0;
+    // The first unit and `pre` are computed by every producer thread, outside the TMA thread's branch: a value
+    // merged from that branch is divergent to the compiler, and the stage index derived from it moved the
+    // whole TMA loop out of uniform registers (waterfall loops around every UTMALDG; the loop ran 9% slower
+    // per k-block on the H200, `dgtune trace` of 64x4096x7168).
+    const WorkUnit w_first = sched.work(cta_unit_first, rank_m, rank_n);
+    const u32 pre = cta_unit_first < sched.num_units ? min_of(kPreIssue, w_first.k_end - w_first.k_begin) : 0u;
+    if (tma_thread) {
+      if constexpr (kTrace) trace_mark(kTraceFirstUnit);
+      if constexpr (kTrace) trace_mark(kTraceFirstEmpty);
+#pragma unroll 1
+      for (u32 i = 0; i < pre; ++i) issue_stage(i, w_first.k_begin + i, w_first);
+      if constexpr (kTrace) trace_mark(kTraceFirstIssue);
+    }
+    __syncwarp();
+    ptx::setmaxnreg_dec<T::kProducerRegs>();
+    if constexpr (kTrace) {
+      if (tma_thread) trace_mark(kTraceProducerRegs);
+    }
+    if (tma_thread) {
+      u32 stage = pre == kNumStages ? 0 : pre, phase = pre == kNumStages ? 1 : 0;
+      for (u32 unit = cta_unit_first; unit < sched.num_units; unit += cta_unit_step) {
+        const WorkUnit w = sched.work(unit, rank_m, rank_n);
+        for (u32 kb = w.k_begin + (unit == cta_unit_first ? pre : 0u); kb < w.k_end; ++kb) {  // the first unit resumes
           ptx::mbar_wait(&empty_bar[stage], phase ^ 1);
-          if constexpr (kTrace) {
-            if (unit == cluster_id && kb == w.k_begin) trace_mark(kTraceFirstEmpty);
-          }
-          if constexpr (T::kBlockScaled && T::kProducersPerStage == 1) {
-            copy_scales(stage, kb, w.m_block * BLOCK_M, w.n_block * BLOCK_N, stage_tx);  // without a cluster this thread copies the scales (see below)
-          } else {
-            ptx::mbar_arrive_expect_tx(&full_bar[stage], stage_tx);
-          }
-#pragma unroll
-          for (u32 a = 0; a < T::kAtomsK; ++a) {
-            const int k_idx = int(kb * BLOCK_K + a * kSwizzle);
-            u8* dst_a = smem_a + stage * T::kSmemAStage + a * BLOCK_M * kSwizzle + rank_n * T::kSliceRowsA * kSwizzle;
-            u8* dst_b = smem_b + stage * T::kSmemBStage + a * BLOCK_N * kSwizzle + rank_m * T::kSliceRowsB * kSwizzle;
-            if constexpr (kClusterN > 1) {
-              ptx::tma_load_2d_multicast(&tma_a, &full_bar[stage], dst_a, k_idx, a_row, mask_a);
-            } else {
-              ptx::tma_load_2d(&tma_a, &full_bar[stage], dst_a, k_idx, a_row);
-            }
-            if constexpr (kClusterM > 1) {
-              ptx::tma_load_2d_multicast(&tma_b, &full_bar[stage], dst_b, k_idx, b_row, mask_b);
-            } else {
-              ptx::tma_load_2d(&tma_b, &full_bar[stage], dst_b, k_idx, b_row);
-            }
-          }
-          if constexpr (kTrace) {
-            if (unit == cluster_id && kb == w.k_begin) trace_mark(kTraceFirstIssue);
-          }
+          issue_stage(stage, kb, w);
           if (++stage == kNumStages) stage = 0, phase ^= 1;
         }
       }
@@ -224,7 +257,7 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
       // results/h200/scale-modes.md), most of it in full-barrier waits (long-scoreboard stalls 13.9k vs 8.9k).
       if (warp == kNumMathWG * 4 + 1 && lane == 0) {
         u32 stage = 0, phase = 0;
-        for (u32 unit = cluster_id; unit < sched.num_units; unit += num_clusters) {
+        for (u32 unit = cta_unit_first; unit < sched.num_units; unit += cta_unit_step) {
           const WorkUnit w = sched.work(unit, rank_m, rank_n);
           const u32 m0 = w.m_block * BLOCK_M, n0 = w.n_block * BLOCK_N;
           for (u32 kb = w.k_begin; kb < w.k_end; ++kb) {
@@ -334,10 +367,10 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
     // The stage has been read by the tensor cores: release it to every producer that writes it
     // (lane i arrives on CTA i's barrier).
     auto release = [&](u32 s) {
-      if constexpr (T::kClusterSize == 1) {
+      if constexpr (T::kMcastSize == 1) {
         if (lane == 0) ptx::mbar_arrive(&empty_bar[s]);
       } else {
-        if (lane < T::kClusterSize) ptx::mbar_arrive_cluster(&empty_bar[s], lane);
+        if (lane < T::kMcastSize) ptx::mbar_arrive_cluster(&empty_bar[s], lane);
       }
     };
     // Promotion: acc += buf (after the wait that retired buf's WGMMAs); block modes multiply buf by the
@@ -404,8 +437,9 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
       phase ^= pp_skip_phase;
       if (stage >= kNumStages) stage -= kNumStages, phase ^= 1;
     };
-    const u32 unit_first = cluster_id + (T::kPingpong ? wg * num_clusters : 0u);
-    const u32 unit_step = T::kPingpong ? 2 * num_clusters : num_clusters;
+    const u32 unit_first = cta_unit_first + (T::kPingpong ? wg * num_clusters : 0u);
+    const u32 unit_step = T::kPingpong ? 2 * num_clusters : cta_unit_step;
+    u32 red_tile = 0;  // cluster split: tiles this CTA has reduced (the parity of its reduction barriers)
     if constexpr (T::kPingpong) {
       if (wg == 1) pp_skip();  // the CTA's first unit belongs to warpgroup 0
     }
@@ -580,7 +614,7 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
       }
       // The spare CTAs of an edge cluster computed zeros for a tile outside D: nothing to store.
       if (!sched.valid(w)) continue;
-      if constexpr (kSplitK) {
+      if constexpr (T::kSplitK) {
         if (num_splits > 1) {
           const u32 tile = w.m_block * sched.num_n_blocks + w.n_block;
           const bool reduces = split_k_reduce<T::kMmaPerWG, T::kAccPerMma, T::kMathThreads>(
@@ -590,6 +624,14 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
           }
           if (!reduces) continue;
         }
+      }
+      if constexpr (T::kSplitCluster > 1) {
+        const bool reduces = split_k_reduce_cluster<T::kSplitCluster, T::kMmaPerWG, T::kAccPerMma, T::kMathThreads>(
+            acc, red_buf, red_full_bar, red_free_bar, split_rank, red_tile++);
+        if constexpr (kTrace) {
+          if (trace_unit) trace_mark(kTraceReduced);
+        }
+        if (!reduces) continue;
       }
       const u32 m0 = w.m_block * BLOCK_M + row0_in_tile, n0 = w.n_block * BLOCK_N;
       if constexpr (kScaleMode == kScaleChannel)

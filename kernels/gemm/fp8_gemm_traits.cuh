@@ -18,14 +18,20 @@ namespace dgt::gemm {
 /// and per multicast slice. Every region size is a multiple of 1024 except the scales and the barriers (last).
 template <u32 BLOCK_M_, u32 BLOCK_N_, u32 BLOCK_K_, u32 kNumStages_, u32 kNumMathWG_, u32 kSwizzle_, u32 kClusterM_,
           u32 kClusterN_, bool kRasterAlongM_, u32 kGroup_, bool kFastAccum_, u32 kTypeA_, u32 kTypeB_, bool kTmaEpilogue_,
-          bool kSplitK_, u32 kMainloop_, u32 kPromoteEvery_, u32 kScaleMode_, u32 kOutType_ = 0, bool kBias_ = false,
+          u32 kSplitMode_, u32 kMainloop_, u32 kPromoteEvery_, u32 kScaleMode_, u32 kOutType_ = 0, bool kBias_ = false,
           u32 kAct_ = 0>
 struct Fp8GemmTraits {
   static constexpr u32 BLOCK_M = BLOCK_M_, BLOCK_N = BLOCK_N_, BLOCK_K = BLOCK_K_;
   static constexpr u32 kNumStages = kNumStages_, kNumMathWG = kNumMathWG_, kSwizzle = kSwizzle_;
   static constexpr u32 kClusterM = kClusterM_, kClusterN = kClusterN_, kGroup = kGroup_;
   static constexpr bool kRasterAlongM = kRasterAlongM_, kFastAccum = kFastAccum_;
-  static constexpr bool kTmaEpilogue = kTmaEpilogue_, kSplitK = kSplitK_;
+  static constexpr bool kTmaEpilogue = kTmaEpilogue_;
+  /// Split-K (kSplitMode): 0 none; 1 the splits reduce through a global workspace (gemm/split_k.cuh,
+  /// split_k_reduce; the split count is a run-time argument); S >= 2 the S splits of a tile are the S CTAs of
+  /// one cluster and reduce through distributed shared memory (split_k_reduce_cluster; S is compile-time).
+  static constexpr u32 kSplitMode = kSplitMode_;
+  static constexpr bool kSplitK = kSplitMode == 1;                      // global-workspace split-K
+  static constexpr u32 kSplitCluster = kSplitMode >= 2 ? kSplitMode : 1;  // CTAs (splits) per cluster split
   /// Consumer mainloop (1 = 1g, 2 = 2g: WGMMA groups in flight; 3 = 2o: 2g with the next tile's first
   /// k-block overlapping the epilogue; 4 = pp: ping-pong, each consumer warpgroup owns whole tiles; see
   /// fp8_gemm.cuh) and the promotion
@@ -57,7 +63,9 @@ struct Fp8GemmTraits {
   // Clusters: 1-D cluster of kClusterM * kClusterN CTAs; rank r -> (r % kClusterM, r / kClusterM).
   // CTAs of a cluster with the same n-block share B: each loads BLOCK_N / kClusterM rows of it and
   // multicasts them to the others; likewise A across kClusterN.
-  static constexpr u32 kClusterSize = kClusterM * kClusterN;
+  // A cluster split (kSplitCluster > 1) needs kClusterM = kClusterN = 1 (R25): its ranks are the splits.
+  static constexpr u32 kMcastSize = kClusterM * kClusterN;        // CTAs that multicast operands to each other
+  static constexpr u32 kClusterSize = kMcastSize * kSplitCluster;  // CTAs per launched cluster
   static constexpr u32 kSliceRowsA = BLOCK_M / kClusterN;
   static constexpr u32 kSliceRowsB = BLOCK_N / kClusterM;
 
@@ -95,14 +103,19 @@ struct Fp8GemmTraits {
   static constexpr u32 kSmemScales = kNumStages * kSmemScaleStage;
   /// Arrivals that complete a stage's full barrier: the TMA thread, and in block modes with a cluster a
   /// second thread that copies the scales (without a cluster the TMA thread copies them; fp8_gemm.cuh).
-  static constexpr u32 kProducersPerStage = kBlockScaled && kClusterSize > 1 ? 2 : 1;
-  static constexpr u32 kSmemBarriers = 2 * kNumStages * 8 + (kSplitK ? 8 : 0);
+  static constexpr u32 kProducersPerStage = kBlockScaled && kMcastSize > 1 ? 2 : 1;
+  // Barriers: full + empty per stage; the global split-K flag word (8) or the cluster split's `full` and `free`
+  // barriers (16).
+  static constexpr u32 kSmemBarriers = 2 * kNumStages * 8 + (kSplitK ? 8 : 0) + (kSplitCluster > 1 ? 16 : 0);
+  /// Cluster split: rank 0 receives the other splits' FP32 partial tiles, [split - 1][q][consumer thread] float4.
+  static constexpr u32 kSmemReduce = (kSplitCluster - 1) * BLOCK_M * BLOCK_N * 4;
   static constexpr u32 kAlignPad = 1024;
   static constexpr u32 kOffB = kSmemARegion;
   static constexpr u32 kOffStaging = kOffB + kSmemBRegion;
   static constexpr u32 kOffScales = kOffStaging + kSmemStaging;  // 16-byte aligned; barriers follow (8-byte)
   static constexpr u32 kOffBarriers = kOffScales + kSmemScales;
-  static constexpr u32 kSmemBytes = kAlignPad + kOffBarriers + kSmemBarriers;
+  static constexpr u32 kOffReduce = (kOffBarriers + kSmemBarriers + 15) / 16 * 16;  // float4 aligned
+  static constexpr u32 kSmemBytes = kAlignPad + (kSplitCluster > 1 ? kOffReduce + kSmemReduce : kOffBarriers + kSmemBarriers);
   static constexpr u32 kMaxSmemBytes = 232448;  // sm_90 opt-in maximum per block (227 KB)
 
   // Registers (per thread, after setmaxnreg). 2 consumer WGs: 128*40 + 256*232 = 64512 <= 65536.
@@ -160,7 +173,7 @@ struct Fp8GemmTraits {
   static_assert(kNumStages >= 2 && kNumStages <= 32, "R8: kNumStages must be in 2..32");
   static_assert(kSmemBytes <= kMaxSmemBytes, "R9: shared memory exceeds 232448 bytes");
   static_assert(kAccRegs + kRegOverhead + kScaleRegs + kEpiRegs <= kMathRegs, "R10: accumulators do not fit the consumer register budget");
-  static_assert(kClusterSize == 1 || kClusterSize == 2 || kClusterSize == 4, "R11: cluster must have 1, 2 or 4 CTAs");
+  static_assert(kMcastSize == 1 || kMcastSize == 2 || kMcastSize == 4, "R11: cluster must have 1, 2 or 4 CTAs");
   static_assert(kGroup >= 1 && kGroup <= 64, "R12: rasterization group must be in 1..64");
   static_assert(kSliceRowsB % 8 == 0 && kSliceRowsA % 8 == 0,
                 "R13: multicast slices (BLOCK_N / cluster M, BLOCK_M / cluster N) must be multiples of 8 rows");
@@ -181,6 +194,9 @@ struct Fp8GemmTraits {
                 "R23: the TMA-store epilogue with e4m3 output needs BLOCK_N to be a multiple of 16 (16-byte staging rows)");
   static_assert(!kPingpong || (kFastAccum && kNumMathWG == 2 && !kSplitK && kClusterSize == 1 && kScaleMode == 0),
                 "R24: the ping-pong mainloop (pp) needs fast accumulation, per-tensor scales, two consumer warpgroups, no split-K and no cluster");
+  static_assert(kSplitCluster == 1 || (kSplitCluster <= 8 && kMcastSize == 1 && kMainloop <= 2),
+                "R25: a cluster split (split-K through distributed shared memory) has 2..8 splits, no multicast cluster and "
+                "the 1g or 2g mainloop");
 };
 
 }  // namespace dgt::gemm

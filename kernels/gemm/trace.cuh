@@ -20,10 +20,11 @@ enum TracePoint : u32 {
   kTraceStored = 6,        ///< consumer thread 0, first unit's epilogue issued its stores
   kTraceEnd = 7,           ///< consumer thread 0 after its warpgroup's last unit, once the shared-memory reads of
                            ///< its TMA stores are done (pp: warpgroup 1 may still be running its last unit)
-  // Finer points of the start (between setup and the first TMA issue):
-  kTraceProducerRegs = 8,  ///< producer TMA thread, after setmaxnreg.dec
+  // Finer points of the start (first unit, first empty slot and first issue come before the producer's
+  // register release: the first k-blocks are issued early):
+  kTraceProducerRegs = 8,  ///< producer TMA thread, after setmaxnreg.dec (which follows the early k-blocks' issue)
   kTraceFirstUnit = 9,     ///< producer TMA thread, first work unit's coordinates computed
-  kTraceFirstEmpty = 10,   ///< producer TMA thread, first empty-slot wait passed
+  kTraceFirstEmpty = 10,   ///< producer TMA thread, first empty slot (fresh: not waited for)
   kTraceConsumerRegs = 11, ///< consumer thread 0, after setmaxnreg.inc
   kTracePoints = 12
 };

@@ -10,11 +10,11 @@ GeneratedKernel generate_gemm(const KernelSpec& spec, bool trace) {
   const KernelConfig& c = spec.config;
   GeneratedKernel g;
   g.name_expression = fmt::format(
-      "dgt::gemm::fp8_gemm_kernel<{}u, {}u, {}u, {}u, {}u, {}u, {}u, {}u, {}, {}u, {}, {}u, {}u, {}, {}, {}u, {}u, {}u, {}u, {}, {}u>",
+      "dgt::gemm::fp8_gemm_kernel<{}u, {}u, {}u, {}u, {}u, {}u, {}u, {}u, {}, {}u, {}, {}u, {}u, {}, {}u, {}u, {}u, {}u, {}u, {}, {}u>",
       c.block_m, c.block_n, c.block_k, c.num_stages, c.num_math_wg, c.swizzle, c.cluster_m, c.cluster_n,
       c.raster == Raster::kAlongM ? "true" : "false", c.group, spec.accum == Accum::kFast ? "true" : "false",
       fp8_type_code(spec.a), fp8_type_code(spec.b), c.epilogue == Epilogue::kTma ? "true" : "false",
-      c.split_k > 1 ? "true" : "false",
+      c.split_k > 1 ? (c.split_cluster ? c.split_k : 1) : 0,  // kSplitMode: 0 none, 1 workspace, S cluster split
       c.mainloop == Mainloop::kPp   ? 4
       : c.mainloop == Mainloop::k2o ? 3
       : c.mainloop == Mainloop::k2g ? 2

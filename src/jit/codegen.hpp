@@ -8,7 +8,7 @@
 namespace dgt::jit {
 
 /// Bumped whenever generated code changes meaning; part of the kernel hash.
-constexpr int kCodegenVersion = 4;  // 3: kScaleMode template parameter; 4: kOutType, kBias, kAct
+constexpr int kCodegenVersion = 5;  // 3: kScaleMode template parameter; 4: kOutType, kBias, kAct; 5: kSplitMode (u32)
 
 struct GeneratedKernel {
   std::string source;           ///< .cu text for NVRTC

@@ -9,10 +9,17 @@
 
 namespace dgt::jit {
 
+namespace {
+/// CTAs per launched cluster: the multicast cluster, or a cluster split's split_k CTAs (TileGrid::cluster_size).
+int cluster_ctas(const KernelConfig& c) {
+  return c.cluster_m * c.cluster_n * (c.split_cluster && c.split_k > 1 ? c.split_k : 1);
+}
+}  // namespace
+
 GemmKernel::GemmKernel(KernelSpec spec, LoadedKernel kernel, int sm_count)
     : spec_(std::move(spec)), kernel_(std::move(kernel)), sm_count_(sm_count) {
   const KernelConfig& c = spec_.config;
-  const int cluster = c.cluster_m * c.cluster_n;
+  const int cluster = cluster_ctas(c);
   if (cluster > 1) {
     // A cluster must fit inside one GPC; how many 2- or 4-CTA clusters are resident at once depends
     // on the GPC sizes, so ask the driver instead of assuming SMs / cluster size.
@@ -51,14 +58,14 @@ int GemmKernel::grid_size(const TileGrid& g) const {
 }
 
 size_t GemmKernel::workspace_bytes(const Problem& p) const {
-  if (effective_splits(p) <= 1) return 0;
+  if (effective_splits(p) <= 1 || spec_.config.split_cluster) return 0;  // a cluster split reduces in shared memory
   const KernelConfig& c = spec_.config;
   const TileGrid g = TileGrid::of(c, p);
   return static_cast<size_t>(g.tiles() * g.splits * c.block_m * c.block_n) * sizeof(float);
 }
 
 size_t GemmKernel::amax_state_offset(const Problem& p) const {
-  if (effective_splits(p) <= 1) return 0;
+  if (effective_splits(p) <= 1 || spec_.config.split_cluster) return 0;
   return static_cast<size_t>(TileGrid::of(spec_.config, p).tiles()) * sizeof(uint32_t);
 }
 
@@ -115,7 +122,11 @@ void GemmKernel::launch(const Problem& p, const GemmOperands& ops, cudaStream_t 
   unsigned splits = static_cast<unsigned>(grid.splits);
   void* partials = nullptr;
   void* counters = nullptr;
-  if (splits > 1) {
+  if (c.split_cluster && c.split_k > 1 && grid.splits != c.split_k)
+    DGT_THROW(ErrorKind::kInvalid,
+              "{} on {}: a cluster split needs all {} splits non-empty, but K = {} splits into {} (rule P9)",
+              spec_.key(), p.label(), c.split_k, p.k, grid.splits);
+  if (splits > 1 && !c.split_cluster) {
     if (!ws || ws->partial_bytes < workspace_bytes(p) || ws->counter_bytes < amax_state_offset(p))
       DGT_THROW(ErrorKind::kInvalid, "{} on {} splits K {} ways and needs a workspace of {} + {} bytes", spec_.key(),
                 p.label(), splits, workspace_bytes(p), counter_bytes(p));
@@ -171,9 +182,9 @@ void GemmKernel::launch(const Problem& p, const GemmOperands& ops, cudaStream_t 
   cfg.sharedMemBytes = static_cast<unsigned>(kernel_.dynamic_smem_bytes);
   cfg.hStream = reinterpret_cast<CUstream>(stream);
   CUlaunchAttribute attr[1];
-  if (c.cluster_m * c.cluster_n > 1) {
+  if (cluster_ctas(c) > 1) {
     attr[0].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-    attr[0].value.clusterDim.x = static_cast<unsigned>(c.cluster_m * c.cluster_n);
+    attr[0].value.clusterDim.x = static_cast<unsigned>(cluster_ctas(c));
     attr[0].value.clusterDim.y = 1;
     attr[0].value.clusterDim.z = 1;
     cfg.attrs = attr;

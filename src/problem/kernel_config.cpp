@@ -50,9 +50,9 @@ Raster parse_raster(std::string_view s, std::string_view where) {
 }
 
 std::string KernelConfig::key() const {
-  return fmt::format("{}x{}x{}_s{}_wg{}_sw{}_c{}x{}_r{}{}_{}_sk{}_sm{}_{}_p{}", block_m, block_n, block_k, num_stages,
+  return fmt::format("{}x{}x{}_s{}_wg{}_sw{}_c{}x{}_r{}{}_{}_sk{}{}_sm{}_{}_p{}", block_m, block_n, block_k, num_stages,
                      num_math_wg, swizzle, cluster_m, cluster_n, to_string(raster), group, to_string(epilogue), split_k,
-                     sms, to_string(mainloop), promote_every);
+                     split_cluster ? "c" : "", sms, to_string(mainloop), promote_every);
 }
 
 namespace {
@@ -82,7 +82,7 @@ int parse_int(std::string_view key, std::string_view token, std::string_view dig
 
 KernelConfig KernelConfig::parse_key(std::string_view key) {
   static constexpr const char* kFormat =
-      "BMxBNxBK_sSTAGES_wgW_swBYTES_cCMxCN_r{m|n}GROUP_{direct|tma}_skS_smSMS_{1g|2g|2o|pp}_pP";
+      "BMxBNxBK_sSTAGES_wgW_swBYTES_cCMxCN_r{m|n}GROUP_{direct|tma}_skS[c]_smSMS_{1g|2g|2o|pp}_pP";
   auto tok = split(key, '_');
   if (tok.size() < 8 || tok.size() > 11)
     DGT_THROW(ErrorKind::kUsage,
@@ -117,7 +117,12 @@ KernelConfig KernelConfig::parse_key(std::string_view key) {
   c.raster = r[0] == 'm' ? Raster::kAlongM : Raster::kAlongN;
   c.group = parse_int(key, tok[5], r.substr(1), "rasterization group");
   c.epilogue = parse_epilogue(tok[6], fmt::format("config key '{}'", escaped(key)));
-  c.split_k = parse_int(key, tok[7], prefixed(tok[7], "sk", "split-K"), "split-K");
+  std::string_view sk = prefixed(tok[7], "sk", "split-K");
+  if (!sk.empty() && sk.back() == 'c') {  // "sk<S>c": the splits reduce inside a cluster
+    c.split_cluster = true;
+    sk.remove_suffix(1);
+  }
+  c.split_k = parse_int(key, tok[7], sk, "split-K");
   if (tok.size() >= 9)
     c.sms = parse_int(key, tok[8], prefixed(tok[8], "sm", "persistent grid size"), "persistent grid size");
   // Optional trailing tokens, in this order: mainloop ("1g"/"2g"/"2o"/"pp"), promotion interval ("p<P>").
@@ -150,7 +155,7 @@ std::string KernelSpec::key() const {
 
 std::string KernelSpec::compiled_key() const {
   KernelSpec s = *this;
-  s.config.split_k = config.split_k > 1 ? 2 : 1;
+  if (!config.split_cluster) s.config.split_k = config.split_k > 1 ? 2 : 1;
   s.config.sms = 0;
   return s.key();
 }
@@ -174,6 +179,7 @@ void to_json(nlohmann::json& j, const KernelConfig& c) {
                      {"group", c.group},
                      {"epilogue", to_string(c.epilogue)},
                      {"split_k", c.split_k},
+                     {"split_cluster", c.split_cluster},
                      {"sms", c.sms},
                      {"mainloop", to_string(c.mainloop)},
                      {"promote_every", c.promote_every}};
@@ -197,6 +203,7 @@ void from_json(const nlohmann::json& j, KernelConfig& c) {
   c.group = j.value("group", d.group);
   c.epilogue = parse_epilogue(j.value("epilogue", std::string("direct")), "config JSON");
   c.split_k = j.value("split_k", d.split_k);
+  c.split_cluster = j.value("split_cluster", d.split_cluster);
   c.sms = j.value("sms", d.sms);
   c.mainloop = parse_mainloop(j.value("mainloop", std::string(to_string(d.mainloop))), "config JSON");
   c.promote_every = j.value("promote_every", d.promote_every);

@@ -55,8 +55,12 @@ struct KernelConfig {
   /// P: promotion into FP32 every P k-blocks. Must be 1 with promote accumulation (R19); with fast
   /// accumulation 1 <= P and P x BLOCK_K <= 2048 (R18).
   int promote_every = 1;
+  /// (Last, so that aggregate initialisers written before it keep their order.) With split_k > 1: the split_k CTAs of one tile form a cluster and reduce through distributed shared memory
+  /// (key token "sk<S>c"; kernels/gemm/split_k.cuh split_k_reduce_cluster) instead of a global workspace.
+  /// Same bits as the workspace reduction; needs cluster 1x1, S <= 8 and S splits that are all non-empty (R25, P9).
+  bool split_cluster = false;
 
-  /// Canonical key, e.g. "128x128x128_s4_wg2_sw128_c1x1_rm8_direct_sk1_sm0_2g_p1". Older keys still
+  /// Canonical key, e.g. "128x128x128_s4_wg2_sw128_c1x1_rm8_direct_sk1_sm0_2g_p1" ("sk2c": a cluster split). Older keys still
   /// parse: without "_sm0" (dgtune 0.1.0) sms = 0; without the mainloop token ("1g"/"2g") the one-group
   /// schedule; without "_p<P>" P = 1.
   std::string key() const;
@@ -91,7 +95,8 @@ struct KernelSpec {
   /// + "_df32" / "_de4m3", "_bias", "_relu" / "_gelu_tanh" for a non-default output or epilogue).
   std::string key() const;
   /// Key of the compiled code: split_k and sms are run-time arguments, so configs that differ only in
-  /// the split count (beyond "split or not") or the grid size share one cubin.
+  /// the split count (beyond "split or not") or the grid size share one cubin; a cluster split's count is
+  /// compile-time (the cluster's size) and stays in the key.
   std::string compiled_key() const;
   bool operator==(const KernelSpec&) const = default;
 };

@@ -21,9 +21,11 @@ double estimate_us(const KernelSpec& spec, const Problem& p, int sm_count, const
   int64_t resident = ctas;  // clusters (of `cluster` CTAs) that run at once
   if (cluster == 2) resident = std::min<int64_t>(ctas / 2, k.resident_clusters_2);
   if (cluster == 4) resident = std::min<int64_t>(ctas / 4, k.resident_clusters_4);
+  const bool split_cluster = g.split_cluster > 1;
+  if (split_cluster) resident = ctas / g.split_cluster;  // a cluster split: S CTAs per launched cluster
   resident = std::max<int64_t>(1, resident);
   const double waves = double(g.waves(resident));
-  const double busy_sms = double(g.grid_clusters(resident) * cluster);
+  const double busy_sms = double(g.grid_clusters(resident) * g.cluster_size());
 
   const double k_unit = per_split * c.block_k;
   double eff = double(c.block_n) / (c.block_n + k.n_half);
@@ -44,8 +46,11 @@ double estimate_us(const KernelSpec& spec, const Problem& p, int sm_count, const
   const double unit_fixed_us = c.mainloop == Mainloop::kPp ? 0.25 * k.unit_us : k.unit_us;
   double unit_s = std::max(mma_s, load_s) + (per_split * k.k_block_us + unit_fixed_us) * 1e-6;
   if (c.epilogue == Epilogue::kTma) unit_s *= k.tma_store;
-  if (splits > 1)
+  // Workspace split: S partials written and read through L2 by the tile's CTAs. Cluster split: partials move
+  // through distributed shared memory; a flat prior (not fitted) for its barrier round trip.
+  if (splits > 1 && !split_cluster)
     unit_s += (splits + 1) * c.block_m * c.block_n * 4.0 / (k.reduce_tbps * 1e12 / std::max(1.0, busy_sms));
+  if (split_cluster) unit_s += 0.3e-6;
   const double compute_s = waves * unit_s;
 
   // DRAM: a band of `group` clusters along the minor dimension shares its operand panels in L2.
@@ -55,7 +60,7 @@ double estimate_us(const KernelSpec& spec, const Problem& p, int sm_count, const
   const double b_reads = along_m ? 1.0 : double(std::min(ceil_div(g.m_blocks, band), g.m_blocks));
   // D's bytes per element follow the output type (bf16 2, f32 4, e4m3 1; issue 12).
   const double bytes = double(p.m) * p.k * a_reads + double(p.n) * p.k * b_reads + double(dtype_bytes(p.d)) * p.m * p.n +
-                       (splits > 1 ? 2.0 * splits * m_blocks * c.block_m * n_blocks * c.block_n * 4 : 0.0);
+                       (splits > 1 && !split_cluster ? 2.0 * splits * m_blocks * c.block_m * n_blocks * c.block_n * 4 : 0.0);
   const double dram_s = bytes / (k.dram_tbps * 1e12);
   return std::max(compute_s, dram_s) * 1e6 + k.launch_us;
 }

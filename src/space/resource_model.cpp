@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "core/int_math.hpp"
+#include "space/tile_grid.hpp"
 
 namespace dgt {
 
@@ -46,10 +47,17 @@ ResourceReport evaluate_resources(const KernelSpec& spec) {
   // One staging tile per consumer warpgroup: its rows of the tile (pp: a whole tile each).
   r.smem.staging = tma_epilogue ? wg * c.rows_per_wg() * c.block_n * out_bytes : 0;
   r.smem.scales = c.num_stages * stage_scale_bytes(c, spec.scale);
-  r.smem.barriers = 2 * c.num_stages * 8 + (split_k ? 8 : 0);
+  const bool split_cluster = split_k && c.split_cluster;
+  // The workspace split's flag word, or the cluster split's `full` and `free` barriers (kSmemBarriers).
+  r.smem.barriers = 2 * c.num_stages * 8 + (split_k ? (split_cluster ? 16 : 8) : 0);
   r.smem.align_pad = kAlignPad;
   r.smem.total =
       r.smem.align_pad + r.smem.a_stages + r.smem.b_stages + r.smem.staging + r.smem.scales + r.smem.barriers;
+  if (split_cluster) {  // kOffReduce (16-byte aligned) + kSmemReduce: rank 0 receives the other splits' partials
+    r.smem.reduce = (c.split_k - 1) * c.block_m * c.block_n * 4;
+    r.smem.total = r.smem.align_pad +
+                   static_cast<int>(round_up(r.smem.total - r.smem.align_pad, 16)) + r.smem.reduce;
+  }
   const int mma_per_wg = c.rows_per_wg() / 64;
   const bool two_groups = c.mainloop == Mainloop::k2g || c.mainloop == Mainloop::k2o;  // 2o: same registers as 2g
   // Block scales with BLOCK_K 256 (1g, two granule buffers) keep their loop state like 2g (NVRTC spill test).
@@ -92,9 +100,10 @@ ResourceReport evaluate_resources(const KernelSpec& spec) {
   if (c.num_stages < 2 || c.num_stages > 32) reject(fmt::format("R8: kNumStages = {} must be in 2..32", c.num_stages));
   if (r.smem.total > kMaxSmemPerBlock)
     reject(fmt::format(
-        "R9: shared memory {} bytes (A {} + B {} + staging {} + scales {} + barriers {} + align {}) exceeds {}",
+        "R9: shared memory {} bytes (A {} + B {} + staging {} + scales {} + barriers {} + split-K partials {} + align "
+        "{}) exceeds {}",
         r.smem.total, r.smem.a_stages, r.smem.b_stages, r.smem.staging, r.smem.scales, r.smem.barriers,
-        r.smem.align_pad, kMaxSmemPerBlock));
+        r.smem.reduce, r.smem.align_pad, kMaxSmemPerBlock));
   if (r.regs.accumulators + r.regs.overhead > r.regs.limit)
     reject(fmt::format(
         "R10: {} accumulator registers + {} overhead exceed the consumer limit of {} ({} partial buffer{} next to the "
@@ -153,6 +162,15 @@ ResourceReport evaluate_resources(const KernelSpec& spec) {
         "split-K and no cluster; this is {} accumulation with {} scales, {} consumer warpgroups, split-K {} and "
         "cluster {}x{}",
         to_string(spec.accum), to_string(spec.scale), c.num_math_wg, c.split_k, c.cluster_m, c.cluster_n));
+  // A cluster split launches the split_k CTAs of a tile as one cluster (a portable cluster has at most 8) and
+  // its ranks are the splits, so no multicast cluster; 2o and pp start the next tile inside the reduction's
+  // place in the loop and are not built for it.
+  if (c.split_cluster && (c.split_k < 2 || c.split_k > 8 || cluster != 1 ||
+                          (c.mainloop != Mainloop::k1g && c.mainloop != Mainloop::k2g)))
+    reject(fmt::format(
+        "R25: a cluster split (sk<S>c) needs S = split_k in 2..8 (the CTAs of one cluster), cluster 1x1 and the 1g "
+        "or 2g mainloop; this is split-K {}, cluster {}x{} and mainloop {}",
+        c.split_k, c.cluster_m, c.cluster_n, to_string(c.mainloop)));
   return r;
 }
 
@@ -163,6 +181,11 @@ int epilogue_regs(DType d, Bias bias, Act act, ScaleMode scale) {
 
 std::string problem_fit(const KernelConfig& c, const Problem& p) {
   const int bytes = dtype_bytes(p.d);
+  if (c.split_cluster && c.split_k > 1 && effective_splits(c, p.k) != c.split_k)
+    return fmt::format(
+        "P9: a cluster split (sk{}c) needs all {} splits non-empty, but K = {} has {} k-blocks of {}, which split "
+        "into {} (every CTA of the cluster is one split)",
+        c.split_k, c.split_k, p.k, ceil_div(p.k, int64_t{c.block_k}), c.block_k, effective_splits(c, p.k));
   if (c.mainloop == Mainloop::kPp && p.k > static_cast<int64_t>(c.promote_every) * c.block_k)
     return fmt::format(
         "P8: the ping-pong mainloop (pp) sums all of K on the tensor cores without promotion, so K = {} must be at "

@@ -22,7 +22,10 @@ struct SmemBudget {
   int scales = 0;     ///< block scale modes: kNumStages * the stage's scales (A: BLOCK_M floats per 128-wide
                       ///< granule; block: 16 bytes per 128-column block of B the tile touches; block1d1d: BLOCK_N
                       ///< floats per granule), else 0
-  int barriers = 0;   ///< 2 * kNumStages * 8 (full + empty mbarriers) + 8 (split-K flag) with split-K
+  int barriers = 0;   ///< 2 * kNumStages * 8 (full + empty mbarriers) + 8 (split-K flag) with split-K, 16 with a
+                      ///< cluster split (its full and free barriers)
+  int reduce = 0;     ///< cluster split: (split_k - 1) FP32 partial tiles, BLOCK_M * BLOCK_N * 4 bytes each, after
+                      ///< the barriers rounded up to 16 bytes; else 0
   int align_pad = 0;  ///< 1024: slack to align the dynamic base for the swizzled tiles
   int total = 0;      ///< what the launch requests
 };
@@ -45,7 +48,7 @@ struct ResourceReport {
   bool ok() const { return rejection.empty(); }
 };
 
-/// Evaluates rules R1..R24 in order (see kernels/gemm/fp8_gemm_traits.cuh) and the budgets.
+/// Evaluates rules R1..R25 in order (see kernels/gemm/fp8_gemm_traits.cuh) and the budgets.
 ResourceReport evaluate_resources(const KernelSpec& spec);
 
 /// kEpiRegs: consumer registers the output type and epilogue add to the overhead: 0 with per-tensor and
@@ -56,13 +59,14 @@ int epilogue_regs(DType d, Bias bias, Act act, ScaleMode scale);
 /// Hard requirements a legal config puts on the problem (unlike the P1/P2/P4-P7 heuristics, breaking
 /// one makes the launch fail): P3, the TMA-store epilogue needs D's rows to be 16-byte multiples
 /// (ldd x bytes of D's type % 16 == 0: ldd % 8 for bf16, % 4 for f32, % 16 for e4m3); P8, the ping-pong
-/// mainloop (one tensor-core sum per tile, no promotion) needs K <= promote_every x BLOCK_K (<= 2048, R18).
-/// Empty when the config can run the problem; else "P3: <reason>" or "P8: <reason>". (D's address must
+/// mainloop (one tensor-core sum per tile, no promotion) needs K <= promote_every x BLOCK_K (<= 2048, R18);
+/// P9, a cluster split needs its split_k splits all non-empty (effective_splits(c, K) == split_k).
+/// Empty when the config can run the problem; else "P3: <reason>", "P8: ..." or "P9: ...". (D's address must
 /// also be 16-byte aligned for TMA stores; that is checked per call, naming operand D.)
 std::string problem_fit(const KernelConfig& c, const Problem& p);
 
-/// The first rule `c` breaks for `p`: a legality rule R1-R24 of evaluate_resources() or the hard
-/// requirements P3, P8 of problem_fit(); empty when the config can run the problem. Every path that takes a
+/// The first rule `c` breaks for `p`: a legality rule R1-R25 of evaluate_resources() or the hard
+/// requirements P3, P8, P9 of problem_fit(); empty when the config can run the problem. Every path that takes a
 /// config from the user (run --config, compare --config) checks it with this before a GPU or a DB is
 /// touched, and the loader keeps only stored winners that pass it.
 std::string config_rule_violation(const KernelConfig& c, const Problem& p);

@@ -32,7 +32,7 @@ std::string prune_reason(const KernelConfig& c, const Problem& p, int sm_count) 
                        n_blocks);
   if (c.sms > 0) {
     // P5 leaves split_k == g.splits here (R15 keeps split_k >= 1).
-    const int64_t units = g.units();
+    const int64_t units = g.cluster_units();
     if (c.sms >= sm_count || c.sms >= units * g.cluster_size())
       return fmt::format("P7: sms = {} does not limit the grid ({} work units, {} SMs)", c.sms, units, sm_count);
   }
@@ -44,7 +44,7 @@ std::string prune_reason(const KernelConfig& c, const Problem& p, int sm_count) 
 size_t SpaceGrid::size() const {
   return block_m.size() * block_n.size() * block_k.size() * num_stages.size() * num_math_wg.size() * swizzle.size() *
          cluster.size() * raster.size() * group.size() * epilogue.size() * split_k.size() * sms.size() *
-         mainloop.size() * promote_every.size();
+         mainloop.size() * promote_every.size() * split_cluster.size();
 }
 
 size_t SearchSpace::size() const {
@@ -81,17 +81,19 @@ Enumeration enumerate(const SearchSpace& space, const Problem& p, int sm_count) 
                         for (int sk : g.split_k)
                           for (int sms : g.sms)
                             for (Mainloop ml : g.mainloop)
-                              for (int pe : g.promote_every) {
-                                KernelConfig c{bm, bn, bk, st, wg, sw, cm, cn, r, grp, e, sk, sms, ml, pe};
-                                if (pe <= 0) c.promote_every = p.accum == Accum::kFast ? std::max(1, 2048 / bk) : 1;
-                                if (st <= 0) {
-                                  // "max" / "max-N": the deepest pipeline that fits, minus N.
-                                  const int deepest = deepest_stages(KernelSpec::of(c, p), SearchSpace::kMaxAutoStages);
-                                  c.num_stages = deepest ? deepest + st : 2;
-                                  if (c.num_stages < 2) continue;  // "max-N" below the minimum: nothing new
+                              for (int pe : g.promote_every)
+                                for (bool scl : g.split_cluster) {
+                                  KernelConfig c{bm, bn, bk, st, wg, sw, cm, cn, r, grp, e, sk, sms, ml, pe};
+                                  c.split_cluster = scl && sk > 1;  // with one split both values are the same config
+                                  if (pe <= 0) c.promote_every = p.accum == Accum::kFast ? std::max(1, 2048 / bk) : 1;
+                                  if (st <= 0) {
+                                    // "max" / "max-N": the deepest pipeline that fits, minus N.
+                                    const int deepest = deepest_stages(KernelSpec::of(c, p), SearchSpace::kMaxAutoStages);
+                                    c.num_stages = deepest ? deepest + st : 2;
+                                    if (c.num_stages < 2) continue;  // "max-N" below the minimum: nothing new
+                                  }
+                                  add(g, c);
                                 }
-                                add(g, c);
-                              }
   return out;
 }
 

@@ -26,6 +26,9 @@ struct SpaceGrid {
   /// Optional axis, default {1}; values <= 0 ("max" in JSON) mean the widest legal promotion interval
   /// for the problem: 1 with promote accumulation, 2048 / BLOCK_K with fast accumulation.
   std::vector<int> promote_every{1};
+  /// Optional axis "split_reduce" ("workspace" / "cluster"), default {workspace}: KernelConfig::split_cluster.
+  /// Only configs with split_k > 1 differ; "cluster" with split_k = 1 is the same config as "workspace".
+  std::vector<bool> split_cluster{false};
   size_t size() const;
 };
 
@@ -46,8 +49,8 @@ struct SearchSpace {
   /// block_m, block_n, block_k (integers in [64|8|64, 256]), num_stages (integers in [2, 32] or "max" /
   /// "max-N", N in [1, 10]), num_math_wg ([1, 2]), swizzle ([32, 128]), cluster ("MxN", M, N in 1..4),
   /// raster ("m"/"n"), group ([1, 64]), epilogue ("direct"/"tma"), split_k ([1, 16]), sms ([0, 65536]),
-  /// and optionally mainloop ("1g"/"2g"/"2o"/"pp", default ["1g"]) and promote_every (integers in [1, 32] or
-  /// "max", default [1]); each a non-empty array (an integer axis may also be {"from", "to", "step"}).
+  /// and optionally mainloop ("1g"/"2g"/"2o"/"pp", default ["1g"]), promote_every (integers in [1, 32] or
+  /// "max", default [1]) and split_reduce ("workspace"/"cluster", default ["workspace"]); each a non-empty array (an integer axis may also be {"from", "to", "step"}).
   /// Integers must be exact JSON integers; names printable strings; unknown keys, axes beside "union"
   /// and more than kMaxPoints points are refused. Throws Error(kUsage) "SOURCE: /json/pointer: VALUE RULE",
   /// the source and value escaped (core/escape.hpp).

@@ -50,10 +50,10 @@ constexpr int64_t kMaxStagesMinus = SearchSpace::kMaxAutoStages - 2;
 
 constexpr const char* kAxisKeys[] = {"block_m", "block_n", "block_k",  "num_stages",   "num_math_wg",
                                      "swizzle", "cluster", "raster",   "group",        "epilogue",
-                                     "split_k", "sms",     "mainloop", "promote_every"};
+                                     "split_k", "sms",     "mainloop", "promote_every", "split_reduce"};
 constexpr std::string_view kAxisList =
     "block_m, block_n, block_k, num_stages, num_math_wg, swizzle, cluster, raster, group, epilogue, split_k, sms, "
-    "mainloop, promote_every";
+    "mainloop, promote_every, split_reduce";
 
 /// One field of the file: where it is (for messages) and its value.
 struct Field {
@@ -266,6 +266,12 @@ SpaceGrid parse_grid(const Field& g, const Field* base, const std::string& defau
       return true;
     });
   if (const Field* pe = axis_field(g, base, "promote_every", keep, false)) s.promote_every = promote_axis(*pe);
+  if (const Field* sr = axis_field(g, base, "split_reduce", keep, false))
+    s.split_cluster = string_axis<bool>(*sr, "\"workspace\", \"cluster\"", [](const std::string& v, bool& cluster) {
+      if (v != "workspace" && v != "cluster") return false;
+      cluster = v == "cluster";
+      return true;
+    });
   return s;
 }
 
@@ -274,7 +280,7 @@ uint64_t points(const SpaceGrid& g) {
   uint64_t n = 1;
   for (size_t len : {g.block_m.size(), g.block_n.size(), g.block_k.size(), g.num_stages.size(), g.num_math_wg.size(),
                      g.swizzle.size(), g.cluster.size(), g.raster.size(), g.group.size(), g.epilogue.size(),
-                     g.split_k.size(), g.sms.size(), g.mainloop.size(), g.promote_every.size()})
+                     g.split_k.size(), g.sms.size(), g.mainloop.size(), g.promote_every.size(), g.split_cluster.size()})
     if (__builtin_mul_overflow(n, static_cast<uint64_t>(len), &n)) return UINT64_MAX;
   return n;
 }

@@ -24,19 +24,21 @@ TileGrid TileGrid::of(const KernelConfig& c, int64_t m, int64_t n, int64_t k) {
   g.cluster_rows = ceil_div(g.m_blocks, c.cluster_m);
   g.cluster_cols = ceil_div(g.n_blocks, c.cluster_n);
   g.splits = effective_splits(c, k);
+  // A cluster split launches its split_k CTAs as one cluster (P9 keeps effective splits == split_k there).
+  g.split_cluster = c.split_cluster && c.split_k > 1 ? c.split_k : 1;
   g.k_blocks_per_split = ceil_div(g.k_blocks, g.splits);
   g.raster = c.raster;
   g.group = c.group;
   return g;
 }
 
-int64_t TileGrid::grid_clusters(int64_t slots) const { return std::min(units(), slots); }
+int64_t TileGrid::grid_clusters(int64_t slots) const { return std::min(cluster_units(), slots); }
 
-int64_t TileGrid::waves(int64_t slots) const { return ceil_div(units(), std::max<int64_t>(1, slots)); }
+int64_t TileGrid::waves(int64_t slots) const { return ceil_div(cluster_units(), std::max<int64_t>(1, slots)); }
 
 double TileGrid::last_wave_fill(int64_t slots) const {
   slots = std::max<int64_t>(1, slots);
-  const int64_t u = units();
+  const int64_t u = cluster_units();
   if (u == 0) return 1.0;
   const int64_t last = u - (waves(slots) - 1) * slots;
   return static_cast<double>(last) / static_cast<double>(slots);

@@ -49,7 +49,8 @@ struct TileUnit {
 struct TileGrid {
   int64_t m_blocks = 0, n_blocks = 0;          ///< CTA tiles along M and N: ceil(M / BLOCK_M), ceil(N / BLOCK_N)
   int64_t k_blocks = 0;                        ///< ceil(K / BLOCK_K)
-  int cluster_m = 1, cluster_n = 1;            ///< CTAs per cluster along M and N
+  int cluster_m = 1, cluster_n = 1;            ///< CTAs per cluster along M and N (multicast)
+  int split_cluster = 1;                       ///< cluster split (sk<S>c): the S splits of a tile are one cluster
   int64_t cluster_rows = 0, cluster_cols = 0;  ///< cluster tiles along M and N
   int splits = 1;                              ///< effective_splits(): no split is empty
   int64_t k_blocks_per_split = 0;              ///< ceil(k_blocks / splits); the last split may get fewer
@@ -59,17 +60,20 @@ struct TileGrid {
   static TileGrid of(const KernelConfig& c, int64_t m, int64_t n, int64_t k);
   static TileGrid of(const KernelConfig& c, const Problem& p) { return of(c, p.m, p.n, p.k); }
 
-  int cluster_size() const { return cluster_m * cluster_n; }
+  /// CTAs per launched cluster: the multicast CTAs, times the splits of a cluster split.
+  int cluster_size() const { return cluster_m * cluster_n * split_cluster; }
   /// CTA output tiles (what split-K partials and counters are sized by).
   int64_t tiles() const { return m_blocks * n_blocks; }
   int64_t cluster_tiles() const { return cluster_rows * cluster_cols; }
   /// Work units: cluster tiles x K splits; cluster c of the persistent grid runs units c, c + clusters, ...
   int64_t units() const { return cluster_tiles() * splits; }
+  /// What one launched cluster takes at a time: a work unit, or with a cluster split all splits of a tile.
+  int64_t cluster_units() const { return units() / split_cluster; }
 
   /// Clusters the persistent grid launches when `slots` clusters can be resident (or the grid is capped
-  /// there): min(units, slots). The launched grid is that many clusters of cluster_size() CTAs.
+  /// there): min(cluster_units, slots). The launched grid is that many clusters of cluster_size() CTAs.
   int64_t grid_clusters(int64_t slots) const;
-  /// Waves of work units on `slots` resident clusters: ceil(units / slots).
+  /// Waves of work on `slots` resident clusters: ceil(cluster_units / slots).
   int64_t waves(int64_t slots) const;
   /// Share of the `slots` clusters that the last wave keeps busy, in (0, 1] (1 = the waves are full).
   double last_wave_fill(int64_t slots) const;

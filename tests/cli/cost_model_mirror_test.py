@@ -99,7 +99,9 @@ with tempfile.TemporaryDirectory() as tmp:
             check(key in str(e), f"error does not name the key: {e}")
     c = cost_model.parse_key("256x40x64_s9_wg1_sw32_c2x1_rn16_direct_sk3_sm120_2o_p4")
     check(c == {"block_m": 256, "block_n": 40, "block_k": 64, "num_stages": 9, "num_math_wg": 1, "swizzle": 32,
-                "cluster_m": 2, "cluster_n": 1, "along_m": False, "group": 16, "tma": False, "split_k": 3, "sms": 120,
-                "mainloop": "2o", "promote_every": 4}, f"parse_key: {c}")
+                "cluster_m": 2, "cluster_n": 1, "along_m": False, "group": 16, "tma": False, "split_k": 3,
+                "split_cluster": False, "sms": 120, "mainloop": "2o", "promote_every": 4}, f"parse_key: {c}")
+    c = cost_model.parse_key("64x32x256_s8_wg1_sw128_c1x1_rm8_tma_sk4c_sm0_2g_p1")  # a cluster split
+    check(c["split_k"] == 4 and c["split_cluster"] is True and c["sms"] == 0, f"parse_key sk4c: {c}")
 
 finish()

@@ -150,7 +150,10 @@ TEST(SplitK, ReductionIsDeterministic) {
   Gpu& gpu = Gpu::get();
   Problem p = Problem::dense(200, 1000, 8192);
   ProblemData data(p, *gpu.util, 321, gpu.stream);
-  for (const char* key : {"64x64x128_s6_wg1_sw128_c1x1_rm8_direct_sk8", "128x128x128_s4_wg2_sw128_c1x2_rm8_tma_sk3"}) {
+  // The last split reads the partials 4 splits per round (kernels/gemm/split_k.cuh): 8 is two whole rounds, 3 one
+  // partial round, 6 and 13 (K = 8192: 64 k-blocks, 13 splits of 5) end on a partial round (2 and 1 splits).
+  for (const char* key : {"64x64x128_s6_wg1_sw128_c1x1_rm8_direct_sk8", "128x128x128_s4_wg2_sw128_c1x2_rm8_tma_sk3",
+                          "64x64x128_s6_wg1_sw128_c1x1_rm8_direct_sk6", "64x32x128_s12_wg1_sw128_c1x1_rm8_tma_sk13"}) {
     std::vector<uint16_t> first, again(size_t(p.m * p.ldd));
     for (int run = 0; run < 5; ++run) {
       Verification v = gpu.run(data, KernelConfig::parse_key(key));
@@ -196,6 +199,45 @@ TEST(Overlap, OutputIsBitwiseIdenticalTo2g) {
         ASSERT_TRUE(v.ok) << p.label() << " " << pair[1] << ": " << describe(v);
         DGT_CHECK_CUDA(cudaMemcpy(d2o.data(), data.operands().d, d2o.size() * 2, cudaMemcpyDeviceToHost));
         EXPECT_TRUE(d2g == d2o) << p.label() << ": " << pair[1] << " differs from " << pair[0];
+      }
+    }
+  }
+}
+
+TEST(ClusterSplit, VerifiesAndMatchesTheWorkspaceSplitBitwise) {
+  // sk<S>c: the S splits of a tile are one cluster and rank 0 adds the others' partials from its shared memory
+  // in split order, the order of the workspace reduction, so D must match the workspace split bit for bit,
+  // launch after launch. Traps: M = 1 (decode), N and K tails, several tiles per cluster (the `free` barrier's
+  // phases: 200 x 1000 has 128 tiles of 64 x 32 for 33 clusters of 4), two consumer warpgroups, 1g, the direct
+  // epilogue, S = 2, 3, 4 and 8, a persistent grid capped by sms (more tiles per cluster).
+  Gpu& gpu = Gpu::get();
+  const char* keys[] = {
+      "64x32x256_s8_wg1_sw128_c1x1_rm8_tma_sk2c_sm0_2g_p1",   "64x48x128_s12_wg1_sw128_c1x1_rm8_tma_sk3c_sm0_2g_p1",
+      "64x32x128_s12_wg1_sw128_c1x1_rm8_tma_sk4c_sm0_2g_p1",  "64x32x128_s8_wg1_sw128_c1x1_rm8_direct_sk8c_sm0_1g_p1",
+      "128x64x128_s6_wg2_sw128_c1x1_rm8_tma_sk2c_sm0_2g_p1",  "64x64x256_s4_wg1_sw128_c1x1_rn2_tma_sk4c_sm16_2g_p1",
+  };
+  uint64_t seed = 1500;
+  for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{1, 2112, 7168},
+                         {200, 1000, 8192},
+                         {64, 576, 7168},
+                         {77, 1000, 4096},
+                         {128, 4096, 2048}}) {
+    Problem p = Problem::dense(m, n, k);
+    ProblemData data(p, *gpu.util, seed++, gpu.stream);
+    for (const char* key : keys) {
+      const KernelConfig cluster = KernelConfig::parse_key(key);
+      if (!problem_fit(cluster, p).empty()) continue;  // P9 (K too short for S splits) or P3
+      KernelConfig workspace = cluster;
+      workspace.split_cluster = false;
+      std::vector<uint16_t> dw(size_t(p.m * p.ldd)), dc(dw.size());
+      Verification v = gpu.run(data, workspace);
+      ASSERT_TRUE(v.ok) << p.label() << " " << workspace.key() << ": " << describe(v);
+      DGT_CHECK_CUDA(cudaMemcpy(dw.data(), data.operands().d, dw.size() * 2, cudaMemcpyDeviceToHost));
+      for (int run = 0; run < 3; ++run) {
+        v = gpu.run(data, cluster);
+        ASSERT_TRUE(v.ok) << p.label() << " " << key << ": " << describe(v);
+        DGT_CHECK_CUDA(cudaMemcpy(dc.data(), data.operands().d, dc.size() * 2, cudaMemcpyDeviceToHost));
+        EXPECT_TRUE(dw == dc) << p.label() << ": " << key << " (run " << run << ") differs from " << workspace.key();
       }
     }
   }

@@ -267,7 +267,7 @@ void check_migration(const std::string& path, const std::string& fresh, int v) {
 
 TEST(Schema, MigrationsAreEmbeddedInOrder) {
   const auto& ms = schema::migrations();
-  ASSERT_EQ(ms.size(), 7u);
+  ASSERT_EQ(ms.size(), 8u);
   EXPECT_EQ(ms[0].version, 2);
   EXPECT_EQ(ms[0].name, "0002_config_sms_and_sweep");
   EXPECT_EQ(ms[1].version, 3);
@@ -283,8 +283,10 @@ TEST(Schema, MigrationsAreEmbeddedInOrder) {
   EXPECT_EQ(ms[5].name, "0007_protocol_per_trial");
   EXPECT_EQ(ms[6].version, 8);
   EXPECT_EQ(ms[6].name, "0008_problem_epilogue");
-  EXPECT_EQ(schema::schema_sql_version(), 7);  // new files get schema.sql (7), then 0008
-  EXPECT_EQ(schema::latest_version(), 8);
+  EXPECT_EQ(ms[7].version, 9);
+  EXPECT_EQ(ms[7].name, "0009_config_split_cluster");
+  EXPECT_EQ(schema::schema_sql_version(), 7);  // new files get schema.sql (7), then 0008 and 0009
+  EXPECT_EQ(schema::latest_version(), 9);
   EXPECT_NE(schema::schema_sql().find("UNIQUE (device_id, environment_id, problem_id, config_id, protocol_name)"),
             std::string::npos);
   EXPECT_NE(schema::schema_sql().find("CREATE TABLE gate_run"), std::string::npos);
@@ -320,7 +322,10 @@ TEST_F(MigrationTest, V6FileMigratesToPerProtocolTablesKeepingEveryRow) {
       {"device", "SELECT * FROM device ORDER BY id"},
       {"environment", "SELECT * FROM environment ORDER BY id"},
       {"problem", std::string("SELECT ") + kProblemV7Columns + " FROM problem ORDER BY id"},
-      {"config", "SELECT * FROM config ORDER BY id"},
+      // Every v6 column of config (v9 adds split_cluster, checked below).
+      {"config",
+       "SELECT id, key, block_m, block_n, block_k, num_stages, num_math_wg, swizzle, cluster_m, cluster_n, raster, "
+       "group_size, epilogue, split_k, sms, mainloop, promote_every FROM config ORDER BY id"},
       {"measurement", "SELECT * FROM measurement ORDER BY id"},
       {"measurement_side", "SELECT * FROM measurement_side ORDER BY measurement_id, side"},
       {"measurement_sample", "SELECT * FROM measurement_sample ORDER BY measurement_id, side, round"},
@@ -341,8 +346,11 @@ TEST_F(MigrationTest, V6FileMigratesToPerProtocolTablesKeepingEveryRow) {
 
   { TuningDb db(path); }
   { TuningDb db(fresh); }
-  EXPECT_EQ(raw_int(path, "SELECT version FROM schema_version"), 8);
+  EXPECT_EQ(raw_int(path, "SELECT version FROM schema_version"), 9);
   EXPECT_EQ(normalized_master(path), normalized_master(fresh));
+  // Configs stored before schema 9 reduced their splits through the workspace.
+  EXPECT_EQ(raw_int(path, "SELECT count(*) FROM config WHERE split_cluster != 0"), 0);
+  EXPECT_GT(raw_int(path, "SELECT count(*) FROM config"), 0);
   EXPECT_EQ(rows(path, "PRAGMA foreign_key_check").size(), 0u);
   EXPECT_EQ(rows(path, "PRAGMA integrity_check"), std::vector<std::string>{"ok"});
   for (size_t i = 0; i < tables.size(); ++i) EXPECT_EQ(rows(path, tables[i].second), before[i]) << tables[i].first;
@@ -398,7 +406,8 @@ TEST_F(MigrationTest, V4FileGainsTheMeasurementTables) {
   raw_exec(path,
            "DROP TABLE measurement_sample; DROP TABLE measurement_side; DROP TABLE measurement; "
            "DROP TABLE gate_result; DROP TABLE gate_run; ALTER TABLE problem DROP COLUMN bias; "
-           "ALTER TABLE problem DROP COLUMN act; UPDATE schema_version SET version = 4");
+           "ALTER TABLE problem DROP COLUMN act; ALTER TABLE config DROP COLUMN split_cluster; "
+           "UPDATE schema_version SET version = 4");
   { TuningDb db(fresh); }
   { TuningDb db(path); }
   EXPECT_EQ(raw_int(path, "SELECT version FROM schema_version"), schema::latest_version());
@@ -415,7 +424,7 @@ TEST_F(MigrationTest, ReadOnlyRefusesAnOldFileAndLeavesIt) {
     ADD_FAILURE() << "expected an Error";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::kSqlite);
-    EXPECT_NE(e.message().find("schema version 2, older than version 8"), std::string::npos) << e.message();
+    EXPECT_NE(e.message().find("schema version 2, older than version 9"), std::string::npos) << e.message();
   }
   EXPECT_TRUE(read_text(path) == before);
 }

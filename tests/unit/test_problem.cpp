@@ -103,12 +103,29 @@ TEST(KernelConfig, KeyRoundTrip) {
   EXPECT_EQ(nlohmann::json(o).at("mainloop"), "2o");
   EXPECT_EQ(nlohmann::json(o).get<KernelConfig>(), o);
   EXPECT_THROW(KernelConfig::parse_key("64x208x128_s6_wg1_sw128_c1x1_rn4_tma_sk4_sm66_3o"), Error);
+  // The cluster split: "sk<S>c", JSON "split_cluster"; its split count is compile-time, so it stays in the
+  // compiled key while the workspace split's count is normalised to 2.
+  KernelConfig sc = o;
+  sc.mainloop = Mainloop::k2g;
+  sc.split_cluster = true;
+  EXPECT_EQ(sc.key(), "64x208x128_s6_wg1_sw128_c1x1_rn4_tma_sk4c_sm66_2g_p1");
+  EXPECT_EQ(KernelConfig::parse_key(sc.key()), sc);
+  EXPECT_EQ(nlohmann::json(sc).at("split_cluster"), true);
+  EXPECT_EQ(nlohmann::json(sc).get<KernelConfig>(), sc);
+  EXPECT_NE(KernelSpec{sc}.compiled_key().find("_sk4c_"), std::string::npos) << KernelSpec{sc}.compiled_key();
+  KernelConfig ws = sc;
+  ws.split_cluster = false;
+  EXPECT_NE(KernelSpec{ws}.compiled_key().find("_sk2_"), std::string::npos) << KernelSpec{ws}.compiled_key();
+  EXPECT_THROW(KernelConfig::parse_key("64x208x128_s6_wg1_sw128_c1x1_rn4_tma_skc_sm66_2g_p1"), Error);
+  EXPECT_THROW(KernelConfig::parse_key("64x208x128_s6_wg1_sw128_c1x1_rn4_tma_sk4x_sm66_2g_p1"), Error);
   // JSON written before the fields existed: the old defaults.
   j.erase("mainloop");
   j.erase("promote_every");
   j.erase("key");
   EXPECT_EQ(j.get<KernelConfig>().mainloop, Mainloop::k1g);
   EXPECT_EQ(j.get<KernelConfig>().promote_every, 1);
+  j.erase("split_cluster");
+  EXPECT_FALSE(j.get<KernelConfig>().split_cluster);
 }
 
 TEST(KernelConfig, EpilogueSwizzleFollowsBlockN) {

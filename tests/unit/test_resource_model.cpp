@@ -170,6 +170,58 @@ TEST(ResourceModel, StagingAndSplitFlagAreBudgeted) {
   EXPECT_EQ(evaluate_resources(small).smem.b_stages, 2048);
 }
 
+TEST(ResourceModel, ClusterSplitBudgetRulesAndProblemFit) {
+  // 64x32x256 with 8 stages, one consumer warpgroup, TMA store, split 4 through distributed shared memory:
+  // A 8 x 16384, B 8 x 8192, staging 64 x 32 x 2, barriers 2 x 8 x 8 + 16, then 3 partial tiles of 64 x 32 FP32
+  // after the barriers rounded up to 16 bytes (kOffReduce), and the 1024-byte alignment slack.
+  KernelSpec s = spec(64, 32, 8, 1);
+  s.config.block_k = 256;
+  s.config.epilogue = Epilogue::kTma;
+  s.config.mainloop = Mainloop::k2g;
+  s.config.split_k = 4;
+  s.config.split_cluster = true;
+  ResourceReport r = evaluate_resources(s);
+  ASSERT_TRUE(r.ok()) << r.rejection;
+  EXPECT_EQ(r.smem.barriers, 2 * 8 * 8 + 16);
+  EXPECT_EQ(r.smem.reduce, 3 * 64 * 32 * 4);
+  EXPECT_EQ(r.smem.total, 1024 + 8 * 16384 + 8 * 8192 + 4096 + 144 + 3 * 8192);
+  s.config.split_cluster = false;  // the workspace split: the flag word, no partials in shared memory
+  EXPECT_EQ(evaluate_resources(s).smem.total, 1024 + 8 * 16384 + 8 * 8192 + 4096 + 136);
+  EXPECT_EQ(evaluate_resources(s).smem.reduce, 0);
+  // R25: at most 8 splits (one portable cluster), no multicast cluster, 1g or 2g.
+  s.config.split_cluster = true;
+  s.config.num_stages = 2;  // so that 8 partial tiles fit (R9 comes first)
+  s.config.split_k = 9;
+  EXPECT_EQ(evaluate_resources(s).rejection.substr(0, 4), "R25:") << evaluate_resources(s).rejection;
+  s.config.split_k = 8;
+  EXPECT_TRUE(evaluate_resources(s).ok()) << evaluate_resources(s).rejection;
+  s.config.split_k = 2;
+  s.config.cluster_n = 2;
+  EXPECT_EQ(evaluate_resources(s).rejection.substr(0, 4), "R25:");
+  s.config.cluster_n = 1;
+  s.config.mainloop = Mainloop::k2o;
+  EXPECT_EQ(evaluate_resources(s).rejection.substr(0, 4), "R25:");
+  s.config.mainloop = Mainloop::k2g;
+  EXPECT_TRUE(evaluate_resources(s).ok());
+  // The partials count against the 227 KB: 8 splits of 64 x 128 need 7 x 32 KB of them, which no pipeline fits.
+  KernelSpec big = spec(64, 128, 2, 1);
+  big.config.split_k = 8;
+  big.config.split_cluster = true;
+  EXPECT_EQ(evaluate_resources(big).rejection.substr(0, 3), "R9:");
+  // P9: every CTA of the cluster is a split, so none may be empty: K = 2048 is 16 k-blocks of 128, which split 6
+  // ways runs as 6 (3, 3, 3, 3, 3, 1) but split 5 ways as 4 (4 x 4).
+  KernelConfig c = s.config;
+  c.block_k = 128;
+  c.split_k = 6;
+  EXPECT_EQ(problem_fit(c, Problem::dense(64, 2112, 2048)), "");
+  c.split_k = 5;
+  const std::string why = problem_fit(c, Problem::dense(64, 2112, 2048));
+  EXPECT_EQ(why.substr(0, 3), "P9:") << why;
+  EXPECT_NE(why.find("which split into 4"), std::string::npos) << why;
+  c.split_cluster = false;  // the workspace split simply runs 4 splits
+  EXPECT_EQ(problem_fit(c, Problem::dense(64, 2112, 2048)), "");
+}
+
 TEST(ResourceModel, BlockScalesTravelWithEachStage) {
   // Block scale modes: each stage carries A's scales of its BLOCK_M rows per 128-wide granule and B's: block, a
   // 16-byte slot per 128-column block the tile can touch; block1d1d, BLOCK_N floats per granule.
@@ -303,10 +355,10 @@ TEST(ResourceModel, HostRulesMirrorKernelStaticAssertsInOrder) {
   auto host = rule_ids(read(std::string(DGT_SOURCE_DIR) + "/src/space/resource_model.cpp"));
   // R15 (split-K range) and R16 (sms >= 0) are host-only run-time arguments; the kernel file names
   // them in a comment without a quote.
-  ASSERT_EQ(host.size(), 24u);
+  ASSERT_EQ(host.size(), 25u);
   for (size_t i = 0; i < host.size(); ++i) EXPECT_EQ(host[i], "R" + std::to_string(i + 1));
   host.erase(host.begin() + 14, host.begin() + 16);
-  ASSERT_EQ(kernel.size(), 22u);
+  ASSERT_EQ(kernel.size(), 23u);
   EXPECT_EQ(kernel, host);
 }
 

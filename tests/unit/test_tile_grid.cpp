@@ -72,6 +72,32 @@ TEST(TileGrid, CountsByHand) {
   EXPECT_TRUE(e.valid(e.unit(0, 1, 1)));
 }
 
+TEST(TileGrid, ClusterSplitLaunchesTheSplitsOfATileAsOneCluster) {
+  // 1 x 2112 x 7168 with 64 x 32 x 256 tiles, split 2 through distributed shared memory: 66 tiles, 28 k-blocks
+  // in 2 splits of 14; one launched cluster is the 2 CTAs of a tile, so 66 cluster units of 2 CTAs.
+  KernelConfig c = config(64, 32, 256, 1, 1, Raster::kAlongM, 8, 2);
+  c.split_cluster = true;
+  const TileGrid g = TileGrid::of(c, 1, 2112, 7168);
+  EXPECT_EQ(g.tiles(), 66);
+  EXPECT_EQ(g.splits, 2);
+  EXPECT_EQ(g.split_cluster, 2);
+  EXPECT_EQ(g.cluster_size(), 2);
+  EXPECT_EQ(g.units(), 132);         // the device scheduler's (tile, split) units
+  EXPECT_EQ(g.cluster_units(), 66);  // what one cluster takes at a time
+  EXPECT_EQ(g.grid_clusters(66), 66);
+  EXPECT_EQ(g.waves(60), 2);
+  // Unit cluster * 2 + rank is split `rank` of the cluster's tile.
+  EXPECT_EQ(g.unit(2 * 5 + 1).split, 1);
+  EXPECT_EQ(g.unit(2 * 5 + 1).n_block, g.unit(2 * 5).n_block);
+  // The workspace split of the same config: units are scheduled one CTA at a time.
+  c.split_cluster = false;
+  const TileGrid w = TileGrid::of(c, 1, 2112, 7168);
+  EXPECT_EQ(w.split_cluster, 1);
+  EXPECT_EQ(w.cluster_size(), 1);
+  EXPECT_EQ(w.cluster_units(), 132);
+  EXPECT_EQ(w.grid_clusters(132), 132);
+}
+
 TEST(TileGrid, EffectiveSplitsLeaveNoSplitEmpty) {
   for (int bk : {64, 128, 256})
     for (int64_t k : {1, 7, 64, 80, 127, 128, 129, 1280, 4095, 7168, 16384})
