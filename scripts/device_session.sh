@@ -393,6 +393,8 @@ SHAPES
           done
         done
       done ;;
+    cltests)  # issue 10: the cluster-split and split-K GPU tests first (a hang is cut by the step timeout)
+      step cltests 150 bash -c "cd build && ./tests/dgtune_gpu_tests --gtest_filter='ClusterSplit.*:SplitK.*'" ;;
     clusterab)  # issue 10: cluster splits (sk<S>c, partials through distributed shared memory) next to the same
       # configs' workspace splits and the stored sk1 winners, same rounds, both protocols
       printf '%s\n' "1 2112 7168" "1 576 7168" "64 2112 7168" "64 576 7168" "128 576 7168" "128 2112 7168" "1 4096 7168" "64 4096 7168" "128 4096 7168" >/tmp/cl.txt
