@@ -285,11 +285,12 @@ for s in "$@"; do
         step "compare-smallm-$proto" 150 bash -c "$BIN compare --shapes configs/shapes/deepseek-v3-small-m.txt --db /tmp/smallm.db --protocol $proto --format json >$OUT/compare-smallm-$proto.json"
       done ;;
     smallexh)  # issue 10: decode shapes + wave tails, exhaustive sweeps for each protocol, then compares (copy limit on)
-      step sweep-smallm-cold 200 bash -c "$BIN sweep --shapes configs/shapes/deepseek-v3-small-m.txt --db /tmp/smallx.db --format json >$OUT/sweepx-smallm-cold.json"
-      step sweep-smallm-hot 200 bash -c "$BIN sweep --shapes configs/shapes/deepseek-v3-small-m.txt --db /tmp/smallx.db --protocol hot-graph --format json >$OUT/sweepx-smallm-hot.json"
+      step sweep-smallm-cold 260 bash -c "$BIN sweep --shapes configs/shapes/deepseek-v3-small-m.txt --db /tmp/smallx.db --format json >$OUT/sweepx-smallm-cold.json"
+      step sweep-smallm-hot 260 bash -c "$BIN sweep --shapes configs/shapes/deepseek-v3-small-m.txt --db /tmp/smallx.db --protocol hot-graph --format json >$OUT/sweepx-smallm-hot.json"
       for proto in cold-l2 hot-graph; do
         step "comparex-smallm-$proto" 100 bash -c "$BIN compare --shapes configs/shapes/deepseek-v3-small-m.txt --db /tmp/smallx.db --protocol $proto --format json >$OUT/comparex-smallm-$proto.json"
-      done ;;
+      done
+      gzip -c /tmp/smallx.db >"$OUT/smallx.db.gz" ;;
     smalldiag)  # issue 10: where the small-M winners' time goes (ncu full set + SASS stall samples), cuBLASLt's and the
       # copy kernel's durations for the same shapes, and split-K / tile scans of one config family (dgtune run timer)
       while read -r m n k cfg; do

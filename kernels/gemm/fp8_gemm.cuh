@@ -125,10 +125,12 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
   const u32 warp = threadIdx.x / 32;
   const u32 lane = threadIdx.x % 32;
   const u32 wg = warpgroup_index();
-  const u32 rank = T::kClusterSize > 1 ? ptx::cluster_cta_rank() : 0;
+  const u32 rank = T::kMcastSize > 1 ? ptx::cluster_cta_rank() : 0;  // the multicast rank (a cluster split uses blockIdx)
   // Multicast ranks (kClusterM x kClusterN) and, in a cluster split, the split this CTA computes.
   const u32 rank_m = rank % kClusterM, rank_n = (rank / kClusterM) % kClusterN;
-  const u32 split_rank = T::kSplitCluster > 1 ? rank / T::kMcastSize : 0u;  // a compile-time 0 otherwise
+  // A cluster split's cluster is 1-D along x with S CTAs (kMcastSize = 1), so its rank is blockIdx.x % S (a
+  // uniform value; the inline-asm read of %cluster_ctarank is not one to the compiler).
+  const u32 split_rank = T::kSplitCluster > 1 ? blockIdx.x % T::kSplitCluster : 0u;  // a compile-time 0 otherwise
 
   if (threadIdx.x == 0) {
 #pragma unroll
@@ -148,7 +150,12 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
     if constexpr (kTmaEpilogue) ptx::tma_prefetch_desc(&tma_d);
   }
   // Peers multicast into this CTA's barriers: all of them must be initialised cluster-wide first.
-  if constexpr (T::kClusterSize > 1) {
+  if constexpr (T::kSplitCluster > 1) {
+    // The inits are published by fence.mbarrier_init.release.cluster, so the arrive can be relaxed: the
+    // default (.release) arrive put a MEMBAR.ALL.GPU in front of it, and the setup took 801 cycles instead of
+    // 302 (`dgtune trace`, H200, 1x2112x7168 sk2c). Multicast clusters keep the measured release arrive.
+    ptx::cluster_sync_after_init();
+  } else if constexpr (T::kClusterSize > 1) {
     ptx::cluster_sync();
   } else {
     __syncthreads();
@@ -216,8 +223,10 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
     // The empty slots are fresh (phase 0 not yet completed), so no wait is needed. Few k-blocks, because the
     // consumers' setmaxnreg.inc waits for this warpgroup's dec. Not with 8 swizzle atoms per stage (swizzle 32,
     // BLOCK_K 256): there the loop below no longer fit the producer's 40 registers (12-44 B of spills, NVRTC
-    // spill test), and such configs have not won a shape.
-    constexpr u32 kPreIssue = T::kAtomsK > 4 ? 0 : kNumStages < 4 ? kNumStages : 4;
+    // spill test), and such configs have not won a shape. Nor with block scales in a multicast cluster (a second
+    // producer thread copies the scales): there the consumers' next-unit index left the uniform registers (an
+    // R2UR inside the k-block's QGMMA window, tests/nvrtc Sass.BlockScalesComeThroughSharedMemory).
+    constexpr u32 kPreIssue = T::kAtomsK > 4 || T::kProducersPerStage == 2 ? 0 : kNumStages < 4 ? kNumStages : 4;
     const bool tma_thread = warp == kNumMathWG * 4 && lane == 0;
     // The first unit and `pre` are computed by every producer thread, outside the TMA thread's branch: a value
     // merged from that branch is divergent to the compiler, and the stage index derived from it moved the

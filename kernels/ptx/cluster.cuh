@@ -15,6 +15,13 @@ __device__ __forceinline__ void cluster_sync() {
   asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;" ::: "memory");
 }
 
+/// All threads of all CTAs of the cluster, right after the mbarrier inits: a relaxed arrive, then wait (acquire).
+/// Only for the setup, where thread 0's fence.mbarrier_init.release.cluster already orders the inits before its
+/// arrive and nothing else written before needs publishing (PTX ISA, barrier.cluster and fence.mbarrier_init).
+__device__ __forceinline__ void cluster_sync_after_init() {
+  asm volatile("barrier.cluster.arrive.relaxed.aligned;\nbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+
 /// The address of the same shared-memory location in CTA `cta_rank` of this cluster (mapa).
 __device__ __forceinline__ u32 map_shared_cluster(u32 smem_addr, u32 cta_rank) {
   u32 remote;
