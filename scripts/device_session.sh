@@ -31,6 +31,14 @@ step() {  # step NAME TIMEOUT CMD...
   tail -n 12 "$LOGS/$name.log"
 }
 
+extras_ab() {  # extras_ab NAME SHAPES_FILE "CONFIG..."; compare with the configs as extra sides, both protocols, into $LOGS
+  local name=$1 shapes=$2 extra="" c proto
+  for c in $3; do extra="$extra --config $c"; done
+  for proto in cold-l2 hot-graph; do
+    step "$name-$proto" 150 bash -c "$BIN compare --shapes $shapes --db /tmp/$name.db --protocol $proto --rounds 20 --no-copy-limit $extra --format json >$LOGS/$name-$proto.json"
+  done
+}
+
 for s in "$@"; do
   case $s in
     env)
@@ -400,18 +408,12 @@ SHAPES
       # configs' workspace splits and the stored sk1 winners, same rounds, both protocols
       printf '%s\n' "1 2112 7168" "1 576 7168" "64 2112 7168" "64 576 7168" "128 576 7168" "128 2112 7168" "1 4096 7168" "64 4096 7168" "128 4096 7168" >/tmp/cl.txt
       cfgs="64x32x256_s9_wg1_sw128_c1x1_rm8_tma_sk2_sm0_2g_p1 64x32x256_s8_wg1_sw128_c1x1_rm8_tma_sk2c_sm0_2g_p1 64x32x256_s9_wg1_sw128_c1x1_rm8_tma_sk4_sm0_2g_p1 64x32x256_s8_wg1_sw128_c1x1_rm8_tma_sk4c_sm0_2g_p1 64x48x256_s7_wg1_sw128_c1x1_rm8_tma_sk2_sm0_2g_p1 64x48x256_s7_wg1_sw128_c1x1_rm8_tma_sk2c_sm0_2g_p1 64x48x256_s7_wg1_sw128_c1x1_rm8_tma_sk3_sm0_2g_p1 64x48x256_s6_wg1_sw128_c1x1_rm8_tma_sk3c_sm0_2g_p1 64x64x256_s6_wg1_sw128_c1x1_rm8_tma_sk2c_sm0_2g_p1 64x64x256_s5_wg1_sw128_c1x1_rm8_tma_sk3c_sm0_2g_p1 64x32x128_s12_wg1_sw128_c1x1_rm8_tma_sk2c_sm0_2g_p1 64x64x256_s6_wg1_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1 64x32x128_s12_wg1_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1"
-      extra=""; for c in $cfgs; do extra="$extra --config $c"; done
-      for proto in cold-l2 hot-graph; do
-        step "clusterab-$proto" 150 bash -c "$BIN compare --shapes /tmp/cl.txt --db /tmp/cl.db --protocol $proto --rounds 20 --no-copy-limit $extra --format json >$LOGS/clusterab-$proto.json"
-      done ;;
+      extras_ab clusterab /tmp/cl.txt "$cfgs" ;;
     mcprobe)  # issue 10: A-multicast clusters (1x2, 1x4; 2x2 with BLOCK_M 64 on M = 128) on the long-K / wide-N decode
       # shapes, next to the c1x1 winners, cold and hot (ncu: cuBLASLt runs 4x2 clusters on 128x7168x16384)
       printf '%s\n' "1 7168 16384" "64 7168 16384" "128 7168 16384" "1 4096 7168" "64 4096 7168" "128 4096 7168" "128 2112 7168" "64 24576 1536" "128 24576 1536" >/tmp/mc.txt
       cfgs="64x56x128_s12_wg1_sw128_c1x2_rm8_tma_sk1_sm0_2g_p1 64x56x128_s12_wg1_sw128_c1x4_rm8_tma_sk1_sm0_2g_p1 64x64x256_s6_wg1_sw128_c1x2_rm8_tma_sk1_sm0_2g_p1 64x64x256_s6_wg1_sw128_c1x4_rm8_tma_sk1_sm0_2g_p1 64x120x128_s9_wg1_sw128_c1x2_rm8_tma_sk1_sm0_2g_p1 64x32x128_s12_wg1_sw128_c1x4_rm8_tma_sk1_sm0_2g_p1 64x96x128_s10_wg1_sw128_c1x2_rm8_tma_sk1_sm0_2g_p1 64x64x128_s12_wg1_sw128_c2x2_rm8_tma_sk1_sm0_2g_p1 64x112x128_s9_wg1_sw128_c2x2_rm8_tma_sk1_sm0_2g_p1 128x72x128_s8_wg2_sw128_c1x2_rm8_tma_sk1_sm0_2g_p1 128x56x128_s9_wg2_sw128_c1x4_rm8_tma_sk1_sm0_2g_p1 128x64x128_s8_wg2_sw128_c1x2_rm8_tma_sk1_sm0_2g_p1 128x64x128_s8_wg2_sw128_c1x4_rm8_tma_sk1_sm0_2g_p1 128x32x128_s10_wg1_sw128_c1x4_rm8_tma_sk1_sm0_2g_p1 64x120x128_s9_wg1_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1 64x56x128_s12_wg1_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1 64x64x256_s6_wg1_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1 128x72x128_s8_wg2_sw128_c1x1_rm8_tma_sk1_sm0_1g_p1 128x64x128_s8_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1 64x32x128_s12_wg1_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1 128x32x128_s10_wg1_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1"
-      extra=""; for c in $cfgs; do extra="$extra --config $c"; done
-      for proto in cold-l2 hot-graph; do
-        step "mcprobe-$proto" 150 bash -c "$BIN compare --shapes /tmp/mc.txt --db /tmp/mc.db --protocol $proto --rounds 20 --no-copy-limit $extra --format json >$LOGS/mcprobe-$proto.json"
-      done ;;
+      extras_ab mcprobe /tmp/mc.txt "$cfgs" ;;
     flat68)  # issue 10: tuned t(68) vs t(132) (exhaustive), then compared in interleaved rounds
       step sweep-flat68 150 bash -c "$BIN sweep --shapes configs/shapes/flatness-68-132.txt --db /tmp/flat.db --format json >$OUT/sweep-flat68.json"
       step compare-flat68 60 bash -c "$BIN compare --shapes configs/shapes/flatness-68-132.txt --db /tmp/flat.db --format json >$OUT/compare-flat68.json" ;;
