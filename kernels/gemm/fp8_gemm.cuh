@@ -235,11 +235,15 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
     const WorkUnit w_first = sched.work(cta_unit_first, rank_m, rank_n);
     const u32 pre = cta_unit_first < sched.num_units ? min_of(kPreIssue, w_first.k_end - w_first.k_begin) : 0u;
     if (tma_thread) {
-      if constexpr (kTrace) trace_mark(kTraceFirstUnit);
-      if constexpr (kTrace) trace_mark(kTraceFirstEmpty);
+      // dgtune trace: with early k-blocks their issue is the first; without (pre == 0) the loop below marks.
+      if constexpr (kTrace) {
+        if (pre > 0) trace_mark(kTraceFirstUnit), trace_mark(kTraceFirstEmpty);
+      }
 #pragma unroll 1
       for (u32 i = 0; i < pre; ++i) issue_stage(i, w_first.k_begin + i, w_first);
-      if constexpr (kTrace) trace_mark(kTraceFirstIssue);
+      if constexpr (kTrace) {
+        if (pre > 0) trace_mark(kTraceFirstIssue);
+      }
     }
     __syncwarp();
     ptx::setmaxnreg_dec<T::kProducerRegs>();
@@ -250,9 +254,20 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
       u32 stage = pre == kNumStages ? 0 : pre, phase = pre == kNumStages ? 1 : 0;
       for (u32 unit = cta_unit_first; unit < sched.num_units; unit += cta_unit_step) {
         const WorkUnit w = sched.work(unit, rank_m, rank_n);
+        // kb == w.k_begin of the first unit only happens without early k-blocks (pre == 0).
+        const bool trace_first = kTrace && unit == cta_unit_first;
+        if constexpr (kTrace) {
+          if (trace_first && pre == 0) trace_mark(kTraceFirstUnit);
+        }
         for (u32 kb = w.k_begin + (unit == cta_unit_first ? pre : 0u); kb < w.k_end; ++kb) {  // the first unit resumes
           ptx::mbar_wait(&empty_bar[stage], phase ^ 1);
+          if constexpr (kTrace) {
+            if (trace_first && kb == w.k_begin) trace_mark(kTraceFirstEmpty);
+          }
           issue_stage(stage, kb, w);
+          if constexpr (kTrace) {
+            if (trace_first && kb == w.k_begin) trace_mark(kTraceFirstIssue);
+          }
           if (++stage == kNumStages) stage = 0, phase ^= 1;
         }
       }

@@ -98,7 +98,12 @@ __device__ __forceinline__ bool split_k_reduce_cluster(float (&acc)[kMmaPerWG][k
         const float4 v = buf[((s - 1) * kQuads + j * (kAccPerMma / 4) + i) * kMathThreads + tid];
         acc[j][4 * i] += v.x, acc[j][4 * i + 1] += v.y, acc[j][4 * i + 2] += v.z, acc[j][4 * i + 3] += v.w;
       }
-  ptx::named_barrier_sync(1, kMathThreads);  // every consumer thread has read the partials
+  // Every consumer thread has read the partials: their loads fed the adds above, which in-order issue runs only once
+  // the values are back, so no load is outstanding when the buffer is freed. The arrive and the senders' wait keep
+  // the default CTA-scope semantics, as the per-k-block cluster arrives do (a `.release.cluster` arrive costs a
+  // MEMBAR.ALL.GPU, ptx/mbarrier.cuh); the PTX memory model alone would want release/acquire at cluster scope here. Not
+  // measured on the GPU with the stronger forms (review of 2026-11-30).
+  ptx::named_barrier_sync(1, kMathThreads);
   if (tid + 1 < kSplits) ptx::mbar_arrive_cluster(free_bar, tid + 1);
   return true;
 }

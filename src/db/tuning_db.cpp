@@ -139,6 +139,7 @@ void read_measurement(const Connection& c, const Statement& s, Measurement& m) {
 
 constexpr const char* kTrialSelect =
     "SELECT t.problem_id AS problem_id, c.key AS config_key, c.mainloop AS mainloop, c.promote_every AS promote_every, "
+    "c.split_cluster AS split_cluster, "
     "t.compile_ms AS compile_ms, t.registers AS registers, "
     "t.spill_bytes AS spill_bytes, t.smem_bytes AS smem_bytes, " DGT_PROBLEM_COLUMNS ", " DGT_MEASUREMENT_COLUMNS(
         "t") " FROM trial t JOIN problem p ON p.id = t.problem_id JOIN config c ON c.id = t.config_id ";
@@ -195,13 +196,16 @@ TrialRecord read_trial(const Connection& c, const Statement& s) {
   t.config = KernelConfig::parse_key(s.get_text("config_key"));
   // The key carries every tunable; the schema-4 columns must agree with it (old keys without the
   // _1g/_2g and _pP tokens parse to 1g and P = 1, the columns' defaults).
+  // Schema 9's split_cluster column likewise (keys without "c" after the split count: 0).
   const std::string mainloop = s.get_text("mainloop");
   const int promote_every = s.get_int32("promote_every");
-  if (mainloop != to_string(t.config.mainloop) || promote_every != t.config.promote_every)
+  const int split_cluster = s.get_int32("split_cluster");
+  if (mainloop != to_string(t.config.mainloop) || promote_every != t.config.promote_every ||
+      split_cluster != (t.config.split_cluster ? 1 : 0))
     DGT_THROW(ErrorKind::kSqlite,
-              "tuning database {}: config {} is stored with mainloop {} and promote_every {}, which its key "
-              "contradicts (damaged file?)",
-              c.path(), t.config.key(), mainloop, promote_every);
+              "tuning database {}: config {} is stored with mainloop {}, promote_every {} and split_cluster {}, which "
+              "its key contradicts (damaged file?)",
+              c.path(), t.config.key(), mainloop, promote_every, split_cluster);
   t.compile_ms = s.get_real("compile_ms");
   t.registers = s.get_int32("registers");
   t.spill_bytes = s.get_int32("spill_bytes");

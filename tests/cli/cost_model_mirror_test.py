@@ -64,6 +64,7 @@ with tempfile.TemporaryDirectory() as tmp:
         cluster = cols["cluster_m"] * cols["cluster_n"]
         for name, mask in {
             "split-K": cols["split_k"] > 1, "2-CTA cluster": cluster == 2, "4-CTA cluster": cluster == 4,
+            "cluster split": cols["split_cluster"] & (cols["split_k"] > 1),
             "sms cap": cols["sms"] > 0, "swizzle 64": cols["swizzle"] == 64, "swizzle 32": cols["swizzle"] == 32,
             "BLOCK_K 256": cols["block_k"] == 256,
             "wg1 BLOCK_M 64": (cols["num_math_wg"] == 1) & (cols["block_m"] == 64),

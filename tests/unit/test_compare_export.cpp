@@ -272,7 +272,7 @@ TEST_F(CompareExportTest, ExportEveryFormat) {
   const CliRun csv = run_dgtune("export" + db + " --format csv");
   ASSERT_EQ(csv.rc, 0) << csv.out;
   EXPECT_NE(csv.out.find("block_m,block_n,block_k,num_stages,num_math_wg,swizzle,cluster_m,cluster_n,raster,group_size,"
-                         "epilogue,split_k,sms,mainloop,promote_every"),
+                         "epilogue,split_k,split_reduce,sms,mainloop,promote_every"),
             std::string::npos)
       << csv.out;
   EXPECT_NE(csv.out.find("64x64x128_s6_wg1_sw128_c1x1_rm8_direct_sk4_sm0_1g_p1"), std::string::npos);
@@ -289,6 +289,7 @@ TEST_F(CompareExportTest, ExportEveryFormat) {
   const auto& w = doc["winners"][0];
   EXPECT_EQ(w["config"], "64x64x128_s6_wg1_sw128_c1x1_rm8_direct_sk4_sm0_1g_p1");
   EXPECT_EQ(w["split_k"], 4);
+  EXPECT_EQ(w["split_reduce"], "workspace");  // "cluster" for an sk<S>c key
   EXPECT_EQ(w["mainloop"], "1g");
   EXPECT_EQ(w["promote_every"], 1);
   EXPECT_EQ(w["protocol"], "cold-l2-v1");
