@@ -9,17 +9,10 @@
 
 namespace dgt::jit {
 
-namespace {
-/// CTAs per launched cluster: the multicast cluster, or a cluster split's split_k CTAs (TileGrid::cluster_size).
-int cluster_ctas(const KernelConfig& c) {
-  return c.cluster_m * c.cluster_n * (c.split_cluster && c.split_k > 1 ? c.split_k : 1);
-}
-}  // namespace
-
 GemmKernel::GemmKernel(KernelSpec spec, LoadedKernel kernel, int sm_count)
     : spec_(std::move(spec)), kernel_(std::move(kernel)), sm_count_(sm_count) {
   const KernelConfig& c = spec_.config;
-  const int cluster = cluster_ctas(c);
+  const int cluster = c.cluster_ctas();
   if (cluster > 1) {
     // A cluster must fit inside one GPC; how many 2- or 4-CTA clusters are resident at once depends
     // on the GPC sizes, so ask the driver instead of assuming SMs / cluster size.
@@ -182,9 +175,9 @@ void GemmKernel::launch(const Problem& p, const GemmOperands& ops, cudaStream_t 
   cfg.sharedMemBytes = static_cast<unsigned>(kernel_.dynamic_smem_bytes);
   cfg.hStream = reinterpret_cast<CUstream>(stream);
   CUlaunchAttribute attr[1];
-  if (cluster_ctas(c) > 1) {
+  if (c.cluster_ctas() > 1) {
     attr[0].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-    attr[0].value.clusterDim.x = static_cast<unsigned>(cluster_ctas(c));
+    attr[0].value.clusterDim.x = static_cast<unsigned>(c.cluster_ctas());
     attr[0].value.clusterDim.y = 1;
     attr[0].value.clusterDim.z = 1;
     cfg.attrs = attr;

@@ -67,6 +67,11 @@ struct KernelConfig {
   /// Parse a canonical key. Throws Error(kUsage) naming the token that is malformed.
   static KernelConfig parse_key(std::string_view key);
 
+  /// Splits that run as one launched cluster: split_k with a cluster split, else 1.
+  int splits_per_cluster() const { return split_cluster && split_k > 1 ? split_k : 1; }
+  /// CTAs per launched cluster: the multicast CTAs (cluster_m x cluster_n) times splits_per_cluster().
+  int cluster_ctas() const { return cluster_m * cluster_n * splits_per_cluster(); }
+
   /// Threads per CTA: one producer warpgroup plus the consumer warpgroups.
   int threads() const { return 128 * (1 + num_math_wg); }
   /// Rows of the tile one consumer warpgroup computes and stores: BLOCK_M / consumer warpgroups, or the

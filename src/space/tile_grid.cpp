@@ -25,7 +25,7 @@ TileGrid TileGrid::of(const KernelConfig& c, int64_t m, int64_t n, int64_t k) {
   g.cluster_cols = ceil_div(g.n_blocks, c.cluster_n);
   g.splits = effective_splits(c, k);
   // A cluster split launches its split_k CTAs as one cluster (P9 keeps effective splits == split_k there).
-  g.split_cluster = c.split_cluster && c.split_k > 1 ? c.split_k : 1;
+  g.split_cluster = c.splits_per_cluster();
   g.k_blocks_per_split = ceil_div(g.k_blocks, g.splits);
   g.raster = c.raster;
   g.group = c.group;
