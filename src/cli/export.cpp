@@ -109,7 +109,7 @@ report::Table export_table(const std::vector<ExportRow>& rows, const std::string
                           int64_t(c.group),
                           std::string(to_string(c.epilogue)),
                           int64_t(c.split_k),
-                          std::string(c.split_k > 1 ? (c.split_cluster ? "cluster" : "workspace") : "none"),
+                          std::string(c.split_k <= 1 ? "none" : c.splits_per_cluster() > 1 ? "cluster" : "workspace"),
                           int64_t(c.sms),
                           std::string(to_string(c.mainloop)),
                           int64_t(c.promote_every),

@@ -115,7 +115,7 @@ void GemmKernel::launch(const Problem& p, const GemmOperands& ops, cudaStream_t 
   unsigned splits = static_cast<unsigned>(grid.splits);
   void* partials = nullptr;
   void* counters = nullptr;
-  if (c.split_cluster && c.split_k > 1 && grid.splits != c.split_k)
+  if (c.splits_per_cluster() > 1 && grid.splits != c.split_k)
     DGT_THROW(ErrorKind::kInvalid,
               "{} on {}: a cluster split needs all {} splits non-empty, but K = {} splits into {} (rule P9)",
               spec_.key(), p.label(), c.split_k, p.k, grid.splits);

@@ -47,7 +47,7 @@ ResourceReport evaluate_resources(const KernelSpec& spec) {
   // One staging tile per consumer warpgroup: its rows of the tile (pp: a whole tile each).
   r.smem.staging = tma_epilogue ? wg * c.rows_per_wg() * c.block_n * out_bytes : 0;
   r.smem.scales = c.num_stages * stage_scale_bytes(c, spec.scale);
-  const bool split_cluster = split_k && c.split_cluster;
+  const bool split_cluster = c.splits_per_cluster() > 1;
   // The workspace split's flag word, or the cluster split's `full` and `free` barriers (kSmemBarriers).
   r.smem.barriers = 2 * c.num_stages * 8 + (split_k ? (split_cluster ? 16 : 8) : 0);
   r.smem.align_pad = kAlignPad;
@@ -181,7 +181,7 @@ int epilogue_regs(DType d, Bias bias, Act act, ScaleMode scale) {
 
 std::string problem_fit(const KernelConfig& c, const Problem& p) {
   const int bytes = dtype_bytes(p.d);
-  if (c.split_cluster && c.split_k > 1 && effective_splits(c, p.k) != c.split_k)
+  if (c.splits_per_cluster() > 1 && effective_splits(c, p.k) != c.split_k)
     return fmt::format(
         "P9: a cluster split (sk{}c) needs all {} splits non-empty, but K = {} has {} k-blocks of {}, which split "
         "into {} (every CTA of the cluster is one split)",
