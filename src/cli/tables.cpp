@@ -4,8 +4,10 @@
 
 #include "core/paths.hpp"
 #include "jit/compiler.hpp"
+#include "jit/cubin_cache.hpp"
 #include "jit/kernel_hash.hpp"
 #include "launch/environment.hpp"
+#include "launch/util_kernels.hpp"
 #include "space/cost_model.hpp"
 
 namespace dgt::cli {
@@ -188,6 +190,26 @@ report::Table space_table(const SearchSpace& space, const Enumeration& en, const
   return t;
 }
 
+namespace {
+/// "size:count ..." for clusters of 2..8 CTAs at one CTA per SM (the opt-in shared memory maximum, as every GEMM
+/// kernel of the space runs). A cluster sits in one GPC, so a size that does not divide the GPCs' SM counts
+/// fits fewer clusters than SMs / size: the split-K and multicast configs whose grid needs more run a second
+/// wave. The utility module is compiled through the cubin cache on first use.
+std::string max_active_clusters_row(const DeviceInfo& d) {
+  try {
+    const jit::CubinCache cache(default_cache_dir());
+    const UtilKernels util(cache, d.sm_count);
+    std::string out;
+    for (int size = 2; size <= 8; ++size)
+      out += fmt::format("{}{}:{}", out.empty() ? "" : " ", size,
+                         util.max_active_clusters(size, static_cast<int>(d.max_smem_per_block_optin)));
+    return out;
+  } catch (const std::exception& e) {
+    return std::string("unknown: ") + e.what();
+  }
+}
+}  // namespace
+
 report::Table info_table(int ordinal) {
   report::Table t;
   t.title = "dgtune info";
@@ -217,6 +239,7 @@ report::Table info_table(int ordinal) {
   add("memory_bus_bits", std::to_string(d.memory_bus_bits));
   add("l2_bytes", std::to_string(d.l2_bytes));
   add("max_smem_per_block_optin", std::to_string(d.max_smem_per_block_optin));
+  if (d.is_sm90()) add("max_active_clusters", max_active_clusters_row(d));
   add("driver_version", std::to_string(d.driver_version));
   add("runtime_version", std::to_string(d.runtime_version));
   add("pci_bus_id", d.pci_bus_id);

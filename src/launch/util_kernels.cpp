@@ -107,4 +107,32 @@ void UtilKernels::clock_probe(uint64_t* out, uint64_t spin_ns, cudaStream_t s) c
   launch(clock_probe_.function, 1, 1, 1, 1, params, s);
 }
 
+int UtilKernels::max_active_clusters(int cluster_size, int smem_bytes) const {
+  if (cluster_size < 1 || cluster_size > 8)
+    DGT_THROW(ErrorKind::kInvalid, "max_active_clusters: cluster size {} is outside 1..8", cluster_size);
+  CUfunction f = clock_probe_.function;
+  CUresult rc = driver().func_set_attribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem_bytes);
+  if (rc != CUDA_SUCCESS)
+    DGT_THROW(ErrorKind::kDriver, "max_active_clusters: {} bytes of dynamic shared memory refused: {}", smem_bytes,
+              driver_error_name(rc));
+  CUlaunchConfig cfg{};
+  cfg.gridDimX = static_cast<unsigned>(cluster_size);
+  cfg.gridDimY = cfg.gridDimZ = 1;
+  cfg.blockDimX = 128;
+  cfg.blockDimY = cfg.blockDimZ = 1;
+  cfg.sharedMemBytes = static_cast<unsigned>(smem_bytes);
+  CUlaunchAttribute attr{};
+  attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+  attr.value.clusterDim.x = static_cast<unsigned>(cluster_size);
+  attr.value.clusterDim.y = attr.value.clusterDim.z = 1;
+  cfg.attrs = &attr;
+  cfg.numAttrs = 1;
+  int n = 0;
+  rc = driver().occupancy_max_active_clusters(&n, f, &cfg);
+  if (rc != CUDA_SUCCESS)
+    DGT_THROW(ErrorKind::kDriver, "cuOccupancyMaxActiveClusters (cluster of {}): {}", cluster_size,
+              driver_error_name(rc));
+  return n;
+}
+
 }  // namespace dgt

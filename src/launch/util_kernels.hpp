@@ -57,6 +57,11 @@ class UtilKernels {
                   cudaStream_t s) const;
   /// Launches the clock probe: out[0] = ns, out[1] = SM cycles over ~spin_ns.
   void clock_probe(uint64_t* out, uint64_t spin_ns, cudaStream_t s) const;
+  /// How many clusters of `cluster_size` CTAs (1..8, along x) can be resident at once when each CTA takes
+  /// `smem_bytes` of dynamic shared memory (cuOccupancyMaxActiveClusters on a utility kernel; with the
+  /// opt-in maximum that is one CTA per SM, as for every GEMM kernel of the space). A cluster must sit in one
+  /// GPC, so this can be less than SMs / cluster_size. Throws Error(kDriver) if the driver refuses.
+  int max_active_clusters(int cluster_size, int smem_bytes) const;
 
  private:
   void launch(CUfunction f, unsigned grid_x, unsigned grid_y, unsigned block_x, unsigned block_y, void** params,
