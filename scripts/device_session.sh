@@ -420,6 +420,15 @@ SHAPES
       pp=128x160x128_s4_wg2_sw128_c1x1_rm8_tma_sk1_sm0_pp_p16
       step ncupp-ours 120 ncu --clock-control none -k regex:fp8_gemm --launch-skip 5 --launch-count 1 $secs "$BIN" run --db /tmp/ncupp.db --m 4096 --n 24576 --k 1536 --accum fast --config $pp
       step ncupp-cublas 150 ncu --clock-control none -k "regex:nvjet_sm90_qqtst_176x128_128x5_1x2_h_bz_TNN" --launch-skip 3 --launch-count 1 $secs "$BIN" run --db /tmp/ncupp.db --m 4096 --n 24576 --k 1536 --accum fast --config $pp --baseline ;;
+    ppcab)  # issue 7: pp in 2-CTA multicast clusters (B across 2x1, A across 1x2) next to the same tiles without a
+      # cluster and cuBLASLt FAST_ACCUM, the K <= 2048 fast shapes, same rounds (an empty DB: the loader's default too)
+      { grep -E '^(4096|8192) ' configs/shapes/deepseek-v3.txt; grep -E '^[0-9]' configs/shapes/square.txt; } |
+        awk '$3 <= 2048 {print $1, $2, $3, "accum=fast"}' >/tmp/shortk-fast.txt
+      extra=""
+      for t in 128x128x128_s5 128x144x128_s4 128x160x128_s4; do
+        for c in c1x1 c2x1 c1x2; do extra="$extra --config ${t}_wg2_sw128_${c}_rm8_tma_sk1_sm0_pp_p16"; done
+      done
+      step ppcab 300 bash -c "$BIN compare --shapes /tmp/shortk-fast.txt --db /tmp/ppc.db --rounds ${PP_ROUNDS:-20} --no-copy-limit $extra --format json >$OUT/ppcab.json" ;;
     flat68)  # issue 10: tuned t(68) vs t(132) (exhaustive), then compared in interleaved rounds
       step sweep-flat68 150 bash -c "$BIN sweep --shapes configs/shapes/flatness-68-132.txt --db /tmp/flat.db --format json >$OUT/sweep-flat68.json"
       step compare-flat68 60 bash -c "$BIN compare --shapes configs/shapes/flatness-68-132.txt --db /tmp/flat.db --format json >$OUT/compare-flat68.json" ;;

@@ -192,8 +192,10 @@ struct Fp8GemmTraits {
   static_assert(kOutType <= 2 && kAct <= 2, "output type must be 0..2 (bf16, f32, e4m3), activation 0..2 (none, relu, gelu_tanh)");
   static_assert(!kTmaEpilogue || kOutType != 2 || BLOCK_N % 16 == 0,
                 "R23: the TMA-store epilogue with e4m3 output needs BLOCK_N to be a multiple of 16 (16-byte staging rows)");
-  static_assert(!kPingpong || (kFastAccum && kNumMathWG == 2 && !kSplitK && kClusterSize == 1 && kScaleMode == 0),
-                "R24: the ping-pong mainloop (pp) needs fast accumulation, per-tensor scales, two consumer warpgroups, no split-K and no cluster");
+  // pp may multicast (a cluster of 2 or 4 CTAs): each stage is read by one warpgroup per CTA, and the empty
+  // barrier's count (kConsumersPerStage x 4 warps x kMcastSize) already says so.
+  static_assert(!kPingpong || (kFastAccum && kNumMathWG == 2 && !kSplitK && kSplitCluster == 1 && kScaleMode == 0),
+                "R24: the ping-pong mainloop (pp) needs fast accumulation, per-tensor scales, two consumer warpgroups and no split-K");
   static_assert(kSplitCluster == 1 || (kSplitCluster <= 8 && kMcastSize == 1 && kMainloop <= 2),
                 "R25: a cluster split (split-K through distributed shared memory) has 2..8 splits, no multicast cluster and "
                 "the 1g or 2g mainloop");

@@ -256,6 +256,12 @@ TEST(Pingpong, VerifiesAndMatches1gBitwise) {
       {"128x88x128_s4_wg2_sw128_c1x1_rn2_tma_sk1_sm7_pp_p16", "128x88x128_s6_wg2_sw128_c1x1_rn2_tma_sk1_sm7_1g_p16"},
       {"64x96x128_s2_wg2_sw128_c1x1_rm1_tma_sk1_sm5_pp_p16", "64x96x128_s2_wg1_sw128_c1x1_rm1_tma_sk1_sm5_1g_p16"},
       {"64x256x128_s4_wg2_sw128_c1x1_rm8_tma_sk1_sm0_pp_p16", ""},  // no 1g twin fits the registers: verified only
+      // Multicast clusters (B across a 2x1 pair, A across a 1x2 pair): both CTAs release every stage to each
+      // other; odd tile counts leave an edge cluster with a spare CTA (777 rows: 7 m-blocks; 4096 / 144: 29
+      // n-blocks), and sm7 caps the grid at 3 clusters (odd units per warpgroup).
+      {"128x160x128_s4_wg2_sw128_c2x1_rm8_tma_sk1_sm0_pp_p16", "128x160x128_s4_wg2_sw128_c1x1_rm8_tma_sk1_sm0_1g_p16"},
+      {"128x144x128_s4_wg2_sw128_c1x2_rm8_tma_sk1_sm0_pp_p16", "128x144x128_s5_wg2_sw128_c1x1_rm8_tma_sk1_sm0_1g_p16"},
+      {"128x128x128_s5_wg2_sw128_c1x2_rn2_tma_sk1_sm7_pp_p16", "128x128x128_s6_wg2_sw128_c1x1_rn2_tma_sk1_sm7_1g_p16"},
   };
   uint64_t seed = 1400;
   for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{1021, 1024, 1040},

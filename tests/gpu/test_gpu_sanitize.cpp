@@ -33,7 +33,10 @@ TEST(Sanitize, SmallShapes) {
                              // ping-pong (pp, K <= P x BLOCK_K here): two staging tiles, turn-order barriers,
                              // many units per CTA (sm7), a 2-stage ring with the direct epilogue
                              "128x128x128_s4_wg2_sw128_c1x1_rm8_tma_sk1_sm7_pp_p16",
-                             "64x48x128_s2_wg2_sw128_c1x1_rm8_direct_sk1_sm0_pp_p16"};
+                             "64x48x128_s2_wg2_sw128_c1x1_rm8_direct_sk1_sm0_pp_p16",
+                             // pp in multicast clusters (M = 7: one m-block, so the 2x1 pair has a spare CTA)
+                             "128x64x128_s4_wg2_sw128_c2x1_rm8_tma_sk1_sm0_pp_p16",
+                             "128x64x128_s4_wg2_sw128_c1x2_rm8_direct_sk1_sm0_pp_p16"};
   uint64_t seed = 77;
   for (auto [m, n, k] :
        {std::tuple<int64_t, int64_t, int64_t>{129, 65, 1040}, {7, 200, 80}, {300, 136, 400}, {129, 264, 2048}}) {

@@ -67,6 +67,8 @@ TEST(Sass, MainloopHasQgmmaNoLocalMemoryNoR2urInTheWindow) {
       {"128x176x128_s3_wg2_sw128_c1x1_rm8_tma_sk1_sm0_pp_p16", Accum::kFast},       // ping-pong, 128-row tiles
       {"64x256x128_s4_wg2_sw128_c1x1_rm8_tma_sk1_sm0_pp_p16", Accum::kFast},        // ping-pong, 64-row tiles
       {"128x128x256_s2_wg2_sw128_c1x1_rm8_direct_sk1_sm0_pp_p8", Accum::kFast},     // ping-pong, direct epilogue
+      {"128x160x128_s4_wg2_sw128_c2x1_rm8_tma_sk1_sm0_pp_p16", Accum::kFast},       // ping-pong, B multicast
+      {"128x128x128_s5_wg2_sw128_c1x2_rm8_tma_sk1_sm0_pp_p16", Accum::kFast},       // ping-pong, A multicast
   };
   // The one allowance: in 64x256 pp, ptxas carries the stage index across the epilogue in a vector register
   // and moves it to a uniform one (two R2UR) in the first window of each tile; its k-block loop has none

@@ -266,7 +266,7 @@ TEST(ResourceModel, ProblemFitIsTheHardTmaStoreRule) {
 
 TEST(ResourceModel, PingpongRulesAndBudget) {
   // pp: each consumer warpgroup owns whole tiles, one buffer (the tensor-core sum) of BLOCK_M / 64 x BLOCK_N / 2
-  // registers, a staging tile per warpgroup; fast accumulation, two warpgroups, no split-K, no cluster (R24).
+  // registers, a staging tile per warpgroup; fast accumulation, two warpgroups, no split-K (R24).
   KernelSpec s = with_mainloop(spec(128, 176, 3, 2, Accum::kFast), Mainloop::kPp, 16);
   s.config.epilogue = Epilogue::kTma;
   ResourceReport r = evaluate_resources(s);
@@ -290,8 +290,16 @@ TEST(ResourceModel, PingpongRulesAndBudget) {
   KernelSpec split = with_mainloop(spec(128, 128, 4, 2, Accum::kFast), Mainloop::kPp, 16);
   split.config.split_k = 2;
   EXPECT_EQ(evaluate_resources(split).rejection.substr(0, 4), "R24:");
+  // Multicast clusters are legal for pp (each CTA's stage is read by one warpgroup); a cluster split is not.
   KernelSpec cl = with_mainloop(spec(128, 128, 4, 2, Accum::kFast), Mainloop::kPp, 16);
   cl.config.cluster_m = 2;
+  EXPECT_TRUE(evaluate_resources(cl).ok()) << evaluate_resources(cl).rejection;
+  cl.config.cluster_m = 1;
+  cl.config.cluster_n = 2;
+  EXPECT_TRUE(evaluate_resources(cl).ok()) << evaluate_resources(cl).rejection;
+  cl.config.cluster_n = 1;
+  cl.config.split_k = 2;
+  cl.config.split_cluster = true;
   EXPECT_EQ(evaluate_resources(cl).rejection.substr(0, 4), "R24:");
   KernelSpec ch = with_mainloop(spec(128, 128, 4, 2, Accum::kFast), Mainloop::kPp, 16);
   ch.scale = ScaleMode::kChannel;  // its registers on top of pp's live accumulator spilled (NVRTC)
