@@ -429,6 +429,20 @@ SHAPES
         for c in c1x1 c2x1 c1x2; do extra="$extra --config ${t}_wg2_sw128_${c}_rm8_tma_sk1_sm0_pp_p16"; done
       done
       step ppcab 300 bash -c "$BIN compare --shapes /tmp/shortk-fast.txt --db /tmp/ppc.db --rounds ${PP_ROUNDS:-20} --no-copy-limit $extra --format json >$OUT/ppcab.json" ;;
+    ppring)  # issue 7: pp with its output staged through a ring of 2 column bands (deeper k-block rings at 144..176
+      # columns), next to the stored pp winners' tiles, cuBLASLt FAST_ACCUM, the K <= 2048 fast shapes, same rounds.
+      # With $ROOT/build/dgtune-old (whole-tile staging) the same compare runs again with that binary.
+      { grep -E '^(4096|8192) ' configs/shapes/deepseek-v3.txt; grep -E '^[0-9]' configs/shapes/square.txt; } |
+        awk '$3 <= 2048 {print $1, $2, $3, "accum=fast"}' >/tmp/shortk-fast.txt
+      extra=""
+      for k in 128x176x128_s5_wg2_sw128_c1x1 128x176x128_s5_wg2_sw128_c2x1 128x160x128_s5_wg2_sw128_c1x1 128x160x128_s4_wg2_sw128_c1x1 128x144x128_s6_wg2_sw128_c1x1 128x128x128_s5_wg2_sw128_c1x1; do
+        extra="$extra --config ${k}_rm8_tma_sk1_sm0_pp_p16"
+      done
+      step ppring 200 bash -c "$BIN compare --shapes /tmp/shortk-fast.txt --db /tmp/ppr.db --rounds ${PP_ROUNDS:-20} --no-copy-limit $extra --format json >$OUT/ppring.json"
+      if [ -x "$ROOT/build/dgtune-old" ]; then
+        old_extra=$(echo "$extra" | sed 's/ --config 128x1[67][06]x128_s5[^ ]*//g; s/ --config 128x144x128_s6[^ ]*//g')  # these need the ring
+        step ppring-old 150 bash -c "$ROOT/build/dgtune-old compare --shapes /tmp/shortk-fast.txt --db /tmp/ppr-old.db --rounds ${PP_ROUNDS:-20} --no-copy-limit $old_extra --format json >$OUT/ppring-old.json"
+      fi ;;
     flat68)  # issue 10: tuned t(68) vs t(132) (exhaustive), then compared in interleaved rounds
       step sweep-flat68 150 bash -c "$BIN sweep --shapes configs/shapes/flatness-68-132.txt --db /tmp/flat.db --format json >$OUT/sweep-flat68.json"
       step compare-flat68 60 bash -c "$BIN compare --shapes configs/shapes/flatness-68-132.txt --db /tmp/flat.db --format json >$OUT/compare-flat68.json" ;;

@@ -27,7 +27,13 @@ namespace dgt::gemm {
 /// columns < N; TMA clips the rest).
 /// Every band starts at a multiple of 1024 bytes (kRows >= 64), as the swizzle pattern requires.
 /// Named barrier id 2 + wg orders the warpgroup's threads.
-template <u32 kMmaPerWG, u32 kAccPerMma, u32 kRows, u32 kSwizzle, u32 kOutType, u32 kBiasBatch, class Op>
+/// kRingBands > 0 (pp, Fp8GemmTraits::kEpiRingBands): the staging holds only kRingBands bands. Band b goes to
+/// slot b % kRingBands and is stored as its own bulk group as soon as it is written; before a slot is written
+/// again, its earlier store must have read it (cp.async.bulk.wait_group.read kRingBands - 1: at most that
+/// many newer groups pending). Two named-barrier rounds per band instead of per tile, in exchange for
+/// shared memory that goes to k-block stages.
+template <u32 kMmaPerWG, u32 kAccPerMma, u32 kRows, u32 kSwizzle, u32 kOutType, u32 kBiasBatch, class Op,
+          u32 kRingBands = 0>
 __device__ __forceinline__ void store_tile_tma(const float (&acc)[kMmaPerWG][kAccPerMma], u8* staging, const TmaDesc* tma_d,
                                                u32 M, u32 N, u32 m0, u32 n0, float scale, u32 wg, Op& op) {
   constexpr u32 kElem = OutBytes<kOutType>::value;
@@ -39,26 +45,56 @@ __device__ __forceinline__ void store_tile_tma(const float (&acc)[kMmaPerWG][kAc
   constexpr u32 kBandBytes = kRows * kRowBytes;
   static_assert(kCols % 8 == 0 && kCols % kBandCols == 0, "staging bands must tile BLOCK_N");
   static_assert(kRowBytes % 16 == 0, "staging rows must be 16-byte multiples (R14, R23)");
+  // BF16 bands hold kSwizzle / 16 groups (even), so the stmatrix pairs never straddle two bands.
+  static_assert(kRingBands == 0 || (kSwizzle != 0 && kBands > kRingBands), "a band ring needs swizzled bands, more than slots");
+  constexpr u32 kGroupsPerBand = kBandCols / 8;
   const u32 t = threadIdx.x % 128;
   const u32 warp = t / 32, lane = t % 32;
   const u32 base = smem_u32(staging);
   const u32 frag_row = 16 * warp + lane / 4, frag_col = 2 * (lane % 4);
   // Bias loads first, so their latency overlaps the wait and the barrier below (TileBias).
   TileBias<kGroups, kBiasBatch, Op> bias(op, n0, frag_col, N);
-  // The previous tile's bulk store must have finished reading the staging tile.
-  if (t == 0) ptx::bulk_wait_group_read<0>();
-  ptx::named_barrier_sync(2 + wg, 128);
+  if constexpr (kRingBands == 0) {
+    // The previous tile's bulk store must have finished reading the staging tile.
+    if (t == 0) ptx::bulk_wait_group_read<0>();
+    ptx::named_barrier_sync(2 + wg, 128);
+  }
 
-  // Shared address of byte `byte` of staging row `row` (swizzled per 16-byte unit).
+  // Shared address of byte `byte` of staging row `row` (swizzled per 16-byte unit); with a ring, band b
+  // lives in slot b % kRingBands.
   auto address_byte = [&](u32 row, u32 byte) -> u32 {
     const u32 band = byte / kRowBytes, unit = (byte % kRowBytes) / 16;
+    const u32 slot = kRingBands ? band % (kRingBands ? kRingBands : 1u) : band;
     const u32 swz = kSwizzle ? ((row * kSwizzle / 128) % (kSwizzle ? kSwizzle / 16 : 1u)) : 0u;
-    return base + band * kBandBytes + row * kRowBytes + ((unit ^ swz) * 16) + byte % 16;
+    return base + slot * kBandBytes + row * kRowBytes + ((unit ^ swz) * 16) + byte % 16;
   };
   // This thread's elements after the epilogue operation (bias, activation, scale_d, amax).
   auto value = [&](u32 j, u32 i, u32 h, u32 c, float b) {
     const bool in = m0 + 64 * j + frag_row + 8 * h < M && n0 + 8 * i + frag_col + c < N;
     return op.apply(acc[j][4 * i + 2 * h + c], scale, b, in);
+  };
+  // Ring only: before group i starts a band, wait until that band's slot is free; after the band's last
+  // group, store it.
+  auto band_begin = [&](u32 i) {
+    if constexpr (kRingBands > 0) {
+      if (i % kGroupsPerBand == 0) {
+        if (t == 0) ptx::bulk_wait_group_read<kRingBands - 1>();
+        ptx::named_barrier_sync(2 + wg, 128);
+      }
+    }
+  };
+  auto band_end = [&](u32 i_last) {
+    if constexpr (kRingBands > 0) {
+      if ((i_last + 1) % kGroupsPerBand == 0) {
+        const u32 b = i_last / kGroupsPerBand;
+        ptx::fence_proxy_async_smem();
+        ptx::named_barrier_sync(2 + wg, 128);
+        if (t == 0) {
+          ptx::tma_store_2d(tma_d, staging + (b % kRingBands) * kBandBytes, int(n0 + b * kBandCols), int(m0));
+          ptx::bulk_commit_group();
+        }
+      }
+    }
   };
   if constexpr (kOutType == kOutBF16) {
     // stmatrix: lane L addresses row L % 8 of matrix q = L / 8: h = q % 2 picks the fragment's upper 8
@@ -66,6 +102,7 @@ __device__ __forceinline__ void store_tile_tma(const float (&acc)[kMmaPerWG][kAc
     const u32 q = lane / 8;
 #pragma unroll
     for (u32 i = 0; i < kGroups; i += 2) {
+      band_begin(i);
       const bool pair = i + 1 < kGroups;
       const u32 w0 = bias.next(i), w1 = pair ? bias.loaded(i + 1) : 0u;
       const float b00 = bias_lo(w0), b01 = bias_hi(w0);
@@ -83,12 +120,14 @@ __device__ __forceinline__ void store_tile_tma(const float (&acc)[kMmaPerWG][kAc
           ptx::stmatrix_x2(address_byte(row, i * 16), r0, r1);
         }
       }
+      band_end(i + 1);
     }
   } else {
     // f32 / e4m3: plain shared stores of this thread's two adjacent columns (8 or 2 bytes, inside one
     // 16-byte unit because the pair starts at an even column).
 #pragma unroll
     for (u32 i = 0; i < kGroups; ++i) {
+      band_begin(i);
       const u32 w = bias.next(i);
       const float b0 = bias_lo(w), b1 = bias_hi(w);
 #pragma unroll
@@ -104,14 +143,17 @@ __device__ __forceinline__ void store_tile_tma(const float (&acc)[kMmaPerWG][kAc
             asm volatile("st.shared.u16 [%0], %1;" ::"r"(addr), "h"(pack_e4m3x2(v0, v1)) : "memory");
           }
         }
+      band_end(i);
     }
   }
-  ptx::fence_proxy_async_smem();
-  ptx::named_barrier_sync(2 + wg, 128);
-  if (t == 0) {
+  if constexpr (kRingBands == 0) {
+    ptx::fence_proxy_async_smem();
+    ptx::named_barrier_sync(2 + wg, 128);
+    if (t == 0) {
 #pragma unroll
-    for (u32 b = 0; b < kBands; ++b) ptx::tma_store_2d(tma_d, staging + b * kBandBytes, int(n0 + b * kBandCols), int(m0));
-    ptx::bulk_commit_group();
+      for (u32 b = 0; b < kBands; ++b) ptx::tma_store_2d(tma_d, staging + b * kBandBytes, int(n0 + b * kBandCols), int(m0));
+      ptx::bulk_commit_group();
+    }
   }
 }
 

@@ -9,7 +9,7 @@ namespace dgt::gemm {
 
 /// Shared-memory layout of one CTA (bytes, from the 1024-aligned base):
 ///   [A stages: kNumStages * BLOCK_M * BLOCK_K][B stages: kNumStages * BLOCK_N * BLOCK_K]
-///   [D staging: BLOCK_M * BLOCK_N * bytes of D (bf16 2, f32 4, e4m3 1), TMA-store epilogue only]
+///   [D staging: BLOCK_M * BLOCK_N * bytes of D (bf16 2, f32 4, e4m3 1), TMA-store epilogue only; pp: kSmemStaging]
 ///   [block scale modes: kNumStages * kSmemScaleStage bytes of scales]
 ///   [full barriers: kNumStages * 8][empty barriers: kNumStages * 8][split-K flag: 8, split-K only]
 /// plus kAlignPad bytes of slack because the dynamic shared-memory base is only guaranteed 16-byte
@@ -83,8 +83,19 @@ struct Fp8GemmTraits {
   static constexpr u32 kSmemBStage = BLOCK_N * BLOCK_K;
   static constexpr u32 kSmemARegion = kNumStages * kSmemAStage;                         // multiple of 1024
   static constexpr u32 kSmemBRegion = (kNumStages * kSmemBStage + 1023) / 1024 * 1024;  // rounded up to 1024
-  /// One staging tile per consumer warpgroup (its rows of the tile; pp: a whole tile each).
-  static constexpr u32 kSmemStaging = kTmaEpilogue ? kNumMathWG * kRowsPerWG * BLOCK_N * kOutBytes : 0;
+  // TMA-store epilogue: output swizzle = the largest of 128/64/32 bytes dividing a staging row
+  // (BLOCK_N * kOutBytes bytes), else none; see epilogue_tma.cuh. src/problem/kernel_config.cpp mirrors it.
+  static constexpr u32 kStagingRowBytes = BLOCK_N * kOutBytes;
+  static constexpr u32 kEpiSwizzle = kStagingRowBytes % 128 == 0 ? 128 : kStagingRowBytes % 64 == 0 ? 64 : kStagingRowBytes % 32 == 0 ? 32 : 0;
+  /// pp stages its tile through a ring of kEpiRingBands swizzle-wide column bands per warpgroup instead of a whole
+  /// tile (epilogue_tma.cuh): pp keeps two tiles' staging, and a whole 128 x 176 BF16 tile each left room for only
+  /// 3 k-block stages where cuBLASLt's ping-pong kernel runs 5 (its staging is ~16 KB). Only where the tile has more
+  /// than 2 bands; src/space/resource_model.cpp mirrors it.
+  static constexpr u32 kEpiRingBands =
+      kPingpong && kTmaEpilogue && kEpiSwizzle != 0 && kStagingRowBytes / kEpiSwizzle > 2 ? 2 : 0;
+  /// Staging bytes of one consumer warpgroup (its rows of the tile; pp: a whole tile, or its band ring).
+  static constexpr u32 kStagingPerWG = kEpiRingBands ? kEpiRingBands * kRowsPerWG * kEpiSwizzle : kRowsPerWG * BLOCK_N * kOutBytes;
+  static constexpr u32 kSmemStaging = kTmaEpilogue ? kNumMathWG * kStagingPerWG : 0;
   /// Block scale modes: each stage carries the scales of its k granules, copied by the producer with the
   /// stage (1-D bulk copies completing on the stage's full barrier), so the consumers read them from shared
   /// memory instead of waiting on global loads at every promotion. Per stage: A's scales of the tile's
@@ -157,10 +168,6 @@ struct Fp8GemmTraits {
   static constexpr u32 kBiasGroups = BLOCK_N / 8;
   static constexpr u32 kBiasBatch = kPingpong && kBiasGroups > 20 ? 8 : kBiasGroups;
 
-  // TMA-store epilogue: output swizzle = the largest of 128/64/32 bytes dividing a staging row
-  // (BLOCK_N * kOutBytes bytes), else none; see epilogue_tma.cuh. src/problem/kernel_config.cpp mirrors it.
-  static constexpr u32 kStagingRowBytes = BLOCK_N * kOutBytes;
-  static constexpr u32 kEpiSwizzle = kStagingRowBytes % 128 == 0 ? 128 : kStagingRowBytes % 64 == 0 ? 64 : kStagingRowBytes % 32 == 0 ? 32 : 0;
 
   // ---- Legality rules, same order as src/space/resource_model.cpp ----
   static_assert(BLOCK_M == 64 || BLOCK_M == 128 || BLOCK_M == 256, "R1: BLOCK_M must be 64, 128 or 256");

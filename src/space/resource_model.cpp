@@ -44,8 +44,13 @@ ResourceReport evaluate_resources(const KernelSpec& spec) {
   const int out_bytes = dtype_bytes(spec.d);
   const bool pingpong = c.mainloop == Mainloop::kPp;
   const int wg = c.num_math_wg > 0 ? c.num_math_wg : 1;
-  // One staging tile per consumer warpgroup: its rows of the tile (pp: a whole tile each).
-  r.smem.staging = tma_epilogue ? wg * c.rows_per_wg() * c.block_n * out_bytes : 0;
+  // One staging tile per consumer warpgroup: its rows of the tile (pp: a whole tile each, or, where the tile has
+  // more than 2 swizzle-wide column bands, a ring of 2 bands; Fp8GemmTraits::kEpiRingBands).
+  const int epi_swizzle = epilogue_swizzle_bytes(c.block_n, out_bytes);
+  const int ring_bands = pingpong && tma_epilogue && epi_swizzle != 0 && c.block_n * out_bytes / epi_swizzle > 2 ? 2 : 0;
+  r.smem.staging = !tma_epilogue ? 0
+                   : ring_bands  ? wg * ring_bands * c.rows_per_wg() * epi_swizzle
+                                 : wg * c.rows_per_wg() * c.block_n * out_bytes;
   r.smem.scales = c.num_stages * stage_scale_bytes(c, spec.scale);
   const bool split_cluster = c.splits_per_cluster() > 1;
   // The workspace split's flag word, or the cluster split's `full` and `free` barriers (kSmemBarriers).

@@ -262,6 +262,9 @@ TEST(Pingpong, VerifiesAndMatches1gBitwise) {
       {"128x160x128_s4_wg2_sw128_c2x1_rm8_tma_sk1_sm0_pp_p16", "128x160x128_s4_wg2_sw128_c1x1_rm8_tma_sk1_sm0_1g_p16"},
       {"128x144x128_s4_wg2_sw128_c1x2_rm8_tma_sk1_sm0_pp_p16", "128x144x128_s5_wg2_sw128_c1x1_rm8_tma_sk1_sm0_1g_p16"},
       {"128x128x128_s5_wg2_sw128_c1x2_rn2_tma_sk1_sm7_pp_p16", "128x128x128_s6_wg2_sw128_c1x1_rn2_tma_sk1_sm7_1g_p16"},
+      // Staging through a ring of 2 column bands (kEpiRingBands): 11 bands of 16 columns per tile at 128x176
+      // (above, 3 stages), 5 of 32 at 128x160 (above), here the 5-stage ring the band ring makes room for.
+      {"128x176x128_s5_wg2_sw128_c1x1_rm8_tma_sk1_sm0_pp_p16", "128x176x128_s4_wg2_sw128_c1x1_rm8_tma_sk1_sm0_1g_p16"},
   };
   uint64_t seed = 1400;
   for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{1021, 1024, 1040},

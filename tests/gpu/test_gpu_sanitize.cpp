@@ -34,6 +34,8 @@ TEST(Sanitize, SmallShapes) {
                              // many units per CTA (sm7), a 2-stage ring with the direct epilogue
                              "128x128x128_s4_wg2_sw128_c1x1_rm8_tma_sk1_sm7_pp_p16",
                              "64x48x128_s2_wg2_sw128_c1x1_rm8_direct_sk1_sm0_pp_p16",
+                             // pp staging through a ring of 2 column bands (192-byte rows: 3 bands of 64 bytes)
+                             "128x96x128_s4_wg2_sw128_c1x1_rm8_tma_sk1_sm0_pp_p16",
                              // pp in multicast clusters (M = 7: one m-block, so the 2x1 pair has a spare CTA)
                              "128x64x128_s4_wg2_sw128_c2x1_rm8_tma_sk1_sm0_pp_p16",
                              "128x64x128_s4_wg2_sw128_c1x2_rm8_direct_sk1_sm0_pp_p16"};

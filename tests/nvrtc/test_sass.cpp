@@ -64,7 +64,7 @@ TEST(Sass, MainloopHasQgmmaNoLocalMemoryNoR2urInTheWindow) {
       {"128x128x128_s6_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2o_p1", Accum::kPromote},     // 2o: epilogue overlap
       {"128x144x128_s5_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2o_p1", Accum::kPromote},     // 2o at the register limit
       {"128x128x64_s8_wg2_sw64_c1x1_rm8_tma_sk2_sm0_2o_p1", Accum::kPromote},       // 2o with split-K
-      {"128x176x128_s3_wg2_sw128_c1x1_rm8_tma_sk1_sm0_pp_p16", Accum::kFast},       // ping-pong, 128-row tiles
+      {"128x176x128_s5_wg2_sw128_c1x1_rm8_tma_sk1_sm0_pp_p16", Accum::kFast},       // ping-pong, band-ring staging
       {"64x256x128_s4_wg2_sw128_c1x1_rm8_tma_sk1_sm0_pp_p16", Accum::kFast},        // ping-pong, 64-row tiles
       {"128x128x256_s2_wg2_sw128_c1x1_rm8_direct_sk1_sm0_pp_p8", Accum::kFast},     // ping-pong, direct epilogue
       {"128x160x128_s4_wg2_sw128_c2x1_rm8_tma_sk1_sm0_pp_p16", Accum::kFast},       // ping-pong, B multicast

@@ -274,8 +274,19 @@ TEST(ResourceModel, PingpongRulesAndBudget) {
   EXPECT_EQ(s.config.rows_per_wg(), 128);
   EXPECT_EQ(r.regs.accumulators, 2 * 88);
   EXPECT_EQ(r.regs.overhead, 48);
-  EXPECT_EQ(r.smem.staging, 2 * 128 * 176 * 2);
-  EXPECT_EQ(r.smem.total, 3 * 16384 + 3 * 22528 + 2 * 128 * 176 * 2 + 48 + 1024);
+  // 176 BF16 columns = 352-byte rows: 32-byte swizzle, 11 bands, so each warpgroup stages through a ring of 2
+  // bands of 128 rows x 32 bytes (kEpiRingBands) instead of its whole 128 x 176 tile.
+  EXPECT_EQ(r.smem.staging, 2 * 2 * 128 * 32);
+  EXPECT_EQ(r.smem.total, 3 * 16384 + 3 * 22528 + 2 * 2 * 128 * 32 + 48 + 1024);
+  // That leaves room for 5 stages, as cuBLASLt's 176-wide ping-pong kernel runs (5 x 38912 + 16384 + 80 + 1024).
+  KernelSpec deep = with_mainloop(spec(128, 176, 5, 2, Accum::kFast), Mainloop::kPp, 16);
+  deep.config.epilogue = Epilogue::kTma;
+  EXPECT_TRUE(evaluate_resources(deep).ok()) << evaluate_resources(deep).rejection;
+  EXPECT_EQ(evaluate_resources(deep).smem.total, 5 * 16384 + 5 * 22528 + 16384 + 80 + 1024);
+  // 128 BF16 columns are 2 bands of 128 bytes: the whole tile is staged, as before.
+  KernelSpec two_bands = with_mainloop(spec(128, 128, 4, 2, Accum::kFast), Mainloop::kPp, 16);
+  two_bands.config.epilogue = Epilogue::kTma;
+  EXPECT_EQ(evaluate_resources(two_bands).smem.staging, 2 * 128 * 128 * 2);
   // 128 x 192: 192 + 48 registers exceed 232.
   KernelSpec wide = with_mainloop(spec(128, 192, 2, 2, Accum::kFast), Mainloop::kPp, 16);
   EXPECT_EQ(evaluate_resources(wide).rejection.substr(0, 4), "R10:");
