@@ -30,7 +30,7 @@ namespace dgt::gemm {
 /// kRingBands > 0 (pp, Fp8GemmTraits::kEpiRingBands): the staging holds only kRingBands bands. Band b goes to
 /// slot b % kRingBands and is stored as its own bulk group as soon as it is written; before a slot is written
 /// again, its earlier store must have read it (cp.async.bulk.wait_group.read kRingBands - 1: at most that
-/// many newer groups pending). Two named-barrier rounds per band instead of per tile, in exchange for
+/// many newer groups pending; the tile's first band waits for all, as slots restart with each tile). Two named-barrier rounds per band instead of per tile, in exchange for
 /// shared memory that goes to k-block stages.
 template <u32 kMmaPerWG, u32 kAccPerMma, u32 kRows, u32 kSwizzle, u32 kOutType, u32 kBiasBatch, class Op,
           u32 kRingBands = 0>
@@ -74,11 +74,16 @@ __device__ __forceinline__ void store_tile_tma(const float (&acc)[kMmaPerWG][kAc
     return op.apply(acc[j][4 * i + 2 * h + c], scale, b, in);
   };
   // Ring only: before group i starts a band, wait until that band's slot is free; after the band's last
-  // group, store it.
+  // group, store it. Slots restart at 0 with every tile, so with an odd band count the previous tile's last
+  // band sits in slot 0 too: the first band waits for every earlier store (found on the H200: 3-, 9-band
+  // tiles wrote slot 0 under a pending store, wrong results in Pingpong.VerifiesAndMatches1gBitwise).
   auto band_begin = [&](u32 i) {
     if constexpr (kRingBands > 0) {
       if (i % kGroupsPerBand == 0) {
-        if (t == 0) ptx::bulk_wait_group_read<kRingBands - 1>();
+        if (t == 0) {
+          if (i == 0) ptx::bulk_wait_group_read<0>();
+          else ptx::bulk_wait_group_read<kRingBands - 1>();
+        }
         ptx::named_barrier_sync(2 + wg, 128);
       }
     }
