@@ -443,6 +443,19 @@ SHAPES
         old_extra=$(echo "$extra" | sed 's/ --config 128x1[67][06]x128_s5[^ ]*//g; s/ --config 128x144x128_s6[^ ]*//g')  # these need the ring
         step ppring-old 150 bash -c "$ROOT/build/dgtune-old compare --shapes /tmp/shortk-fast.txt --db /tmp/ppr-old.db --rounds ${PP_ROUNDS:-20} --no-copy-limit $old_extra --format json >$OUT/ppring-old.json"
       fi ;;
+    ringab)  # issue 7: the band-ring epilogue for every TMA-store kernel with more than 2 bands (this binary) against
+      # $ROOT/build/dgtune-old (ring for pp only), the 19 large shapes in both modes: the stored winners ($DGTUNE_DB)
+      # and the affected tiles as extra sides, each binary in its own process (ratios to cuBLASLt compared)
+      { grep -E '^ *(4096|8192) ' configs/shapes/deepseek-v3.txt; grep -vE '^ *#|^ *$' configs/shapes/square.txt; } | sed 's/#.*//' >/tmp/rab.txt
+      sed 's/$/ accum=fast/' /tmp/rab.txt >/tmp/rabf.txt
+      xp="--config 128x176x128_s4_wg2_sw128_c1x1_rm8_tma_sk1_sm0_1g_p1 --config 128x144x128_s5_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1 --config 128x136x128_s5_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1"
+      xf="--config 128x176x128_s4_wg2_sw128_c1x1_rm8_tma_sk1_sm0_1g_p16 --config 128x144x128_s5_wg2_sw128_c1x1_rm8_tma_sk1_sm0_1g_p16"
+      for b in new old; do
+        bin=$BIN; [ $b = old ] && bin=$ROOT/build/dgtune-old
+        [ -x "$bin" ] || continue
+        step "ringab-$b-promote" 120 bash -c "$bin compare --shapes /tmp/rab.txt --db $DGTUNE_DB --rounds ${RING_ROUNDS:-10} --no-copy-limit $xp --format json >$OUT/ringab-$b-promote.json"
+        step "ringab-$b-fast" 120 bash -c "$bin compare --shapes /tmp/rabf.txt --db $DGTUNE_DB --rounds ${RING_ROUNDS:-10} --no-copy-limit $xf --format json >$OUT/ringab-$b-fast.json"
+      done ;;
     flat68)  # issue 10: tuned t(68) vs t(132) (exhaustive), then compared in interleaved rounds
       step sweep-flat68 150 bash -c "$BIN sweep --shapes configs/shapes/flatness-68-132.txt --db /tmp/flat.db --format json >$OUT/sweep-flat68.json"
       step compare-flat68 60 bash -c "$BIN compare --shapes configs/shapes/flatness-68-132.txt --db /tmp/flat.db --format json >$OUT/compare-flat68.json" ;;
