@@ -443,8 +443,8 @@ SHAPES
         old_extra=$(echo "$extra" | sed 's/ --config 128x1[67][06]x128_s5[^ ]*//g; s/ --config 128x144x128_s6[^ ]*//g')  # these need the ring
         step ppring-old 150 bash -c "$ROOT/build/dgtune-old compare --shapes /tmp/shortk-fast.txt --db /tmp/ppr-old.db --rounds ${PP_ROUNDS:-20} --no-copy-limit $old_extra --format json >$OUT/ppring-old.json"
       fi ;;
-    ringab)  # issue 7: the band-ring epilogue for every TMA-store kernel with more than 2 bands (this binary) against
-      # $ROOT/build/dgtune-old (ring for pp only), the 19 large shapes in both modes: the stored winners ($DGTUNE_DB)
+    ringab)  # issue 7: the band-ring epilogue for every TMA-store kernel with more than 2 bands (binary of 957bc17,
+      # reverted after this A/B) against $ROOT/build/dgtune-old (ring for pp only, c344bea), the 19 large shapes in both modes: the stored winners ($DGTUNE_DB)
       # and the affected tiles as extra sides, each binary in its own process (ratios to cuBLASLt compared)
       { grep -E '^ *(4096|8192) ' configs/shapes/deepseek-v3.txt; grep -vE '^ *#|^ *$' configs/shapes/square.txt; } | sed 's/#.*//' >/tmp/rab.txt
       sed 's/$/ accum=fast/' /tmp/rab.txt >/tmp/rabf.txt

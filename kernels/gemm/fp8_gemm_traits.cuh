@@ -9,7 +9,7 @@ namespace dgt::gemm {
 
 /// Shared-memory layout of one CTA (bytes, from the 1024-aligned base):
 ///   [A stages: kNumStages * BLOCK_M * BLOCK_K][B stages: kNumStages * BLOCK_N * BLOCK_K]
-///   [D staging: BLOCK_M * BLOCK_N * bytes of D (bf16 2, f32 4, e4m3 1), TMA-store epilogue only; a band ring where kEpiRingBands]
+///   [D staging: BLOCK_M * BLOCK_N * bytes of D (bf16 2, f32 4, e4m3 1), TMA-store epilogue only; pp: kSmemStaging]
 ///   [block scale modes: kNumStages * kSmemScaleStage bytes of scales]
 ///   [full barriers: kNumStages * 8][empty barriers: kNumStages * 8][split-K flag: 8, split-K only]
 /// plus kAlignPad bytes of slack because the dynamic shared-memory base is only guaranteed 16-byte
@@ -87,12 +87,12 @@ struct Fp8GemmTraits {
   // (BLOCK_N * kOutBytes bytes), else none; see epilogue_tma.cuh. src/problem/kernel_config.cpp mirrors it.
   static constexpr u32 kStagingRowBytes = BLOCK_N * kOutBytes;
   static constexpr u32 kEpiSwizzle = kStagingRowBytes % 128 == 0 ? 128 : kStagingRowBytes % 64 == 0 ? 64 : kStagingRowBytes % 32 == 0 ? 32 : 0;
-  /// Where a warpgroup's staging rows hold more than 2 swizzle-wide column bands, it stages them through a ring of
-  /// kEpiRingBands bands instead of a whole tile, each band stored as soon as it is written (epilogue_tma.cuh).
-  /// First for pp, which keeps two tiles' staging: a whole 128 x 176 BF16 tile each left room for only 3 k-block
-  /// stages where cuBLASLt's ping-pong kernel runs 5 (its staging is ~16 KB); with the ring, pp 128x160 with the
-  /// same 4 stages ran 5% faster (H200, results/h200/kernel-v2.md). src/space/resource_model.cpp mirrors it.
-  static constexpr u32 kEpiRingBands = kTmaEpilogue && kEpiSwizzle != 0 && kStagingRowBytes / kEpiSwizzle > 2 ? 2 : 0;
+  /// pp stages its tile through a ring of kEpiRingBands swizzle-wide column bands per warpgroup instead of a whole
+  /// tile (epilogue_tma.cuh): pp keeps two tiles' staging, and a whole 128 x 176 BF16 tile each left room for only
+  /// 3 k-block stages where cuBLASLt's ping-pong kernel runs 5 (its staging is ~16 KB). Only where the tile has more
+  /// than 2 bands; src/space/resource_model.cpp mirrors it.
+  static constexpr u32 kEpiRingBands =
+      kPingpong && kTmaEpilogue && kEpiSwizzle != 0 && kStagingRowBytes / kEpiSwizzle > 2 ? 2 : 0;
   /// Staging bytes of one consumer warpgroup (its rows of the tile; pp: a whole tile, or its band ring).
   static constexpr u32 kStagingPerWG = kEpiRingBands ? kEpiRingBands * kRowsPerWG * kEpiSwizzle : kRowsPerWG * BLOCK_N * kOutBytes;
   static constexpr u32 kSmemStaging = kTmaEpilogue ? kNumMathWG * kStagingPerWG : 0;

@@ -44,10 +44,10 @@ ResourceReport evaluate_resources(const KernelSpec& spec) {
   const int out_bytes = dtype_bytes(spec.d);
   const bool pingpong = c.mainloop == Mainloop::kPp;
   const int wg = c.num_math_wg > 0 ? c.num_math_wg : 1;
-  // One staging tile per consumer warpgroup: its rows of the tile (pp: a whole tile each), or, where a row has
-  // more than 2 swizzle-wide column bands, a ring of 2 bands of its rows (Fp8GemmTraits::kEpiRingBands).
+  // One staging tile per consumer warpgroup: its rows of the tile (pp: a whole tile each, or, where the tile has
+  // more than 2 swizzle-wide column bands, a ring of 2 bands; Fp8GemmTraits::kEpiRingBands).
   const int epi_swizzle = epilogue_swizzle_bytes(c.block_n, out_bytes);
-  const int ring_bands = tma_epilogue && epi_swizzle != 0 && c.block_n * out_bytes / epi_swizzle > 2 ? 2 : 0;
+  const int ring_bands = pingpong && tma_epilogue && epi_swizzle != 0 && c.block_n * out_bytes / epi_swizzle > 2 ? 2 : 0;
   r.smem.staging = !tma_epilogue ? 0
                    : ring_bands  ? wg * ring_bands * c.rows_per_wg() * epi_swizzle
                                  : wg * c.rows_per_wg() * c.block_n * out_bytes;
