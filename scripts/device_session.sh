@@ -456,6 +456,12 @@ SHAPES
         step "ringab-$b-promote" 120 bash -c "$bin compare --shapes /tmp/rab.txt --db $DGTUNE_DB --rounds ${RING_ROUNDS:-10} --no-copy-limit $xp --format json >$OUT/ringab-$b-promote.json"
         step "ringab-$b-fast" 120 bash -c "$bin compare --shapes /tmp/rabf.txt --db $DGTUNE_DB --rounds ${RING_ROUNDS:-10} --no-copy-limit $xf --format json >$OUT/ringab-$b-fast.json"
       done ;;
+    largecmp)  # issue 7: the stored winners ($DGTUNE_DB, or /tmp/pp.db after ppsweep when LARGE_DB says so) of the 19
+      # large shapes against cuBLASLt-tuned, promote and fast, 20 rounds (the perf-large rows)
+      { grep -E '^ *(4096|8192) ' configs/shapes/deepseek-v3.txt; grep -vE '^ *#|^ *$' configs/shapes/square.txt; } | sed 's/#.*//' >/tmp/lc.txt
+      sed 's/$/ accum=fast/' /tmp/lc.txt >/tmp/lcf.txt
+      step largecmp-promote 150 bash -c "$BIN compare --shapes /tmp/lc.txt --db ${LARGE_DB:-$DGTUNE_DB} --rounds 20 --no-copy-limit --format json >$OUT/largecmp-promote.json"
+      step largecmp-fast 150 bash -c "$BIN compare --shapes /tmp/lcf.txt --db ${LARGE_DB:-$DGTUNE_DB} --rounds 20 --no-copy-limit --format json >$OUT/largecmp-fast.json" ;;
     flat68)  # issue 10: tuned t(68) vs t(132) (exhaustive), then compared in interleaved rounds
       step sweep-flat68 150 bash -c "$BIN sweep --shapes configs/shapes/flatness-68-132.txt --db /tmp/flat.db --format json >$OUT/sweep-flat68.json"
       step compare-flat68 60 bash -c "$BIN compare --shapes configs/shapes/flatness-68-132.txt --db /tmp/flat.db --format json >$OUT/compare-flat68.json" ;;
