@@ -18,8 +18,9 @@ import numpy as np
 # CostConstants fields in declaration order; the integer ones are rounded when set.
 FIELDS = ["sm_flops", "n_half", "one_wg_m64", "promote", "promote_2g", "cluster", "bk256", "swizzle64", "swizzle32",
           "k_block_us", "unit_us", "tma_store", "l2_tbps", "dram_tbps", "reduce_tbps", "resident_clusters_2",
-          "resident_clusters_4", "launch_us"]
-INT_FIELDS = {"resident_clusters_2", "resident_clusters_4"}
+          "resident_clusters_3", "resident_clusters_4", "resident_clusters_6", "resident_clusters_8", "launch_us"]
+INT_FIELDS = {"resident_clusters_2", "resident_clusters_3", "resident_clusters_4", "resident_clusters_6",
+              "resident_clusters_8"}
 
 _KEY = re.compile(r"^(\d+)x(\d+)x(\d+)_s(\d+)_wg(\d+)_sw(\d+)_c(\d+)x(\d+)_r([mn])(\d+)_(direct|tma)_sk(\d+)(c?)_sm(\d+)"
                   r"_(1g|2g|2o|pp)_p(\d+)$")
@@ -122,10 +123,15 @@ def estimate_us(c, sm_count, k):
     s_cl = np.where(split_cluster, c["split_k"], 1)
     cluster_units = units // s_cl
     ctas = np.where(c["sms"] > 0, np.minimum(sm_count, c["sms"]), sm_count)
+    def resident_clusters(size):  # size: an array of cluster sizes; the SMs' share where no count is known
+        out = ctas // np.maximum(1, size)
+        for s in (2, 3, 4, 6, 8):
+            out = np.where(size == s, np.minimum(ctas // s, int(round(k[f"resident_clusters_{s}"]))), out)
+        return out
+
     resident = ctas
-    resident = np.where(cluster == 2, np.minimum(ctas // 2, int(round(k["resident_clusters_2"]))), resident)
-    resident = np.where(cluster == 4, np.minimum(ctas // 4, int(round(k["resident_clusters_4"]))), resident)
-    resident = np.where(split_cluster, ctas // s_cl, resident)
+    resident = np.where((cluster == 2) | (cluster == 4), resident_clusters(cluster), resident)
+    resident = np.where(split_cluster, resident_clusters(s_cl), resident)
     resident = np.maximum(1, resident)
     waves = _ceil_div(cluster_units, np.maximum(1, resident)).astype(np.float64)
     busy_sms = (np.minimum(cluster_units, resident) * cluster * s_cl).astype(np.float64)

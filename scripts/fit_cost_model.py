@@ -58,10 +58,13 @@ INT_STEPS = [-8, -4, -2, -1, 1, 2, 4, 8]
 # clusters within what 132 SMs hold.
 BOUNDS = {"one_wg_m64": (0.05, 1.0), "promote": (0.05, 1.0), "promote_2g": (0.05, 1.0), "cluster": (0.05, 1.0),
           "swizzle64": (0.05, 1.0), "swizzle32": (0.05, 1.0), "tma_store": (0.05, 1.0), "resident_clusters_2": (1, 66),
-          "resident_clusters_4": (1, 33)}
+          "resident_clusters_3": (1, 44), "resident_clusters_4": (1, 33), "resident_clusters_6": (1, 22),
+          "resident_clusters_8": (1, 16)}
 # launch_us is a constant offset (no influence on any ranking); the resident cluster counts are the hardware's (one CTA
-# per SM: 66 two-CTA, 33 four-CTA clusters on 132 SMs), not knobs: what clusters cost is the calibrated `cluster`.
-NOT_FITTED = {"launch_us", "resident_clusters_2", "resident_clusters_4"}
+# per SM; cuOccupancyMaxActiveClusters on the H200: 66, 39, 30, 17, 15 clusters of 2, 3, 4, 6, 8 CTAs), not knobs: what
+# clusters cost is the calibrated `cluster`.
+NOT_FITTED = {"launch_us", "resident_clusters_2", "resident_clusters_3", "resident_clusters_4", "resident_clusters_6",
+              "resident_clusters_8"}
 
 
 def shape_lines(path):

@@ -18,11 +18,16 @@ double estimate_us(const KernelSpec& spec, const Problem& p, int sm_count, const
   const double per_split = double(g.k_blocks_per_split);
   int64_t ctas = sm_count;
   if (c.sms > 0) ctas = std::min<int64_t>(ctas, c.sms);
+  // Clusters of `size` CTAs that run at once: the hardware's count where known, else the SMs' share.
+  auto resident_clusters = [&](int size) -> int64_t {
+    const int known = size == 2 ? k.resident_clusters_2 : size == 3 ? k.resident_clusters_3 : size == 4 ? k.resident_clusters_4
+                      : size == 6 ? k.resident_clusters_6 : size == 8 ? k.resident_clusters_8 : 0;
+    return known > 0 ? std::min<int64_t>(ctas / size, known) : ctas / size;
+  };
   int64_t resident = ctas;  // clusters (of `cluster` CTAs) that run at once
-  if (cluster == 2) resident = std::min<int64_t>(ctas / 2, k.resident_clusters_2);
-  if (cluster == 4) resident = std::min<int64_t>(ctas / 4, k.resident_clusters_4);
+  if (cluster == 2 || cluster == 4) resident = resident_clusters(cluster);
   const bool split_cluster = g.split_cluster > 1;
-  if (split_cluster) resident = ctas / g.split_cluster;  // a cluster split: S CTAs per launched cluster
+  if (split_cluster) resident = resident_clusters(g.split_cluster);  // a cluster split: S CTAs per launched cluster
   resident = std::max<int64_t>(1, resident);
   const double waves = double(g.waves(resident));
   const double busy_sms = double(g.grid_clusters(resident) * g.cluster_size());

@@ -44,8 +44,15 @@ struct CostConstants {
   double l2_tbps = 12.16;        ///< L2 -> SM bandwidth of the whole GPU
   double dram_tbps = 2.562;      ///< HBM bandwidth
   double reduce_tbps = 1.074;    ///< split-K partial traffic, whole GPU
-  int resident_clusters_2 = 66;  ///< resident 2-CTA clusters (one CTA per SM)
-  int resident_clusters_4 = 33;  ///< resident 4-CTA clusters
+  // Clusters of 2, 3, 4, 6 and 8 CTAs resident at once with one CTA per SM: cuOccupancyMaxActiveClusters on the
+  // H200 (`dgtune info`, max_active_clusters: 2:66 3:39 4:30 6:17 8:15). A cluster sits in one GPC, so 4-CTA
+  // clusters fill 120 of the 132 SMs, not 132 (33, assumed before, made 33-tile cluster splits look one wave long;
+  // measured: 128x64 split 4 through a cluster 20.2 us, through the workspace 12.9 us, 128x2112x7168).
+  int resident_clusters_2 = 66;
+  int resident_clusters_3 = 39;
+  int resident_clusters_4 = 30;
+  int resident_clusters_6 = 17;
+  int resident_clusters_8 = 15;
   double launch_us = 3.0;
 };
 

@@ -400,5 +400,21 @@ TEST(CostModel, RankByEstimateIsAscendingCompleteAndLimited) {
   ASSERT_EQ(top8.size(), 8u);
   for (size_t i = 0; i < top8.size(); ++i) EXPECT_EQ(top8[i].key(), all[i].key());
 }
+TEST(CostModel, ClusterSplitWavesFollowTheResidentClusterCount) {
+  // 4-CTA clusters: 30 resident on the H200 (cuOccupancyMaxActiveClusters), not 132 / 4 = 33. A 128x64 split-4
+  // cluster split has 30 tiles (clusters) at N = 1920 and 33 at N = 2112: one wave, then two. Measured at
+  // 128x2112x7168: 20.2 us through clusters, 12.9 us through the workspace (which has no cluster limit).
+  const KernelConfig c = KernelConfig::parse_key("128x64x128_s4_wg2_sw128_c1x1_rm8_tma_sk4c_sm0_2g_p1");
+  const Problem p30 = Problem::dense(128, 1920, 7168), p33 = Problem::dense(128, 2112, 7168);
+  const double t30 = estimate_us(KernelSpec::of(c, p30), p30, 132), t33 = estimate_us(KernelSpec::of(c, p33), p33, 132);
+  EXPECT_GT(t33, 1.5 * t30);
+  CostConstants by_sms;  // the SMs' share, as assumed before the H200 measurement
+  by_sms.resident_clusters_4 = 33;
+  EXPECT_LT(estimate_us(KernelSpec::of(c, p33), p33, 132, by_sms), 1.2 * estimate_us(KernelSpec::of(c, p30), p30, 132, by_sms));
+  // The workspace split of the same tiles is not limited by clusters: 33 x 4 = 132 CTAs are one wave.
+  const KernelConfig w = KernelConfig::parse_key("128x64x128_s4_wg2_sw128_c1x1_rm8_tma_sk4_sm0_2g_p1");
+  EXPECT_LT(estimate_us(KernelSpec::of(w, p33), p33, 132), 1.2 * estimate_us(KernelSpec::of(w, p30), p30, 132));
+}
+
 }  // namespace
 }  // namespace dgt
