@@ -63,4 +63,22 @@ const char* driver_error_name(int code) {
   return buf;
 }
 
+int max_active_clusters(CUfunction f, int cluster_size, int threads, int smem_bytes, CUresult* rc) {
+  CUlaunchConfig cfg{};
+  cfg.gridDimX = static_cast<unsigned>(cluster_size);
+  cfg.gridDimY = cfg.gridDimZ = 1;
+  cfg.blockDimX = static_cast<unsigned>(threads);
+  cfg.blockDimY = cfg.blockDimZ = 1;
+  cfg.sharedMemBytes = static_cast<unsigned>(smem_bytes);
+  CUlaunchAttribute attr{};
+  attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+  attr.value.clusterDim.x = static_cast<unsigned>(cluster_size);
+  attr.value.clusterDim.y = attr.value.clusterDim.z = 1;
+  cfg.attrs = &attr;
+  cfg.numAttrs = 1;
+  int n = 0;
+  *rc = driver().occupancy_max_active_clusters(&n, f, &cfg);
+  return *rc == CUDA_SUCCESS ? n : 0;
+}
+
 }  // namespace dgt

@@ -28,4 +28,10 @@ const DriverApi& driver();
 /// "CUDA_ERROR_..." name of a CUresult, or the number when the driver cannot be asked.
 const char* driver_error_name(int code);
 
+/// How many clusters of `cluster_size` CTAs (along x) of kernel `f`, each CTA with `threads` threads and
+/// `smem_bytes` of dynamic shared memory, can be resident at once (cuOccupancyMaxActiveClusters). A cluster sits
+/// in one GPC, so this can be less than SMs / cluster_size. *rc receives the driver's result; returns 0 when
+/// it is not CUDA_SUCCESS. Throws only what driver() throws.
+int max_active_clusters(CUfunction f, int cluster_size, int threads, int smem_bytes, CUresult* rc);
+
 }  // namespace dgt

@@ -16,20 +16,8 @@ GemmKernel::GemmKernel(KernelSpec spec, LoadedKernel kernel, int sm_count)
   if (cluster > 1) {
     // A cluster must fit inside one GPC; how many 2- or 4-CTA clusters are resident at once depends
     // on the GPC sizes, so ask the driver instead of assuming SMs / cluster size.
-    CUlaunchConfig cfg{};
-    cfg.gridDimX = static_cast<unsigned>(cluster);
-    cfg.gridDimY = cfg.gridDimZ = 1;
-    cfg.blockDimX = static_cast<unsigned>(c.threads());
-    cfg.blockDimY = cfg.blockDimZ = 1;
-    cfg.sharedMemBytes = static_cast<unsigned>(kernel_.dynamic_smem_bytes);
-    CUlaunchAttribute attr{};
-    attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-    attr.value.clusterDim.x = static_cast<unsigned>(cluster);
-    attr.value.clusterDim.y = attr.value.clusterDim.z = 1;
-    cfg.attrs = &attr;
-    cfg.numAttrs = 1;
-    int n = 0;
-    CUresult rc = driver().occupancy_max_active_clusters(&n, kernel_.function, &cfg);
+    CUresult rc = CUDA_SUCCESS;
+    const int n = dgt::max_active_clusters(kernel_.function, cluster, c.threads(), int(kernel_.dynamic_smem_bytes), &rc);
     if (rc != CUDA_SUCCESS || n <= 0)
       DGT_THROW(ErrorKind::kDriver,
                 "{}: no cluster of {} CTAs fits on the device (cuOccupancyMaxActiveClusters: {}, {})", spec_.key(),

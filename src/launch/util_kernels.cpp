@@ -115,20 +115,7 @@ int UtilKernels::max_active_clusters(int cluster_size, int smem_bytes) const {
   if (rc != CUDA_SUCCESS)
     DGT_THROW(ErrorKind::kDriver, "max_active_clusters: {} bytes of dynamic shared memory refused: {}", smem_bytes,
               driver_error_name(rc));
-  CUlaunchConfig cfg{};
-  cfg.gridDimX = static_cast<unsigned>(cluster_size);
-  cfg.gridDimY = cfg.gridDimZ = 1;
-  cfg.blockDimX = 128;
-  cfg.blockDimY = cfg.blockDimZ = 1;
-  cfg.sharedMemBytes = static_cast<unsigned>(smem_bytes);
-  CUlaunchAttribute attr{};
-  attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-  attr.value.clusterDim.x = static_cast<unsigned>(cluster_size);
-  attr.value.clusterDim.y = attr.value.clusterDim.z = 1;
-  cfg.attrs = &attr;
-  cfg.numAttrs = 1;
-  int n = 0;
-  rc = driver().occupancy_max_active_clusters(&n, f, &cfg);
+  const int n = dgt::max_active_clusters(f, cluster_size, 128, smem_bytes, &rc);
   if (rc != CUDA_SUCCESS)
     DGT_THROW(ErrorKind::kDriver, "cuOccupancyMaxActiveClusters (cluster of {}): {}", cluster_size,
               driver_error_name(rc));
