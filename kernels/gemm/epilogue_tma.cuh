@@ -30,8 +30,9 @@ namespace dgt::gemm {
 /// kRingBands > 0 (pp, Fp8GemmTraits::kEpiRingBands): the staging holds only kRingBands bands. Band b goes to
 /// slot b % kRingBands and is stored as its own bulk group as soon as it is written; before a slot is written
 /// again, its earlier store must have read it (cp.async.bulk.wait_group.read kRingBands - 1: at most that
-/// many newer groups pending; the tile's first band waits for all, as slots restart with each tile). Two named-barrier rounds per band instead of per tile, in exchange for
-/// shared memory that goes to k-block stages.
+/// many newer groups pending; the tile's first band waits for all, as slots restart with each tile). Two
+/// named-barrier rounds per band instead of per tile, in exchange for shared memory that goes to k-block
+/// stages and stores that start while later bands are converted.
 template <u32 kMmaPerWG, u32 kAccPerMma, u32 kRows, u32 kSwizzle, u32 kOutType, u32 kBiasBatch, class Op,
           u32 kRingBands = 0>
 __device__ __forceinline__ void store_tile_tma(const float (&acc)[kMmaPerWG][kAccPerMma], u8* staging, const TmaDesc* tma_d,

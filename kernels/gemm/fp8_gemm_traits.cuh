@@ -90,7 +90,8 @@ struct Fp8GemmTraits {
   /// pp stages its tile through a ring of kEpiRingBands swizzle-wide column bands per warpgroup instead of a whole
   /// tile (epilogue_tma.cuh): pp keeps two tiles' staging, and a whole 128 x 176 BF16 tile each left room for only
   /// 3 k-block stages where cuBLASLt's ping-pong kernel runs 5 (its staging is ~16 KB). Only where the tile has more
-  /// than 2 bands; src/space/resource_model.cpp mirrors it.
+  /// than 2 bands; src/space/resource_model.cpp mirrors it. H200: pp 128x160 with the same 4 stages +5.4%; the
+  /// cooperative kernels were 1-3% slower with it (both warpgroups' epilogues are exposed there), so pp only.
   static constexpr u32 kEpiRingBands =
       kPingpong && kTmaEpilogue && kEpiSwizzle != 0 && kStagingRowBytes / kEpiSwizzle > 2 ? 2 : 0;
   /// Staging bytes of one consumer warpgroup (its rows of the tile; pp: a whole tile, or its band ring).
@@ -167,7 +168,6 @@ struct Fp8GemmTraits {
   // 128x160 with 20 did not): batches of 8 there (EpilogueOp::load_bias_batch; none of those spill).
   static constexpr u32 kBiasGroups = BLOCK_N / 8;
   static constexpr u32 kBiasBatch = kPingpong && kBiasGroups > 20 ? 8 : kBiasGroups;
-
 
   // ---- Legality rules, same order as src/space/resource_model.cpp ----
   static_assert(BLOCK_M == 64 || BLOCK_M == 128 || BLOCK_M == 256, "R1: BLOCK_M must be 64, 128 or 256");

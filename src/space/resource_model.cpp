@@ -163,7 +163,8 @@ ResourceReport evaluate_resources(const KernelSpec& spec) {
   // A multicast cluster is allowed (each CTA's stage is read by one of its warpgroups; the two CTAs of a 2-CTA
   // cluster walk the same units in the same order): cuBLASLt's fastest FAST_ACCUM kernel on 4096x24576x1536 is a
   // non-cooperative (ping-pong) kernel in a 2-CTA cluster, and pulls a third less from L2 than pp without one
-  // (ncu, H200, results/h200/kernel-v2.md).
+  // (ncu, H200, results/h200/kernel-v2.md). Measured there: pp in 2x1 / 1x2 clusters is no faster on average, but the
+  // tuner picks one for some shapes (4096x32768x512).
   if (pingpong && (spec.accum != Accum::kFast || spec.scale != ScaleMode::kPerTensor || c.num_math_wg != 2 || split_k))
     reject(fmt::format(
         "R24: the ping-pong mainloop (pp) needs fast accumulation, per-tensor scales, two consumer warpgroups and no "
