@@ -126,7 +126,9 @@ def estimate_us(c, sm_count, k):
     def resident_clusters(size):  # size: an array of cluster sizes; the SMs' share where no count is known
         out = ctas // np.maximum(1, size)
         for s in (2, 3, 4, 6, 8):
-            out = np.where(size == s, np.minimum(ctas // s, int(round(k[f"resident_clusters_{s}"]))), out)
+            known = int(round(k[f"resident_clusters_{s}"]))
+            if known > 0:  # as the C++ code: a count of 0 means unknown
+                out = np.where(size == s, np.minimum(ctas // s, known), out)
         return out
 
     resident = ctas

@@ -22,7 +22,7 @@ values kept to 4 significant digits, as the header will hold them, and inside BO
 lowers the objective, until a pass changes nothing. --restarts descents (default 8): the first from the start
 constants, the others from random perturbations of them (x 1/1.5..1.5 per field, random.Random(--seed)); the best
 objective wins, ties to the earlier one. Not fitted: launch_us (a constant offset, no influence on any ranking) and
-resident_clusters_2/4 (the hardware's resident cluster counts). `cluster` is not a ranking knob either: before and
+resident_clusters_2/3/4/6/8 (the hardware's resident cluster counts). `cluster` is not a ranking knob either: before and
 after every pass it is set so that the model's 1x1/cluster time ratio equals the measured one on the median of the
 measured (cluster config, same config 1x1) pairs of the fitted shapes (calibrate_cluster), so clusters cost what
 they were measured to cost instead of a prior. --fit-top-k / --fit-tol change the objective's K and TOL only (for a

@@ -46,8 +46,9 @@ __device__ __forceinline__ void store_tile_tma(const float (&acc)[kMmaPerWG][kAc
   constexpr u32 kBandBytes = kRows * kRowBytes;
   static_assert(kCols % 8 == 0 && kCols % kBandCols == 0, "staging bands must tile BLOCK_N");
   static_assert(kRowBytes % 16 == 0, "staging rows must be 16-byte multiples (R14, R23)");
-  // BF16 bands hold kSwizzle / 16 groups (even), so the stmatrix pairs never straddle two bands.
   static_assert(kRingBands == 0 || (kSwizzle != 0 && kBands > kRingBands), "a band ring needs swizzled bands, more than slots");
+  // BF16 bands hold kSwizzle / 16 groups (even), so the stmatrix pairs and band_end(i + 1) never straddle two bands.
+  static_assert(kRingBands == 0 || kOutType != kOutBF16 || (kBandCols / 8) % 2 == 0, "BF16 ring bands hold pairs of groups");
   constexpr u32 kGroupsPerBand = kBandCols / 8;
   const u32 t = threadIdx.x % 128;
   const u32 warp = t / 32, lane = t % 32;

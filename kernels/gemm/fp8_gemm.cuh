@@ -93,6 +93,13 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
                           kOutType, kBias, kAct>;
   using Mma = ptx::WgmmaFp8<BLOCK_N>;
 
+#if defined(DGT_HOST_SMEM_BYTES)
+  // The host launches with the shared-memory size of its resource model (src/space/resource_model.cpp, rule R9),
+  // which mirrors this layout by hand; codegen passes that size so that a mismatch is a compile error, not slots
+  // or barriers past the end of the allocation.
+  static_assert(T::kSmemBytes == DGT_HOST_SMEM_BYTES,
+                "the host resource model's shared-memory size differs from Fp8GemmTraits::kSmemBytes");
+#endif
 #if defined(DGT_TEST_FAULT)
   // Test builds only (src/jit/fault_injection.hpp): a deliberately faulty candidate for the worker-process
   // tests. 1: trap (a sticky "unspecified launch failure"); 2: spin forever (the watchdog's case).

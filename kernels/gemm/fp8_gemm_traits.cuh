@@ -9,7 +9,7 @@ namespace dgt::gemm {
 
 /// Shared-memory layout of one CTA (bytes, from the 1024-aligned base):
 ///   [A stages: kNumStages * BLOCK_M * BLOCK_K][B stages: kNumStages * BLOCK_N * BLOCK_K]
-///   [D staging: BLOCK_M * BLOCK_N * bytes of D (bf16 2, f32 4, e4m3 1), TMA-store epilogue only; pp: kSmemStaging]
+///   [D staging: BLOCK_M * BLOCK_N * bytes of D (bf16 2, f32 4, e4m3 1), TMA-store epilogue only; pp: 2 x BLOCK_M x BLOCK_N x bytes, or with kEpiRingBands 2 x 2 x BLOCK_M x kEpiSwizzle]
 ///   [block scale modes: kNumStages * kSmemScaleStage bytes of scales]
 ///   [full barriers: kNumStages * 8][empty barriers: kNumStages * 8][split-K flag: 8, split-K only]
 /// plus kAlignPad bytes of slack because the dynamic shared-memory base is only guaranteed 16-byte
@@ -199,8 +199,8 @@ struct Fp8GemmTraits {
   static_assert(kOutType <= 2 && kAct <= 2, "output type must be 0..2 (bf16, f32, e4m3), activation 0..2 (none, relu, gelu_tanh)");
   static_assert(!kTmaEpilogue || kOutType != 2 || BLOCK_N % 16 == 0,
                 "R23: the TMA-store epilogue with e4m3 output needs BLOCK_N to be a multiple of 16 (16-byte staging rows)");
-  // pp may multicast (a cluster of 2 or 4 CTAs): each stage is read by one warpgroup per CTA, and the empty
-  // barrier's count (kConsumersPerStage x 4 warps x kMcastSize) already says so.
+  // pp may multicast (a cluster of 2 or 4 CTAs, R11): each stage is read by one warpgroup per CTA, and the empty
+  // barrier's count (kConsumersPerStage x 4 warps x kMcastSize) already says so. kSplitCluster == 1 restates R25.
   static_assert(!kPingpong || (kFastAccum && kNumMathWG == 2 && !kSplitK && kSplitCluster == 1 && kScaleMode == 0),
                 "R24: the ping-pong mainloop (pp) needs fast accumulation, per-tensor scales, two consumer warpgroups and no split-K");
   static_assert(kSplitCluster == 1 || (kSplitCluster <= 8 && kMcastSize == 1 && kMainloop <= 2),

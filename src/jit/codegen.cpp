@@ -1,5 +1,7 @@
 #include "jit/codegen.hpp"
 
+#include "space/resource_model.hpp"
+
 #include "jit/fault_injection.hpp"
 
 #include <fmt/format.h>
@@ -23,6 +25,9 @@ GeneratedKernel generate_gemm(const KernelSpec& spec, bool trace) {
       act_code(spec.act));
   g.source = fmt::format("// dgtune codegen v{} for {}\n#include \"gemm/fp8_gemm.cuh\"\n", kCodegenVersion,
                          spec.compiled_key());
+  // The launch size comes from the host's resource model: the kernel checks its own layout against it.
+  if (const ResourceReport res = evaluate_resources(spec); res.ok())
+    g.source = fmt::format("#define DGT_HOST_SMEM_BYTES {}u\n", res.smem.total) + g.source;
   if (const int fault = test_fault_of(spec)) g.source = fmt::format("#define DGT_TEST_FAULT {}\n", fault) + g.source;
   g.program_name = "fp8_gemm_" + spec.compiled_key() + ".cu";
   if (trace) {

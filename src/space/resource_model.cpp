@@ -160,8 +160,8 @@ ResourceReport evaluate_resources(const KernelSpec& spec) {
         c.block_n));
   // Per-tensor scales only: pp keeps its whole accumulator live through the epilogue, and the channel scales'
   // registers on top of it spilled (128x160 .. 128x176 with e4m3 + bias + GELU, NVRTC, review of 2026-11-29).
-  // A multicast cluster is allowed (each CTA's stage is read by one of its warpgroups; the two CTAs of a 2-CTA
-  // cluster walk the same units in the same order): cuBLASLt's fastest FAST_ACCUM kernel on 4096x24576x1536 is a
+  // A multicast cluster (2 or 4 CTAs, R11) is allowed (each CTA's stage is read by one of its warpgroups; the CTAs
+  // of a cluster walk the same units in the same order): cuBLASLt's fastest FAST_ACCUM kernel on 4096x24576x1536 is a
   // non-cooperative (ping-pong) kernel in a 2-CTA cluster, and pulls a third less from L2 than pp without one
   // (ncu, H200, results/h200/kernel-v2.md). Measured there: pp in 2x1 / 1x2 clusters is no faster on average, but the
   // tuner picks one for some shapes (4096x32768x512).

@@ -301,7 +301,8 @@ TEST(ResourceModel, PingpongRulesAndBudget) {
   KernelSpec split = with_mainloop(spec(128, 128, 4, 2, Accum::kFast), Mainloop::kPp, 16);
   split.config.split_k = 2;
   EXPECT_EQ(evaluate_resources(split).rejection.substr(0, 4), "R24:");
-  // Multicast clusters are legal for pp (each CTA's stage is read by one warpgroup); a cluster split is not.
+  // Multicast clusters are legal for pp (each CTA's stage is read by one warpgroup); split-K is not, through a
+  // cluster either (the split is what R24 rejects here).
   KernelSpec cl = with_mainloop(spec(128, 128, 4, 2, Accum::kFast), Mainloop::kPp, 16);
   cl.config.cluster_m = 2;
   EXPECT_TRUE(evaluate_resources(cl).ok()) << evaluate_resources(cl).rejection;
