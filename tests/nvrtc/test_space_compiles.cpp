@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "core/error.hpp"
 #include "core/thread_pool.hpp"
 #include "jit/codegen.hpp"
 #include "jit/compiler.hpp"
@@ -80,6 +81,32 @@ TEST(SpaceCompiles, EveryDefaultSpaceCandidateCompilesWithoutSpills) {
 // direct store, split-K reduction, the skip of an edge cluster's spare tile): every variant must compile
 // without spills and without ptxas serializing the WGMMAs (compile() fails on C7514 / C7515). A fast
 // subset of the space test above, plus the kernels the GPU edge tests run.
+// The host launches with the resource model's shared-memory size; codegen writes it into the source and the kernel
+// static_asserts its own layout (Fp8GemmTraits::kSmemBytes) against it. Here the right size compiles and a size 16
+// bytes off does not, for a pp band-ring kernel and a cluster split (the two layouts this check was added for).
+TEST(SpaceCompiles, KernelRefusesAHostSharedMemorySizeThatDiffersFromItsLayout) {
+  Problem p = Problem::dense(4096, 4096, 2048);
+  p.accum = Accum::kFast;
+  for (const char* key : {"128x160x128_s4_wg2_sw128_c1x1_rm8_tma_sk1_sm0_pp_p16",
+                          "64x32x256_s8_wg1_sw128_c1x1_rm8_tma_sk4c_sm0_2g_p1"}) {
+    const KernelSpec spec = KernelSpec::of(KernelConfig::parse_key(key), p);
+    const ResourceReport res = evaluate_resources(spec);
+    ASSERT_TRUE(res.ok()) << key << ": " << res.rejection;
+    const jit::GeneratedKernel g = jit::generate_gemm(spec);
+    const std::string define = fmt::format("#define DGT_HOST_SMEM_BYTES {}u\n", res.smem.total);
+    ASSERT_NE(g.source.find(define), std::string::npos) << g.source;
+    EXPECT_FALSE(jit::compile(g.source, g.program_name, g.name_expression).cubin.empty()) << key;
+    std::string wrong = g.source;
+    wrong.replace(wrong.find(define), define.size(), fmt::format("#define DGT_HOST_SMEM_BYTES {}u\n", res.smem.total + 16));
+    try {
+      jit::compile(wrong, g.program_name, g.name_expression);
+      ADD_FAILURE() << key << ": a wrong host shared-memory size compiled";
+    } catch (const Error& e) {
+      EXPECT_NE(e.message().find("shared-memory size differs"), std::string::npos) << e.message();
+    }
+  }
+}
+
 TEST(SpaceCompiles, OverlapMainloopCompilesWithoutSpillsOrSerialization) {
   const std::pair<const char*, Accum> keys[] = {
       {"128x96x128_s7_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2o_p1", Accum::kPromote},
