@@ -299,6 +299,14 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
         }
       }
     }
+    // Cluster kernels: the producer warps leave here rather than at the final cluster barrier below. A thread that
+    // has exited counts as arrived at barrier.cluster (PTX ISA, "exit"), and the consumers, which wait for every
+    // stage this CTA's and its peers' producers load into it, keep the CTA and its shared memory alive until the
+    // peers are done, so the barrier guards the same. What it changes is ptxas's view of the producer: with the
+    // lane-0 TMA loop followed by that aligned barrier, it kept the loop's ring state and addresses in vector
+    // registers, with R2URs before every TMA issue (about 90 per kernel in 2-CTA clusters; tests/nvrtc
+    // Sass.ClusterKernelsKeepTheirDescriptorsUniform). Kernels without a cluster end here anyway.
+    if constexpr (T::kClusterSize > 1) return;
   } else {
     // ---------------- consumer warpgroups ----------------
     ptx::setmaxnreg_inc<T::kMathRegs>();
@@ -692,7 +700,8 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
     }
   }
 
-  // No CTA may leave while a peer can still arrive on its barriers or multicast into its memory.
+  // No CTA may leave while a peer can still arrive on its barriers or multicast into its memory. Only the consumer
+  // threads get here in a cluster kernel (the producer warps left after their loops; exited threads count as arrived).
   if constexpr (T::kClusterSize > 1) {
     __syncwarp();
     ptx::cluster_sync();

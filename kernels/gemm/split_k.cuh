@@ -85,6 +85,13 @@ __device__ __forceinline__ bool split_k_reduce_cluster(float (&acc)[kMmaPerWG][k
         ptx::st_async_v4(dst + q * kMathThreads * 16,
                          make_float4(acc[j][4 * i], acc[j][4 * i + 1], acc[j][4 * i + 2], acc[j][4 * i + 3]), bar);
       }
+    // A convergence point for ptxas, not for the data (the stores complete on rank 0's barrier). Without an aligned
+    // barrier between the free-barrier wait loop above and the next tile's wgmma.fence, ptxas could not prove the
+    // warps converged there: it put a WARPSYNC before every WGMMA window, read SR_CgaCtaId with S2R and kept the
+    // shared base, the ring stage and every WGMMA descriptor in vector registers, with R2URs in front of each QGMMA
+    // (128 per k-block pair at 64x48x256 sk2c; tests/nvrtc Sass.ClusterKernelsKeepTheirDescriptorsUniform). A
+    // __syncwarp() there did not restore it; bar.sync of the consumer threads (all of them take this path) does.
+    ptx::named_barrier_sync(1, kMathThreads);
     return false;
   }
   if (tid == 0) ptx::mbar_arrive_expect_tx(full, (kSplits - 1) * kPartialBytes);

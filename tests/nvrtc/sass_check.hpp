@@ -69,6 +69,7 @@ struct SassReport {
   int unfenced_shared_reads = 0;
   int windows = 0;             ///< wait..last-QGMMA windows found
   int r2ur_in_windows = 0;     ///< R2UR moves inside those windows
+  int r2ur = 0;                ///< R2UR moves anywhere in the kernel (producer loop, epilogue, setup too)
   std::string first_offender;  ///< the first R2UR line inside a window
 };
 
@@ -114,6 +115,7 @@ inline SassReport analyze_sass(const std::string& sass) {
     }
     if (opcode_is(op, "HMMA") || opcode_is(op, "HGMMA")) ++r.slow_mma;
     if (opcode_is(op, "LDL") || opcode_is(op, "STL")) ++r.local_memory;
+    if (opcode_is(op, "R2UR")) ++r.r2ur;
     if (opcode_is(op, "LDG")) ++r.global_loads;
     if (opcode_is(op, "LDS")) ++open_reads;
     if (opcode_is(op, "WARPGROUP.ARRIVE") || opcode_is(op, "FENCE.VIEW.ASYNC")) open_reads = 0;
