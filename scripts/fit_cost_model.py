@@ -3,8 +3,9 @@
 tuning DB, and checks the fit on shapes it was not fitted on.
 
 Data: for every shape of the shapes files and every accumulation mode asked for, the kept candidates of the default
-space (`dgtune space`, enumeration order) and the measured time of each (status 'ok' and verified trials; when several
-trials exist for one problem and config, from several environments or devices, the latest by created_at). Shapes
+space (`dgtune space`, enumeration order) and the measured time of each (status 'ok' and verified trials timed under a
+protocol of the --protocol kind, default cold-l2; when several trials exist for one problem and config, from several
+environments, devices or versions of the kind, the latest by created_at). Shapes
 without trials in a mode are listed as not measured and left out. Candidates of the space without a trial still take
 their place in the ranking (they use up a top-K slot but cannot be the measured best), as in scripts/model_check.py.
 
@@ -88,8 +89,9 @@ class Shape:
         self.winner_us = float(np.nanmin(times))  # the winner itself depends on the ranking when times tie
 
 
-def load(db_path, shapes_files, accums, dgtune):
-    """The data set for the shapes files x accums: (shapes with trials, not measured [(label, why)])."""
+def load(db_path, shapes_files, accums, dgtune, protocol="cold-l2"):
+    """The data set for the shapes files x accums, trials of the protocol kind `protocol` ("cold-l2": cold-l2-v1,
+    cold-l2-v2, ...): (shapes with trials, not measured [(label, why)])."""
     db = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
     out, skipped = [], []
     for path in shapes_files:
@@ -110,7 +112,8 @@ def load(db_path, shapes_files, accums, dgtune):
                 trials = db.execute(
                     "SELECT c.key, t.median_us, t.environment_id, t.device_id, t.created_at FROM trial t "
                     "JOIN config c ON c.id = t.config_id WHERE t.problem_id = ? AND t.status = 'ok' "
-                    "AND t.verify_ok = 1 ORDER BY t.created_at, t.id", (probs[0][0],)).fetchall()
+                    "AND t.verify_ok = 1 AND (t.protocol_name = ? OR t.protocol_name LIKE ?) "
+                    "ORDER BY t.created_at, t.id", (probs[0][0], protocol, protocol + "-v%")).fetchall()
                 if not trials:
                     skipped.append((label, "no verified trials"))
                     continue
@@ -308,6 +311,8 @@ def main():
     ap.add_argument("--db", required=True)
     ap.add_argument("--shapes", action="append", required=True, help="shapes file (repeatable)")
     ap.add_argument("--accum", default="promote,fast", help="comma-separated accumulation modes")
+    ap.add_argument("--protocol", default="cold-l2", choices=["cold-l2", "hot-graph"],
+                    help="protocol kind of the trials to fit (default cold-l2)")
     ap.add_argument("--dgtune", default=os.path.join(ROOT, "build", "dgtune"))
     ap.add_argument("--header", default=os.path.join(ROOT, "src", "space", "cost_model.hpp"),
                     help="C++ header whose CostConstants are the starting point")
@@ -332,13 +337,13 @@ def main():
                 raise SystemExit(f"{a.start}: unknown CostConstants field '{f}' "
                                  f"(known: {', '.join(cost_model.FIELDS)})")
         start.update(override)
-    shapes, skipped = load(a.db, a.shapes, a.accum.split(","), a.dgtune)
+    shapes, skipped = load(a.db, a.shapes, a.accum.split(","), a.dgtune, a.protocol)
     print(f"{len(shapes)} shapes with trials; not measured: {len(skipped)}")
     for label, why in skipped:
         print(f"  not measured: {label}: {why}")
     ev_all = Evaluator(shapes)
     evals = [e for e in a.eval.split(",") if e]
-    doc = {"db": a.db, "shapes_files": a.shapes, "accum": a.accum.split(","), "top_k": a.top_k, "tol": a.tol,
+    doc = {"db": a.db, "shapes_files": a.shapes, "accum": a.accum.split(","), "protocol": a.protocol, "top_k": a.top_k, "tol": a.tol,
            "seed": a.seed, "start_constants": start, "not_measured": skipped,
            "data": [dict(s.trial_info, shape=s.group, accum=s.accum, space_not_measured=len(
                s.trial_info["space_not_measured"]), space_not_measured_keys=s.trial_info["space_not_measured"])

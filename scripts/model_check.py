@@ -6,11 +6,14 @@ For every shape of a shapes file: rank the default space's candidates with `dgtu
 whether the model's top K contains the exhaustive winner or a candidate within TOL of it.
 
   python3 scripts/model_check.py --db results/h200/issue3.db --shapes configs/shapes/deepseek-v3.txt \
-      [--dgtune build/dgtune] [--top-k 16] [--tol 0.03] [--json out.json]
+      [--dgtune build/dgtune] [--protocol cold-l2|hot-graph] [--top-k 16] [--tol 0.03] [--json out.json]
 Exit code 1 when a shape fails. Render-and-compare only: times come from the DB, ranks from dgtune.
-Trials: status 'ok' and verified; when one problem and config have several (other environments or devices), the latest
-by created_at counts; trials of configs that are not kept candidates of the space are listed (measured_not_in_space)
-and left out. A shape without trials in the DB is reported as not measured and does not fail the check.
+Trials: status 'ok' and verified, timed under a protocol of the --protocol kind (default cold-l2: cold-l2-v1, -v2, ...;
+a DB swept under both protocols holds a cold and a hot trial of every config, and before 2026-12-01 this script let the
+later one overwrite the other); when one problem and config have several (other environments, devices or versions of
+the kind), the latest by created_at counts; trials of configs that are not kept candidates of the space are listed
+(measured_not_in_space) and left out. A shape without trials in the DB is reported as not measured and does not fail
+the check.
 """
 import argparse
 import json
@@ -31,6 +34,8 @@ def main():
     ap.add_argument("--db", required=True)
     ap.add_argument("--shapes", required=True)
     ap.add_argument("--dgtune", default="build/dgtune")
+    ap.add_argument("--protocol", default="cold-l2", choices=["cold-l2", "hot-graph"],
+                    help="protocol kind of the trials to check against (default cold-l2)")
     ap.add_argument("--top-k", type=int, default=16)
     ap.add_argument("--tol", type=float, default=0.03)
     ap.add_argument("--json")
@@ -48,7 +53,8 @@ def main():
         measured = dict(db.execute(  # ascending created_at: the latest trial of a config overwrites older ones
             "SELECT c.key, t.median_us FROM trial t JOIN problem p ON p.id = t.problem_id JOIN config c ON c.id = t.config_id "
             "WHERE p.m = ? AND p.n = ? AND p.k = ? AND p.accum = ? AND t.status = 'ok' AND t.verify_ok = 1 "
-            "ORDER BY t.created_at, t.id", (int(m), int(n), int(k), accum)))
+            "AND (t.protocol_name = ? OR t.protocol_name LIKE ?) "
+            "ORDER BY t.created_at, t.id", (int(m), int(n), int(k), accum, a.protocol, a.protocol + "-v%")))
         keys = {r["config"] for r in ranked}
         outside = sorted(c for c in measured if c not in keys)  # measured, but no longer a candidate of the space
         measured = {c: us for c, us in measured.items() if c in keys}
@@ -77,7 +83,7 @@ def main():
     checked = sum(1 for r in rows if r["measured"])
     print(f"{checked - failed}/{checked} measured shapes within {100 * a.tol:.0f}% using the model's top {a.top_k}")
     if a.json:
-        json.dump({"top_k": a.top_k, "tol": a.tol, "rows": rows}, open(a.json, "w"), indent=1)
+        json.dump({"top_k": a.top_k, "tol": a.tol, "protocol": a.protocol, "rows": rows}, open(a.json, "w"), indent=1)
     sys.exit(1 if failed else 0)
 
 

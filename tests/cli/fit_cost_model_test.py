@@ -2,8 +2,10 @@
 """scripts/fit_cost_model.py end to end on a synthetic tuning DB (ctest cli_fit_cost_model): the "measured" time of every
 candidate is the mirror's estimate under known constants that rank differently from the header's, so the header's
 constants miss and a fit must find constants that pass with zero gap. Also: the latest of two trials of one config
-counts (an older, faster one must not become the winner), a shape without trials is listed as not measured, the held-out
-split keeps every shape once, and a --start file with an unknown field is refused naming it. Exit 77 without numpy.
+counts (an older, faster one must not become the winner), a trial timed under the other protocol kind (hot-graph, newer
+and far faster) is not a cold-l2 trial, neither for the fit nor for scripts/model_check.py, and is the only trial either
+reads with --protocol hot-graph; a shape without trials is listed as not measured, the held-out split keeps every shape
+once, and a --start file with an unknown field is refused naming it. Exit 77 without numpy.
 
   fit_cost_model_test.py path/to/dgtune
 """
@@ -18,6 +20,7 @@ from cost_model_test_support import HEADER, ROOT, check, cost_model, finish, np 
 
 DGTUNE = sys.argv[1]
 FIT = os.path.join(ROOT, "scripts", "fit_cost_model.py")
+MODEL_CHECK = os.path.join(ROOT, "scripts", "model_check.py")
 
 
 SHAPES = [(4096, 4096, 4096), (128, 7168, 2048), (8192, 2112, 7168), (2048, 2048, 2048)]
@@ -33,10 +36,12 @@ with tempfile.TemporaryDirectory() as tmp:
         CREATE TABLE problem (id INTEGER PRIMARY KEY, m INTEGER, n INTEGER, k INTEGER, accum TEXT);
         CREATE TABLE config (id INTEGER PRIMARY KEY, key TEXT UNIQUE);
         CREATE TABLE trial (id INTEGER PRIMARY KEY, device_id INTEGER, environment_id INTEGER, problem_id INTEGER,
-                            config_id INTEGER, status TEXT, verify_ok INTEGER, median_us REAL, created_at TEXT);
+                            config_id INTEGER, status TEXT, verify_ok INTEGER, median_us REAL, protocol_name TEXT,
+                            created_at TEXT);
     """)
     config_ids = {}
     truth_winner = {}
+    hot_only = {}  # shape -> (config, us) of its one hot-graph trial
     for pid, (m, n, k) in enumerate(SHAPES, 1):
         db.execute("INSERT INTO problem VALUES (?, ?, ?, ?, 'promote')", (pid, m, n, k))
         rows = cost_model.space_rows(DGTUNE, m, n, k)
@@ -48,15 +53,21 @@ with tempfile.TemporaryDirectory() as tmp:
             cid = config_ids.setdefault(r["config"], len(config_ids) + 1)
             db.execute("INSERT OR IGNORE INTO config VALUES (?, ?)", (cid, r["config"]))
             db.execute("INSERT INTO trial (device_id, environment_id, problem_id, config_id, status, verify_ok, "
-                       "median_us, created_at) VALUES (1, 2, ?, ?, 'ok', 1, ?, '2026-11-29T12:00:00Z')",
-                       (pid, cid, float(us)))
+                       "median_us, protocol_name, created_at) VALUES (1, 2, ?, ?, 'ok', 1, ?, 'cold-l2-v1', "
+                       "'2026-11-29T12:00:00Z')", (pid, cid, float(us)))
         # An older trial of the slowest config, from another environment, ten times faster than the true winner: the
         # latest trial must count, so it may not become the winner.
         slow = rows[int(np.argmax(times))]["config"]
         db.execute("INSERT INTO trial (device_id, environment_id, problem_id, config_id, status, verify_ok, median_us, "
-                   "created_at) VALUES (1, 1, ?, ?, 'ok', 1, ?, '2026-11-28T12:00:00Z')",
+                   "protocol_name, created_at) VALUES (1, 1, ?, ?, 'ok', 1, ?, 'cold-l2-v1', '2026-11-28T12:00:00Z')",
                    (pid, config_ids[slow], float(np.min(times)) / 10))
+        # A newer hot-graph trial of the second slowest config, a hundred times faster: another protocol's answer.
+        slow2 = rows[int(np.argsort(times)[-2])]["config"]
+        db.execute("INSERT INTO trial (device_id, environment_id, problem_id, config_id, status, verify_ok, median_us, "
+                   "protocol_name, created_at) VALUES (1, 2, ?, ?, 'ok', 1, ?, 'hot-graph-v1', '2026-11-30T12:00:00Z')",
+                   (pid, config_ids[slow2], float(np.min(times)) / 100))
         truth_winner[f"{m}x{n}x{k}"] = float(np.min(times))
+        hot_only[f"{m}x{n}x{k}"] = (slow2, float(np.min(times)) / 100)
     db.commit()
     db.close()
 
@@ -88,6 +99,31 @@ with tempfile.TemporaryDirectory() as tmp:
     check(held == sorted(f"{m}x{n}x{k}" for m, n, k in SHAPES), f"held-out rows cover {held}")
     for fold in half["folds"]:
         check(not set(fold["fit_groups"]) & set(fold["eval_groups"]), f"fold {fold['name']} evaluates a fitted shape")
+
+    # scripts/model_check.py reads the same trials: cold-l2 by default (the true winners), hot-graph when asked (the
+    # one hot trial per shape is then the winner).
+    for proto, expect in (("cold-l2", {s: (None, us) for s, us in truth_winner.items()}), ("hot-graph", hot_only)):
+        mc_json = os.path.join(tmp, f"mc-{proto}.json")
+        run = subprocess.run([sys.executable, MODEL_CHECK, "--db", db_path, "--shapes", shapes_path, "--dgtune", DGTUNE,
+                              "--protocol", proto, "--json", mc_json], capture_output=True, text=True)
+        check(run.returncode in (0, 1), f"model_check --protocol {proto}: exit {run.returncode}, {run.stderr[-2000:]}")
+        mc = json.load(open(mc_json))
+        check(mc["protocol"] == proto, f"model_check JSON protocol {mc.get('protocol')}")
+        for r in mc["rows"]:
+            if not r["measured"]:
+                continue
+            cfg, us = expect[r["shape"]]
+            check(abs(r["winner_us"] - us) < 1e-9 * us, f"model_check {proto} {r['shape']}: winner {r['winner_us']} us, "
+                  f"expected {us} us")
+            check(cfg is None or r["winner"] == cfg, f"model_check {proto} {r['shape']}: winner {r['winner']}")
+    hot_fit = os.path.join(tmp, "fit-hot.json")
+    run = subprocess.run([sys.executable, FIT, "--db", db_path, "--shapes", shapes_path, "--accum", "promote",
+                          "--dgtune", DGTUNE, "--protocol", "hot-graph", "--eval", "none", "--json", hot_fit],
+                         capture_output=True, text=True)
+    check(run.returncode == 0, f"fit --protocol hot-graph: exit {run.returncode}, {run.stderr[-2000:]}")
+    for r in json.load(open(hot_fit))["start"]["rows"]:
+        check(abs(r["winner_us"] - hot_only[r["shape"]][1]) < 1e-9 * hot_only[r["shape"]][1],
+              f"fit hot-graph {r['shape']}: winner {r['winner_us']} us")
 
     bad = os.path.join(tmp, "bad.json")
     json.dump({"sm_flops": 5e12, "tma_stor": 0.5}, open(bad, "w"))
