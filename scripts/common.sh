@@ -71,6 +71,19 @@ link_prebuilt_source_dir() {
 
 gpu_present() { nvidia-smi -L >/dev/null 2>&1; }
 
+# numpy for the cost-model tests (tests/cli/cost_model_test_support.py also looks in $DGT_TOOLS_DIR/python): when
+# python3 lacks it, pip installs it there (CI's machine reaches PyPI); without a registry those tests skip (exit 77).
+ensure_numpy() {
+  command -v python3 >/dev/null || return 0
+  python3 -c 'import numpy' 2>/dev/null && return 0
+  PYTHONPATH="$DGT_TOOLS_DIR/python" python3 -c 'import numpy' 2>/dev/null && return 0
+  say "installing numpy (pip) into $DGT_TOOLS_DIR/python for the cost-model tests"
+  mkdir -p "$DGT_TOOLS_DIR/python"
+  timeout 300 python3 -m pip install -q --disable-pip-version-check --target "$DGT_TOOLS_DIR/python" numpy >&2 ||
+    say "numpy could not be installed: the cost-model tests will report SKIPPED"
+  return 0
+}
+
 # Prints the path of a working cuobjdump whose `-sass` works, i.e. with nvdisasm next to it or on PATH
 # (for the SASS test, tests/nvrtc/sass_check.sh): $DGT_CUOBJDUMP, PATH, the CUDA toolkit, a previous
 # install under $DGT_TOOLS_DIR, else installs the PyPI wheels nvidia-cuda-cuobjdump and

@@ -7,10 +7,17 @@ and the failure list that decides the exit code.
 import os
 import sys
 
+# scripts/test.sh installs numpy with pip into the tools directory (scripts/common.sh ensure_numpy) when python3 lacks
+# it; the scripts these tests run as subprocesses import it too, hence PYTHONPATH.
+_tools = os.path.join(os.environ.get("DGT_TOOLS_DIR") or os.path.join(
+    os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "dgtune-tools"), "python")
+if os.path.isdir(_tools):
+    sys.path.append(_tools)
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (os.environ.get("PYTHONPATH"), _tools) if p)
 try:
     import numpy as np  # noqa: F401 (re-exported)
 except ImportError:
-    print("numpy is not installed: skipped")
+    print("numpy is not installed (neither for python3 nor in " + _tools + "): skipped")
     sys.exit(77)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
