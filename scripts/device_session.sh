@@ -5,7 +5,8 @@
 #   steps: env run sweep resume prevwin loader gputests sanitize cube modelsweep clismoke deepseek square
 #          v2sweeps compare large export gate gaterecord detect gate10 scaletests scaleperf epitests epiperf
 #          epiab epinew (issue 12 A/B and re-tune) o256 ncublas pptest ppab ppsweep (issue 7: 2o, cuBLASLt's
-#          kernels, the ping-pong mainloop) blockab ncublock blockx ncufull cublasm (issue 11: block scales A/B, profiles, cuBLASLt's smallest M); the case labels below say what each runs
+#          kernels, the ping-pong mainloop) blockab ncublock blockx ncufull cublasm (issue 11: block scales A/B, profiles, cuBLASLt's smallest M)
+#          clutests uniab (issues 10/7: the cluster kernels' uniform loop state, tests and A/B); the case labels below say what each runs
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
@@ -465,6 +466,32 @@ SHAPES
     flat68)  # issue 10: tuned t(68) vs t(132) (exhaustive), then compared in interleaved rounds
       step sweep-flat68 150 bash -c "$BIN sweep --shapes configs/shapes/flatness-68-132.txt --db /tmp/flat.db --format json >$OUT/sweep-flat68.json"
       step compare-flat68 60 bash -c "$BIN compare --shapes configs/shapes/flatness-68-132.txt --db /tmp/flat.db --format json >$OUT/compare-flat68.json" ;;
+    clutests)  # issues 10/7, first after the 2026-12-01 cluster-kernel change (split_k.cuh convergence barrier, early
+      # producer exit in cluster kernels; not run on a GPU when it landed): every test with a cluster kernel, then the
+      # sanitizers (their key list has cluster splits and pp clusters); a hang is cut by the step timeout
+      step clutests 200 bash -c "cd build && ./tests/dgtune_gpu_tests --gtest_filter='ClusterSplit.*:SplitK.*:Pingpong.*:EdgeShapes.*'"
+      step clusanitize 300 bash scripts/test.sh -R sanitize -V ;;
+    uniab)  # issues 10/7: the cluster kernels with uniform loop state (this binary) against $ROOT/build/dgtune-old (b21863b,
+      # R2URs before every QGMMA of the cluster splits and every TMA issue of cluster kernels), alternately, twice per
+      # protocol: the decode shapes that cluster splits win, the cluster configs as extra sides (x vs cuBLASLt-tuned of
+      # the same process), and the fast short-K shapes with pp in 2x1 clusters
+      printf '%s\n' "1 2112 7168" "1 576 7168" "64 2112 7168" "64 576 7168" "128 576 7168" "128 2112 7168" "1 4096 7168" "64 4096 7168" >/tmp/uni.txt
+      { grep -E '^(4096|8192) ' configs/shapes/deepseek-v3.txt; grep -E '^[0-9]' configs/shapes/square.txt; } |
+        awk '$3 <= 2048 {print $1, $2, $3, "accum=fast"}' >/tmp/uni-fast.txt
+      ucfgs="64x48x256_s7_wg1_sw128_c1x1_rm8_tma_sk2c_sm0_2g_p1 64x32x256_s8_wg1_sw128_c1x1_rm8_tma_sk4c_sm0_2g_p1 64x32x256_s8_wg1_sw128_c1x1_rm8_tma_sk3c_sm0_2g_p1 64x64x256_s6_wg1_sw128_c1x1_rm8_tma_sk2c_sm0_2g_p1 64x64x256_s5_wg1_sw128_c1x1_rm8_tma_sk3c_sm0_2g_p1 64x32x256_s8_wg1_sw128_c1x1_rm8_tma_sk2c_sm0_2g_p1 64x64x256_s6_wg1_sw128_c1x2_rm8_tma_sk1_sm0_2g_p1 64x64x256_s6_wg1_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1"
+      fcfgs="128x160x128_s4_wg2_sw128_c2x1_rm8_tma_sk1_sm0_pp_p16 128x176x128_s5_wg2_sw128_c2x1_rm8_tma_sk1_sm0_pp_p16 128x160x128_s5_wg2_sw128_c1x1_rm8_tma_sk1_sm0_pp_p16"
+      ux=""; for c in $ucfgs; do ux="$ux --config $c"; done
+      fx=""; for c in $fcfgs; do fx="$fx --config $c"; done
+      for rep in 1 2; do
+        for side in new old; do
+          bin=$BIN; [ $side = old ] && bin=$ROOT/build/dgtune-old
+          [ -x "$bin" ] || { echo "=== uniab: no $bin"; continue; }
+          for proto in cold-l2 hot-graph; do
+            step "uniab-$side-$proto-$rep" 100 bash -c "$bin compare --shapes /tmp/uni.txt --db /tmp/uni-$side.db --protocol $proto --rounds 20 --no-copy-limit $ux --format json >$LOGS/uniab-$side-$proto-$rep.json"
+          done
+          step "uniab-$side-fast-$rep" 120 bash -c "$bin compare --shapes /tmp/uni-fast.txt --db /tmp/uni-$side.db --rounds 20 --no-copy-limit $fx --format json >$LOGS/uniab-$side-fast-$rep.json"
+        done
+      done ;;
     *) echo "unknown step $s" ;;
   esac
 done
