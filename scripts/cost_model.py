@@ -18,7 +18,8 @@ import numpy as np
 # CostConstants fields in declaration order; the integer ones are rounded when set.
 FIELDS = ["sm_flops", "n_half", "one_wg_m64", "promote", "promote_2g", "cluster", "bk256", "swizzle64", "swizzle32",
           "k_block_us", "unit_us", "tma_store", "l2_tbps", "dram_tbps", "reduce_tbps", "resident_clusters_2",
-          "resident_clusters_3", "resident_clusters_4", "resident_clusters_6", "resident_clusters_8", "launch_us"]
+          "resident_clusters_3", "resident_clusters_4", "resident_clusters_6", "resident_clusters_8", "launch_us",
+          "load_latency_us"]
 INT_FIELDS = {"resident_clusters_2", "resident_clusters_3", "resident_clusters_4", "resident_clusters_6",
               "resident_clusters_8"}
 
@@ -155,7 +156,9 @@ def estimate_us(c, sm_count, k):
     load_s = (bm * k_unit / cn + bn * k_unit / cm) / l2_per_sm
     # pp: one warpgroup's epilogue runs under the other's mainloop (a prior in cost_model.cpp, not fitted).
     unit_fixed_us = np.where(c["mainloop_pp"], 0.25 * k["unit_us"], k["unit_us"])
-    unit_s = np.maximum(mma_s, load_s) + (per_split * k["k_block_us"] + unit_fixed_us) * 1e-6
+    # Pipeline depth (Little's law): num_stages loads in flight, each load_latency_us long (0: no such bound).
+    ring_s = per_split * k["load_latency_us"] * 1e-6 / c["num_stages"]
+    unit_s = np.maximum(np.maximum(mma_s, load_s), ring_s) + (per_split * k["k_block_us"] + unit_fixed_us) * 1e-6
     unit_s = np.where(c["tma"], unit_s * k["tma_store"], unit_s)
     unit_s = np.where((splits > 1) & ~split_cluster,
                       unit_s + (splits + 1) * bm * bn * 4.0 / (k["reduce_tbps"] * 1e12 / np.maximum(1.0, busy_sms)),

@@ -49,7 +49,11 @@ double estimate_us(const KernelSpec& spec, const Problem& p, int sm_count, const
   // pp: one warpgroup's epilogue runs under the other's mainloop, so most of the per-unit cost is hidden (a
   // prior, not yet fitted).
   const double unit_fixed_us = c.mainloop == Mainloop::kPp ? 0.25 * k.unit_us : k.unit_us;
-  double unit_s = std::max(mma_s, load_s) + (per_split * k.k_block_us + unit_fixed_us) * 1e-6;
+  // Pipeline depth (Little's law): the ring keeps num_stages k-blocks of loads in flight, each taking load_latency_us
+  // from issue to arrival, so a unit's k-blocks cannot stream faster than one per load_latency_us / num_stages. A
+  // deeper ring ranks ahead of a shallower twin until this bound falls below the WGMMA (or L2) time. 0: no such bound.
+  const double ring_s = per_split * k.load_latency_us * 1e-6 / c.num_stages;
+  double unit_s = std::max(std::max(mma_s, load_s), ring_s) + (per_split * k.k_block_us + unit_fixed_us) * 1e-6;
   if (c.epilogue == Epilogue::kTma) unit_s *= k.tma_store;
   // Workspace split: S partials written and read through L2 by the tile's CTAs. Cluster split: partials move
   // through distributed shared memory; a flat prior (not fitted) for its barrier round trip.

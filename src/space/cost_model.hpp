@@ -13,37 +13,42 @@
 
 namespace dgt {
 
-/// Constants of the estimate. Refitted for kernel v2 (issue 7) by scripts/fit_cost_model.py (coordinate
-/// descent, 8 seeded restarts, objective: shapes failing + sum of gaps of the top 16; values to 4 digits)
-/// on the 18038 verified cold-l2-v1 trials of results/tuning.db (H200, 2026-11-29): every kept candidate of
-/// the default space for configs/shapes/deepseek-v3.txt and square.txt in promote mode (40 shapes, kernel
-/// hash b3105e86aeda15bd; the five 2o candidates per shape with M >= 128 were not measured) and for their
-/// 19 shapes with M >= 2048 in fast mode (kernel hash 3b627f8651936ca6). With them the model's top 16
-/// holds the exhaustive winner or one within 3% for all 59 problems (for all of them within its top 12);
-/// held-out checks (fit on half of the shapes, leave one shape out): results/h200/model-check-v2.md. The
-/// previous constants, fitted on 9726 trials of kernel v1 (results/h200/issue3-sweeps.md), missed 2 of them.
-/// The values are what ranks best, not hardware figures (dram_tbps is not the HBM's bandwidth, nor
-/// sm_flops an SM's peak); launch_us (no influence on a ranking) and the resident cluster counts (the
-/// hardware's) were not fitted.
+/// Constants of the estimate, refitted on 2026-12-01 with the pipeline-depth term (load_latency_us) by
+/// scripts/fit_cost_model.py (coordinate descent, 4 seeded restarts from the previous constants plus
+/// load_latency_us = 4; objective: shapes failing + sum of gaps of the top 16; values to 4 digits) on the verified
+/// cold-l2-v1 trials of two committed DBs (H200): results/h200/raw/issue7-s4/call10-pp.db.gz (the 2026-11-29
+/// exhaustive sweeps of the 19 shapes of configs/shapes/deepseek-v3.txt and square.txt with M >= 2048 in both
+/// accumulation modes, kernel hashes b3105e86aeda15bd / 3b627f8651936ca6, plus 168 trials of the final binary of
+/// 2026-11-30 with pp configs, the model's top 24 of the 7 fast shapes with K <= 2048) and
+/// results/h200/raw/issue10-s4/call10-smallx.db.gz (the exhaustive sweep of 2026-11-30 of the 24 shapes of
+/// deepseek-v3-small-m.txt, i.e. deepseek-v3.txt's 21 with M <= 128 and the three tails). With them the model's
+/// top 16 holds the exhaustive winner or one within 3% for all 59 problems (40 promote, 19 fast); held out (fit on
+/// half of the shapes, leave one shape out): 3 and 1 misses, results/h200/model-check-v2.md, section
+/// "2026-12-01". The constants before (fitted on the 2026-11-29 data without the small-M kernel of 2026-11-30
+/// and without pp) missed 5 of the 59. The values are what ranks best, not hardware figures (dram_tbps is not
+/// the HBM's bandwidth, nor sm_flops an SM's peak, nor load_latency_us a measured latency: estimates run ~2.5x
+/// high on the median measured candidate); launch_us (no influence on a ranking) and the resident cluster counts
+/// (the hardware's) were not fitted.
 struct CostConstants {
-  double sm_flops = 3.7e12;      ///< effective FP8 FLOP/s of one SM at efficiency 1
-  double n_half = 43.07;         ///< WGMMA efficiency BLOCK_N / (BLOCK_N + n_half)
-  double one_wg_m64 = 0.4514;    ///< efficiency with one consumer WG holding a single m64 slice (BLOCK_M 64)
-  double promote = 0.8065;       ///< efficiency with FP32 promotion every k-block, one WGMMA group in flight (1g)
-  double promote_2g = 0.8464;    ///< the same with two groups in flight (2g): promotion overlaps the next WGMMAs
-  double cluster = 0.9574;       ///< efficiency of a CTA in a 2- or 4-CTA cluster. Not fitted for ranking: set so
+  double sm_flops = 8.311e12;      ///< effective FP8 FLOP/s of one SM at efficiency 1
+  double n_half = 6.044;         ///< WGMMA efficiency BLOCK_N / (BLOCK_N + n_half)
+  double one_wg_m64 = 0.2435;    ///< efficiency with one consumer WG holding a single m64 slice (BLOCK_M 64)
+  double promote = 0.6434;       ///< efficiency with FP32 promotion every k-block, one WGMMA group in flight (1g)
+  double promote_2g = 0.9797;    ///< the same with two groups in flight (2g): promotion overlaps the next WGMMAs
+  double cluster = 0.5841;       ///< efficiency of a CTA in a 2- or 4-CTA cluster. Not fitted for ranking: set so
                                  ///< that the model's 1x1/cluster time ratio equals the measured one on the median
-                                 ///< of the 249 measured (cluster, same config 1x1) pairs: the cluster ran ~4%
-                                 ///< slower on the median pair (faster in 38); no 1x1 config ranks behind its cluster
-  double bk256 = 1.09;           ///< efficiency with BLOCK_K 256 (fewer barrier round trips)
-  double swizzle64 = 0.4196;     ///< efficiency with 64-byte swizzle (more TMA boxes, bank conflicts)
-  double swizzle32 = 0.435;      ///< efficiency with 32-byte swizzle
-  double k_block_us = 0.06922;   ///< fixed cost per k-block (barrier wait, fence, commit/wait)
-  double unit_us = 0.2445;       ///< fixed cost per work unit (fill, epilogue, scheduling)
-  double tma_store = 0.7689;     ///< unit time factor with the TMA-store epilogue (store overlaps the next unit)
-  double l2_tbps = 12.16;        ///< L2 -> SM bandwidth of the whole GPU
-  double dram_tbps = 2.562;      ///< HBM bandwidth
-  double reduce_tbps = 1.074;    ///< split-K partial traffic, whole GPU
+                                 ///< of the 278 measured (cluster, same config 1x1) pairs: the cluster ran ~4%
+                                 ///< slower on the median pair (faster in 53). Low because it scales only the WGMMA
+                                 ///< time, and many units are bound by the L2 or the pipeline-depth term instead
+  double bk256 = 0.9563;         ///< efficiency with BLOCK_K 256 (fewer barrier round trips)
+  double swizzle64 = 0.4497;     ///< efficiency with 64-byte swizzle (more TMA boxes, bank conflicts)
+  double swizzle32 = 0.4188;     ///< efficiency with 32-byte swizzle
+  double k_block_us = 0.08404;   ///< fixed cost per k-block (barrier wait, fence, commit/wait)
+  double unit_us = 0.9126;       ///< fixed cost per work unit (fill, epilogue, scheduling)
+  double tma_store = 0.7726;     ///< unit time factor with the TMA-store epilogue (store overlaps the next unit)
+  double l2_tbps = 4.941;        ///< L2 -> SM bandwidth of the whole GPU
+  double dram_tbps = 3.401;      ///< HBM bandwidth
+  double reduce_tbps = 0.548;    ///< split-K partial traffic, whole GPU
   // Clusters of 2, 3, 4, 6 and 8 CTAs resident at once with one CTA per SM: cuOccupancyMaxActiveClusters on the
   // H200 (`dgtune info`, max_active_clusters: 2:66 3:39 4:30 6:17 8:15). A cluster sits in one GPC, so 4-CTA
   // clusters fill 120 of the 132 SMs, not 132 (33, assumed before, made 33-tile cluster splits look one wave long;
@@ -54,15 +59,19 @@ struct CostConstants {
   int resident_clusters_6 = 17;
   int resident_clusters_8 = 15;
   double launch_us = 3.0;
+  double load_latency_us = 4.88;  ///< pipeline depth: latency of a k-block's operand loads (TMA issue to full
+                                  ///< barrier); with num_stages of them in flight a unit streams at most one
+                                  ///< k-block per load_latency_us / num_stages (Little's law); 0 = no such bound
 };
 
 /// Estimated microseconds for `spec` on `p` with `sm_count` SMs:
 ///   units = cluster tiles x K splits, run in waves of the resident CTAs (or clusters, or `sms`);
 ///   per unit: max(WGMMA time at sm_flops x efficiency(BLOCK_N, consumer WGs, promotion, BLOCK_K,
 ///   swizzle), operand bytes over the unit's share of L2 bandwidth, multicast operands counted once per
-///   cluster) + k-blocks x k_block_us + unit_us, scaled by tma_store for the TMA-store epilogue, plus
-///   split-K partial traffic; DRAM floor: operand panels read once per rasterization band, D written
-///   once, split-K partials written and read; total = max(waves x unit, DRAM floor) + launch.
+///   cluster, k-blocks x load_latency_us / num_stages) + k-blocks x k_block_us + unit_us, scaled by
+///   tma_store for the TMA-store epilogue, plus split-K partial traffic; DRAM floor: operand panels read
+///   once per rasterization band, D written once, split-K partials written and read; total = max(waves x
+///   unit, DRAM floor) + launch.
 double estimate_us(const KernelSpec& spec, const Problem& p, int sm_count, const CostConstants& k = {});
 
 /// The kept candidates of `space` for `p` (enumerate()), most promising first: ascending

@@ -2,9 +2,12 @@
 """scripts/cost_model.py against the C++ estimate (ctest cli_cost_model_mirror): for a sample of problems and spaces
 that reaches every branch of estimate_us (split-K, 2- and 4-CTA clusters, a capped persistent grid, 32/64-byte swizzle,
 BLOCK_K 256, one consumer warpgroup on BLOCK_M 64, 1g/2g/2o/pp, fast promotion intervals, both rasterizations, direct and
-TMA-store epilogues, bf16/f32/e4m3 output), the mirror's estimates with the header's constants must equal the
-`estimate_us` column of `dgtune space` (1e-12 relative) and rank the candidates in the same order; the header parser
-must refuse a CostConstants it does not mirror, naming the field. scripts/fit_cost_model.py fits constants with the
+TMA-store epilogues, bf16/f32/e4m3 output; with a nonzero load_latency_us, units bound by the pipeline-depth term and
+units not bound by it), the mirror's estimates with the header's constants must equal the `estimate_us` column of
+`dgtune space` (1e-12 relative) and rank the candidates in the same order; with a nonzero load_latency_us a mirror
+without the pipeline-depth term must disagree with dgtune on the sample, and among configs that differ only in
+num_stages a deeper ring never estimates slower; the header parser must refuse a CostConstants it does not mirror,
+naming the field. scripts/fit_cost_model.py fits constants with the
 mirror, so this is what makes its results hold for dgtune. Exit 77 (skip) without numpy.
 
   cost_model_mirror_test.py path/to/dgtune
@@ -61,6 +64,22 @@ with tempfile.TemporaryDirectory() as tmp:
               f"{label}: {rows[worst]['config']}: mirror {est[worst]!r} vs dgtune {ref[worst]!r}")
         check(list(cost_model.rank_order(est)) == list(cost_model.rank_order(ref)), f"{label}: rank orders differ")
         total += len(rows)
+        # The pipeline-depth term (load_latency_us / num_stages per k-block): rows whose estimate it sets, where a
+        # mirror that dropped it must not match dgtune; deeper rings never estimate slower than their shallower twins.
+        ring_bound = np.zeros(len(rows), dtype=bool)
+        if k["load_latency_us"] > 0:
+            no_ring = cost_model.estimate_us(cols, 132, dict(k, load_latency_us=0.0))
+            ring_bound = np.abs(no_ring / ref - 1) > 1e-9
+            by_rest = {}
+            for r, e in zip(rows, ref):
+                c = cost_model.parse_key(r["config"])
+                by_rest.setdefault(tuple((f, v) for f, v in c.items() if f != "num_stages"), []).append(
+                    (c["num_stages"], e))
+            for rest, v in by_rest.items():
+                v.sort()
+                for (s1, e1), (s2, e2) in zip(v, v[1:]):
+                    check(e2 <= e1, f"{label}: s{s2} estimates {e2} > s{s1} {e1} ({dict(rest)})")
+                seen["stage twins"] = seen.get("stage twins", 0) + len(v) - 1
         cluster = cols["cluster_m"] * cols["cluster_n"]
         for name, mask in {
             "split-K": cols["split_k"] > 1, "2-CTA cluster": cluster == 2, "4-CTA cluster": cluster == 4,
@@ -72,6 +91,7 @@ with tempfile.TemporaryDirectory() as tmp:
             "2o": np.array(["_2o_" in r["config"] for r in rows]), "pp": cols["mainloop_pp"],
             "P > 1": cols["promote_every"] > 1, "raster n": ~cols["along_m"], "direct": ~cols["tma"],
             "tma": cols["tma"], "f32 out": np.full(len(rows), d == "f32"), "e4m3 out": np.full(len(rows), d == "e4m3"),
+            **({"ring-bound unit": ring_bound, "unit not ring-bound": ~ring_bound} if k["load_latency_us"] > 0 else {}),
         }.items():
             seen[name] = seen.get(name, 0) + int(np.sum(mask))
     for name, count in seen.items():
