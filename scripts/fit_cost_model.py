@@ -5,9 +5,9 @@ tuning DB, and checks the fit on shapes it was not fitted on.
 Data: for every shape of the shapes files and every accumulation mode asked for, the kept candidates of the default
 space (`dgtune space`, enumeration order) and the measured time of each (status 'ok' and verified trials timed under a
 protocol of the --protocol kind, default cold-l2; when several trials exist for one problem and config, from several
-environments, devices or versions of the kind, the latest by created_at). Shapes
-without trials in a mode are listed as not measured and left out. Candidates of the space without a trial still take
-their place in the ranking (they use up a top-K slot but cannot be the measured best), as in scripts/model_check.py.
+environments, devices or versions of the kind, the latest by created_at). Shapes without trials in a mode are listed
+as not measured and left out. Candidates of the space without a trial still take their place in the ranking (they use
+up a top-K slot but cannot be the measured best), as in scripts/model_check.py.
 
 The estimate is scripts/cost_model.py, a numpy mirror of the C++ estimate_us (tests/cli/cost_model_mirror_test.py checks
 that both agree), so no recompilation is needed; start values are the header's constants.
@@ -343,8 +343,8 @@ def main():
         print(f"  not measured: {label}: {why}")
     ev_all = Evaluator(shapes)
     evals = [e for e in a.eval.split(",") if e]
-    doc = {"db": a.db, "shapes_files": a.shapes, "accum": a.accum.split(","), "protocol": a.protocol, "top_k": a.top_k, "tol": a.tol,
-           "seed": a.seed, "start_constants": start, "not_measured": skipped,
+    doc = {"db": a.db, "shapes_files": a.shapes, "accum": a.accum.split(","), "protocol": a.protocol,
+           "top_k": a.top_k, "tol": a.tol, "seed": a.seed, "start_constants": start, "not_measured": skipped,
            "data": [dict(s.trial_info, shape=s.group, accum=s.accum, space_not_measured=len(
                s.trial_info["space_not_measured"]), space_not_measured_keys=s.trial_info["space_not_measured"])
                     for s in shapes]}

@@ -30,7 +30,7 @@ namespace dgt {
 /// high on the median measured candidate); launch_us (no influence on a ranking) and the resident cluster counts
 /// (the hardware's) were not fitted.
 struct CostConstants {
-  double sm_flops = 8.311e12;      ///< effective FP8 FLOP/s of one SM at efficiency 1
+  double sm_flops = 8.311e12;    ///< effective FP8 FLOP/s of one SM at efficiency 1
   double n_half = 6.044;         ///< WGMMA efficiency BLOCK_N / (BLOCK_N + n_half)
   double one_wg_m64 = 0.2435;    ///< efficiency with one consumer WG holding a single m64 slice (BLOCK_M 64)
   double promote = 0.6434;       ///< efficiency with FP32 promotion every k-block, one WGMMA group in flight (1g)

@@ -7,8 +7,8 @@ units not bound by it), the mirror's estimates with the header's constants must 
 `dgtune space` (1e-12 relative) and rank the candidates in the same order; with a nonzero load_latency_us a mirror
 without the pipeline-depth term must disagree with dgtune on the sample, and among configs that differ only in
 num_stages a deeper ring never estimates slower; the header parser must refuse a CostConstants it does not mirror,
-naming the field. scripts/fit_cost_model.py fits constants with the
-mirror, so this is what makes its results hold for dgtune. Exit 77 (skip) without numpy.
+naming the field. scripts/fit_cost_model.py fits constants with the mirror, so this is what makes its results hold for
+dgtune. Exit 77 (skip) without numpy.
 
   cost_model_mirror_test.py path/to/dgtune
 """

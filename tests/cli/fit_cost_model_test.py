@@ -113,8 +113,8 @@ with tempfile.TemporaryDirectory() as tmp:
             if not r["measured"]:
                 continue
             cfg, us = expect[r["shape"]]
-            check(abs(r["winner_us"] - us) < 1e-9 * us, f"model_check {proto} {r['shape']}: winner {r['winner_us']} us, "
-                  f"expected {us} us")
+            check(abs(r["winner_us"] - us) < 1e-9 * us,
+                  f"model_check {proto} {r['shape']}: winner {r['winner_us']} us, expected {us} us")
             check(cfg is None or r["winner"] == cfg, f"model_check {proto} {r['shape']}: winner {r['winner']}")
     hot_fit = os.path.join(tmp, "fit-hot.json")
     run = subprocess.run([sys.executable, FIT, "--db", db_path, "--shapes", shapes_path, "--accum", "promote",
