@@ -1,8 +1,12 @@
 // TMA-store epilogue, for every BLOCK_N that is a multiple of 8 (16 for e4m3 output, R23): each consumer
 // warpgroup writes its converted rows (BF16 with stmatrix, f32/e4m3 with plain stores) into a swizzled staging tile in shared memory, then one thread stores
-// it with cp.async.bulk.tensor, one bulk store per swizzle-wide column band (out-of-bounds rows and
-// columns of a box are clipped by TMA, so M/N tails need no predicates). The direct epilogue stays the
-// fallback for a D whose rows are not 16-byte multiples (pruning rule P3).
+// it with cp.async.bulk.tensor, one bulk store per swizzle-wide column band (out-of-bounds rows of a box
+// are clipped by TMA, so M tails need no predicates). Columns are clipped too, but a TMA store writes whole
+// 16-byte units of a row: when N * E is not a multiple of 16 it would also write D's padding up to the next
+// 16-byte boundary (found on the H200 with e4m3 D, ldd > N). So D's tensor map ends at the last whole 16-byte
+// unit (tma_store_cols) and the warpgroup writes the few columns after it from the staging tile with plain
+// stores (store_tail_cols). The direct epilogue stays the fallback for a D whose rows are not 16-byte
+// multiples (pruning rule P3).
 #pragma once
 #include "common.cuh"
 #include "gemm/epilogue_direct.cuh"
@@ -10,6 +14,46 @@
 #include "ptx/tma.cuh"
 
 namespace dgt::gemm {
+
+/// Columns of D that TMA may store: N rounded down to a whole number of 16-byte units of a row (kElem bytes
+/// per element). A TMA store writes whole 16-byte units, so a tensor map wider than this would write past
+/// column N into D's padding (ldd > N) or the next row. Mirrors dgt::epilogue_tma_cols (src/problem/
+/// kernel_config.hpp), which sizes D's tensor map. 0 when a row of N elements is shorter than 16 bytes.
+template <u32 kElem>
+__device__ __forceinline__ u32 tma_store_cols(u32 N) {
+  return N * kElem / 16 * 16 / kElem;
+}
+
+/// Writes the columns [max(n_tma, n0), min(N, n0 + BLOCK_N)) of this warpgroup's rows from the staging tile to
+/// D with plain stores: the part of a row that TMA must not store (tma_store_cols). Fewer than 16 / kElem
+/// columns, all in one band (a 16-byte unit of D starting at a multiple of 16 bytes lies inside one staging
+/// band, whose rows start at 16-byte multiples of the tile). Thread t writes rows t, t + 128, ... .
+/// `address_byte(row, byte)` is the staging address of byte `byte` of staging row `row`.
+template <u32 kRows, u32 kElem, class Addr>
+__device__ __forceinline__ void store_tail_cols(u8* d, u64 ldd, u32 M, u32 N, u32 n_tma, u32 m0, u32 n0, u32 n_end,
+                                                Addr address_byte) {
+  const u32 c_begin = n_tma > n0 ? n_tma : n0, c_end = N < n_end ? N : n_end;
+  for (u32 row = threadIdx.x % 128; row < kRows; row += 128) {
+    if (m0 + row >= M) break;
+    u8* out = d + (static_cast<u64>(m0 + row) * ldd + c_begin) * kElem;
+    for (u32 c = c_begin; c < c_end; ++c, out += kElem) {
+      const u32 src = address_byte(row, (c - n0) * kElem);
+      if constexpr (kElem == 4) {
+        u32 v;
+        asm volatile("ld.shared.u32 %0, [%1];" : "=r"(v) : "r"(src) : "memory");
+        *reinterpret_cast<u32*>(out) = v;
+      } else if constexpr (kElem == 2) {
+        u16 v;
+        asm volatile("ld.shared.u16 %0, [%1];" : "=h"(v) : "r"(src) : "memory");
+        *reinterpret_cast<u16*>(out) = v;
+      } else {
+        u16 v;
+        asm volatile("ld.shared.u8 %0, [%1];" : "=h"(v) : "r"(src) : "memory");
+        *out = static_cast<u8>(v);
+      }
+    }
+  }
+}
 
 /// Staging layout of one warpgroup (kRows rows x BLOCK_N columns of the output type, E bytes each: bf16 2,
 /// f32 4, e4m3 1; BLOCK_N = 2 * kAccPerMma):
@@ -26,6 +70,8 @@ namespace dgt::gemm {
 /// `op` (gemm/epilogue_ops.cuh: bias, activation, e4m3 scale_d and amax, which counts only rows < M and
 /// columns < N; TMA clips the rest).
 /// Every band starts at a multiple of 1024 bytes (kRows >= 64), as the swizzle pattern requires.
+/// Bands that start at or past tma_store_cols(N) are not stored by TMA; the columns from there to N
+/// (store_tail_cols) are written with plain stores to `d` (leading dimension ldd) once their band is staged.
 /// Named barrier id 2 + wg orders the warpgroup's threads.
 /// kRingBands > 0 (pp, Fp8GemmTraits::kEpiRingBands): the staging holds only kRingBands bands. Band b goes to
 /// slot b % kRingBands and is stored as its own bulk group as soon as it is written; before a slot is written
@@ -36,7 +82,8 @@ namespace dgt::gemm {
 template <u32 kMmaPerWG, u32 kAccPerMma, u32 kRows, u32 kSwizzle, u32 kOutType, u32 kBiasBatch, class Op,
           u32 kRingBands = 0>
 __device__ __forceinline__ void store_tile_tma(const float (&acc)[kMmaPerWG][kAccPerMma], u8* staging, const TmaDesc* tma_d,
-                                               u32 M, u32 N, u32 m0, u32 n0, float scale, u32 wg, Op& op) {
+                                               void* d, u64 ldd, u32 M, u32 N, u32 m0, u32 n0, float scale, u32 wg,
+                                               Op& op) {
   constexpr u32 kElem = OutBytes<kOutType>::value;
   constexpr u32 kCols = kAccPerMma * 2;                     // BLOCK_N
   constexpr u32 kGroups = kCols / 8;                        // 8-column groups (one 8x8 matrix per row block)
@@ -54,6 +101,9 @@ __device__ __forceinline__ void store_tile_tma(const float (&acc)[kMmaPerWG][kAc
   const u32 warp = t / 32, lane = t % 32;
   const u32 base = smem_u32(staging);
   const u32 frag_row = 16 * warp + lane / 4, frag_col = 2 * (lane % 4);
+  // D's columns [n_tma, N) are not TMA's (tma_store_cols): this tile writes them itself when it covers them.
+  const u32 n_tma = tma_store_cols<kElem>(N);
+  const bool has_tail = n_tma < N && n0 + kCols > n_tma;
   // Bias loads first, so their latency overlaps the wait and the barrier below (TileBias).
   TileBias<kGroups, kBiasBatch, Op> bias(op, n0, frag_col, N);
   if constexpr (kRingBands == 0) {
@@ -96,10 +146,13 @@ __device__ __forceinline__ void store_tile_tma(const float (&acc)[kMmaPerWG][kAc
         const u32 b = i_last / kGroupsPerBand;
         ptx::fence_proxy_async_smem();
         ptx::named_barrier_sync(2 + wg, 128);
-        if (t == 0) {
-          ptx::tma_store_2d(tma_d, staging + (b % kRingBands) * kBandBytes, int(n0 + b * kBandCols), int(m0));
-          ptx::bulk_commit_group();
-        }
+        const u32 band_n0 = n0 + b * kBandCols;
+        if (t == 0 && band_n0 < n_tma)
+          ptx::tma_store_2d(tma_d, staging + (b % kRingBands) * kBandBytes, int(band_n0), int(m0));
+        if (t == 0) ptx::bulk_commit_group();
+        // The slot is read here, before this thread reaches the barrier that frees it for a later band.
+        if (has_tail && n_tma < band_n0 + kBandCols && band_n0 < N)
+          store_tail_cols<kRows, kElem>(static_cast<u8*>(d), ldd, M, N, n_tma, m0, n0, band_n0 + kBandCols, address_byte);
       }
     }
   };
@@ -158,9 +211,12 @@ __device__ __forceinline__ void store_tile_tma(const float (&acc)[kMmaPerWG][kAc
     ptx::named_barrier_sync(2 + wg, 128);
     if (t == 0) {
 #pragma unroll
-      for (u32 b = 0; b < kBands; ++b) ptx::tma_store_2d(tma_d, staging + b * kBandBytes, int(n0 + b * kBandCols), int(m0));
+      for (u32 b = 0; b < kBands; ++b)
+        if (n0 + b * kBandCols < n_tma) ptx::tma_store_2d(tma_d, staging + b * kBandBytes, int(n0 + b * kBandCols), int(m0));
       ptx::bulk_commit_group();
     }
+    // The staging tile is read here, before the next tile's barrier lets it be written again.
+    if (has_tail) store_tail_cols<kRows, kElem>(static_cast<u8*>(d), ldd, M, N, n_tma, m0, n0, n0 + kCols, address_byte);
   }
 }
 

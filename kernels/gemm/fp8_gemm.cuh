@@ -677,8 +677,8 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
         apply_channel_scales<T::kMmaPerWG, T::kAccPerMma>(acc, scale_a, scale_b, M, N, m0, n0);
       if constexpr (kTmaEpilogue) {
         store_tile_tma<T::kMmaPerWG, T::kAccPerMma, T::kRowsPerWG, T::kEpiSwizzle, kOutType, T::kBiasBatch,
-                       decltype(epi), T::kEpiRingBands>(acc, staging + wg * T::kStagingPerWG, &tma_d, M, N, m0, n0,
-                                                        scale, wg, epi);
+                       decltype(epi), T::kEpiRingBands>(acc, staging + wg * T::kStagingPerWG, &tma_d, d, ldd, M, N,
+                                                        m0, n0, scale, wg, epi);
       } else {
         store_tile_direct<T::kMmaPerWG, T::kAccPerMma, kOutType, T::kBiasBatch>(acc, d, M, N, ldd, m0, n0, scale, pairs_aligned, epi);
       }

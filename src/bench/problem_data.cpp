@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <vector>
 
 #include "core/error.hpp"
@@ -96,6 +97,24 @@ ProblemData::ProblemData(const Problem& p, const UtilKernels& util, uint64_t see
   }
   DGT_CHECK_CUDA(cudaGetLastError());
   DGT_CHECK_CUDA(cudaStreamSynchronize(s));
+}
+
+void ProblemData::poison_scale_padding(cudaStream_t s) const {
+  const ScaleLayout sl = p_.scales();
+  const int64_t b_valid = p_.scale == ScaleMode::kBlock ? ceil_div(p_.k, kScaleBlock) : p_.n;
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  // One array: its valid floats read back, everything else in its slot set to NaN.
+  auto poison = [&](int i, int64_t elems, int64_t ld, int64_t valid, size_t slot_bytes) {
+    std::vector<float> h(slot_bytes / 4, nan);
+    DGT_CHECK_CUDA(cudaMemcpyAsync(h.data(), scale_ptr(i), size_t(elems) * 4, cudaMemcpyDeviceToHost, s));
+    DGT_CHECK_CUDA(cudaStreamSynchronize(s));
+    for (int64_t j = 0; j < elems; ++j)
+      if (ld > 0 && j % ld >= valid) h[size_t(j)] = nan;
+    DGT_CHECK_CUDA(cudaMemcpyAsync(scale_ptr(i), h.data(), h.size() * 4, cudaMemcpyHostToDevice, s));
+    DGT_CHECK_CUDA(cudaStreamSynchronize(s));
+  };
+  poison(0, sl.a_elems, sl.ld_a, p_.m, scale_b_offset_);
+  poison(1, sl.b_elems, sl.ld_b, b_valid, scales_.bytes() - scale_b_offset_);
 }
 
 float* ProblemData::scale_d_ptr() const { return reinterpret_cast<float*>(epi_.as<char>() + epi_scalars_); }

@@ -35,6 +35,10 @@ class ProblemData {
   void poison_output(cudaStream_t s) const;
   /// Verifies the current D against the reference (synchronises); for e4m3 output also the amax.
   Verification verify(cudaStream_t s) const;
+  /// Sets every scale float that is not one of the problem's scales to NaN: the row padding of 2-D scale arrays
+  /// (rows past M or N, granules past ceil(K / 128)) and the slack after each array up to the end of its
+  /// 256-byte slot. A kernel that lets any of them reach D fails verify(). Synchronises the stream.
+  void poison_scale_padding(cudaStream_t s) const;
 
   /// The reference's max |r| (after bias and activation, before scale_d; host value).
   float reference_amax() const { return ref_amax_; }

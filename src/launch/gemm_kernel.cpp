@@ -94,10 +94,15 @@ void GemmKernel::launch(const Problem& p, const GemmOperands& ops, cudaStream_t 
   const CUtensorMap tma_a = make_kmajor_tma("A", ops.a, p.m, p.k, p.lda, a_box_rows(c, p.m), c.swizzle);
   const CUtensorMap tma_b = make_kmajor_tma("B", ops.b, p.n, p.k, p.ldb, c.block_n / c.cluster_m, c.swizzle);
   CUtensorMap tma_d{};
-  if (c.epilogue == Epilogue::kTma)
-    tma_d = make_store_tma("D", ops.d, dtype_bytes(p.d), p.m, p.n, static_cast<uint64_t>(p.ldd) * dtype_bytes(p.d),
-                           epilogue_box_cols(c.block_n, dtype_bytes(p.d)), c.rows_per_wg(),
-                           epilogue_swizzle_bytes(c.block_n, dtype_bytes(p.d)));
+  if (c.epilogue == Epilogue::kTma) {
+    // TMA stores only D's columns up to the last whole 16-byte unit of a row; the kernel writes the rest. With
+    // no whole unit (N * bytes < 16) the map is never used for a store; it gets one unit so that it encodes.
+    const int out_bytes = dtype_bytes(p.d);
+    const int64_t tma_cols = std::max<int64_t>(epilogue_tma_cols(p.n, out_bytes), 16 / out_bytes);
+    tma_d = make_store_tma("D", ops.d, out_bytes, p.m, static_cast<uint64_t>(tma_cols),
+                           static_cast<uint64_t>(p.ldd) * out_bytes, epilogue_box_cols(c.block_n, out_bytes),
+                           c.rows_per_wg(), epilogue_swizzle_bytes(c.block_n, out_bytes));
+  }
   check_operands(p, ops);  // after A, B, D: their errors come first
   const TileGrid grid = TileGrid::of(c, p);  // once per launch: splits, scheduler divisors, grid size
   unsigned splits = static_cast<unsigned>(grid.splits);

@@ -37,6 +37,8 @@ int epilogue_box_cols(int block_n, int out_bytes) {
   return s ? s / out_bytes : block_n;
 }
 
+int64_t epilogue_tma_cols(int64_t n, int out_bytes) { return n * out_bytes / 16 * 16 / out_bytes; }
+
 Epilogue parse_epilogue(std::string_view s, std::string_view where) {
   if (s == "direct") return Epilogue::kDirect;
   if (s == "tma") return Epilogue::kTma;

@@ -118,6 +118,13 @@ Mainloop parse_mainloop(std::string_view s, std::string_view where);
 int epilogue_swizzle_bytes(int block_n, int out_bytes = 2);
 /// Columns of one TMA store box of D: the swizzle span in output elements, or BLOCK_N without swizzle.
 int epilogue_box_cols(int block_n, int out_bytes = 2);
+/// Columns of D (N of them, `out_bytes` each) that the TMA-store epilogue stores with TMA: N rounded down to a
+/// whole number of 16-byte units of a row. A TMA store writes whole 16-byte units of global memory, so a
+/// tensor map as wide as N would write D's padding up to the next 16-byte boundary when N * out_bytes is not a
+/// multiple of 16 (seen on the H200 with e4m3 D and ldd > N; Triton documents the same for its descriptor
+/// stores). The kernel writes the columns from here to N itself. Mirrors tma_store_cols in
+/// kernels/gemm/epilogue_tma.cuh. 0 when a row of D is shorter than 16 bytes.
+int64_t epilogue_tma_cols(int64_t n, int out_bytes);
 /// Rows of A one TMA load box holds for a problem with `m` rows: BLOCK_M / cluster_n (a cluster slice), or
 /// round_up(m, 8) when cluster_n == 1 and m < BLOCK_M, so a decode-shaped A is not loaded as a box that is
 /// mostly out of bounds (TMA's zero fill of out-of-bounds rows is slow). Mirrors Fp8GemmTraits::a_box_rows
