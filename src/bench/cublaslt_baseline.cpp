@@ -143,7 +143,7 @@ CublasLtPlan::CublasLtPlan(CublasLtBaseline& lt, const ProblemData& data) : impl
   }
   const int8_t fast = p.accum == Accum::kFast ? 1 : 0;
   DGT_CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(m.desc.h, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast, sizeof fast));
-  // The matching epilogue (issue 12): cuBLASLt's bias vector runs along the rows of its column-major
+  // The matching epilogue: cuBLASLt's bias vector runs along the rows of its column-major
   // D' = our columns (N values), the same vector our kernel adds per column.
   const cublasLtEpilogue_t epilogue = lt_epilogue(p);
   DGT_CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(m.desc.h, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof epilogue));
@@ -295,7 +295,7 @@ CublasLtChoice select_algorithms(const CublasLtPlan& plan, const ScreenTimer& ti
 CublasLtChoice select_algorithms(const CublasLtPlan& plan, Timer& timer, cudaStream_t s) {
   return select_algorithms(
       plan, [&timer](const std::function<void(cudaStream_t)>& launch) { return timer.measure(launch); },
-      timer.options().to_json(), s);
+      timer.protocol().to_json(), s);
 }
 
 std::pair<BaselineRecord, BaselineRecord> CublasLtBaseline::measure(const ProblemData& data, Timer& timer,

@@ -33,7 +33,7 @@ class CublasLtPlan;
 /// our A (K x M, ld = lda): the "TN" layout cuBLASLt requires for FP8. Scales by device pointer
 /// (A_SCALE = scale of our B, B_SCALE = scale of our A), FP32 compute, BF16 C/D, beta = 0.
 /// Accumulation matches the problem: CUBLASLT_MATMUL_DESC_FAST_ACCUM = 1 for Accum::kFast, 0 (periodic
-/// promotion, cuBLASLt's default) for kPromote. Output and epilogue as the problem says (issue 12): D
+/// promotion, cuBLASLt's default) for kPromote. Output and epilogue as the problem says: D
 /// of type bf16 / f32 / e4m3 (e4m3: C BF16, CUBLASLT_MATMUL_DESC_D_SCALE_POINTER = scale_d and
 /// AMAX_D_POINTER = the ProblemData's amax), CUBLASLT_EPILOGUE_BIAS / RELU_BIAS / GELU_BIAS (or RELU /
 /// GELU without bias) with a BF16 bias of N; a combination cuBLASLt refuses (heuristic or launch

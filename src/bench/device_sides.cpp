@@ -10,16 +10,13 @@ DeviceSides::DeviceSides(const UtilKernels& util, const DeviceInfo& device, cons
                          cudaStream_t stream, std::vector<Side> sides)
     : util_(util), device_(device), protocol_(protocol), stream_(stream), sides_(std::move(sides)) {
   protocol_.validate();
+  if (protocol_.adaptive)
+    DGT_THROW(ErrorKind::kInternal, "the interleaved engine runs cold-l2-v2 or hot-graph-v1, not {}", protocol_.name());
   if (sides_.empty()) DGT_THROW(ErrorKind::kInternal, "DeviceSides: no sides");
   for (const Side& s : sides_)
     if (!s.launch) DGT_THROW(ErrorKind::kInternal, "DeviceSides: side '{}' has no launch function", s.label);
   const size_t k = sides_.size();
-  if (protocol_.kind == ProtocolKind::kColdL2) {
-    int64_t bytes = static_cast<int64_t>(protocol_.flush_factor * double(device.l2_bytes));
-    bytes = std::max<int64_t>(bytes, 64 << 20) / 16 * 16;
-    flush_buf_ = DeviceBuffer(static_cast<size_t>(bytes));
-    sink_ = DeviceBuffer(64);
-  }
+  if (protocol_.kind == ProtocolKind::kColdL2) flush_.emplace(util_, device.l2_bytes, protocol_);
   clocks_ = DeviceBuffer((k + 1) * 2 * sizeof(uint64_t));  // slot k: the lead-in wait
   graphs_.assign(k, nullptr);
   start_.assign(k, nullptr);
@@ -104,7 +101,7 @@ std::vector<RawSample> DeviceSides::run_round(std::span<const int> order) {
     util_.clock_probe(clocks + 2 * k, static_cast<uint64_t>(protocol_.lead_in_us * 1000), stream_);
   for (size_t i = 0; i < order.size(); ++i) {
     const size_t side = static_cast<size_t>(order[i]);
-    if (!hot) util_.flush_l2(flush_buf_.get(), static_cast<int64_t>(flush_buf_.bytes()), sink_.get(), salt_++, stream_);
+    if (!hot) flush_->enqueue(stream_);
     DGT_CHECK_CUDA(cudaEventRecord(start_[i], stream_));
     if (hot)
       DGT_CHECK_CUDA(cudaGraphLaunch(graphs_[side], stream_));

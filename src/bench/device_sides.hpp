@@ -12,9 +12,11 @@
 #include <cuda_runtime_api.h>
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "bench/l2_flush.hpp"
 #include "bench/measure_protocol.hpp"
 #include "bench/rounds.hpp"
 #include "device/buffer.hpp"
@@ -88,8 +90,8 @@ class DeviceSides final : public SampleSource {
   std::vector<Side> sides_;
   std::vector<cudaGraphExec_t> graphs_;    ///< hot-graph: one per side after prepare()
   std::vector<cudaEvent_t> start_, stop_;  ///< one pair per position in a round
-  DeviceBuffer flush_buf_, sink_, clocks_;
-  uint32_t salt_ = 1;
+  std::optional<L2Flush> flush_;  ///< cold-l2 only
+  DeviceBuffer clocks_;
   bool prepared_ = false;
 };
 

@@ -1,5 +1,6 @@
 #include "bench/measure_protocol.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include <nlohmann/json.hpp>
@@ -7,6 +8,10 @@
 #include "core/error.hpp"
 
 namespace dgt {
+
+namespace {
+constexpr const char* kAdaptiveName = "cold-l2-v1";
+}  // namespace
 
 const char* to_string(ProtocolKind k) {
   switch (k) {
@@ -25,6 +30,12 @@ ProtocolKind parse_protocol_kind(std::string_view s) {
 std::string MeasureProtocol::name() const { return fmt::format("{}-v{}", to_string(kind), version()); }
 
 std::string MeasureProtocol::to_json() const {
+  if (adaptive)
+    return nlohmann::json{{"name", kAdaptiveName},     {"flush", "write+read"},      {"flush_factor_l2", flush_factor},
+                          {"warmup", warmup},         {"min_samples", min_samples}, {"max_samples", max_samples},
+                          {"target_rse", target_rse}, {"max_seconds", max_seconds}, {"timer", "cudaEvent per launch"},
+                          {"statistic", "median"}}
+        .dump();
   nlohmann::json j{{"name", name()},
                    {"kind", to_string(kind)},
                    {"version", version()},
@@ -51,8 +62,18 @@ std::string MeasureProtocol::to_json() const {
 
 MeasureProtocol MeasureProtocol::from_json(const std::string& text) {
   nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_object() && j.value("name", std::string()) == kAdaptiveName && !j.contains("kind")) {
+    MeasureProtocol p = cold_l2_adaptive();
+    p.warmup = j.value("warmup", p.warmup);
+    p.flush_factor = j.value("flush_factor_l2", p.flush_factor);
+    p.min_samples = j.value("min_samples", p.min_samples);
+    p.max_samples = j.value("max_samples", p.max_samples);
+    p.target_rse = j.value("target_rse", p.target_rse);
+    p.max_seconds = j.value("max_seconds", p.max_seconds);
+    return p;
+  }
   if (!j.is_object() || !j.contains("kind") || !j["kind"].is_string())
-    DGT_THROW(ErrorKind::kInvalid, "not a measurement-engine protocol (no \"kind\"): {}", text);
+    DGT_THROW(ErrorKind::kInvalid, "not a dgtune protocol (no \"kind\" and not {}): {}", kAdaptiveName, text);
   MeasureProtocol p;
   const std::string kind = j["kind"].get<std::string>();
   if (kind == "cold-l2")
@@ -76,6 +97,22 @@ MeasureProtocol MeasureProtocol::from_json(const std::string& text) {
 }
 
 void MeasureProtocol::validate() const {
+  if (adaptive) {  // cold-l2-v1: the adaptive timer's settings
+    if (kind != ProtocolKind::kColdL2)
+      DGT_THROW(ErrorKind::kInternal, "protocol {}: only cold-l2 has an adaptive timer", name());
+    if (min_samples < 1 || max_samples < min_samples)
+      DGT_THROW(ErrorKind::kUsage, "--max-samples = {} must be >= 1 and >= --min-samples = {}", max_samples,
+                min_samples);
+    if (!(target_rse >= 0)) DGT_THROW(ErrorKind::kUsage, "protocol {}: target_rse = {} must be >= 0", name(), target_rse);
+    if (!(max_seconds > 0))
+      DGT_THROW(ErrorKind::kUsage, "protocol {}: max_seconds = {} must be > 0", name(), max_seconds);
+    if (warmup < 0) DGT_THROW(ErrorKind::kUsage, "protocol {}: warmup = {} must be >= 0", name(), warmup);
+    if (!(flush_factor > 0))
+      DGT_THROW(ErrorKind::kUsage, "protocol {}: flush_factor = {} must be > 0", name(), flush_factor);
+    if (!(watchdog_seconds > 0))
+      DGT_THROW(ErrorKind::kUsage, "protocol {}: watchdog_seconds = {} must be > 0", name(), watchdog_seconds);
+    return;
+  }
   if (rounds < 1) DGT_THROW(ErrorKind::kUsage, "protocol {}: rounds = {} must be >= 1", name(), rounds);
   if (warmup < 0) DGT_THROW(ErrorKind::kUsage, "protocol {}: warmup = {} must be >= 0", name(), warmup);
   if (graph_launches < 1)
@@ -89,6 +126,11 @@ void MeasureProtocol::validate() const {
     DGT_THROW(ErrorKind::kUsage, "protocol {}: clock_floor = {} must be in [0, 1]", name(), clock_floor);
   if (!(watchdog_seconds > 0))
     DGT_THROW(ErrorKind::kUsage, "protocol {}: watchdog_seconds = {} must be > 0", name(), watchdog_seconds);
+}
+
+int64_t l2_flush_bytes(const MeasureProtocol& p, int64_t l2_bytes) {
+  const int64_t bytes = static_cast<int64_t>(p.flush_factor * double(l2_bytes));
+  return std::max<int64_t>(bytes, int64_t{64} << 20) / 16 * 16;
 }
 
 }  // namespace dgt

@@ -1,11 +1,13 @@
-// The protocols of the interleaved measurement engine (bench/rounds.hpp, bench/device_sides.hpp):
-// what one sample of one side is, and the settings stored (as JSON) with every measurement made
-// under them. Host only, no CUDA: unit-tested.
-//
-// The sweep's adaptive single-side timer (bench/protocol.hpp, "cold-l2-v1") is a different,
-// older protocol; its numbers are not comparable sample for sample with these.
+// The one description of a timing protocol: what one sample is and every setting that changes what a number
+// means. Three protocols, each stored by name with every trial, baseline and measurement made under it:
+//   cold-l2-v1  the sweep's adaptive single-side timer (bench/protocol.hpp Timer): samples until the median's
+//               relative standard error is small enough;
+//   cold-l2-v2  the interleaved engine (bench/rounds.hpp, bench/device_sides.hpp), cold L2, fixed rounds;
+//   hot-graph-v1 the interleaved engine, warm L2, CUDA-graph replays.
+// v1 and v2 numbers are not comparable sample for sample. Host only, no CUDA: unit-tested.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -28,22 +30,31 @@ const char* to_string(ProtocolKind k);
 /// Inverse of to_string(ProtocolKind); throws Error(kUsage) naming the choices.
 ProtocolKind parse_protocol_kind(std::string_view s);
 
-/// Settings of one engine protocol. Everything that changes what a number means is in to_json(),
-/// which is stored with every measurement; a change of the procedure itself bumps the version
-/// (the name is "<kind>-v<version>").
+/// Settings of one protocol. Everything that changes what a number means is in to_json(), which is stored
+/// with every measurement; a change of the procedure itself bumps the version (the name is
+/// "<kind>-v<version>").
 struct MeasureProtocol {
-  static constexpr int kColdL2Version = 2;  ///< v1 is the sweep Timer's adaptive single-side protocol
-  static constexpr int kHotGraphVersion = 1;
-
   ProtocolKind kind = ProtocolKind::kColdL2;
-  int rounds = 20;               ///< every side runs once per round, in the order of round_order()
-  int warmup = 3;                ///< untimed launches per side before round 0 (before capture for hot-graph)
-  int graph_launches = 20;       ///< hot-graph: launches captured in each side's graph
-  double flush_factor = 2.0;     ///< cold-l2: flush buffer = flush_factor x L2 (at least 64 MiB)
-  double clock_probe_us = 20;    ///< spin of the SM clock probe queued right after each sample
-  double lead_in_us = 50;        ///< busy wait queued at the start of each round so the host runs ahead of the GPU
-  double clock_floor = 0.75;     ///< a sample whose clock is below clock_floor x the device's max SM clock is flagged
-  double watchdog_seconds = 20;  ///< a round still running after this is a timeout (context unusable)
+  /// cold-l2 only: the sweep's adaptive single-side timer (cold-l2-v1) instead of the engine's rounds (v2).
+  bool adaptive = false;
+
+  int warmup = 3;                ///< untimed launches per side first (before capture for hot-graph)
+  double flush_factor = 2.0;     ///< cold-l2: flush buffer = flush_factor x L2 (at least 64 MiB; l2_flush_bytes)
+  double watchdog_seconds = 20;  ///< a launch (v1) or round (engine) still running after this is a timeout
+
+  // The engine (cold-l2-v2, hot-graph-v1).
+  int rounds = 20;             ///< every side runs once per round, in the order of round_order()
+  int graph_launches = 20;     ///< hot-graph: launches captured in each side's graph
+  double clock_probe_us = 20;  ///< spin of the SM clock probe queued right after each sample
+  double lead_in_us = 50;      ///< busy wait queued at the start of each round so the host runs ahead of the GPU
+  double clock_floor = 0.75;   ///< a sample whose clock is below clock_floor x the device's max SM clock is flagged
+
+  // The adaptive timer (cold-l2-v1): batches of 10 samples until min_samples are taken and the median's
+  // relative standard error is under target_rse, or max_samples / max_seconds is reached.
+  int min_samples = 10;
+  int max_samples = 300;
+  double target_rse = 0.01;
+  double max_seconds = 2.0;
 
   static MeasureProtocol cold_l2() { return {}; }
   static MeasureProtocol hot_graph() {
@@ -51,18 +62,32 @@ struct MeasureProtocol {
     p.kind = ProtocolKind::kHotGraph;
     return p;
   }
+  /// cold-l2-v1, the sweep's adaptive timer.
+  static MeasureProtocol cold_l2_adaptive() {
+    MeasureProtocol p;
+    p.adaptive = true;
+    return p;
+  }
+  /// The engine's protocol of kind k (cold-l2-v2 or hot-graph-v1).
   static MeasureProtocol of(ProtocolKind k) { return k == ProtocolKind::kColdL2 ? cold_l2() : hot_graph(); }
 
-  int version() const { return kind == ProtocolKind::kColdL2 ? kColdL2Version : kHotGraphVersion; }
-  /// "cold-l2-v2" / "hot-graph-v1": the key winners and comparisons are grouped by.
+  /// 1 for cold-l2-v1 and hot-graph-v1, 2 for cold-l2-v2.
+  int version() const { return kind == ProtocolKind::kColdL2 && !adaptive ? 2 : 1; }
+  /// "cold-l2-v1" / "cold-l2-v2" / "hot-graph-v1": the key winners and comparisons are grouped by.
   std::string name() const;
-  /// {"name":"cold-l2-v2","kind":"cold-l2","version":2,...every field that applies...}; keys sorted.
+  /// The JSON stored with every measurement, keys sorted: cold-l2-v1 {"name", "flush", "flush_factor_l2",
+  /// "warmup", "min_samples", "max_samples", "target_rse", "max_seconds", "timer", "statistic"}; the engine's
+  /// {"name", "kind", "version", ...every field that applies...}.
   std::string to_json() const;
-  /// Inverse of to_json() (missing optional fields take the defaults). Throws Error(kInvalid) on
-  /// text that is not JSON, an unknown kind, or a version this build does not implement.
+  /// Inverse of to_json() (missing optional fields take the defaults). Throws Error(kInvalid) on text that is
+  /// not JSON, an unknown kind, or a version this build does not implement.
   static MeasureProtocol from_json(const std::string& text);
   /// Throws Error(kUsage) naming the field when a setting is out of range (rounds < 1, ...).
   void validate() const;
 };
+
+/// Bytes of the L2 flush buffer of a cold-l2 protocol on a device with `l2_bytes` of L2: flush_factor x L2,
+/// at least 64 MiB, a multiple of 16 (the flush kernel's 16-byte accesses). The one place this is computed.
+int64_t l2_flush_bytes(const MeasureProtocol& p, int64_t l2_bytes);
 
 }  // namespace dgt

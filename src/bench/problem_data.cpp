@@ -52,7 +52,7 @@ ProblemData::ProblemData(const Problem& p, const UtilKernels& util, uint64_t see
   util.reference_gemm(p, a_.get(), b_.get(), scale_ptr(0), scale_ptr(1), dref_.as<float>(), s);
   DGT_CHECK_CUDA(cudaGetLastError());
 
-  // Epilogue operands and the reference epilogue (issue 12). epi_ holds the bias, scale_d, the kernel's
+  // Epilogue operands and the reference epilogue. epi_ holds the bias, scale_d, the kernel's
   // amax and the reference amax bits.
   epi_scalars_ = static_cast<size_t>(round_up(p.n * 2, int64_t(kScaleSlot)));
   epi_ = DeviceBuffer(epi_scalars_ + 16);

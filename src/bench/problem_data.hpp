@@ -13,7 +13,7 @@ namespace dgt {
 /// A, B (seeded random FP8, NaN row padding), scales (seeded, in [0.5, 2), never exactly 1; the arrays
 /// of the problem's scale mode as Problem::scales() lays them out, row padding 0), D (the problem's
 /// output type, M + kGuardRows rows of ldd, poisoned before each verification launch) and Dref (FP32
-/// reference after the reference epilogue, computed once). Epilogue operands (issue 12):
+/// reference after the reference epilogue, computed once). Epilogue operands:
 ///  - bias (Bias::kBF16): N seeded BF16 values of either sign, uniform in +-max|raw ref| / 4 (so they move
 ///    results by amounts the check sees, and ReLU/GELU see both signs);
 ///  - scale_d (e4m3 output): 0.8 x 448 / max |ref|, so the results spread over e4m3's binades up to 358

@@ -1,6 +1,6 @@
 // Interleaved rounds: K sides (our kernel, cuBLASLt default, cuBLASLt tuned, candidates ...) each
 // sampled once per round, for a fixed number of rounds, so that drift and clock changes hit all
-// sides alike and side X and side Y of the same round can be paired (bench/stats.hpp).
+// sides alike and side X and side Y of the same round can be paired (stats/stats.hpp).
 //
 // This file is the host-only half of the engine: the round order, the bookkeeping of samples, the
 // clock flags and the per-side summaries. It drives a SampleSource; bench/device_sides.hpp is the
@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/protocol.hpp"
+#include "stats/sample_stats.hpp"
 #include "records/records.hpp"
 
 namespace dgt {

@@ -58,7 +58,7 @@ Verification verify_output(const UtilKernels& util, const Problem& p, const void
   };
   CompareStatsHost host = pass(0.f);
   if (p.d == DType::kE4M3 && host.ulp_over > 0) {
-    // The one-ulp rule holds where the FP32 results agree within the FP32 tolerance (issue 12): the GEMM's FP32
+    // The one-ulp rule holds where the FP32 results agree within the FP32 tolerance: the GEMM's FP32
     // value may be up to the accumulation mode's max_rel_err x max |scale_d x ref| from the reference's, and an
     // element rounded from it may then be more than one of its (small) ulps away. Count only elements beyond
     // that bound: a second pass with the bound from the first pass's max |ref|.

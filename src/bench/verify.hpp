@@ -21,9 +21,9 @@ namespace dgt {
 ///    error of roughly 2^-13 of its magnitude that grows with P x BLOCK_K, not with K; all-ones inputs
 ///    sum exactly (tests/gpu: K = 65536 gives 65536). Allowed 2^-5 and 5e-4 (unchanged from the
 ///    never-promoted kernel, which bounded the error over all of K), still 30x below a single missing
-///    k-block of 128. Issue 7 compares the fast winner's error with cuBLASLt FAST_ACCUM's on the same inputs.
+///    k-block of 128. The kernel-v2 report compares the fast winner's error with cuBLASLt FAST_ACCUM's on the same inputs.
 ///
-/// Output types and epilogues (issue 12), VerifyThresholds::for_problem:
+/// Output types and epilogues, VerifyThresholds::for_problem:
 ///  - bf16 and f32 output: the thresholds above (f32 drops the BF16 rounding, so the kernel's error is
 ///    far inside them; they stay as loose as BF16's so one rule covers both). Bias and activation are
 ///    applied to the reference in FP32 (kernels/util/compare.cuh, dgt_ref_epilogue) and add no error of

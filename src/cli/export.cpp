@@ -10,7 +10,7 @@
 
 #include "cli/command.hpp"
 #include "cli/commands.hpp"
-#include "cli/compare_tables.hpp"
+#include "db/device_pick.hpp"
 #include "cli/options.hpp"
 #include "db/maintenance.hpp"
 #include "db/schema.hpp"

@@ -1,7 +1,5 @@
 #include "cli/options.hpp"
 
-#include <cublasLt.h>
-#include <cuda_runtime_api.h>
 #include <spdlog/spdlog.h>
 
 #include <cctype>
@@ -13,6 +11,7 @@
 #include "core/input_file.hpp"
 #include "core/paths.hpp"
 #include "jit/compiler.hpp"
+#include "launch/environment.hpp"
 #include "jit/kernel_hash.hpp"
 #include "space/resource_model.hpp"
 
@@ -214,10 +213,8 @@ void TimingOptions::add(CLI::App& cmd) {
       ->group("Timing");
 }
 
-ProtocolOptions TimingOptions::checked() const {
-  if (protocol.max_samples < protocol.min_samples)
-    DGT_THROW(ErrorKind::kUsage, "--max-samples = {} must be >= 1 and >= --min-samples = {}", protocol.max_samples,
-              protocol.min_samples);
+MeasureProtocol TimingOptions::checked() const {
+  protocol.validate();  // names --max-samples and --min-samples when they disagree
   return protocol;
 }
 
@@ -414,25 +411,6 @@ void LogLevelOption::add(CLI::App& app) {
 }
 
 void LogLevelOption::apply() const { spdlog::set_level(spdlog::level::from_str(name)); }
-
-namespace {
-std::string cuda_version_text(int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); }
-}  // namespace
-
-std::string version_text() {
-  int runtime = 0;
-  cudaRuntimeGetVersion(&runtime);  // the statically linked runtime: no driver or GPU needed
-  const size_t lt = cublasLtGetVersion();
-  return fmt::format(
-      "dgtune {}\n"
-      "kernel source hash: {}\n"
-      "built with CUDA: {}\n"
-      "CUDA runtime: {} (static)\n"
-      "NVRTC: {}\n"
-      "cuBLASLt: {}.{}.{}",
-      DGTUNE_VERSION, jit::kernel_source_hash(), cuda_version_text(CUDART_VERSION), cuda_version_text(runtime),
-      jit::nvrtc_version_string(), lt / 10000, lt / 100 % 100, lt % 100);
-}
 
 void add_version_flag(CLI::App& app) {
   app.set_version_flag(

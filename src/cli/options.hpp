@@ -64,11 +64,11 @@ struct CacheDirOption {
 
 /// Measurement settings: --min-samples --max-samples --target-rse --seed.
 struct TimingOptions {
-  ProtocolOptions protocol;
+  MeasureProtocol protocol = MeasureProtocol::cold_l2_adaptive();
   uint64_t seed = SessionOptions{}.seed;
   void add(CLI::App& cmd);
   /// The protocol after the cross-field check (max >= min); throws Error(kUsage).
-  ProtocolOptions checked() const;
+  MeasureProtocol checked() const;
 };
 
 /// The cuBLASLt baselines: --baseline / --no-baseline (the default differs per command). The old
@@ -88,7 +88,7 @@ struct FormatOption {
 };
 
 /// --d bf16|f32|e4m3, --bias none|bf16, --act none|relu|gelu_tanh: the output type and fused epilogue
-/// (issue 12). On space/run they are the problem's fields (default bf16, none, none); on sweep/compare
+/// (output types and fused epilogues). On space/run they are the problem's fields (default bf16, none, none); on sweep/compare
 /// they override the shapes file's d=/bias=/act= for every line when given (empty = not given).
 struct OutputOptions {
   std::string d, bias, act;
@@ -168,6 +168,5 @@ struct LogLevelOption {
 
 /// --version: dgtune version, kernel-source hash, CUDA runtime / NVRTC / cuBLASLt versions (no GPU needed).
 void add_version_flag(CLI::App& app);
-std::string version_text();
 
 }  // namespace dgt::cli

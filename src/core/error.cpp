@@ -18,6 +18,7 @@ const char* to_string(ErrorKind kind) {
     case ErrorKind::kSqlite: return "sqlite";
     case ErrorKind::kIo: return "io";
     case ErrorKind::kNoDevice: return "no-device";
+    case ErrorKind::kTimeout: return "timeout";
     case ErrorKind::kInternal: return "internal";
   }
   return "unknown";

@@ -19,6 +19,7 @@ enum class ErrorKind {
   kSqlite,    ///< tuning database
   kIo,        ///< files, cache directory
   kNoDevice,  ///< no CUDA device usable
+  kTimeout,   ///< a launch still running after its watchdog (bench/protocol.hpp WatchdogTimeout)
   kInternal,  ///< a broken invariant inside dgtune
 };
 

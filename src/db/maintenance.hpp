@@ -1,4 +1,4 @@
-// `dgtune db check | devices | prune | merge`: maintenance of tuning databases (issue 9 item 5).
+// `dgtune db check | devices | prune | merge`: maintenance of tuning databases (with the CI gate's history).
 //
 // Merge rules (written here once; README "Tuning database" repeats them):
 //   1. Identity rows are unioned by their keys: device by hw_key (hardware identity), environment by env_key,

@@ -1,8 +1,12 @@
 #include "launch/environment.hpp"
 
 #include <cublasLt.h>
+#include <cuda_runtime_api.h>
 #include <nvrtc.h>
 
+#include <fmt/format.h>
+
+#include "jit/compiler.hpp"
 #include "jit/kernel_hash.hpp"
 
 namespace dgt {
@@ -39,6 +43,25 @@ DeviceFingerprint make_fingerprint(const DeviceInfo& info) {
   fp.dgtune_version = env.dgtune_version;
   fp.pci_bus_id = info.pci_bus_id;
   return fp;
+}
+
+namespace {
+std::string cuda_version_text(int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); }
+}  // namespace
+
+std::string version_text() {
+  int runtime = 0;
+  cudaRuntimeGetVersion(&runtime);  // the statically linked runtime: no driver or GPU needed
+  const size_t lt = cublasLtGetVersion();
+  return fmt::format(
+      "dgtune {}\n"
+      "kernel source hash: {}\n"
+      "built with CUDA: {}\n"
+      "CUDA runtime: {} (static)\n"
+      "NVRTC: {}\n"
+      "cuBLASLt: {}.{}.{}",
+      DGTUNE_VERSION, jit::kernel_source_hash(), cuda_version_text(CUDART_VERSION), cuda_version_text(runtime),
+      jit::nvrtc_version_string(), lt / 10000, lt / 100 % 100, lt % 100);
 }
 
 }  // namespace dgt

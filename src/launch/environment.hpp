@@ -1,6 +1,8 @@
 // The software environment dgtune measures and loads kernels under, and the full fingerprint of a device.
 #pragma once
 
+#include <string>
+
 #include "device/device_info.hpp"
 #include "records/records.hpp"
 
@@ -14,5 +16,9 @@ SoftwareEnv current_software_env(const DeviceInfo& info);
 /// Hardware identity, software environment, max SM clock and PCI bus id of `info` in one record (what
 /// TuningDb::upsert_device stores and `dgtune info` prints).
 DeviceFingerprint make_fingerprint(const DeviceInfo& info);
+
+/// `dgtune --version`: dgtune's version, the kernel-source hash, the CUDA toolkit it was built with, the statically
+/// linked CUDA runtime, NVRTC and cuBLASLt versions, one per line. Needs no driver or GPU.
+std::string version_text();
 
 }  // namespace dgt

@@ -18,7 +18,7 @@ namespace dgt::jit {
 /// Device pointers of one GEMM call. A: M x K (lda), B: N x K (ldb), D: M x N of the problem's output
 /// type (ldd; bf16, f32 or e4m3 bytes); scales are FP32 arrays in device memory laid out as
 /// Problem::scales() says for the problem's scale mode (one value each for per-tensor; 16-byte aligned
-/// for cuBLASLt's sake; the kernel needs 4, 8 for block1d1d). Epilogue operands (issue 12):
+/// for cuBLASLt's sake; the kernel needs 4, 8 for block1d1d). Epilogue operands:
 ///  - bias: N BF16 values (2-byte aligned), required when the problem has Bias::kBF16, else ignored;
 ///  - scale_d: one FP32, required for e4m3 output (D = e4m3(scale_d x r)), else ignored;
 ///  - amax: one FP32, optional, e4m3 output only: every launch sets *amax = max |r| over M x N (r before

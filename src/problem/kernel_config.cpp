@@ -147,7 +147,7 @@ KernelConfig KernelConfig::parse_key(std::string_view key) {
 std::string KernelSpec::key() const {
   std::string k = fmt::format("{}_{}.{}_{}", config.key(), to_string(a), to_string(b), to_string(accum));
   if (scale != ScaleMode::kPerTensor) k += std::string("_") + to_string(scale);
-  // Output type and epilogue (issue 12): tokens only when not the bf16 / no-epilogue default, so keys
+  // Output type and epilogue: tokens only when not the bf16 / no-epilogue default, so keys
   // (and cubin cache names) of the kernels that existed before stay the same.
   if (d != DType::kBF16) k += std::string("_d") + to_string(d);
   if (bias != Bias::kNone) k += "_bias";

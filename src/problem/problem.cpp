@@ -111,7 +111,7 @@ Problem Problem::dense(int64_t m, int64_t n, int64_t k) {
 std::string Problem::key() const {
   std::string s = fmt::format("{}x{}x{}_lda{}_ldb{}_ldd{}_{}.{}.{}_{}_{}", m, n, k, lda, ldb, ldd, to_string(a),
                               to_string(b), to_string(d), scale_token(scale), to_string(accum));
-  // Epilogue tokens only when present: keys of problems without one are unchanged since issue 12.
+  // Epilogue tokens only when present: keys of problems without one are unchanged since fused epilogues were added.
   if (bias != Bias::kNone) s += "_bias";
   if (act != Act::kNone) s += fmt::format("_{}", to_string(act));
   return s;

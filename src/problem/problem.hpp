@@ -41,7 +41,7 @@ enum class Bias { kNone, kBF16 };
 
 /// Activation applied in the epilogue after the bias: kNone, kRelu (max(x, 0); NaN stays NaN), kGeluTanh
 /// (0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), the tanh form cuBLASLt's CUBLASLT_EPILOGUE_GELU
-/// documents). SiLU is absent: cuBLASLt has no SiLU epilogue to compare with (issue 12).
+/// documents). SiLU is absent: cuBLASLt has no SiLU epilogue to compare with.
 enum class Act { kNone, kRelu, kGeluTanh };
 
 /// The granule of the block modes along K (and of B's blocks along N in kBlock).
@@ -97,7 +97,7 @@ inline unsigned scale_mode_code(ScaleMode s) { return static_cast<unsigned>(s); 
 /// B is N x K row-major (K-major) with ldb, D is M x N row-major with ldd. These are the only FP8
 /// layouts WGMMA accepts (PTX ISA, "wgmma.mma_async": 8-bit operands must be K-major).
 ///
-/// Output and epilogue (issue 12), in this order on the FP32 accumulator of every element:
+/// Output and epilogue, in this order on the FP32 accumulator of every element:
 ///   r = act(scales x acc + bias[n])             (bias: Bias::kBF16 only; act: Act)
 ///   D = bf16(r) | r (f32) | e4m3_satfinite(scale_d x r)
 /// bf16/f32/e4m3 conversions round to nearest even. e4m3 saturates: |scale_d x r| beyond 448 (+-Inf too)
@@ -118,7 +118,7 @@ struct Problem {
 
   /// Canonical unique key, e.g. "4096x4096x4096_lda4096_ldb4096_ldd4096_e4m3.e4m3.bf16_pt_promote"; the
   /// scale token is pt / ch / blk / blk1d1d. A bias adds "_bias" and an activation "_relu" / "_gelu_tanh"
-  /// at the end; without them the key is the one stored before issue 12 (old DBs stay valid).
+  /// at the end; without them the key is the one stored before fused epilogues existed (old DBs stay valid).
   std::string key() const;
   /// Short human label "MxNxK" (plus non-default fields).
   std::string label() const;

@@ -141,6 +141,8 @@ struct TrialRecord : Measurement {
 
 /// Baseline providers that WinnerRow reports beside the winner.
 inline constexpr const char* kProviderCublasDefault = "cublaslt-default";  ///< heuristic top-1
+/// The label of dgtune's own kernel among the sides of an interleaved measurement (compare, gate).
+inline constexpr const char* kSideDgtune = "dgtune";
 inline constexpr const char* kProviderCublasTuned = "cublaslt-tuned";      ///< fastest returned heuristic
 
 /// One cuBLASLt measurement (provider "cublaslt-default" = heuristic top-1, "cublaslt-tuned" =

@@ -67,7 +67,7 @@ double estimate_us(const KernelSpec& spec, const Problem& p, int sm_count, const
   const int64_t band = int64_t(std::max(1, c.group)) * (along_m ? c.cluster_n : c.cluster_m);
   const double a_reads = along_m ? double(std::min(ceil_div(g.n_blocks, band), g.n_blocks)) : 1.0;
   const double b_reads = along_m ? 1.0 : double(std::min(ceil_div(g.m_blocks, band), g.m_blocks));
-  // D's bytes per element follow the output type (bf16 2, f32 4, e4m3 1; issue 12).
+  // D's bytes per element follow the output type (bf16 2, f32 4, e4m3 1).
   const double bytes = double(p.m) * p.k * a_reads + double(p.n) * p.k * b_reads + double(dtype_bytes(p.d)) * p.m * p.n +
                        (splits > 1 && !split_cluster ? 2.0 * splits * m_blocks * c.block_m * n_blocks * c.block_n * 4 : 0.0);
   const double dram_s = bytes / (k.dram_tbps * 1e12);

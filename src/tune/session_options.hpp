@@ -6,7 +6,6 @@
 #include <string>
 
 #include "bench/measure_protocol.hpp"
-#include "bench/protocol.hpp"
 
 namespace dgt {
 
@@ -23,14 +22,14 @@ struct SessionOptions {
   ///            after a replay (stored as "hot-graph-v1").
   /// Trials, baselines, sweep states and winners are stored per protocol name.
   ProtocolKind kind = ProtocolKind::kColdL2;
-  ProtocolOptions protocol;   ///< kColdL2: the Timer's settings
+  MeasureProtocol protocol = MeasureProtocol::cold_l2_adaptive();  ///< kColdL2: the Timer's settings (cold-l2-v1)
   int hot_graph_rounds = 10;  ///< kHotGraph: rounds (samples) per candidate and per cuBLASLt algorithm, >= 1
 
   /// The engine protocol of kHotGraph (MeasureProtocol::hot_graph() with hot_graph_rounds rounds).
   MeasureProtocol hot_graph() const;
   /// The protocol name trials are stored and resumed under: "cold-l2-v1" or "hot-graph-v1".
   std::string protocol_name() const;
-  /// The protocol JSON stored with every trial and baseline (ProtocolOptions / MeasureProtocol::to_json()).
+  /// The protocol JSON stored with every trial and baseline (MeasureProtocol::to_json() of cold-l2-v1 or hot-graph-v1).
   std::string protocol_json() const;
   uint64_t seed = 20261129;  ///< input fill seed (per problem: seed ^ hash(problem key))
   int compile_threads = 0;   ///< 0 = all cores

@@ -63,7 +63,7 @@ void from_json(const json& j, Verification& v) {
   v.diff = real_of(j.at("diff"));
   v.nan_count = j.at("nan_count");
   v.pad_touched = j.at("pad_touched");
-  v.ulp_over = j.value("ulp_over", int64_t(0));  // e4m3 output (issue 12)
+  v.ulp_over = j.value("ulp_over", int64_t(0));  // e4m3 output
   v.amax_rel_err = j.contains("amax_rel_err") ? real_of(j.at("amax_rel_err")) : 0.0;
 }
 
@@ -154,7 +154,7 @@ void from_json(const json& j, DeviceFingerprint& f) {
 }
 
 void to_json(json& j, const SessionOptions& o) {
-  const ProtocolOptions& p = o.protocol;
+  const MeasureProtocol& p = o.protocol;
   j = json{{"device", o.device},
            {"cache_dir", o.cache_dir},
            {"kind", to_string(o.kind)},
@@ -189,7 +189,7 @@ std::string error_kind_name(ErrorKind k) { return to_string(k); }
 
 ErrorKind parse_error_kind(const std::string& name) {
   for (ErrorKind k : {ErrorKind::kUsage, ErrorKind::kInvalid, ErrorKind::kCuda, ErrorKind::kDriver, ErrorKind::kNvrtc,
-                      ErrorKind::kCublas, ErrorKind::kSqlite, ErrorKind::kIo, ErrorKind::kNoDevice})
+                      ErrorKind::kCublas, ErrorKind::kSqlite, ErrorKind::kIo, ErrorKind::kNoDevice, ErrorKind::kTimeout})
     if (name == to_string(k)) return k;
   return ErrorKind::kInternal;
 }

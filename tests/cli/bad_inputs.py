@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Generated corpus of bad inputs for the dgtune CLI (issue 13): command-line flags, shapes files, search-space
+"""Generated corpus of bad inputs for the dgtune CLI: command-line flags, shapes files, search-space
 files, config keys, gate baselines and DB files given to read-only commands. No GPU is needed: every case must be
 refused before a GPU is opened.
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 13 through the dgtune binary, no GPU needed: `sweep` refuses a damaged or newer DB (exit 1, SQLite's
+# Robustness through the dgtune binary, no GPU needed: `sweep` refuses a damaged or newer DB (exit 1, SQLite's
 # message, the hint, the file unchanged) before it opens the GPU; `export --format db` writes a deployable copy.
 set -u
 bin=$1

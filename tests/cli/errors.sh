@@ -45,7 +45,7 @@ lacks "[usage at"
 expect 0 "for 16x16x112:" "$bin" space --m 16 --n 16 --k 0112 --lda 0112 --ldb 0112 --show kept
 expect 2 "--m: '0x10' is not a decimal integer" "$bin" space --m 0x10 --n 16 --k 16
 expect 2 "--n: '0b1' is not a decimal integer" "$bin" space --m 16 --n 0b1 --k 16
-# Output types and epilogues (issue 12): values outside the lists, and a config a combination makes illegal.
+# Output types and epilogues: values outside the lists, and a config a combination makes illegal.
 expect 2 "--d: e5m2 not in {bf16,f32,e4m3}" "$bin" space --m 16 --n 16 --k 16 --d e5m2
 expect 2 "--act: silu not in {none,relu,gelu_tanh}" "$bin" space --m 16 --n 16 --k 16 --act silu
 expect 2 "--bias: f32 not in {none,bf16}" "$bin" sweep --shapes "$0" --bias f32
@@ -110,7 +110,7 @@ assert {r["grid"] for r in kept} >= {"tiles", "one-group", "direct-epilogue", "c
 print(f"ok: space json: {len(kept)} kept, {len(rej)} rejected")
 PY
 
-# Scale modes (issue 11): --scale on space and run, scale= in shapes files; the block modes' rules R21/R22.
+# Scale modes: --scale on space and run, scale= in shapes files; the block modes' rules R21/R22.
 expect 0 "for 4096x4096x4096 block:" "$bin" space --m 4096 --n 4096 --k 4096 --scale block --show rejected
 # A BLOCK_K = 256 candidate with the 2g mainloop is refused for block scaling only (kept per-tensor), naming R21
 # (BLOCK_K 256 runs block scales only with 1g: two granule buffers per k-block).
@@ -183,7 +183,7 @@ fi
 printf '128 128 128\n' >"$tmp/cfg.txt"
 expect 2 "config key 'bogus'" "$bin" compare --shapes "$tmp/cfg.txt" --config bogus
 
-# A table that cannot be written (full disk, closed pipe) is an I/O error: exit 1, never 0 (issue 13 item 6).
+# A table that cannot be written (full disk, closed pipe) is an I/O error: exit 1, never 0.
 if [ -w /dev/full ]; then
   "$bin" space --m 4096 --n 4096 --k 4096 --format json >/dev/full 2>"$tmp/err"
   rc=$?

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# scripts/slurm_sweep.sh on the CPU (issue 14 item 2): every array task run with fake SLURM_ARRAY_* variables and
+# scripts/slurm_sweep.sh on the CPU: every array task run with fake SLURM_ARRAY_* variables and
 # the fake sweep (tests/fake/fake_sweep.cpp: the real sweep loop and --shard parsing, a deterministic fake
 # measurer) through the script's DGTUNE_SWEEP_BIN hook, then the merge with the real `dgtune db merge`. The merged
 # DB must hold the same (problem, config, status) set and winners as one full fake sweep of the same file, read

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Shards on a GPU (issue 14): configs/shapes/smoke.txt swept whole and as two shards (`--shard 0/2`, `1/2`) merged with
+# Shards on a GPU: configs/shapes/smoke.txt swept whole and as two shards (`--shard 0/2`, `1/2`) merged with
 # `dgtune db merge` hold the same (problem, config, status) set. Exit 77 (ctest SKIP) without a GPU.
 set -u
 bin=$1 shapes=$2

@@ -10,7 +10,7 @@
 
 #include "bench/copy_limit_side.hpp"
 #include "bench/device_sides.hpp"
-#include "tune/shape_compare.hpp"
+#include "eval/shape_compare.hpp"
 
 namespace dgt::test {
 namespace {
@@ -99,9 +99,10 @@ TEST(CopyLimit, CompareSideIsFasterThanAComputeBoundGemm) {
     ShapeEntry e;
     e.problem = Problem::dense(4096, 4096, 4096);
     e.name = "square";
-    RoundsResult r;
-    const gate::ShapeRecord rec = cmp.measure(e, &r);
+    const ShapeMeasurement rec = cmp.measure(e);
     ASSERT_TRUE(rec.ok()) << rec.status << ": " << rec.error;
+    ASSERT_TRUE(rec.rounds.has_value());
+    const RoundsResult& r = *rec.rounds;
     const int ours = r.find("dgtune"), copy = r.find(kSideCopyLimit);
     ASSERT_GE(ours, 0);
     ASSERT_EQ(copy, int(r.sides.size()) - 1) << "the copy side comes last";

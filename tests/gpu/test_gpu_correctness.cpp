@@ -45,7 +45,7 @@ std::vector<KernelConfig> edge_configs() {
       "128x40x64_s8_wg2_sw64_c1x1_rm2_direct_sk3",          // BLOCK_K 64 with a 64-byte swizzle, split-K 3
       "64x64x256_s3_wg1_sw32_c1x1_rm16_tma_sk2",            // BLOCK_K 256 in 8 spans of 32 bytes, TMA store, split 2
       "128x128x128_s6_wg2_sw128_c1x1_rm8_direct_sk1_sm60",  // persistent grid of 60 CTAs
-      // Kernel v2 (issue 7): two WGMMA groups in flight, stmatrix TMA-store epilogue for any BLOCK_N % 8.
+      // Kernel v2: two WGMMA groups in flight, stmatrix TMA-store epilogue for any BLOCK_N % 8.
       "128x128x128_s6_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1",   // the measured winner shape, 128-byte output swizzle
       "128x144x128_s5_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1",   // 2g at its register limit, 32-byte swizzle (9 bands)
       "128x88x128_s6_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1",    // odd multiple of 8: unswizzled full-width box, stmatrix

@@ -6,7 +6,7 @@
 
 #include "bench/cublaslt_baseline.hpp"
 #include "bench/device_sides.hpp"
-#include "bench/stats.hpp"
+#include "stats/stats.hpp"
 
 namespace dgt::test {
 namespace {

@@ -1,4 +1,4 @@
-// Output types and fused epilogues (issue 12): f32 / e4m3 output (scale_d, amax) and bf16 bias with ReLU /
+// Output types and fused epilogues: f32 / e4m3 output (scale_d, amax) and bf16 bias with ReLU /
 // GELU-tanh, against the reference on every edge shape with a sample of the default space; exact values with
 // chosen inputs (A = 0 makes every result exactly the bias, so the epilogue's input is known bit for bit);
 // split-K applying the epilogue once; cuBLASLt's matching epilogues; the loader's options struct.

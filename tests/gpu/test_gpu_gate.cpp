@@ -1,12 +1,14 @@
-// The gate's GPU half (tune/shape_compare.hpp) end to end on two small shapes: record a baseline, check the
+// The gate's GPU half (eval/shape_compare.hpp) end to end on two small shapes: record a baseline, check the
 // unchanged build against it (must pass), and a record whose samples are made 20% slower (must fail).
 #include "harness.hpp"
 
 #include <filesystem>
 
 #include "space/cost_model.hpp"
-#include "tune/gate.hpp"
-#include "tune/shape_compare.hpp"
+#include "eval/gate_decision.hpp"
+#include "eval/gate_record.hpp"
+#include "eval/gate_report.hpp"
+#include "eval/shape_compare.hpp"
 
 namespace dgt::test {
 namespace {
@@ -22,8 +24,8 @@ TEST(Gate, RecordThenCheckUnchangedPassesAndASlowdownFails) {
   shapes[0].problem = Problem::dense(2048, 2048, 2048);
   shapes[0].name = "square-2k";
   shapes[1].problem = Problem::dense(128, 2112, 7168);
-  gate::GateRecord base = cmp.header();
-  for (const auto& s : shapes) base.shapes.push_back(cmp.measure(s));
+  gate::GateRecord base = gate::record_header(cmp.fingerprint(), cmp.protocol_json());
+  for (const auto& s : shapes) base.shapes.push_back(gate::record_of(cmp.measure(s)));
   for (const auto& s : base.shapes) {
     ASSERT_TRUE(s.ok()) << s.problem.label() << ": " << s.error;
     EXPECT_EQ(s.config_source, "default");
@@ -31,8 +33,8 @@ TEST(Gate, RecordThenCheckUnchangedPassesAndASlowdownFails) {
     EXPECT_EQ(s.default_us.size(), 20u);
   }
   const gate::GateRecord back = gate::parse_record(gate::to_json(base));
-  gate::GateRecord now = cmp.header();
-  for (const auto& s : shapes) now.shapes.push_back(cmp.measure(s));
+  gate::GateRecord now = gate::record_header(cmp.fingerprint(), cmp.protocol_json());
+  for (const auto& s : shapes) now.shapes.push_back(gate::record_of(cmp.measure(s)));
   const gate::GateReport r = gate::decide(back, now, {});
   EXPECT_EQ(r.exit_code(), 0) << gate::markdown_summary(r);
 
@@ -55,7 +57,7 @@ TEST(Gate, SearchGatesTheFastestOfTheModelsTopK) {
   ShapeComparer cmp(o);
   ShapeEntry e;
   e.problem = Problem::dense(256, 1536, 1024);
-  const gate::ShapeRecord r = cmp.measure(e);
+  const gate::ShapeRecord r = gate::record_of(cmp.measure(e));
   ASSERT_TRUE(r.ok()) << r.error;
   EXPECT_EQ(r.config_source, "search-top3");
   std::vector<std::string> top;

@@ -46,7 +46,7 @@ TEST(Loader, TunedAndUntunedShapesMatchTheReference) {
 
   // M = 410 with ldd = 1025: the nearest winner (M = 400) stores D with TMA, which needs ldd % 8 == 0
   // (P3), so the loader must not reuse it; it takes the next-nearest winner that fits (M = 257, direct
-  // epilogue). (Before the identity rule of issue 6 it fell back to the default config; the H200 run of
+  // epilogue). (Before the identity rule it fell back to the default config; the H200 run of
   // the restructure showed the new choice, and this assertion now pins it.)
   Problem odd_ldd = Problem::dense(410, 1024, 1040);
   odd_ldd.ldd = 1025;
@@ -81,7 +81,7 @@ TEST(Loader, TunedAndUntunedShapesMatchTheReference) {
   std::filesystem::remove_all(dir);
 }
 
-// Several GPUs (issue 14): one dgt::Gemm per device, each made and called on a thread whose current device is
+// Several GPUs: one dgt::Gemm per device, each made and called on a thread whose current device is
 // that device, every device of this machine; each result is checked against the reference on its own device.
 TEST(Loader, OneGemmPerDeviceOnEveryDevice) {
   const int count = cuda_device_count();
@@ -119,7 +119,7 @@ TEST(Loader, OneGemmPerDeviceOnEveryDevice) {
   }
 }
 
-// Every scale mode through the loader's public API (issue 11): the default config for the mode (no DB),
+// Every scale mode through the loader's public API: the default config for the mode (no DB),
 // the scale arrays in the documented layouts (ProblemData fills them as Problem::scales() says), verified
 // against the reference; K and N tails included.
 TEST(Loader, EveryScaleModeMatchesTheReference) {

@@ -1,4 +1,4 @@
-// Every candidate of the default space, on the three shapes of issue 3 (4096^3, 128 x 7168 x 2048,
+// Every candidate of the default space, on the three shapes of the first sweeps (4096^3, 128 x 7168 x 2048,
 // 1021 x 1023 x 1040), is verified against the reference, and the resource model is checked against
 // the compiled kernel: ptxas registers equal the driver's, no local memory, no static shared memory
 // (all of it is the modelled dynamic size), and a launch with exactly the modelled size runs.

@@ -1,4 +1,4 @@
-// `dgtune sweep --protocol` on the GPU (issue 8): one tiny shape swept on two candidates under cold-l2 and
+// `dgtune sweep --protocol` on the GPU: one tiny shape swept on two candidates under cold-l2 and
 // under hot-graph into one DB. Both protocols' trials, baselines and winners are stored side by side and
 // verified (hot-graph: again after a graph replay), a second hot-graph sweep measures nothing, and the loader
 // runs each protocol's winner when asked for that protocol.

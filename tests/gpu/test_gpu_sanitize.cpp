@@ -14,7 +14,7 @@ TEST(Sanitize, SmallShapes) {
   const char* keys[] = {
       "128x128x128_s4_wg2_sw128_c1x1_rm8_direct_sk1", "64x48x128_s2_wg1_sw128_c1x1_rm8_direct_sk1",
       "256x64x128_s3_wg2_sw128_c1x1_rn2_direct_sk1",
-      // clusters with multicast, the TMA-store epilogue and split-K (issue 3)
+      // clusters with multicast, the TMA-store epilogue and split-K
       "128x128x128_s4_wg2_sw128_c2x1_rm8_direct_sk1", "128x64x128_s4_wg2_sw128_c1x2_rm8_tma_sk1",
       "128x128x128_s3_wg2_sw128_c2x2_rn4_tma_sk1", "64x64x128_s4_wg1_sw128_c1x1_rm8_direct_sk3",
       "64x64x64_s4_wg1_sw64_c1x2_rm8_tma_sk2",
@@ -23,7 +23,7 @@ TEST(Sanitize, SmallShapes) {
       "128x88x128_s4_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1", "64x40x128_s4_wg1_sw128_c1x1_rm8_tma_sk2_sm0_2g_p1",
       "128x128x128_s4_wg2_sw128_c1x1_rm8_tma_sk1_sm7_2o_p1", "64x16x128_s2_wg1_sw128_c1x1_rm1_direct_sk1_sm0_2o_p1",
       "128x64x128_s4_wg2_sw128_c2x1_rm8_tma_sk1_sm0_2o_p1", "128x128x128_s4_wg2_sw128_c1x1_rm8_tma_sk2_sm0_2o_p1",
-      // cluster splits (issue 10): partials through distributed shared memory (st.async into rank 0), several
+      // cluster splits: partials through distributed shared memory (st.async into rank 0), several
       // tiles per cluster (sm8) and a 1g twin with the direct epilogue
       "64x32x128_s4_wg1_sw128_c1x1_rm8_tma_sk2c_sm8_2g_p1", "64x48x64_s4_wg1_sw64_c1x1_rm8_direct_sk3c_sm0_1g_p1"};
   // Fast accumulation with promotion every P k-blocks (P x BLOCK_K <= 2048).
@@ -62,7 +62,7 @@ TEST(Sanitize, SmallShapes) {
   }
 }
 
-// Scale modes (issue 11) under the sanitizer: partial last 128-wide granule (K = 1040, 400) and partial last
+// Scale modes under the sanitizer: partial last 128-wide granule (K = 1040, 400) and partial last
 // 128-column scale block (N = 65, 136, 200), block scales read per promotion, channel scales per row/column;
 // every run verified. The block modes are their own test because racecheck leaves them out
 // (tests/gpu/sanitize.sh says why); memcheck runs both.

@@ -1,4 +1,4 @@
-// Scale modes (issue 11): channel, block (1D2D) and block1d1d against the reference on K and N tails, the
+// Scale modes: channel, block (1D2D) and block1d1d against the reference on K and N tails, the
 // whole default space of each mode, and exact values with constant inputs and chosen scales (power-of-two
 // scales, so every output is exactly representable in FP32 and BF16), zero blocks, NaN and Inf scales.
 #include <cmath>

@@ -143,7 +143,7 @@ TEST(SpaceCompiles, OverlapMainloopCompilesWithoutSpillsOrSerialization) {
   std::cout << specs.size() << " 2o kernels compiled\n";
 }
 
-// Scale modes (issue 11): channel scales in the epilogue, block scales at every promotion. Every kept
+// Scale modes: channel scales in the epilogue, block scales at every promotion. Every kept
 // candidate of the default space for each mode compiles without spills or serialized WGMMAs on shapes
 // that exercise it (K and N not multiples of 128 among them); block modes keep only promote, BLOCK_K = 128
 // (1g/2g) or 256 (1g, two granule buffers), no 2o (R21, R22), and their scale registers must fit.
@@ -175,7 +175,7 @@ TEST(SpaceCompiles, ScaleModesCompileWithoutSpills) {
             << per_mode[ScaleMode::kBlock] << ", block1d1d " << per_mode[ScaleMode::kBlock1d1d] << ")\n";
 }
 
-// Output types and fused epilogues (issue 12): for every (output type, bias, activation) combination a
+// Output types and fused epilogues: for every (output type, bias, activation) combination a
 // sample of the default space compiles without spills, stack or serialized WGMMAs. The sample is the
 // register-heaviest candidate (largest BLOCK_N) of every (mainloop, consumer warpgroups, epilogue, split
 // or not, BLOCK_M) group on shapes with and without tails, for the two heaviest combinations (e4m3 and f32

@@ -8,13 +8,13 @@
 #include <vector>
 
 #include "bench/copy_limit_side.hpp"
-#include "cli/compare_tables.hpp"
+#include "eval/compare_tables.hpp"
 
 namespace dgt {
 namespace {
 
 /// A compare result with dgtune at `ours` us and the copy limit at `copy` us in every round.
-cli::CompareShape shape_with_copy(const Problem& p, double ours, double tuned, double copy) {
+CompareShape shape_with_copy(const Problem& p, double ours, double tuned, double copy) {
   StoredMeasurement m;
   m.problem = p;
   m.protocol_name = "cold-l2-v2";
@@ -29,9 +29,9 @@ cli::CompareShape shape_with_copy(const Problem& p, double ours, double tuned, d
     m.samples.push_back({1, r, 1, tuned, 1900, false});
     m.samples.push_back({2, r, 2, copy, 1900, false});
   }
-  cli::CompareShape c;
+  CompareShape c;
   c.problem = p;
-  c.result = cli::rounds_from_stored(m);
+  c.result = rounds_from_stored(m);
   return c;
 }
 
@@ -47,14 +47,14 @@ double number(const report::Cell& c) {
 }
 
 TEST(CopyLimitCompare, TableCarriesCopyUsAndFractionAndTheSummaryItsGeomean) {
-  std::vector<cli::CompareShape> shapes = {shape_with_copy(Problem::dense(64, 2112, 7168), 10.02, 11, 5),
+  std::vector<CompareShape> shapes = {shape_with_copy(Problem::dense(64, 2112, 7168), 10.02, 11, 5),
                                            shape_with_copy(Problem::dense(128, 2112, 7168), 20.02, 20, 16)};
-  cli::CompareShape none = shape_with_copy(Problem::dense(256, 2112, 7168), 30, 30, 1);
+  CompareShape none = shape_with_copy(Problem::dense(256, 2112, 7168), 30, 30, 1);
   none.result->sides.pop_back();  // an old result without the side: no copy columns
   none.result->labels.pop_back();
   std::erase_if(none.result->samples, [](const Sample& s) { return s.side == 2; });
   shapes.push_back(none);
-  const auto tables = cli::compare_tables(shapes, stats::PairedOptions{}, "t");
+  const auto tables = compare_tables(shapes, stats::PairedOptions{}, "t");
   const report::Table& t = tables.at(0);
   ASSERT_EQ(t.rows.size(), 3u);
   EXPECT_DOUBLE_EQ(number(cell(t, 0, "copy_us")), 5);
@@ -73,7 +73,7 @@ TEST(CopyLimitCompare, TableCarriesCopyUsAndFractionAndTheSummaryItsGeomean) {
     }
   EXPECT_TRUE(seen);
   // Stored as a provider side without a heuristic count.
-  const StoredMeasurement m = cli::stored_from_compare(shapes[0], "cold-l2-v2", 32);
+  const StoredMeasurement m = stored_from_compare(shapes[0], "cold-l2-v2", 32);
   ASSERT_EQ(m.sides.size(), 3u);
   EXPECT_EQ(m.sides[2].label, kSideCopyLimit);
   EXPECT_EQ(m.sides[2].kind, "provider");

@@ -217,7 +217,7 @@ void check_migration(const std::string& path, const std::string& fresh, int v) {
   EXPECT_EQ(rows(path, new_join("t", kTrialColumns, "trial")), trials_before);
   EXPECT_EQ(rows(path, new_join("b", kBaselineColumns, "baseline")), baselines_before);
   EXPECT_EQ(rows(path, std::string("SELECT ") + kProblemV7Columns + " FROM problem ORDER BY id"), problems_before);
-  // Schema 8: problems stored before issue 12 had no fused epilogue.
+  // Schema 8: problems stored before fused epilogues existed had no fused epilogue.
   EXPECT_EQ(raw_int(path, "SELECT count(*) FROM problem WHERE bias = 'none' AND act = 'none'"),
             raw_int(path, "SELECT count(*) FROM problem"));
   // Configs stored before schema 4 ran the one-group mainloop promoting every k-block (what their keys parse to).

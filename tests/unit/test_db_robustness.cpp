@@ -1,4 +1,4 @@
-// Issue 13 on the CPU: the deployed read-only DB, damaged and newer DBs, the cubin cache directory fallback
+// Robustness on the CPU: the deployed read-only DB, damaged and newer DBs, the cubin cache directory fallback
 // and 16 processes on a cold cubin cache with a counting fake compiler.
 #include <fcntl.h>
 #include <grp.h>

@@ -1,4 +1,4 @@
-// Output types and fused epilogues (issue 12), host side: problem keys (old keys unchanged), shapes-file
+// Output types and fused epilogues, host side: problem keys (old keys unchanged), shapes-file
 // keys, kernel spec keys and codegen, the resource model's staging bytes and rule R23, P3 per output type,
 // the epilogue-operand checks, the loader's family rule, the shipped shape sets, default configs. No GPU.
 #include <gtest/gtest.h>
@@ -26,7 +26,7 @@ Problem epi(Problem p, DType d, Bias b, Act a) {
 
 TEST(EpilogueProblem, KeysOfTheDefaultAreUnchangedAndEveryFieldShows) {
   const Problem base = Problem::dense(4096, 2112, 7168);
-  // The key stored before issue 12: existing DBs keep matching.
+  // The key stored before fused epilogues existed: existing DBs keep matching.
   EXPECT_EQ(base.key(), "4096x2112x7168_lda7168_ldb7168_ldd2112_e4m3.e4m3.bf16_pt_promote");
   EXPECT_EQ(epi(base, DType::kF32, Bias::kNone, Act::kNone).key(),
             "4096x2112x7168_lda7168_ldb7168_ldd2112_e4m3.e4m3.f32_pt_promote");
@@ -57,7 +57,7 @@ TEST(EpilogueProblem, JsonRoundTripAndOldJsonDefaults) {
   EXPECT_EQ(j.get<Problem>(), p);
   j.erase("bias");
   j.erase("act");
-  const Problem old = j.get<Problem>();  // JSON written before issue 12
+  const Problem old = j.get<Problem>();  // JSON written before fused epilogues existed
   EXPECT_EQ(old.bias, Bias::kNone);
   EXPECT_EQ(old.act, Act::kNone);
 }

@@ -1,4 +1,4 @@
-// The regression gate's decision, exit precedence, baseline file and writers (tune/gate.hpp), on synthetic
+// The regression gate's decision, exit precedence, baseline file and writers (eval/gate_decision.hpp, gate_record.hpp, gate_report.hpp), on synthetic
 // samples with known answers. No GPU.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -10,7 +10,9 @@
 #include <fstream>
 
 #include "core/error.hpp"
-#include "tune/gate.hpp"
+#include "eval/gate_decision.hpp"
+#include "eval/gate_record.hpp"
+#include "eval/gate_report.hpp"
 
 namespace dgt::gate {
 namespace {

@@ -72,7 +72,7 @@ TEST(KernelConfig, KeyRoundTrip) {
   c.raster = Raster::kAlongN;
   c.group = 4;
   EXPECT_EQ(c.key(), "64x208x128_s6_wg1_sw128_c1x1_rn4_direct_sk1_sm0_1g_p1");
-  // Older keys still parse: dgtune 0.1.0 (no sms token), issue 3 (no mainloop / promote_every tokens):
+  // Older keys still parse: dgtune 0.1.0 (no sms token), the first sweeps' (no mainloop / promote_every tokens):
   // the one-group schedule and promotion every k-block.
   EXPECT_EQ(KernelConfig::parse_key("64x208x128_s6_wg1_sw128_c1x1_rn4_direct_sk1"), c);
   EXPECT_EQ(KernelConfig::parse_key("64x208x128_s6_wg1_sw128_c1x1_rn4_direct_sk1_sm0"), c);
@@ -164,7 +164,7 @@ TEST(KernelConfig, ParseKeyNamesTheBadToken) {
 namespace dgt {
 namespace {
 
-// The A box of decode shapes (issue 10): only round_up(M, 8) rows when all of M fits one m-block and A is not
+// The A box of decode shapes: only round_up(M, 8) rows when all of M fits one m-block and A is not
 // multicast; a cluster slice otherwise. The kernel's expected bytes (Fp8GemmTraits::a_box_rows) follow the
 // same rule; gpu_EdgeShapes and gpu_DefaultSpace verify M = 1..BLOCK_M-1 with it.
 TEST(ABoxRows, DecodeShapesLoadOnlyTheRowsTheyHave) {

@@ -35,10 +35,38 @@ TEST(SampleStats, PercentilesAndRobustError) {
 }
 
 TEST(Protocol, JsonNamesTheFlush) {
-  auto j = nlohmann::json::parse(ProtocolOptions{}.to_json());
+  auto j = nlohmann::json::parse(MeasureProtocol::cold_l2_adaptive().to_json());
   EXPECT_EQ(j.at("name"), "cold-l2-v1");
   EXPECT_EQ(j.at("flush"), "write+read");
   EXPECT_EQ(j.at("min_samples"), 10);
+}
+
+// The sweep's timer and the engine share one protocol type; the JSON stored with every cold-l2-v1 trial is
+// byte for byte what the sweep stored before (the DB keys winners by this protocol's name and resume compares
+// nothing else, but exports and reports print the JSON).
+TEST(Protocol, AdaptiveTimerJsonIsUnchanged) {
+  EXPECT_EQ(MeasureProtocol::cold_l2_adaptive().to_json(),
+            R"({"flush":"write+read","flush_factor_l2":2.0,"max_samples":300,"max_seconds":2.0,"min_samples":10,)"
+            R"("name":"cold-l2-v1","statistic":"median","target_rse":0.01,"timer":"cudaEvent per launch","warmup":3})");
+  EXPECT_EQ(MeasureProtocol::cold_l2_adaptive().name(), "cold-l2-v1");
+  MeasureProtocol p = MeasureProtocol::cold_l2_adaptive();
+  p.max_samples = 77;
+  p.target_rse = 0.02;
+  const MeasureProtocol q = MeasureProtocol::from_json(p.to_json());
+  EXPECT_TRUE(q.adaptive);
+  EXPECT_EQ(q.max_samples, 77);
+  EXPECT_EQ(q.to_json(), p.to_json());
+  p.min_samples = 100;  // more than max_samples
+  EXPECT_THROW(p.validate(), Error);
+}
+
+// One flush size for every timer: flush_factor x L2, at least 64 MiB, a multiple of 16 bytes.
+TEST(Protocol, L2FlushBytes) {
+  EXPECT_EQ(l2_flush_bytes(MeasureProtocol::cold_l2(), 60 * 1024 * 1024 + 8), 120 * 1024 * 1024 + 16);
+  EXPECT_EQ(l2_flush_bytes(MeasureProtocol::cold_l2_adaptive(), 4 * 1024 * 1024), 64 * 1024 * 1024);
+  MeasureProtocol p = MeasureProtocol::cold_l2();
+  p.flush_factor = 1.5;
+  EXPECT_EQ(l2_flush_bytes(p, 50'000'001), 75'000'000);
 }
 
 uint32_t bits(float f) {

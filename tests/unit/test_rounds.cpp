@@ -9,7 +9,7 @@
 
 #include "bench/measure_protocol.hpp"
 #include "bench/rounds.hpp"
-#include "bench/stats.hpp"
+#include "stats/stats.hpp"
 #include "core/error.hpp"
 
 namespace dgt {
@@ -301,7 +301,7 @@ TEST(Rounds, RebuiltFromStoredSamples) {
 TEST(MeasureProtocol, NamesJsonAndValidation) {
   EXPECT_EQ(MeasureProtocol::cold_l2().name(), "cold-l2-v2");
   EXPECT_EQ(MeasureProtocol::hot_graph().name(), "hot-graph-v1");
-  EXPECT_EQ(ProtocolOptions{}.to_json().find("cold-l2-v1") != std::string::npos,
+  EXPECT_EQ(MeasureProtocol::cold_l2_adaptive().to_json().find("cold-l2-v1") != std::string::npos,
             true);  // the sweep's timer is unchanged
   EXPECT_EQ(parse_protocol_kind("hot-graph"), ProtocolKind::kHotGraph);
   EXPECT_EQ(parse_protocol_kind("cold-l2"), ProtocolKind::kColdL2);
@@ -340,7 +340,9 @@ TEST(MeasureProtocol, NamesJsonAndValidation) {
   EXPECT_EQ(q.to_json(), p.to_json());
   EXPECT_EQ(MeasureProtocol::from_json(MeasureProtocol::cold_l2().to_json()).to_json(),
             MeasureProtocol::cold_l2().to_json());
-  EXPECT_THROW(MeasureProtocol::from_json(ProtocolOptions{}.to_json()), Error);  // cold-l2-v1 has no "kind"
+  // cold-l2-v1 (the sweep's adaptive timer) has no "kind": it is read back by its name.
+  EXPECT_TRUE(MeasureProtocol::from_json(MeasureProtocol::cold_l2_adaptive().to_json()).adaptive);
+  EXPECT_THROW(MeasureProtocol::from_json(R"({"name":"cold-l2-v3"})"), Error);
   EXPECT_THROW(MeasureProtocol::from_json(R"({"kind":"cold-l2","version":1})"), Error);
   EXPECT_THROW(MeasureProtocol::from_json("not json"), Error);
 

@@ -1,4 +1,4 @@
-// Scale modes (issue 11) on the host side, no GPU: the problem key per mode, the tuning DB keeping the mode
+// Scale modes on the host side, no GPU: the problem key per mode, the tuning DB keeping the mode
 // (put/get, the loader's family query), and the loader's choice never standing a winner of another scale mode
 // in for a problem (choose_stored_winner over DB rows and over an exported table).
 #include <gtest/gtest.h>

@@ -252,7 +252,7 @@ std::string grid_with(const std::string& axis, const std::string& value) {
   return text;
 }
 
-// Issue 13 item 4: a space file can neither hang dgtune nor be read as something it does not say.
+// Robustness: a space file can neither hang dgtune nor be read as something it does not say.
 TEST(SearchSpace, RangesAreBoundedBeforeTheyAreExpanded) {
   EXPECT_EQ(space_error(grid_with("block_n", R"({"from": 8, "to": 2147483647, "step": 1073741824})")),
             "s.json: /block_n/to: 2147483647 is out of range [8, 256]");

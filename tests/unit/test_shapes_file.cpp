@@ -264,7 +264,7 @@ TEST(ShapesFile, ErrorMessageKeepsDgtuneLocationOutOfMessage) {
 
 // ---- files --------------------------------------------------------------------------------------
 
-// An unreadable input file is bad input (exit 2), like a malformed one (issue 13 item 8).
+// An unreadable input file is bad input (exit 2), like a malformed one.
 TEST(ShapesFile, LoadMissingFileIsUsageErrorNamingThePath) {
   const std::string path = "/nonexistent-dgtune-dir/shapes.txt";
   try {
@@ -290,7 +290,7 @@ TEST(ShapesFile, LoadMissingFileIsUsageErrorNamingThePath) {
   }
 }
 
-// Control bytes and binary are refused naming line, column and the byte, escaped (issue 13 item 9).
+// Control bytes and binary are refused naming line, column and the byte, escaped.
 TEST(ShapesFile, ControlBytesAndBinaryAreRefusedEscaped) {
   EXPECT_EQ(parse_error(std::string("64 64 64\n64 64 6\0"
                                     "4\n",

@@ -1,4 +1,4 @@
-// Known-answer tests of bench/stats (issues 8 and 9).
+// Known-answer tests of stats/stats (compare's and the gate's statistics).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -8,7 +8,7 @@
 #include <random>
 #include <vector>
 
-#include "bench/stats.hpp"
+#include "stats/stats.hpp"
 #include "core/error.hpp"
 
 namespace dgt::stats {

@@ -1,4 +1,4 @@
--- Schema version 6: the history of `dgtune gate` runs (issue 9). One gate_run row per run of
+-- Schema version 6: the history of `dgtune gate` runs (the CI gate). One gate_run row per run of
 -- `dgtune gate --baseline`, one gate_result row per shape of that run, so slow drift across many small
 -- changes is visible (`dgtune history --shape KEY`). Runs name the device (hardware identity) and
 -- environment (software) that measured them; ratios are time ratios dgtune / cuBLASLt-tuned (medians),

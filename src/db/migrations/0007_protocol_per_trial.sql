@@ -1,4 +1,4 @@
--- Schema version 7 (issue 8, `dgtune sweep --protocol`): trials, baselines and sweep states are kept per
+-- Schema version 7 (`dgtune sweep --protocol`): trials, baselines and sweep states are kept per
 -- measurement protocol, so one candidate can be stored timed under cold-l2 and under hot-graph, and the
 -- winner view has one winner per (device, environment, problem, protocol name). trial, baseline and sweep
 -- gain protocol_name ("cold-l2-v1", "hot-graph-v1": MeasureProtocol::name(), the "name" of the protocol

@@ -64,7 +64,7 @@ struct TunedTable {
 static_assert(sizeof(&dgt::TunedEntry::protocol) > 0, "re-export the tuned-table header with this dgtune");
 // The same for TunedEntry::scale (the scale mode of each entry), added after `protocol`.
 static_assert(sizeof(&dgt::TunedEntry::scale) > 0, "re-export the tuned-table header with this dgtune");
-// The same for TunedEntry::d, ::bias and ::act (output type and epilogue, issue 12), added after `scale`.
+// The same for TunedEntry::d, ::bias and ::act (output type and epilogue), added after `scale`.
 static_assert(sizeof(&dgt::TunedEntry::act) > 0, "re-export the tuned-table header with this dgtune");
 
 namespace dgt {
@@ -98,7 +98,7 @@ enum class Fp8Format { kE4M3, kE5M2 };
 /// layouts, MN-major and padded to 16 bytes, that this follows).
 enum class Fp8Scaling { kPerTensor, kChannel, kBlock, kBlock1d1d };
 
-/// Output type of D (issue 12): kBF16 (default), kF32, or kE4M3 = D = e4m3(scale_d x result), rounded
+/// Output type of D: kBF16 (default), kF32, or kE4M3 = D = e4m3(scale_d x result), rounded
 /// to nearest even and saturated at +-448 (+-Inf too; NaN stays NaN).
 enum class OutputType { kBF16, kF32, kE4M3 };
 
@@ -106,7 +106,7 @@ enum class OutputType { kBF16, kF32, kE4M3 };
 /// 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
 enum class Activation { kNone, kRelu, kGeluTanh };
 
-/// Everything about one call beyond the pointers and the shape (issue 12: an options struct instead of a
+/// Everything about one call beyond the pointers and the shape (an options struct instead of a
 /// growing argument list). Per element, on the FP32 accumulator:
 ///   r = act(scales x acc + bias[n]);  D[m,n] = bf16(r) | r | e4m3(scale_d x r);  *amax = max |r|.
 /// The formats, accumulation, scaling, output type, whether there is a bias and the activation are part

@@ -1,4 +1,4 @@
-#include "tune/shape_compare.hpp"
+#include "eval/shape_compare.hpp"
 
 #include <spdlog/spdlog.h>
 
@@ -142,20 +142,26 @@ std::pair<KernelConfig, std::string> ShapeComparer::search(const Problem& p, Pro
   return {ready[best].first->spec().config, fmt::format("search-top{}", k)};
 }
 
-gate::GateRecord ShapeComparer::header() const {
-  gate::GateRecord r;
-  r.hardware = fingerprint_.hardware();
-  r.software = fingerprint_.software();
-  r.kernel_hash = r.software.kernel_hash;
-  r.protocol = options_.protocol.to_json();
-  r.created_at = sql::utc_now_iso8601();
-  r.pci_bus_id = fingerprint_.pci_bus_id;
-  return r;
+std::vector<AlignedRound> aligned_rounds(const ShapeMeasurement& m) {
+  std::vector<AlignedRound> out;
+  if (!m.rounds) return out;
+  const RoundsResult& r = *m.rounds;
+  const int tuned = r.find(kProviderCublasTuned), def = r.find(kProviderCublasDefault);
+  for (int round = 0; round < r.rounds; ++round) {
+    AlignedRound a;
+    a.round = round;
+    a.ours = r.find_sample(round, 0);
+    a.tuned = tuned >= 0 ? r.find_sample(round, tuned) : nullptr;
+    a.def = def >= 0 ? r.find_sample(round, def) : nullptr;
+    if (!a.ours || (tuned >= 0 && !a.tuned) || (def >= 0 && !a.def)) continue;
+    out.push_back(a);
+  }
+  return out;
 }
 
-gate::ShapeRecord ShapeComparer::measure(const ShapeEntry& shape, RoundsResult* rounds_out, int* heuristic_count) {
+ShapeMeasurement ShapeComparer::measure(const ShapeEntry& shape) {
   const Problem& p = shape.problem;
-  gate::ShapeRecord rec;
+  ShapeMeasurement rec;
   rec.problem = p;
   rec.name = shape.name;
   auto fail = [&](const char* status, std::string msg) {
@@ -164,7 +170,12 @@ gate::ShapeRecord ShapeComparer::measure(const ShapeEntry& shape, RoundsResult* 
     spdlog::warn("{} {}: {}", p.label(), status, rec.error);
     return rec;
   };
-
+  // The rounds ran: keep them, then the shape fails when no round holds every GEMM side.
+  auto finish = [&](RoundsResult r) {
+    rec.rounds = std::move(r);
+    if (aligned_rounds(rec).empty()) return fail("error", "no complete round was measured");
+    return rec;
+  };
   ProblemData data(p, *util_, options_.seed ^ fnv1a64(p.key()), stream_);
   KernelConfig config;
   std::string source;
@@ -196,7 +207,7 @@ gate::ShapeRecord ShapeComparer::measure(const ShapeEntry& shape, RoundsResult* 
   if (!v.ok) return fail("verify_failed", "config " + rec.config_key + " before timing: " + verification_text(v));
 
   CublasLtPlan plan(*cublas_, data);
-  if (heuristic_count) *heuristic_count = plan.returned();
+  rec.heuristic_count = plan.returned();
   if (!plan.supported()) {
     // cuBLASLt does not run this shape (FP8 needs dimensions that are multiples of 16): our kernel is
     // still measured, alone, so the gate can judge it on absolute time; compare lists it without a ratio.
@@ -209,20 +220,13 @@ gate::ShapeRecord ShapeComparer::measure(const ShapeEntry& shape, RoundsResult* 
       alone.push_back(copy->side());
     }
     OutputCheck check{[&](cudaStream_t s) { data.poison_output(s); }, [&](cudaStream_t s) { return data.verify(s); }};
-    const RoundsResult r = measure_sides(*util_, device_, options_.protocol, stream_, alone, &check);
-    if (rounds_out) *rounds_out = r;
-    if (r.sides[0].check && !r.sides[0].check->ok)
-      return fail("verify_failed",
-                  "config " + rec.config_key + " after replay: " + verification_text(*r.sides[0].check));
-    for (int round = 0; round < r.rounds; ++round)
-      if (const Sample* ours = r.find_sample(round, 0)) {
-        rec.rounds.push_back(round);
-        rec.ours_us.push_back(ours->time_us);
-        rec.clock_mhz.push_back(ours->sm_clock_mhz);
-        rec.flagged.push_back(ours->flagged);
-      }
-    if (rec.rounds.empty()) return fail("error", "no complete round was measured");
-    return rec;
+    RoundsResult r = measure_sides(*util_, device_, options_.protocol, stream_, alone, &check);
+    if (r.sides[0].check && !r.sides[0].check->ok) {
+      const std::string text = verification_text(*r.sides[0].check);
+      rec.rounds = std::move(r);
+      return fail("verify_failed", "config " + rec.config_key + " after replay: " + text);
+    }
+    return finish(std::move(r));
   }
   const CublasLtChoice choice = select_algorithms(plan, screen_timer(*util_, device_, options_.protocol, stream_, 3),
                                                   options_.protocol.to_json(), stream_);
@@ -266,11 +270,13 @@ gate::ShapeRecord ShapeComparer::measure(const ShapeEntry& shape, RoundsResult* 
     sides.push_back(copy->side());
   }
   OutputCheck check{[&](cudaStream_t s) { data.poison_output(s); }, [&](cudaStream_t s) { return data.verify(s); }};
-  const RoundsResult r = measure_sides(*util_, device_, options_.protocol, stream_, sides, &check);
-  if (rounds_out) *rounds_out = r;
+  RoundsResult r = measure_sides(*util_, device_, options_.protocol, stream_, sides, &check);
 
-  if (r.sides[0].check && !r.sides[0].check->ok)
-    return fail("verify_failed", "config " + rec.config_key + " after replay: " + verification_text(*r.sides[0].check));
+  if (r.sides[0].check && !r.sides[0].check->ok) {
+    const std::string text = verification_text(*r.sides[0].check);
+    rec.rounds = std::move(r);
+    return fail("verify_failed", "config " + rec.config_key + " after replay: " + text);
+  }
   const size_t standard_sides = with_default ? 3 : 2;
   for (size_t i = 1; i < r.sides.size(); ++i)
     if (r.sides[i].check && !r.sides[i].check->ok) {
@@ -279,23 +285,11 @@ gate::ShapeRecord ShapeComparer::measure(const ShapeEntry& shape, RoundsResult* 
                      verification_text(*r.sides[i].check));
         continue;
       }
-      return fail("error", r.sides[i].label + " output wrong after replay: " + verification_text(*r.sides[i].check));
+      const std::string text = r.sides[i].label + " output wrong after replay: " + verification_text(*r.sides[i].check);
+      rec.rounds = std::move(r);
+      return fail("error", text);
     }
-
-  for (int round = 0; round < r.rounds; ++round) {
-    const Sample* ours = r.find_sample(round, 0);
-    const Sample* tuned = r.find_sample(round, 1);
-    const Sample* def = with_default ? r.find_sample(round, 2) : nullptr;
-    if (!ours || !tuned || (with_default && !def)) continue;
-    rec.rounds.push_back(round);
-    rec.ours_us.push_back(ours->time_us);
-    rec.tuned_us.push_back(tuned->time_us);
-    if (def) rec.default_us.push_back(def->time_us);
-    rec.clock_mhz.push_back(ours->sm_clock_mhz);
-    rec.flagged.push_back(ours->flagged || tuned->flagged || (def && def->flagged));
-  }
-  if (rec.rounds.empty()) return fail("error", "no complete round was measured");
-  return rec;
+  return finish(std::move(r));
 }
 
 }  // namespace dgt

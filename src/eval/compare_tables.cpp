@@ -1,4 +1,4 @@
-#include "cli/compare_tables.hpp"
+#include "eval/compare_tables.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -9,7 +9,7 @@
 #include "bench/copy_limit_side.hpp"
 #include "core/error.hpp"
 
-namespace dgt::cli {
+namespace dgt {
 
 using report::Cell;
 using report::Number;
@@ -407,4 +407,4 @@ std::vector<report::Table> between_tables(const std::vector<StoredMeasurement>& 
           only};
 }
 
-}  // namespace dgt::cli
+}  // namespace dgt

@@ -1,5 +1,5 @@
-// The tables of `dgtune compare` (measured now, or between two DBs from stored samples) and of `dgtune
-// export`. They compute the statistics with bench/stats.hpp from RoundsResult and render through report/.
+// The tables of `dgtune compare` (measured now, or between two DBs from stored samples): the statistics
+// (stats/stats.hpp) of each shape's interleaved rounds, laid out as report/ tables.
 #pragma once
 
 #include <map>
@@ -8,14 +8,11 @@
 #include <vector>
 
 #include "bench/rounds.hpp"
-#include "bench/stats.hpp"
+#include "stats/stats.hpp"
 #include "db/tuning_db.hpp"
 #include "report/table.hpp"
 
-namespace dgt::cli {
-
-/// Side labels of a compare measurement (side 0, 1, 2).
-inline constexpr const char* kSideDgtune = "dgtune";
+namespace dgt {
 
 /// One shape of a compare: what ran and the engine's result (sides kSideDgtune, cublaslt-default,
 /// cublaslt-tuned; a side may be missing, e.g. cuBLASLt refused the shape).
@@ -47,9 +44,4 @@ std::vector<report::Table> between_tables(const std::vector<StoredMeasurement>& 
                                           const std::vector<StoredMeasurement>& b, const stats::PairedOptions& opts,
                                           const std::string& title);
 
-/// The device of `db` named by `id` (its row id or hardware key); without `id`, the only device holding
-/// measurements (by_measurements) or winners. Several and none named: Error(kUsage) listing them, with
-/// `flag` as the option to name one (exit 2). Defined in compare.cpp; export uses it too.
-int64_t pick_device(const TuningDb& db, const std::string& id, const std::string& flag, bool by_measurements);
-
-}  // namespace dgt::cli
+}  // namespace dgt

@@ -1,7 +1,7 @@
-// The CI performance regression gate (`dgtune gate`, issue 9): the baseline file, the decision and its
-// writers (table, JUnit XML, markdown). Everything here is pure CPU: the decision is a function of
-// (baseline record, current measurement), both in the same GateRecord form, so unit tests feed it
-// known answers. The GPU half (measuring one shape in interleaved rounds) is tune/shape_compare.hpp.
+// The CI performance regression gate's decision (`dgtune gate`): pure CPU, a function of (baseline record,
+// current measurement), both in the same GateRecord form (eval/gate_record.hpp), so unit tests feed it known
+// answers. The GPU half (measuring one shape in interleaved rounds) is eval/shape_compare.hpp; the tables, JUnit
+// XML and markdown are eval/gate_report.hpp.
 //
 // What is gated, per shape: R = ln(dgtune time / cuBLASLt-tuned time) of the SAME interleaved round.
 // The baseline's rounds and the current rounds are two independent samples of R; stats::gate_test
@@ -17,68 +17,11 @@
 #include <string>
 #include <vector>
 
-#include "bench/stats.hpp"
 #include "db/tuning_db.hpp"
-#include "records/records.hpp"
-#include "report/table.hpp"
+#include "eval/gate_record.hpp"
+#include "stats/stats.hpp"
 
 namespace dgt::gate {
-
-/// Version of the baseline JSON written by `dgtune gate --record` (field "schema_version").
-inline constexpr int kBaselineSchemaVersion = 1;
-
-/// One shape as measured by one gate run (recorded into a baseline, or measured now).
-struct ShapeRecord {
-  Problem problem;
-  std::string name;           ///< the shapes file's name= (may be empty)
-  std::string config_key;     ///< what the loader's choice ran
-  std::string config_source;  ///< "db" | "db-other-protocol" | "nearest" | "nearest-other-protocol" | "default"
-  /// "ok": measured and every side verified; "verify_failed": our kernel's output is wrong (before timing
-  /// or after replay); "error": measuring failed (CUDA, NVRTC, cuBLASLt refusal); error holds the message.
-  std::string status = "ok";
-  std::string error;
-  std::string tuned_algo;  ///< cuBLASLt-tuned's algorithm text
-  std::string default_algo;
-  /// Round-aligned samples in microseconds: ours_us[i], tuned_us[i] (and default_us[i] when measured)
-  /// were taken in interleaved round rounds[i]. Flagged (low-clock) rounds are kept, marked in flagged.
-  std::vector<int> rounds;
-  std::vector<double> ours_us, tuned_us, default_us;
-  std::vector<double> clock_mhz;  ///< SM clock of our sample in that round (0 = unknown)
-  std::vector<bool> flagged;      ///< any side of that round was below the clock floor
-
-  bool ok() const { return status == "ok"; }
-  /// ln(ours_us[i] / tuned_us[i]) for every round (throws Error(kInvalid) on lengths or non-positive times).
-  std::vector<double> log_ratios() const;
-};
-
-/// A whole gate measurement: the baseline file's contents, and the form of a current measurement.
-struct GateRecord {
-  int schema_version = kBaselineSchemaVersion;
-  HardwareIdentity hardware;
-  SoftwareEnv software;
-  std::string kernel_hash;  ///< = software.kernel_hash (kept at top level for readers of the file)
-  std::string protocol;     ///< MeasureProtocol::to_json()
-  std::string created_at;   ///< ISO 8601 UTC
-  std::string pci_bus_id;   ///< of the GPU that measured (informational)
-  std::vector<ShapeRecord> shapes;
-
-  const ShapeRecord* find(const std::string& problem_key) const;
-};
-
-/// JSON text of the record (keys sorted, samples as arrays). Round trip: parse_record(to_json(r)) == r.
-std::string to_json(const GateRecord& r);
-/// Parses a baseline file's text. Throws Error(kUsage) naming `source` and the field when the text is
-/// not JSON, lacks a field, or has a schema_version other than kBaselineSchemaVersion.
-GateRecord parse_record(const std::string& text, const std::string& source = "baseline");
-/// Reads and parses a file (Error(kUsage) when it cannot be read).
-GateRecord read_record(const std::string& path);
-/// Writes to_json(r) to path (Error(kIo) on failure).
-void write_record(const GateRecord& r, const std::string& path);
-
-/// "name: baseline X, now Y" for every field of the hardware identity that differs (empty: same hardware).
-std::vector<std::string> hardware_differences(const HardwareIdentity& baseline, const HardwareIdentity& now);
-/// The same for the software environment (driver, runtime, cuBLASLt, NVRTC, kernel hash, dgtune version).
-std::vector<std::string> software_differences(const SoftwareEnv& baseline, const SoftwareEnv& now);
 
 /// Verdict of one shape.
 enum class ShapeVerdict {
@@ -147,22 +90,8 @@ ShapeDecision decide_shape(const ShapeRecord* baseline, const ShapeRecord& now, 
 /// or the protocols differ (their names). Shapes are those of `now`, in its order.
 GateReport decide(const GateRecord& baseline, const GateRecord& now, const GateSettings& settings);
 
-/// The per-shape table (baseline ratio, now ratio, change with interval, absolute times, verdict).
-report::Table gate_table(const GateReport& r, const std::string& title);
-/// JUnit XML: one <testsuite name="dgtune-gate"> with one <testcase> per shape; regression and
-/// verify-failed are <failure>, error is <error>, new is <skipped>. Attributes XML-escaped.
-std::string junit_xml(const GateReport& r);
-/// A markdown summary for a PR comment: a headline with the counts, the failing shapes first, the
-/// software differences, then the full table.
-std::string markdown_summary(const GateReport& r);
 /// The rows `dgtune gate` appends to the history DB (TuningDb::put_gate_run), one per shape.
 std::vector<GateResultRow> history_rows(const GateReport& r);
 /// The run row (scope filled by the caller).
 GateRunRow history_run(const GateReport& r, const GateRecord& baseline, const std::string& baseline_path);
-/// `dgtune history`: one row per run of the shape, oldest first.
-report::Table history_table(const std::vector<GateHistoryPoint>& points, const std::string& title);
-
-/// The `dgtune gate --record` summary: one row per shape (config, medians, ratio, rounds).
-report::Table record_table(const GateRecord& r, const std::string& title);
-
 }  // namespace dgt::gate

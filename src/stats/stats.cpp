@@ -1,5 +1,5 @@
 // Statistics of `dgtune compare` and `dgtune gate`; see stats.hpp for definitions and sources.
-#include "bench/stats.hpp"
+#include "stats/stats.hpp"
 
 #include <algorithm>
 #include <cmath>

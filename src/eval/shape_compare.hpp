@@ -1,8 +1,9 @@
 // Measure one shape now: what the loader would run (its stored winner by the identity rule, else the
 // nearest, else the default config) against cuBLASLt default and tuned, in interleaved rounds of the
 // measurement engine (bench/device_sides.hpp), every side verified before timing and after the rounds.
-// Used by `dgtune gate` (record and check) and `dgtune compare` (which also keeps the engine's whole
-// RoundsResult: every sample with its position, clock and flag, and each side's output check). GPU only.
+// The result is a ShapeMeasurement: `dgtune compare` reads its engine result (every sample with its
+// position, clock and flag, and each side's output check); `dgtune gate` keeps its round-aligned samples
+// (gate::record_of, eval/gate_record.hpp). GPU only.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -23,9 +24,40 @@
 #include "launch/util_kernels.hpp"
 #include "problem/shapes_file.hpp"
 #include "records/records.hpp"
-#include "tune/gate.hpp"
 
 namespace dgt {
+
+/// One shape measured now.
+struct ShapeMeasurement {
+  Problem problem;
+  std::string name;           ///< the shapes file's name= (may be empty)
+  std::string config_key;     ///< what the loader's choice (or the --search screen) ran
+  std::string config_source;  ///< "db" | "db-other-protocol" | "nearest" | "nearest-other-protocol" | "default" |
+                              ///< "search-top<K>"
+  /// "ok": measured and every side verified; "verify_failed": our kernel's output is wrong (before timing or after
+  /// replay); "error": measuring failed (CUDA, NVRTC, cuBLASLt refusal, no complete round); `error` says why.
+  std::string status = "ok";
+  std::string error;
+  std::string tuned_algo;    ///< cuBLASLt-tuned's algorithm text ("unsupported: ..." when cuBLASLt refuses the shape)
+  std::string default_algo;  ///< cuBLASLt-default's, when it was a side
+  /// The engine's result whenever the rounds ran (also when a check after replay failed): sides kSideDgtune,
+  /// cublaslt-tuned[, cublaslt-default][, extra configs][, copy limit].
+  std::optional<RoundsResult> rounds;
+  int heuristic_count = 0;  ///< algorithms cuBLASLt's heuristic returned
+
+  bool ok() const { return status == "ok"; }
+};
+
+/// One round in which every GEMM side a gate needs has a sample: dgtune and, when the measurement has them,
+/// cuBLASLt-tuned and cuBLASLt-default (null when the side does not exist).
+struct AlignedRound {
+  int round = 0;
+  const Sample* ours = nullptr;
+  const Sample* tuned = nullptr;
+  const Sample* def = nullptr;
+};
+/// The complete rounds of `m.rounds` in round order (empty without rounds). Pointers into m.rounds.
+std::vector<AlignedRound> aligned_rounds(const ShapeMeasurement& m);
 
 struct ShapeCompareOptions {
   std::string db_path;    ///< tuning DB the loader's choice is read from (read-only); missing: defaults
@@ -74,14 +106,10 @@ class ShapeComparer {
   std::pair<KernelConfig, std::string> search(const Problem& p, ProblemData& data);
 
   /// Measures one shape: verify our candidate and cuBLASLt's algorithms, then protocol.rounds
-  /// interleaved rounds of {dgtune, cuBLASLt tuned[, cuBLASLt default][, extra configs][, copy limit]}, then the output check after
-  /// replay. Failures of this shape (compile, verification, cuBLASLt refusal) come back as the
-  /// record's status ("verify_failed" / "error"), never thrown; a lost CUDA context throws.
-  /// `rounds_out`, when given, receives the engine's result (sides "dgtune", cublaslt-tuned[,
-  /// cublaslt-default]) whenever the rounds ran, even when a check after replay failed; `heuristic_count`
-  /// receives the number of algorithms cuBLASLt's heuristic returned.
-  gate::ShapeRecord measure(const ShapeEntry& shape, RoundsResult* rounds_out = nullptr,
-                            int* heuristic_count = nullptr);
+  /// interleaved rounds of {dgtune, cuBLASLt tuned[, cuBLASLt default][, extra configs][, copy limit]}, then the
+  /// output check after replay. Failures of this shape (compile, verification, cuBLASLt refusal) come back as the
+  /// measurement's status ("verify_failed" / "error"), never thrown; a lost CUDA context throws.
+  ShapeMeasurement measure(const ShapeEntry& shape);
 
   /// True when the DB holds winners of this device's hardware identity (else every choice is the default).
   bool has_winners() const { return device_id_.has_value(); }
@@ -92,8 +120,8 @@ class ShapeComparer {
   /// report. Without it a cold cache compiles one kernel at a time inside measure().
   void prefetch(const std::vector<ShapeEntry>& shapes);
 
-  /// A GateRecord header for this device and environment (no shapes).
-  gate::GateRecord header() const;
+  /// The protocol JSON of the measurements (MeasureProtocol::to_json()).
+  std::string protocol_json() const { return options_.protocol.to_json(); }
 
  private:
   ShapeCompareOptions options_;

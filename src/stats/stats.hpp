@@ -1,4 +1,4 @@
-// Statistics of `dgtune compare` and `dgtune gate` (issues 8 and 9): pure CPU, no CUDA.
+// Statistics of `dgtune compare` and `dgtune gate`, and the sample summaries of every timer: pure CPU, no CUDA.
 //
 // Everything here works on LOG-RATIOS of times, natural log, dimensionless:
 //   r_i = ln(x_i / y_i)   for round i, where x_i and y_i are the times (any unit, the same for both)

@@ -1,0 +1,47 @@
+// `dgtune compare` as library calls: measure the shapes now (the loader's choice vs cuBLASLt default and tuned in
+// interleaved rounds, eval/shape_compare.hpp), or compare two DBs' stored samples. The CLI parses flags and
+// renders the tables that come back.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "bench/measure_protocol.hpp"
+#include "problem/kernel_config.hpp"
+#include "problem/shapes_file.hpp"
+#include "report/table.hpp"
+
+namespace dgt {
+
+/// How each shape's speedup interval and verdict are computed.
+struct CompareStatsOptions {
+  double margin_pct = 2;          ///< equivalence band: "equivalent" when the interval lies inside +-margin
+  std::string interval = "sign";  ///< "sign" (median) or "wilcoxon" (pseudo-median)
+};
+
+struct CompareRunOptions {
+  std::string shapes_path;          ///< for the title
+  std::vector<ShapeEntry> shapes;   ///< loaded and checked by the caller
+  MeasureProtocol protocol;         ///< cold-l2-v2 or hot-graph-v1, rounds inside
+  std::string db_path;              ///< read-only; missing: every shape runs the default config
+  std::string save_path;            ///< empty: nothing stored; else every sample goes into this DB
+  std::vector<KernelConfig> extra;  ///< --config: timed as extra sides of the same rounds
+  bool copy_limit = true;
+  int device = 0;
+  std::string cache_dir;
+  CompareStatsOptions stats;
+};
+
+/// Measures every shape and returns the per-shape table and the summary. Checks first, before the GPU is opened:
+/// the protocol, --save not being the --db file, an existing --db being a readable tuning DB (Error(kUsage) /
+/// Error for a damaged DB).
+std::vector<report::Table> run_compare(const CompareRunOptions& options);
+
+/// `compare --between A.db B.db`: the newest stored measurement per (shape, protocol) in both DBs (only
+/// `protocol`'s kind when not empty), each DB's speedup and the change B vs A. `device_a/b`: row id or hardware
+/// key, empty when the DB holds one device with measurements.
+std::vector<report::Table> compare_between(const std::string& a_path, const std::string& b_path,
+                                           const std::string& device_a, const std::string& device_b,
+                                           const std::string& protocol, const CompareStatsOptions& stats);
+
+}  // namespace dgt
