@@ -16,11 +16,11 @@ namespace dgt {
 /// Constants of the estimate, refitted on 2026-12-01 with the pipeline-depth term (load_latency_us) by
 /// scripts/fit_cost_model.py (coordinate descent, 4 seeded restarts from the previous constants plus
 /// load_latency_us = 4; objective: shapes failing + sum of gaps of the top 16; values to 4 digits) on the verified
-/// cold-l2-v1 trials of two committed DBs (H200): results/h200/raw/issue7-s4/call10-pp.db.gz (the 2026-11-29
-/// exhaustive sweeps of the 19 shapes of configs/shapes/deepseek-v3.txt and square.txt with M >= 2048 in both
-/// accumulation modes, kernel hashes b3105e86aeda15bd / 3b627f8651936ca6, plus 168 trials of the final binary of
-/// 2026-11-30 with pp configs, the model's top 24 of the 7 fast shapes with K <= 2048) and
-/// results/h200/raw/issue10-s4/call10-smallx.db.gz (the exhaustive sweep of 2026-11-30 of the 24 shapes of
+/// cold-l2-v1 trials of two committed DBs (H200; results/fits/README.md): results/fits/large-shapes-pp-2026-11-30.db.gz
+/// (the 2026-11-29 exhaustive sweeps of the 19 shapes of configs/shapes/deepseek-v3.txt and square.txt with
+/// M >= 2048 in both accumulation modes, kernel hashes b3105e86aeda15bd / 3b627f8651936ca6, plus 168 trials of the
+/// final binary of 2026-11-30 with pp configs, the model's top 24 of the 7 fast shapes with K <= 2048) and
+/// results/fits/small-m-2026-11-30.db.gz (the exhaustive sweep of 2026-11-30 of the 24 shapes of
 /// deepseek-v3-small-m.txt, i.e. deepseek-v3.txt's 21 with M <= 128 and the three tails). With them the model's
 /// top 16 holds the exhaustive winner or one within 3% for all 59 problems (40 promote, 19 fast); held out (fit on
 /// half of the shapes, leave one shape out): 3 and 1 misses, results/h200/model-check-v2.md, section

@@ -65,7 +65,7 @@ TrialRecord DeviceBench::measure(const KernelSpec& spec, const CompileResult& co
     kernel = kernels_->get(spec, *compiled.kernel);
     ws = kernels_->workspace(*kernel, p);
     // The driver's numbers are authoritative: on the H200 the NVRTC log lacked ptxas' register line
-    // for most kernels (results/h200/issue3-sweeps.md), while cuFuncGetAttribute always answers.
+    // for most kernels (results/h200/first-sweeps-2026-11-29.md), while cuFuncGetAttribute always answers.
     t.registers = kernel->kernel().registers;
     if (kernel->kernel().local_bytes > 0) {
       t.status = TrialStatus::kCompileError;

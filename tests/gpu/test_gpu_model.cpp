@@ -26,7 +26,7 @@ void check_space(const Problem& p, uint64_t seed, int& checked) {
     EXPECT_LE(k->kernel().registers, c.config.num_math_wg == 2 ? 168 : 240) << spec.key();
     EXPECT_GT(k->kernel().registers, 0) << spec.key();
     // ptxas' own count, when the NVRTC log carried it (on the H200 it often did not: see
-    // results/h200/issue3-sweeps.md), must agree with the driver's.
+    // results/h200/first-sweeps-2026-11-29.md), must agree with the driver's.
     if (compiled.registers > 0) EXPECT_EQ(k->kernel().registers, compiled.registers) << spec.key();
     EXPECT_EQ(k->kernel().local_bytes, 0) << spec.key();
     EXPECT_EQ(k->kernel().static_smem_bytes, 0) << spec.key();
