@@ -71,8 +71,9 @@ link_prebuilt_source_dir() {
 
 gpu_present() { nvidia-smi -L >/dev/null 2>&1; }
 
-# numpy for the cost-model tests (tests/cli/cost_model_test_support.py also looks in $DGT_TOOLS_DIR/python): when
-# python3 lacks it, pip installs it there (CI's machine reaches PyPI); without a registry those tests skip (exit 77).
+# numpy for the cost-model tests (tools/cost_model/tests/cost_model_test_support.py also looks in
+# $DGT_TOOLS_DIR/python): when python3 lacks it, pip installs it there (CI's machine reaches PyPI); without a registry
+# those tests skip (exit 77).
 ensure_numpy() {
   command -v python3 >/dev/null || return 0
   python3 -c 'import numpy' 2>/dev/null && return 0

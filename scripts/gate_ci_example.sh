@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# How a GPU CI runner uses `dgtune gate` (issue 9). Two jobs:
+# How a GPU CI runner uses `dgtune gate`, the CI performance gate. Two jobs:
 #
 #   record   (on the main branch, after a sweep or on a schedule): measure now and store the baseline file
 #            as a CI artifact/cache entry.

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Plot one shape's gate history (issue 9): the ratio dgtune / cuBLASLt-tuned at each gate run, with the
+"""Plot one shape's CI-gate history: the ratio dgtune / cuBLASLt-tuned at each gate run, with the
 baseline's ratio and the run's change interval, so slow drift across many small changes is visible.
 
     build/dgtune history --shape 128x2112x7168 --history gate-history.db --format json > h.json

@@ -9,7 +9,7 @@
 #include "records/records.hpp"
 
 namespace dgt {
-// Generated at build time (CMakeLists.txt, scripts/embed_file.cmake and scripts/embed_migrations.cmake).
+// Generated at build time (CMakeLists.txt, cmake/embed_file.cmake and cmake/embed_migrations.cmake).
 const char* db_schema_sql();
 struct EmbeddedSqlFile {
   const char* name;

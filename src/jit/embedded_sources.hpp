@@ -1,5 +1,5 @@
 // The kernel sources (kernels/**/*.cuh) embedded into the binary at build time by
-// scripts/embed_kernels.cmake, so NVRTC needs no source tree at run time.
+// cmake/embed_kernels.cmake, so NVRTC needs no source tree at run time.
 #pragma once
 
 #include <string_view>

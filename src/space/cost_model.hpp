@@ -3,7 +3,7 @@
 // ranking model, calibrated so that measuring its top 16 (on the fitted data even its top 12) finds the
 // exhaustive winner or one within 3%; its absolute values are not predictions (on the fitted data they
 // run about 3x high: 2.9x on the median of the 59 winners, 1.3x to 4.4x). Not a substitute for measuring.
-// scripts/cost_model.py mirrors estimate_us for scripts/fit_cost_model.py; change both together.
+// tools/cost_model/cost_model.py mirrors estimate_us for tools/cost_model/fit_cost_model.py; change both together.
 #pragma once
 
 #include <vector>
@@ -14,7 +14,7 @@
 namespace dgt {
 
 /// Constants of the estimate, refitted on 2026-12-01 with the pipeline-depth term (load_latency_us) by
-/// scripts/fit_cost_model.py (coordinate descent, 4 seeded restarts from the previous constants plus
+/// tools/cost_model/fit_cost_model.py (coordinate descent, 4 seeded restarts from the previous constants plus
 /// load_latency_us = 4; objective: shapes failing + sum of gaps of the top 16; values to 4 digits) on the verified
 /// cold-l2-v1 trials of two committed DBs (H200; results/fits/README.md): results/fits/large-shapes-pp-2026-11-30.db.gz
 /// (the 2026-11-29 exhaustive sweeps of the 19 shapes of configs/shapes/deepseek-v3.txt and square.txt with

@@ -1,14 +1,14 @@
 #!/usr/bin/env python3
-"""scripts/cost_model.py against the C++ estimate (ctest cli_cost_model_mirror): for a sample of problems and spaces
-that reaches every branch of estimate_us (split-K, 2- and 4-CTA clusters, a capped persistent grid, 32/64-byte swizzle,
-BLOCK_K 256, one consumer warpgroup on BLOCK_M 64, 1g/2g/2o/pp, fast promotion intervals, both rasterizations, direct and
-TMA-store epilogues, bf16/f32/e4m3 output; with a nonzero load_latency_us, units bound by the pipeline-depth term and
-units not bound by it), the mirror's estimates with the header's constants must equal the `estimate_us` column of
-`dgtune space` (1e-12 relative) and rank the candidates in the same order; with a nonzero load_latency_us a mirror
+"""tools/cost_model/cost_model.py against the C++ estimate (ctest tools_cost_model_mirror): for a sample of problems and
+spaces that reaches every branch of estimate_us (split-K, 2- and 4-CTA clusters, a capped persistent grid, 32/64-byte
+swizzle, BLOCK_K 256, one consumer warpgroup on BLOCK_M 64, 1g/2g/2o/pp, fast promotion intervals, both rasterizations,
+direct and TMA-store epilogues, bf16/f32/e4m3 output; with a nonzero load_latency_us, units bound by the pipeline-depth
+term and units not bound by it), the mirror's estimates with the header's constants must equal the `estimate_us` column
+of `dgtune space` (1e-12 relative) and rank the candidates in the same order; with a nonzero load_latency_us a mirror
 without the pipeline-depth term must disagree with dgtune on the sample, and among configs that differ only in
 num_stages a deeper ring never estimates slower; the header parser must refuse a CostConstants it does not mirror,
-naming the field. scripts/fit_cost_model.py fits constants with the mirror, so this is what makes its results hold for
-dgtune. Exit 77 (skip) without numpy.
+naming the field. tools/cost_model/fit_cost_model.py fits constants with the mirror, so this is what makes its results
+hold for dgtune. Exit 77 (skip) without numpy.
 
   cost_model_mirror_test.py path/to/dgtune
 """

@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-"""Issue 10's data file from two `dgtune compare --format json` outputs (one cold-l2, one hot-graph).
+"""The small-M (decode) data file from two `dgtune compare --format json` outputs (one cold-l2, one hot-graph).
 
     dgtune compare --shapes configs/shapes/deepseek-v3.txt --protocol cold-l2 --format json > cold.json
     dgtune compare --shapes configs/shapes/deepseek-v3.txt --protocol hot-graph --format json > hot.json
-    scripts/perf_small_m.py --cold cold.json --hot hot.json [--date 2026-11-29] [--out-dir results/h200]
+    scripts/lab/perf_small_m.py --cold cold.json --hot hot.json [--date 2026-11-29] [--out-dir results/h200]
 
 Writes <out-dir>/perf-small-m-<date>.json (or --out FILE): one row per (shape, accum, protocol) with
-M <= 128 or one of the tail shapes of issue 10 (4096x2112x7168, 4096x576x7168, 8192x576x7168), fields
+M <= 128 or one of the three wave-tail shapes (4096x2112x7168, 4096x576x7168, 8192x576x7168), fields
 shape, accum, median_us, tflops, cublas_tuned_us, x_cublas_tuned, sm_clock_mhz, protocol
 ("cold-l2" / "hot-graph"), copy_fraction (copy-limit us / dgtune us; null when compare ran with
 --no-copy-limit), plus name, config, config_source, verdict, x_lo, x_hi; and a summary per protocol and

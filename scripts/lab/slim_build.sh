@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Copies a Release build without object files and static libraries (what the GPU machine needs:
 # executables, CTest files, generated sources) so that it fits the device tool's 64 MiB carry limit.
-#   bash scripts/slim_build.sh [BUILD [DEST]]    default: build -> build-gpu
+#   bash scripts/lab/slim_build.sh [BUILD [DEST]]    default: build -> build-gpu
 set -euo pipefail
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 SRC=${1:-$ROOT/build}
 DEST=${2:-$ROOT/build-gpu}
 rm -rf "$DEST"

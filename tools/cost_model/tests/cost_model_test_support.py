@@ -1,8 +1,8 @@
 """What the two Python tests of the cost-model mirror share (cost_model_mirror_test.py, fit_cost_model_test.py):
-the skip without numpy (exit 77, ctest SKIP), the import path of scripts/cost_model.py, the header the mirror reads,
-and the failure list that decides the exit code.
+the skip without numpy (exit 77, ctest SKIP), the import path of tools/cost_model/cost_model.py, the header the mirror
+reads, and the failure list that decides the exit code.
 
-  from cost_model_test_support import np, cost_model, ROOT, HEADER, check, finish
+  from cost_model_test_support import np, cost_model, ROOT, TOOL_DIR, HEADER, check, finish
 """
 import os
 import sys
@@ -20,8 +20,9 @@ except ImportError:
     print("numpy is not installed (neither for python3 nor in " + _tools + "): skipped")
     sys.exit(77)
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, "scripts"))
+TOOL_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # tools/cost_model
+ROOT = os.path.dirname(os.path.dirname(TOOL_DIR))
+sys.path.insert(0, TOOL_DIR)
 import cost_model  # noqa: E402,F401 (re-exported)
 
 HEADER = os.path.join(ROOT, "src", "space", "cost_model.hpp")

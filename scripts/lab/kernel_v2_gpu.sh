@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Kernel v2 (issue 7) validation on the GPU machine, with the build/ carried from the build machine (no
+# Kernel v2 validation on the GPU machine, with the build/ carried from the build machine (no
 # package registry there). Results and logs go to $OUT. Steps (default: tests bench):
 #   tests  ctest -L gpu in build/ (edge shapes incl. the 2g / TMA-store / fast-P keys, split-K, loader,
 #          default space incl. the all-ones K = 65536 fast check, memcheck, racecheck, CLI smoke)
@@ -7,13 +7,13 @@
 #          modes, on 4096^3, 8192^3, 4096x7168x16384, 4096x2112x7168, 4096x24576x1536; one JSON per run
 #          and a summary $OUT/kernel-v2-bench.json (ratio = cuBLASLt-tuned us / ours, same buffers)
 #   quick  bench on 4096^3 only
-# Usage: OUT=/some/dir bash scripts/kernel_v2_gpu.sh [tests] [bench|quick]
+# Usage: OUT=/some/dir bash scripts/lab/kernel_v2_gpu.sh [tests] [bench|quick]
 #   CTEST_ARGS="-E sanitize" to leave out steps of ctest; each step stops at its timeout (the device tool
 #   stops a command at 600 s: run `tests` and `bench` in separate calls if both do not fit).
 # Note: `dgtune run` times candidates one after the other (each with its own cuBLASLt measurement), not
 # round-robin, so clocks can differ between rows; sm_clock_mhz is recorded per row. Compare ratios.
 set -u
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$ROOT"
 OUT=${OUT:-/tmp/kernel-v2-out}
 mkdir -p "$OUT/logs" "$OUT/bench"

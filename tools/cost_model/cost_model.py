@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """A Python mirror of the analytic pre-rank in src/space/cost_model.{hpp,cpp} (estimate_us, CostConstants).
 
-It exists so that scripts/fit_cost_model.py can evaluate thousands of constant sets per second (vectorised over
-every candidate of every shape with numpy) without recompiling dgtune. It is a mirror, not a second model:
-tests/cli/cost_model_mirror_test.py checks on a sample of shapes that its estimates equal the ones `dgtune space`
-prints (the C++ code) and that it ranks the candidates in the same order. Change both together.
+It exists so that tools/cost_model/fit_cost_model.py can evaluate thousands of constant sets per second (vectorised
+over every candidate of every shape with numpy) without recompiling dgtune. It is a mirror, not a second model:
+tools/cost_model/tests/cost_model_mirror_test.py checks on a sample of shapes that its estimates equal the ones
+`dgtune space` prints (the C++ code) and that it ranks the candidates in the same order. Change both together.
 
 The candidate list per shape always comes from dgtune (`dgtune space --show kept --format json`, in enumeration
 order): enumeration, legality and pruning are not mirrored, only the estimate of a kept config.
@@ -46,7 +46,7 @@ def header_constants(path):
             raise ValueError(f"{path}: CostConstants field '{f}' not found")
     for f in found:
         if f not in FIELDS:
-            raise ValueError(f"{path}: CostConstants field '{f}' is not mirrored in scripts/cost_model.py")
+            raise ValueError(f"{path}: CostConstants field '{f}' is not mirrored in tools/cost_model/cost_model.py")
     return {f: found[f] for f in FIELDS}
 
 

@@ -5,7 +5,7 @@ For every shape of a shapes file: rank the default space's candidates with `dgtu
 `estimate_us` column is the model), look up the measured trials of the exhaustive sweep, and report
 whether the model's top K contains the exhaustive winner or a candidate within TOL of it.
 
-  python3 scripts/model_check.py --db results/h200/issue3.db --shapes configs/shapes/deepseek-v3.txt \
+  python3 tools/cost_model/model_check.py --db results/tuning.db --shapes configs/shapes/deepseek-v3.txt \
       [--dgtune build/dgtune] [--protocol cold-l2|hot-graph] [--top-k 16] [--tol 0.03] [--json out.json]
 Exit code 1 when a shape fails. Render-and-compare only: times come from the DB, ranks from dgtune.
 Trials: status 'ok' and verified, timed under a protocol of the --protocol kind (default cold-l2: cold-l2-v1, -v2, ...;
@@ -17,16 +17,13 @@ the check.
 """
 import argparse
 import json
+import os
 import sqlite3
 import subprocess
 import sys
 
-
-def shapes(path):
-    for line in open(path):
-        f = line.split("#")[0].split()
-        if len(f) >= 3:
-            yield f[0], f[1], f[2], [x for x in f[3:] if "=" in x and not x.startswith("name=")]
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tools/: the shapes-file reader
+import dgtune_shapes  # noqa: E402
 
 
 def main():
@@ -40,21 +37,24 @@ def main():
     ap.add_argument("--tol", type=float, default=0.03)
     ap.add_argument("--json")
     a = ap.parse_args()
+    try:
+        shapes = dgtune_shapes.load(a.shapes)
+    except dgtune_shapes.ShapesFileError as e:
+        sys.exit(f"model_check.py: {e}")
     db = sqlite3.connect(f"file:{a.db}?mode=ro", uri=True)
     rows, failed = [], 0
-    for m, n, k, extra in shapes(a.shapes):
-        args = [a.dgtune, "space", "--m", m, "--n", n, "--k", k, "--show", "kept", "--format", "json"]
-        for kv in extra:
-            key, val = kv.split("=", 1)
-            args += ["--" + key, val]
+    for s in shapes:
+        m, n, k = s.m, s.n, s.k
+        args = [a.dgtune, "space", "--m", str(m), "--n", str(n), "--k", str(k), "--show", "kept", "--format", "json",
+                *s.cli_args()]
         ranked = sorted(json.loads(subprocess.run(args, check=True, capture_output=True, text=True).stdout)["rows"],
                         key=lambda r: r["estimate_us"])
-        accum = dict(kv.split("=", 1) for kv in extra).get("accum", "promote")
+        accum = s.fields.get("accum", "promote")
         measured = dict(db.execute(  # ascending created_at: the latest trial of a config overwrites older ones
             "SELECT c.key, t.median_us FROM trial t JOIN problem p ON p.id = t.problem_id JOIN config c ON c.id = t.config_id "
             "WHERE p.m = ? AND p.n = ? AND p.k = ? AND p.accum = ? AND t.status = 'ok' AND t.verify_ok = 1 "
             "AND (t.protocol_name = ? OR t.protocol_name LIKE ?) "
-            "ORDER BY t.created_at, t.id", (int(m), int(n), int(k), accum, a.protocol, a.protocol + "-v%")))
+            "ORDER BY t.created_at, t.id", (m, n, k, accum, a.protocol, a.protocol + "-v%")))
         keys = {r["config"] for r in ranked}
         outside = sorted(c for c in measured if c not in keys)  # measured, but no longer a candidate of the space
         measured = {c: us for c, us in measured.items() if c in keys}

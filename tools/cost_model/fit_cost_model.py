@@ -7,10 +7,11 @@ space (`dgtune space`, enumeration order) and the measured time of each (status 
 protocol of the --protocol kind, default cold-l2; when several trials exist for one problem and config, from several
 environments, devices or versions of the kind, the latest by created_at). Shapes without trials in a mode are listed
 as not measured and left out. Candidates of the space without a trial still take their place in the ranking (they use
-up a top-K slot but cannot be the measured best), as in scripts/model_check.py.
+up a top-K slot but cannot be the measured best), as in model_check.py.
 
-The estimate is scripts/cost_model.py, a numpy mirror of the C++ estimate_us (tests/cli/cost_model_mirror_test.py checks
-that both agree), so no recompilation is needed; start values are the header's constants.
+The estimate is cost_model.py (next to this script), a numpy mirror of the C++ estimate_us
+(tests/cost_model_mirror_test.py checks that both agree), so no recompilation is needed; start values are the header's
+constants.
 
 Objective on a set of shapes: number of shapes failing + sum of gaps, where a shape passes when the best measured time
 among the model's top K (default 16) is within TOL (default 3%) of the exhaustive winner, and its gap is that best over
@@ -34,7 +35,7 @@ shape's promote and fast problems stay together; a random half with --seed fits,
 other way round), loso (leave one M x N x K out: fit on the others, evaluate it; every shape once), none (only the
 start constants). Output: a summary per step on stdout, everything (constants, per-shape rows) with --json.
 
-  python3 scripts/fit_cost_model.py --db results/tuning.db --shapes configs/shapes/deepseek-v3.txt \
+  python3 tools/cost_model/fit_cost_model.py --db results/tuning.db --shapes configs/shapes/deepseek-v3.txt \
       --shapes configs/shapes/square.txt --accum promote,fast --eval full,half,loso --json fit.json
 """
 import argparse
@@ -48,10 +49,13 @@ import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.dirname(HERE))  # tools/: the shapes-file reader
 import cost_model  # noqa: E402
+import dgtune_shapes  # noqa: E402
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(HERE))
 FACTORS = [0.5, 0.7, 0.8, 0.9, 0.95, 0.98, 1.02, 1.05, 1.1, 1.25, 1.4, 2.0]
 INT_STEPS = [-8, -4, -2, -1, 1, 2, 4, 8]
 # Bounds that keep a constant's meaning: efficiency factors of a slower variant stay in (0, 1] (a cluster, a narrow
@@ -66,14 +70,6 @@ BOUNDS = {"one_wg_m64": (0.05, 1.0), "promote": (0.05, 1.0), "promote_2g": (0.05
 # clusters cost is the calibrated `cluster`.
 NOT_FITTED = {"launch_us", "resident_clusters_2", "resident_clusters_3", "resident_clusters_4", "resident_clusters_6",
               "resident_clusters_8"}
-
-
-def shape_lines(path):
-    """(m, n, k, extra key=value list) per line of a shapes file (comments and name= dropped)."""
-    for line in open(path):
-        f = line.split("#")[0].split()
-        if len(f) >= 3:
-            yield int(f[0]), int(f[1]), int(f[2]), [x for x in f[3:] if "=" in x and not x.startswith("name=")]
 
 
 class Shape:
@@ -95,8 +91,8 @@ def load(db_path, shapes_files, accums, dgtune, protocol="cold-l2"):
     db = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
     out, skipped = [], []
     for path in shapes_files:
-        for m, n, k, extra in shape_lines(path):
-            kv = dict(x.split("=", 1) for x in extra)
+        for shape in dgtune_shapes.load(path):
+            m, n, k, kv = shape.m, shape.n, shape.k, shape.problem_fields()
             for accum in accums:
                 kv2 = dict(kv, accum=accum)
                 label = f"{m}x{n}x{k} {accum}"
@@ -196,7 +192,7 @@ class Evaluator:
                         "winner_model_rank": winner_rank, "best_in_top_k": s.keys[order[int(np.nanargmin(top))]]
                         if best_top < math.inf else None, "best_in_top_k_us": best_top, "gap": gap,
                         "rank_within_tol": int(near[0]) + 1, "clusters_in_top_k": clusters_top,
-                        "ok": best_top <= s.winner_us * (1 + tol)})  # as scripts/model_check.py decides
+                        "ok": best_top <= s.winner_us * (1 + tol)})  # as model_check.py decides
         return out
 
 
@@ -337,7 +333,10 @@ def main():
                 raise SystemExit(f"{a.start}: unknown CostConstants field '{f}' "
                                  f"(known: {', '.join(cost_model.FIELDS)})")
         start.update(override)
-    shapes, skipped = load(a.db, a.shapes, a.accum.split(","), a.dgtune, a.protocol)
+    try:
+        shapes, skipped = load(a.db, a.shapes, a.accum.split(","), a.dgtune, a.protocol)
+    except dgtune_shapes.ShapesFileError as e:
+        raise SystemExit(f"fit_cost_model.py: {e}")
     print(f"{len(shapes)} shapes with trials; not measured: {len(skipped)}")
     for label, why in skipped:
         print(f"  not measured: {label}: {why}")

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Issue 9's detection experiment: does `dgtune gate` catch real regressions of known size?
+"""The CI gate's detection experiment: does `dgtune gate` catch real regressions of known size?
 
 A real regression is made by replacing each shape's stored winner with a slower legal config of the
 same shape (one that verified in the sweep). Three replacement DBs are written, one per target band
@@ -13,8 +13,8 @@ winner us / replacement us, paired per round).
     gate_detection.py truth OUTDIR DGTUNE DB            # per shape: compare winner + replacements in the same rounds
     gate_detection.py report OUTDIR                    # reads OUTDIR/truth-*.json and gate-*.json, prints markdown
 
-The steps in between (run on the GPU) are in scripts/device_session.sh, step `detect`.
-Rules checked by `report` (issue 9): every shape with a measured slowdown >= 8% fails the gate, every
+The steps in between (run on the GPU) are in scripts/lab/device_session.sh, step `detect`.
+Rules checked by `report` (the CI gate's acceptance rules): every shape with a measured slowdown >= 8% fails the gate, every
 shape with <= 2% passes, and the detection rate in between is given.
 """
 import json

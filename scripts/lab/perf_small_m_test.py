@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""scripts/perf_small_m.py on synthetic `dgtune compare --format json` outputs (ctest cli_perf_small_m):
+"""scripts/lab/perf_small_m.py on synthetic `dgtune compare --format json` outputs (a lab test, not in ctest):
 the filter (M <= 128 and the three tail shapes only), the row fields, the geomeans and minima per
 protocol and group, not-measured shapes, and exit 2 for a file of the other protocol."""
 import json
@@ -10,7 +10,7 @@ import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-SCRIPT = os.path.join(ROOT, "scripts", "perf_small_m.py")
+SCRIPT = os.path.join(ROOT, "scripts", "lab", "perf_small_m.py")
 failures = []
 
 
@@ -64,7 +64,7 @@ with tempfile.TemporaryDirectory() as d:
     fields = {"shape", "accum", "median_us", "tflops", "cublas_tuned_us", "x_cublas_tuned", "sm_clock_mhz",
               "protocol", "copy_fraction"}
     for r in rows:
-        check(fields <= set(r), f"row {r['shape']} has every issue-10 field")
+        check(fields <= set(r), f"row {r['shape']} has every field of the small-M data file")
     by = {(r["protocol"], r["shape"]): r for r in rows}
     r = by[("cold-l2", "128x2112x7168")]
     check(r["median_us"] == 20.0 and abs(r["cublas_tuned_us"] - 22.0) < 1e-12 and r["x_cublas_tuned"] == 1.1, "values copied")

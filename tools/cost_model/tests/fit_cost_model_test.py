@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""scripts/fit_cost_model.py end to end on a synthetic tuning DB (ctest cli_fit_cost_model): the "measured" time of every
-candidate is the mirror's estimate under known constants that rank differently from the header's, so the header's
-constants miss and a fit must find constants that pass with zero gap. Also: the latest of two trials of one config
-counts (an older, faster one must not become the winner), a trial timed under the other protocol kind (hot-graph, newer
-and far faster) is not a cold-l2 trial, neither for the fit nor for scripts/model_check.py, and is the only trial either
+"""tools/cost_model/fit_cost_model.py end to end on a synthetic tuning DB (ctest tools_fit_cost_model): the "measured"
+time of every candidate is the mirror's estimate under known constants that rank differently from the header's, so the
+header's constants miss and a fit must find constants that pass with zero gap. Also: the latest of two trials of one
+config counts (an older, faster one must not become the winner), a trial timed under the other protocol kind (hot-graph,
+newer and far faster) is not a cold-l2 trial, neither for the fit nor for model_check.py, and is the only trial either
 reads with --protocol hot-graph; a shape without trials is listed as not measured, the held-out split keeps every shape
 once, and a --start file with an unknown field is refused naming it. Exit 77 without numpy.
 
@@ -16,11 +16,11 @@ import subprocess
 import sys
 import tempfile
 
-from cost_model_test_support import HEADER, ROOT, check, cost_model, finish, np  # noqa: E402,F401
+from cost_model_test_support import HEADER, TOOL_DIR, check, cost_model, finish, np  # noqa: E402,F401
 
 DGTUNE = sys.argv[1]
-FIT = os.path.join(ROOT, "scripts", "fit_cost_model.py")
-MODEL_CHECK = os.path.join(ROOT, "scripts", "model_check.py")
+FIT = os.path.join(TOOL_DIR, "fit_cost_model.py")
+MODEL_CHECK = os.path.join(TOOL_DIR, "model_check.py")
 
 
 SHAPES = [(4096, 4096, 4096), (128, 7168, 2048), (8192, 2112, 7168), (2048, 2048, 2048)]
@@ -100,7 +100,7 @@ with tempfile.TemporaryDirectory() as tmp:
     for fold in half["folds"]:
         check(not set(fold["fit_groups"]) & set(fold["eval_groups"]), f"fold {fold['name']} evaluates a fitted shape")
 
-    # scripts/model_check.py reads the same trials: cold-l2 by default (the true winners), hot-graph when asked (the
+    # model_check.py reads the same trials: cold-l2 by default (the true winners), hot-graph when asked (the
     # one hot trial per shape is then the winner).
     for proto, expect in (("cold-l2", {s: (None, us) for s, us in truth_winner.items()}), ("hot-graph", hot_only)):
         mc_json = os.path.join(tmp, f"mc-{proto}.json")

@@ -7,10 +7,15 @@ no split-K, all SMs, two consumer warpgroups, BLOCK_N a multiple of 16) is compa
 time overall: "+12.3%" means the shape would be 12.3% slower without that axis. Times come from one
 run, so the ratios are inside one run.
 
-  python3 scripts/axis_report.py --db tuning.db [--shapes FILE] > table.md
+  python3 tools/axis_report.py --db tuning.db [--shapes FILE] > table.md
 """
 import argparse
+import os
 import sqlite3
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import dgtune_shapes  # noqa: E402
 
 AXES = [
     ("cluster", "c.cluster_m = 1 AND c.cluster_n = 1", "cluster 1x1"),
@@ -28,16 +33,15 @@ AXES = [
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--db", required=True)
-    ap.add_argument("--shapes", help="only problems of this shapes file (M N K per line)")
+    ap.add_argument("--shapes", help="only problems of this shapes file (their M N K)")
     a = ap.parse_args()
-    db = sqlite3.connect(a.db)
     wanted = None
     if a.shapes:
-        wanted = set()
-        for line in open(a.shapes):
-            f = line.split("#")[0].split()
-            if len(f) >= 3:
-                wanted.add((int(f[0]), int(f[1]), int(f[2])))
+        try:
+            wanted = {(s.m, s.n, s.k) for s in dgtune_shapes.load(a.shapes)}
+        except dgtune_shapes.ShapesFileError as e:
+            sys.exit(f"axis_report.py: {e}")
+    db = sqlite3.connect(a.db)
     problems = db.execute("SELECT id, m, n, k, accum FROM problem ORDER BY m, n, k").fetchall()
     print("| shape | best us | best config | " + " | ".join(t for _, _, t in AXES) + " |")
     print("|---|--:|---|" + "--:|" * len(AXES))
