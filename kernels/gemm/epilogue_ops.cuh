@@ -1,4 +1,4 @@
-// Output types and fused epilogue operations (issue 12), shared by the direct and TMA-store epilogues.
+// Output types and fused epilogue operations, shared by the direct and TMA-store epilogues.
 // Per element, on the FP32 accumulator (src/problem/problem.hpp, Problem, states the contract):
 //   r = act(scale x acc + bias[col]);  D = bf16(r) | r | e4m3_satfinite(scale_d x r);  amax = max |r|.
 // The split-K reduction runs before the epilogue, so bias, activation, scale_d and amax are applied once,

@@ -152,7 +152,7 @@ struct Fp8GemmTraits {
   // Addresses, loop state, epilogue temporaries (calibrated with ptxas; the two-group schedule keeps
   // descriptors and loop state in uniform registers: 0 spills at 3 x 72 + 16 = 232 for BLOCK_N 144).
   static constexpr u32 kRegOverhead = kTwoPartials ? 16 : 48;  // block scales with BLOCK_K 256 run like 2g: 16
-  // Output and epilogue (issue 12): with per-tensor and channel scales nothing (measured: the kernels at the
+  // Output and epilogue: with per-tensor and channel scales nothing (measured: the kernels at the
   // R10 limit, e.g. 128x144 2g and 64x... with one WG, compile with e4m3 + bias + GELU without spills: the
   // epilogue's values live after the mainloop's partial buffers die). Block scale modes keep their scale
   // state live across the tile loop: there the bias pointer (2), e4m3's scale_d / amax pointer and running
