@@ -12,6 +12,7 @@
 #include <map>
 #include <tuple>
 
+#include "core/int_math.hpp"
 #include "harness.hpp"
 #include "space/resource_model.hpp"
 

@@ -2,7 +2,9 @@
 // configs. Also part of the normal GPU run.
 #include "harness.hpp"
 
+#include <iterator>
 #include <tuple>
+#include <vector>
 
 #include "space/resource_model.hpp"
 
@@ -88,6 +90,38 @@ int run_scale_mode_shapes(std::initializer_list<ScaleMode> modes, uint64_t seed)
       }
     }
   return ran;
+}
+
+// A D slice of a wider buffer (ldd > N) with N x bytes(D) not a multiple of 16: the TMA store covers the columns up to
+// the last whole 16-byte unit and the warpgroup writes the rest with plain stores (kernels/gemm/epilogue_tma.cuh),
+// also through the pp band ring; both under the sanitizer.
+TEST(Sanitize, PaddedDTailColumns) {
+  Gpu& gpu = Gpu::get();
+  const char* keys[] = {"128x128x128_s4_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1", "64x48x128_s4_wg1_sw128_c1x1_rm8_tma_sk2_sm0_1g_p1",
+                        "128x64x128_s4_wg2_sw128_c2x1_rm8_tma_sk1_sm0_1g_p1"};
+  const char* fast_keys[] = {"128x96x128_s4_wg2_sw128_c1x1_rm8_tma_sk1_sm0_pp_p16",
+                             "128x64x128_s4_wg2_sw128_c1x1_rm8_tma_sk1_sm7_pp_p16"};
+  uint64_t seed = 2650;
+  int ran = 0;
+  for (DType d : {DType::kE4M3, DType::kBF16, DType::kF32})
+    for (auto [m, n, ldd] : {std::tuple<int64_t, int64_t, int64_t>{129, 72, 80}, {300, 73, 96}, {7, 200, 224}}) {
+      for (Accum accum : {Accum::kPromote, Accum::kFast}) {
+        Problem p = Problem::dense(m, n, 400);
+        p.d = d, p.ldd = ldd, p.accum = accum;
+        if (p.ldd * dtype_bytes(d) % 16 != 0) continue;
+        ProblemData data(p, *gpu.util, seed++, gpu.stream);
+        data.poison_scale_padding(gpu.stream);
+        for (const char* key : accum == Accum::kFast ? std::vector<const char*>(std::begin(fast_keys), std::end(fast_keys))
+                                                     : std::vector<const char*>(std::begin(keys), std::end(keys))) {
+          const KernelConfig c = KernelConfig::parse_key(key);
+          if (!evaluate_resources(KernelSpec::of(c, p)).ok() || !problem_fit(c, p).empty()) continue;
+          Verification v = gpu.run(data, c);
+          EXPECT_TRUE(v.ok) << p.label() << " " << key << ": " << describe(v);
+          ++ran;
+        }
+      }
+    }
+  EXPECT_GE(ran, 30);
 }
 
 TEST(Sanitize, ScaleModesSmallShapes) { EXPECT_GE(run_scale_mode_shapes({ScaleMode::kChannel}, 177), 10); }
