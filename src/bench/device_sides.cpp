@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "bench/protocol.hpp"
 #include "core/error.hpp"
 
 namespace dgt {

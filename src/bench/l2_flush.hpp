@@ -1,7 +1,7 @@
 // The L2 flush of the cold-l2 protocols: a buffer of l2_flush_bytes(protocol, L2) written and then read on the
 // stream before each timed launch, so L2 holds only clean lines of unrelated data (a memset-only flush leaves
 // dirty lines whose write-back the timed kernel pays). Used by every timer (bench/protocol.hpp Timer, the
-// engine's bench/device_sides.hpp) and by kernel tracing (bench/kernel_trace.hpp).
+// engine's bench/device_sides.hpp) and by kernel tracing (eval/kernel_trace.hpp).
 #pragma once
 
 #include <cuda_runtime_api.h>

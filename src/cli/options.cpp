@@ -10,9 +10,7 @@
 #include "core/escape.hpp"
 #include "core/input_file.hpp"
 #include "core/paths.hpp"
-#include "jit/compiler.hpp"
 #include "launch/environment.hpp"
-#include "jit/kernel_hash.hpp"
 #include "space/resource_model.hpp"
 
 namespace dgt::cli {

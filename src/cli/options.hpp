@@ -141,7 +141,7 @@ struct SpaceOption {
 };
 
 /// The config key of `flag` (e.g. "--config") parsed and checked against every problem with the rules
-/// the search space applies (config_rule_violation: R1-R24, P3 and P8), before a GPU or a DB is touched.
+/// the search space applies (config_rule_violation: R1-R25, P3, P8 and P9), before a GPU or a DB is touched.
 /// Throws Error(kUsage) naming the flag, the key, each problem it cannot run (with `where`, e.g. the
 /// shapes file line) and the rule.
 KernelConfig checked_config(const std::string& flag, const std::string& key,

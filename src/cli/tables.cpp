@@ -1,13 +1,7 @@
 #include "cli/tables.hpp"
 
-#include <cublasLt.h>
-
 #include "core/paths.hpp"
-#include "jit/compiler.hpp"
-#include "jit/cubin_cache.hpp"
-#include "jit/kernel_hash.hpp"
 #include "launch/environment.hpp"
-#include "launch/util_kernels.hpp"
 #include "space/cost_model.hpp"
 
 namespace dgt::cli {
@@ -190,62 +184,11 @@ report::Table space_table(const SearchSpace& space, const Enumeration& en, const
   return t;
 }
 
-namespace {
-/// "size:count ..." for clusters of 2..8 CTAs at one CTA per SM (the opt-in shared memory maximum, as every GEMM
-/// kernel of the space runs). A cluster sits in one GPC, so a size that does not divide the GPCs' SM counts
-/// fits fewer clusters than SMs / size: the split-K and multicast configs whose grid needs more run a second
-/// wave. The utility module is compiled through the cubin cache on first use.
-std::string max_active_clusters_row(const DeviceInfo& d) {
-  try {
-    const jit::CubinCache cache(default_cache_dir());
-    const UtilKernels util(cache, d.sm_count);
-    std::string out;
-    for (int size = 2; size <= 8; ++size)
-      out += fmt::format("{}{}:{}", out.empty() ? "" : " ", size,
-                         util.max_active_clusters(size, static_cast<int>(d.max_smem_per_block_optin)));
-    return out;
-  } catch (const std::exception& e) {
-    return std::string("unknown: ") + e.what();
-  }
-}
-}  // namespace
-
 report::Table info_table(int ordinal) {
   report::Table t;
   t.title = "dgtune info";
   t.columns = {{"key", "key", false}, {"value", "value", false}};
-  auto add = [&](const std::string& k, const std::string& v) { t.rows.push_back({k, v}); };
-  add("dgtune_version", DGTUNE_VERSION);
-  add("kernel_hash", jit::kernel_source_hash());
-  add("nvrtc_version", jit::nvrtc_version_string());
-  add("cublaslt_version", std::to_string(cublasLtGetVersion()));
-  add("cache_dir", default_cache_dir());
-  add("db_path", resolve_db_path(""));
-  const int count = cuda_device_count();
-  add("gpu_count", std::to_string(count));
-  if (count == 0) {
-    add("device", "none: no CUDA driver or GPU on this machine (sweep/run need an sm_90 GPU)");
-    return t;
-  }
-  DeviceInfo d = open_device(ordinal);
-  DeviceFingerprint fp = make_fingerprint(d);
-  add("device", std::to_string(d.ordinal) + ": " + d.name);
-  add("compute_capability", std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor) +
-                                (d.is_sm90() ? " (sm_90a kernels supported)" : " (unsupported: dgtune needs sm_90)"));
-  add("sm_count", std::to_string(d.sm_count));
-  add("max_sm_clock_mhz", std::to_string(d.max_sm_clock_mhz));
-  add("memory_bytes", std::to_string(d.memory_bytes));
-  add("memory_clock_mhz", std::to_string(d.memory_clock_mhz));
-  add("memory_bus_bits", std::to_string(d.memory_bus_bits));
-  add("l2_bytes", std::to_string(d.l2_bytes));
-  add("max_smem_per_block_optin", std::to_string(d.max_smem_per_block_optin));
-  if (d.is_sm90()) add("max_active_clusters", max_active_clusters_row(d));
-  add("driver_version", std::to_string(d.driver_version));
-  add("runtime_version", std::to_string(d.runtime_version));
-  add("pci_bus_id", d.pci_bus_id);
-  add("hardware_key", fp.hardware().key());
-  add("environment_key", fp.software().key());
-  add("fingerprint", fp.fingerprint());
+  for (const auto& [key, value] : environment_info(ordinal)) t.rows.push_back({key, value});
   return t;
 }
 

@@ -1,4 +1,4 @@
-// The one host definition of integer ceil-division and round-up (a unit test, IntMath.*, checks that
+// The one host definition of integer ceil-division and round-up (a unit test, IntMathSource.*, checks that
 // no other helper or `(a + b - 1) / b` idiom exists under src/). The device code in kernels/ keeps its
 // own 32-bit copy (kernels/common.cuh); tests/unit/test_tile_grid.cpp checks that both agree.
 #pragma once

@@ -7,8 +7,8 @@
 //   2. Trials are unioned. Two trials with the same (hardware, environment -- which holds the kernel hash --,
 //      problem, config) are duplicates: the one with status "ok" wins over a non-ok one; between two of the same
 //      okness the one with more timing samples wins; on a tie the first input (A) wins. So the result does not
-//      depend on anything but the files and their order. (This branch has no per-sample table: when the
-//      compare branch's measurement table lands, duplicates should keep both sample sets and recompute the median.)
+//      depend on anything but the files and their order. (A trial row keeps only its timing summary, so the
+//      samples of the losing duplicate are dropped; stored compare measurements keep every sample.)
 //   3. Baselines: the same rule per (hardware, environment, problem, provider).
 //   4. Winners are not stored: the winner view recomputes them from the merged trials.
 //   5. Sweep state per (hardware, environment, problem, space, strategy): a state present in both inputs is

@@ -48,7 +48,6 @@ std::vector<double> logs(const std::vector<double>& v) {
   return out;
 }
 
-double median_or_zero(const std::vector<double>& v) { return v.empty() ? 0.0 : stats::median(v); }
 
 }  // namespace
 
@@ -59,14 +58,14 @@ ShapeDecision decide_shape(const ShapeRecord* base, const ShapeRecord& now, cons
   d.problem_key = now.problem.key();
   d.label = now.name.empty() ? now.problem.label() : now.name;
   d.config_now = now.config_key;
-  d.ours_now_us = median_or_zero(now.ours_us);
-  d.tuned_now_us = median_or_zero(now.tuned_us);
+  d.ours_now_us = stats::median_or_zero(now.ours_us);
+  d.tuned_now_us = stats::median_or_zero(now.tuned_us);
   if (!now.ours_us.empty() && now.ours_us.size() == now.tuned_us.size())
     d.ratio_now = std::exp(stats::median(now.log_ratios()));
   if (base) {
     d.config_baseline = base->config_key;
-    d.ours_baseline_us = median_or_zero(base->ours_us);
-    d.tuned_baseline_us = median_or_zero(base->tuned_us);
+    d.ours_baseline_us = stats::median_or_zero(base->ours_us);
+    d.tuned_baseline_us = stats::median_or_zero(base->tuned_us);
     if (!base->ours_us.empty() && base->ours_us.size() == base->tuned_us.size())
       d.ratio_baseline = std::exp(stats::median(base->log_ratios()));
   }

@@ -15,7 +15,6 @@
 #include "core/hash.hpp"
 #include "core/paths.hpp"
 #include "core/thread_pool.hpp"
-#include "db/sqlite.hpp"
 #include "launch/environment.hpp"
 #include "loader/choice.hpp"
 #include "space/cost_model.hpp"

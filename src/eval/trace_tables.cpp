@@ -13,7 +13,6 @@ namespace {
 
 report::Cell us(double ns) { return report::Number{ns / 1000.0, 2}; }
 
-double median_or_zero(const std::vector<double>& v) { return v.empty() ? 0.0 : stats::median(v); }
 
 }  // namespace
 
@@ -66,7 +65,7 @@ std::vector<report::Table> trace_tables(const KernelTrace& t) {
   for (int b = 0; b < ctas; ++b)
     if (t.ns(b, 0) && t.ns(b, 7) > t.ns(b, 0))
       ghz.push_back(double(t.cycles(b, 7) - t.cycles(b, 0)) / double(t.ns(b, 7) - t.ns(b, 0)));
-  const double clock_ghz = median_or_zero(ghz);
+  const double clock_ghz = stats::median_or_zero(ghz);
   report::Table phase;
   phase.title = fmt::format("phases per CTA (%clock64; us at the median SM clock of the CTAs, {:.0f} MHz); kernel span "
                             "{:.2f} us from the first CTA start to the last CTA end",

@@ -1,4 +1,4 @@
-// The one "config -> loaded kernel" cache of dgtune, used by the tuner (tune/session), the run-time
+// The one "config -> loaded kernel" cache of dgtune, used by the tuner (tune/device_bench), the run-time
 // loader (loader/gemm.cpp) and the GPU test harness (tests/gpu/harness.hpp). A unit test
 // (KernelCacheSource.*) fails when another map of loaded kernels appears under src/ or tests/.
 //
@@ -63,7 +63,7 @@ class KernelCache {
 
   /// The launchable kernel for `spec`: by spec key; on a miss its module by compiled key, else the
   /// code is compiled through the cubin cache and loaded. Throws Error(kInvalid) naming the legality
-  /// rule (R1..R20) when `spec` is illegal, before any NVRTC or CUDA call; Error(kNvrtc) when the
+  /// rule (R1..R25) when `spec` is illegal, before any NVRTC or CUDA call; Error(kNvrtc) when the
   /// compile fails; Error(kDriver) when loading fails or no cluster of the kernel fits the device.
   std::shared_ptr<jit::GemmKernel> get(const KernelSpec& spec);
   /// Same, with the code already compiled (e.g. ahead of time on a thread pool): never compiles;

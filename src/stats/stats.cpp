@@ -216,6 +216,8 @@ double median(std::span<const double> values) {
   return median_sorted(sorted_copy(values));
 }
 
+double median_or_zero(std::span<const double> values) { return values.empty() ? 0.0 : median(values); }
+
 double quantile(std::span<const double> values, double p) {
   if (!(p >= 0.0 && p <= 1.0)) DGT_THROW(ErrorKind::kUsage, "statistics: quantile probability {} is not in [0, 1]", p);
   check_nonempty(values, "sample");

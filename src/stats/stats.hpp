@@ -35,6 +35,10 @@ namespace dgt::stats {
 /// two middle ones for even n. Throws kInvalid on an empty sample or a NaN.
 double median(std::span<const double> values);
 
+/// median(values), or 0 for an empty sample (a summary of samples that may not exist, e.g. a side that was not
+/// measured).
+double median_or_zero(std::span<const double> values);
+
 /// Sample quantile at probability p in [0,1] (same unit as the values), Hyndman-Fan definition 7
 /// [HF] (the default of R and NumPy): with the sorted sample v_0 <= ... <= v_{n-1} and h = (n-1) p,
 /// Q(p) = v_floor(h) + (h - floor(h)) (v_floor(h)+1 - v_floor(h)). Q(0) = min, Q(0.5) = median,

@@ -2,7 +2,7 @@
 // request. Parent -> worker (the worker's stdin):
 //   {"op":"begin_shape","problem":{...}}   -> {"ok":true}
 //   {"op":"baselines"}                     -> {"ok":true,"default":BaselineRecord,"tuned":BaselineRecord}
-//   {"op":"measure","config":{...}}        -> {"ok":true,"trial":TrialRecord,"context_lost":bool}
+//   {"op":"measure","problem":{...},"config":{...}} -> {"ok":true,"trial":TrialRecord,"context_lost":bool}
 //   {"op":"quit"}                          -> the worker exits 0
 // Worker -> parent (fd 3), first line after start: {"ok":true,"hello":{"fingerprint":{...}}}.
 // A request the worker could not serve: {"ok":false,"error":"...","kind":"cuda"|...}. A worker whose
