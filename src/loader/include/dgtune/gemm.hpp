@@ -23,6 +23,9 @@
 #include <memory>
 #include <string>
 
+#include "dgtune/api.hpp"
+#include "dgtune/error.hpp"
+
 // The block below is compared verbatim with the text `dgtune export --format cpp` writes: keep clang-format out.
 // clang-format off
 // BEGIN dgtune tuned-table types (written verbatim into headers made by `dgtune export --format cpp`)
@@ -173,7 +176,7 @@ struct GemmOptions {
 /// launch: no device allocation and no synchronisation, so they can be
 /// captured in a CUDA graph. A split-K winner uses a scratch buffer owned by this object for that shape
 /// (allocated on first use): calls for one shape must then be ordered on one stream.
-class Gemm {
+class DGT_API Gemm {
  public:
   /// Opens the device and (read-only, loader/loader_db.hpp) the DB: a DB that cannot be used is logged once
   /// and replaced by default configs, never thrown. Throws dgt::Error (kNoDevice, kCuda, kUsage for an

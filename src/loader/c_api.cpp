@@ -1,0 +1,132 @@
+// The C API (dgtune/dgtune.h) over dgt::Gemm: every call catches what the C++ API throws and returns it as a
+// dgt_status, with the message kept per thread for dgt_last_error().
+#include "dgtune/dgtune.h"
+
+#include <cstring>
+#include <exception>
+#include <memory>
+#include <string>
+
+#include "core/error.hpp"
+#include "dgtune/gemm.hpp"
+
+struct dgt_gemm {
+  std::unique_ptr<dgt::Gemm> gemm;
+};
+
+namespace {
+
+thread_local std::string g_last_error;
+
+static_assert(DGT_ERR_USAGE == 1 + int(dgt::ErrorKind::kUsage) && DGT_ERR_TIMEOUT == 1 + int(dgt::ErrorKind::kTimeout) &&
+                  DGT_ERR_INTERNAL == 1 + int(dgt::ErrorKind::kInternal),
+              "dgt_status mirrors dgt::ErrorKind");
+
+/// Runs `f`, turning an exception into a status and the thread's last error.
+template <class F>
+dgt_status guarded(F&& f) {
+  try {
+    f();
+    g_last_error.clear();
+    return DGT_OK;
+  } catch (const dgt::Error& e) {
+    g_last_error = e.message();
+    return static_cast<dgt_status>(1 + static_cast<int>(e.kind()));
+  } catch (const std::exception& e) {
+    g_last_error = e.what();
+  } catch (...) {
+    g_last_error = "unknown exception";
+  }
+  return DGT_ERR_INTERNAL;
+}
+
+dgt::Gemm& gemm_of(dgt_gemm* g) {
+  if (g == nullptr || !g->gemm) DGT_THROW(dgt::ErrorKind::kUsage, "dgt_gemm is NULL (make one with dgt_gemm_create)");
+  return *g->gemm;
+}
+
+/// A C enum value checked against its range, naming the field.
+template <class E>
+E enum_of(int v, int max, const char* field) {
+  if (v < 0 || v > max) DGT_THROW(dgt::ErrorKind::kUsage, "dgt_run_options.{} = {} is out of range [0, {}]", field, v, max);
+  return static_cast<E>(v);
+}
+
+dgt::GemmRunOptions run_options(const dgt_run_options* o) {
+  dgt::GemmRunOptions r;
+  if (o == nullptr) return r;
+  r.a_format = enum_of<dgt::Fp8Format>(o->a_format, 1, "a_format");
+  r.b_format = enum_of<dgt::Fp8Format>(o->b_format, 1, "b_format");
+  r.fast_accum = o->fast_accum != 0;
+  r.scale = enum_of<dgt::Fp8Scaling>(o->scale, 3, "scale");
+  r.output = enum_of<dgt::OutputType>(o->output, 2, "output");
+  r.bias = o->bias;
+  r.act = enum_of<dgt::Activation>(o->act, 2, "act");
+  r.scale_d = o->scale_d;
+  r.amax = o->amax;
+  return r;
+}
+
+void copy_text(const std::string& s, char* out, size_t capacity) {
+  if (out == nullptr || capacity == 0) return;
+  const size_t n = std::min(s.size(), capacity - 1);
+  std::memcpy(out, s.data(), n);
+  out[n] = '\0';
+}
+
+}  // namespace
+
+extern "C" {
+
+dgt_status dgt_gemm_create(const dgt_gemm_options* options, dgt_gemm** out) {
+  if (out) *out = nullptr;
+  return guarded([&] {
+    if (out == nullptr) DGT_THROW(dgt::ErrorKind::kUsage, "dgt_gemm_create: out is NULL");
+    dgt::GemmOptions o;
+    if (options) {
+      if (options->db_path) o.db_path = options->db_path;
+      if (options->cache_dir) o.cache_dir = options->cache_dir;
+      o.device = options->device;
+      if (options->protocol && *options->protocol) o.protocol = options->protocol;
+    }
+    auto g = std::make_unique<dgt_gemm>();
+    g->gemm = std::make_unique<dgt::Gemm>(o);
+    *out = g.release();
+  });
+}
+
+void dgt_gemm_destroy(dgt_gemm* gemm) { delete gemm; }
+
+dgt_status dgt_gemm_run(dgt_gemm* gemm, const void* a, const void* b, void* d, int64_t m, int64_t n, int64_t k,
+                        int64_t lda, int64_t ldb, int64_t ldd, const float* scale_a, const float* scale_b, void* stream,
+                        const dgt_run_options* options) {
+  return guarded([&] {
+    gemm_of(gemm).run(a, b, d, m, n, k, lda, ldb, ldd, scale_a, scale_b, static_cast<cudaStream_t>(stream),
+                      run_options(options));
+  });
+}
+
+dgt_status dgt_gemm_choose(dgt_gemm* gemm, int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldd,
+                           const dgt_run_options* options, char* config_key, size_t config_key_capacity, char* source,
+                           size_t source_capacity, double* tuned_us) {
+  return guarded([&] {
+    const dgt::GemmChoice c = gemm_of(gemm).choose(m, n, k, lda, ldb, ldd, run_options(options));
+    copy_text(c.config_key, config_key, config_key_capacity);
+    copy_text(c.source, source, source_capacity);
+    if (tuned_us) *tuned_us = c.tuned_us;
+  });
+}
+
+dgt_status dgt_gemm_warmup(dgt_gemm* gemm, const int64_t (*problems)[6], size_t count, const dgt_run_options* options) {
+  return guarded([&] {
+    dgt::Gemm& g = gemm_of(gemm);
+    if (problems == nullptr && count > 0) DGT_THROW(dgt::ErrorKind::kUsage, "dgt_gemm_warmup: problems is NULL");
+    const dgt::GemmRunOptions o = run_options(options);
+    for (size_t i = 0; i < count; ++i)
+      (void)g.choose(problems[i][0], problems[i][1], problems[i][2], problems[i][3], problems[i][4], problems[i][5], o);
+  });
+}
+
+const char* dgt_last_error(void) { return g_last_error.c_str(); }
+
+}  // extern "C"

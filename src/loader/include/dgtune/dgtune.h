@@ -1,0 +1,103 @@
+/* dgtune's C API: the tuned FP8 GEMM of libdgtune_runtime for languages and packages that cannot call C++ (ctypes,
+ * cffi, other FFIs). The same loader as dgt::Gemm (<dgtune/gemm.hpp>): the same DB rule, identity rule, thread
+ * safety and launch-path guarantees. Link: -ldgtune_runtime (pkg-config dgtune, or find_package(dgtune) and
+ * dgtune::runtime).
+ *
+ *   dgt_gemm* g = NULL;
+ *   if (dgt_gemm_create(NULL, &g) != DGT_OK) { fprintf(stderr, "%s\n", dgt_last_error()); return 1; }
+ *   dgt_gemm_run(g, A, B, D, M, N, K, lda, ldb, ldd, scale_a, scale_b, stream, NULL);
+ *   dgt_gemm_destroy(g);
+ *
+ * D[M,N] = scale_a * scale_b * A[M,K] * B[N,K]^T: A, B FP8 (e4m3 or e5m2), K-major, leading dimensions in elements;
+ * D row-major with leading dimension ldd in elements of the output type (BF16 by default). All pointers are device
+ * pointers; `stream` is a cudaStream_t (NULL: the legacy default stream). Every function returns DGT_OK or the kind
+ * of the error; dgt_last_error() then holds its message (per thread). No function throws. */
+#ifndef DGTUNE_DGTUNE_H
+#define DGTUNE_DGTUNE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(_WIN32)
+#define DGT_C_API
+#else
+#define DGT_C_API __attribute__((visibility("default")))
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** DGT_OK, or 1 + the dgt::ErrorKind of the failure (dgtune/error.hpp, same order). */
+typedef enum dgt_status {
+  DGT_OK = 0,
+  DGT_ERR_USAGE = 1,     /**< an argument out of range (an enum value, a NULL handle, an unknown protocol) */
+  DGT_ERR_INVALID = 2,   /**< the problem or config breaks a rule (TMA alignment of a leading dimension, ...) */
+  DGT_ERR_CUDA = 3,      /**< CUDA runtime */
+  DGT_ERR_DRIVER = 4,    /**< CUDA driver API */
+  DGT_ERR_NVRTC = 5,     /**< run-time compilation of a kernel */
+  DGT_ERR_CUBLAS = 6,    /**< cuBLASLt */
+  DGT_ERR_SQLITE = 7,    /**< tuning database */
+  DGT_ERR_IO = 8,        /**< files, cache directory */
+  DGT_ERR_NO_DEVICE = 9, /**< no CUDA device usable (no driver, no GPU, not sm_90) */
+  DGT_ERR_TIMEOUT = 10,  /**< a launch still running after its watchdog */
+  DGT_ERR_INTERNAL = 11  /**< a broken invariant inside dgtune, or an exception that is not a dgt::Error */
+} dgt_status;
+
+/** dgt::GemmOptions. A zeroed struct (or NULL) gives the defaults. */
+typedef struct dgt_gemm_options {
+  const char* db_path;   /**< NULL or "": $DGTUNE_DB, else untuned (see docs/loader.md) */
+  const char* cache_dir; /**< NULL or "": $DGTUNE_CACHE_DIR, else the per-user cache directory */
+  int device;            /**< CUDA ordinal; -1: the calling thread's current device. A zeroed struct means 0 */
+  const char* protocol;  /**< NULL or "": "cold-l2"; or "hot-graph" */
+} dgt_gemm_options;
+
+/** dgt::GemmRunOptions. A zeroed struct (or NULL) gives the defaults: e4m3 x e4m3 -> bf16, FP32 promotion,
+ *  per-tensor scales, no bias, no activation. */
+typedef struct dgt_run_options {
+  int a_format;        /**< 0 e4m3, 1 e5m2 */
+  int b_format;        /**< 0 e4m3, 1 e5m2 */
+  int fast_accum;      /**< 0: FP32 promotion per k-block; 1: tensor-core accumulation */
+  int scale;           /**< 0 per-tensor, 1 channel, 2 block (1x128 / 128x128), 3 block1d1d (dgt::Fp8Scaling) */
+  int output;          /**< 0 bf16, 1 f32, 2 e4m3 (then scale_d is required) */
+  const void* bias;    /**< NULL, or N BF16 values added to every row */
+  int act;             /**< 0 none, 1 relu, 2 gelu_tanh */
+  const float* scale_d; /**< e4m3 output: one FP32 output scale (device) */
+  float* amax;         /**< e4m3 output, optional: one FP32 written with max |result| (device) */
+} dgt_run_options;
+
+/** An opaque dgt::Gemm. */
+typedef struct dgt_gemm dgt_gemm;
+
+/** Creates a loader (opens the device and the DB read-only). On failure *out is NULL. */
+DGT_C_API dgt_status dgt_gemm_create(const dgt_gemm_options* options, dgt_gemm** out);
+/** Destroys a loader made by dgt_gemm_create (NULL is ignored). Launches it enqueued must have finished. */
+DGT_C_API void dgt_gemm_destroy(dgt_gemm* gemm);
+
+/** Enqueues the GEMM on `stream` (dgt::Gemm::run). */
+DGT_C_API dgt_status dgt_gemm_run(dgt_gemm* gemm, const void* a, const void* b, void* d, int64_t m, int64_t n, int64_t k,
+                                  int64_t lda, int64_t ldb, int64_t ldd, const float* scale_a, const float* scale_b,
+                                  void* stream, const dgt_run_options* options);
+
+/** The config the loader runs for this problem and why (dgt::Gemm::choose), loading (and, on a cold cache,
+ *  compiling) its kernel: config_key and source get NUL-terminated text, cut to their capacity (either may be
+ *  NULL). tuned_us (may be NULL) gets the stored median time, 0 for an untuned problem. */
+DGT_C_API dgt_status dgt_gemm_choose(dgt_gemm* gemm, int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb,
+                                     int64_t ldd, const dgt_run_options* options, char* config_key,
+                                     size_t config_key_capacity, char* source, size_t source_capacity,
+                                     double* tuned_us);
+
+/** Loads (compiling on a cold cache) the kernel of each of `count` problems, so that later dgt_gemm_run calls for
+ *  them do no compilation and no allocation (safe inside CUDA-graph capture). problems[i] = {m, n, k, lda, ldb, ldd}. */
+DGT_C_API dgt_status dgt_gemm_warmup(dgt_gemm* gemm, const int64_t (*problems)[6], size_t count,
+                                     const dgt_run_options* options);
+
+/** The message of the last failed call on this thread ("" when none failed). Valid until the next dgt_ call on
+ *  this thread. */
+DGT_C_API const char* dgt_last_error(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DGTUNE_DGTUNE_H */
