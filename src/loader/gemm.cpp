@@ -9,7 +9,7 @@
 #include "core/error.hpp"
 #include "core/hash.hpp"
 #include "core/paths.hpp"
-#include "db/tuning_db.hpp"
+#include "db/tuning_db_reader.hpp"
 #include "device/device_info.hpp"
 #include "jit/cubin_cache.hpp"
 #include "launch/environment.hpp"
@@ -89,7 +89,7 @@ Problem make_problem(const ShapeKey& s) {
 
 struct Gemm::Impl {
   DeviceInfo device;
-  std::unique_ptr<TuningDb> db;
+  std::unique_ptr<TuningDbReader> db;
   const TunedTable* table = nullptr;  ///< GemmOptions::table when it belongs to this hardware identity
   std::optional<int64_t> device_id;   ///< device row of this GPU's hardware identity
   SoftwareEnv env;                    ///< the running software environment
