@@ -155,11 +155,11 @@ struct Gemm::Impl {
       }
     }
     e.choice.config_key = config.key();
-    const KernelSpec spec = KernelSpec::of(config, p);
-    const ResourceReport res = evaluate_resources(spec);
-    if (!res.ok())
+    // Evaluated once: the same report decides legality and the module's shared memory (KernelCache::get).
+    const EvaluatedSpec spec = EvaluatedSpec::evaluate(KernelSpec::of(config, p));
+    if (!spec.resources.ok())
       DGT_THROW(ErrorKind::kInternal, "config {} chosen for {} is not legal: {}", config.key(), p.label(),
-                res.rejection);
+                spec.resources.rejection);
     e.kernel = kernels->get(spec);
     e.workspace = kernels->dedicated_workspace(*e.kernel, p);
     spdlog::debug("dgt::Gemm {}: {} ({})", p.label(), e.choice.config_key, e.choice.source);
