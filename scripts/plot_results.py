@@ -2,7 +2,7 @@
 """Plots from dgtune JSON: speedup bars with intervals (compare) and a roofline (compare or sweep).
 
     dgtune compare --shapes S --format json > cold.json
-    python3 scripts/plot_results.py cold.json [hot.json ...] --out-dir results/h200/plots \
+    python3 scripts/plot_results.py cold.json [hot.json ...] --out-dir plots \
         [--peak-tflops 1979] [--bandwidth-gbps 4800]
 
 speedup.png: per shape, dgtune's speedup over cuBLASLt-tuned (x_tuned) with its interval [x_tuned_lo,

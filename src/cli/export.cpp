@@ -14,7 +14,7 @@
 #include "cli/options.hpp"
 #include "db/maintenance.hpp"
 #include "db/schema.hpp"
-#include "db/tuning_db.hpp"
+#include "db/tuning_db_reader.hpp"
 #include "jit/kernel_hash.hpp"
 #include "loader/export_header.hpp"
 
@@ -142,7 +142,7 @@ int run(const Args& a) {
     std::cout << fmt::format("wrote {}: a copy of {} in journal_mode=DELETE for read-only deployment\n", a.out, path);
     return 0;
   }
-  TuningDb db(path, /*read_only=*/true);  // never created or migrated
+  TuningDbReader db(path);  // never created or migrated
   const int64_t device_id = pick_device(db, a.device, "--device", false);
   DeviceRow device;
   for (const DeviceRow& r : db.devices())

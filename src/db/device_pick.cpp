@@ -8,7 +8,7 @@
 
 namespace dgt {
 
-int64_t pick_device(const TuningDb& db, const std::string& id, const std::string& flag, bool by_measurements) {
+int64_t pick_device(const TuningDbReader& db, const std::string& id, const std::string& flag, bool by_measurements) {
   const std::vector<DeviceRow> rows = db.devices();
   std::string list;
   for (const DeviceRow& r : rows)

@@ -1,90 +1,14 @@
-// The gate history queries of TuningDb (tables gate_run and gate_result, migration 0006).
-#include <sqlite3.h>
-
-#include <cmath>
-
-#include "core/error.hpp"
+// TuningDbReader's gate history query (tables gate_run and gate_result, migration 0006). (put_gate_run, the
+// writer's, is in db/tuning_db.cpp.)
 #include "db/sqlite.hpp"
-#include "db/tuning_db.hpp"
+#include "db/tuning_db_reader.hpp"
 
 namespace dgt {
 
 using sql::Connection;
 using sql::Statement;
-using sql::Transaction;
 
-namespace {
-void bind_real_or_null(Statement& s, const char* name, double v) {
-  if (std::isfinite(v))
-    s.bind_real(name, v);
-  else
-    s.bind_null(name);
-}
-}  // namespace
-
-int64_t TuningDb::put_gate_run(const GateRunRow& run, const std::vector<GateResultRow>& results) {
-  const Connection& c = *conn_;
-  if (c.read_only())
-    DGT_THROW(ErrorKind::kSqlite, "tuning database {} is open read-only: cannot store a gate run", c.path());
-  Transaction tx(c);
-  int64_t run_id = 0;
-  {
-    Statement s(
-        c,
-        "INSERT INTO gate_run (device_id, environment_id, pci_bus_id, baseline_path, baseline_created_at, "
-        "baseline_env_key, protocol, threshold, confidence, exit_code, shapes, failures, errors, created_at) VALUES "
-        "(:device_id, :environment_id, :pci_bus_id, :baseline_path, :baseline_created_at, :baseline_env_key, "
-        ":protocol, :threshold, :confidence, :exit_code, :shapes, :failures, :errors, :created_at)");
-    s.bind_int(":device_id", run.scope.device_id);
-    s.bind_int(":environment_id", run.scope.environment_id);
-    s.bind_text(":pci_bus_id", run.scope.pci_bus_id);
-    s.bind_text(":baseline_path", run.baseline_path);
-    s.bind_text(":baseline_created_at", run.baseline_created_at);
-    s.bind_text(":baseline_env_key", run.baseline_env_key);
-    s.bind_text(":protocol", run.protocol);
-    s.bind_real(":threshold", run.threshold);
-    s.bind_real(":confidence", run.confidence);
-    s.bind_int(":exit_code", run.exit_code);
-    s.bind_int(":shapes", run.shapes);
-    s.bind_int(":failures", run.failures);
-    s.bind_int(":errors", run.errors);
-    s.bind_text(":created_at", run.created_at.empty() ? sql::utc_now_iso8601() : run.created_at);
-    s.run();
-    run_id = sqlite3_last_insert_rowid(c.handle());
-  }
-  for (const GateResultRow& r : results) {
-    const int64_t problem_id = upsert_problem(r.problem);
-    Statement s(
-        c,
-        "INSERT INTO gate_result (run_id, problem_id, name, config_key, config_baseline, verdict, reason, "
-        "ratio_baseline, ratio_now, slowdown, slowdown_lo, slowdown_hi, p_value, ours_baseline_us, ours_now_us, "
-        "tuned_baseline_us, tuned_now_us) VALUES (:run_id, :problem_id, :name, :config_key, :config_baseline, "
-        ":verdict, :reason, :ratio_baseline, :ratio_now, :slowdown, :slowdown_lo, :slowdown_hi, :p_value, "
-        ":ours_baseline_us, :ours_now_us, :tuned_baseline_us, :tuned_now_us)");
-    s.bind_int(":run_id", run_id);
-    s.bind_int(":problem_id", problem_id);
-    s.bind_text(":name", r.name);
-    s.bind_text(":config_key", r.config_key);
-    s.bind_text(":config_baseline", r.config_baseline);
-    s.bind_text(":verdict", r.verdict);
-    s.bind_text(":reason", r.reason);
-    bind_real_or_null(s, ":ratio_baseline", r.ratio_baseline);
-    bind_real_or_null(s, ":ratio_now", r.ratio_now);
-    bind_real_or_null(s, ":slowdown", r.slowdown);
-    bind_real_or_null(s, ":slowdown_lo", r.slowdown_lo);
-    bind_real_or_null(s, ":slowdown_hi", r.slowdown_hi);
-    bind_real_or_null(s, ":p_value", r.p_value);
-    bind_real_or_null(s, ":ours_baseline_us", r.ours_baseline_us);
-    bind_real_or_null(s, ":ours_now_us", r.ours_now_us);
-    bind_real_or_null(s, ":tuned_baseline_us", r.tuned_baseline_us);
-    bind_real_or_null(s, ":tuned_now_us", r.tuned_now_us);
-    s.run();
-  }
-  tx.commit();
-  return run_id;
-}
-
-std::vector<GateHistoryPoint> TuningDb::gate_history(const std::string& shape) const {
+std::vector<GateHistoryPoint> TuningDbReader::gate_history(const std::string& shape) const {
   const Connection& c = *conn_;
   Statement s(
       c,

@@ -1,15 +1,15 @@
-// TuningDb's queries of the interleaved measurements (schema 5): db/measurements.hpp.
+// TuningDbReader's queries of the interleaved measurements (schema 5): db/measurements.hpp. (put_measurement,
+// the writer's, is in db/tuning_db.cpp.)
 #include <map>
 
 #include "core/error.hpp"
 #include "db/sqlite.hpp"
-#include "db/tuning_db.hpp"
+#include "db/tuning_db_reader.hpp"
+#include "db/tuning_db_rows.hpp"
 
 namespace dgt {
 
-Problem read_problem_row(const sql::Connection& c, const sql::Statement& s);  // db/tuning_db.cpp
-
-std::vector<DeviceRow> TuningDb::devices() const {
+std::vector<DeviceRow> TuningDbReader::devices() const {
   sql::Statement s(*conn_,
                    "SELECT d.id AS id, d.hw_key AS hw_key, d.name AS name, d.sm_count AS sm_count, "
                    "(SELECT count(DISTINCT w.problem_id) FROM winner w WHERE w.device_id = d.id) AS winners, "
@@ -29,82 +29,7 @@ std::vector<DeviceRow> TuningDb::devices() const {
   return out;
 }
 
-int64_t TuningDb::put_measurement(const DeviceScope& scope, const StoredMeasurement& m) {
-  for (const StoredSample& x : m.samples) {
-    bool known = false;
-    for (const StoredSide& side : m.sides) known = known || side.index == x.side;
-    if (!known)
-      DGT_THROW(ErrorKind::kInvalid, "measurement of {}: a sample names side {}, which is not listed",
-                m.problem.label(), x.side);
-  }
-  if (conn_->read_only())
-    DGT_THROW(ErrorKind::kSqlite, "tuning database {} was opened read-only: cannot store a measurement", conn_->path());
-  const int64_t pid = problem_id(m.problem);
-  sql::Transaction tx(*conn_);
-  sql::Statement ins(
-      *conn_,
-      "INSERT INTO measurement (device_id, environment_id, problem_id, pci_bus_id, protocol_name, protocol, "
-      "rounds, reference_clock_mhz, clock_floor_mhz, created_at) VALUES (:device_id, :environment_id, "
-      ":problem_id, :pci_bus_id, :protocol_name, :protocol, :rounds, :reference_clock_mhz, "
-      ":clock_floor_mhz, :created_at)");
-  ins.bind_int(":device_id", scope.device_id);
-  ins.bind_int(":environment_id", scope.environment_id);
-  ins.bind_int(":problem_id", pid);
-  ins.bind_text(":pci_bus_id", scope.pci_bus_id);
-  ins.bind_text(":protocol_name", m.protocol_name);
-  ins.bind_text(":protocol", m.protocol_json);
-  ins.bind_int(":rounds", m.rounds);
-  ins.bind_real(":reference_clock_mhz", m.reference_clock_mhz);
-  ins.bind_real(":clock_floor_mhz", m.clock_floor_mhz);
-  ins.bind_text(":created_at", m.created_at.empty() ? sql::utc_now_iso8601() : m.created_at);
-  ins.run();
-  sql::Statement last(*conn_, "SELECT last_insert_rowid() AS id");
-  last.step();
-  const int64_t id = last.get_int("id");
-  for (const StoredSide& side : m.sides) {
-    sql::Statement s(
-        *conn_,
-        "INSERT INTO measurement_side (measurement_id, side, label, kind, config_key, algo, source, "
-        "heuristic_count, check_ok, max_rel_err, diff, nan_count, pad_touched) VALUES (:id, :side, :label, "
-        ":kind, :config_key, :algo, :source, :heuristic_count, :check_ok, :max_rel_err, :diff, :nan_count, "
-        ":pad_touched)");
-    s.bind_int(":id", id);
-    s.bind_int(":side", side.index);
-    s.bind_text(":label", side.label);
-    s.bind_text(":kind", side.kind);
-    s.bind_text(":config_key", side.config_key);
-    s.bind_text(":algo", side.algo);
-    s.bind_text(":source", side.source);
-    s.bind_int(":heuristic_count", side.heuristic_count);
-    if (side.check) {
-      s.bind_int(":check_ok", side.check->ok ? 1 : 0);
-      s.bind_real(":max_rel_err", side.check->max_rel_err);
-      s.bind_real(":diff", side.check->diff);
-      s.bind_int(":nan_count", side.check->nan_count);
-      s.bind_int(":pad_touched", side.check->pad_touched);
-    } else {
-      for (const char* n : {":check_ok", ":max_rel_err", ":diff", ":nan_count", ":pad_touched"}) s.bind_null(n);
-    }
-    s.run();
-  }
-  for (const StoredSample& x : m.samples) {
-    sql::Statement s(*conn_,
-                     "INSERT INTO measurement_sample (measurement_id, side, round, position, time_us, sm_clock_mhz, "
-                     "flagged) VALUES (:id, :side, :round, :position, :time_us, :sm_clock_mhz, :flagged)");
-    s.bind_int(":id", id);
-    s.bind_int(":side", x.side);
-    s.bind_int(":round", x.round);
-    s.bind_int(":position", x.position);
-    s.bind_real(":time_us", x.time_us);
-    s.bind_real(":sm_clock_mhz", x.sm_clock_mhz);
-    s.bind_int(":flagged", x.flagged ? 1 : 0);
-    s.run();
-  }
-  tx.commit();
-  return id;
-}
-
-std::vector<StoredMeasurement> TuningDb::latest_measurements(int64_t device_id) const {
+std::vector<StoredMeasurement> TuningDbReader::latest_measurements(int64_t device_id) const {
   const sql::Connection& c = *conn_;
   sql::Statement s(
       c,
@@ -124,7 +49,7 @@ std::vector<StoredMeasurement> TuningDb::latest_measurements(int64_t device_id) 
     m.device_id = s.get_int("device_id");
     m.environment_id = s.get_int("environment_id");
     m.pci_bus_id = s.get_text("pci_bus_id");
-    m.problem = read_problem_row(c, s);
+    m.problem = dbrows::read_problem(c, s);
     m.protocol_name = s.get_text("protocol_name");
     m.protocol_json = s.get_text("protocol");
     m.rounds = s.get_int32("rounds");

@@ -30,49 +30,15 @@ int parse_schema_sql_version(const std::string& text) {
   return std::atoi(text.c_str() + at + marker.size());
 }
 
-[[noreturn]] void throw_foreign_database(const sql::Connection& c) {
-  DGT_THROW(ErrorKind::kSqlite,
-            "{} is not a dgtune tuning database (it has no schema_version table); it was left unmodified", c.path());
-}
-
-[[noreturn]] void throw_newer_schema(const sql::Connection& c, int stored) {
-  DGT_THROW(ErrorKind::kSqlite,
-            "tuning database {} has schema version {}, newer than version {} that this dgtune knows; use a newer "
-            "dgtune (the file was not modified)",
-            c.path(), stored, latest_version());
-}
-
-/// Reads the FileState. Call it inside a transaction: another process may be creating the schema
-/// right now, and two separate snapshots could see "no schema_version" and then "not empty".
-FileState read_file_state(const sql::Connection& c) {
-  FileState st;
-  {
-    sql::Statement s(c,
-                     "SELECT count(*) AS objects, coalesce(sum(type = 'table' AND name = 'schema_version'), 0) AS "
-                     "has_version FROM sqlite_master WHERE name NOT LIKE 'sqlite\\_%' ESCAPE '\\'");
-    s.step();
-    st.empty = s.get_int("objects") == 0;
-    if (s.get_int("has_version") == 0) return st;
-  }
-  sql::Statement s(c, "SELECT max(version) AS v FROM schema_version");
-  s.step();
-  if (s.is_null("v"))
-    DGT_THROW(ErrorKind::kSqlite, "tuning database {}: the schema_version table is empty (damaged file?)", c.path());
-  st.version = s.get_int32("v");
-  return st;
-}
-
 /// Creates or upgrades the schema under the write lock, in one transaction.
 void migrate(const sql::Connection& c) {
   // Re-read the version under the write lock: another process may have created the schema (or
   // upgraded the file) between the first check and now.
   sql::Transaction tx(c);
   FileState st = read_file_state(c);
-  if (st.version > latest_version()) throw_newer_schema(c, st.version);  // tx rolls back; nothing was written
-  if (st.version == latest_version()) return;                            // tx rolls back an empty transaction
+  refuse_unusable(c, st);                      // newer or foreign: tx rolls back; nothing was written
+  if (st.version == latest_version()) return;  // tx rolls back an empty transaction
   if (st.version == 0) {
-    // Never build our tables inside somebody else's database.
-    if (!st.empty) throw_foreign_database(c);
     c.exec(schema_sql());
     st.version = schema_sql_version();
   }
@@ -157,7 +123,6 @@ int schema_sql_version() {
   return kVersion;
 }
 
-int latest_version() { return std::max(schema_sql_version(), migrations().empty() ? 0 : migrations().back().version); }
 
 void register_functions(const sql::Connection& c) {
   const int flags = SQLITE_UTF8 | SQLITE_DETERMINISTIC;
@@ -170,23 +135,21 @@ void register_functions(const sql::Connection& c) {
 }
 
 void open_and_migrate(const sql::Connection& c) {
+  if (c.read_only()) return check_read_only(c);
+  // latest_version() was computed by CMake from the same files (db/schema_check.cpp): they must agree.
+  const int embedded = std::max(schema_sql_version(), migrations().empty() ? 0 : migrations().back().version);
+  if (embedded != latest_version())
+    DGT_THROW(ErrorKind::kInternal,
+              "schema.sql and the migrations embedded in this dgtune end at version {}, but it was configured for {} "
+              "(re-run cmake)",
+              embedded, latest_version());
   FileState st;
   {
     sql::Transaction snapshot(c, "BEGIN");
     st = read_file_state(c);
     snapshot.commit();
   }
-  if (st.version > latest_version()) throw_newer_schema(c, st.version);
-  if (st.version == 0 && !st.empty) throw_foreign_database(c);
-  if (c.read_only()) {
-    if (st.version == 0) throw_foreign_database(c);
-    if (st.version != latest_version())
-      DGT_THROW(ErrorKind::kSqlite,
-                "tuning database {} has schema version {}, older than version {}; open it once read-write with this "
-                "dgtune to migrate it",
-                c.path(), st.version, latest_version());
-    return;
-  }
+  refuse_unusable(c, st);
   c.enable_wal();
   if (st.version < latest_version()) migrate(c);  // an up-to-date file needs no write lock
 }

@@ -58,7 +58,7 @@ std::vector<report::Table> run_compare(const CompareRunOptions& o) {
     } catch (const Error& e) {
       DGT_THROW(ErrorKind::kUsage, "{} (compare never creates one)", e.message());
     }
-    TuningDb probe(o.db_path, /*read_only=*/true);
+    TuningDbReader probe(o.db_path);
   }
 
   // The DB is only read, never created or migrated (what the loader does); the per-shape measurement
@@ -107,7 +107,7 @@ std::vector<report::Table> compare_between(const std::string& a_path, const std:
                                            const std::string& device_a, const std::string& device_b,
                                            const std::string& protocol, const CompareStatsOptions& stats) {
   // Both paths were checked by the caller (input files); their content is checked by opening them.
-  TuningDb A(a_path, /*read_only=*/true), B(b_path, /*read_only=*/true);
+  TuningDbReader A(a_path), B(b_path);
   const int64_t da = pick_device(A, device_a, "--device-a", true), dbi = pick_device(B, device_b, "--device-b", true);
   auto filter = [&](std::vector<StoredMeasurement> v) {
     if (protocol.empty()) return v;

@@ -9,7 +9,7 @@
 
 #include "bench/rounds.hpp"
 #include "stats/stats.hpp"
-#include "db/tuning_db.hpp"
+#include "db/tuning_db_reader.hpp"
 #include "report/table.hpp"
 
 namespace dgt {

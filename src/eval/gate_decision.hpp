@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "db/tuning_db.hpp"
+#include "db/tuning_db_reader.hpp"
 #include "eval/gate_record.hpp"
 #include "stats/stats.hpp"
 

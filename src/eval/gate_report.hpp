@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "db/tuning_db.hpp"
+#include "db/tuning_db_reader.hpp"
 #include "eval/gate_decision.hpp"
 #include "eval/gate_record.hpp"
 #include "report/table.hpp"

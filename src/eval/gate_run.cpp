@@ -177,7 +177,7 @@ int run_gate(const GateRunOptions& o) {
 }
 
 report::Table gate_history(const std::string& path, const std::string& shape) {
-  TuningDb db(path, /*read_only=*/true);
+  TuningDbReader db(path);
   const auto points = db.gate_history(shape);
   if (points.empty())
     DGT_THROW(ErrorKind::kUsage, "{}: no gate history for shape '{}' (a problem key, a name= or MxNxK)", path, shape);

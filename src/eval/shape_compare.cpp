@@ -34,7 +34,7 @@ ShapeComparer::ShapeComparer(ShapeCompareOptions options) : options_(std::move(o
   device_ = open_sm90_device(options_.device);
   fingerprint_ = make_fingerprint(device_);
   if (!options_.db_path.empty() && std::filesystem::exists(options_.db_path)) {
-    db_ = std::make_unique<TuningDb>(options_.db_path, /*read_only=*/true);
+    db_ = std::make_unique<TuningDbReader>(options_.db_path);
     device_id_ = db_->find_hardware(fingerprint_.hardware());
   }
   if (!device_id_)

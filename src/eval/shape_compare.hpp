@@ -17,7 +17,7 @@
 #include "bench/measure_protocol.hpp"
 #include "bench/problem_data.hpp"
 #include "bench/rounds.hpp"
-#include "db/tuning_db.hpp"
+#include "db/tuning_db_reader.hpp"
 #include "device/device_info.hpp"
 #include "jit/cubin_cache.hpp"
 #include "launch/kernel_cache.hpp"
@@ -127,7 +127,7 @@ class ShapeComparer {
   ShapeCompareOptions options_;
   DeviceInfo device_;
   DeviceFingerprint fingerprint_;
-  std::unique_ptr<TuningDb> db_;
+  std::unique_ptr<TuningDbReader> db_;
   std::optional<int64_t> device_id_;
   std::unique_ptr<jit::CubinCache> cache_;
   cudaStream_t stream_ = nullptr;

@@ -9,6 +9,10 @@
 namespace dgt::jit {
 
 GeneratedKernel generate_gemm(const KernelSpec& spec, bool trace) {
+  return generate_gemm(spec, evaluate_resources(spec), trace);
+}
+
+GeneratedKernel generate_gemm(const KernelSpec& spec, const ResourceReport& res, bool trace) {
   const KernelConfig& c = spec.config;
   GeneratedKernel g;
   g.name_expression = fmt::format(
@@ -26,7 +30,7 @@ GeneratedKernel generate_gemm(const KernelSpec& spec, bool trace) {
   g.source = fmt::format("// dgtune codegen v{} for {}\n#include \"gemm/fp8_gemm.cuh\"\n", kCodegenVersion,
                          spec.compiled_key());
   // The launch size comes from the host's resource model: the kernel checks its own layout against it.
-  if (const ResourceReport res = evaluate_resources(spec); res.ok())
+  if (res.ok())
     g.source = fmt::format("#define DGT_HOST_SMEM_BYTES {}u\n", res.smem.total) + g.source;
   if (const int fault = test_fault_of(spec)) g.source = fmt::format("#define DGT_TEST_FAULT {}\n", fault) + g.source;
   g.program_name = "fp8_gemm_" + spec.compiled_key() + ".cu";

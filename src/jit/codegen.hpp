@@ -5,6 +5,10 @@
 
 #include "problem/kernel_config.hpp"
 
+namespace dgt {
+struct ResourceReport;
+}
+
 namespace dgt::jit {
 
 /// Bumped whenever generated code changes meaning; part of the kernel hash.
@@ -19,7 +23,10 @@ struct GeneratedKernel {
 /// The FP8 GEMM instance for `spec` (template arguments in kernels/gemm/fp8_gemm.cuh order). With `trace`,
 /// the source defines DGT_TRACE (kernels/gemm/trace.cuh: per-CTA phase timestamps in the device array
 /// "dgt_trace", for `dgtune trace`) and the program name ends in "_trace"; the cubin cache keys on the source,
-/// so traced and plain cubins never mix.
+/// so traced and plain cubins never mix. The launch size the source embeds (DGT_HOST_SMEM_BYTES) is the resource
+/// report's: `resources` is evaluate_resources(spec), computed by the caller (space/resource_model.hpp
+/// EvaluatedSpec); the overload without it evaluates the spec itself.
+GeneratedKernel generate_gemm(const KernelSpec& spec, const ResourceReport& resources, bool trace = false);
 GeneratedKernel generate_gemm(const KernelSpec& spec, bool trace = false);
 
 /// The utility module (fill, flush, clock probe, reference GEMM, compare); extern "C" names.

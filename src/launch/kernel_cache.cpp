@@ -26,9 +26,13 @@ KernelCache::KernelCache(const jit::CubinCache& cubins, int sm_count) : cubins_(
 KernelCache::~KernelCache() = default;
 
 ResourceReport KernelCache::require_legal(const KernelSpec& spec) {
-  ResourceReport res = evaluate_resources(spec);
-  if (!res.ok()) DGT_THROW(ErrorKind::kInvalid, "{} is illegal: {}", spec.key(), res.rejection);
-  return res;
+  EvaluatedSpec es = EvaluatedSpec::evaluate(spec);
+  require_legal(es);
+  return std::move(es.resources);
+}
+
+void KernelCache::require_legal(const EvaluatedSpec& es) {
+  if (!es.resources.ok()) DGT_THROW(ErrorKind::kInvalid, "{} is illegal: {}", es.spec.key(), es.resources.rejection);
 }
 
 std::shared_ptr<jit::GemmKernel> KernelCache::find(const KernelSpec& spec) const {
@@ -38,17 +42,30 @@ std::shared_ptr<jit::GemmKernel> KernelCache::find(const KernelSpec& spec) const
   return it == kernels_.end() ? nullptr : it->second;
 }
 
-std::shared_ptr<jit::GemmKernel> KernelCache::get(const KernelSpec& spec) { return get_impl(spec, nullptr); }
-
-std::shared_ptr<jit::GemmKernel> KernelCache::get(const KernelSpec& spec, const jit::CompiledKernel& compiled) {
-  return get_impl(spec, &compiled);
+// A hit needs no report: the spec is evaluated only on a miss.
+std::shared_ptr<jit::GemmKernel> KernelCache::get(const KernelSpec& spec) {
+  if (auto hit = find(spec)) return hit;
+  return get_impl(EvaluatedSpec::evaluate(spec), nullptr);
 }
 
-std::shared_ptr<jit::GemmKernel> KernelCache::get_impl(const KernelSpec& spec, const jit::CompiledKernel* compiled) {
+std::shared_ptr<jit::GemmKernel> KernelCache::get(const KernelSpec& spec, const jit::CompiledKernel& compiled) {
+  if (auto hit = find(spec)) return hit;
+  return get_impl(EvaluatedSpec::evaluate(spec), &compiled);
+}
+
+std::shared_ptr<jit::GemmKernel> KernelCache::get(const EvaluatedSpec& es) { return get_impl(es, nullptr); }
+
+std::shared_ptr<jit::GemmKernel> KernelCache::get(const EvaluatedSpec& es, const jit::CompiledKernel& compiled) {
+  return get_impl(es, &compiled);
+}
+
+std::shared_ptr<jit::GemmKernel> KernelCache::get_impl(const EvaluatedSpec& es, const jit::CompiledKernel* compiled) {
+  const KernelSpec& spec = es.spec;
   if (auto hit = find(spec)) return hit;
   // Refuse an illegal spec before NVRTC or the driver sees it (an illegal spec is never stored, so a
   // hit above needs no check).
-  const ResourceReport res = require_legal(spec);
+  require_legal(es);
+  const ResourceReport& res = es.resources;
   const std::string key = kernel_key(spec);
   std::unique_lock lock(mu_);
   if (auto it = kernels_.find(key); it != kernels_.end()) return it->second;  // loaded while we waited
@@ -57,9 +74,9 @@ std::shared_ptr<jit::GemmKernel> KernelCache::get_impl(const KernelSpec& spec, c
   if (mit == modules_.end()) {
     // split_k (beyond "split or not") and sms are run-time arguments: the shared-memory size of the
     // compiled key's module is the same for every spec that maps to it.
-    jit::LoadedKernel loaded = compiled
-                                   ? jit::load_kernel(*compiled, res.smem.total)
-                                   : jit::load_kernel(cubins_.get_or_compile(jit::generate_gemm(spec)), res.smem.total);
+    jit::LoadedKernel loaded =
+        compiled ? jit::load_kernel(*compiled, res.smem.total)
+                 : jit::load_kernel(cubins_.get_or_compile(jit::generate_gemm(spec, res)), res.smem.total);
     mit = modules_.emplace(mkey, std::move(loaded)).first;
   }
   auto kernel = std::make_shared<jit::GemmKernel>(spec, mit->second, sm_count_);

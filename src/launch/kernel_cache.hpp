@@ -69,12 +69,18 @@ class KernelCache {
   /// Same, with the code already compiled (e.g. ahead of time on a thread pool): never compiles;
   /// `compiled` is loaded only when the module of spec.compiled_key() is not loaded yet.
   std::shared_ptr<jit::GemmKernel> get(const KernelSpec& spec, const jit::CompiledKernel& compiled);
+  /// The two above for a spec evaluated already (space/resource_model.hpp EvaluatedSpec): its report decides
+  /// legality and the module's shared memory, and the spec is not evaluated again.
+  std::shared_ptr<jit::GemmKernel> get(const EvaluatedSpec& spec);
+  std::shared_ptr<jit::GemmKernel> get(const EvaluatedSpec& spec, const jit::CompiledKernel& compiled);
   /// Lookup only (never compiles or loads): null when `spec` is not loaded.
   std::shared_ptr<jit::GemmKernel> find(const KernelSpec& spec) const;
 
   /// The resource report of a legal `spec`; throws Error(kInvalid) "<spec key> is illegal: R..: ..."
   /// otherwise. No CUDA or NVRTC call.
   static ResourceReport require_legal(const KernelSpec& spec);
+  /// The same check of a report computed already.
+  static void require_legal(const EvaluatedSpec& spec);
   /// The keys the two levels use: KernelSpec::compiled_key() and KernelSpec::key().
   static std::string module_key(const KernelSpec& spec) { return spec.compiled_key(); }
   static std::string kernel_key(const KernelSpec& spec) { return spec.key(); }
@@ -90,7 +96,7 @@ class KernelCache {
   size_t kernel_count() const;  ///< launchable kernels (distinct spec keys)
 
  private:
-  std::shared_ptr<jit::GemmKernel> get_impl(const KernelSpec& spec, const jit::CompiledKernel* compiled);
+  std::shared_ptr<jit::GemmKernel> get_impl(const EvaluatedSpec& spec, const jit::CompiledKernel* compiled);
 
   const jit::CubinCache& cubins_;
   int sm_count_;

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "db/tuning_db.hpp"
+#include "db/tuning_db_reader.hpp"
 #include "dgtune/gemm.hpp"
 #include "problem/kernel_config.hpp"
 #include "problem/problem.hpp"
@@ -35,7 +35,7 @@ using LegalFn = std::function<bool(const KernelConfig& config, const Problem& pr
 bool legal_for_current_kernel(const KernelConfig& config, const Problem& problem);
 
 /// The identity rule. `candidates` are the winners of every software environment and protocol of this
-/// device's hardware identity for p's family (TuningDb::environment_winners). `protocol_kind` ("cold-l2"
+/// device's hardware identity for p's family (TuningDbReader::environment_winners). `protocol_kind` ("cold-l2"
 /// or "hot-graph", GemmOptions::protocol) is what the caller tunes for: a winner timed under a protocol
 /// of that kind (any version, protocol_kind_of(name)) is preferred. Order of preference:
 ///   1. a winner of p itself under the preferred kind, measured with the running kernel hash

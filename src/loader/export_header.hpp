@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "db/tuning_db.hpp"
+#include "db/tuning_db_reader.hpp"
 
 namespace dgt {
 

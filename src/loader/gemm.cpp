@@ -9,7 +9,7 @@
 #include "core/error.hpp"
 #include "core/hash.hpp"
 #include "core/paths.hpp"
-#include "db/tuning_db.hpp"
+#include "db/tuning_db_reader.hpp"
 #include "device/device_info.hpp"
 #include "jit/cubin_cache.hpp"
 #include "launch/environment.hpp"
@@ -89,7 +89,7 @@ Problem make_problem(const ShapeKey& s) {
 
 struct Gemm::Impl {
   DeviceInfo device;
-  std::unique_ptr<TuningDb> db;
+  std::unique_ptr<TuningDbReader> db;
   const TunedTable* table = nullptr;  ///< GemmOptions::table when it belongs to this hardware identity
   std::optional<int64_t> device_id;   ///< device row of this GPU's hardware identity
   SoftwareEnv env;                    ///< the running software environment
@@ -155,11 +155,11 @@ struct Gemm::Impl {
       }
     }
     e.choice.config_key = config.key();
-    const KernelSpec spec = KernelSpec::of(config, p);
-    const ResourceReport res = evaluate_resources(spec);
-    if (!res.ok())
+    // Evaluated once: the same report decides legality and the module's shared memory (KernelCache::get).
+    const EvaluatedSpec spec = EvaluatedSpec::evaluate(KernelSpec::of(config, p));
+    if (!spec.resources.ok())
       DGT_THROW(ErrorKind::kInternal, "config {} chosen for {} is not legal: {}", config.key(), p.label(),
-                res.rejection);
+                spec.resources.rejection);
     e.kernel = kernels->get(spec);
     e.workspace = kernels->dedicated_workspace(*e.kernel, p);
     spdlog::debug("dgt::Gemm {}: {} ({})", p.label(), e.choice.config_key, e.choice.source);

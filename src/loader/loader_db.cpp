@@ -8,14 +8,14 @@
 
 namespace dgt {
 
-std::unique_ptr<TuningDb> open_loader_db(const std::string& path) {
+std::unique_ptr<TuningDbReader> open_loader_db(const std::string& path) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) {
     spdlog::warn("dgt::Gemm: no tuning database at {}; using default configs", path);
     return nullptr;
   }
   try {
-    return std::make_unique<TuningDb>(path, /*read_only=*/true);
+    return std::make_unique<TuningDbReader>(path);
   } catch (const Error& e) {
     // An application must keep running on a file it cannot read: default configs are correct, only slower.
     if (e.kind() != ErrorKind::kSqlite && e.kind() != ErrorKind::kIo) throw;

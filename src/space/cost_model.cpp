@@ -98,15 +98,23 @@ KernelConfig default_config(const Problem& p) {
 
 namespace dgt {
 
-std::vector<KernelConfig> rank_by_estimate(const SearchSpace& space, const Problem& p, int sm_count, size_t limit) {
-  std::vector<std::pair<double, KernelConfig>> ranked;
-  for (const Candidate& c : enumerate(space, p, sm_count).kept)
-    ranked.emplace_back(estimate_us(KernelSpec::of(c.config, p), p, sm_count), c.config);
+std::vector<Candidate> rank_candidates(const SearchSpace& space, const Problem& p, int sm_count, size_t limit) {
+  std::vector<std::pair<double, Candidate>> ranked;
+  for (Candidate& c : enumerate(space, p, sm_count).kept) {
+    const double us = estimate_us(KernelSpec::of(c.config, p), p, sm_count);
+    ranked.emplace_back(us, std::move(c));
+  }
   std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   if (limit > 0 && ranked.size() > limit) ranked.resize(limit);
-  std::vector<KernelConfig> out;
+  std::vector<Candidate> out;
   out.reserve(ranked.size());
   for (auto& r : ranked) out.push_back(std::move(r.second));
+  return out;
+}
+
+std::vector<KernelConfig> rank_by_estimate(const SearchSpace& space, const Problem& p, int sm_count, size_t limit) {
+  std::vector<KernelConfig> out;
+  for (Candidate& c : rank_candidates(space, p, sm_count, limit)) out.push_back(std::move(c.config));
   return out;
 }
 

@@ -79,6 +79,9 @@ double estimate_us(const KernelSpec& spec, const Problem& p, int sm_count, const
 /// `limit` > 0 keeps only the first `limit`. What a sweep measures first, what `--strategy model`
 /// measures and what `dgtune gate --search K` screens.
 std::vector<KernelConfig> rank_by_estimate(const SearchSpace& space, const Problem& p, int sm_count, size_t limit = 0);
+/// rank_by_estimate() with the candidates themselves: each keeps the resource report enumerate() computed
+/// (the sweep passes it along instead of evaluating the spec again).
+std::vector<Candidate> rank_candidates(const SearchSpace& space, const Problem& p, int sm_count, size_t limit = 0);
 
 /// The documented default config for shapes the tuning DB does not know (used by the loader):
 /// BLOCK_M = 64 (one consumer warpgroup) when M <= 64, else 128 (two consumer warpgroups);

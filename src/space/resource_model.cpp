@@ -1,5 +1,7 @@
 #include "space/resource_model.hpp"
 
+#include <atomic>
+
 #include <fmt/format.h>
 
 #include "core/int_math.hpp"
@@ -31,9 +33,14 @@ int stage_scale_bytes(const KernelConfig& c, ScaleMode mode) {
   const int b = mode == ScaleMode::kBlock ? scale_n_blocks(c.block_n) * 16 : granules * c.block_n * 4;
   return granules * c.block_m * 4 + b;
 }
+
+std::atomic<test_hooks::EvaluateResourcesHook> g_evaluate_hook{nullptr};
 }  // namespace
 
+void test_hooks::set_evaluate_resources_hook(EvaluateResourcesHook hook) { g_evaluate_hook.store(hook); }
+
 ResourceReport evaluate_resources(const KernelSpec& spec) {
+  if (const auto hook = g_evaluate_hook.load(std::memory_order_relaxed)) hook(spec);
   const KernelConfig& c = spec.config;
   const bool tma_epilogue = c.epilogue == Epilogue::kTma;
   const bool split_k = c.split_k > 1;
@@ -212,10 +219,10 @@ std::string config_rule_violation(const KernelConfig& c, const Problem& p) {
   return why.empty() ? problem_fit(c, p) : why;
 }
 
-int deepest_stages(KernelSpec spec, int cap) {
+int deepest_stages(KernelSpec spec, int cap, const std::function<bool(const KernelSpec&)>& legal) {
   for (int s = cap; s >= 2; --s) {
     spec.config.num_stages = s;
-    if (evaluate_resources(spec).ok()) return s;
+    if (legal ? legal(spec) : evaluate_resources(spec).ok()) return s;
   }
   return 0;
 }

@@ -3,6 +3,7 @@
 // kernels/gemm/fp8_gemm_traits.cuh.
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include "problem/kernel_config.hpp"
@@ -51,6 +52,25 @@ struct ResourceReport {
 /// Evaluates rules R1..R25 in order (see kernels/gemm/fp8_gemm_traits.cuh) and the budgets.
 ResourceReport evaluate_resources(const KernelSpec& spec);
 
+/// A spec with its resource report, evaluated once and passed along. A sweep's candidate is evaluated when
+/// the space is enumerated (Candidate::resources, space/search_space.hpp); the compile queue, code generation
+/// (the shared-memory size it embeds), the trial record and the kernel cache read that report instead of
+/// evaluating the spec again. A caller that does not come from the space (the loader, `dgtune run`, a worker
+/// given a config) evaluates once with evaluate().
+struct EvaluatedSpec {
+  KernelSpec spec;
+  ResourceReport resources;  ///< evaluate_resources(spec)
+
+  static EvaluatedSpec evaluate(const KernelSpec& spec) { return {spec, evaluate_resources(spec)}; }
+};
+
+namespace test_hooks {
+/// Called with the spec at the start of every evaluate_resources() (unit tests count evaluations per spec);
+/// nullptr (the default) calls nothing. May be called from several threads at once (the compile pool).
+using EvaluateResourcesHook = void (*)(const KernelSpec& spec);
+void set_evaluate_resources_hook(EvaluateResourcesHook hook);
+}  // namespace test_hooks
+
 /// kEpiRegs: consumer registers the output type and epilogue add to the overhead: 0 with per-tensor and
 /// channel scales, bias 2 + e4m3 4 + GELU 4 with the block scale modes (mirrors
 /// Fp8GemmTraits::kEpiRegs; calibrated with the NVRTC spill test EpilogueCompiles.SampleOfEveryOutputAndEpilogueCompilesWithoutSpills (ctest nvrtc_epilogue_compiles)).
@@ -71,7 +91,8 @@ std::string problem_fit(const KernelConfig& c, const Problem& p);
 /// touched, and the loader keeps only stored winners that pass it.
 std::string config_rule_violation(const KernelConfig& c, const Problem& p);
 
-/// The deepest kNumStages <= cap (>= 2) with which `spec` is legal, or 0 when none is.
-int deepest_stages(KernelSpec spec, int cap);
+/// The deepest kNumStages <= cap (>= 2) with which `spec` is legal, or 0 when none is. `legal` (default: the
+/// report of evaluate_resources() is ok) lets a caller that keeps the reports it computed answer from them.
+int deepest_stages(KernelSpec spec, int cap, const std::function<bool(const KernelSpec&)>& legal = {});
 
 }  // namespace dgt

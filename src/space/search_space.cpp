@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <set>
+#include <unordered_map>
 
 #include "core/error.hpp"
 #include "core/int_math.hpp"
@@ -56,13 +57,22 @@ size_t SearchSpace::size() const {
 Enumeration enumerate(const SearchSpace& space, const Problem& p, int sm_count) {
   Enumeration out;
   std::set<std::string> seen;
+  // Each point is evaluated once, whether the "max" stage search or the candidate itself asks first: the
+  // report travels with the candidate (EvaluatedSpec) and nothing downstream evaluates it again.
+  std::unordered_map<std::string, ResourceReport> reports;  // KernelConfig::key() -> its report for p
+  auto report_of = [&](const KernelConfig& c) -> const ResourceReport& {
+    auto [it, fresh] = reports.try_emplace(c.key());
+    if (fresh) it->second = evaluate_resources(KernelSpec::of(c, p));
+    return it->second;
+  };
+  auto legal = [&](const KernelSpec& s) { return report_of(s.config).ok(); };
   auto add = [&](const SpaceGrid& g, KernelConfig c) {
     if (seen.count(c.key())) return;  // produced by an earlier grid already
     seen.insert(c.key());
     Candidate cand;
     cand.grid = g.name;
     cand.config = c;
-    cand.resources = evaluate_resources(KernelSpec::of(c, p));
+    cand.resources = report_of(c);
     cand.pruned = cand.resources.rejection;
     if (cand.pruned.empty()) cand.pruned = prune_reason(c, p, sm_count);
     (cand.pruned.empty() ? out.kept : out.rejected).push_back(std::move(cand));
@@ -88,7 +98,8 @@ Enumeration enumerate(const SearchSpace& space, const Problem& p, int sm_count) 
                                   if (pe <= 0) c.promote_every = p.accum == Accum::kFast ? std::max(1, 2048 / bk) : 1;
                                   if (st <= 0) {
                                     // "max" / "max-N": the deepest pipeline that fits, minus N.
-                                    const int deepest = deepest_stages(KernelSpec::of(c, p), SearchSpace::kMaxAutoStages);
+                                    const int deepest =
+                                        deepest_stages(KernelSpec::of(c, p), SearchSpace::kMaxAutoStages, legal);
                                     c.num_stages = deepest ? deepest + st : 2;
                                     if (c.num_stages < 2) continue;  // "max-N" below the minimum: nothing new
                                   }

@@ -11,10 +11,10 @@
 
 namespace dgt {
 
-CompileResult compile_now(const jit::CubinCache& cache, const KernelSpec& spec) {
+CompileResult compile_now(const jit::CubinCache& cache, const EvaluatedSpec& spec) {
   CompileResult r;
   try {
-    r.kernel = cache.get_or_compile(jit::generate_gemm(spec));
+    r.kernel = cache.get_or_compile(jit::generate_gemm(spec.spec, spec.resources));
   } catch (const std::exception& e) {
     r.error = e.what();
   }
@@ -32,8 +32,8 @@ CompileQueue::~CompileQueue() {
 
 int CompileQueue::threads() const { return pool_->size(); }
 
-std::shared_future<CompileResult> CompileQueue::find_or_submit(const KernelSpec& spec, bool* queued) {
-  const std::string key = spec.compiled_key();
+std::shared_future<CompileResult> CompileQueue::find_or_submit(const EvaluatedSpec& spec, bool* queued) {
+  const std::string key = spec.spec.compiled_key();
   std::lock_guard<std::mutex> lock(mu_);
   auto it = compiles_.find(key);
   if (queued) *queued = it == compiles_.end();
@@ -44,15 +44,15 @@ std::shared_future<CompileResult> CompileQueue::find_or_submit(const KernelSpec&
   return fut;
 }
 
-bool CompileQueue::prepare(const KernelSpec& spec) {
-  if (!evaluate_resources(spec).ok()) return false;  // its trial is kInvalid without a compile
+bool CompileQueue::prepare(const EvaluatedSpec& spec) {
+  if (!spec.resources.ok()) return false;  // its trial is kInvalid without a compile
   bool queued = false;
   find_or_submit(spec, &queued);
   return queued;
 }
 
-CompileResult CompileQueue::get(const KernelSpec& spec) {
-  if (!evaluate_resources(spec).ok()) return {std::nullopt, "not compiled: the resource model rejects it"};
+CompileResult CompileQueue::get(const EvaluatedSpec& spec) {
+  if (!spec.resources.ok()) return {std::nullopt, "not compiled: the resource model rejects it"};
   auto fut = find_or_submit(spec, nullptr);
   try {
     return fut.get();
@@ -61,14 +61,14 @@ CompileResult CompileQueue::get(const KernelSpec& spec) {
   }
 }
 
-TrialRecord trial_before_launch(const KernelSpec& spec, const Problem& p, const CompileResult& compiled,
+TrialRecord trial_before_launch(const EvaluatedSpec& spec, const Problem& p, const CompileResult& compiled,
                                 const std::string& protocol_json) {
   TrialRecord t;
   t.problem = p;
-  t.config = spec.config;
+  t.config = spec.spec.config;
   t.protocol = protocol_json;
   t.status = TrialStatus::kOk;
-  const ResourceReport res = evaluate_resources(spec);
+  const ResourceReport& res = spec.resources;
   t.smem_bytes = res.smem.total;
   if (!res.ok()) {
     t.status = TrialStatus::kInvalid;
@@ -91,7 +91,7 @@ TrialRecord trial_before_launch(const KernelSpec& spec, const Problem& p, const 
   return t;
 }
 
-std::optional<TrialRecord> pre_device_trial(const KernelSpec& spec, const Problem& p, const CompileResult& compiled,
+std::optional<TrialRecord> pre_device_trial(const EvaluatedSpec& spec, const Problem& p, const CompileResult& compiled,
                                             const std::string& protocol_json) {
   TrialRecord t = trial_before_launch(spec, p, compiled, protocol_json);
   if (t.status == TrialStatus::kOk) return std::nullopt;

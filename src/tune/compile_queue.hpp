@@ -15,6 +15,7 @@
 #include "problem/kernel_config.hpp"
 #include "problem/problem.hpp"
 #include "records/records.hpp"
+#include "space/resource_model.hpp"
 
 namespace dgt {
 
@@ -27,11 +28,14 @@ struct CompileResult {
   std::string error;
 };
 
-/// Compiles `spec` now through `cache` (a hit when the cubin is stored). Never throws.
-CompileResult compile_now(const jit::CubinCache& cache, const KernelSpec& spec);
+/// Compiles `spec` now through `cache` (a hit when the cubin is stored). Never throws. The generated source
+/// embeds the spec's report (EvaluatedSpec): nothing here evaluates the spec again.
+CompileResult compile_now(const jit::CubinCache& cache, const EvaluatedSpec& spec);
 
 /// Compiles specs on a thread pool in the order they are prepared; each compiled key (KernelSpec::
-/// compiled_key) once. Thread-safe: several sweep lanes (one per GPU) wait on it at once.
+/// compiled_key) once. Thread-safe: several sweep lanes (one per GPU) wait on it at once. Specs come with
+/// their resource report (EvaluatedSpec: a sweep's candidates were evaluated when the space was enumerated),
+/// which decides what is compiled; the queue never evaluates a spec.
 class CompileQueue {
  public:
   /// `threads` <= 0: all cores. `cache` must outlive the queue.
@@ -44,15 +48,15 @@ class CompileQueue {
 
   /// Queues `spec` unless its compiled key is queued or done, or the resource model rejects it (its trial is
   /// kInvalid without a compile: pre_device_trial). Returns true when it queued new work.
-  bool prepare(const KernelSpec& spec);
+  bool prepare(const EvaluatedSpec& spec);
   /// The result for `spec`, waiting for it (queued now when it was never prepared; an empty result with
   /// the reason for a spec the resource model rejects).
-  CompileResult get(const KernelSpec& spec);
+  CompileResult get(const EvaluatedSpec& spec);
   int threads() const;
   const jit::CubinCache& cache() const { return cache_; }
 
  private:
-  std::shared_future<CompileResult> find_or_submit(const KernelSpec& spec, bool* queued);
+  std::shared_future<CompileResult> find_or_submit(const EvaluatedSpec& spec, bool* queued);
 
   const jit::CubinCache& cache_;
   std::unique_ptr<ThreadPool> pool_;
@@ -63,14 +67,14 @@ class CompileQueue {
 /// The trial record of a candidate as far as it is known before a launch: problem, config, protocol, shared
 /// memory, and (compiled) compile time, registers and spills. Its status is kInvalid when the resource model
 /// rejects it (space/resource_model.hpp), kCompileError when NVRTC failed or ptxas reports spills, and kOk when it
-/// is to be launched (the caller then completes it).
-TrialRecord trial_before_launch(const KernelSpec& spec, const Problem& p, const CompileResult& compiled,
+/// is to be launched (the caller then completes it). Shared memory and the verdict come from spec.resources.
+TrialRecord trial_before_launch(const EvaluatedSpec& spec, const Problem& p, const CompileResult& compiled,
                                 const std::string& protocol_json);
 
 /// The trial of a candidate that ends before the device is involved (trial_before_launch's, unless kOk): kInvalid when the resource model
 /// rejects it (space/resource_model.hpp), kCompileError when NVRTC failed or ptxas reports spills.
 /// nullopt when the candidate is to be launched. `protocol_json` is stored with the record.
-std::optional<TrialRecord> pre_device_trial(const KernelSpec& spec, const Problem& p, const CompileResult& compiled,
+std::optional<TrialRecord> pre_device_trial(const EvaluatedSpec& spec, const Problem& p, const CompileResult& compiled,
                                             const std::string& protocol_json);
 
 }  // namespace dgt

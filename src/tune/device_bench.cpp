@@ -51,18 +51,19 @@ std::pair<BaselineRecord, BaselineRecord> DeviceBench::baselines() {
   return {std::move(c.def), std::move(c.tuned)};
 }
 
-TrialRecord DeviceBench::measure(const KernelSpec& spec, const CompileResult& compiled) {
+TrialRecord DeviceBench::measure(const EvaluatedSpec& candidate, const CompileResult& compiled) {
   if (!data_) DGT_THROW(ErrorKind::kInternal, "DeviceBench::measure before begin_shape");
   if (lost_) DGT_THROW(ErrorKind::kCuda, "the CUDA context of device {} was lost by an earlier candidate", device_.ordinal);
   const ProblemData& data = *data_;
   const Problem& p = data.problem();
-  TrialRecord t = trial_before_launch(spec, p, compiled, options_.protocol_json());
+  const KernelSpec& spec = candidate.spec;
+  TrialRecord t = trial_before_launch(candidate, p, compiled, options_.protocol_json());
   if (t.status != TrialStatus::kOk) return t;  // invalid or not compiled: no launch
 
   std::shared_ptr<jit::GemmKernel> kernel;
   jit::GemmWorkspace ws;
   try {
-    kernel = kernels_->get(spec, *compiled.kernel);
+    kernel = kernels_->get(candidate, *compiled.kernel);
     ws = kernels_->workspace(*kernel, p);
     // The driver's numbers are authoritative: on the H200 the NVRTC log lacked ptxas' register line
     // for most kernels (results/h200/first-sweeps-2026-11-29.md), while cuFuncGetAttribute always answers.

@@ -48,7 +48,7 @@ class DeviceBench {
   /// (invalid, compile error), kLaunchError, kVerifyFailed, kOk; kCrashed (a sticky CUDA error) or kTimeout
   /// (a launch still running after candidate_timeout_s, or later after the protocol's watchdog) also set
   /// context_lost(): the CUDA context is unusable and this process must end before measuring anything else.
-  TrialRecord measure(const KernelSpec& spec, const CompileResult& compiled);
+  TrialRecord measure(const EvaluatedSpec& candidate, const CompileResult& compiled);
   /// True after a candidate crashed or hung (see measure()).
   bool context_lost() const { return lost_; }
 

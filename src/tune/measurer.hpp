@@ -10,6 +10,7 @@
 #include "problem/problem.hpp"
 #include "records/protocol_name.hpp"
 #include "records/records.hpp"
+#include "space/resource_model.hpp"
 
 namespace dgt {
 
@@ -26,14 +27,16 @@ class Measurer {
   virtual std::string describe() const = 0;
   /// Called for every candidate the sweep may measure, in measuring order, before anything is measured:
   /// starts work that can run ahead (compiling). Returns true when that queued new work (the log's count).
-  virtual bool prepare(const KernelSpec& spec) = 0;
+  /// A candidate comes with the resource report enumerating the space computed (EvaluatedSpec): measurers
+  /// pass it on instead of evaluating the spec again.
+  virtual bool prepare(const EvaluatedSpec& spec) = 0;
   /// Starts problem `p`: called before baselines() and measure() for it (input data, say).
   virtual void begin_shape(const Problem& p) = 0;
   /// cuBLASLt default and tuned for the current shape, in that order.
   virtual std::pair<BaselineRecord, BaselineRecord> baselines() = 0;
   /// Verifies and times one candidate of the current shape; any outcome (ok, compile_error, ...) is a
   /// record, not an exception. Its records carry protocol_json() as their protocol.
-  virtual TrialRecord measure(const KernelSpec& spec) = 0;
+  virtual TrialRecord measure(const EvaluatedSpec& spec) = 0;
   /// Name of the protocol the records are timed under ("cold-l2-v1", "hot-graph-v1"): the sweep's
   /// resume, claims, baselines and winners are per protocol name (schema 7).
   virtual std::string protocol_name() const { return kSweepTimerProtocol; }

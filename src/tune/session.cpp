@@ -47,12 +47,12 @@ class TuningSession::GpuMeasurer final : public Measurer {
   std::string describe() const override {
     return fmt::format("in process, {} compile threads, cache {}", s_.compiles_->threads(), s_.cache_->dir());
   }
-  bool prepare(const KernelSpec& spec) override { return s_.compiles_->prepare(spec); }
+  bool prepare(const EvaluatedSpec& spec) override { return s_.compiles_->prepare(spec); }
   void begin_shape(const Problem& p) override { s_.bench_->begin_shape(p); }
   std::pair<BaselineRecord, BaselineRecord> baselines() override { return s_.bench_->baselines(); }
   std::string protocol_name() const override { return s_.options_.protocol_name(); }
   std::string protocol_json() const override { return s_.options_.protocol_json(); }
-  TrialRecord measure(const KernelSpec& spec) override {
+  TrialRecord measure(const EvaluatedSpec& spec) override {
     TrialRecord t = s_.bench_->measure(spec, s_.compiles_->get(spec));
     if (s_.bench_->context_lost()) throw_context_lost(*s_.db_, s_.scope_, t);
     return t;
@@ -70,7 +70,7 @@ std::vector<ShapeOutcome> TuningSession::sweep(const std::vector<ShapeEntry>& sh
 TrialRecord TuningSession::run_one(const Problem& p, const KernelConfig& c, bool with_baselines,
                                    std::optional<std::pair<BaselineRecord, BaselineRecord>>* baselines) {
   validate_problem(p);
-  const KernelSpec spec = KernelSpec::of(c, p);
+  const EvaluatedSpec spec = EvaluatedSpec::evaluate(KernelSpec::of(c, p));  // once: compile, record, launch
   bench_->begin_shape(p);
   if (with_baselines) {
     auto pair = bench_->baselines();

@@ -57,14 +57,17 @@ std::vector<ShapeOutcome> run_sweep(const std::vector<SweepLane>& lanes, const s
   const std::string protocol = measurer.protocol_name(), protocol_json = measurer.protocol_json();
   // 1. Candidates per shape, ranked by the analytic estimate, cut by the strategy; then the compile
   //    queue for all of them in that order, so compilation runs ahead of the device.
+  //    Each candidate keeps the resource report the enumeration computed (EvaluatedSpec): the measurer compiles,
+  //    records and launches it without evaluating the spec again.
   std::vector<ShapeOutcome> out(shapes.size());
-  std::vector<std::vector<KernelConfig>> wanted(shapes.size()), todo(shapes.size());
+  std::vector<std::vector<KernelConfig>> wanted(shapes.size());
+  std::vector<std::vector<EvaluatedSpec>> todo(shapes.size());
   std::vector<double> work_us(shapes.size(), 0.0);  // predicted measuring time of the shape's todo candidates
   for (size_t i = 0; i < shapes.size(); ++i) {
     const Problem& p = shapes[i].problem;
     out[i].entry = shapes[i];
     out[i].protocol = protocol;
-    std::vector<KernelConfig> ranked = rank_by_estimate(opts.space, p, measurer.sm_count());
+    std::vector<Candidate> ranked = rank_candidates(opts.space, p, measurer.sm_count());
     size_t keep = ranked.size();
     if (opts.strategy == Strategy::kModel) keep = std::min<size_t>(keep, std::max(1, opts.top_k));
     if (opts.strategy == Strategy::kExhaustive && opts.max_candidates > 0)
@@ -72,14 +75,16 @@ std::vector<ShapeOutcome> run_sweep(const std::vector<SweepLane>& lanes, const s
     ranked.resize(keep);
     out[i].candidates = static_cast<int>(keep);
     const std::set<std::string> stored = db.stored_config_keys(scope, p, protocol);  // one query per shape
-    for (const KernelConfig& c : ranked) {
+    for (Candidate& cand : ranked) {
+      const KernelConfig& c = cand.config;
       wanted[i].push_back(c);
       if (stored.count(c.key())) {
         ++out[i].already_stored;
         continue;
       }
-      todo[i].push_back(c);
-      work_us[i] += kMeasureOverheadUs + kSamplesPerCandidate * estimate_us(KernelSpec::of(c, p), p, measurer.sm_count());
+      todo[i].push_back(EvaluatedSpec{KernelSpec::of(c, p), std::move(cand.resources)});
+      work_us[i] +=
+          kMeasureOverheadUs + kSamplesPerCandidate * estimate_us(todo[i].back().spec, p, measurer.sm_count());
     }
   }
   // The order shapes are measured (and compiled) in: the file's with one lane; with several, the most work first
@@ -97,7 +102,7 @@ std::vector<ShapeOutcome> run_sweep(const std::vector<SweepLane>& lanes, const s
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return work_us[a] > work_us[b]; });
   int prepared = 0;
   for (size_t i : order)
-    for (const KernelConfig& c : todo[i]) prepared += measurer.prepare(KernelSpec::of(c, shapes[i].problem)) ? 1 : 0;
+    for (const EvaluatedSpec& c : todo[i]) prepared += measurer.prepare(c) ? 1 : 0;
   spdlog::info("{} shapes, strategy {}, protocol {}; {} kernels to compile", shapes.size(), opts.strategy_label(),
                protocol, prepared);
   for (const SweepLane& lane : lanes) spdlog::info("  measuring on {}", lane.measurer->describe());
@@ -129,16 +134,16 @@ std::vector<ShapeOutcome> run_sweep(const std::vector<SweepLane>& lanes, const s
       }
       std::map<std::string, int> counts;
       // Claims, measures and stores one candidate; false when another live sweep holds it.
-      auto attempt = [&](const KernelConfig& c) {
+      auto attempt = [&](const EvaluatedSpec& candidate) {
+        const KernelConfig& c = candidate.spec.config;
         switch (db.claim_trial(scope, p, c, owner, claim_is_stale, protocol_json)) {
           case TuningDb::Claim::kStored: ++out[i].measured_elsewhere; return true;
           case TuningDb::Claim::kBusy: return false;
           case TuningDb::Claim::kClaimed: break;
         }
-        const KernelSpec spec = KernelSpec::of(c, p);
         TrialRecord t;
         try {
-          t = measurer.measure(spec);
+          t = measurer.measure(candidate);
           db.put_trial(scope, t);  // replaces the claim row in one transaction
           // A record timed under another protocol name than the measurer's did not replace the claim
           // (the name is part of the key): drop the claim, or every sweep would wait for it forever.
@@ -161,7 +166,7 @@ std::vector<ShapeOutcome> run_sweep(const std::vector<SweepLane>& lanes, const s
         }
         return true;
       };
-      std::vector<KernelConfig> busy;  // claimed by another sweep: looked at again after the others
+      std::vector<EvaluatedSpec> busy;  // claimed by another sweep: looked at again after the others
       size_t j = 0;
       for (; j < todo[i].size() && !stopping() && !out_of_time(); ++j)
         if (!attempt(todo[i][j])) busy.push_back(todo[i][j]);
@@ -169,7 +174,7 @@ std::vector<ShapeOutcome> run_sweep(const std::vector<SweepLane>& lanes, const s
         spdlog::info("  {} candidates are being measured by another sweep on this DB: waiting for them", busy.size());
       while (!busy.empty() && !stopping() && !out_of_time()) {
         std::this_thread::sleep_for(kClaimPoll);
-        std::erase_if(busy, [&](const KernelConfig& c) { return !stopping() && attempt(c); });
+        std::erase_if(busy, [&](const EvaluatedSpec& c) { return !stopping() && attempt(c); });
       }
       if (out_of_time())
         spdlog::warn(

@@ -11,6 +11,11 @@ GpuWorkerBackend::GpuWorkerBackend(const SessionOptions& options)
 
 DeviceFingerprint GpuWorkerBackend::fingerprint() const { return make_fingerprint(bench_->device()); }
 
-TrialRecord GpuWorkerBackend::measure(const KernelSpec& spec) { return bench_->measure(spec, compile_now(*cache_, spec)); }
+// The worker is given a config, not the parent's report: it evaluates the spec once, for the compile, the
+// record and the launch.
+TrialRecord GpuWorkerBackend::measure(const KernelSpec& spec) {
+  const EvaluatedSpec candidate = EvaluatedSpec::evaluate(spec);
+  return bench_->measure(candidate, compile_now(*cache_, candidate));
+}
 
 }  // namespace dgt

@@ -40,7 +40,7 @@ std::string WorkerMeasurer::describe() const {
                                : "");
 }
 
-bool WorkerMeasurer::prepare(const KernelSpec& spec) { return compiles_ ? compiles_->prepare(spec) : false; }
+bool WorkerMeasurer::prepare(const EvaluatedSpec& spec) { return compiles_ ? compiles_->prepare(spec) : false; }
 
 void WorkerMeasurer::begin_shape(const Problem& p) {
   problem_ = p;
@@ -93,12 +93,13 @@ std::pair<BaselineRecord, BaselineRecord> WorkerMeasurer::baselines() {
   return {reply.at("default").get<BaselineRecord>(), reply.at("tuned").get<BaselineRecord>()};
 }
 
-TrialRecord WorkerMeasurer::measure(const KernelSpec& spec) {
+TrialRecord WorkerMeasurer::measure(const EvaluatedSpec& candidate) {
   if (!problem_) DGT_THROW(ErrorKind::kInternal, "WorkerMeasurer::measure before begin_shape");
   const Problem& p = *problem_;
+  const KernelSpec& spec = candidate.spec;
   if (compiles_) {
     // Compile here, in the parent: a candidate that does not compile never costs a worker.
-    if (auto early = pre_device_trial(spec, p, compiles_->get(spec), protocol_json_)) return *early;
+    if (auto early = pre_device_trial(candidate, p, compiles_->get(candidate), protocol_json_)) return *early;
   }
   const double timeout_s = candidate_timeout_s(spec, p, fingerprint_.sm_count);
   const auto limit = limits_.candidate + std::chrono::milliseconds(static_cast<long long>(timeout_s * 1000));

@@ -44,10 +44,10 @@ class WorkerMeasurer final : public Measurer {
 
   int sm_count() const override { return fingerprint_.sm_count; }
   std::string describe() const override;
-  bool prepare(const KernelSpec& spec) override;
+  bool prepare(const EvaluatedSpec& spec) override;
   void begin_shape(const Problem& p) override;
   std::pair<BaselineRecord, BaselineRecord> baselines() override;
-  TrialRecord measure(const KernelSpec& spec) override;
+  TrialRecord measure(const EvaluatedSpec& candidate) override;
   std::string protocol_name() const override { return protocol_name_; }
   std::string protocol_json() const override { return protocol_json_; }
 

@@ -25,25 +25,28 @@ FIT_DB = "results/fits/small-m-2026-11-30.db.gz"
 
 
 def shapes_lines(root):
-    """(file:line, dgtune space arguments) of every problem line of configs/shapes/*.txt, in file order."""
+    """(file#n, dgtune space arguments) of every problem line of configs/shapes/*.txt, in file order: n counts the
+    file's problem lines from 1, so comment edits do not move a problem's key."""
     out = []
     folder = os.path.join(root, "configs", "shapes")
     for name in sorted(os.listdir(folder)):
         if not name.endswith(".txt"):
             continue
         rel = f"configs/shapes/{name}"
+        n = 0
         with open(os.path.join(folder, name), encoding="utf-8") as f:
-            for i, line in enumerate(f, 1):
+            for line in f:
                 text = line.split("#", 1)[0].strip()
                 if not text:
                     continue
+                n += 1
                 t = text.split()
                 args = ["--m", t[0], "--n", t[1], "--k", t[2]]
                 for kv in t[3:]:
                     k, v = kv.split("=", 1)
                     if k != "name":
                         args += ["--" + k, v]
-                out.append((f"{rel}:{i}", args))
+                out.append((f"{rel}#{n}", args))
     return out
 
 
@@ -79,7 +82,8 @@ def main():
         got[where] = (" ".join(args), hashlib.sha256(out).hexdigest(), len(out))
     if regenerate:
         with open(tsv, "w", encoding="utf-8") as f:
-            f.write("# file:line\tdgtune space --show all arguments\tsha256 of stdout\tbytes\n")
+            f.write("# file#n (the n-th problem line of the file)\tdgtune space --show all arguments\tsha256 of stdout\t"
+                    "bytes\n")
             for where, _ in lines:
                 f.write("\t".join([where, *map(str, got[where])]) + "\n")
     want = {}

@@ -50,12 +50,13 @@ class FakeMeasurer final : public Measurer {
       : db_(db), scope_(scope), log_(std::move(log)), delay_ms_(delay_ms) {}
   int sm_count() const override { return 132; }
   std::string describe() const override { return "fake measurer"; }
-  bool prepare(const KernelSpec&) override { return false; }
+  bool prepare(const EvaluatedSpec&) override { return false; }
   void begin_shape(const Problem& p) override { problem_ = p; }
   std::pair<BaselineRecord, BaselineRecord> baselines() override { return fake::baselines(problem_); }
   std::string protocol_name() const override { return "fake"; }
   std::string protocol_json() const override { return fake::kProtocol; }
-  TrialRecord measure(const KernelSpec& spec) override {
+  TrialRecord measure(const EvaluatedSpec& candidate) override {
+    const KernelSpec& spec = candidate.spec;
     const bool stored = db_.has_trial(scope_, problem_, spec.config, "fake");  // claimed rows do not count
     std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms_));
     fake::append_line(log_, fmt::format("{} {} {} {}\n", stored ? "REMEASURED" : "measured", ::getpid(),

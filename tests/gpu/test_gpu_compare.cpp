@@ -111,7 +111,7 @@ TEST(Compare, BothProtocolsOnTwoShapes) {
   }
   // Both protocols' samples were saved: 2 shapes x 2 protocols, 4 sides x 10 rounds each, every GEMM side
   // checked; the copy limit last, a provider side without a check.
-  TuningDb saved(save_path, /*read_only=*/true);
+  TuningDbReader saved(save_path);
   const auto devices = saved.devices();
   ASSERT_EQ(devices.size(), 1u);
   const auto ms = saved.latest_measurements(devices[0].id);

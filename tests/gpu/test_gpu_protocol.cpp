@@ -63,7 +63,7 @@ TEST(Protocol, HotGraphSweepStoresItsOwnWinnersBesideColdL2) {
     }
   }
 
-  TuningDb db(db_path, /*read_only=*/true);
+  TuningDbReader db(db_path);
   const Problem& p = shape.problem;
   for (const char* name : {"cold-l2-v1", "hot-graph-v1"}) {
     const auto trials = db.trials(scope, p, name);

@@ -222,7 +222,7 @@ TEST_F(CompareExportTest, DbMergeKeepsEveryStoredSample) {
   make_between_dbs(path("a.db"), path("b.db"));
   const CliRun r = run_dgtune("db merge " + path("a.db") + " " + path("b.db") + " -o " + path("c.db"));
   ASSERT_EQ(r.rc, 0) << r.out;
-  TuningDb c(path("c.db"), /*read_only=*/true);
+  TuningDbReader c(path("c.db"));
   ASSERT_EQ(c.devices().size(), 1u);  // one hardware identity in both
   EXPECT_EQ(c.devices()[0].measurements, 9);
   // Newest per (problem, protocol): B's runs of the four shared shapes (stored later) and A's kOnlyA.

@@ -7,6 +7,7 @@
 #include <sqlite3.h>
 #include <stdlib.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -414,19 +415,50 @@ TEST_F(MigrationTest, V4FileGainsTheMeasurementTables) {
   EXPECT_EQ(normalized_master(path), normalized_master(fresh));
 }
 
-TEST_F(MigrationTest, ReadOnlyRefusesAnOldFileAndLeavesIt) {
-  const std::string path = db_path("v2.db");
-  raw_exec(path, fixture("schema_v2.sql"));
-  raw_exec(path, kOldRows);
-  const std::string before = read_text(path);
-  try {
-    TuningDb db(path, true);
-    ADD_FAILURE() << "expected an Error";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::kSqlite);
-    EXPECT_NE(e.message().find("schema version 2, older than version 9"), std::string::npos) << e.message();
+// The reader (TuningDbReader: the loader, export) never creates, migrates or writes a file: an old-schema file
+// of every fixture version is refused with both versions named and keeps every byte, and it leaves no
+// -journal/-wal/-shm file behind. The writer's read-only open (TuningDb(path, true)) does the same.
+TEST_F(MigrationTest, ReaderRefusesEveryOlderFileAndLeavesItsBytes) {
+  struct Old {
+    const char* name;
+    int version;
+  };
+  for (const Old& old : {Old{"schema_v1.sql", 1}, Old{"schema_v2.sql", 2}, Old{"schema_v6.sql", 6}}) {
+    SCOPED_TRACE(old.name);
+    const std::string path = db_path(std::string(old.name) + ".db");
+    raw_exec(path, fixture(old.name));
+    if (old.version < 6) raw_exec(path, kOldRows);
+    ASSERT_EQ(raw_int(path, "SELECT version FROM schema_version"), old.version);
+    const std::string before = read_text(path);
+    const std::string want = "schema version " + std::to_string(old.version) + ", older than version " +
+                             std::to_string(schema::latest_version());
+    for (int writer = 0; writer < 2; ++writer) {
+      try {
+        if (writer)
+          TuningDb db(path, /*read_only=*/true);
+        else
+          TuningDbReader db(path);
+        ADD_FAILURE() << "expected an Error";
+      } catch (const Error& e) {
+        EXPECT_EQ(e.kind(), ErrorKind::kSqlite);
+        EXPECT_NE(e.message().find(want), std::string::npos) << e.message();
+      }
+      EXPECT_TRUE(read_text(path) == before) << (writer ? "TuningDb(path, true)" : "TuningDbReader") << " changed it";
+      for (const char* suffix : {"-journal", "-wal", "-shm"}) EXPECT_FALSE(fs::exists(path + suffix)) << suffix;
+    }
   }
-  EXPECT_TRUE(read_text(path) == before);
+  // A missing file is not created (nor its folder).
+  const std::string missing = (dir_ / "none" / "t.db").string();
+  EXPECT_THROW(TuningDbReader db(missing), Error);
+  EXPECT_FALSE(fs::exists(dir_ / "none"));
+}
+
+// The reader's version check links without the schema text and the migrations (db/schema_check.cpp): its
+// latest_version() is computed by CMake from the same files and must be what they end at.
+TEST(Schema, ConfiguredVersionIsTheLastEmbeddedOne) {
+  const auto& ms = schema::migrations();
+  ASSERT_FALSE(ms.empty());
+  EXPECT_EQ(schema::latest_version(), std::max(schema::schema_sql_version(), ms.back().version));
 }
 
 TEST_F(MigrationTest, FailedMigrationLeavesTheFileAsItWas) {

@@ -110,9 +110,9 @@ int plain_read_only_open(const std::string& path) {
   return rc;
 }
 
-/// Trials the read-only TuningDb sees for the fixture's problem (any device row), or -1.
+/// Trials the reader (TuningDbReader) sees for the fixture's problem (any device row), or -1.
 int read_trials(const std::string& path, sql::ReadAccess* access) {
-  TuningDb db(path, /*read_only=*/true);
+  TuningDbReader db(path);
   sql::Connection c(path, true);
   *access = c.access();
   DeviceScope s{1, 1, ""};

@@ -109,7 +109,7 @@ TEST_F(ScaleModeDbTest, BlockModeProblemRoundTripsAndIsItsOwnProblem) {
     EXPECT_NE(db.find_problem(blk), db.find_problem(b11));
   }
   // Reopened read-only: each mode reads back its own trial and winner, with the mode.
-  TuningDb db(path, /*read_only=*/true);
+  TuningDbReader db(path);
   const DeviceScope s = *db.find_device(h200());
   const auto blk_trials = db.trials(s, blk);
   ASSERT_EQ(blk_trials.size(), 1u);

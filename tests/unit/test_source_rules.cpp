@@ -60,7 +60,8 @@ const std::regex kStatistic(R"(\bstats::|\b(median|quantile|percentile|sample_st
 const std::regex kBuffer(R"(\bDeviceBuffer\b|\bcudaMalloc\w*\b)");
 // A definition of a median/quantile/percentile helper.
 const std::regex kQuantileDefinition(
-    R"(\b(double|float|auto|SampleStats)\s+(\w*_)?(median|quantile|percentile)\w*\s*\([^;{]*\)\s*(const\s*)?\{|\b(median|quantile|percentile)\w*\s*=\s*\[)");
+    R"(\b(double|float|auto|SampleStats)\s+(\w*_)?(median|quantile|percentile)\w*\s*\([^;{]*\)\s*(const\s*)?\{|)"
+    R"(\b(median|quantile|percentile)\w*\s*=\s*\[[^\]]*\]\s*\(\s*(const\s+)?std::(vector|span)<)");
 // The flush size computed by hand, or a flush enqueued without L2Flush.
 const std::regex kFlushByHand(R"(\bflush_factor\s*\*|\bl2_bytes\s*\*|\*\s*\w*\.?l2_bytes\b|\bflush_l2\s*\()");
 // A protocol description type other than MeasureProtocol.
@@ -80,6 +81,8 @@ TEST(SourceRules, ScannersCatchPlantedCode) {
   EXPECT_TRUE(hits(kQuantileDefinition, "double percentile(const std::vector<double>& sorted, double q) {"));
   EXPECT_TRUE(hits(kQuantileDefinition, "auto median = [](std::vector<double> v) { return v[0]; };"));
   EXPECT_FALSE(hits(kQuantileDefinition, "const double med = stats::median(d);"));
+  // A lambda that reads a stored summary is no statistic of its own.
+  EXPECT_FALSE(hits(kQuantileDefinition, "auto median_of = [&](int side) -> Cell { return r.sides[side].all.median; };"));
   EXPECT_TRUE(hits(kFlushByHand, "int64_t bytes = static_cast<int64_t>(protocol_.flush_factor * double(l2));"));
   EXPECT_TRUE(hits(kFlushByHand, "const int64_t b = std::max<int64_t>(2 * dev.l2_bytes, 64 << 20);"));
   EXPECT_TRUE(hits(kFlushByHand, "util.flush_l2(buf.get(), n, sink.get(), 7, stream);"));

@@ -5,6 +5,7 @@
 
 #include <sqlite3.h>
 #include <stdlib.h>
+#include <sys/wait.h>
 
 #include <cmath>
 #include <filesystem>
@@ -15,6 +16,8 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "core/error.hpp"
@@ -277,7 +280,8 @@ TEST_F(TuningDbTest, NewerSchemaVersionThrowsAndLeavesFileUnchanged) {
   EXPECT_TRUE(contains(e.message(), "version " + std::to_string(schema::latest_version()))) << e.message();
   EXPECT_TRUE(contains(e.message(), path)) << e.message();
   EXPECT_TRUE(file_bytes(path) == before) << "the file was modified";
-  // Read-only refuses it too.
+  // Read-only refuses it too: the reader and the writer's read-only open.
+  EXPECT_THROW(TuningDbReader{path}, Error);
   EXPECT_THROW(TuningDb(path, true), Error);
   EXPECT_TRUE(file_bytes(path) == before) << "the file was modified";
 }
@@ -306,10 +310,50 @@ TEST_F(TuningDbTest, ForeignDatabaseIsRefusedAndUnchanged) {
 
 TEST_F(TuningDbTest, ReadOnlyMissingFileThrowsNamingPathAndCreatesNothing) {
   std::string path = (dir_ / "missing" / "tuning.db").string();
-  Error e = error_of([&] { TuningDb db(path, true); });
-  EXPECT_TRUE(e.kind() == ErrorKind::kIo || e.kind() == ErrorKind::kSqlite);
-  EXPECT_TRUE(contains(e.message(), path)) << e.message();
+  for (const Error& e : {error_of([&] { TuningDbReader db(path); }), error_of([&] { TuningDb db(path, true); })}) {
+    EXPECT_TRUE(e.kind() == ErrorKind::kIo || e.kind() == ErrorKind::kSqlite);
+    EXPECT_TRUE(contains(e.message(), path)) << e.message();
+  }
   EXPECT_FALSE(fs::exists(dir_ / "missing"));
+}
+
+TEST_F(TuningDbTest, ReaderAnswersEveryQueryAndLeavesTheFileAsItWas) {
+  std::string path = db_path();
+  Problem p = Problem::dense(128, 4096, 7168);
+  DeviceScope dev;
+  {
+    TuningDb db(path);
+    dev = db.upsert_device(h200());
+    db.put_trial(dev, ok_trial(p, config_with(128), 10.0));
+    db.put_trial(dev, ok_trial(p, config_with(64), 12.0));
+    db.put_sweep_state(dev, p, "space", "exhaustive", SweepState{2, 2, true, ""});
+  }
+  const std::string before = file_bytes(path);
+  {
+    TuningDbReader ro(path);
+    EXPECT_EQ(ro.path(), path);
+    EXPECT_EQ(ro.find_device(h200()), dev);
+    EXPECT_EQ(ro.find_hardware(h200().hardware()), dev.device_id);
+    EXPECT_TRUE(ro.find_problem(p).has_value());
+    EXPECT_TRUE(ro.has_trial(dev, p, config_with(64)));
+    EXPECT_EQ(ro.stored_config_keys(dev, p).size(), 2u);
+    EXPECT_EQ(ro.trials(dev, p).size(), 2u);
+    EXPECT_FALSE(ro.has_baseline(dev, p, kProviderCublasTuned));
+    EXPECT_FALSE(ro.baseline(dev, p, kProviderCublasTuned).has_value());
+    ASSERT_TRUE(ro.sweep_state(dev, p, "space", "exhaustive").has_value());
+    EXPECT_TRUE(ro.sweep_state(dev, p, "space", "exhaustive")->complete);
+    ASSERT_TRUE(ro.winner(dev, p).has_value());
+    EXPECT_DOUBLE_EQ(ro.winner(dev, p)->trial.timing->median_us, 10.0);
+    EXPECT_EQ(ro.winners(dev).size(), 1u);
+    EXPECT_EQ(ro.nearest_winner(dev, Problem::dense(100, 4096, 7168))->trial.config, config_with(128));
+    EXPECT_EQ(ro.environment_winners(dev.device_id, p).size(), 1u);
+    EXPECT_EQ(ro.devices().size(), 1u);
+    EXPECT_EQ(ro.export_rows(dev.device_id).size(), 1u);
+    EXPECT_TRUE(ro.latest_measurements(dev.device_id).empty());
+    EXPECT_TRUE(ro.gate_history("128x4096x7168").empty());
+  }
+  EXPECT_TRUE(file_bytes(path) == before) << "the reader modified the file";
+  for (const char* suffix : {"-journal", "-wal", "-shm"}) EXPECT_FALSE(fs::exists(path + suffix)) << suffix;
 }
 
 TEST_F(TuningDbTest, ReadOnlyReadsButRefusesWrites) {
@@ -330,6 +374,43 @@ TEST_F(TuningDbTest, ReadOnlyReadsButRefusesWrites) {
   EXPECT_TRUE(contains(e.message(), path)) << e.message();
   EXPECT_THROW(ro.upsert_device(h200()), Error);
   EXPECT_EQ(ro.trials(dev, p).size(), 1u);
+}
+
+/// stdout of `cmd` (stderr folded in) and its exit status.
+std::pair<std::string, int> run_command(const std::string& cmd) {
+  FILE* f = popen((cmd + " 2>&1").c_str(), "r");
+  if (!f) return {"", -1};
+  std::string out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, f)) > 0) out.append(buf, n);
+  const int status = pclose(f);
+  return {out, WIFEXITED(status) ? WEXITSTATUS(status) : -1};
+}
+
+// The reader links alone (tests/link/db_reader_only.cpp: no writer, schema text, migration or module above db
+// in that binary) and reads what the writer stored; it refuses an older file without touching it.
+TEST_F(TuningDbTest, ReaderLinkedAloneReadsWhatTheWriterStored) {
+  const std::string path = db_path();
+  const Problem p = Problem::dense(128, 4096, 7168);
+  {
+    TuningDb db(path);
+    const DeviceScope dev = db.upsert_device(h200());
+    db.put_trial(dev, ok_trial(p, config_with(128), 10.0));
+    db.put_trial(dev, ok_trial(p, config_with(64), 12.0));
+  }
+  const std::string before = file_bytes(path);
+  auto [out, rc] = run_command(std::string(DGT_DB_READER_ONLY_BIN) + " " + path);
+  EXPECT_EQ(rc, 0) << out;
+  EXPECT_TRUE(contains(out, "device 1 " + h200().hardware().key() + " NVIDIA H200 winners 1\n")) << out;
+  EXPECT_TRUE(contains(out, "winner " + p.key() + " " + config_with(128).key() + " cold-l2-v1 10.000\n")) << out;
+  EXPECT_TRUE(file_bytes(path) == before) << "the reader modified the file";
+  raw_exec(path, "UPDATE schema_version SET version = 8");
+  const std::string old = file_bytes(path);
+  std::tie(out, rc) = run_command(std::string(DGT_DB_READER_ONLY_BIN) + " " + path);
+  EXPECT_EQ(rc, 2) << out;
+  EXPECT_TRUE(contains(out, "schema version 8, older than version 9")) << out;
+  EXPECT_TRUE(file_bytes(path) == old) << "the reader modified the file";
 }
 
 TEST_F(TuningDbTest, ReopeningKeepsEverything) {
