@@ -6,7 +6,7 @@
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD=${DGTUNE_BUILD_DIR:-$ROOT/build}
-DEB_PACKAGES="cmake g++ libcli11-dev libspdlog-dev libfmt-dev nlohmann-json3-dev libsqlite3-dev libgtest-dev python3"
+DEB_PACKAGES="cmake g++ libcli11-dev libspdlog-dev libfmt-dev nlohmann-json3-dev libsqlite3-dev libgtest-dev python3 pkg-config ccache"
 
 say() { echo "[dgtune] $*" >&2; }
 
@@ -14,6 +14,7 @@ have_build_deps() {
   [ -f /usr/include/CLI/CLI.hpp ] && [ -f /usr/include/spdlog/spdlog.h ] && [ -f /usr/include/fmt/format.h ] &&
     [ -f /usr/include/nlohmann/json.hpp ] && [ -f /usr/include/sqlite3.h ] && [ -f /usr/include/gtest/gtest.h ] &&
     ls /usr/lib/*/libsqlite3.a >/dev/null 2>&1 && command -v cmake >/dev/null && command -v g++ >/dev/null &&
+    command -v pkg-config >/dev/null && command -v ccache >/dev/null &&
     { command -v nvcc >/dev/null || [ -x /usr/local/cuda/bin/nvcc ]; }
 }
 
@@ -42,7 +43,9 @@ build() {
       say "$BUILD was configured for another source directory; reconfiguring from scratch"
       rm -rf "$BUILD"
     fi
-    cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release >/dev/null
+    # ccache: the runtime-consumer test builds the runtime a second time through add_subdirectory, from the
+    # same sources with the same flags; with a compiler cache that second build costs little.
+    cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER_LAUNCHER=ccache >/dev/null
     cmake --build "$BUILD" -j"$(nproc)" >&2
   else
     say "cannot build: dependencies missing ($DEB_PACKAGES) and no prebuilt $BUILD/dgtune"
