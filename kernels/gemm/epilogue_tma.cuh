@@ -147,9 +147,10 @@ __device__ __forceinline__ void store_tile_tma(const float (&acc)[kMmaPerWG][kAc
         ptx::fence_proxy_async_smem();
         ptx::named_barrier_sync(2 + wg, 128);
         const u32 band_n0 = n0 + b * kBandCols;
-        if (t == 0 && band_n0 < n_tma)
-          ptx::tma_store_2d(tma_d, staging + (b % kRingBands) * kBandBytes, int(band_n0), int(m0));
-        if (t == 0) ptx::bulk_commit_group();
+        if (t == 0) {
+          if (band_n0 < n_tma) ptx::tma_store_2d(tma_d, staging + (b % kRingBands) * kBandBytes, int(band_n0), int(m0));
+          ptx::bulk_commit_group();
+        }
         // The slot is read here, before this thread reaches the barrier that frees it for a later band.
         if (has_tail && n_tma < band_n0 + kBandCols && band_n0 < N)
           store_tail_cols<kRows, kElem>(static_cast<u8*>(d), ldd, M, N, n_tma, m0, n0, band_n0 + kBandCols, address_byte);

@@ -65,7 +65,7 @@ struct SassReport {
   /// LDS followed, in listing order, by an mbarrier arrive (SYNCS.ARRIVE*) with neither a WGMMA fence
   /// (WARPGROUP.ARRIVE) nor a proxy fence (FENCE.VIEW.ASYNC*) in between: a shared-memory read that the release
   /// after it does not order before the producer's next asynchronous copy into the same memory
-  /// (kernels/gemm/fp8_gemm.cuh, the comment at `fetch`).
+  /// (kernels/gemm/fp8_gemm.cuh, the comment at `fetch`). An unguarded EXIT between them ends the count.
   int unfenced_shared_reads = 0;
   int windows = 0;             ///< wait..last-QGMMA windows found
   int r2ur_in_windows = 0;     ///< R2UR moves inside those windows
@@ -119,6 +119,10 @@ inline SassReport analyze_sass(const std::string& sass) {
     if (opcode_is(op, "LDG")) ++r.global_loads;
     if (opcode_is(op, "LDS")) ++open_reads;
     if (opcode_is(op, "WARPGROUP.ARRIVE") || opcode_is(op, "FENCE.VIEW.ASYNC")) open_reads = 0;
+    // An unguarded EXIT ends this thread's path: what follows in listing order is reached only by a branch,
+    // typically another role (the producer after the consumers' epilogue, whose TMA-store tail reads the
+    // staging tile with LDS), so reads before it are never followed by that code's releases.
+    if (op.rfind("EXIT", 0) == 0) open_reads = 0;
     if (opcode_is(op, "SYNCS.ARRIVE")) {
       r.unfenced_shared_reads += open_reads;
       open_reads = 0;

@@ -157,11 +157,18 @@ TEST(Sass, AnalyzerOnAHandWrittenListing) {
       "        /*01b0*/              @!P0 SYNCS.ARRIVE.TRANS64.A1T0 RZ, [UR9], RZ ;\n"
       "        /*01c0*/               @P0 LDS R9, [R8+0x30200] ;\n"
       "        /*01d0*/                   WARPGROUP.DEPBAR.LE gsb0, 0x0 ;\n"
-      "        /*01e0*/              @!P0 SYNCS.ARRIVE.TRANS64.A1T0 RZ, [UR9], RZ ;\n";
+      "        /*01e0*/              @!P0 SYNCS.ARRIVE.TRANS64.A1T0 RZ, [UR9], RZ ;\n"
+      // a guarded EXIT does not end the path (the LDS at 0x200 counts); an unguarded one does (0x230 does not)
+      "        /*01f0*/                   LDS.U16 R9, [R4] ;\n"
+      "        /*0200*/               @P0 EXIT ;\n"
+      "        /*0210*/                   SYNCS.ARRIVE.TRANS64.RED.A0TR RZ, [UR17], R0 ;\n"
+      "        /*0220*/                   LDS.U16 R9, [R4+0x2] ;\n"
+      "        /*0230*/                   EXIT ;\n"
+      "        /*0240*/                   SYNCS.ARRIVE.TRANS64.RED.A0TR RZ, [UR17], R0 ;\n";
   const SassReport r = analyze_sass(sass);
-  EXPECT_EQ(r.instructions, 15);
+  EXPECT_EQ(r.instructions, 21);
   EXPECT_EQ(r.global_loads, 1);  // the predicated LDG, not the TMA load
-  EXPECT_EQ(r.unfenced_shared_reads, 1);  // the LDS at 0x1c0: a WGMMA wait is not a fence
+  EXPECT_EQ(r.unfenced_shared_reads, 2);  // 0x1c0 (a WGMMA wait is not a fence) and 0x1f0 (a guarded EXIT)
   EXPECT_EQ(r.qgmma, 2);
   EXPECT_EQ(r.windows, 1);
   EXPECT_EQ(r.r2ur_in_windows, 1);  // the R2UR after the last QGMMA is outside the window
