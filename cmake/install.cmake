@@ -22,5 +22,13 @@ install(FILES ${PROJECT_BINARY_DIR}/dgtuneConfig.cmake ${PROJECT_BINARY_DIR}/dgt
 # <dgtune/gemm.hpp> includes (cuda_runtime_api.h).
 set(DGT_PC_CUDA_INCLUDE "${CUDAToolkit_INCLUDE_DIRS}")
 list(GET DGT_PC_CUDA_INCLUDE 0 DGT_PC_CUDA_INCLUDE)
+# Relocatable: the prefix is found from the .pc file's own folder (pkg-config's ${pcfiledir}), so a package
+# installed with `cmake --install --prefix DIR` (another prefix than the configured one) or moved still resolves.
+if(IS_ABSOLUTE "${CMAKE_INSTALL_LIBDIR}")
+  set(DGT_PC_PREFIX "${CMAKE_INSTALL_PREFIX}")
+else()
+  string(REGEX REPLACE "[^/]+" ".." DGT_PC_UP "${CMAKE_INSTALL_LIBDIR}/pkgconfig")
+  set(DGT_PC_PREFIX "\${pcfiledir}/${DGT_PC_UP}")
+endif()
 configure_file(${PROJECT_SOURCE_DIR}/cmake/dgtune.pc.in ${PROJECT_BINARY_DIR}/dgtune.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/dgtune.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

@@ -13,7 +13,7 @@
 # With DGT_CONSUMER_PREFIX=DIR the package is installed there (kept) instead of a temporary folder, and with
 # DGT_CONSUMER_KEEP=DIR the four programs are copied there: to run them on a GPU machine against that prefix.
 set -u
-build=$1 src=$2
+build=$(cd "$1" && pwd) src=$(cd "$2" && pwd)  # absolute: both are handed to other CMake projects
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 prefix=${DGT_CONSUMER_PREFIX:-$tmp/prefix}
