@@ -88,6 +88,10 @@ if [ -n "${DGT_CONSUMER_KEEP:-}" ]; then
   cp "$tmp/found/consumer" "$DGT_CONSUMER_KEEP/find_package"
   cp "$tmp/example/dgtune_loader_example" "$DGT_CONSUMER_KEEP/loader_example"
   cp "$tmp/subdir/consumer" "$DGT_CONSUMER_KEEP/add_subdirectory"
+  # Its own build of the library (its RUNPATH names the temporary build folder): run it with
+  # LD_LIBRARY_PATH=$DGT_CONSUMER_KEEP/add_subdirectory.lib
+  mkdir -p "$DGT_CONSUMER_KEEP/add_subdirectory.lib"
+  cp -P "$tmp"/subdir/dgtune/libdgtune_runtime.so* "$DGT_CONSUMER_KEEP/add_subdirectory.lib/"
   cp "$tmp/c_consumer" "$DGT_CONSUMER_KEEP/c_api"
 fi
 echo "runtime consumers: all passed"
