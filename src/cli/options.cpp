@@ -420,6 +420,7 @@ SessionOptions session_options(const DbOption& db, const DeviceOption& device, c
                                const TimingOptions& timing) {
   SessionOptions so;
   so.db_path = db.resolved();
+  so.db_flag = db.flag();
   so.device = device.ordinal;
   so.cache_dir = cache.dir;
   so.protocol = timing.checked();

@@ -63,10 +63,10 @@ void check_not_an_input(const std::string& path, std::string_view flag, const st
       struct stat st {};
       if (!identity(name, st) || !same_file(st, out)) continue;
       if (side.empty())
-        refuse(flag, path,
-               fmt::format("it is the same file as {} '{}'{}; write the output to another file", in.flag,
-                           escaped(in.path),
-                           in.is_db ? " (the tuning database: writing over it would destroy it)" : " (an input)"));
+        refuse(
+            flag, path,
+            fmt::format("it is the same file as {} '{}'{}; write the output to another file", in.flag, escaped(in.path),
+                        in.is_db ? " (the tuning database: writing over it would destroy it)" : " (an input)"));
       refuse(flag, path,
              fmt::format("it is the {} file of the tuning database {} '{}'; write the output to another file", side,
                          in.flag, escaped(in.path)));
@@ -87,8 +87,7 @@ void check_output_path(const std::string& path, std::string_view flag, const std
   }
   const std::string dir = parent_of(write_target(path));
   struct stat d {};
-  if (::stat(dir.c_str(), &d) != 0)
-    refuse(flag, path, fmt::format("its directory '{}' does not exist", escaped(dir)));
+  if (::stat(dir.c_str(), &d) != 0) refuse(flag, path, fmt::format("its directory '{}' does not exist", escaped(dir)));
   if (!S_ISDIR(d.st_mode)) refuse(flag, path, fmt::format("'{}' is not a directory", escaped(dir)));
   if (::access(dir.c_str(), W_OK | X_OK) != 0)
     refuse(flag, path, fmt::format("its directory '{}' is not writable ({})", escaped(dir), std::strerror(errno)));
@@ -100,10 +99,11 @@ void check_output_paths(const std::vector<NamedPath>& outputs, const std::vector
     check_output_path(outputs[i].path, outputs[i].flag, inputs);
     for (size_t j = 0; j < i; ++j) {
       if (outputs[j].path.empty()) continue;
-      struct stat a {}, b {};
-      const bool same = outputs[i].path == outputs[j].path ||
-                        (identity(outputs[i].path, a) && identity(outputs[j].path, b) && same_file(a, b) &&
-                         S_ISREG(a.st_mode));
+      struct stat a {
+      }, b{};
+      const bool same =
+          outputs[i].path == outputs[j].path ||
+          (identity(outputs[i].path, a) && identity(outputs[j].path, b) && same_file(a, b) && S_ISREG(a.st_mode));
       if (same)
         refuse(outputs[i].flag, outputs[i].path,
                fmt::format("{} names the same file; give each output its own file", outputs[j].flag));
@@ -170,8 +170,7 @@ void write_output_file(const std::string& path, std::string_view content) {
   }
   PendingFile pending(path);
   const int fd = ::open(pending.temp_path().c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
-  if (fd < 0)
-    DGT_THROW(ErrorKind::kIo, "cannot write '{}': {}", escaped(pending.temp_path()), std::strerror(errno));
+  if (fd < 0) DGT_THROW(ErrorKind::kIo, "cannot write '{}': {}", escaped(pending.temp_path()), std::strerror(errno));
   if (exists) (void)::fchmod(fd, st.st_mode & 07777);  // a replaced file keeps its permission bits
   size_t done = 0;
   int err = 0;

@@ -26,9 +26,9 @@ inline constexpr DocumentType kDbMergeDocument{"dgtune-db-merge", 1};
 
 /// All of the above, for the test that checks each has a schema file.
 inline constexpr DocumentType kAllDocuments[] = {
-    kSweepDocument,       kRunDocument,       kCompareDocument,   kCompareBetweenDocument, kExportDocument,
-    kGateRecordDocument,  kGateDocument,      kGateBaselineDocument, kHistoryDocument,     kInfoDocument,
-    kSpaceDocument,       kTraceDocument,     kDbCheckDocument,   kDbDevicesDocument,      kDbPruneDocument,
-    kDbMergeDocument};
+    kSweepDocument,   kRunDocument,        kCompareDocument, kCompareBetweenDocument,
+    kExportDocument,  kGateRecordDocument, kGateDocument,    kGateBaselineDocument,
+    kHistoryDocument, kInfoDocument,       kSpaceDocument,   kTraceDocument,
+    kDbCheckDocument, kDbDevicesDocument,  kDbPruneDocument, kDbMergeDocument};
 
 }  // namespace dgt::report

@@ -14,7 +14,7 @@ TuningSession::TuningSession(SessionOptions options) : options_(std::move(option
   // The DB is checked read-only first (a damaged, newer or unwritable file is refused, untouched), then the GPU must
   // exist before the cubin cache directory is created; the DB is opened for writing (created, or migrated) only
   // once the GPU is set up.
-  check_db_writable(options_.db_path, "--db");
+  check_db_writable(options_.db_path, options_.db_flag);
   require_device(options_.device);
   cache_ = std::make_unique<jit::CubinCache>(usable_cache_dir(options_.cache_dir));
   bench_ = std::make_unique<DeviceBench>(options_, *cache_);

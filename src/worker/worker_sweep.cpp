@@ -68,7 +68,7 @@ WorkerSweepResult sweep_with_workers(const WorkerSweepOptions& o, const std::vec
   if (o.session.kind == ProtocolKind::kHotGraph) o.session.hot_graph().validate();
   // The DB is checked read-only before any worker starts (a damaged, newer or unwritable file is refused, untouched),
   // and opened for writing (created, or migrated) only once the devices are known to be usable.
-  check_db_writable(o.session.db_path, "--db");
+  check_db_writable(o.session.db_path, o.session.db_flag);
   SessionOptions so = o.session;
   so.cache_dir = usable_cache_dir(so.cache_dir);  // the workers use the directory the parent compiles into
   jit::CubinCache cache(so.cache_dir);

@@ -545,6 +545,10 @@ for label, argv, rc in db_users:
 for label, argv in [("export", ["export"]), ("db check", ["db", "check"]), ("sweep", ["sweep", "--shapes", ok_shapes]),
                     ("history", ["history", "--shape", "1x1x1"]), ("db prune", ["db", "prune"])]:
     case(f"{label} with DGTUNE_DB a FIFO", argv, 2, "FIFO", "$DGTUNE_DB", env={"DGTUNE_DB": FIFO})
+# A command that opens the DB through its session (run) names it the way the user gave it, before the GPU.
+for kind, path, words in [("a FIFO", FIFO, "a FIFO"), ("a directory", ADIR, "it is a directory")]:
+    case(f"run with DGTUNE_DB {kind}", ["run", *PROBLEM, "--config", GOOD_KEY], 2, f"$DGTUNE_DB '{path}'", words,
+         env={"DGTUNE_DB": path})
 
 # ---- 12. JSON nesting is bounded, and every syntax error names file:line:column ----------------------------------
 deep_texts = [("arrays", "[" * 100000 + "]" * 100000), ("objects", '{"a":' * 100000 + "1" + "}" * 100000),

@@ -118,9 +118,10 @@ TEST_F(DbOpenRules, SomethingOtherThanAFileIsRefusedByTypeWithoutWaiting) {
   addr.sun_family = AF_UNIX;
   std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", sock.c_str());
   ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-  for (const auto& [p, kind] : std::vector<std::pair<std::string, std::string>>{
-           {fifo, "a FIFO (named pipe)"}, {sock, "a socket"}, {"/dev/null", "a character device"},
-           {dir_.string(), "a directory"}}) {
+  for (const auto& [p, kind] : std::vector<std::pair<std::string, std::string>>{{fifo, "a FIFO (named pipe)"},
+                                                                                {sock, "a socket"},
+                                                                                {"/dev/null", "a character device"},
+                                                                                {dir_.string(), "a directory"}}) {
     for (bool read_only : {true, false}) {
       // In a child: before the rule, SQLite waited forever on the FIFO.
       EXPECT_EQ(in_child([&, p = p, kind = kind] {
@@ -244,11 +245,11 @@ TEST_F(DbOpenRules, ASchemaVersionNoDgtuneWritesIsRefusedUntouched) {
     {
       sqlite3* h = nullptr;
       ASSERT_EQ(sqlite3_open(db.c_str(), &h), SQLITE_OK);
-      ASSERT_EQ(sqlite3_exec(h, ("PRAGMA journal_mode = DELETE; UPDATE schema_version SET version = " +
-                                 std::to_string(v))
-                                    .c_str(),
-                             nullptr, nullptr, nullptr),
-                SQLITE_OK);
+      ASSERT_EQ(
+          sqlite3_exec(
+              h, ("PRAGMA journal_mode = DELETE; UPDATE schema_version SET version = " + std::to_string(v)).c_str(),
+              nullptr, nullptr, nullptr),
+          SQLITE_OK);
       sqlite3_close(h);
     }
     const std::string before = slurp(db);

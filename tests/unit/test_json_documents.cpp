@@ -166,10 +166,11 @@ TEST(JsonDocuments, TheGpuCommandsDocumentsFromSyntheticMeasurements) {
   EXPECT_TRUE(sj["rows"][1]["x_cublas_tuned"].is_null());
   keep("sweep", sweep);
   // run: the trial and both baselines.
-  const std::string run = render(
-      report::kRunDocument,
-      cli::run_tables(a_trial(), std::pair{a_baseline(kProviderCublasDefault, 26), a_baseline(kProviderCublasTuned, 24)},
-                      "NVIDIA H200"));
+  const std::string run =
+      render(report::kRunDocument,
+             cli::run_tables(a_trial(),
+                             std::pair{a_baseline(kProviderCublasDefault, 26), a_baseline(kProviderCublasTuned, 24)},
+                             "NVIDIA H200"));
   EXPECT_EQ(nlohmann::json::parse(run)["tables"].size(), 2u);
   keep("run", run);
   // compare: a measured shape and one not measured.
@@ -183,8 +184,8 @@ TEST(JsonDocuments, TheGpuCommandsDocumentsFromSyntheticMeasurements) {
   CompareShape missing;
   missing.problem = Problem::dense(64, 64, 64);
   missing.note = "error: cuBLASLt refuses";
-  const std::string compare = render(report::kCompareDocument,
-                                     compare_tables({measured, missing}, stats::PairedOptions{}, "compare"));
+  const std::string compare =
+      render(report::kCompareDocument, compare_tables({measured, missing}, stats::PairedOptions{}, "compare"));
   EXPECT_NEAR(nlohmann::json::parse(compare)["tables"][0]["rows"][0]["x_tuned"].get<double>(), 10.0 / 9, 0.01);
   keep("compare", compare);
   const std::string between =

@@ -63,9 +63,8 @@ TEST(JsonText, ParseErrorsNameFileLineAndColumn) {
                               0),
             0u)
       << message("");
-  EXPECT_EQ(message("{\n  \"a\": 1,\n}").rfind("dir/b.json:3:1: invalid JSON: syntax error while parsing object key",
-                                                 0),
-            0u)
+  EXPECT_EQ(
+      message("{\n  \"a\": 1,\n}").rfind("dir/b.json:3:1: invalid JSON: syntax error while parsing object key", 0), 0u)
       << message("{\n  \"a\": 1,\n}");
   // A message without nlohmann's position: the byte count gives it.
   try {

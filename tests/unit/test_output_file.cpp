@@ -78,7 +78,8 @@ TEST_F(OutputFile, PathsThatCannotTakeAFileAreRefusedNamingWhy) {
             std::string::npos);
   EXPECT_NE(refusal("", {}).find("the path is empty"), std::string::npos);
   put("file", "x");
-  EXPECT_NE(refusal(path("file/x.csv"), {}).find("Not a directory"), std::string::npos) << refusal(path("file/x.csv"), {});
+  EXPECT_NE(refusal(path("file/x.csv"), {}).find("Not a directory"), std::string::npos)
+      << refusal(path("file/x.csv"), {});
   // A folder the user cannot write: refused before anything runs (as nobody: root writes anywhere).
   fs::create_directory(path("ro"));
   fs::permissions(path("ro"), fs::perms::owner_all | fs::perms::others_read | fs::perms::others_exec);
