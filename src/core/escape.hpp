@@ -9,9 +9,10 @@
 namespace dgt {
 
 /// A quoted value longer than this (after escaping) is cut: a 1 MB number in a shapes file would otherwise
-/// make a 1 MB error line. The cut keeps kQuoteKeep bytes and says how long the value was.
-inline constexpr size_t kQuoteLimit = 200;
-inline constexpr size_t kQuoteKeep = 120;
+/// make a 1 MB error line. The cut keeps kQuoteKeep bytes and says how long the value was. The limit is well above
+/// the path lengths seen in practice, so a message names a file whole; only a value nobody would type is cut.
+inline constexpr size_t kQuoteLimit = 512;
+inline constexpr size_t kQuoteKeep = 200;
 /// A line of a whole message longer than this is cut the same way (main()'s last guard).
 inline constexpr size_t kMessageLineLimit = 4000;
 

@@ -51,13 +51,17 @@ TEST(Escape, LongValuesAreCutWithTheirLength) {
   const std::string big(1 << 20, '7');
   EXPECT_EQ(escaped(big), std::string(kQuoteKeep, '7') + "... (1048576 bytes)");
   EXPECT_EQ(escaped(std::string(kQuoteLimit, 'x')), std::string(kQuoteLimit, 'x'));  // at the limit: whole
+  // A long but real path (a CI workspace, 300 bytes) is still named whole: only values past any sane path are cut.
+  std::string long_path;
+  while (long_path.size() < 300) long_path += "/runner-workspace-dir";
+  EXPECT_EQ(escaped(long_path), long_path);
   // The cut never splits an escape or a UTF-8 character.
   std::string ctl(kQuoteKeep - 2, 'a');
   ctl += std::string(100, '\x01');
   const std::string e = escaped(ctl);
   EXPECT_EQ(e, std::string(kQuoteKeep - 2, 'a') + "... (" + std::to_string(ctl.size()) + " bytes)");
   std::string utf(kQuoteKeep - 1, 'a');
-  for (int i = 0; i < 100; ++i) utf += "\xc3\xa9";
+  for (size_t i = 0; i < kQuoteLimit; ++i) utf += "\xc3\xa9";  // past the limit whatever it is
   const std::string u = escaped(utf);  // the first 'é' would straddle the cut: it goes whole
   EXPECT_EQ(u, std::string(kQuoteKeep - 1, 'a') + "... (" + std::to_string(utf.size()) + " bytes)");
   EXPECT_FALSE(has_unprintable(u));
