@@ -88,6 +88,27 @@ ensure_numpy() {
   return 0
 }
 
+# jsonschema (tests/cli/json_schemas_test.py validates every `--format json` output against docs/schemas/) and
+# matplotlib (tests/cli/plot_scripts_test.py runs the plot scripts): pip installs the missing ones into
+# $DGT_TOOLS_DIR/python like numpy. Those tests fail, never skip, when a package is missing, so a CI machine that
+# cannot install them shows it.
+ensure_test_python_packages() {
+  command -v python3 >/dev/null || return 0
+  local missing="" pkg
+  for pkg in jsonschema matplotlib; do
+    python3 -c "import $pkg" 2>/dev/null && continue
+    PYTHONPATH="$DGT_TOOLS_DIR/python" python3 -c "import $pkg" 2>/dev/null && continue
+    missing="$missing $pkg"
+  done
+  [ -n "$missing" ] || return 0
+  say "installing$missing (pip) into $DGT_TOOLS_DIR/python for the JSON schema and plot tests"
+  mkdir -p "$DGT_TOOLS_DIR/python"
+  # shellcheck disable=SC2086
+  timeout 600 python3 -m pip install -q --disable-pip-version-check --target "$DGT_TOOLS_DIR/python" $missing >&2 ||
+    say "could not install$missing: cli_json_schemas / cli_plot_scripts will fail"
+  return 0
+}
+
 # Prints the path of a working cuobjdump whose `-sass` works, i.e. with nvdisasm next to it or on PATH
 # (for the SASS test, tests/nvrtc/sass_check.sh): $DGT_CUOBJDUMP, PATH, the CUDA toolkit, a previous
 # install under $DGT_TOOLS_DIR, else installs the PyPI wheels nvidia-cuda-cuobjdump and

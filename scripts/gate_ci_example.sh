@@ -12,9 +12,16 @@
 # GATE_SHAPES (default configs/shapes/deepseek-v3.txt), GATE_HISTORY (a persistent path on the runner, so the
 # history survives workspace cleanups), GATE_OUT (reports directory, default gate-out).
 set -euo pipefail
+usage() { echo "usage: $0 record|check [BASELINE.json]   (environment: see the comment at the top of $0)"; }
+# The arguments first: --help, a missing or unknown mode create nothing (no reports directory, no history folder).
+case "${1:-}" in
+  record | check) ;;
+  -h | --help) usage; exit 0 ;;
+  *) usage >&2; exit 2 ;;
+esac
 cd "$(dirname "$0")/.."
 
-mode=${1:?usage: $0 record|check [BASELINE.json]}
+mode=$1
 baseline=${2:-gate-baseline.json}
 dgtune=${DGTUNE:-build/dgtune}
 shapes=${GATE_SHAPES:-configs/shapes/deepseek-v3.txt}
@@ -46,5 +53,4 @@ case "$mode" in
     esac
     exit $rc
     ;;
-  *) echo "usage: $0 record|check [BASELINE.json]" >&2; exit 2 ;;
 esac

@@ -3,7 +3,11 @@
 # tests report SKIPPED (exit code 77). Extra arguments go to ctest (e.g. -L unit).
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 build
-have_build_deps && ensure_numpy  # not on the GPU machine (no registry there: prebuilt builds only)
+if have_build_deps; then  # not on the GPU machine (no registry there: prebuilt builds only)
+  ensure_numpy
+  ensure_test_python_packages
+fi
+export DGT_TOOLS_DIR
 gpu_present || say "no NVIDIA GPU: GPU tests will be skipped"
 cd "$BUILD"
 exec ctest --output-on-failure "$@"

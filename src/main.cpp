@@ -2,6 +2,8 @@
 // Exit codes (README, "Exit codes"): 0 ok, 1 runtime or I/O error (CUDA, NVRTC, SQLite, a damaged DB, writing
 // output), 2 bad input (arguments, unreadable or malformed input files, a rule a problem or config breaks),
 // 3 gate regression.
+#include <csignal>
+
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
@@ -11,6 +13,9 @@
 #include "core/escape.hpp"
 
 int main(int argc, char** argv) {
+  // A reader that closes the pipe early (`dgtune space ... | head`) is a write error, exit 1 by the exit-code table,
+  // not death by SIGPIPE (exit 141): the write then fails with EPIPE and the output check reports it.
+  std::signal(SIGPIPE, SIG_IGN);
   // Progress and diagnostics on stderr; tables (the product) on stdout.
   spdlog::set_default_logger(spdlog::stderr_color_mt("dgtune"));
   spdlog::set_pattern("[%H:%M:%S] %^%l%$ %v");
@@ -18,9 +23,10 @@ int main(int argc, char** argv) {
   CLI::App app{"dgtune: FP8 GEMM tuner for Hopper (sm_90a), verified against a reference and timed against cuBLASLt"};
   app.require_subcommand(1);
   app.fallthrough();  // options of the app (--log-level, --version) are accepted after the subcommand too
-  // CLI11 quotes the offending argument as typed: escape control bytes (a NUL, an ANSI escape) in it.
+  // CLI11 quotes the offending argument as typed: escape control bytes (a NUL, an ANSI escape) in it, and cut a
+  // line that a huge argument made long.
   app.failure_message([](const CLI::App* a, const CLI::Error& e) {
-    std::string text = dgt::escaped(e.what()) + "\n";
+    std::string text = dgt::escaped_keep_lines(e.what()) + "\n";
     if (a->get_help_ptr() != nullptr) text += "Run with " + a->get_help_ptr()->get_name() + " for more information.\n";
     return text;
   });

@@ -6,6 +6,7 @@
 #include "cli/command.hpp"
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
+#include "core/paths.hpp"
 #include "eval/compare_run.hpp"
 
 namespace dgt::cli {
@@ -26,7 +27,7 @@ struct Args {
   DbOption db;
   DeviceOption device;
   CacheDirOption cache;
-  FormatOption format;
+  FormatOption format{report::kCompareDocument};
 };
 
 int run(const Args& a) {
@@ -35,7 +36,10 @@ int run(const Args& a) {
               "compare needs exactly one of --shapes FILE (measure now) and --between A.db B.db (stored samples)");
   const CompareStatsOptions stats{a.margin_pct, a.interval};
   if (!a.between.empty()) {
-    a.format.render(compare_between(a.between[0], a.between[1], a.device_a, a.device_b, a.protocol, stats));
+    FormatOption between = a.format;
+    between.type = report::kCompareBetweenDocument;
+    between.render(compare_between(resolve_db_path(a.between[0]), resolve_db_path(a.between[1]), a.device_a,
+                                   a.device_b, a.protocol, stats));
     return 0;
   }
   CompareRunOptions o;
@@ -49,7 +53,8 @@ int run(const Args& a) {
   for (const ShapeEntry& e : o.shapes) problems.emplace_back(e.where(), e.problem);
   for (const std::string& key : a.extra_configs) o.extra.push_back(checked_config("--config", key, problems));
   o.db_path = a.db.resolved();
-  o.save_path = a.save;
+  o.db_flag = a.db.flag();
+  o.save_path = a.save.empty() ? std::string() : resolve_db_path(a.save);
   o.copy_limit = a.copy_limit;
   o.device = a.device.ordinal;
   o.cache_dir = a.cache.dir;
@@ -69,7 +74,7 @@ void add_compare(CLI::App& app, Action& action) {
                      ->group("Input");
   auto* between = cmd.add_option("--between", a.between, "A.db B.db: compare two tuning DBs' stored samples (no GPU)")
                       ->expected(2)
-                      ->check(input_file("tuning database"))
+                      ->check(db_input_file("tuning database"))
                       ->group("Input");
   shapes->excludes(between);
   cmd.add_option("--device-a", a.device_a, "with --between: device of A (row id or hardware key)")->needs(between);

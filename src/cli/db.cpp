@@ -5,6 +5,7 @@
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
 #include "core/error.hpp"
+#include "core/paths.hpp"
 #include "db/maintenance.hpp"
 #include "jit/kernel_hash.hpp"
 
@@ -14,7 +15,7 @@ namespace {
 
 struct CheckArgs {
   DbOption db;
-  FormatOption format;
+  FormatOption format{report::kDbCheckDocument};
 };
 
 int run_check(const CheckArgs& a) {
@@ -45,14 +46,14 @@ int run_devices(const CheckArgs& a) {
                       report::Number{d.memory_bytes / 1073741824.0, 1}, report::Number{d.l2_bytes / 1048576.0, 1},
                       static_cast<int64_t>(d.environments), static_cast<int64_t>(d.trials),
                       static_cast<int64_t>(d.baselines), static_cast<int64_t>(d.winners)});
-  a.format.render(t);
+  a.format.render(t, report::kDbDevicesDocument);
   return 0;
 }
 
 struct PruneArgs {
   DbOption db;
   bool dry_run = false;
-  FormatOption format;
+  FormatOption format{report::kDbPruneDocument};
 };
 
 int run_prune(const PruneArgs& a) {
@@ -76,15 +77,23 @@ int run_prune(const PruneArgs& a) {
 struct MergeArgs {
   std::vector<std::string> inputs;
   std::string out;
-  FormatOption format;
+  FormatOption format{report::kDbMergeDocument};
 };
 
 int run_merge(const MergeArgs& a) {
-  const dbm::MergeReport r = dbm::merge(a.inputs, a.out);
+  // -o is never an input (nor one's -wal/-shm), by path, link or inode; the merge refuses an existing -o anyway.
+  std::vector<NamedPath> named;
+  for (size_t i = 0; i < a.inputs.size(); ++i)
+    named.push_back({fmt::format("input #{}", i + 1), resolve_db_path(a.inputs[i]), true});
+  check_output_path(a.out, "-o", named);
+  std::vector<std::string> paths;
+  for (const auto& in : named) paths.push_back(in.path);
+  const std::string out = resolve_db_path(a.out);
+  const dbm::MergeReport r = dbm::merge(paths, out);
   report::Table t;
   std::string inputs;
-  for (const auto& in : a.inputs) inputs += in + " ";
-  t.title = fmt::format("dgtune db merge {}-o {} (rules: README 'Tuning database', db/maintenance.hpp)", inputs, a.out);
+  for (const auto& in : paths) inputs += in + " ";
+  t.title = fmt::format("dgtune db merge {}-o {} (rules: docs/database.md 'Merging', db/maintenance.hpp)", inputs, out);
   t.columns = {{"table", "table", false}};
   // Two inputs keep their A/B columns; more get one column per input ("rows in #3") up to eight, and past that
   // the sum (a 64-shard merge would be unreadable as 64 columns; the per-input counts are in the debug log).
@@ -147,7 +156,7 @@ void add_db(CLI::App& app, Action& action) {
     cmd.add_option("inputs", a.inputs, "A.db B.db [C.db ...]")
         ->required()
         ->expected(2, CLI::detail::expected_max_vector_size)
-        ->check(input_file("tuning database"));
+        ->check(db_input_file("tuning database"));
     cmd.add_option("-o,--out", a.out, "output file (must not exist)")->required();
     add_groups(cmd, a.format);
   }

@@ -1,7 +1,6 @@
 // dgtune export: one row per stored winner with every tunable, its protocol, time, TFLOPS and ratio to
 // cuBLASLt-tuned, as table/csv/json/md, or a self-contained C++ header for dgt::GemmOptions::table.
-#include <filesystem>
-#include <fstream>
+#include <algorithm>
 #include <iostream>
 #include <sstream>
 
@@ -20,16 +19,37 @@
 
 namespace dgt::cli {
 
-/// Version of the JSON document `dgtune export --format json` writes (bump when a field changes meaning).
-inline constexpr int kExportJsonVersion = 1;
-
 namespace {
 struct Args {
   DbOption db;
   std::string device;
   std::string format = "table";
+  std::string columns;  ///< "short" | "all"; empty: short for table and md, all for csv and json
   std::string out;
 };
+
+/// The columns a reader of the table wants first: which shape, what won, how fast, against cuBLASLt-tuned. Every
+/// tunable, the problem's other fields and the versions are `--columns all` (and the machine formats' default).
+const std::vector<std::string> kShortColumns = {"shape",  "config",          "protocol",      "median_us",
+                                                "tflops", "cublas_tuned_us", "x_cublas_tuned"};
+
+/// `t` with only the columns whose ids are in `ids`, in the table's order.
+report::Table only_columns(const report::Table& t, const std::vector<std::string>& ids) {
+  report::Table out;
+  out.title = t.title;
+  std::vector<size_t> keep;
+  for (size_t i = 0; i < t.columns.size(); ++i)
+    if (std::find(ids.begin(), ids.end(), t.columns[i].id) != ids.end()) {
+      keep.push_back(i);
+      out.columns.push_back(t.columns[i]);
+    }
+  for (const auto& row : t.rows) {
+    std::vector<report::Cell> r;
+    for (size_t i : keep) r.push_back(row[i]);
+    out.rows.push_back(std::move(r));
+  }
+  return out;
+}
 
 using report::Cell;
 using report::Number;
@@ -133,6 +153,8 @@ report::Table export_table(const std::vector<ExportRow>& rows, const std::string
 
 int run(const Args& a) {
   const std::string path = a.db.existing("export");
+  // The output is checked before anything is read: never the DB (or its -wal/-shm), through a link or not.
+  if (!a.out.empty()) check_output_path(a.out, "--out", {a.db.named()});
   if (a.format == "db") {
     // The whole file, not one device's winners: a deployable DB for dgt::Gemm (README "Read-only deployment").
     if (a.out.empty()) DGT_THROW(ErrorKind::kUsage, "export --format db needs --out FILE (a new file)");
@@ -142,16 +164,20 @@ int run(const Args& a) {
     std::cout << fmt::format("wrote {}: a copy of {} in journal_mode=DELETE for read-only deployment\n", a.out, path);
     return 0;
   }
+  if (!a.columns.empty() && (a.format == "cpp"))
+    DGT_THROW(ErrorKind::kUsage, "--columns applies to table, csv, json and md; --format cpp writes every field");
   TuningDbReader db(path);  // never created or migrated
   const int64_t device_id = pick_device(db, a.device, "--device", false);
   DeviceRow device;
   for (const DeviceRow& r : db.devices())
     if (r.id == device_id) device = r;
   const std::vector<ExportRow> rows = db.export_rows(device_id);
+  const bool all_columns = a.columns.empty() ? a.format == "csv" || a.format == "json" : a.columns == "all";
   const std::string title = fmt::format(
       "dgtune export {} device {} ({}, hardware key {}): {} winners (one per software "
-      "environment, problem and protocol; x tuned = cuBLASLt-tuned us / dgtune us under the same protocol)",
-      path, device.id, device.name, device.hw_key, rows.size());
+      "environment, problem and protocol; x tuned = cuBLASLt-tuned us / dgtune us under the same protocol{})",
+      path, device.id, device.name, device.hw_key, rows.size(),
+      all_columns ? "" : "; --columns all adds every tunable, the problem's fields and the versions");
   std::ostringstream text;
   if (a.format == "cpp") {
     HeaderInfo info;
@@ -160,28 +186,33 @@ int run(const Args& a) {
     info.kernel_hash = jit::kernel_source_hash();
     info.dgtune_version = DGTUNE_VERSION;
     text << export_header(rows, info);
-  } else if (a.format == "json") {
-    std::ostringstream table_json;
-    report::render(export_table(rows, title), report::Format::kJson, table_json);
-    nlohmann::ordered_json doc;
-    doc["schema"] = "dgtune-export";
-    doc["schema_version"] = kExportJsonVersion;
-    doc["db_schema_version"] = schema::latest_version();
-    doc["dgtune_version"] = DGTUNE_VERSION;
-    doc["kernel_hash"] = jit::kernel_source_hash();
-    doc["db"] = path;
-    doc["device"] = {
-        {"id", device.id}, {"name", device.name}, {"hw_key", device.hw_key}, {"sm_count", device.sm_count}};
-    doc["winners"] = nlohmann::ordered_json::parse(table_json.str())["rows"];
-    text << doc.dump(2) << "\n";
   } else {
-    report::render(export_table(rows, title), report::parse_format(a.format), text);
+    report::Table table = export_table(rows, title);
+    if (!all_columns) table = only_columns(table, kShortColumns);
+    if (a.format == "json") {
+      std::ostringstream table_json;
+      report::render(table, report::Format::kJson, table_json);
+      nlohmann::ordered_json doc;
+      doc["schema"] = std::string(report::kExportDocument.schema);
+      doc["schema_version"] = report::kExportDocument.version;
+      doc["db_schema_version"] = schema::latest_version();
+      doc["dgtune_version"] = DGTUNE_VERSION;
+      doc["kernel_hash"] = jit::kernel_source_hash();
+      doc["db"] = path;
+      doc["device"] = {
+          {"id", device.id}, {"name", device.name}, {"hw_key", device.hw_key}, {"sm_count", device.sm_count}};
+      doc["winners"] = nlohmann::ordered_json::parse(table_json.str())["rows"];
+      text << doc.dump(2) << "\n";
+    } else {
+      report::render(table, report::parse_format(a.format), text);
+    }
   }
   if (a.out.empty()) {
     std::cout << text.str();
+    std::cout.flush();
+    if (!std::cout) DGT_THROW(ErrorKind::kIo, "could not write the output to standard output");
   } else {
-    std::ofstream f(a.out, std::ios::binary);
-    if (!(f << text.str()) || !(f.flush())) DGT_THROW(ErrorKind::kIo, "cannot write {}", a.out);
+    write_output_file(a.out, text.str());  // a temporary file renamed into place: complete or not there
   }
   return 0;
 }
@@ -199,7 +230,14 @@ void add_export(CLI::App& app, Action& action) {
       ->check(CLI::IsMember({"table", "csv", "json", "md", "cpp", "db"}))
       ->capture_default_str()
       ->group("Output");
-  cmd.add_option("--out", a.out, "write to FILE instead of stdout")->group("Output");
+  cmd.add_option("--columns", a.columns,
+                 "short (shape, config, protocol, us, TFLOPS, cuBLASLt-tuned us, x tuned) or all (every tunable, the "
+                 "problem's fields, p10/p90, GB/s, versions); default: short for table and md, all for csv and json")
+      ->check(CLI::IsMember({"short", "all"}))
+      ->group("Output");
+  cmd.add_option("--out", a.out,
+                 "write to FILE instead of stdout (never the DB; written to a temporary file and renamed when complete)")
+      ->group("Output");
 }
 
 }  // namespace dgt::cli

@@ -3,6 +3,7 @@
 #include "cli/command.hpp"
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
+#include "core/paths.hpp"
 #include "eval/gate_run.hpp"
 
 namespace dgt::cli {
@@ -18,13 +19,14 @@ struct Args {
   DbOption db;
   DeviceOption device;
   CacheDirOption cache;
-  FormatOption format;
+  FormatOption format{report::kGateDocument};
 };
 
 int run(const Args& a) {
   GateRunOptions o;
   o.record_path = a.record;
   o.baseline_path = a.baseline;
+  o.shapes_path = a.shapes;
   if (!a.shapes.empty()) o.shapes = ShapesOption{a.shapes}.load();
   o.protocol = a.protocol;
   o.rounds = a.rounds;
@@ -33,19 +35,20 @@ int run(const Args& a) {
   o.confidence = a.confidence;
   o.seed = a.seed;
   o.db_path = a.db.resolved();
-  o.history_path = a.history;
+  o.db_flag = a.db.flag();
+  o.history_path = a.history.empty() ? std::string() : resolve_db_path(a.history);
   o.junit_path = a.junit;
   o.markdown_path = a.markdown;
   o.device = a.device.ordinal;
   o.cache_dir = a.cache.dir;
-  o.show = [&](const report::Table& t) { a.format.render(t); };
+  o.show = [&](const report::Table& t, const report::DocumentType& type) { a.format.render(t, type); };
   return run_gate(o);
 }
 
 struct HistoryArgs {
   std::string shape, history;
   DbOption db;
-  FormatOption format;
+  FormatOption format{report::kHistoryDocument};
 };
 
 int run_history(const HistoryArgs& a) {

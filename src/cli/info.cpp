@@ -9,7 +9,7 @@ namespace dgt::cli {
 namespace {
 struct Args {
   DeviceOption device;
-  FormatOption format;
+  FormatOption format{report::kInfoDocument};
 };
 
 int run(const Args& a) {

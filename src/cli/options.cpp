@@ -3,6 +3,8 @@
 #include <spdlog/spdlog.h>
 
 #include <cctype>
+#include <cerrno>
+#include <cstdlib>
 #include <charconv>
 #include <iostream>
 
@@ -74,17 +76,18 @@ CLI::Validator count(int64_t min, int64_t max) {
   return CLI::Validator(
       [min, max, want](std::string& s) -> std::string {
         // A leading '-' with digits is a negative number: say the range rather than "not decimal".
+        // Values are quoted escaped and cut (core/escape.hpp): a 1 MB argument must not make a 1 MB message.
         if (s.size() > 1 && s[0] == '-' && all_digits(s.substr(1)))
-          return fmt::format("{} is out of range: want {}", s, want);
+          return fmt::format("{} is out of range: want {}", escaped(s), want);
         if (!all_digits(s))
           return fmt::format(
-              "'{}' is not a decimal integer (digits 0-9 only: no sign, no 0x/0b prefix, no exponent); want {}", s,
-              want);
+              "'{}' is not a decimal integer (digits 0-9 only: no sign, no 0x/0b prefix, no exponent); want {}",
+              escaped(s), want);
         strip_leading_zeros(s);
         int64_t v = 0;
         const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v, 10);
         if (ec != std::errc() || end != s.data() + s.size() || v < min || v > max)
-          return fmt::format("{} is out of range: want {}", s, want);
+          return fmt::format("{} is out of range: want {}", escaped(s), want);
         return {};
       },
       range_hint(min, max), "count");
@@ -96,12 +99,13 @@ CLI::Validator count_u64() {
       [want](std::string& s) -> std::string {
         if (!all_digits(s))
           return fmt::format(
-              "'{}' is not a decimal integer (digits 0-9 only: no sign, no 0x/0b prefix, no exponent); want {}", s,
-              want);
+              "'{}' is not a decimal integer (digits 0-9 only: no sign, no 0x/0b prefix, no exponent); want {}",
+              escaped(s), want);
         strip_leading_zeros(s);
         uint64_t v = 0;
         const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v, 10);
-        if (ec != std::errc() || end != s.data() + s.size()) return fmt::format("{} is out of range: want {}", s, want);
+        if (ec != std::errc() || end != s.data() + s.size())
+          return fmt::format("{} is out of range: want {}", escaped(s), want);
         return {};
       },
       "decimal", "count_u64");
@@ -112,12 +116,13 @@ CLI::Validator real(double min, double max) {
   return CLI::Validator(
       [min, max, want](std::string& s) -> std::string {
         if (s.size() > 1 && s[0] == '-' && decimal_real(s.substr(1)))
-          return fmt::format("{} is out of range: want {}", s, want);
+          return fmt::format("{} is out of range: want {}", escaped(s), want);
         if (!decimal_real(s))
           return fmt::format(
-              "'{}' is not a decimal number (digits, '.', exponent; no sign, no hex, no inf/nan); want {}", s, want);
+              "'{}' is not a decimal number (digits, '.', exponent; no sign, no hex, no inf/nan); want {}", escaped(s),
+              want);
         const double v = std::strtod(s.c_str(), nullptr);
-        if (!(v >= min && v <= max)) return fmt::format("{} is out of range: want {}", s, want);
+        if (!(v >= min && v <= max)) return fmt::format("{} is out of range: want {}", escaped(s), want);
         return {};
       },
       range_hint(min, max), "real");
@@ -134,6 +139,19 @@ CLI::Validator input_file(const std::string& what) {
         return {};
       },
       "FILE", "input_file");
+}
+
+CLI::Validator db_input_file(const std::string& what) {
+  return CLI::Validator(
+      [what](std::string& path) -> std::string {
+        try {
+          require_regular_input_file(path, what);
+        } catch (const Error& e) {
+          return e.message();
+        }
+        return {};
+      },
+      "FILE", "db_input_file");
 }
 
 KernelConfig checked_config(const std::string& flag, const std::string& key,
@@ -169,10 +187,18 @@ void DbOption::add(CLI::App& cmd) {
 
 std::string DbOption::resolved() const { return resolve_db_path(path); }
 
+std::string DbOption::flag() const {
+  if (!path.empty()) return "--db";
+  const char* env = std::getenv("DGTUNE_DB");
+  return env && *env ? "$DGTUNE_DB" : "the default tuning database";
+}
+
+NamedPath DbOption::named() const { return NamedPath{flag(), resolved(), true}; }
+
 std::string DbOption::existing(const std::string& command) const {
   const std::string p = resolved();
   try {
-    require_input_file(p, "tuning database (--db)");
+    require_regular_input_file(p, "tuning database (" + flag() + ")");
   } catch (const Error& e) {
     DGT_THROW(ErrorKind::kUsage, "{} ({} never creates one)", e.message(), command);
   }
@@ -237,17 +263,20 @@ namespace {
 void check_stdout() {
   std::cout.flush();
   if (!std::cout)
-    DGT_THROW(ErrorKind::kIo, "could not write the output to standard output (disk full or pipe closed?)");
+    DGT_THROW(ErrorKind::kIo, "could not write the output to standard output ({})",
+              errno == EPIPE ? "the pipe was closed by the program reading it" : "disk full or pipe closed?");
 }
 }  // namespace
 
-void FormatOption::render(const report::Table& t) const {
-  report::render(t, report::parse_format(name), std::cout);
+void FormatOption::render(const report::Table& t) const { render(t, type); }
+
+void FormatOption::render(const report::Table& t, const report::DocumentType& as) const {
+  report::render_document(as, t, report::parse_format(name), std::cout);
   check_stdout();
 }
 
 void FormatOption::render(const std::vector<report::Table>& tables) const {
-  report::render_all(tables, report::parse_format(name), std::cout);
+  report::render_document(type, tables, report::parse_format(name), std::cout);
   check_stdout();
 }
 
@@ -391,6 +420,7 @@ SessionOptions session_options(const DbOption& db, const DeviceOption& device, c
                                const TimingOptions& timing) {
   SessionOptions so;
   so.db_path = db.resolved();
+  so.db_flag = db.flag();
   so.device = device.ordinal;
   so.cache_dir = cache.dir;
   so.protocol = timing.checked();

@@ -15,9 +15,11 @@
 #include <CLI/CLI.hpp>
 
 #include "bench/protocol.hpp"
+#include "core/output_file.hpp"
 #include "problem/problem.hpp"
 #include "problem/shard.hpp"
 #include "problem/shapes_file.hpp"
+#include "report/documents.hpp"
 #include "report/table.hpp"
 #include "space/search_space.hpp"
 #include "tune/session.hpp"
@@ -36,6 +38,9 @@ CLI::Validator real(double min, double max = std::numeric_limits<double>::max())
 /// An input file the user names: CLI11 refuses it at parse time (exit 2) unless require_input_file()
 /// accepts it (exists, a file or a pipe, readable); the message says "cannot read WHAT 'PATH': REASON".
 CLI::Validator input_file(const std::string& what);
+/// The same for a tuning DB given as an input (compare --between, db merge): a regular file only
+/// (require_regular_input_file(): a FIFO would block SQLite forever).
+CLI::Validator db_input_file(const std::string& what);
 
 // ---- option groups --------------------------------------------------------------------------------
 
@@ -43,8 +48,12 @@ CLI::Validator input_file(const std::string& what);
 struct DbOption {
   std::string path;
   void add(CLI::App& cmd);
-  std::string resolved() const;  ///< resolve_db_path(path)
-  /// resolved(), for commands that only read the DB: a missing, directory or unreadable path is
+  std::string resolved() const;  ///< resolve_db_path(path): absolute
+  /// How the user named the DB, for messages: "--db", "$DGTUNE_DB" or "the default tuning database".
+  std::string flag() const;
+  /// resolved() named by flag(), as a DB (its -wal/-shm files count as the DB): an input no output may overwrite.
+  NamedPath named() const;
+  /// resolved(), for commands that only read the DB: a missing, directory, FIFO, device or unreadable path is
   /// Error(kUsage) (exit 2) naming --db and saying that `command` never creates one. A file that exists but is damaged
   /// or not a dgtune DB fails later, when it is opened: Error(kSqlite), exit 1 (README, "Exit codes").
   std::string existing(const std::string& command) const;
@@ -79,12 +88,16 @@ struct BaselineSwitch {
   void add(CLI::App& cmd);
 };
 
-/// --format table|csv|json|md (default table). render() is the one place a command writes its tables.
+/// --format table|csv|json|md (default table). render() is the one place a command writes its tables; JSON is the
+/// command's document (report/document.hpp: the "schema" / "schema_version" envelope, then the data).
 struct FormatOption {
+  report::DocumentType type;  ///< the command's JSON document (report/documents.hpp)
   std::string name = "table";
   void add(CLI::App& cmd);
   void render(const report::Table& t) const;
   void render(const std::vector<report::Table>& tables) const;
+  /// A command that prints several kinds of document (gate: a record or a verdict) names the one it prints.
+  void render(const report::Table& t, const report::DocumentType& as) const;
 };
 
 /// --d bf16|f32|e4m3, --bias none|bf16, --act none|relu|gelu_tanh: the output type and fused epilogue

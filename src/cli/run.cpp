@@ -15,7 +15,7 @@ struct Args {
   CacheDirOption cache;
   TimingOptions timing;
   BaselineSwitch baseline{false};
-  FormatOption format;
+  FormatOption format{report::kRunDocument};
 };
 
 int run(const Args& a) {

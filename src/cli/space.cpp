@@ -12,7 +12,7 @@ struct Args {
   SpaceOption space;
   std::string show = "all";
   int sm_count = 132;
-  FormatOption format;
+  FormatOption format{report::kSpaceDocument};
 };
 
 int run(const Args& a) {

@@ -6,6 +6,7 @@
 #include "cli/options.hpp"
 #include "cli/tables.hpp"
 #include "core/paths.hpp"
+#include "db/writer_check.hpp"
 #include "device/device_info.hpp"
 #include "tune/interrupt.hpp"
 #include "worker/worker_sweep.hpp"
@@ -27,7 +28,7 @@ struct Args {
   CacheDirOption cache;
   TimingOptions timing;
   BaselineSwitch baseline{true};
-  FormatOption format;
+  FormatOption format{report::kSweepDocument};
   std::string devices;      ///< --devices: "all" or "0,1,..."; empty = --device
   bool in_process = false;  ///< --in-process: measure in this process (debuggers, sanitizers)
 };
@@ -74,6 +75,10 @@ int run(const Args& a) {
   sweep.budget_s = a.budget_s;
   sweep.baselines = a.baseline.on;
   SessionOptions so = session_options(a.db, a.device, a.cache, a.timing);
+  // The DB the sweep writes is never one of its inputs, and must open for writing; both checked (read-only) before
+  // the GPU, so a sweep that cannot run leaves every file as it was.
+  check_not_an_input(so.db_path, a.db.flag(), {{"--shapes", a.shapes.path}, {"--space", a.space.path}});
+  check_db_writable(so.db_path, a.db.flag());
   so.compile_threads = a.jobs;
   so.kind = parse_protocol_kind(a.protocol);
   if (a.rounds > 0 && so.kind != ProtocolKind::kHotGraph)
@@ -84,11 +89,14 @@ int run(const Args& a) {
   if (a.rounds > 0) so.hot_graph_rounds = a.rounds;
   if (a.in_process && !a.devices.empty())
     DGT_THROW(ErrorKind::kUsage, "--in-process measures on one device (--device N); --devices needs worker processes");
+  // The devices last: a missing GPU is exit 1 whether it was named by --device or --devices.
+  std::vector<int> devices{so.device};
+  if (!a.devices.empty())
+    devices = parse_devices(a.devices, cuda_device_count());
+  else
+    require_device(so.device);
   const auto [outcomes, device_name] =
-      a.in_process ? sweep_in_process(so, shapes, sweep)
-                   : sweep_in_workers(so, a.devices.empty() ? std::vector<int>{so.device}
-                                                            : parse_devices(a.devices, cuda_device_count()),
-                                      shapes, sweep);
+      a.in_process ? sweep_in_process(so, shapes, sweep) : sweep_in_workers(so, devices, shapes, sweep);
   const std::string protocol = so.kind == ProtocolKind::kHotGraph
                                    ? fmt::format("{}, {} rounds", so.protocol_name(), so.hot_graph_rounds)
                                    : so.protocol_name();

@@ -3,6 +3,7 @@
 #include "cli/command.hpp"
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
+#include "device/device_info.hpp"
 #include "eval/kernel_trace.hpp"
 #include "eval/trace_tables.hpp"
 
@@ -18,7 +19,7 @@ struct Args {
   std::string l2 = "cold";
   int warmup = 3;
   uint64_t seed = 1;
-  FormatOption format;
+  FormatOption format{report::kTraceDocument};
 };
 
 int run(const Args& a) {
@@ -30,6 +31,7 @@ int run(const Args& a) {
   o.cold_l2 = a.l2 == "cold";
   o.warmup = a.warmup;
   o.seed = a.seed;
+  require_device(o.device);  // before the cubin cache directory is created
   const KernelTrace t = trace_kernel(p, c, o);
   a.format.render(trace_tables(t));
   return t.verified ? 0 : 1;
@@ -48,7 +50,7 @@ void add_trace(CLI::App& app, Action& action) {
   cmd.add_option("--warmup", a.warmup, "launches before the traced one (the first is verified)")
       ->transform(count(1, 1000))
       ->capture_default_str();
-  cmd.add_option("--seed", a.seed, "input seed")->capture_default_str();
+  cmd.add_option("--seed", a.seed, "input seed")->transform(count_u64())->capture_default_str();
   add_groups(cmd, a.device, a.cache, a.format);
 }
 

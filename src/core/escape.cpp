@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace dgt {
 
 namespace {
@@ -55,9 +57,21 @@ void scan(std::string_view text, Keep keep, Bad bad) {
   }
 }
 
+/// `out` (escaped text of `original_size` input bytes) cut to `keep` bytes plus the length, when longer than
+/// `limit`. The cut never splits a UTF-8 character or a \xNN / \t escape.
+std::string cut(std::string out, size_t original_size, size_t limit, size_t keep) {
+  if (out.size() <= limit) return out;
+  size_t end = keep;
+  while (end > 0 && (static_cast<unsigned char>(out[end]) & 0xC0) == 0x80) --end;  // inside a UTF-8 character
+  const size_t slash = out.rfind('\\', end);
+  if (slash != std::string::npos && end - slash < 4) end = slash;  // inside an escape (at most \xNN)
+  out.resize(end);
+  return out + fmt::format("... ({} bytes)", original_size);
+}
+
 std::string escape(std::string_view text, bool keep_lines) {
   std::string out;
-  out.reserve(text.size());
+  out.reserve(std::min(text.size(), size_t(1) << 16));
   scan(
       text, [&](size_t i, size_t n) { out.append(text.substr(i, n)); },
       [&](size_t i) {
@@ -78,9 +92,22 @@ std::string escape(std::string_view text, bool keep_lines) {
 
 }  // namespace
 
-std::string escaped(std::string_view text) { return escape(text, false); }
+std::string escaped(std::string_view text) { return cut(escape(text, false), text.size(), kQuoteLimit, kQuoteKeep); }
 
-std::string escaped_keep_lines(std::string_view text) { return escape(text, true); }
+std::string escaped_keep_lines(std::string_view text) {
+  std::string out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    const std::string_view line = text.substr(start, end - start);
+    out += cut(escape(line, true), line.size(), kMessageLineLimit, kMessageLineLimit - 80);
+    if (end == text.size()) break;
+    out += '\n';
+    start = end + 1;
+  }
+  return out;
+}
 
 bool has_unprintable(std::string_view text, size_t* offset) {
   bool found = false;

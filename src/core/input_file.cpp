@@ -1,5 +1,7 @@
 #include "core/input_file.hpp"
 
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -15,8 +17,8 @@ namespace {
 [[noreturn]] void refuse(const std::string& path, std::string_view what, std::string_view reason) {
   DGT_THROW(ErrorKind::kUsage, "cannot read {} '{}': {}", what, escaped(path), reason);
 }
-/// Everything but the open: it exists and is a file or a pipe.
-void check_kind(const std::string& path, std::string_view what) {
+/// Everything but the open: it exists and is a file or (allow_pipe) a pipe.
+void check_kind(const std::string& path, std::string_view what, bool allow_pipe = true) {
   namespace fs = std::filesystem;
   if (path.empty()) refuse(path, what, "the path is empty");
   std::error_code ec;
@@ -24,6 +26,7 @@ void check_kind(const std::string& path, std::string_view what) {
   if (ec || !fs::exists(st))
     refuse(path, what, ec && ec != std::errc::no_such_file_or_directory ? ec.message() : "no such file");
   if (fs::is_directory(st)) refuse(path, what, "it is a directory");
+  if (!allow_pipe && fs::is_fifo(st)) refuse(path, what, "it is a FIFO (named pipe), not a regular file");
   if (!fs::is_regular_file(st) && !fs::is_fifo(st))
     refuse(path, what, "it is not a regular file (a device or socket is never read as input)");
 }
@@ -33,6 +36,11 @@ void require_input_file(const std::string& path, std::string_view what) {
   check_kind(path, what);
   std::ifstream probe(path, std::ios::binary);
   if (!probe) refuse(path, what, std::strerror(errno));
+}
+
+void require_regular_input_file(const std::string& path, std::string_view what) {
+  check_kind(path, what, /*allow_pipe=*/false);
+  if (::access(path.c_str(), R_OK) != 0) refuse(path, what, std::strerror(errno));
 }
 
 std::string read_input_file(const std::string& path, std::string_view what) {

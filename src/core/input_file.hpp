@@ -14,6 +14,10 @@ namespace dgt {
 /// REASON" otherwise, the path escaped (core/escape.hpp).
 void require_input_file(const std::string& path, std::string_view what);
 
+/// require_input_file() for an input that must be a regular file, a tuning DB: a FIFO is refused too (SQLite would
+/// block forever reading one), named as what it is. Opens nothing, so a FIFO cannot block the check itself.
+void require_regular_input_file(const std::string& path, std::string_view what);
+
 /// require_input_file(), then the whole content. A read error part-way is Error(kUsage) as well.
 std::string read_input_file(const std::string& path, std::string_view what);
 

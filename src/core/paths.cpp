@@ -47,8 +47,8 @@ std::vector<std::string> cache_dir_candidates(const std::string& requested) {
     if (!dir.empty() && std::find(out.begin(), out.end(), dir) == out.end()) out.push_back(dir);
   };
   add(requested.empty() ? env("DGTUNE_CACHE_DIR") : requested);
-  if (auto v = env("XDG_CACHE_HOME"); !v.empty()) add(v + "/dgtune");
-  if (auto v = env("HOME"); !v.empty()) add(v + "/.cache/dgtune");
+  if (auto v = env("XDG_CACHE_HOME"); !v.empty() && v.front() == '/') add(v + "/dgtune");
+  if (auto v = env("HOME"); !v.empty() && v.front() == '/') add(v + "/.cache/dgtune");
   std::error_code ec;
   std::string tmp = std::filesystem::temp_directory_path(ec).string();
   add((ec || tmp.empty() ? std::string("/tmp") : tmp) + "/dgtune-cache-" + std::to_string(::getuid()));
@@ -71,10 +71,28 @@ std::string usable_cache_dir(const std::string& requested) {
   DGT_THROW(ErrorKind::kIo, "no usable cubin cache directory: tried {}; set --cache-dir or DGTUNE_CACHE_DIR", tried);
 }
 
+namespace {
+std::string absolute(const std::string& path) {
+  if (path.empty()) return path;
+  std::error_code ec;
+  const std::filesystem::path abs = std::filesystem::absolute(path, ec);
+  if (ec) return path;
+  // "." components go; ".." stays: removing "dir/.." is wrong when dir is a symbolic link.
+  for (const auto& part : abs)
+    if (part == "..") return abs.string();
+  return abs.lexically_normal().string();
+}
+}  // namespace
+
 std::string resolve_db_path(const std::string& explicit_path) {
-  if (!explicit_path.empty()) return explicit_path;
-  if (auto v = env("DGTUNE_DB"); !v.empty()) return v;
-  return "results/tuning.db";
+  if (!explicit_path.empty()) return absolute(explicit_path);
+  if (auto v = env("DGTUNE_DB"); !v.empty()) return absolute(v);
+  return absolute("results/tuning.db");
+}
+
+std::string loader_db_path(const std::string& explicit_path) {
+  if (!explicit_path.empty()) return absolute(explicit_path);
+  return absolute(env("DGTUNE_DB"));
 }
 
 std::string this_executable_path() {

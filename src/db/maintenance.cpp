@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/output_file.hpp"
 #include "db/schema.hpp"
 #include "db/sqlite.hpp"
 #include "problem/kernel_config.hpp"
@@ -96,9 +97,14 @@ CheckReport check(const std::string& path) {
   Connection c(path, /*read_only=*/true);  // never schema::open_and_migrate: check writes nothing
   for (const std::string& row : pragma_rows(c, "PRAGMA integrity_check"))
     if (row != "ok") r.problems.push_back("integrity_check: " + row);
-  r.version = file_version(c);
-  if (r.version == 0) {
+  if (!has_table(c, "main", "schema_version")) {
     r.problems.push_back("no schema_version table: not a dgtune tuning database");
+    return r;
+  }
+  r.version = file_version(c);
+  if (r.version < 1) {
+    r.problems.push_back(fmt::format(
+        "schema version {} is not a version any dgtune writes (they start at 1); not checked further", r.version));
     return r;
   }
   if (scalar(c, "SELECT count(*) AS v FROM schema_version") != 1)
@@ -214,6 +220,17 @@ CheckReport check(const std::string& path) {
       r.problems.push_back(fmt::format("sweep {}: stored {} of {} candidates, complete = {}", s.get_int("id"),
                                        s.get_int("s"), s.get_int("c"), s.get_int("done")));
   }
+  if (has_table(c, "main", "measurement_sample")) {
+    // Stored compare samples are times: zero, negative, infinite (9e999 is SQLite's Inf) or missing ones would make
+    // every statistic of `compare --between` meaningless.
+    Statement s(c,
+                "SELECT measurement_id AS m, side AS side, round AS round, quote(time_us) AS t FROM measurement_sample "
+                "WHERE time_us IS NULL OR NOT (time_us > 0) OR time_us >= 9e999 ORDER BY measurement_id, side, round "
+                "LIMIT 20");
+    while (s.step())
+      r.problems.push_back(fmt::format("measurement {}: side {}, round {}: time_us = {} is not a positive finite time",
+                                       s.get_int("m"), s.get_int("side"), s.get_int("round"), s.get_text("t")));
+  }
   return r;
 }
 
@@ -308,19 +325,18 @@ PruneReport prune(const std::string& path, const std::string& keep, bool dry_run
 void deployable_copy(const std::string& path, const std::string& out) {
   namespace fs = std::filesystem;
   if (fs::exists(out)) DGT_THROW(ErrorKind::kUsage, "export --format db: output {} exists; name a new file", out);
-  const std::string tmp = out + ".tmp";
-  struct Cleanup {
+  // A unique temporary name beside the output: never a file of the user's (a fixed "OUT.tmp" would be removed).
+  PendingFile pending(out);
+  const std::string& tmp = pending.temp_path();
+  struct SideFiles {
     std::string file;
-    bool keep = false;
-    ~Cleanup() {
-      if (keep) return;
-      for (const char* suffix : {"", "-journal", "-wal", "-shm"}) {
+    ~SideFiles() {
+      for (const char* suffix : {"-journal", "-wal", "-shm"}) {
         std::error_code ec;
         fs::remove(file + suffix, ec);
       }
     }
-  } cleanup{tmp};
-  fs::remove(tmp);
+  } side_files{tmp};
   {
     Connection src(path, /*read_only=*/true);
     schema::open_and_migrate(src);  // read-only: refuses a foreign, damaged, older or newer file
@@ -335,10 +351,7 @@ void deployable_copy(const std::string& path, const std::string& out) {
     if (!s.step() || s.get_text("journal_mode") != "delete")
       DGT_THROW(ErrorKind::kSqlite, "export --format db: {}: cannot switch the copy to journal_mode=DELETE", tmp);
   }
-  std::error_code ec;
-  fs::rename(tmp, out, ec);
-  if (ec) DGT_THROW(ErrorKind::kIo, "export --format db: cannot rename {} to {}: {}", tmp, out, ec.message());
-  cleanup.keep = true;
+  pending.commit(/*replace=*/false);
 }
 
 // ---- merge --------------------------------------------------------------------------------------
@@ -349,8 +362,14 @@ namespace {
 void check_input(const std::string& path) {
   if (!std::filesystem::exists(path)) DGT_THROW(ErrorKind::kUsage, "db merge: {} does not exist", path);
   Connection src(path, /*read_only=*/true);
+  if (!has_table(src, "main", "schema_version"))
+    DGT_THROW(ErrorKind::kUsage, "db merge: {} is not a dgtune tuning database", path);
   const int v = file_version(src);
-  if (v == 0) DGT_THROW(ErrorKind::kUsage, "db merge: {} is not a dgtune tuning database", path);
+  if (v < 1)
+    DGT_THROW(ErrorKind::kSqlite,
+              "db merge: {} has schema version {}, which no dgtune writes (damaged file?); run `dgtune db check --db "
+              "{}`",
+              path, v, path);
   if (v > schema::latest_version())
     DGT_THROW(ErrorKind::kUsage, "db merge: {} has schema version {}, newer than this dgtune's {}", path, v,
               schema::latest_version());
@@ -359,7 +378,6 @@ void check_input(const std::string& path) {
 /// VACUUM INTO a temporary copy (the input is only read), then migrate the copy to the current schema.
 std::string migrated_copy(const std::string& path, const std::string& tmp) {
   check_input(path);
-  std::filesystem::remove(tmp);
   {
     Connection src(path, /*read_only=*/true);
     src.vacuum_into(tmp);
@@ -431,13 +449,19 @@ void copy_gate_history(const Connection& c, const std::string& src) {
     Statement s(c, "SELECT id AS v FROM " + src + ".gate_run ORDER BY id");
     while (s.step()) runs.push_back(s.get_int("v"));
   }
+  // A run already in the output (the same device, environment and every column: two DBs that both hold it, e.g.
+  // one copied from the other) is not appended again, so the history shows each run once.
+  std::string same_run;
+  for (const auto& col : run_cols) same_run += fmt::format(" AND m.{0} IS t.{0}", col);
   for (int64_t id : runs) {
     c.exec(fmt::format(
         "INSERT INTO main.gate_run (device_id, environment_id, {0}) SELECT md.id, me.id, {1} FROM {2}.gate_run t "
         "JOIN {2}.device sd ON sd.id = t.device_id JOIN main.device md ON md.hw_key = sd.hw_key "
         "JOIN {2}.environment se ON se.id = t.environment_id JOIN main.environment me ON me.env_key = se.env_key "
-        "WHERE t.id = {3}",
-        join(run_cols), join(run_cols, "t."), src, id));
+        "WHERE t.id = {3} AND NOT EXISTS (SELECT 1 FROM main.gate_run m WHERE m.device_id = md.id AND "
+        "m.environment_id = me.id{4})",
+        join(run_cols), join(run_cols, "t."), src, id, same_run));
+    if (sqlite3_changes(c.handle()) == 0) continue;
     const int64_t new_id = sqlite3_last_insert_rowid(c.handle());
     c.exec(fmt::format(
         "INSERT INTO main.gate_result (run_id, problem_id, {0}) SELECT {1}, mp.id, {2} FROM {3}.gate_result t "
@@ -497,18 +521,19 @@ MergeReport merge(const std::vector<std::string>& inputs, const std::string& out
   // most 10 files, and only one input copy is on disk at a time. Each input is its own transaction (ATTACH is
   // refused inside one), so the output is written to OUT.merge.tmp and renamed when every input is in:
   // `out` is complete or absent.
-  const std::string tmp_out = out + ".merge.tmp";
-  struct Cleanup {
+  // Unique temporary names beside the output (PendingFile): a fixed name could be a file of the user's.
+  PendingFile pending_out(out);
+  const std::string& tmp_out = pending_out.temp_path();
+  struct SideFiles {
     std::vector<std::string> files;
-    ~Cleanup() {
+    ~SideFiles() {
       for (const auto& f : files)
-        for (const char* suffix : {"", "-journal", "-wal", "-shm"}) {
+        for (const char* suffix : {"-journal", "-wal", "-shm"}) {
           std::error_code ec;
           fs::remove(f + suffix, ec);
         }
     }
   } cleanup{{tmp_out}};
-  fs::remove(tmp_out);
 
   MergeReport report;
   const char* counted[] = {"device",
@@ -528,7 +553,8 @@ MergeReport merge(const std::vector<std::string>& inputs, const std::string& out
     Connection c(tmp_out, false);
     schema::open_and_migrate(c);
     for (size_t i = 0; i < inputs.size(); ++i) {
-      const std::string tmp_in = out + ".merge-in" + std::to_string(i) + ".tmp";
+      PendingFile pending_in(out + ".merge-in" + std::to_string(i));
+      const std::string& tmp_in = pending_in.temp_path();
       cleanup.files.push_back(tmp_in);
       migrated_copy(inputs[i], tmp_in);
       {
@@ -549,7 +575,7 @@ MergeReport merge(const std::vector<std::string>& inputs, const std::string& out
         tx.commit();
       }
       c.exec("DETACH DATABASE src");
-      for (const char* suffix : {"", "-journal", "-wal", "-shm"}) {
+      for (const char* suffix : {"-journal", "-wal", "-shm"}) {
         std::error_code ec;
         fs::remove(tmp_in + suffix, ec);
       }
@@ -557,10 +583,7 @@ MergeReport merge(const std::vector<std::string>& inputs, const std::string& out
     for (auto& t : report.tables) t.merged = scalar(c, fmt::format("SELECT count(*) AS v FROM main.{}", t.name));
     c.exec("PRAGMA wal_checkpoint(TRUNCATE)");  // everything in the main file before it is renamed
   }
-  if (fs::exists(out)) DGT_THROW(ErrorKind::kUsage, "db merge: output {} appeared while merging; not replaced", out);
-  std::error_code ec;
-  fs::rename(tmp_out, out, ec);
-  if (ec) DGT_THROW(ErrorKind::kIo, "db merge: cannot rename {} to {}: {}", tmp_out, out, ec.message());
+  pending_out.commit(/*replace=*/false);  // refuses an output another process created meanwhile
   return report;
 }
 

@@ -36,13 +36,15 @@ int latest_version();
 struct FileState {
   int version = 0;
   bool empty = true;
+  bool has_version_table = false;  ///< a schema_version table exists (its version may still be 0 or negative)
 };
 
 /// Reads the FileState. Call it inside a transaction: another process may be creating the schema
 /// right now, and two separate snapshots could see "no schema_version" and then "not empty".
 FileState read_file_state(const sql::Connection& c);
 /// Refuses, with Error(kSqlite) and before anything writes, a file this dgtune must leave as it is: a schema
-/// version newer than latest_version(), or a database that holds tables but no schema_version (not dgtune's).
+/// version newer than latest_version(), a version below 1 (no dgtune writes one), or a database that holds tables
+/// but no schema_version (not dgtune's).
 void refuse_unusable(const sql::Connection& c, const FileState& st);
 /// The read-only open's check (TuningDbReader; open_and_migrate() of a read-only connection): the file must be
 /// a dgtune database at latest_version() exactly; Error(kSqlite) naming both versions otherwise (older: "open

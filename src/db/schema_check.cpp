@@ -39,6 +39,7 @@ FileState read_file_state(const sql::Connection& c) {
     st.empty = s.get_int("objects") == 0;
     if (s.get_int("has_version") == 0) return st;
   }
+  st.has_version_table = true;
   sql::Statement s(c, "SELECT max(version) AS v FROM schema_version");
   s.step();
   if (s.is_null("v"))
@@ -49,6 +50,13 @@ FileState read_file_state(const sql::Connection& c) {
 
 void refuse_unusable(const sql::Connection& c, const FileState& st) {
   if (st.version > latest_version()) throw_newer_schema(c, st.version);
+  // The table exists but holds a version no dgtune ever wrote (0 or below): migrating it would run migrations
+  // that do not fit whatever the file holds.
+  if (st.version < 1 && !st.empty && st.has_version_table)
+    DGT_THROW(ErrorKind::kSqlite,
+              "tuning database {} has schema version {}, which no dgtune writes (versions start at 1): a damaged or "
+              "hand-edited file; it was left unmodified (run `dgtune db check --db {}`)",
+              c.path(), st.version, c.path());
   // Never build our tables inside somebody else's database.
   if (st.version == 0 && !st.empty) throw_foreign_database(c);
 }
@@ -61,7 +69,7 @@ void check_read_only(const sql::Connection& c) {
     snapshot.commit();
   }
   refuse_unusable(c, st);
-  if (st.version == 0) throw_foreign_database(c);
+  if (st.version == 0 && !st.has_version_table) throw_foreign_database(c);
   if (st.version != latest_version())
     DGT_THROW(ErrorKind::kSqlite,
               "tuning database {} has schema version {}, older than version {}; open it once read-write with this "

@@ -1,12 +1,15 @@
 #include "db/sqlite.hpp"
 
 #include <sqlite3.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -53,7 +56,65 @@ bool header_says_wal(const std::string& path) {
 /// database cannot be created): SQLITE_READONLY (8) and SQLITE_CANTOPEN (14) with their extended codes.
 bool is_access_failure(int rc) { return (rc & 0xff) == SQLITE_READONLY || (rc & 0xff) == SQLITE_CANTOPEN; }
 
+/// What a path that exists but is not a regular file is ("a FIFO (named pipe)", ...), "" for a regular file or a
+/// path that does not exist. SQLite would block forever reading a FIFO and write a schema into /dev/null.
+std::string non_file_kind(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || S_ISREG(st.st_mode)) return {};
+  if (S_ISDIR(st.st_mode)) return "a directory";
+  if (S_ISFIFO(st.st_mode)) return "a FIFO (named pipe)";
+  if (S_ISSOCK(st.st_mode)) return "a socket";
+  if (S_ISCHR(st.st_mode)) return "a character device";
+  if (S_ISBLK(st.st_mode)) return "a block device";
+  return "not a regular file";
+}
+
+/// Bytes of the write-ahead log beside `path` when it holds at least one frame of the current log (the first
+/// frame's salts equal the header's), else 0. Those frames are changes a reader must see: committed
+/// transactions not yet copied into the database file.
+uint64_t wal_bytes_with_frames(const std::string& path) {
+  std::ifstream f(path + "-wal", std::ios::binary);
+  if (!f) return 0;
+  unsigned char header[32], frame[24];
+  if (!f.read(reinterpret_cast<char*>(header), sizeof header) || !f.read(reinterpret_cast<char*>(frame), sizeof frame))
+    return 0;
+  auto be32 = [](const unsigned char* p) {
+    return (uint32_t(p[0]) << 24) | (uint32_t(p[1]) << 16) | (uint32_t(p[2]) << 8) | uint32_t(p[3]);
+  };
+  const uint32_t magic = be32(header);
+  if (magic != 0x377f0682 && magic != 0x377f0683) return 0;
+  if (be32(frame + 8) != be32(header + 16) || be32(frame + 12) != be32(header + 20)) return 0;
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path + "-wal", ec);
+  return ec ? 1 : static_cast<uint64_t>(size);
+}
+
+/// SQLite's result code in words: its symbolic name and what it means for a tuning DB's user.
+std::string code_words(int rc) {
+  switch (rc & 0xff) {
+    case SQLITE_PERM: return "SQLITE_PERM: access permission denied";
+    case SQLITE_BUSY:
+      return "SQLITE_BUSY: another process held a lock on the file for longer than the busy timeout";
+    case SQLITE_LOCKED: return "SQLITE_LOCKED: a table is locked by another statement of this process";
+    case SQLITE_NOMEM: return "SQLITE_NOMEM: out of memory";
+    case SQLITE_READONLY:
+      return "SQLITE_READONLY: the file, its folder or a -wal/-shm file beside it is not writable by this process";
+    case SQLITE_IOERR: return "SQLITE_IOERR: the operating system reported an I/O error on the file";
+    case SQLITE_CORRUPT: return "SQLITE_CORRUPT: the file is damaged";
+    case SQLITE_FULL: return "SQLITE_FULL: the disk or the file system's quota is full";
+    case SQLITE_CANTOPEN:
+      return "SQLITE_CANTOPEN: the file, or a -wal/-shm/-journal file beside it, cannot be opened or created (a "
+             "missing folder, no permission, or something other than a file at the path)";
+    case SQLITE_PROTOCOL: return "SQLITE_PROTOCOL: the file system does not support SQLite's locks";
+    case SQLITE_CONSTRAINT: return "SQLITE_CONSTRAINT: a row breaks a constraint of the schema";
+    case SQLITE_NOTADB: return "SQLITE_NOTADB: the file is not an SQLite database";
+    default: return sqlite3_errstr(rc);
+  }
+}
+
 }  // namespace
+
+std::string code_text(int rc) { return fmt::format("SQLite code {}: {}", rc, code_words(rc)); }
 
 std::string immutable_uri(const std::string& path) {
   std::string uri = "file:";
@@ -69,6 +130,8 @@ std::string immutable_uri(const std::string& path) {
 Connection::Connection(std::string path, bool read_only) : path_(std::move(path)), read_only_(read_only) {
   namespace fs = std::filesystem;
   std::error_code ec;
+  if (const std::string kind = non_file_kind(path_); !kind.empty())
+    DGT_THROW(ErrorKind::kIo, "cannot open tuning database {}: it is {}, not a database file", path_, kind);
   if (read_only) {
     // SQLite would say only "unable to open database file"; name the actual problem.
     bool exists = fs::exists(path_, ec);
@@ -94,6 +157,16 @@ Connection::Connection(std::string path, bool read_only) : path_(std::move(path)
         db_ = nullptr;
         throw;
       }
+    }
+    // SQLite opens a file it may not write read-only without saying so; the first read would then create
+    // -wal/-shm files (owned by this user) before the first write fails. Refuse before anything is read.
+    if (sqlite3_db_readonly(db_, "main") == 1) {
+      sqlite3_close_v2(db_);
+      db_ = nullptr;
+      DGT_THROW(ErrorKind::kIo,
+                "tuning database {} is not writable by this process ({}); a command that stores results needs write "
+                "access to the file and its folder (nothing was written)",
+                path_, std::strerror(EACCES));
     }
   }
   try {
@@ -125,6 +198,16 @@ void Connection::open_read_only() {
     db_ = nullptr;
   };
   auto open_immutable = [&](std::string_view why) {
+    // An immutable open ignores the write-ahead log: committed transactions still in it would be silently missing
+    // (old winners, a merge without those rows). Reading part of the data is worse than refusing.
+    if (const uint64_t bytes = wal_bytes_with_frames(path_))
+      DGT_THROW(ErrorKind::kIo,
+                "tuning database {}: {}, and its write-ahead log {}-wal ({} bytes) holds changes not yet in the file; "
+                "this process cannot read them (SQLite needs to create or write {}-shm), and reading the file without "
+                "them would show old data, so it is not opened. Let its owner (a user who can write the folder) run "
+                "any dgtune command on it, e.g. `dgtune db check --db {}`, which folds the log into the file, or copy "
+                "both files into a folder you can write",
+                path_, why, path_, bytes, path_, path_);
     access_ = ReadAccess::kImmutable;
     const int rc = try_open(immutable_uri(path_), SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, kProbe);
     if (rc != SQLITE_OK) {
@@ -182,7 +265,7 @@ void Connection::fail_with(int rc, std::string_view what, std::string_view msg, 
   // A damaged file: say what to run next (the file itself is left as it is).
   const bool damaged = (rc & 0xff) == SQLITE_NOTADB || (rc & 0xff) == SQLITE_CORRUPT;
   throw Error(ErrorKind::kSqlite,
-              fmt::format("tuning database {}: {}: {} (SQLite code {}){}", path_, what, msg, rc,
+              fmt::format("tuning database {}: {}: {} ({}){}", path_, what, msg, code_text(rc),
                           damaged ? fmt::format("; run `dgtune db check --db {}`", path_) : ""),
               loc.file_name(), static_cast<int>(loc.line()));
 }

@@ -37,12 +37,15 @@ enum class ReadAccess {
 /// `dgtune db check` when SQLite calls the file damaged or not a database).
 class Connection {
  public:
-  /// Opens `path`. read_only: the file must exist (Error(kIo) naming it otherwise), is never created and
-  /// never left with -wal/-shm files this connection made: a writable file is opened with `PRAGMA
-  /// query_only`; a file this process cannot write, in WAL mode without a -wal file, is opened immutable;
-  /// else SQLITE_OPEN_READONLY, retried immutable when SQLite fails for lack of write access (a WAL file in a
-  /// read-only folder: SQLite code 8 or 14). An immutable open logs one notice. Not read-only: missing parent
-  /// directories are created (Error(kIo) when that fails).
+  /// Opens `path`. Something other than a regular file at the path (a FIFO, socket, device or directory) is
+  /// Error(kIo) naming what it is, before SQLite sees it (it would block on a FIFO). read_only: the file must exist
+  /// (Error(kIo) naming it otherwise), is never created and never left with -wal/-shm files this connection made:
+  /// a writable file is opened with `PRAGMA query_only`; a file this process cannot write, in WAL mode without a
+  /// -wal file, is opened immutable; else SQLITE_OPEN_READONLY, retried immutable when SQLite fails for lack of
+  /// write access (a WAL file in a read-only folder: SQLite code 8 or 14). An immutable open logs one notice; one
+  /// that would skip a write-ahead log holding frames is refused instead (Error(kIo) saying why and what to do):
+  /// the data is read completely or not at all. Not read-only: missing parent directories are created (Error(kIo)
+  /// when that fails), and a file SQLite can only open read-only is Error(kIo) before anything is read.
   Connection(std::string path, bool read_only);
   ~Connection();
   Connection(const Connection&) = delete;
@@ -82,6 +85,10 @@ class Connection {
   bool read_only_ = false;
   ReadAccess access_ = ReadAccess::kReadWrite;
 };
+
+/// "SQLite code RC: NAME: what it means" for a result code (extended codes keep their number; the words are the
+/// primary code's), so no message shows a bare number.
+std::string code_text(int rc);
 
 /// SQLite's `file:` URI of a path with `immutable=1` (%, ? and # escaped).
 std::string immutable_uri(const std::string& path);

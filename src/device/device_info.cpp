@@ -15,12 +15,16 @@ int cuda_device_count() {
   return count;
 }
 
-DeviceInfo open_device(int ordinal) {
-  int count = cuda_device_count();
+void require_device(int ordinal) {
+  const int count = cuda_device_count();
   if (count == 0) DGT_THROW(ErrorKind::kNoDevice, "no CUDA device found (no driver or no GPU on this machine)");
   if (ordinal < 0 || ordinal >= count)
     DGT_THROW(ErrorKind::kNoDevice, "device {} does not exist: this machine has {} CUDA device(s) (0..{})", ordinal,
               count, count - 1);
+}
+
+DeviceInfo open_device(int ordinal) {
+  require_device(ordinal);
   DGT_CHECK_CUDA(cudaSetDevice(ordinal));
   DGT_CHECK_CUDA(cudaFree(nullptr));  // create the primary context now, so driver calls find it
   cudaDeviceProp prop{};

@@ -34,8 +34,13 @@ struct DeviceInfo {
 /// Number of usable CUDA devices; 0 when there is no driver or no GPU (never throws).
 int cuda_device_count();
 
+/// Throws Error(kNoDevice) (exit 1) when device `ordinal` does not exist: "no CUDA device found" without a driver or
+/// GPU, else the ordinals there are. Creates no context: commands call it before they create a file or a directory,
+/// so one that cannot measure leaves nothing behind.
+void require_device(int ordinal);
+
 /// Selects `ordinal` (cudaSetDevice, context created) and reads its properties.
-/// Throws Error(kNoDevice) when the ordinal does not exist.
+/// Throws Error(kNoDevice) when the ordinal does not exist (require_device()).
 DeviceInfo open_device(int ordinal);
 
 /// open_device(), then requires compute capability 9.0 (the kernels are sm_90a code). Throws

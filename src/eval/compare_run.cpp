@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <cmath>
 #include <filesystem>
 #include <memory>
 
@@ -9,8 +10,11 @@
 
 #include "core/error.hpp"
 #include "core/input_file.hpp"
+#include "core/output_file.hpp"
 #include "db/device_pick.hpp"
 #include "db/tuning_db.hpp"
+#include "db/writer_check.hpp"
+#include "device/device_info.hpp"
 #include "eval/compare_tables.hpp"
 #include "eval/shape_compare.hpp"
 
@@ -44,22 +48,25 @@ std::vector<report::Table> run_compare(const CompareRunOptions& o) {
   const MeasureProtocol& protocol = o.protocol;
   protocol.validate();
   if (!o.save_path.empty()) {
-    std::error_code ec;
-    if (o.save_path == o.db_path ||
-        (std::filesystem::exists(o.save_path) && std::filesystem::equivalent(o.save_path, o.db_path, ec)))
-      DGT_THROW(ErrorKind::kUsage, "--save {} is the --db file, which compare opens read-only; save to another file",
-                o.save_path);
+    if (o.save_path == o.db_path)
+      DGT_THROW(ErrorKind::kUsage, "--save {} is the {} file, which compare opens read-only; save to another file",
+                o.save_path, o.db_flag);
+    // The same file under another name (a link) is refused the same way, by device and inode.
+    check_not_an_input(o.save_path, "--save", {{"--shapes", o.shapes_path}, {o.db_flag, o.db_path, true}});
+    check_db_writable(o.save_path, "--save");
   }
-  // A --db that exists must be a readable tuning DB (a directory, a text file): refused now, not after
+  // A --db that exists must be a readable tuning DB (a directory, a FIFO, a text file): refused now, not after
   // the GPU has been opened. A missing one means default configs.
-  if (std::filesystem::exists(o.db_path)) {
+  std::error_code exists_ec;
+  if (std::filesystem::exists(o.db_path, exists_ec) || std::filesystem::is_symlink(o.db_path, exists_ec)) {
     try {
-      require_input_file(o.db_path, "tuning database (--db)");
+      require_regular_input_file(o.db_path, "tuning database (" + o.db_flag + ")");
     } catch (const Error& e) {
       DGT_THROW(ErrorKind::kUsage, "{} (compare never creates one)", e.message());
     }
     TuningDbReader probe(o.db_path);
   }
+  require_device(o.device);  // no GPU: exit 1 before the cubin cache directory is created
 
   // The DB is only read, never created or migrated (what the loader does); the per-shape measurement
   // (the loader's choice, verification, cuBLASLt default and tuned, interleaved rounds, checks after
@@ -103,11 +110,44 @@ std::vector<report::Table> run_compare(const CompareRunOptions& o) {
   return compare_tables(out, paired_options(o.stats), title);
 }
 
+namespace {
+
+/// Refuses a stored sample that is not a positive finite time (dgtune never stores one: the file was changed or
+/// damaged), naming the DB, the shape, the side and the round, before any statistic divides by it.
+void check_samples(const std::string& path, const std::vector<StoredMeasurement>& ms) {
+  for (const StoredMeasurement& m : ms)
+    for (const StoredSample& s : m.samples)
+      if (!(s.time_us > 0) || !std::isfinite(s.time_us)) {
+        std::string side = std::to_string(s.side);
+        for (const StoredSide& d : m.sides)
+          if (d.index == s.side) side = "'" + d.label + "'";
+        DGT_THROW(ErrorKind::kSqlite,
+                  "tuning database {}: stored compare measurement {} of {} ({}), side {}, round {}: time_us = {} is "
+                  "not a positive finite time (dgtune never stores one: the file was changed or is damaged); run "
+                  "`dgtune db check --db {}`",
+                  path, m.id, m.problem.label(), m.protocol_name, side, s.round, s.time_us, path);
+      }
+}
+
+}  // namespace
+
 std::vector<report::Table> compare_between(const std::string& a_path, const std::string& b_path,
                                            const std::string& device_a, const std::string& device_b,
                                            const std::string& protocol, const CompareStatsOptions& stats) {
   // Both paths were checked by the caller (input files); their content is checked by opening them.
   TuningDbReader A(a_path), B(b_path);
+  // Without saved compares there is nothing to compare: say which DB lacks them and how they are made.
+  std::vector<std::string> empty;
+  for (const TuningDbReader* db : {&A, &B}) {
+    bool any = false;
+    for (const DeviceRow& d : db->devices()) any = any || d.measurements > 0;
+    if (!any && (empty.empty() || empty.back() != db->path())) empty.push_back(db->path());
+  }
+  if (!empty.empty())
+    DGT_THROW(ErrorKind::kUsage,
+              "compare --between compares saved compares, and {} hold{} none: run `dgtune compare --shapes FILE --save "
+              "DB` on each build first (sweep trials are not interleaved measurements)",
+              empty.size() == 1 ? empty[0] : empty[0] + " and " + empty[1], empty.size() == 1 ? "s" : "");
   const int64_t da = pick_device(A, device_a, "--device-a", true), dbi = pick_device(B, device_b, "--device-b", true);
   auto filter = [&](std::vector<StoredMeasurement> v) {
     if (protocol.empty()) return v;
@@ -116,6 +156,8 @@ std::vector<report::Table> compare_between(const std::string& a_path, const std:
     return v;
   };
   const auto ma = filter(A.latest_measurements(da)), mb = filter(B.latest_measurements(dbi));
+  check_samples(A.path(), ma);
+  check_samples(B.path(), mb);
   return between_tables(ma, mb, paired_options(stats),
                         fmt::format("dgtune compare --between A = {} (device {}) and B = {} (device {}): stored "
                                     "samples, newest measurement per shape and protocol",

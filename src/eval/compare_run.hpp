@@ -24,6 +24,7 @@ struct CompareRunOptions {
   std::vector<ShapeEntry> shapes;   ///< loaded and checked by the caller
   MeasureProtocol protocol;         ///< cold-l2-v2 or hot-graph-v1, rounds inside
   std::string db_path;              ///< read-only; missing: every shape runs the default config
+  std::string db_flag = "--db";     ///< how the user named db_path, for messages
   std::string save_path;            ///< empty: nothing stored; else every sample goes into this DB
   std::vector<KernelConfig> extra;  ///< --config: timed as extra sides of the same rounds
   bool copy_limit = true;
@@ -33,13 +34,16 @@ struct CompareRunOptions {
 };
 
 /// Measures every shape and returns the per-shape table and the summary. Checks first, before the GPU is opened:
-/// the protocol, --save not being the --db file, an existing --db being a readable tuning DB (Error(kUsage) /
-/// Error for a damaged DB).
+/// the protocol, an existing --db being a readable tuning DB (Error(kUsage) / Error for a damaged DB), --save being
+/// neither the --db file nor the shapes file (device and inode) and opening for writing (db/writer_check.hpp), and
+/// the GPU existing; the --save DB is created or migrated only when the GPU is open.
 std::vector<report::Table> run_compare(const CompareRunOptions& options);
 
 /// `compare --between A.db B.db`: the newest stored measurement per (shape, protocol) in both DBs (only
 /// `protocol`'s kind when not empty), each DB's speedup and the change B vs A. `device_a/b`: row id or hardware
-/// key, empty when the DB holds one device with measurements.
+/// key, empty when the DB holds one device with measurements. Error(kUsage) naming the DB(s) when either holds no
+/// saved compare (`compare --save` writes them); Error(kSqlite) naming the DB, the shape, the side and the round
+/// for a stored sample that is not a positive finite time (a damaged file: exit 1).
 std::vector<report::Table> compare_between(const std::string& a_path, const std::string& b_path,
                                            const std::string& device_a, const std::string& device_b,
                                            const std::string& protocol, const CompareStatsOptions& stats);

@@ -60,14 +60,15 @@ ShapeDecision decide_shape(const ShapeRecord* base, const ShapeRecord& now, cons
   d.config_now = now.config_key;
   d.ours_now_us = stats::median_or_zero(now.ours_us);
   d.tuned_now_us = stats::median_or_zero(now.tuned_us);
+  // log_ratios() are ln(dgtune / cuBLASLt): x is exp of minus their median (the median of the negated values).
   if (!now.ours_us.empty() && now.ours_us.size() == now.tuned_us.size())
-    d.ratio_now = std::exp(stats::median(now.log_ratios()));
+    d.x_tuned_now = std::exp(-stats::median(now.log_ratios()));
   if (base) {
     d.config_baseline = base->config_key;
     d.ours_baseline_us = stats::median_or_zero(base->ours_us);
     d.tuned_baseline_us = stats::median_or_zero(base->tuned_us);
     if (!base->ours_us.empty() && base->ours_us.size() == base->tuned_us.size())
-      d.ratio_baseline = std::exp(stats::median(base->log_ratios()));
+      d.x_tuned_baseline = std::exp(-stats::median(base->log_ratios()));
   }
   // Order of the checks: correctness, then whether there is anything to test, then the test.
   if (now.status == "verify_failed") {
@@ -123,8 +124,8 @@ ShapeDecision decide_shape(const ShapeRecord* base, const ShapeRecord& now, cons
   const double slow = d.ratio_test->slowdown() * 100;
   if (d.ratio_test->verdict == stats::GateVerdict::kPass) {
     d.verdict = ShapeVerdict::kPass;
-    d.reason = fmt::format("ratio change {:+.1f}%, 'slowdown <= {:.1f}%' not rejected (p = {:.3g})", slow,
-                           st.threshold * 100, d.ratio_test->p_value);
+    d.reason = fmt::format("slowdown vs cuBLASLt-tuned {:+.1f}%, 'slowdown <= {:.1f}%' not rejected (p = {:.3g})",
+                           slow, st.threshold * 100, d.ratio_test->p_value);
     return d;
   }
   const bool absolute_held = d.absolute_test->verdict == stats::GateVerdict::kPass;
@@ -132,14 +133,16 @@ ShapeDecision decide_shape(const ShapeRecord* base, const ShapeRecord& now, cons
   if (absolute_held && cublas_faster && cublas_software_changed) {
     d.verdict = ShapeVerdict::kCublasFaster;
     d.reason = fmt::format(
-        "ratio change {:+.1f}% but dgtune's absolute time changed {:+.1f}% (not a regression) while cuBLASLt-tuned "
+        "slowdown vs cuBLASLt-tuned {:+.1f}% but dgtune's absolute time changed {:+.1f}% (not a regression) while "
+        "cuBLASLt-tuned "
         "got faster ({:+.1f}%): a cuBLASLt speed-up, not a dgtune regression",
         slow, d.absolute_test->slowdown() * 100, d.cublas_change * 100);
     return d;
   }
   d.verdict = ShapeVerdict::kRegression;
   d.reason =
-      fmt::format("ratio slower by {:+.1f}% (lower bound {:+.1f}% > {:.1f}% at confidence {}, p = {:.3g})", slow,
+      fmt::format("slower vs cuBLASLt-tuned by {:+.1f}% (lower bound {:+.1f}% > {:.1f}% at confidence {}, p = {:.3g})",
+                  slow,
                   d.ratio_test->slowdown_lower_bound() * 100, st.threshold * 100, st.confidence, d.ratio_test->p_value);
   if (!d.config_baseline.empty() && d.config_baseline != d.config_now)
     d.reason += fmt::format("; config changed from {}", d.config_baseline);
@@ -198,8 +201,10 @@ std::vector<GateResultRow> history_rows(const GateReport& r) {
     g.verdict = to_string(d.verdict);
     g.reason = d.reason;
     auto pos = [&](double v) { return v > 0 ? v : nan; };
-    g.ratio_baseline = pos(d.ratio_baseline);
-    g.ratio_now = pos(d.ratio_now);
+    // gate_result stores the time ratio dgtune / cuBLASLt-tuned (schema 6, kept so rows of every dgtune read
+    // alike): the inverse of x.
+    g.ratio_baseline = d.x_tuned_baseline > 0 ? 1 / d.x_tuned_baseline : nan;
+    g.ratio_now = d.x_tuned_now > 0 ? 1 / d.x_tuned_now : nan;
     g.slowdown = d.ratio_test ? d.ratio_test->slowdown() : nan;
     g.slowdown_lo =
         d.ratio_test && std::isfinite(d.ratio_test->interval.lo) ? std::exp(d.ratio_test->interval.lo) - 1 : nan;

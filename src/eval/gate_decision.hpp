@@ -3,7 +3,9 @@
 // answers. The GPU half (measuring one shape in interleaved rounds) is eval/shape_compare.hpp; the tables, JUnit
 // XML and markdown are eval/gate_report.hpp.
 //
-// What is gated, per shape: R = ln(dgtune time / cuBLASLt-tuned time) of the SAME interleaved round.
+// What is gated, per shape: R = ln(dgtune time / cuBLASLt-tuned time) of the SAME interleaved round (its
+// slowdown is what the threshold bounds; tables report x = cuBLASLt-tuned us / dgtune us = exp(-R), the ratio
+// convention of every dgtune output).
 // The baseline's rounds and the current rounds are two independent samples of R; stats::gate_test
 // (one-sided Hodges-Lehmann / Mann-Whitney) fails the shape when the data reject "slowdown <=
 // threshold" at the stated confidence. The ratio cancels machine and clock differences between the two
@@ -50,8 +52,9 @@ struct ShapeDecision {
   ShapeVerdict verdict = ShapeVerdict::kPass;
   std::string reason;  ///< one sentence: why this verdict
   std::string config_baseline, config_now;
-  /// Median same-round ratio ours/cuBLASLt-tuned (time ratio, < 1: dgtune faster) at baseline and now.
-  double ratio_baseline = 0, ratio_now = 0;
+  /// x = cuBLASLt-tuned us / dgtune us, the median over the same-round pairs (above 1: dgtune faster; the convention
+  /// of every dgtune output), at baseline and now; 0 when not measured.
+  double x_tuned_baseline = 0, x_tuned_now = 0;
   /// The ratio test (present when both sides have samples).
   std::optional<stats::GateResult> ratio_test;
   /// The same test on ln(dgtune time): absolute time now vs baseline.

@@ -13,6 +13,8 @@
 #include "core/error.hpp"
 #include "core/escape.hpp"
 #include "core/input_file.hpp"
+#include "core/json_text.hpp"
+#include "core/output_file.hpp"
 #include "db/sqlite.hpp"
 #include "eval/shape_compare.hpp"
 #include "stats/stats.hpp"
@@ -110,32 +112,83 @@ std::string to_json(const GateRecord& r) {
                       {"config_source", s.config_source},
                       {"status", s.status},
                       {"error", s.error},
-                      {"tuned_algo", s.tuned_algo},
-                      {"default_algo", s.default_algo},
+                      {"cublas_tuned_algo", s.tuned_algo},
+                      {"cublas_default_algo", s.default_algo},
                       {"rounds", s.rounds},
-                      {"ours_us", s.ours_us},
-                      {"cublaslt_tuned_us", s.tuned_us},
-                      {"cublaslt_default_us", s.default_us},
+                      {"dgtune_us", s.ours_us},
+                      {"cublas_tuned_us", s.tuned_us},
+                      {"cublas_default_us", s.default_us},
                       {"clock_mhz", s.clock_mhz},
                       {"flagged", flagged}});
   }
   json protocol = r.protocol.empty() ? json(nullptr) : json::parse(r.protocol, nullptr, false);
   if (protocol.is_discarded()) protocol = r.protocol;
-  json j = {{"schema_version", r.schema_version}, {"kind", "dgtune-gate-baseline"}, {"hardware", hw_json(r.hardware)},
-            {"software", sw_json(r.software)},    {"kernel_hash", r.kernel_hash},   {"protocol", protocol},
-            {"created_at", r.created_at},         {"pci_bus_id", r.pci_bus_id},     {"shapes", shapes}};
+  // The envelope every dgtune JSON document starts with (report/document.hpp), then the data, in this order.
+  nlohmann::ordered_json j;
+  j["schema"] = std::string(kBaselineSchema);
+  j["schema_version"] = r.schema_version;
+  j["hardware"] = hw_json(r.hardware);
+  j["software"] = sw_json(r.software);
+  j["kernel_hash"] = r.kernel_hash;
+  j["protocol"] = protocol;
+  j["created_at"] = r.created_at;
+  j["pci_bus_id"] = r.pci_bus_id;
+  j["shapes"] = shapes;
   return j.dump(1) + "\n";
 }
 
 namespace {
-GateRecord parse_record_fields(const std::string& text, const std::string& source) {
-  json j = json::parse(text, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) DGT_THROW(ErrorKind::kUsage, "{}: not a JSON object", source);
+
+/// The names a version gives the per-round fields: version 1 (written before the envelope) said "ours_us" and
+/// "cublaslt_*"; version 2 uses the names of every other dgtune output ("dgtune_us", "cublas_*").
+struct SampleNames {
+  const char *dgtune_us, *tuned_us, *default_us, *tuned_algo, *default_algo;
+};
+constexpr SampleNames kV1Names{"ours_us", "cublaslt_tuned_us", "cublaslt_default_us", "tuned_algo", "default_algo"};
+constexpr SampleNames kV2Names{"dgtune_us", "cublas_tuned_us", "cublas_default_us", "cublas_tuned_algo",
+                               "cublas_default_algo"};
+
+/// `j[name]` as T when present, else `fallback`; a present value of the wrong type is the file's fault.
+template <class T>
+T optional_field(const json& j, const char* name, const std::string& where, T fallback) {
+  if (!j.contains(name) || j.at(name).is_null()) return fallback;
+  return field<T>(j, name, where);
+}
+
+GateRecord parse_record_fields(const std::string& text, const std::string& source_path, const std::string& source) {
+  check_json_depth(text, source_path);
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::parse_error& e) {
+    throw_invalid_json(text, source_path, e.byte, e.what());
+  } catch (const json::exception& e) {
+    throw_invalid_json(text, source_path, 0, e.what());  // a number too large for any type: located by its text
+  }
+  if (!j.is_object())
+    DGT_THROW(ErrorKind::kUsage, "{}: the top level is {}, not an object (a gate baseline is a JSON object)", source,
+              j.type_name());
   GateRecord r;
+  // Version 1 files (dgtune before the JSON envelope) have no "schema" and say "kind": "dgtune-gate-baseline".
+  const bool has_schema = j.contains("schema");
+  if (has_schema) {
+    const std::string schema = field<std::string>(j, "schema", source);
+    if (schema != std::string(kBaselineSchema))
+      DGT_THROW(ErrorKind::kUsage, "{}: schema '{}' is not a gate baseline ('{}'): pass the file `gate --record` wrote",
+                source, escaped(schema), kBaselineSchema);
+  } else if (j.contains("kind") && j["kind"] != std::string(kBaselineSchema)) {
+    DGT_THROW(ErrorKind::kUsage, "{}: kind {} is not a gate baseline ('{}')", source, escaped(j["kind"].dump()),
+              kBaselineSchema);
+  }
   r.schema_version = field<int>(j, "schema_version", source);
-  if (r.schema_version != kBaselineSchemaVersion)
-    DGT_THROW(ErrorKind::kUsage, "{}: schema_version {} (this dgtune reads version {}); record a new baseline", source,
-              r.schema_version, kBaselineSchemaVersion);
+  if (r.schema_version > kBaselineSchemaVersion || r.schema_version < 1 || (r.schema_version == 1) == has_schema)
+    DGT_THROW(ErrorKind::kUsage,
+              "{}: schema_version {}{} (this dgtune reads version {} with \"schema\": \"{}\", and version 1 without "
+              "it); record a new baseline",
+              source, r.schema_version, has_schema ? " with \"schema\"" : " without \"schema\"",
+              kBaselineSchemaVersion, kBaselineSchema);
+  const SampleNames& names = r.schema_version == 1 ? kV1Names : kV2Names;
+  r.schema_version = kBaselineSchemaVersion;  // what to_json() writes back
   const json& hw = j.contains("hardware") ? j["hardware"] : json();
   const std::string hw_where = source + ": hardware";
   r.hardware.name = field<std::string>(hw, "name", hw_where);
@@ -160,6 +213,12 @@ GateRecord parse_record_fields(const std::string& text, const std::string& sourc
   r.pci_bus_id = j.value("pci_bus_id", std::string());
   const json& shapes = j.contains("shapes") ? j["shapes"] : json();
   if (!shapes.is_array()) DGT_THROW(ErrorKind::kUsage, "{}: missing array 'shapes'", source);
+  // A baseline without shapes would pass every gate having checked nothing.
+  if (shapes.empty())
+    DGT_THROW(ErrorKind::kUsage,
+              "{}: shapes: [] is empty: a baseline without shapes gates nothing; record one with `dgtune gate --record "
+              "FILE --shapes SHAPES`",
+              source);
   for (size_t i = 0; i < shapes.size(); ++i) {
     const json& js = shapes[i];
     const std::string where = fmt::format("{}: shapes[{}]", source, i);
@@ -172,23 +231,33 @@ GateRecord parse_record_fields(const std::string& text, const std::string& sourc
     } catch (const Error& e) {
       DGT_THROW(ErrorKind::kUsage, "{}: problem: {}", where, e.message());  // what() would add a source location
     }
-    s.name = js.value("name", std::string());
+    // The rules a shapes file's line must follow (TMA alignment, sizes, block scaling needs promotion): a baseline
+    // is a list of shapes too, and a shape no kernel can run cannot be gated.
+    try {
+      validate_problem(s.problem);
+    } catch (const Error& e) {
+      DGT_THROW(ErrorKind::kUsage, "{}: problem {}: {}", where, s.problem.label(), e.message());
+    }
+    s.name = optional_field<std::string>(js, "name", where, "");
     s.config_key = field<std::string>(js, "config", where);
-    s.config_source = js.value("config_source", std::string());
+    s.config_source = optional_field<std::string>(js, "config_source", where, "");
     s.status = field<std::string>(js, "status", where);
-    s.error = js.value("error", std::string());
-    s.tuned_algo = js.value("tuned_algo", std::string());
-    s.default_algo = js.value("default_algo", std::string());
+    if (s.status != "ok" && s.status != "verify_failed" && s.status != "error")
+      DGT_THROW(ErrorKind::kUsage, "{}: field 'status': '{}' is not ok, verify_failed or error", where,
+                escaped(s.status));
+    s.error = optional_field<std::string>(js, "error", where, "");
+    s.tuned_algo = optional_field<std::string>(js, names.tuned_algo, where, "");
+    s.default_algo = optional_field<std::string>(js, names.default_algo, where, "");
     s.rounds = field<std::vector<int>>(js, "rounds", where);
-    s.ours_us = field<std::vector<double>>(js, "ours_us", where);
-    s.tuned_us = field<std::vector<double>>(js, "cublaslt_tuned_us", where);
-    s.default_us = js.value("cublaslt_default_us", std::vector<double>());
-    s.clock_mhz = js.value("clock_mhz", std::vector<double>());
-    s.flagged = to_bools(js.value("flagged", std::vector<int>()));
-    // cublaslt_tuned_us is empty for a shape cuBLASLt does not run (gated on dgtune's absolute time).
+    s.ours_us = field<std::vector<double>>(js, names.dgtune_us, where);
+    s.tuned_us = field<std::vector<double>>(js, names.tuned_us, where);
+    s.default_us = optional_field<std::vector<double>>(js, names.default_us, where, {});
+    s.clock_mhz = optional_field<std::vector<double>>(js, "clock_mhz", where, {});
+    s.flagged = to_bools(optional_field<std::vector<int>>(js, "flagged", where, {}));
+    // The tuned side is empty for a shape cuBLASLt does not run (gated on dgtune's absolute time).
     if (s.ours_us.size() != s.rounds.size() || (!s.tuned_us.empty() && s.tuned_us.size() != s.rounds.size()))
-      DGT_THROW(ErrorKind::kUsage, "{}: rounds, ours_us and cublaslt_tuned_us must have the same length ({}, {}, {})",
-                where, s.rounds.size(), s.ours_us.size(), s.tuned_us.size());
+      DGT_THROW(ErrorKind::kUsage, "{}: rounds, {} and {} must have the same length ({}, {}, {})", where,
+                names.dgtune_us, names.tuned_us, s.rounds.size(), s.ours_us.size(), s.tuned_us.size());
     for (size_t k = 0; k < s.ours_us.size(); ++k)
       if (!(s.ours_us[k] > 0) || !std::isfinite(s.ours_us[k]) ||
           (!s.tuned_us.empty() && (!(s.tuned_us[k] > 0) || !std::isfinite(s.tuned_us[k]))))
@@ -204,7 +273,7 @@ GateRecord parse_record_fields(const std::string& text, const std::string& sourc
 GateRecord parse_record(const std::string& text, const std::string& source_path) {
   const std::string source = escaped(source_path);  // quoted in every message
   try {
-    return parse_record_fields(text, source);
+    return parse_record_fields(text, source_path, source);
   } catch (const json::exception& e) {
     // An optional field of the wrong type (j.value("name", ...) on a number): still the file's fault.
     DGT_THROW(ErrorKind::kUsage, "{}: {}", source, escaped(json_error_text(e)));
@@ -213,12 +282,7 @@ GateRecord parse_record(const std::string& text, const std::string& source_path)
 
 GateRecord read_record(const std::string& path) { return parse_record(read_input_file(path, "baseline file"), path); }
 
-void write_record(const GateRecord& r, const std::string& path) {
-  std::ofstream out(path);
-  if (!out) DGT_THROW(ErrorKind::kIo, "cannot write {}", path);
-  out << to_json(r);
-  if (!out) DGT_THROW(ErrorKind::kIo, "writing {} failed", path);
-}
+void write_record(const GateRecord& r, const std::string& path) { write_output_file(path, to_json(r)); }
 
 std::vector<std::string> hardware_differences(const HardwareIdentity& b, const HardwareIdentity& n) {
   std::vector<std::string> d;

@@ -8,6 +8,7 @@
 
 #include "problem/problem.hpp"
 #include "records/records.hpp"
+#include "report/documents.hpp"
 
 namespace dgt {
 struct ShapeMeasurement;
@@ -15,8 +16,11 @@ struct ShapeMeasurement;
 
 namespace dgt::gate {
 
-/// Version of the baseline JSON written by `dgtune gate --record` (field "schema_version").
-inline constexpr int kBaselineSchemaVersion = 1;
+/// The baseline file `dgtune gate --record` writes: {"schema": kBaselineSchema, "schema_version": 2, ...}
+/// (docs/schemas/dgtune-gate-baseline.schema.json). Version 1 files (no "schema" key, per-round fields "ours_us" and
+/// "cublaslt_*_us") are still read.
+inline constexpr std::string_view kBaselineSchema = report::kGateBaselineDocument.schema;
+inline constexpr int kBaselineSchemaVersion = report::kGateBaselineDocument.version;
 
 /// One shape as measured by one gate run (recorded into a baseline, or measured now).
 struct ShapeRecord {
@@ -58,12 +62,13 @@ struct GateRecord {
 
 /// JSON text of the record (keys sorted, samples as arrays). Round trip: parse_record(to_json(r)) == r.
 std::string to_json(const GateRecord& r);
-/// Parses a baseline file's text. Throws Error(kUsage) naming `source` and the field when the text is
-/// not JSON, lacks a field, or has a schema_version other than kBaselineSchemaVersion.
+/// Parses a baseline file's text (version 1 or kBaselineSchemaVersion). Throws Error(kUsage) naming `source` and
+/// the field when the text is not JSON (with line and column), nests deeper than kMaxJsonDepth, lacks a field, has
+/// another schema or version, holds no shapes, or a shape breaks a rule of validate_problem().
 GateRecord parse_record(const std::string& text, const std::string& source = "baseline");
 /// Reads and parses a file (Error(kUsage) when it cannot be read).
 GateRecord read_record(const std::string& path);
-/// Writes to_json(r) to path (Error(kIo) on failure).
+/// Writes to_json(r) to path through a temporary file (core/output_file.hpp; Error(kIo) on failure).
 void write_record(const GateRecord& r, const std::string& path);
 
 /// "name: baseline X, now Y" for every field of the hardware identity that differs (empty: same hardware).

@@ -27,6 +27,7 @@ Cell pct(double fraction) {
   return Number{fraction * 100, 1};
 }
 
+/// The slowdown of a ratio test as an estimate with its interval, "+2.1% [-0.4%, +4.6%]" (an infinite end: "inf").
 std::string change_text(const ShapeDecision& d) {
   if (!d.ratio_test) return "-";
   const auto& t = *d.ratio_test;
@@ -35,6 +36,15 @@ std::string change_text(const ShapeDecision& d) {
   };
   return fmt::format("{} [{}, {}]", p(t.shift_log), p(t.interval.lo), p(t.interval.hi));
 }
+
+/// exp(log) - 1 as percent, empty when the interval end is infinite (too few rounds).
+Cell log_pct(double log) {
+  if (!std::isfinite(log)) return std::monostate{};
+  return Number{(std::exp(log) - 1) * 100, 1};
+}
+
+/// x = cuBLASLt-tuned us / dgtune us from a stored time ratio dgtune / cuBLASLt-tuned (gate_result, schema 6).
+double x_of_stored_ratio(double ratio) { return std::isfinite(ratio) && ratio > 0 ? 1 / ratio : 0; }
 
 std::string xml_escape(const std::string& s) {
   std::string o;
@@ -76,21 +86,24 @@ report::Table gate_table(const GateReport& r, const std::string& title) {
   t.columns = {{"shape", "shape", false},
                {"problem_key", "problem", false},
                {"config", "config", false},
-               {"ratio_baseline", "ratio base"},
-               {"ratio_now", "ratio now"},
-               {"ratio_change", "change [CI]", false},
-               {"lower_bound_pct", "lower bound %"},
+               {"x_tuned_baseline", "x base"},
+               {"x_tuned_now", "x now"},
+               {"slowdown_pct", "slowdown %"},
+               {"slowdown_lo_pct", "lo %"},
+               {"slowdown_hi_pct", "hi %"},
                {"p_value", "p"},
-               {"ours_baseline_us", "us base"},
-               {"ours_now_us", "us now"},
-               {"abs_change_pct", "abs %"},
-               {"cublas_change_pct", "cuBLASLt %"},
+               {"dgtune_baseline_us", "us base"},
+               {"dgtune_now_us", "us now"},
+               {"dgtune_change_pct", "dgtune us %"},
+               {"cublas_change_pct", "cuBLASLt us %"},
                {"verdict", "verdict", false},
                {"reason", "reason", false}};
   for (const ShapeDecision& d : r.shapes) {
     const bool tested = d.ratio_test.has_value();
-    t.rows.push_back({d.label, d.problem_key, d.config_now, num(d.ratio_baseline, 3), num(d.ratio_now, 3),
-                      change_text(d), tested ? pct(d.ratio_test->slowdown_lower_bound()) : Cell{},
+    t.rows.push_back({d.label, d.problem_key, d.config_now, num(d.x_tuned_baseline, 3), num(d.x_tuned_now, 3),
+                      tested ? pct(d.ratio_test->slowdown()) : Cell{},
+                      tested ? log_pct(d.ratio_test->interval.lo) : Cell{},
+                      tested ? log_pct(d.ratio_test->interval.hi) : Cell{},
                       tested ? Cell{Number{d.ratio_test->p_value, 3}} : Cell{}, num(d.ours_baseline_us, 2),
                       num(d.ours_now_us, 2), d.absolute_test ? pct(d.absolute_test->slowdown()) : Cell{},
                       tested ? pct(d.cublas_change) : Cell{}, std::string(to_string(d.verdict)), d.reason});
@@ -139,7 +152,8 @@ std::string markdown_summary(const GateReport& r) {
   std::string m = fmt::format("## dgtune gate: {}\n\n", head);
   m += fmt::format(
       "{} shapes: {} pass, {} cuBLASLt-faster (pass), {} regression, {} verify-failed, {} error, {} new. "
-      "Threshold {:.1f}% slowdown of the same-round ratio dgtune/cuBLASLt-tuned, one-sided test at confidence {}.\n\n",
+      "Threshold {:.1f}% slowdown of dgtune relative to cuBLASLt-tuned in the same rounds, one-sided test at "
+      "confidence {}; x = cuBLASLt-tuned us / dgtune us (above 1: dgtune faster).\n\n",
       r.shapes.size(), r.passed, r.cublas_faster, r.regressions, r.verify_failed, r.errors, r.new_shapes,
       r.settings.threshold * 100, r.settings.confidence);
   bool any = false;
@@ -158,11 +172,13 @@ std::string markdown_summary(const GateReport& r) {
   }
   // The per-shape table, rendered by report/ (no title: the headline above is the document's).
   report::Table t;
-  t.columns = {{"shape", "shape", false},           {"config", "config", false},   {"ratio_baseline", "ratio base"},
-               {"ratio_now", "ratio now"},           {"change", "change [CI]", false}, {"ours_baseline_us", "us base"},
-               {"ours_now_us", "us now"},             {"cublas_change", "cuBLASLt"}, {"verdict", "verdict", false}};
+  t.columns = {{"shape", "shape", false},         {"config", "config", false},
+               {"x_tuned_baseline", "x base"},       {"x_tuned_now", "x now"},
+               {"slowdown", "slowdown [CI]", false}, {"dgtune_baseline_us", "us base"},
+               {"dgtune_now_us", "us now"},          {"cublas_change", "cuBLASLt"},
+               {"verdict", "verdict", false}};
   for (const ShapeDecision& d : r.shapes)
-    t.rows.push_back({d.label, "`" + d.config_now + "`", num(d.ratio_baseline, 3), num(d.ratio_now, 3), change_text(d),
+    t.rows.push_back({d.label, "`" + d.config_now + "`", num(d.x_tuned_baseline, 3), num(d.x_tuned_now, 3), change_text(d),
                       num(d.ours_baseline_us, 2), num(d.ours_now_us, 2),
                       d.ratio_test ? Cell{fmt::format("{:+.1f}%", d.cublas_change * 100)} : Cell{},
                       std::string(to_string(d.verdict))});
@@ -178,23 +194,24 @@ report::Table history_table(const std::vector<GateHistoryPoint>& points, const s
                {"created_at", "when", false},
                {"device", "device", false},
                {"kernel_hash", "kernel", false},
+               {"shape", "shape", false},
                {"problem_key", "problem", false},
                {"config", "config", false},
-               {"ratio_baseline", "ratio base"},
-               {"ratio_now", "ratio now"},
-               {"slowdown_pct", "change %"},
+               {"x_tuned_baseline", "x base"},
+               {"x_tuned_now", "x now"},
+               {"slowdown_pct", "slowdown %"},
                {"slowdown_lo_pct", "lo %"},
                {"slowdown_hi_pct", "hi %"},
-               {"ours_now_us", "us now"},
-               {"tuned_now_us", "cuBLASLt us"},
+               {"dgtune_now_us", "us now"},
+               {"cublas_tuned_now_us", "cuBLASLt us"},
                {"verdict", "verdict", false},
                {"exit_code", "run exit"}};
   for (const GateHistoryPoint& h : points) {
     const GateResultRow& g = h.result;
-    t.rows.push_back({h.run_id, h.created_at, h.device_name, h.kernel_hash, h.problem_key, g.config_key,
-                      num(g.ratio_baseline, 3), num(g.ratio_now, 3), pct(g.slowdown), pct(g.slowdown_lo),
-                      pct(g.slowdown_hi), num(g.ours_now_us, 2), num(g.tuned_now_us, 2), g.verdict,
-                      static_cast<int64_t>(h.exit_code)});
+    t.rows.push_back({h.run_id, h.created_at, h.device_name, h.kernel_hash, g.problem.label(), h.problem_key,
+                      g.config_key, num(x_of_stored_ratio(g.ratio_baseline), 3), num(x_of_stored_ratio(g.ratio_now), 3),
+                      pct(g.slowdown), pct(g.slowdown_lo), pct(g.slowdown_hi), num(g.ours_now_us, 2),
+                      num(g.tuned_now_us, 2), g.verdict, static_cast<int64_t>(h.exit_code)});
   }
   return t;
 }
@@ -207,10 +224,10 @@ report::Table record_table(const GateRecord& r, const std::string& title) {
                {"source", "source", false},
                {"status", "status", false},
                {"rounds", "rounds"},
-               {"ours_us", "dgtune us"},
-               {"tuned_us", "cuBLASLt-tuned us"},
-               {"default_us", "cuBLASLt-default us"},
-               {"ratio", "ratio"},
+               {"dgtune_us", "dgtune us"},
+               {"cublas_tuned_us", "cuBLASLt-tuned us"},
+               {"cublas_default_us", "cuBLASLt-default us"},
+               {"x_tuned", "x tuned"},
                {"flagged", "flagged"}};
   for (const ShapeRecord& s : r.shapes) {
     int flagged = 0;
@@ -222,7 +239,7 @@ report::Table record_table(const GateRecord& r, const std::string& title) {
          s.ok() ? s.status : s.status + ": " + s.error, static_cast<int64_t>(s.rounds.size()),
          ok ? num(stats::median(s.ours_us), 2) : Cell{}, has_tuned ? num(stats::median(s.tuned_us), 2) : Cell{},
          s.default_us.empty() ? Cell{} : num(stats::median(s.default_us), 2),
-         has_tuned ? num(std::exp(stats::median(s.log_ratios())), 3) : Cell{}, static_cast<int64_t>(flagged)});
+         has_tuned ? num(std::exp(-stats::median(s.log_ratios())), 3) : Cell{}, static_cast<int64_t>(flagged)});
   }
   return t;
 }

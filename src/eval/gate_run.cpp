@@ -2,27 +2,53 @@
 
 #include <spdlog/spdlog.h>
 
-#include <fstream>
 #include <memory>
 #include <optional>
+#include <set>
+
+#include <nlohmann/json.hpp>
 
 #include "bench/measure_protocol.hpp"
 #include "core/error.hpp"
+#include "core/escape.hpp"
+#include "core/output_file.hpp"
 #include "db/tuning_db.hpp"
+#include "db/writer_check.hpp"
+#include "device/device_info.hpp"
 #include "eval/gate_decision.hpp"
 #include "eval/gate_record.hpp"
 #include "eval/gate_report.hpp"
 #include "eval/shape_compare.hpp"
+#include "report/documents.hpp"
 
 namespace dgt {
 
 namespace {
 
-void write_text(const std::string& path, const std::string& text) {
-  std::ofstream out(path);
-  if (!out) DGT_THROW(ErrorKind::kIo, "cannot write {}", path);
-  out << text;
-  if (!out) DGT_THROW(ErrorKind::kIo, "writing {} failed", path);
+/// The "name" of a protocol JSON text (the text itself when it is not JSON with a name).
+std::string protocol_name_of(const std::string& protocol_json) {
+  const nlohmann::json j = nlohmann::json::parse(protocol_json, nullptr, false);
+  return j.is_object() && j.contains("name") && j["name"].is_string() ? j["name"].get<std::string>() : protocol_json;
+}
+
+/// Every file the gate writes, checked before the GPU is opened (core/output_file.hpp, db/writer_check.hpp): the
+/// record, JUnit and markdown files are never an input or a DB, the history DB never an input or one of those files.
+void check_outputs(const GateRunOptions& o, const std::string& history_path, bool check) {
+  const NamedPath baseline{"--baseline", o.baseline_path}, shapes{"--shapes", o.shapes_path};
+  const NamedPath db{o.db_flag, o.db_path, true}, history{"--history", history_path, true};
+  check_output_paths({{"--record", o.record_path}, {"--junit", o.junit_path}, {"--markdown", o.markdown_path}},
+                     {baseline, shapes, db, history});
+  if (!check) return;
+  // The history is a DB: SQLite creates it and its folders, so only its identity is checked here, then its type and
+  // content (db/writer_check.hpp).
+  const std::string history_flag = o.history_path.empty() ? o.db_flag + " (the gate history)" : "--history";
+  check_not_an_input(history_path, history_flag,
+                     {baseline, shapes, {"--junit", o.junit_path}, {"--markdown", o.markdown_path}});
+  for (const std::string& other : {o.junit_path, o.markdown_path})
+    if (other == history_path)
+      DGT_THROW(ErrorKind::kUsage, "{} '{}' is also a report file (--junit or --markdown); give each its own file",
+                history_flag, escaped(history_path));
+  check_db_writable(history_path, history_flag);
 }
 
 std::vector<ShapeEntry> shapes_of(const GateRunOptions& o, const gate::GateRecord* baseline) {
@@ -79,7 +105,11 @@ int run_gate(const GateRunOptions& o) {
   if (o.record_path.empty() == o.baseline_path.empty())
     DGT_THROW(ErrorKind::kUsage,
               "gate needs exactly one of --record FILE (write a baseline) and --baseline FILE (check)");
-  // Every input is checked before the GPU is opened.
+  if (!o.record_path.empty() && (!o.junit_path.empty() || !o.markdown_path.empty() || !o.history_path.empty()))
+    DGT_THROW(ErrorKind::kUsage,
+              "--junit, --markdown and --history go with --baseline: a --record run has no verdict to report and is "
+              "not appended to the history");
+  // Every input and output is checked before the GPU is opened, and nothing is written before the measurement.
   std::optional<gate::GateRecord> baseline;
   if (!o.baseline_path.empty()) baseline = gate::read_record(o.baseline_path);
   const auto shapes = shapes_of(o, baseline ? &*baseline : nullptr);
@@ -99,6 +129,12 @@ int run_gate(const GateRunOptions& o) {
     }
   } else {
     protocol = MeasureProtocol::of(parse_protocol_kind(o.protocol.empty() ? "cold-l2" : o.protocol));
+    // A protocol other than the baseline's could only be refused after every shape was measured.
+    if (baseline && protocol_name_of(baseline->protocol) != protocol.name())
+      DGT_THROW(ErrorKind::kUsage,
+                "--protocol {} measures under {}, but the baseline {} was measured under {}; drop --protocol (the "
+                "baseline's is the default) or record a new baseline",
+                o.protocol, protocol.name(), escaped(o.baseline_path), protocol_name_of(baseline->protocol));
   }
   // A record defaults to more rounds than compare: the gate's one-sided test needs power. On the H200 a
   // 20-round baseline of a ~10 us kernel let a replacement measured 8.2% slower pass (estimate +6.1%,
@@ -111,8 +147,8 @@ int run_gate(const GateRunOptions& o) {
   const gate::GateSettings settings{o.threshold_pct / 100, o.confidence};
 
   const std::string history_path = o.history_path.empty() ? o.db_path : o.history_path;
-  std::unique_ptr<TuningDb> history;
-  if (baseline) history = std::make_unique<TuningDb>(history_path);  // created or migrated before anything is measured
+  check_outputs(o, history_path, baseline.has_value());
+  require_device(o.device);  // no GPU: exit 1 before the cubin cache directory or any file is created
 
   ShapeCompareOptions so;
   so.db_path = o.db_path;
@@ -132,15 +168,17 @@ int run_gate(const GateRunOptions& o) {
   cmp.prefetch(shapes);
   now.shapes = measure_all(cmp, shapes);
 
-  auto show = [&](const report::Table& t) {
-    if (o.show) o.show(t);
+  auto show = [&](const report::Table& t, const report::DocumentType& type) {
+    if (o.show) o.show(t, type);
   };
   if (!baseline) {
     gate::write_record(now, o.record_path);
-    show(gate::record_table(now, "dgtune gate --record " + o.record_path + " on " +
-                                                        cmp.device().name + " (" + protocol.name() + ", " +
-                                                        std::to_string(protocol.rounds) +
-                                                        " rounds; ratio = dgtune / cuBLASLt-tuned, same round)"));
+    show(gate::record_table(now, fmt::format("dgtune gate --record {} on {} ({}, {} rounds; loader's choice from {}; "
+                                             "x tuned = cuBLASLt-tuned us / dgtune us in the same round, above 1: "
+                                             "dgtune faster)",
+                                             o.record_path, cmp.device().name, protocol.name(), protocol.rounds,
+                                             o.db_path)),
+         report::kGateRecordDocument);
     int errors = 0;
     for (const auto& s : now.shapes) errors += !s.ok();
     if (errors)
@@ -151,15 +189,18 @@ int run_gate(const GateRunOptions& o) {
 
   const gate::GateReport report = gate::decide(*baseline, now, settings);
   show(gate::gate_table(
-      report,
-      fmt::format("dgtune gate vs {} on {} ({}; threshold {}% slowdown of the same-round ratio dgtune/cuBLASLt-tuned, "
-                  "confidence {})",
-                  o.baseline_path, cmp.device().name, protocol.name(), o.threshold_pct, o.confidence)));
-  if (!o.junit_path.empty()) write_text(o.junit_path, gate::junit_xml(report));
-  if (!o.markdown_path.empty()) write_text(o.markdown_path, gate::markdown_summary(report));
+           report, fmt::format("dgtune gate vs {} on {} ({}; loader's choice from {}; threshold {}% slowdown of dgtune "
+                               "relative to cuBLASLt-tuned in the same rounds, confidence {}; x = cuBLASLt-tuned us / "
+                               "dgtune us, above 1: dgtune faster)",
+                               o.baseline_path, cmp.device().name, protocol.name(), o.db_path, o.threshold_pct,
+                               o.confidence)),
+       report::kGateDocument);
+  if (!o.junit_path.empty()) write_output_file(o.junit_path, gate::junit_xml(report));
+  if (!o.markdown_path.empty()) write_output_file(o.markdown_path, gate::markdown_summary(report));
+  TuningDb history(history_path);  // created or migrated only now, with a run to store (checked before measuring)
   GateRunRow run = gate::history_run(report, *baseline, o.baseline_path);
-  run.scope = history->upsert_device(cmp.fingerprint());
-  const int64_t run_id = history->put_gate_run(run, gate::history_rows(report));
+  run.scope = history.upsert_device(cmp.fingerprint());
+  const int64_t run_id = history.put_gate_run(run, gate::history_rows(report));
   spdlog::info("gate: run {} appended to the history in {}", run_id, history_path);
 
   const int code = report.exit_code();
@@ -180,9 +221,16 @@ report::Table gate_history(const std::string& path, const std::string& shape) {
   TuningDbReader db(path);
   const auto points = db.gate_history(shape);
   if (points.empty())
-    DGT_THROW(ErrorKind::kUsage, "{}: no gate history for shape '{}' (a problem key, a name= or MxNxK)", path, shape);
-  return gate::history_table(points, "gate history of " + shape + " in " + path +
-                                         " (ratio = dgtune / cuBLASLt-tuned; change = ratio now vs baseline)");
+    DGT_THROW(ErrorKind::kUsage, "{}: no gate history for shape '{}' (a problem key, a name= or MxNxK)", path,
+              escaped(shape));
+  std::set<std::string> problems;
+  for (const auto& p : points) problems.insert(p.problem_key);
+  return gate::history_table(
+      points, fmt::format("gate history of {} in {}: {} run{} of {} problem{} (one series per problem, oldest first; x = "
+                          "cuBLASLt-tuned us / dgtune us, above 1: dgtune faster; slowdown = dgtune relative to "
+                          "cuBLASLt-tuned, now vs the baseline)",
+                          escaped(shape), path, points.size(), points.size() == 1 ? "" : "s", problems.size(),
+                          problems.size() == 1 ? "" : "s"));
 }
 
 }  // namespace dgt

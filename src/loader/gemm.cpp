@@ -178,7 +178,9 @@ Gemm::Gemm(GemmOptions options) : impl_(std::make_unique<Impl>()) {
   impl_->device = open_device(ordinal);
   if (!impl_->device.is_sm90())
     DGT_THROW(ErrorKind::kNoDevice, "dgt::Gemm: device {} ({}) is not sm_90", ordinal, impl_->device.name);
-  const std::string db_path = resolve_db_path(options.db_path);
+  // GemmOptions::db_path, else $DGTUNE_DB, else no DB: never a path below the application's working directory.
+  const std::string db_path = loader_db_path(options.db_path);
+  const char* db_from = options.db_path.empty() ? "$DGTUNE_DB" : "GemmOptions::db_path";
   if (options.table) {
     impl_->env = current_software_env(impl_->device);
     impl_->env_key = impl_->env.key();
@@ -196,7 +198,11 @@ Gemm::Gemm(GemmOptions options) : impl_(std::make_unique<Impl>()) {
           "using default configs",
           options.table->device_name, options.table->hw_key, impl_->device.name, hw);
     }
-  } else if ((impl_->db = open_loader_db(db_path))) {
+  } else if (db_path.empty()) {
+    spdlog::warn(
+        "dgt::Gemm: no tuning database given (GemmOptions::db_path is empty and $DGTUNE_DB is not set); running "
+        "untuned: every shape uses the default config");
+  } else if ((impl_->db = open_loader_db(db_path, db_from))) {
     impl_->env = current_software_env(impl_->device);
     impl_->env_key = impl_->env.key();
     impl_->device_id = impl_->db->find_hardware(impl_->device.hardware());

@@ -8,10 +8,11 @@
 
 namespace dgt {
 
-std::unique_ptr<TuningDbReader> open_loader_db(const std::string& path) {
+std::unique_ptr<TuningDbReader> open_loader_db(const std::string& path, const std::string& from) {
   std::error_code ec;
+  const std::string named = from.empty() ? path : path + " (" + from + ")";
   if (!std::filesystem::exists(path, ec)) {
-    spdlog::warn("dgt::Gemm: no tuning database at {}; using default configs", path);
+    spdlog::warn("dgt::Gemm: no tuning database at {}; running untuned: every shape uses the default config", named);
     return nullptr;
   }
   try {
@@ -19,7 +20,7 @@ std::unique_ptr<TuningDbReader> open_loader_db(const std::string& path) {
   } catch (const Error& e) {
     // An application must keep running on a file it cannot read: default configs are correct, only slower.
     if (e.kind() != ErrorKind::kSqlite && e.kind() != ErrorKind::kIo) throw;
-    spdlog::warn("dgt::Gemm: cannot use tuning database {}: {}; using default configs", path, e.message());
+    spdlog::warn("dgt::Gemm: cannot use tuning database {}: {}; using default configs", named, e.message());
     return nullptr;
   }
 }

@@ -14,7 +14,8 @@ namespace dgt {
 /// behind). Never throws for the file's sake: when it is missing, damaged ("file is not a database"), not a
 /// dgtune DB, or of another schema version (newer than this dgtune, or older and never migrated), it logs ONE
 /// warning naming the file and the reason (SQLite's message and code, or both schema versions) and returns
-/// nullptr: the caller then runs default configs. The file is never modified.
-std::unique_ptr<TuningDbReader> open_loader_db(const std::string& path);
+/// nullptr: the caller then runs default configs. The file is never modified. `from` says where the path came from
+/// ("GemmOptions::db_path", "$DGTUNE_DB"), named in the warning.
+std::unique_ptr<TuningDbReader> open_loader_db(const std::string& path, const std::string& from = "");
 
 }  // namespace dgt

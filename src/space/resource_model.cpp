@@ -1,6 +1,7 @@
 #include "space/resource_model.hpp"
 
 #include <atomic>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -206,6 +207,15 @@ std::string problem_fit(const KernelConfig& c, const Problem& p) {
         "P8: the ping-pong mainloop (pp) sums all of K on the tensor cores without promotion, so K = {} must be at "
         "most promote_every x BLOCK_K = {} x {} = {} (fast accumulation's bound on one tensor-core sum, R18)",
         p.k, c.promote_every, c.block_k, c.promote_every * c.block_k);
+  // D's tensor map has the same stride limit as A's and B's (validate_problem refuses those for every config; D only
+  // goes through TMA with this epilogue). Checked first: past it, ldd x bytes could overflow.
+  constexpr int64_t kMaxTmaStride = int64_t(1) << 40;
+  if (c.epilogue == Epilogue::kTma && p.ldd >= kMaxTmaStride / bytes)
+    return fmt::format(
+        "P3: TMA-store epilogue needs D's row stride below 2^40 bytes (TMA rule: global strides must be < 2^40 "
+        "bytes); ldd = {} {} elements = {} bytes",
+        p.ldd, to_string(p.d),
+        p.ldd > std::numeric_limits<int64_t>::max() / bytes ? std::string("over 2^63") : std::to_string(p.ldd * bytes));
   if (c.epilogue == Epilogue::kTma && (p.ldd * bytes) % 16 != 0)
     return fmt::format(
         "P3: TMA-store epilogue needs D rows of 16-byte multiples; ldd = {} {} elements = {} bytes is not a multiple "

@@ -18,6 +18,7 @@
 #include "core/error.hpp"
 #include "core/escape.hpp"
 #include "core/input_file.hpp"
+#include "core/json_text.hpp"
 #include "space/resource_model.hpp"
 #include "space/search_space.hpp"
 
@@ -64,10 +65,10 @@ struct Field {
   Field at(const std::string& key) const { return {source, fmt::format("{}/{}", path, key), value.at(key)}; }
   Field at(size_t i) const { return {source, fmt::format("{}/{}", path, i), value.at(i)}; }
 
-  /// The value as compact JSON, escaped and shortened (a whole array is not worth quoting).
+  /// The value as compact JSON, escaped and shortened with its length (a whole array is not worth quoting).
   std::string shown() const {
     std::string s = value.dump(-1, ' ', false, json::error_handler_t::replace);
-    if (s.size() > 60) s = s.substr(0, 57) + "...";
+    if (s.size() > 60) s = fmt::format("{}... ({} bytes)", s.substr(0, 57), s.size());
     return escaped(s);
   }
   std::string where() const { return source + ": " + (path.empty() ? "the top level" : path); }
@@ -382,16 +383,15 @@ SearchSpace SearchSpace::from_json(const json& j, const std::string& source_path
 }
 
 SearchSpace SearchSpace::parse(const std::string& text, const std::string& source) {
+  check_json_depth(text, source);  // before the parser: deep nesting would exhaust the stack
   DuplicateKeys dup;
   json j;
   try {
     j = json::parse(text, std::ref(dup));
   } catch (const json::parse_error& e) {
-    // e.what() is "[json.exception.parse_error.101] parse error at line L, column C: ..."; the bracket is noise.
-    std::string what = e.what();
-    if (const size_t b = what.find("] "); what.rfind("[json.exception", 0) == 0 && b != std::string::npos)
-      what = what.substr(b + 2);
-    DGT_THROW(ErrorKind::kUsage, "{}: invalid JSON: {}", escaped(source), escaped(what));
+    throw_invalid_json(text, source, e.byte, e.what());  // FILE:LINE:COLUMN: invalid JSON: why
+  } catch (const json::exception& e) {
+    throw_invalid_json(text, source, 0, e.what());  // a number too large for any type: located by its text
   }
   if (!dup.first().empty())
     DGT_THROW(ErrorKind::kUsage, "{}: {}: the key appears twice in one object (JSON would keep only the last one)",

@@ -1,23 +1,24 @@
 #include "tune/session.hpp"
 
-#include <filesystem>
-
 #include <spdlog/spdlog.h>
 
 #include "core/paths.hpp"
+#include "db/writer_check.hpp"
+#include "device/device_info.hpp"
 #include "tune/sweep_loop.hpp"
 
 namespace dgt {
 
 TuningSession::TuningSession(SessionOptions options) : options_(std::move(options)) {
   if (options_.kind == ProtocolKind::kHotGraph) options_.hot_graph().validate();  // before the GPU is opened
-  // An existing DB first: a damaged or newer file is refused (untouched) before the GPU is set up; a new
-  // one is created only once the GPU is known to be usable.
-  std::error_code ec;
-  if (std::filesystem::exists(options_.db_path, ec)) db_ = std::make_unique<TuningDb>(options_.db_path);
+  // The DB is checked read-only first (a damaged, newer or unwritable file is refused, untouched), then the GPU must
+  // exist before the cubin cache directory is created; the DB is opened for writing (created, or migrated) only
+  // once the GPU is set up.
+  check_db_writable(options_.db_path, options_.db_flag);
+  require_device(options_.device);
   cache_ = std::make_unique<jit::CubinCache>(usable_cache_dir(options_.cache_dir));
   bench_ = std::make_unique<DeviceBench>(options_, *cache_);
-  if (!db_) db_ = std::make_unique<TuningDb>(options_.db_path);
+  db_ = std::make_unique<TuningDb>(options_.db_path);
   fingerprint_ = make_fingerprint(bench_->device());
   scope_ = db_->upsert_device(fingerprint_);
   compiles_ = std::make_unique<CompileQueue>(*cache_, options_.compile_threads);

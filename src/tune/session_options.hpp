@@ -10,8 +10,9 @@
 namespace dgt {
 
 struct SessionOptions {
-  std::string db_path;    ///< resolved by the caller (resolve_db_path)
-  std::string cache_dir;  ///< empty = default_cache_dir()
+  std::string db_path;           ///< resolved by the caller (resolve_db_path)
+  std::string db_flag = "--db";  ///< how the user named db_path ("--db", "$DGTUNE_DB"), for messages
+  std::string cache_dir;         ///< empty = default_cache_dir()
   int device = 0;
   /// What candidates and baselines are timed under (`dgtune sweep --protocol`):
   ///   kColdL2: the adaptive single-side Timer with `protocol` (stored as "cold-l2-v1"; every trial stored

@@ -1,12 +1,13 @@
 #include "worker/worker_sweep.hpp"
 
-#include <filesystem>
 #include <set>
 
 #include <spdlog/spdlog.h>
 
+#include "core/escape.hpp"
 #include "core/paths.hpp"
 #include "db/tuning_db.hpp"
+#include "db/writer_check.hpp"
 #include "jit/cubin_cache.hpp"
 #include "tune/compile_queue.hpp"
 #include "tune/sweep_loop.hpp"
@@ -27,10 +28,11 @@ WorkerCommand worker_command(const std::vector<std::string>& worker_argv, Sessio
 std::vector<int> parse_devices(const std::string& text, int device_count) {
   std::vector<int> out;
   if (text == "all") {
-    if (device_count <= 0) DGT_THROW(ErrorKind::kNoDevice, "--devices all: no CUDA device is visible to this process");
+    if (device_count <= 0) DGT_THROW(ErrorKind::kNoDevice, "--devices all: no CUDA device found (no driver or no GPU)");
     for (int d = 0; d < device_count; ++d) out.push_back(d);
     return out;
   }
+  // The text first (bad input whatever the machine has), then whether the devices exist (the machine's answer).
   std::set<int> seen;
   size_t start = 0;
   for (;;) {
@@ -43,16 +45,20 @@ std::vector<int> parse_devices(const std::string& text, int device_count) {
       DGT_THROW(ErrorKind::kUsage,
                 "--devices '{}': '{}' is not a device ordinal (expected 'all' or a comma-separated list of decimal "
                 "ordinals such as 0,1,3)",
-                text, item);
+                escaped(text), escaped(item));
     const int d = std::stoi(item);
-    if (d >= device_count)
-      DGT_THROW(ErrorKind::kUsage, "--devices '{}': device {} does not exist (this process sees {} CUDA device{})",
-                text, d, device_count, device_count == 1 ? "" : "s");
-    if (!seen.insert(d).second) DGT_THROW(ErrorKind::kUsage, "--devices '{}': device {} is listed twice", text, d);
+    if (!seen.insert(d).second)
+      DGT_THROW(ErrorKind::kUsage, "--devices '{}': device {} is listed twice", escaped(text), d);
     out.push_back(d);
     if (comma == std::string::npos) break;
     start = comma + 1;
   }
+  for (int d : out)
+    if (d >= device_count)
+      DGT_THROW(ErrorKind::kNoDevice, "--devices '{}': {}", escaped(text),
+                device_count == 0 ? std::string("no CUDA device found (no driver or no GPU on this machine)")
+                                  : fmt::format("device {} does not exist: this machine has {} CUDA device(s) (0..{})",
+                                                d, device_count, device_count - 1));
   return out;
 }
 
@@ -60,11 +66,9 @@ WorkerSweepResult sweep_with_workers(const WorkerSweepOptions& o, const std::vec
                                      const SweepOptions& sweep) {
   if (o.devices.empty()) DGT_THROW(ErrorKind::kInternal, "sweep_with_workers without devices");
   if (o.session.kind == ProtocolKind::kHotGraph) o.session.hot_graph().validate();
-  // An existing DB first: a damaged or newer file is refused (untouched) before any worker starts; a new one
-  // is created only once the devices are known to be usable.
-  std::error_code ec;
-  std::unique_ptr<TuningDb> first_db;
-  if (std::filesystem::exists(o.session.db_path, ec)) first_db = std::make_unique<TuningDb>(o.session.db_path);
+  // The DB is checked read-only before any worker starts (a damaged, newer or unwritable file is refused, untouched),
+  // and opened for writing (created, or migrated) only once the devices are known to be usable.
+  check_db_writable(o.session.db_path, o.session.db_flag);
   SessionOptions so = o.session;
   so.cache_dir = usable_cache_dir(so.cache_dir);  // the workers use the directory the parent compiles into
   jit::CubinCache cache(so.cache_dir);
@@ -87,7 +91,7 @@ WorkerSweepResult sweep_with_workers(const WorkerSweepOptions& o, const std::vec
   std::vector<std::unique_ptr<TuningDb>> dbs;  // one connection per lane (SQLite connections stay on one thread)
   std::vector<SweepLane> lanes;
   for (size_t i = 0; i < measurers.size(); ++i) {
-    dbs.push_back(i == 0 && first_db ? std::move(first_db) : std::make_unique<TuningDb>(so.db_path));
+    dbs.push_back(std::make_unique<TuningDb>(so.db_path));
     lanes.push_back(SweepLane{dbs.back().get(), dbs.back()->upsert_device(result.devices[i]), measurers[i].get()});
   }
   result.outcomes = run_sweep(lanes, shapes, sweep);

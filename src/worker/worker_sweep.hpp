@@ -38,9 +38,10 @@ struct WorkerSweepResult {
 WorkerSweepResult sweep_with_workers(const WorkerSweepOptions& options, const std::vector<ShapeEntry>& shapes,
                                      const SweepOptions& sweep);
 
-/// Parses --devices: "all" (every device cuda_device_count() reports; Error(kNoDevice) when there is none)
-/// or a comma-separated list of distinct decimal ordinals ("0,1,3"), each below the device count.
-/// Error(kUsage) names the bad item and the rule.
+/// Parses --devices: "all" (every device cuda_device_count() reports) or a comma-separated list of distinct decimal
+/// ordinals ("0,1,3"). The text is checked first: Error(kUsage) (exit 2) names a bad or repeated item and the rule.
+/// Then the devices: a list naming a device that does not exist, or "all" without any, is Error(kNoDevice) (exit 1),
+/// the answer `--device N` gives for the same missing GPU.
 std::vector<int> parse_devices(const std::string& text, int device_count);
 
 }  // namespace dgt

@@ -144,7 +144,7 @@ expect 2 "scale-bad.txt:1: field 'scale': 'blocks' is not a valid value (expecte
 # dgtune gate / history / db: bad input exits 2 before any GPU or DB is touched; db commands need no GPU.
 expect 2 "exactly one of --record FILE" "$bin" gate --db "$tmp/g.db"
 printf 'not json' >"$tmp/bad-base.json"
-expect 2 "bad-base.json: not a JSON object" "$bin" gate --baseline "$tmp/bad-base.json" --db "$tmp/g.db"
+expect 2 "bad-base.json:1:2: invalid JSON" "$bin" gate --baseline "$tmp/bad-base.json" --db "$tmp/g.db"
 printf '{"schema_version": 7}' >"$tmp/v7.json"
 expect 2 "schema_version 7" "$bin" gate --baseline "$tmp/v7.json" --db "$tmp/g.db"
 expect 2 "needs --shapes FILE" "$bin" gate --record "$tmp/r.json" --db "$tmp/g.db"
@@ -218,6 +218,23 @@ expect 2 "--between: cannot read tuning database '$tmp/nope-a.db': no such file"
 expect 2 "--format: xml not in {table,csv,json,md,cpp,db}" "$bin" export --format xml
 expect 2 "cannot read tuning database (--db) '$tmp/c.db': no such file (export never creates one)" "$bin" export --db "$tmp/c.db"
 [ -e "$tmp/c.db" ] && { echo "FAIL: compare or export created the database"; fail=1; }
+
+# scripts/gate_ci_example.sh reads its arguments before it creates anything (it made gate-out/ before printing its
+# usage).
+ci_script="$(cd "$(dirname "$0")/../.." && pwd)/scripts/gate_ci_example.sh"
+for args in "--help" "-h" "" "bogus"; do
+  want=2
+  case "$args" in -h | --help) want=0 ;; esac
+  # shellcheck disable=SC2086
+  GATE_OUT="$tmp/ci-out" GATE_HISTORY="$tmp/ci-history/h.db" bash "$ci_script" $args >"$tmp/out" 2>"$tmp/err"
+  rc=$?
+  if [ "$rc" = "$want" ] && grep -q "usage:" "$tmp/out" "$tmp/err" && [ ! -e "$tmp/ci-out" ] && [ ! -e "$tmp/ci-history" ]; then
+    echo "ok: gate_ci_example.sh $args -> $rc, usage printed, nothing created"
+  else
+    echo "FAIL: gate_ci_example.sh $args -> rc $rc (want $want); created: $(ls "$tmp" | grep ci- | tr '\n' ' ')"
+    fail=1
+  fi
+done
 
 if ! nvidia-smi -L >/dev/null 2>&1; then
   printf '64 128 256\n' >"$tmp/ok.txt"

@@ -12,6 +12,8 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <limits>
 #include <map>
 #include <sstream>
 #include <string>
@@ -315,6 +317,114 @@ TEST_F(CompareExportTest, ExportEveryFormat) {
   EXPECT_EQ(ss.str(), csv.out);
 }
 
+TEST_F(CompareExportTest, ExportTableShowsAShortColumnSetAndAllOnRequest) {
+  make_export_db(path("t.db"));
+  const std::string db = " --db " + path("t.db");
+  // The header line of the table: the default has the seven columns a reader wants first.
+  auto header = [](const std::string& out) {
+    std::istringstream in(out);
+    std::string title, head;
+    std::getline(in, title);
+    std::getline(in, head);
+    return head;
+  };
+  const CliRun table = run_dgtune("export" + db);
+  ASSERT_EQ(table.rc, 0) << table.out;
+  std::istringstream words(header(table.out));
+  std::vector<std::string> cols{std::istream_iterator<std::string>(words), {}};
+  EXPECT_EQ(cols, (std::vector<std::string>{"shape", "config", "protocol", "us", "TFLOPS", "cuBLASLt", "tuned", "us",
+                                            "x", "tuned"}));
+  EXPECT_NE(table.out.find("--columns all adds every tunable"), std::string::npos);
+  // Every line of the table under its title (which names the DB's path) fits a wide terminal.
+  for (const auto& line : [&] {
+         std::vector<std::string> v;
+         std::istringstream in(table.out);
+         std::string title;
+         std::getline(in, title);
+         for (std::string l; std::getline(in, l);) v.push_back(l);
+         return v;
+       }())
+    EXPECT_LT(line.size(), 240u) << line;  // it was 402 columns wide
+  const CliRun all = run_dgtune("export" + db + " --columns all");
+  ASSERT_EQ(all.rc, 0) << all.out;
+  EXPECT_NE(header(all.out).find("promote every"), std::string::npos) << all.out;
+  EXPECT_NE(header(all.out).find("kernel hash"), std::string::npos);
+  // The machine formats keep every column unless asked for the short set.
+  const CliRun json = run_dgtune("export" + db + " --format json");
+  EXPECT_EQ(nlohmann::json::parse(json.out)["winners"][0].size(), 42u);
+  const CliRun json_short = run_dgtune("export" + db + " --format json --columns short");
+  EXPECT_EQ(nlohmann::json::parse(json_short.out)["winners"][0].size(), 7u);
+  const CliRun bad = run_dgtune("export" + db + " --format cpp --columns all");
+  EXPECT_EQ(bad.rc, 2) << bad.out;
+}
+
+TEST_F(CompareExportTest, ExportNeverWritesOverItsDbAndPrintsItsAbsolutePath) {
+  make_export_db(path("t.db"));
+  const std::string before = [&] {
+    std::ifstream f(path("t.db"), std::ios::binary);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    return ss.str();
+  }();
+  fs::create_symlink(path("t.db"), path("link.db"));
+  for (const std::string& out : {path("t.db"), path("link.db")})
+    for (const char* format : {"csv", "json", "table", "md", "cpp", "db"}) {
+      const CliRun r = run_dgtune("export --db " + path("t.db") + " --format " + format + " --out " + out);
+      EXPECT_EQ(r.rc, 2) << format << ": " << r.out;
+      EXPECT_NE(r.out.find("it is the same file as --db"), std::string::npos) << r.out;
+    }
+  std::ifstream f(path("t.db"), std::ios::binary);
+  std::stringstream now;
+  now << f.rdbuf();
+  EXPECT_TRUE(now.str() == before) << "export changed its own DB";
+  // A relative --db is printed absolute: the title names the file exactly.
+  CliRun rel;
+  const std::string cmd = "cd " + dir_.string() + " && " + DGT_DGTUNE_BIN + " export --db t.db 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  char buf[4096];
+  for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) rel.out.append(buf, n);
+  EXPECT_EQ(pclose(p), 0) << rel.out;
+  EXPECT_NE(rel.out.find("dgtune export " + path("t.db") + " device"), std::string::npos) << rel.out;
+}
+
+TEST_F(CompareExportTest, BetweenSaysWhenADbHoldsNoSavedCompares) {
+  make_between_dbs(path("a.db"), path("b.db"));
+  {
+    TuningDb empty(path("empty.db"));
+    empty.upsert_device(gpu("NVIDIA H200", 132));
+  }
+  const CliRun r = run_dgtune("compare --between " + path("a.db") + " " + path("empty.db"));
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_NE(r.out.find(path("empty.db") + " holds none"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("dgtune compare --shapes FILE --save DB"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find(path("a.db") + " holds none"), std::string::npos) << r.out;
+}
+
+TEST_F(CompareExportTest, BetweenNamesAStoredSampleThatIsNoTime) {
+  for (double bad : {std::numeric_limits<double>::infinity(), 0.0, -2.0}) {
+    fs::remove(path("a.db"));
+    fs::remove(path("b.db"));
+    {
+      TuningDb A(path("a.db")), B(path("b.db"));
+      StoredMeasurement m = measurement(kFaster, 10, 10);
+      m.samples[3 * 5 + 2].time_us = bad;  // cuBLASLt-tuned, round 5
+      A.put_measurement(A.upsert_device(gpu("NVIDIA H200", 132)), m);
+      B.put_measurement(B.upsert_device(gpu("NVIDIA H200", 132)), measurement(kFaster, 9, 10));
+    }
+    const CliRun r = run_dgtune("compare --between " + path("a.db") + " " + path("b.db"));
+    EXPECT_EQ(r.rc, 1) << r.out;
+    EXPECT_NE(r.out.find("tuning database " + path("a.db") + ": stored compare measurement 1 of 128x4096x7168 "
+                         "(cold-l2-v2), side 'cublaslt-tuned', round 5: time_us = "),
+              std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("is not a positive finite time"), std::string::npos) << r.out;
+    const CliRun check = run_dgtune("db check --db " + path("a.db"));
+    EXPECT_EQ(check.rc, 1) << check.out;
+    EXPECT_NE(check.out.find("measurement 1: side 2, round 5: time_us = "), std::string::npos) << check.out;
+  }
+}
+
 TEST_F(CompareExportTest, ExportedHeaderCompilesAndLooksUpTheStoredConfig) {
   make_export_db(path("t.db"));
   const CliRun r = run_dgtune("export --db " + path("t.db") + " --format cpp --out " + path("tuned.hpp"));
@@ -437,10 +547,14 @@ TEST_F(CompareExportTest, ExportCarriesTheScaleMode) {
   EXPECT_NE(csv.out.find(",e4m3,e4m3,per-tensor,promote,bf16,none,none," + pt_key + ","), std::string::npos)
       << csv.out;
   for (const char* format : {"md", "table"}) {
+    // The short default names the mode in the shape; every column (scale among them) on request.
     const CliRun r = run_dgtune("export" + db + " --format " + format);
     ASSERT_EQ(r.rc, 0) << r.out;
-    EXPECT_NE(r.out.find("per-tensor"), std::string::npos) << format << "\n" << r.out;
     EXPECT_NE(r.out.find("128x7168x2048 block"), std::string::npos) << format << "\n" << r.out;
+    const CliRun all = run_dgtune("export" + db + " --format " + format + " --columns all");
+    ASSERT_EQ(all.rc, 0) << all.out;
+    EXPECT_NE(all.out.find("per-tensor"), std::string::npos) << format << "\n" << all.out;
+    EXPECT_NE(all.out.find("128x7168x2048 block"), std::string::npos) << format << "\n" << all.out;
   }
   // The header: one entry per mode, each with its scale; lookup() takes the mode (default per-tensor).
   const CliRun cpp = run_dgtune("export" + db + " --format cpp --out " + path("tuned.hpp"));

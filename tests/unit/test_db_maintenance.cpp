@@ -16,6 +16,7 @@
 #include "db/maintenance.hpp"
 #include "db/schema.hpp"
 #include "db/tuning_db.hpp"
+#include "eval/gate_report.hpp"
 
 namespace dgt {
 namespace {
@@ -124,6 +125,87 @@ TEST_F(DbMaintenance, GateHistoryAppendsAndReadsBackBySeries) {
     EXPECT_EQ(h[0].device_name, "NVIDIA H200");
   }
   EXPECT_TRUE(db.gate_history("1x1x1").empty());
+}
+
+/// One gate run with one result of `p`: x_now = 1 / ratio_now (the stored ratio is dgtune / cuBLASLt-tuned).
+void put_run(TuningDb& db, const DeviceScope& s, const Problem& p, const std::string& created_at, double ratio_now) {
+  GateRunRow r;
+  r.scope = s;
+  r.baseline_path = "base.json";
+  r.protocol = "cold-l2-v2";
+  r.created_at = created_at;
+  GateResultRow g;
+  g.problem = p;
+  g.config_key = kC1;
+  g.verdict = "pass";
+  g.ratio_baseline = 0.9;
+  g.ratio_now = ratio_now;
+  db.put_gate_run(r, {g});
+}
+
+TEST_F(DbMaintenance, GateHistoryKeepsFastAndPromoteApartAndShowsAMergedRunOnce) {
+  const Problem promote = Problem::dense(128, 4096, 7168);
+  Problem fast = promote;
+  fast.accum = Accum::kFast;
+  const std::string a = path("a.db"), b = path("b.db");
+  {
+    TuningDb db(a);
+    const DeviceScope s = db.upsert_device(gpu("NVIDIA H200", "k1"));
+    // Interleaved in time, as two CI jobs gating both accumulation modes leave them.
+    put_run(db, s, promote, "2026-11-29T12:00:00Z", 0.90);
+    put_run(db, s, fast, "2026-11-29T12:01:00Z", 0.80);
+    put_run(db, s, promote, "2026-11-29T12:02:00Z", 0.91);
+    put_run(db, s, fast, "2026-11-29T12:03:00Z", 0.81);
+  }
+  fs::copy_file(a, b);  // B holds A's runs too (a copy of the history, then one more run)
+  {
+    TuningDb db(b);
+    put_run(db, db.upsert_device(gpu("NVIDIA H200", "k1")), promote, "2026-11-29T12:04:00Z", 0.92);
+  }
+  {
+    TuningDbReader db(a);
+    const auto h = db.gate_history("128x4096x7168");
+    ASSERT_EQ(h.size(), 4u);
+    // One series per problem, each oldest first: never fast, promote, fast, promote.
+    EXPECT_EQ(h[0].problem_key, fast.key());
+    EXPECT_EQ(h[1].problem_key, fast.key());
+    EXPECT_EQ(h[2].problem_key, promote.key());
+    EXPECT_EQ(h[3].problem_key, promote.key());
+    EXPECT_EQ(h[0].created_at, "2026-11-29T12:01:00Z");
+    EXPECT_EQ(h[3].created_at, "2026-11-29T12:02:00Z");
+    EXPECT_EQ(h[0].result.problem, fast);
+    // The table names the accumulation in its shape column and reports x = 1 / the stored ratio.
+    const report::Table t = gate::history_table(h, "t");
+    EXPECT_EQ(std::get<std::string>(t.rows[0][4]), "128x4096x7168 fast");
+    EXPECT_EQ(std::get<std::string>(t.rows[2][4]), "128x4096x7168");
+    EXPECT_EQ(t.columns[8].id, "x_tuned_now");
+    EXPECT_DOUBLE_EQ(std::get<report::Number>(t.rows[0][8]).value, 1 / 0.80);
+  }
+  // The merge appends B's runs that A lacks, and only those.
+  const dbm::MergeReport r = dbm::merge(a, b, path("m.db"));
+  for (const auto& t : r.tables)
+    if (t.name == "gate_run") {
+      EXPECT_EQ(t.from, (std::vector<int64_t>{4, 5}));
+      EXPECT_EQ(t.merged, 5);
+    }
+  TuningDbReader merged(path("m.db"));
+  EXPECT_EQ(merged.gate_history(promote.key()).size(), 3u);
+  // A DB merged by an older dgtune holds the same run twice: history shows it once.
+  raw_exec(path("m.db"),
+           "INSERT INTO gate_run (device_id, environment_id, pci_bus_id, baseline_path, baseline_created_at, "
+           "baseline_env_key, protocol, threshold, confidence, exit_code, shapes, failures, errors, created_at) "
+           "SELECT device_id, environment_id, pci_bus_id, baseline_path, baseline_created_at, baseline_env_key, "
+           "protocol, threshold, confidence, exit_code, shapes, failures, errors, created_at FROM gate_run WHERE id = 1; "
+           "INSERT INTO gate_result (run_id, problem_id, name, config_key, config_baseline, verdict, reason, "
+           "ratio_baseline, ratio_now, slowdown, slowdown_lo, slowdown_hi, p_value, ours_baseline_us, ours_now_us, "
+           "tuned_baseline_us, tuned_now_us) SELECT (SELECT max(id) FROM gate_run), problem_id, name, config_key, "
+           "config_baseline, verdict, reason, ratio_baseline, ratio_now, slowdown, slowdown_lo, slowdown_hi, p_value, "
+           "ours_baseline_us, ours_now_us, tuned_baseline_us, tuned_now_us FROM gate_result WHERE run_id = 1");
+  EXPECT_EQ(raw_int(path("m.db"), "SELECT count(*) FROM gate_run"), 6);
+  TuningDbReader dup(path("m.db"));
+  const auto h = dup.gate_history(promote.key());
+  ASSERT_EQ(h.size(), 3u);
+  EXPECT_EQ(h[0].run_id, 1);
 }
 
 TEST_F(DbMaintenance, CheckIsReadOnlyAndFindsBrokenInvariants) {

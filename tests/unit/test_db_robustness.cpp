@@ -27,6 +27,7 @@
 #include "db/tuning_db.hpp"
 #include "jit/cubin_cache.hpp"
 #include "loader/loader_db.hpp"
+#include "as_nobody.hpp"
 #include "temp_dir_test.hpp"
 
 namespace dgt {
@@ -81,25 +82,7 @@ void make_db(const std::string& path) {
   db.put_trial(s, t);
 }
 
-/// Runs `fn` in a child process as user nobody (when this process is root; tests run as root here, and root
-/// ignores permission bits); its return value is the exit code.
-int as_nobody(const std::function<int()>& fn) {
-  const pid_t pid = fork();
-  if (pid == 0) {
-    if (geteuid() == 0 && (setgroups(0, nullptr) != 0 || setgid(65534) != 0 || setuid(65534) != 0)) _exit(99);
-    int rc = 98;
-    try {
-      rc = fn();
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "child: %s\n", e.what());
-      rc = 97;
-    }
-    _exit(rc);
-  }
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 200;
-}
+using test::as_nobody;
 
 /// SQLite's own read-only open and first query (what the loader did before): its code.
 int plain_read_only_open(const std::string& path) {
@@ -283,6 +266,37 @@ TEST_F(DbRobustness, CacheDirFallsBackWithOneNoticeWhenHomeIsUnsetOrTheDirIsUnus
   EXPECT_NE(text.find(path("file/cache")), std::string::npos) << text;
   EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1) << text;
   EXPECT_EQ(cache_dir_candidates(path("file/cache")).back(), temp);
+}
+
+TEST_F(DbRobustness, RelativeXdgCacheHomeAndHomeAreIgnoredNotCreatedInTheWorkingDirectory) {
+  // The XDG base directory rule: a relative value is invalid. dgtune once created ./rel/dgtune.
+  EnvVar a("DGTUNE_CACHE_DIR", nullptr), b("XDG_CACHE_HOME", "rel"), c("HOME", "home-rel"), d("TMPDIR", dir_.c_str());
+  const auto dirs = cache_dir_candidates("");
+  ASSERT_EQ(dirs.size(), 1u);
+  EXPECT_EQ(dirs[0], path("dgtune-cache-" + std::to_string(getuid())));
+  EnvVar e("XDG_CACHE_HOME", path("xdg").c_str()), f("HOME", path("home").c_str());
+  EXPECT_EQ(cache_dir_candidates(""), (std::vector<std::string>{path("xdg") + "/dgtune", path("home") + "/.cache/dgtune",
+                                                                 path("dgtune-cache-" + std::to_string(getuid()))}));
+}
+
+TEST_F(DbRobustness, DbPathsAreAbsoluteAndTheLoaderNeverUsesTheWorkingDirectory) {
+  EnvVar a("DGTUNE_DB", nullptr);
+  const std::string cwd = fs::current_path().string();
+  EXPECT_EQ(resolve_db_path(""), cwd + "/results/tuning.db");  // the CLI's default, named absolute
+  EXPECT_EQ(resolve_db_path("x.db"), cwd + "/x.db");
+  EXPECT_EQ(resolve_db_path("./a/./x.db"), cwd + "/a/x.db");
+  EXPECT_EQ(resolve_db_path("/abs/x.db"), "/abs/x.db");
+  EXPECT_EQ(loader_db_path(""), "") << "no DB given: untuned, never results/tuning.db below the working directory";
+  EXPECT_EQ(loader_db_path("/opt/app/t.db"), "/opt/app/t.db");
+  EnvVar b("DGTUNE_DB", "rel.db");
+  EXPECT_EQ(loader_db_path(""), cwd + "/rel.db");
+  EXPECT_EQ(resolve_db_path(""), cwd + "/rel.db");
+  // The loader's one warning names the file and where its path came from.
+  LogCapture log;
+  EXPECT_EQ(open_loader_db(path("missing.db"), "$DGTUNE_DB"), nullptr);
+  EXPECT_NE(log.text().find("no tuning database at " + path("missing.db") + " ($DGTUNE_DB); running untuned"),
+            std::string::npos)
+      << log.text();
 }
 
 /// A compile that counts itself (one line per call in `counter`) and takes a while, so racers overlap.

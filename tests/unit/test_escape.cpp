@@ -1,5 +1,6 @@
 // core/escape.hpp and core/input_file.hpp: how user text is quoted and how input files are refused.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <fstream>
@@ -45,6 +46,34 @@ TEST(Escape, InvalidUtf8BytesAreEscapedOneByOne) {
   EXPECT_EQ(at, 2u);
 }
 
+TEST(Escape, LongValuesAreCutWithTheirLength) {
+  // A 1 MB number in a shapes file once became a 1 MB error line.
+  const std::string big(1 << 20, '7');
+  EXPECT_EQ(escaped(big), std::string(kQuoteKeep, '7') + "... (1048576 bytes)");
+  EXPECT_EQ(escaped(std::string(kQuoteLimit, 'x')), std::string(kQuoteLimit, 'x'));  // at the limit: whole
+  // A long but real path (a CI workspace, 300 bytes) is still named whole: only values past any sane path are cut.
+  std::string long_path;
+  while (long_path.size() < 300) long_path += "/runner-workspace-dir";
+  EXPECT_EQ(escaped(long_path), long_path);
+  // The cut never splits an escape or a UTF-8 character.
+  std::string ctl(kQuoteKeep - 2, 'a');
+  ctl += std::string(100, '\x01');
+  const std::string e = escaped(ctl);
+  EXPECT_EQ(e, std::string(kQuoteKeep - 2, 'a') + "... (" + std::to_string(ctl.size()) + " bytes)");
+  std::string utf(kQuoteKeep - 1, 'a');
+  for (size_t i = 0; i < kQuoteLimit; ++i) utf += "\xc3\xa9";  // past the limit whatever it is
+  const std::string u = escaped(utf);  // the first 'é' would straddle the cut: it goes whole
+  EXPECT_EQ(u, std::string(kQuoteKeep - 1, 'a') + "... (" + std::to_string(utf.size()) + " bytes)");
+  EXPECT_FALSE(has_unprintable(u));
+  // A whole message keeps its lines; only a line over kMessageLineLimit is cut.
+  const std::string msg = "first line\n" + std::string(kMessageLineLimit + 1, 'z') + "\nlast line";
+  const std::string m = escaped_keep_lines(msg);
+  EXPECT_EQ(m.rfind("first line\nzzz", 0), 0u);
+  EXPECT_NE(m.find("... (" + std::to_string(kMessageLineLimit + 1) + " bytes)\nlast line"), std::string::npos);
+  EXPECT_LT(m.size(), kMessageLineLimit + 100);
+  EXPECT_EQ(escaped_keep_lines("a\n" + std::string(300, 'b')), "a\n" + std::string(300, 'b'));
+}
+
 class InputFile : public test::TempDirTest {};
 
 TEST_F(InputFile, EveryUnreadableKindIsUsageNamingWhatAndPath) {
@@ -67,6 +96,25 @@ TEST_F(InputFile, EveryUnreadableKindIsUsageNamingWhatAndPath) {
   std::ofstream(ok, std::ios::binary) << std::string("1 2 3\n\0", 7);
   EXPECT_EQ(read_input_file(ok, "shapes file"), std::string("1 2 3\n\0", 7));
   EXPECT_NO_THROW(require_input_file(ok, "--db"));
+}
+
+TEST_F(InputFile, ARegularFileIsRequiredForADbAndAFifoIsNeverOpened) {
+  const std::string fifo = path("ff");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  // A pipe is a fine shapes file (`--shapes <(...)`) but never a DB: SQLite would wait on it forever. Refused by
+  // type, without opening it (opening a FIFO for reading blocks until a writer comes).
+  try {
+    require_regular_input_file(fifo, "tuning database (--db)");
+    ADD_FAILURE() << "a FIFO was accepted as a DB";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kUsage);
+    EXPECT_EQ(e.message(), "cannot read tuning database (--db) '" + fifo + "': it is a FIFO (named pipe), not a "
+                           "regular file");
+  }
+  EXPECT_THROW(require_regular_input_file("/dev/null", "--db"), Error);
+  EXPECT_THROW(require_regular_input_file(dir_.string(), "--db"), Error);
+  std::ofstream(path("t.db")) << "x";
+  EXPECT_NO_THROW(require_regular_input_file(path("t.db"), "--db"));
 }
 
 }  // namespace

@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include <nlohmann/json.hpp>
+
 #include "core/error.hpp"
 #include "eval/gate_decision.hpp"
 #include "eval/gate_record.hpp"
@@ -212,11 +214,123 @@ TEST(GateRecordFile, RoundTripAndBadInput) {
       EXPECT_NE(e.message().find(needle), std::string::npos) << e.message();
     }
   };
-  usage("not json", "not a JSON object");
-  std::string v2 = to_json(r);
-  v2.replace(v2.find("\"schema_version\": 1"), 19, "\"schema_version\": 2");
-  usage(v2, "schema_version 2");
+  usage("not json", "b.json:1:2: invalid JSON: syntax error while parsing value");
+  usage("{\n \"schema_version\": 2,\n}", "b.json:3:1: invalid JSON");
+  usage(std::string(100000, '[') + std::string(100000, ']'), "b.json:1:65: JSON nesting is deeper than 64 levels");
+  std::string v3 = to_json(r);
+  v3.replace(v3.find("\"schema_version\": 2"), 19, "\"schema_version\": 3");
+  usage(v3, "schema_version 3 with \"schema\"");
   usage(R"({"schema_version": 1})", "missing field 'name'");
+  usage(R"({"schema": "dgtune-export", "schema_version": 1})", "schema 'dgtune-export' is not a gate baseline");
+}
+
+TEST(GateRecordFile, TheFileHasTheEnvelopeAndTheNamesOfEveryOtherOutput) {
+  const std::string text = to_json(record({shape(128, 100, 90)}));
+  const auto j = nlohmann::ordered_json::parse(text);
+  EXPECT_EQ(j.begin().key(), "schema");
+  EXPECT_EQ(j["schema"], "dgtune-gate-baseline");
+  EXPECT_EQ(std::next(j.begin()).key(), "schema_version");
+  EXPECT_EQ(j["schema_version"], 2);
+  const auto& s = j["shapes"][0];
+  for (const char* name : {"dgtune_us", "cublas_tuned_us", "cublas_default_us", "cublas_tuned_algo"})
+    EXPECT_TRUE(s.contains(name)) << name;
+  for (const char* name : {"ours_us", "cublaslt_tuned_us", "tuned_algo"}) EXPECT_FALSE(s.contains(name)) << name;
+}
+
+TEST(GateRecordFile, BaselinesWrittenBeforeTheEnvelopeStillLoad) {
+  // A baseline `dgtune gate --record` wrote on the H200 (schema_version 1: no "schema", "ours_us" and "cublaslt_*"),
+  // and one written by the dgtune of the commit before the envelope (problems with their bias and act fields).
+  for (const char* name : {"gate-baseline-v1-h200.json", "gate-baseline-v1-cb25b9e.json"}) {
+    const std::string file = std::string(DGT_SOURCE_DIR) + "/tests/unit/fixtures/" + name;
+    const GateRecord r = read_record(file);
+    ASSERT_FALSE(r.shapes.empty()) << name;
+    EXPECT_EQ(r.hardware.name, "NVIDIA H200") << name;
+    for (const ShapeRecord& s : r.shapes) {
+      EXPECT_EQ(s.ours_us.size(), s.rounds.size()) << name;
+      // A shape cuBLASLt does not run (prime-mn) has no tuned side and says why in its algo field.
+      if (!s.tuned_us.empty()) EXPECT_EQ(s.tuned_us.size(), s.rounds.size()) << name;
+      EXPECT_FALSE(s.tuned_algo.empty()) << name;
+      EXPECT_GT(s.ours_us[0], 0) << name;
+    }
+    // Read back as version 2, every sample kept.
+    const GateRecord again = parse_record(to_json(r), "again.json");
+    EXPECT_EQ(again.shapes.size(), r.shapes.size());
+    EXPECT_EQ(again.shapes[0].ours_us, r.shapes[0].ours_us);
+    EXPECT_EQ(again.shapes[0].tuned_us, r.shapes[0].tuned_us);
+    EXPECT_EQ(again.shapes[0].default_us, r.shapes[0].default_us);
+    EXPECT_EQ(again.shapes[0].problem, r.shapes[0].problem);
+    // The baseline gates a measurement of itself: every shape passes.
+    const GateReport report = decide(r, again, {});
+    EXPECT_EQ(report.exit_code(), 0) << name;
+    EXPECT_EQ(report.passed, static_cast<int>(r.shapes.size())) << name;
+  }
+  const GateRecord h200 = read_record(std::string(DGT_SOURCE_DIR) + "/tests/unit/fixtures/gate-baseline-v1-h200.json");
+  ASSERT_EQ(h200.shapes.size(), 6u);
+  EXPECT_EQ(h200.shapes[0].problem, Problem::dense(4096, 4096, 4096));
+  EXPECT_EQ(h200.shapes[0].rounds.size(), 20u);
+}
+
+TEST(GateRecordFile, EveryShapeFollowsTheRulesOfAShapesFile) {
+  auto refusal = [](const std::function<void(ShapeRecord&)>& edit) {
+    GateRecord r = record({shape(128, 100, 90)});
+    edit(r.shapes[0]);
+    try {
+      parse_record(to_json(r), "b.json");
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::kUsage);
+      return e.message();
+    }
+    return std::string("accepted");
+  };
+  EXPECT_NE(refusal([](ShapeRecord& s) { s.problem = Problem::dense(128, 128, 7); })
+                .find("b.json: shapes[0]: problem 128x128x7: operand A: lda = 7 elements"),
+            std::string::npos);
+  EXPECT_NE(refusal([](ShapeRecord& s) { s.problem = Problem::dense(int64_t(1) << 40, 128, 128); })
+                .find("M = 1099511627776 is too large"),
+            std::string::npos);
+  EXPECT_NE(refusal([](ShapeRecord& s) {
+              s.problem.scale = ScaleMode::kBlock;
+              s.problem.accum = Accum::kFast;
+            }).find("scale mode block needs accum = promote"),
+            std::string::npos);
+  EXPECT_NE(refusal([](ShapeRecord& s) { s.status = "great"; }).find("'great' is not ok, verify_failed or error"),
+            std::string::npos);
+  // No shapes: a gate that checks nothing is refused, not passed.
+  GateRecord empty = record({});
+  try {
+    parse_record(to_json(empty), "b.json");
+    ADD_FAILURE() << "a baseline without shapes was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(e.message().find("b.json: shapes: [] is empty: a baseline without shapes gates nothing"),
+              std::string::npos)
+        << e.message();
+  }
+}
+
+TEST(GateDecision, TheRatioIsReportedAsXCublasOverDgtune) {
+  // dgtune at 90 us, cuBLASLt-tuned at 100 us: x = 100 / 90 > 1 (dgtune faster), the convention of compare.
+  const ShapeRecord base = shape(128, 90, 100), now = shape(128, 90, 100, 4);
+  const ShapeDecision d = decide_shape(&base, now, {}, false);
+  EXPECT_NEAR(d.x_tuned_baseline, 100.0 / 90, 0.01);
+  EXPECT_NEAR(d.x_tuned_now, 100.0 / 90, 0.01);
+  GateReport r;
+  r.shapes = {d};
+  // The history DB keeps storing the time ratio dgtune / cuBLASLt (gate_result since schema 6): its inverse.
+  const auto rows = history_rows(r);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_NEAR(rows[0].ratio_now, 0.9, 0.01);
+  EXPECT_DOUBLE_EQ(rows[0].ratio_now, 1 / d.x_tuned_now);
+  // Tables and files say x; no "ratio" column is left.
+  const report::Table t = gate_table(r, "t");
+  std::vector<std::string> ids;
+  for (const auto& c : t.columns) ids.push_back(c.id);
+  EXPECT_NE(std::find(ids.begin(), ids.end(), "x_tuned_now"), ids.end());
+  for (const auto& id : ids) EXPECT_EQ(id.find("ratio"), std::string::npos) << id;
+  EXPECT_NEAR(std::get<report::Number>(t.rows[0][4]).value, 100.0 / 90, 0.01);
+  const report::Table rec = record_table(record({base}), "r");
+  EXPECT_EQ(rec.columns[8].id, "x_tuned");
+  EXPECT_NEAR(std::get<report::Number>(rec.rows[0][8]).value, 100.0 / 90, 0.01);
+  EXPECT_NE(markdown_summary(r).find("x = cuBLASLt-tuned us / dgtune us"), std::string::npos);
 }
 
 TEST(GateWriters, JUnitHasOneTestcasePerShapeAndParses) {

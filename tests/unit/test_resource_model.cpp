@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -262,6 +264,24 @@ TEST(ResourceModel, ProblemFitIsTheHardTmaStoreRule) {
   EXPECT_EQ(problem_fit(c, p).substr(0, 3), "P3:");
   p.ldd = 4104;
   EXPECT_EQ(problem_fit(c, p), "");
+  // D's tensor map takes strides below 2^40 bytes, like A's and B's: --ldd 2^39 (bf16) kept every TMA-store config.
+  p.ldd = int64_t(1) << 39;
+  EXPECT_EQ(problem_fit(c, p),
+            "P3: TMA-store epilogue needs D's row stride below 2^40 bytes (TMA rule: global strides must be < 2^40 "
+            "bytes); ldd = 549755813888 bf16 elements = 1099511627776 bytes");
+  p.ldd = (int64_t(1) << 39) - 8;  // 2^40 - 16 bytes: the largest 16-byte multiple below the limit
+  EXPECT_EQ(problem_fit(c, p), "");
+  p.d = DType::kF32;
+  p.ldd = int64_t(1) << 38;
+  EXPECT_EQ(problem_fit(c, p).substr(0, 3), "P3:");
+  p.d = DType::kE4M3;
+  p.ldd = int64_t(1) << 40;
+  EXPECT_EQ(problem_fit(c, p).substr(0, 3), "P3:");
+  p.ldd = std::numeric_limits<int64_t>::max() - 7;  // no overflow in the rule or its message
+  EXPECT_NE(problem_fit(c, p).find("P3: TMA-store epilogue needs D's row stride"), std::string::npos);
+  c.epilogue = Epilogue::kDirect;
+  p.ldd = int64_t(1) << 40;
+  EXPECT_EQ(problem_fit(c, p), "") << "the direct epilogue stores D without a tensor map";
 }
 
 TEST(ResourceModel, PingpongRulesAndBudget) {

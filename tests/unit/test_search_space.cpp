@@ -324,13 +324,23 @@ TEST(SearchSpace, KeysNamesAndStructure) {
   EXPECT_EQ(space_error("[1, 2]"),
             "s.json: the top level: [1,2] is an array, not an object (a search space is a JSON "
             "object)");
-  EXPECT_EQ(space_error("").rfind("s.json: invalid JSON: parse error at line 1, column 1: ", 0), 0u);
+  // Syntax errors name file:line:column, the form of every input error (a shapes file's file:line).
+  EXPECT_EQ(space_error("").rfind("s.json:1:1: invalid JSON: syntax error while parsing value", 0), 0u)
+      << space_error("");
   EXPECT_EQ(space_error(std::string("{\"a\x01\": 1}"))
-                .rfind("s.json: invalid JSON: parse error at line 1, column 4: "
+                .rfind("s.json:1:4: invalid JSON: "
                        "syntax error while parsing object key - invalid string: "
                        "control character U+0001 (SOH) must be escaped",
                        0),
             0u);
+  // The parser stops at the end of the token it did not expect (the "x" after a missing comma): line 4, column 5.
+  EXPECT_EQ(space_error("{\n  \"block_m\": [64],\n  \"block_n\": [64]\n  \"x\": 1\n}")
+                .rfind("s.json:4:5: invalid JSON: syntax error while parsing object - unexpected string literal", 0),
+            0u);
+  // Nesting is bounded before the parser runs: 100000 '[' once crashed it (stack overflow).
+  EXPECT_EQ(space_error(std::string(100000, '[') + std::string(100000, ']')),
+            "s.json:1:65: JSON nesting is deeper than 64 levels (arrays and objects inside each other); a dgtune file "
+            "nests at most a few levels");
 }
 
 TEST(SearchSpace, CrossProductIsBoundedBeforeEnumeration) {

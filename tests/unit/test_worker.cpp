@@ -338,9 +338,16 @@ TEST(WorkerDevices, ParsesAllAndListsAndRefusesTheRest) {
     }
     return ErrorKind::kInternal;  // no error
   };
-  for (const char* bad : {"", "0,,1", "01", "-1", "0x1", "+1", " 1", "1,", "2", "0,0", "one"})
+  for (const char* bad : {"", "0,,1", "01", "-1", "0x1", "+1", " 1", "1,", "0,0", "one"})
     EXPECT_EQ(kind_of(bad, 2), ErrorKind::kUsage) << "'" << bad << "'";
+  // The text is bad input whatever the machine has: checked before the devices are.
+  EXPECT_EQ(kind_of("0,0", 0), ErrorKind::kUsage);
+  EXPECT_EQ(kind_of("0,x", 0), ErrorKind::kUsage);
+  // A device that is not there is the machine's answer, exit 1, as `--device N` gives for it.
   EXPECT_EQ(kind_of("all", 0), ErrorKind::kNoDevice);
+  EXPECT_EQ(kind_of("0", 0), ErrorKind::kNoDevice);
+  EXPECT_EQ(kind_of("2", 2), ErrorKind::kNoDevice);
+  EXPECT_EQ(kind_of("0,1,5", 2), ErrorKind::kNoDevice);
 }
 
 }  // namespace

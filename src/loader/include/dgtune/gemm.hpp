@@ -1,6 +1,6 @@
 // dgtune run-time loader: launch the tuned FP8 GEMM winner for a shape from application code.
 //
-//   dgt::Gemm gemm;                       // DB from $DGTUNE_DB or results/tuning.db
+//   dgt::Gemm gemm;                       // DB from $DGTUNE_DB (none: untuned, default configs)
 //   gemm.run(A, B, D, M, N, K, lda, ldb, ldd, scale_a, scale_b, stream);
 //
 // D[M,N] (BF16 by default, row-major, ldd) = (*scale_a) * (*scale_b) * A[M,K] * B[N,K]^T, with A and B FP8
@@ -144,8 +144,9 @@ struct GemmChoice {
 };
 
 struct GemmOptions {
-  std::string db_path;    ///< empty: $DGTUNE_DB, else results/tuning.db; a missing, damaged, foreign or other-schema
-                          ///< file means "no tuning data" (one warning, default configs)
+  std::string db_path;    ///< empty: $DGTUNE_DB, else no DB (never a path below the working directory); no DB, or a
+                          ///< missing, damaged, foreign or other-schema file, means "no tuning data" (one warning
+                          ///< naming where it looked, default configs)
   std::string cache_dir;  ///< empty: $DGTUNE_CACHE_DIR, else $XDG_CACHE_HOME/dgtune, else ~/.cache/dgtune;
                           ///< one that cannot be written falls back to the next, then to a per-user temp
                           ///< directory, with one warning

@@ -1,0 +1,74 @@
+#include "core/json_text.hpp"
+
+#include <algorithm>
+#include <regex>
+
+#include "core/error.hpp"
+#include "core/escape.hpp"
+
+namespace dgt {
+
+std::string text_position(std::string_view text, size_t offset) {
+  offset = std::min(offset, text.size());
+  size_t line = 1, line_start = 0;
+  for (size_t i = 0; i < offset; ++i)
+    if (text[i] == '\n') {
+      ++line;
+      line_start = i + 1;
+    }
+  return fmt::format("{}:{}", line, offset - line_start + 1);
+}
+
+void check_json_depth(std::string_view text, std::string_view source, int max_depth) {
+  int depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\')
+        ++i;  // the escaped character cannot end the string
+      else if (c == '"')
+        in_string = false;
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > max_depth)
+        DGT_THROW(ErrorKind::kUsage,
+                  "{}:{}: JSON nesting is deeper than {} levels (arrays and objects inside each other); a dgtune file "
+                  "nests at most a few levels",
+                  escaped(source), text_position(text, i), max_depth);
+    } else if (c == ']' || c == '}') {
+      depth = std::max(0, depth - 1);  // unbalanced brackets are the parser's to report
+    }
+  }
+}
+
+void throw_invalid_json(std::string_view text, std::string_view source, size_t byte, std::string_view what) {
+  std::string reason(what);
+  if (const size_t b = reason.find("] "); reason.rfind("[json.exception", 0) == 0 && b != std::string::npos)
+    reason = reason.substr(b + 2);
+  std::string where;
+  static const std::regex kAt(R"(^parse error at line (\d+), column (\d+): )");
+  std::smatch m;
+  if (std::regex_search(reason, m, kAt)) {
+    where = m[1].str() + ":" + m[2].str();
+    reason = reason.substr(static_cast<size_t>(m.length(0)));
+  } else {
+    if (reason.rfind("parse error: ", 0) == 0) reason = reason.substr(13);
+    size_t at = byte > 0 ? byte - 1 : 0;
+    if (byte == 0) {
+      // "number overflow parsing '1111...'": the token is in the text; its first place is where it is.
+      const size_t open = reason.find("parsing '");
+      const size_t close = open == std::string::npos ? std::string::npos : reason.rfind('\'');
+      if (close != std::string::npos && close > open + 9)
+        if (const size_t found = text.find(reason.substr(open + 9, close - open - 9)); found != std::string::npos)
+          at = found;
+    }
+    where = text_position(text, at);
+  }
+  DGT_THROW(ErrorKind::kUsage, "{}:{}: invalid JSON: {}", escaped(source), where, escaped(reason));
+}
+
+}  // namespace dgt
