@@ -18,6 +18,7 @@ void add_export(CLI::App& app, Action& action);
 void add_gate(CLI::App& app, Action& action);
 void add_history(CLI::App& app, Action& action);
 void add_db(CLI::App& app, Action& action);
+void add_shapes(CLI::App& app, Action& action);
 void add_worker(CLI::App& app, Action& action);
 
 }  // namespace dgt::cli

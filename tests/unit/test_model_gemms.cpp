@@ -1,0 +1,203 @@
+// `dgtune shapes --hf-config`: the dense GEMMs of small config.json files of every family, against shapes computed
+// by hand from the published dimensions and vLLM's layer layouts; TP and EP splits; refusals naming the field.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+#include "problem/model_gemms.hpp"
+#include "problem/shapes_file.hpp"
+
+namespace dgt {
+namespace {
+
+struct Want {
+  const char* role;
+  int64_t n, k;
+  bool bias = false;
+};
+
+void expect_gemms(const std::vector<ModelGemm>& got, const std::vector<Want>& want, const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(got[i].role, want[i].role) << what << " #" << i;
+    EXPECT_EQ(got[i].n, want[i].n) << what << " " << want[i].role;
+    EXPECT_EQ(got[i].k, want[i].k) << what << " " << want[i].role;
+    EXPECT_EQ(got[i].bias, want[i].bias) << what << " " << want[i].role;
+  }
+}
+
+// Llama-3.1-70B: hidden 8192, 64 heads, 8 KV heads (head_dim 128), MLP 28672.
+const char* kLlama70b = R"({"architectures": ["LlamaForCausalLM"], "hidden_size": 8192, "intermediate_size": 28672,
+  "num_attention_heads": 64, "num_key_value_heads": 8, "vocab_size": 128256, "attention_bias": false})";
+
+TEST(ModelGemms, Llama70bAtTp8) {
+  const ModelConfig c = parse_model_config(kLlama70b, "llama.json");
+  EXPECT_EQ(c.head_dim, 128);
+  EXPECT_EQ(c.scale, ScaleMode::kPerTensor);
+  // qkv: (64/8 + 2 x 8/8) x 128 = 1280; o: K = 8 x 128; gate_up: 2 x 28672/8; down: K = 3584.
+  expect_gemms(dense_gemms(c, {8, 1, false}),
+               {{"qkv_proj", 1280, 8192}, {"o_proj", 8192, 1024}, {"gate_up_proj", 7168, 8192}, {"down_proj", 8192, 3584}},
+               "tp8");
+  // TP 16 > 8 KV heads: each GPU keeps one KV head (replicated), 4 query heads: (4 + 2) x 128.
+  expect_gemms(dense_gemms(c, {16, 1, false}),
+               {{"qkv_proj", 768, 8192}, {"o_proj", 8192, 512}, {"gate_up_proj", 3584, 8192}, {"down_proj", 8192, 1792}},
+               "tp16");
+  // The LM head on request: 128256 padded to 64 (128256 already is) / 8.
+  const auto with_head = dense_gemms(c, {8, 1, true});
+  ASSERT_EQ(with_head.back().role, "lm_head");
+  EXPECT_EQ(with_head.back().n, 16032);
+  EXPECT_EQ(with_head.back().k, 8192);
+}
+
+// Qwen3-32B: hidden 5120, 64 heads of head_dim 128 (given: 64 x 128 = 8192 != 5120), 8 KV heads, MLP 25600.
+TEST(ModelGemms, Qwen3_32bAtTp4ReadsHeadDim) {
+  const ModelConfig c = parse_model_config(R"({"architectures": ["Qwen3ForCausalLM"], "hidden_size": 5120,
+      "intermediate_size": 25600, "num_attention_heads": 64, "num_key_value_heads": 8, "head_dim": 128,
+      "vocab_size": 151936})",
+                                           "qwen3.json");
+  expect_gemms(dense_gemms(c, {4, 1, false}),
+               {{"qkv_proj", 2560, 5120}, {"o_proj", 5120, 2048}, {"gate_up_proj", 12800, 5120}, {"down_proj", 5120, 6400}},
+               "qwen3-32b tp4");
+}
+
+// Qwen2-7B: a bias on q, k and v (vLLM's Qwen2Attention), none on o or the MLP.
+TEST(ModelGemms, Qwen2HasAQkvBias) {
+  const ModelConfig c = parse_model_config(R"({"architectures": ["Qwen2ForCausalLM"], "hidden_size": 3584,
+      "intermediate_size": 18944, "num_attention_heads": 28, "num_key_value_heads": 4, "vocab_size": 152064})",
+                                           "qwen2.json");
+  expect_gemms(dense_gemms(c, {2, 1, false}),
+               {{"qkv_proj", 2304, 3584, true}, {"o_proj", 3584, 1792}, {"gate_up_proj", 18944, 3584},
+                {"down_proj", 3584, 9472}},
+               "qwen2-7b tp2");
+}
+
+// DeepSeek-V3: MLA with the fused q_a/kv_a projection (replicated), 128 heads, the first 3 layers dense (MLP
+// 18432), one shared expert of 2048, 1x128/128x128 block-scaled FP8 weights. At TP 1 these are the (N, K) pairs of
+// configs/shapes/deepseek-v3.txt (DeepGEMM's test shapes), plus the dense MLP.
+const char* kDeepseekV3 = R"({"architectures": ["DeepseekV3ForCausalLM"], "hidden_size": 7168,
+  "intermediate_size": 18432, "moe_intermediate_size": 2048, "num_attention_heads": 128, "num_key_value_heads": 128,
+  "q_lora_rank": 1536, "kv_lora_rank": 512, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128,
+  "n_routed_experts": 256, "n_shared_experts": 1, "first_k_dense_replace": 3, "vocab_size": 129280,
+  "quantization_config": {"quant_method": "fp8", "weight_block_size": [128, 128]}})";
+
+TEST(ModelGemms, DeepseekV3MlaAtTp1AndTp8) {
+  const ModelConfig c = parse_model_config(kDeepseekV3, "ds3.json");
+  EXPECT_EQ(c.scale, ScaleMode::kBlock);
+  const auto tp1 = dense_gemms(c, {1, 1, false});
+  expect_gemms(tp1,
+               {{"fused_qkv_a_proj", 2112, 7168}, {"q_b_proj", 24576, 1536}, {"kv_b_proj", 32768, 512},
+                {"o_proj", 7168, 16384}, {"gate_up_proj", 36864, 7168}, {"down_proj", 7168, 18432},
+                {"shared_experts.gate_up_proj", 4096, 7168}, {"shared_experts.down_proj", 7168, 2048}},
+               "ds3 tp1");
+  EXPECT_TRUE(tp1[0].replicated);
+  EXPECT_TRUE(tp1[2].prefill_only);
+  // TP 8: 16 heads per GPU; the fused q_a/kv_a GEMM is not split.
+  expect_gemms(dense_gemms(c, {8, 8, false}),
+               {{"fused_qkv_a_proj", 2112, 7168}, {"q_b_proj", 3072, 1536}, {"kv_b_proj", 4096, 512},
+                {"o_proj", 7168, 2048}, {"gate_up_proj", 4608, 7168}, {"down_proj", 7168, 2304},
+                {"shared_experts.gate_up_proj", 512, 7168}, {"shared_experts.down_proj", 7168, 256}},
+               "ds3 tp8 ep8");
+  // EP changes no dense GEMM.
+  const auto ep1 = dense_gemms(c, {8, 1, false}), ep8 = dense_gemms(c, {8, 8, false});
+  ASSERT_EQ(ep1.size(), ep8.size());
+  for (size_t i = 0; i < ep1.size(); ++i) EXPECT_TRUE(ep1[i].n == ep8[i].n && ep1[i].k == ep8[i].k);
+}
+
+// DeepSeek-V2-Lite: no q compression (q_lora_rank null): q_proj and the replicated kv_a_proj_with_mqa.
+TEST(ModelGemms, DeepseekV2LiteWithoutQCompression) {
+  const ModelConfig c = parse_model_config(R"({"architectures": ["DeepseekV2ForCausalLM"], "hidden_size": 2048,
+      "intermediate_size": 10944, "moe_intermediate_size": 1408, "num_attention_heads": 16, "q_lora_rank": null,
+      "kv_lora_rank": 512, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128,
+      "n_routed_experts": 64, "n_shared_experts": 2, "first_k_dense_replace": 1})",
+                                           "v2lite.json");
+  expect_gemms(dense_gemms(c, {2, 1, false}),
+               {{"q_proj", 1536, 2048}, {"kv_a_proj_with_mqa", 576, 2048}, {"kv_b_proj", 2048, 512},
+                {"o_proj", 2048, 1024}, {"gate_up_proj", 10944, 2048}, {"down_proj", 2048, 5472},
+                {"shared_experts.gate_up_proj", 2816, 2048}, {"shared_experts.down_proj", 2048, 1408}},
+               "v2-lite tp2");
+}
+
+// MoE families list their dense GEMMs only: Mixtral's attention (no dense MLP), Qwen2-MoE's attention (with the
+// QKV bias) and its shared expert.
+TEST(ModelGemms, MoeFamiliesListTheirDenseGemms) {
+  const ModelConfig mixtral = parse_model_config(R"({"architectures": ["MixtralForCausalLM"], "hidden_size": 4096,
+      "intermediate_size": 14336, "num_attention_heads": 32, "num_key_value_heads": 8, "num_local_experts": 8})",
+                                                 "mixtral.json");
+  expect_gemms(dense_gemms(mixtral, {2, 2, false}), {{"qkv_proj", 3072, 4096}, {"o_proj", 4096, 2048}}, "mixtral");
+  const ModelConfig qmoe = parse_model_config(R"({"architectures": ["Qwen2MoeForCausalLM"], "hidden_size": 2048,
+      "intermediate_size": 5632, "moe_intermediate_size": 1408, "shared_expert_intermediate_size": 5632,
+      "num_attention_heads": 16, "num_key_value_heads": 16, "num_experts": 60, "decoder_sparse_step": 1,
+      "mlp_only_layers": []})",
+                                              "qwen2moe.json");
+  expect_gemms(dense_gemms(qmoe, {1, 1, false}),
+               {{"qkv_proj", 6144, 2048, true}, {"o_proj", 2048, 2048},
+                {"shared_experts.gate_up_proj", 11264, 2048}, {"shared_experts.down_proj", 2048, 5632}},
+               "qwen2-moe");
+}
+
+std::string error_of(const std::string& json, int64_t tp = 1) {
+  try {
+    dense_gemms(parse_model_config(json, "bad.json"), {tp, 1, false});
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kUsage);
+    return e.message();
+  }
+  return "";
+}
+
+TEST(ModelGemms, RefusalsNameTheField) {
+  EXPECT_NE(error_of(R"({"architectures": ["LlamaForCausalLM"], "hidden_size": 4096, "num_attention_heads": 32})")
+                .find("missing field 'intermediate_size'"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"architectures": ["GPT2LMHeadModel"], "n_embd": 768})").find("GPT2LMHeadModel"), std::string::npos);
+  EXPECT_NE(error_of(R"({"hidden_size": 4096})").find("missing field 'architectures'"), std::string::npos);
+  EXPECT_NE(error_of(R"({"architectures": ["LlamaForCausalLM"], "hidden_size": "4096", "num_attention_heads": 32,
+                        "intermediate_size": 11008})")
+                .find("field 'hidden_size'"),
+            std::string::npos);
+  EXPECT_NE(error_of(kLlama70b, 3).find("num_attention_heads = 64 is not divisible by --tp 3"), std::string::npos);
+  EXPECT_NE(error_of(R"({"architectures": ["DeepseekV3ForCausalLM"], "hidden_size": 7168,
+                        "num_attention_heads": 128, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128})")
+                .find("missing field 'kv_lora_rank'"),
+            std::string::npos);
+  const std::string not_json = error_of("{\n  \"architectures\": [\"LlamaForCausalLM\",\n}");
+  EXPECT_NE(not_json.find("bad.json:3:"), std::string::npos) << not_json;
+}
+
+// The shapes file parses back into the problems it lists, with scale, bias and names.
+TEST(ModelGemms, ShapesFileRoundTrips) {
+  const ModelConfig c = parse_model_config(kDeepseekV3, "ds3.json");
+  const auto gemms = dense_gemms(c, {8, 1, false});
+  const std::string text = model_shapes_file(c, {8, 1, false}, gemms, {1, 4096}, c.scale, Accum::kPromote);
+  const auto entries = parse_shapes(text, "generated");
+  ASSERT_EQ(entries.size(), gemms.size() * 2);
+  EXPECT_EQ(entries[0].problem.m, 1);
+  EXPECT_EQ(entries[0].problem.n, 2112);
+  EXPECT_EQ(entries[0].problem.scale, ScaleMode::kBlock);
+  EXPECT_EQ(entries[0].name, "DeepseekV3.fused_qkv_a_proj.tp8");
+  EXPECT_EQ(entries[5].name, "DeepseekV3.kv_b_proj.tp8.prefill");
+  const ModelConfig q = parse_model_config(R"({"architectures": ["Qwen2ForCausalLM"], "hidden_size": 3584,
+      "intermediate_size": 18944, "num_attention_heads": 28, "num_key_value_heads": 4})",
+                                           "qwen2.json");
+  const auto qe = parse_shapes(model_shapes_file(q, {1, 1, false}, dense_gemms(q, {1, 1, false}), {64}, ScaleMode::kPerTensor,
+                                                 Accum::kFast),
+                               "generated");
+  EXPECT_EQ(qe[0].problem.bias, Bias::kBF16);
+  EXPECT_EQ(qe[0].problem.accum, Accum::kFast);
+  EXPECT_EQ(qe[1].problem.bias, Bias::kNone);
+}
+
+TEST(ModelGemms, DefaultLadder) {
+  const auto m = default_m_ladder();
+  EXPECT_EQ(m.front(), 1);
+  EXPECT_EQ(m.back(), 16384);
+  EXPECT_EQ(m.size(), 25u);
+  EXPECT_EQ(m[4], 16);
+  EXPECT_EQ(m[5], 24);
+  for (size_t i = 1; i < m.size(); ++i) EXPECT_LT(m[i - 1], m[i]);
+}
+
+}  // namespace
+}  // namespace dgt
