@@ -9,6 +9,7 @@
 #include "core/error.hpp"
 #include "core/escape.hpp"
 #include "core/input_file.hpp"
+#include "core/json_text.hpp"
 #include "core/int_math.hpp"
 
 namespace dgt {
@@ -32,15 +33,6 @@ std::string known_architectures() {
   std::string s;
   for (const auto& [name, family] : families()) s += (s.empty() ? "" : ", ") + name;
   return s;
-}
-
-/// "line L, column C" of byte `offset` of `text`.
-std::string line_column(const std::string& text, size_t offset) {
-  offset = std::min(offset, text.size());
-  const size_t line = 1 + size_t(std::count(text.begin(), text.begin() + std::ptrdiff_t(offset), '\n'));
-  const size_t start = text.rfind('\n', offset == 0 ? 0 : offset - 1);
-  const size_t column = start == std::string::npos ? offset + 1 : offset - start;
-  return fmt::format("{}:{}", line, column);
 }
 
 /// A JSON value for a message: escaped, cut after 60 characters.
@@ -98,12 +90,14 @@ int64_t split(int64_t x, int64_t tp, const std::string& what) {
 }  // namespace
 
 ModelConfig parse_model_config(const std::string& text, const std::string& source) {
+  check_json_depth(text, source);  // the rules of every JSON file a user gives (core/json_text.hpp)
   json j;
   try {
     j = json::parse(text);
   } catch (const json::parse_error& e) {
-    DGT_THROW(ErrorKind::kUsage, "{}:{}: not JSON: {}", escaped(source),
-              line_column(text, e.byte == 0 ? 0 : e.byte - 1), e.what());
+    throw_invalid_json(text, source, e.byte, e.what());  // FILE:LINE:COLUMN: invalid JSON: why
+  } catch (const json::exception& e) {
+    throw_invalid_json(text, source, 0, e.what());
   }
   if (!j.is_object()) DGT_THROW(ErrorKind::kUsage, "{}: a Hugging Face config.json is a JSON object", escaped(source));
   ModelConfig c;

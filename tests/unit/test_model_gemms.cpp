@@ -164,6 +164,9 @@ TEST(ModelGemms, RefusalsNameTheField) {
             std::string::npos);
   const std::string not_json = error_of("{\n  \"architectures\": [\"LlamaForCausalLM\",\n}");
   EXPECT_NE(not_json.find("bad.json:3:"), std::string::npos) << not_json;
+  // Nesting is bounded before the parser sees the text, as for every JSON file a user gives.
+  const std::string deep = error_of(std::string(100000, '[') + std::string(100000, ']'));
+  EXPECT_NE(deep.find("bad.json:1:65: JSON nesting is deeper than 64"), std::string::npos) << deep;
 }
 
 // The shapes file parses back into the problems it lists, with scale, bias and names.
