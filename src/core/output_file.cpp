@@ -113,7 +113,8 @@ void check_output_paths(const std::vector<NamedPath>& outputs, const std::vector
 
 PendingFile::PendingFile(const std::string& path) : target_(write_target(path)) {
   const fs::path p(target_);
-  std::string pattern = (p.parent_path() / ("." + p.filename().string() + ".XXXXXX.tmp")).string();
+  // fmt, not "." + std::string&&: GCC 12 warns (-Wrestrict) on that concatenation, a known false positive.
+  std::string pattern = (p.parent_path() / fmt::format(".{}.XXXXXX.tmp", p.filename().string())).string();
   const int fd = ::mkstemps(pattern.data(), 4);
   if (fd < 0)
     DGT_THROW(ErrorKind::kIo, "cannot create a temporary file in '{}' to write '{}': {}", escaped(parent_of(target_)),

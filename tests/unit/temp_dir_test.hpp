@@ -6,10 +6,20 @@
 #include <stdlib.h>
 
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <system_error>
 
 namespace dgt::test {
+
+/// Every byte of the file at `path` (empty when it cannot be read): to compare a file before and after a command.
+inline std::string slurp(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
 
 class TempDirTest : public ::testing::Test {
  protected:

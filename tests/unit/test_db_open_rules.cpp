@@ -31,12 +31,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string slurp(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
+using test::slurp;
 
 /// Runs `fn` in a child process and returns its exit code, or -1 when it has not ended after `seconds` (it is
 /// killed): a check that blocks on a FIFO must fail the test, not hang it.

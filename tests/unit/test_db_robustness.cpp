@@ -35,12 +35,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string slurp(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
+using test::slurp;
 
 bool has_side_files(const std::string& db) { return fs::exists(db + "-wal") || fs::exists(db + "-shm"); }
 

@@ -49,12 +49,7 @@ int wait_for(pid_t pid) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-std::string slurp(const std::string& path) {
-  std::ifstream f(path);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
+using test::slurp;
 
 /// Lines of the fake's log, by first word ("measured" / "REMEASURED").
 std::vector<std::string> log_lines(const std::string& log, const std::string& kind) {
