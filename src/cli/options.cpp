@@ -128,30 +128,27 @@ CLI::Validator real(double min, double max) {
       range_hint(min, max), "real");
 }
 
-CLI::Validator input_file(const std::string& what) {
+namespace {
+/// A CLI11 validator that runs `check(path, what)` and shows its Error's message (file, rule) on failure.
+CLI::Validator file_validator(void (*check)(const std::string&, std::string_view), const std::string& what,
+                              const char* name) {
   return CLI::Validator(
-      [what](std::string& path) -> std::string {
+      [check, what](std::string& path) -> std::string {
         try {
-          require_input_file(path, what);
+          check(path, what);
         } catch (const Error& e) {
           return e.message();
         }
         return {};
       },
-      "FILE", "input_file");
+      "FILE", name);
 }
+}  // namespace
+
+CLI::Validator input_file(const std::string& what) { return file_validator(require_input_file, what, "input_file"); }
 
 CLI::Validator db_input_file(const std::string& what) {
-  return CLI::Validator(
-      [what](std::string& path) -> std::string {
-        try {
-          require_regular_input_file(path, what);
-        } catch (const Error& e) {
-          return e.message();
-        }
-        return {};
-      },
-      "FILE", "db_input_file");
+  return file_validator(require_regular_input_file, what, "db_input_file");
 }
 
 KernelConfig checked_config(const std::string& flag, const std::string& key,

@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "core/error.hpp"
+#include "db/file_kind.hpp"
 
 namespace dgt::sql {
 
@@ -55,19 +56,6 @@ bool header_says_wal(const std::string& path) {
 /// SQLite's answer when it lacks write access to the file or folder (the -shm or -wal file of a WAL
 /// database cannot be created): SQLITE_READONLY (8) and SQLITE_CANTOPEN (14) with their extended codes.
 bool is_access_failure(int rc) { return (rc & 0xff) == SQLITE_READONLY || (rc & 0xff) == SQLITE_CANTOPEN; }
-
-/// What a path that exists but is not a regular file is ("a FIFO (named pipe)", ...), "" for a regular file or a
-/// path that does not exist. SQLite would block forever reading a FIFO and write a schema into /dev/null.
-std::string non_file_kind(const std::string& path) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0 || S_ISREG(st.st_mode)) return {};
-  if (S_ISDIR(st.st_mode)) return "a directory";
-  if (S_ISFIFO(st.st_mode)) return "a FIFO (named pipe)";
-  if (S_ISSOCK(st.st_mode)) return "a socket";
-  if (S_ISCHR(st.st_mode)) return "a character device";
-  if (S_ISBLK(st.st_mode)) return "a block device";
-  return "not a regular file";
-}
 
 /// Bytes of the write-ahead log beside `path` when it holds at least one frame of the current log (the first
 /// frame's salts equal the header's), else 0. Those frames are changes a reader must see: committed

@@ -9,6 +9,7 @@
 
 #include "core/error.hpp"
 #include "core/escape.hpp"
+#include "db/file_kind.hpp"
 #include "db/schema.hpp"
 #include "db/sqlite.hpp"
 
@@ -30,18 +31,11 @@ fs::path existing_folder(const std::string& path) {
 
 void check_db_writable(const std::string& path, std::string_view flag) {
   if (path.empty()) DGT_THROW(ErrorKind::kUsage, "{}: the tuning database path is empty", flag);
+  if (const std::string kind = sql::non_file_kind(path); !kind.empty())
+    DGT_THROW(ErrorKind::kUsage, "{} '{}': it is {}, not a tuning database file; nothing was written", flag,
+              escaped(path), kind);
   struct stat st {};
   if (::stat(path.c_str(), &st) == 0) {
-    if (!S_ISREG(st.st_mode)) {
-      const char* kind = S_ISDIR(st.st_mode)    ? "a directory"
-                         : S_ISFIFO(st.st_mode) ? "a FIFO (named pipe)"
-                         : S_ISSOCK(st.st_mode) ? "a socket"
-                         : S_ISCHR(st.st_mode)  ? "a character device"
-                         : S_ISBLK(st.st_mode)  ? "a block device"
-                                                : "not a regular file";
-      DGT_THROW(ErrorKind::kUsage, "{} '{}': it is {}, not a tuning database file; nothing was written", flag,
-                escaped(path), kind);
-    }
     if (::access(path.c_str(), R_OK | W_OK) != 0)
       DGT_THROW(ErrorKind::kIo, "tuning database {} ({}) is not writable by this process: {}; nothing was written",
                 path, flag, std::strerror(errno));

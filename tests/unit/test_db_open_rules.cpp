@@ -24,6 +24,7 @@
 #include "db/tuning_db.hpp"
 #include "db/writer_check.hpp"
 #include "loader/loader_db.hpp"
+#include "db_fixture.hpp"
 #include "temp_dir_test.hpp"
 
 namespace dgt {
@@ -71,26 +72,7 @@ std::pair<ErrorKind, std::string> error_of(const std::function<void()>& fn) {
 
 bool has_side_files(const std::string& db) { return fs::exists(db + "-wal") || fs::exists(db + "-shm"); }
 
-void add_trial(TuningDb& db, int m) {
-  DeviceFingerprint fp;
-  fp.name = "Fake H200";
-  fp.cc_major = 9;
-  fp.sm_count = 132;
-  fp.kernel_hash = "k";
-  const DeviceScope s = db.upsert_device(fp);
-  TrialRecord t;
-  t.problem = Problem::dense(m, 512, 1024);
-  t.config = KernelConfig::parse_key("128x128x128_s4_wg2_sw128_c1x1_rm8_direct_sk1");
-  t.status = TrialStatus::kOk;
-  Timing tm;
-  tm.median_us = tm.p10_us = tm.p90_us = 3.0;
-  tm.samples = 10;
-  t.set_timing(tm);
-  Verification v;
-  v.ok = true;
-  t.verification = v;
-  db.put_trial(s, t);
-}
+using test::add_ok_trial;
 
 class DbOpenRules : public test::TempDirTest {
  protected:
@@ -143,7 +125,7 @@ TEST_F(DbOpenRules, AWriteAheadLogThatCannotBeReadIsRefusedNeverSkipped) {
   const std::string src = path("src.db");
   {
     TuningDb db(src);
-    add_trial(db, 256);
+    add_ok_trial(db, 256);
   }
   // A writer that died (or still runs) with a committed transaction in the log: copy the file and its log while the
   // writer holds them, as a backup or a crash leaves them.
@@ -156,7 +138,7 @@ TEST_F(DbOpenRules, AWriteAheadLogThatCannotBeReadIsRefusedNeverSkipped) {
     ASSERT_EQ(sqlite3_exec(reader, "BEGIN; SELECT count(*) FROM trial;", nullptr, nullptr, nullptr), SQLITE_OK);
     {
       TuningDb writer(src);
-      add_trial(writer, 512);
+      add_ok_trial(writer, 512);
     }
     fs::copy_file(src, db);
     fs::copy_file(src + "-wal", db + "-wal");
@@ -210,7 +192,7 @@ TEST_F(DbOpenRules, AWriterThatMayNotWriteRefusesBeforeSqliteLeavesSideFiles) {
   const std::string db = path("shared/t.db");
   {
     TuningDb w(db);
-    add_trial(w, 256);
+    add_ok_trial(w, 256);
   }
   ASSERT_FALSE(has_side_files(db));
   fs::permissions(db, fs::perms::owner_read | fs::perms::owner_write | fs::perms::others_read);
@@ -235,7 +217,7 @@ TEST_F(DbOpenRules, ASchemaVersionNoDgtuneWritesIsRefusedUntouched) {
     const std::string db = path("v" + std::to_string(v) + ".db");
     {
       TuningDb w(db);
-      add_trial(w, 256);
+      add_ok_trial(w, 256);
     }
     {
       sqlite3* h = nullptr;
@@ -280,7 +262,7 @@ TEST_F(DbOpenRules, TheWritersCheckReadsOnlyAndAgreesWithTheWriter) {
   // A current and an older DB pass untouched (the writer migrates the older one later, when it has a GPU).
   {
     TuningDb w(path("ok.db"));
-    add_trial(w, 256);
+    add_ok_trial(w, 256);
   }
   const std::string ok_before = slurp(path("ok.db"));
   EXPECT_NO_THROW(check_db_writable(path("ok.db"), "--db"));

@@ -28,6 +28,7 @@
 #include "jit/cubin_cache.hpp"
 #include "loader/loader_db.hpp"
 #include "as_nobody.hpp"
+#include "db_fixture.hpp"
 #include "temp_dir_test.hpp"
 
 namespace dgt {
@@ -57,24 +58,7 @@ class LogCapture {
 /// A tuning DB (WAL, as sweeps leave it) with one device and one ok trial.
 void make_db(const std::string& path) {
   TuningDb db(path);
-  DeviceFingerprint fp;
-  fp.name = "Fake H200";
-  fp.cc_major = 9;
-  fp.sm_count = 132;
-  fp.kernel_hash = "k";
-  const DeviceScope s = db.upsert_device(fp);
-  TrialRecord t;
-  t.problem = Problem::dense(256, 512, 1024);
-  t.config = KernelConfig::parse_key("128x128x128_s4_wg2_sw128_c1x1_rm8_direct_sk1");
-  t.status = TrialStatus::kOk;
-  Timing tm;
-  tm.median_us = tm.p10_us = tm.p90_us = 3.0;
-  tm.samples = 10;
-  t.set_timing(tm);
-  Verification v;
-  v.ok = true;
-  t.verification = v;
-  db.put_trial(s, t);
+  test::add_ok_trial(db, 256);
 }
 
 using test::as_nobody;

@@ -1,0 +1,35 @@
+// A tuning DB's smallest real content for the unit tests of DB files (open rules, robustness): one fake H200 and
+// one verified ok trial, written through the tuner's writer.
+#pragma once
+
+#include <cstdint>
+
+#include "db/tuning_db.hpp"
+#include "problem/kernel_config.hpp"
+#include "records/records.hpp"
+
+namespace dgt::test {
+
+/// Stores one ok trial of M x 512 x 1024 (config 128x128x128 s4, 3 us) on a device "Fake H200" (sm_90, 132 SMs).
+inline void add_ok_trial(TuningDb& db, int64_t m) {
+  DeviceFingerprint fp;
+  fp.name = "Fake H200";
+  fp.cc_major = 9;
+  fp.sm_count = 132;
+  fp.kernel_hash = "k";
+  const DeviceScope s = db.upsert_device(fp);
+  TrialRecord t;
+  t.problem = Problem::dense(m, 512, 1024);
+  t.config = KernelConfig::parse_key("128x128x128_s4_wg2_sw128_c1x1_rm8_direct_sk1");
+  t.status = TrialStatus::kOk;
+  Timing tm;
+  tm.median_us = tm.p10_us = tm.p90_us = 3.0;
+  tm.samples = 10;
+  t.set_timing(tm);
+  Verification v;
+  v.ok = true;
+  t.verification = v;
+  db.put_trial(s, t);
+}
+
+}  // namespace dgt::test
