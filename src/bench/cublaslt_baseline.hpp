@@ -20,6 +20,7 @@
 
 #include "bench/problem_data.hpp"
 #include "bench/protocol.hpp"
+#include "launch/cublaslt_matmul.hpp"
 #include "records/records.hpp"
 
 struct cublasLtContext;
@@ -28,10 +29,8 @@ namespace dgt {
 
 class CublasLtPlan;
 
-/// Runs cuBLASLt FP8 GEMMs. Our row-major D[M,N] = A[M,K] B[N,K]^T is cuBLASLt's column-major
-/// D'[N,M] = op(B') op(A') with transa = T on our B (K x N column-major, ld = ldb) and transb = N on
-/// our A (K x M, ld = lda): the "TN" layout cuBLASLt requires for FP8. Scales by device pointer
-/// (A_SCALE = scale of our B, B_SCALE = scale of our A), FP32 compute, BF16 C/D, beta = 0.
+/// Runs cuBLASLt FP8 GEMMs with the descriptors of launch/cublaslt_matmul.hpp (the "TN" mapping of our
+/// row-major D = A B^T; scales by device pointer, FP32 compute, beta = 0).
 /// Accumulation matches the problem: CUBLASLT_MATMUL_DESC_FAST_ACCUM = 1 for Accum::kFast, 0 (periodic
 /// promotion, cuBLASLt's default) for kPromote. Output and epilogue as the problem says: D
 /// of type bf16 / f32 / e4m3 (e4m3: C BF16, CUBLASLT_MATMUL_DESC_D_SCALE_POINTER = scale_d and
@@ -84,8 +83,11 @@ class CublasLtPlan {
   int returned() const;          ///< algorithms the heuristic returned (0 when refused)
   const std::string& error() const;
 
-  /// "algo=ID tile=T stages=S splitk=K swizzle=W cluster=C rank=i returned=N requested=R".
+  /// "algo=ID tile=T stages=S splitk=K swizzle=W cluster=C reduction=X rank=i returned=N requested=R".
   std::string describe(int i) const;
+  /// Algorithm i as its 64 bytes (what the tuning DB stores and the loader replays) and the workspace it needs.
+  CublasLtAlgoBytes algo(int i) const;
+  size_t workspace_bytes(int i) const;
   /// Enqueues one cublasLtMatmul with algorithm i (0 <= i < returned()); returns its cublasStatus_t
   /// (0 = success). Never throws.
   int launch(int i, cudaStream_t s) const;

@@ -30,8 +30,8 @@ struct Args {
 
 /// The columns a reader of the table wants first: which shape, what won, how fast, against cuBLASLt-tuned. Every
 /// tunable, the problem's other fields and the versions are `--columns all` (and the machine formats' default).
-const std::vector<std::string> kShortColumns = {"shape",  "config",          "protocol",      "median_us",
-                                                "tflops", "cublas_tuned_us", "x_cublas_tuned"};
+const std::vector<std::string> kShortColumns = {"shape",  "config",          "protocol",       "median_us",
+                                                "tflops", "cublas_tuned_us", "x_cublas_tuned", "backend"};
 
 /// `t` with only the columns whose ids are in `ids`, in the table's order.
 report::Table only_columns(const report::Table& t, const std::vector<std::string>& ids) {
@@ -96,6 +96,8 @@ report::Table export_table(const std::vector<ExportRow>& rows, const std::string
                {"gbps", "GB/s", true},
                {"cublas_tuned_us", "cuBLASLt tuned us", true},
                {"x_cublas_tuned", "x tuned", true},
+               {"backend", "backend", false},
+               {"cublaslt_algo", "cuBLASLt algorithm", false},
                {"kernel_hash", "kernel hash", false},
                {"dgtune_version", "dgtune", false},
                {"environment_id", "env", true}};
@@ -143,6 +145,11 @@ report::Table export_table(const std::vector<ExportRow>& rows, const std::string
     const bool tuned_ok = r.cublas_tuned && r.cublas_tuned->status == TrialStatus::kOk && r.cublas_tuned->timing;
     row.push_back(tuned_ok ? Cell{Number{r.cublas_tuned->timing->median_us, 2}} : Cell{});
     row.push_back(tuned_ok && us > 0 ? Cell{Number{r.cublas_tuned->timing->median_us / us, 3}} : Cell{});
+    // The loader's backend rule (loader/choice.hpp cublaslt_rival): cuBLASLt runs the shape when its stored
+    // algorithm (schema 10) was faster than the winner in the same sweep.
+    const bool lt_wins = tuned_ok && r.cublas_tuned->algo_data.size() == 64 && r.cublas_tuned->timing->median_us < us;
+    row.push_back(std::string(lt_wins ? "cublaslt" : "dgtune"));
+    row.push_back(lt_wins ? Cell{r.cublas_tuned->algo} : Cell{});
     row.push_back(r.kernel_hash);
     row.push_back(r.dgtune_version);
     row.push_back(r.environment_id);

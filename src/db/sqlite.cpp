@@ -331,6 +331,10 @@ void Statement::bind_text(const char* name, std::string_view v) {
   check_bind(name, sqlite3_bind_text64(stmt_, index(name), v.data(), v.size(), SQLITE_TRANSIENT, SQLITE_UTF8));
 }
 void Statement::bind_null(const char* name) { check_bind(name, sqlite3_bind_null(stmt_, index(name))); }
+void Statement::bind_blob(const char* name, const std::vector<uint8_t>& v) {
+  if (v.empty()) return bind_null(name);
+  check_bind(name, sqlite3_bind_blob64(stmt_, index(name), v.data(), v.size(), SQLITE_TRANSIENT));
+}
 
 bool Statement::step() {
   if (!checked_bindings_) check_all_bound();
@@ -362,6 +366,15 @@ std::string Statement::get_text(const char* col) const {
   const unsigned char* text = sqlite3_column_text(stmt_, i);
   if (!text) c_.fail(SQLITE_NOMEM, fmt::format("reading column {}", col));  // only fails out of memory
   return std::string(reinterpret_cast<const char*>(text), static_cast<size_t>(sqlite3_column_bytes(stmt_, i)));
+}
+
+std::vector<uint8_t> Statement::get_blob(const char* col) const {
+  int i = column(col);
+  if (sqlite3_column_type(stmt_, i) == SQLITE_NULL) return {};
+  const auto* bytes = static_cast<const uint8_t*>(sqlite3_column_blob(stmt_, i));
+  const int n = sqlite3_column_bytes(stmt_, i);
+  if (!bytes && n > 0) c_.fail(SQLITE_NOMEM, fmt::format("reading column {}", col));
+  return bytes ? std::vector<uint8_t>(bytes, bytes + n) : std::vector<uint8_t>{};
 }
 
 int Statement::index(const char* name) {

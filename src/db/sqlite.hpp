@@ -109,6 +109,8 @@ class Statement {
   /// SQLite copies the text, so temporaries are safe to pass.
   void bind_text(const char* name, std::string_view v);
   void bind_null(const char* name);
+  /// SQLite copies the bytes; an empty blob binds NULL.
+  void bind_blob(const char* name, const std::vector<uint8_t>& v);
 
   /// Advances one row: true when a row is available, false when done. Throws on any error
   /// (constraint violations included).
@@ -126,6 +128,8 @@ class Statement {
   double get_real(const char* col) const;
   /// NULL reads as "".
   std::string get_text(const char* col) const;
+  /// NULL reads as an empty vector.
+  std::vector<uint8_t> get_blob(const char* col) const;
 
  private:
   int index(const char* name);

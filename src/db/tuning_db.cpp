@@ -88,10 +88,10 @@ constexpr const char* kTrialInsert =
 
 constexpr const char* kBaselineInsert =
     "INSERT OR REPLACE INTO baseline (device_id, environment_id, problem_id, provider, pci_bus_id, cublas_status, "
-    "algo, " DGT_MEASUREMENT_INSERT_COLUMNS
+    "algo, algo_data, workspace_bytes, " DGT_MEASUREMENT_INSERT_COLUMNS
     ") "
     "VALUES (:device_id, :environment_id, :problem_id, :provider, :pci_bus_id, :cublas_status, "
-    ":algo, " DGT_MEASUREMENT_INSERT_VALUES ")";
+    ":algo, :algo_data, :workspace_bytes, " DGT_MEASUREMENT_INSERT_VALUES ")";
 
 /// protocol_name of the bound :protocol JSON (claims compare it with the rows' protocol_name).
 constexpr const char* kProtocolNameOfParam = DGT_PROTOCOL_NAME_OF(":protocol");
@@ -359,6 +359,8 @@ void TuningDb::put_baseline(const DeviceScope& scope, const BaselineRecord& b) {
     s.bind_text(":pci_bus_id", scope.pci_bus_id);
     s.bind_int(":cublas_status", b.cublas_status);
     s.bind_text(":algo", b.algo);
+    s.bind_blob(":algo_data", b.algo_data);
+    s.bind_int(":workspace_bytes", b.workspace_bytes);
     bind_measurement(s, b);
     s.run();
   }

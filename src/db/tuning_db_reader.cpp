@@ -108,7 +108,8 @@ constexpr const char* kTrialSelect =
         "t") " FROM trial t JOIN problem p ON p.id = t.problem_id JOIN config c ON c.id = t.config_id ";
 
 constexpr const char* kBaselineSelect =
-    "SELECT b.provider AS provider, b.cublas_status AS cublas_status, b.algo AS algo, " DGT_PROBLEM_COLUMNS
+    "SELECT b.provider AS provider, b.cublas_status AS cublas_status, b.algo AS algo, b.algo_data AS algo_data, "
+    "b.workspace_bytes AS workspace_bytes, " DGT_PROBLEM_COLUMNS
     ", " DGT_MEASUREMENT_COLUMNS("b") " FROM baseline b JOIN problem p ON p.id = b.problem_id ";
 
 #undef DGT_PROBLEM_COLUMNS
@@ -143,6 +144,8 @@ BaselineRecord read_baseline(const Connection& c, const Statement& s) {
   b.provider = s.get_text("provider");
   b.cublas_status = s.get_int32("cublas_status");
   b.algo = s.get_text("algo");
+  b.algo_data = s.get_blob("algo_data");
+  b.workspace_bytes = s.get_int("workspace_bytes");
   return b;
 }
 
@@ -465,6 +468,38 @@ std::vector<EnvironmentWinner> TuningDbReader::environment_winners(int64_t devic
     w.env.kernel_hash = s.get_text("kernel_hash");
     w.env.dgtune_version = s.get_text("dgtune_version");
     out.push_back(std::move(w));
+  }
+  return out;
+}
+
+std::vector<StoredCublasLtAlgo> TuningDbReader::cublaslt_winners(int64_t device_id, const Problem& p) const {
+  const Connection& c = *conn_;
+  Statement s(c,
+              std::string("SELECT b.algo AS algo, b.algo_data AS algo_data, b.workspace_bytes AS workspace_bytes, "
+                          "b.median_us AS median_us, b.protocol_name AS protocol_name, e.id AS environment_id, "
+                          "e.cublaslt_version AS cublaslt_version, "
+                          "p.m AS m, p.n AS n, p.k AS k, p.lda AS lda, p.ldb AS ldb, p.ldd AS ldd, "
+                          "p.dtype_a AS dtype_a, p.dtype_b AS dtype_b, p.dtype_d AS dtype_d, p.scale_mode AS "
+                          "scale_mode, p.accum AS accum, p.bias AS bias, p.act AS act "
+                          "FROM baseline b JOIN problem p ON p.id = b.problem_id JOIN environment e ON e.id = "
+                          "b.environment_id WHERE b.device_id = :device_id AND b.provider = :provider AND b.status = "
+                          "'ok' AND b.algo_data IS NOT NULL AND b.median_us IS NOT NULL AND ") +
+                  kFamilyWhere);
+  s.bind_int(":device_id", device_id);
+  s.bind_text(":provider", kProviderCublasTuned);
+  bind_family(s, p);
+  std::vector<StoredCublasLtAlgo> out;
+  while (s.step()) {
+    StoredCublasLtAlgo a;
+    a.problem = read_problem(c, s);
+    a.algo = s.get_text("algo");
+    a.algo_data = s.get_blob("algo_data");
+    a.workspace_bytes = s.get_int("workspace_bytes");
+    a.median_us = s.get_real("median_us");
+    a.protocol_name = s.get_text("protocol_name");
+    a.environment_id = s.get_int("environment_id");
+    a.cublaslt_version = s.get_int32("cublaslt_version");
+    out.push_back(std::move(a));
   }
   return out;
 }

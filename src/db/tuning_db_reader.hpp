@@ -67,6 +67,19 @@ struct EnvironmentWinner {
   std::string env_key;  ///< SoftwareEnv::key() as stored
 };
 
+/// A stored cuBLASLt-tuned algorithm of one problem (baseline rows with algo_data, schema 10): what the loader may
+/// replay instead of a dgtune kernel when it was faster (loader/choice.hpp).
+struct StoredCublasLtAlgo {
+  Problem problem;
+  std::string algo;                ///< readable attributes (describe_cublaslt_algo + rank)
+  std::vector<uint8_t> algo_data;  ///< the cublasLtMatmulAlgo_t, 64 bytes
+  int64_t workspace_bytes = 0;
+  double median_us = 0;            ///< its median under protocol_name, from the same sweep as the trials
+  std::string protocol_name;
+  int64_t environment_id = 0;
+  int cublaslt_version = 0;  ///< cublasLtGetVersion() of the environment that stored it: the replay rule's key
+};
+
 /// One run of `dgtune gate --baseline` (table gate_run, schema 6).
 struct GateRunRow {
   DeviceScope scope;  ///< device and environment that measured now
@@ -109,6 +122,7 @@ struct GateHistoryPoint {
 ///         diff, nan_count, pad_touched, sm_clock_mhz, throttled, protocol, protocol_name, created_at,
 ///         UNIQUE(device_id, environment_id, problem_id, config_id, protocol_name))
 ///   baseline(id, device_id, environment_id, problem_id, provider, pci_bus_id, status, cublas_status, error, algo,
+///            algo_data (schema 10: the cublasLtMatmulAlgo_t bytes, NULL when none), workspace_bytes,
 ///            <the same measurement columns>, UNIQUE(device_id, environment_id, problem_id, provider, protocol_name))
 ///   sweep(id, device_id, environment_id, problem_id, space, strategy, protocol_name, candidates, stored, complete,
 ///         updated_at, UNIQUE(device_id, environment_id, problem_id, space, strategy, protocol_name))
@@ -203,6 +217,9 @@ class TuningDbReader {
   /// dimensions) under every protocol (EnvironmentWinner::protocol_name), unordered. The loader's rule
   /// (loader/choice.hpp) picks one.
   std::vector<EnvironmentWinner> environment_winners(int64_t device_id, const Problem& p) const;
+  /// The loader's other query: every verified cuBLASLt-tuned baseline with its algorithm bytes (schema 10) of
+  /// device `device_id` in p's family, every environment and protocol, unordered.
+  std::vector<StoredCublasLtAlgo> cublaslt_winners(int64_t device_id, const Problem& p) const;
 
   // ---- interleaved measurements (schema 5; db/measurements.hpp, implemented in db/measurements.cpp) ----
 

@@ -27,7 +27,7 @@ struct ShapeRecord {
   Problem problem;
   std::string name;           ///< the shapes file's name= (may be empty)
   std::string config_key;     ///< what the loader's choice ran
-  std::string config_source;  ///< "db" | "db-other-protocol" | "nearest" | "nearest-other-protocol" | "default"
+  std::string config_source;  ///< "db" | "db-other-protocol" | "ladder" | "nearest" | "ladder-other-protocol" | "nearest-other-protocol" | "default"
   /// "ok": measured and every side verified; "verify_failed": our kernel's output is wrong (before timing
   /// or after replay); "error": measuring failed (CUDA, NVRTC, cuBLASLt refusal); error holds the message.
   std::string status = "ok";

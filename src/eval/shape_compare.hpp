@@ -32,7 +32,7 @@ struct ShapeMeasurement {
   Problem problem;
   std::string name;           ///< the shapes file's name= (may be empty)
   std::string config_key;     ///< what the loader's choice (or the --search screen) ran
-  std::string config_source;  ///< "db" | "db-other-protocol" | "nearest" | "nearest-other-protocol" | "default" |
+  std::string config_source;  ///< "db" | "db-other-protocol" | "ladder" | "nearest" | "ladder-other-protocol" | "nearest-other-protocol" | "default" |
                               ///< "search-top<K>"
   /// "ok": measured and every side verified; "verify_failed": our kernel's output is wrong (before timing or after
   /// replay); "error": measuring failed (CUDA, NVRTC, cuBLASLt refusal, no complete round); `error` says why.
@@ -97,7 +97,7 @@ class ShapeComparer {
   const DeviceFingerprint& fingerprint() const { return fingerprint_; }
 
   /// The loader's choice for p with options.protocol's kind preferred (loader/choice.hpp): {config, source
-  /// "db" | "db-other-protocol" | "nearest" | "nearest-other-protocol" | "default"}.
+  /// "db" | "db-other-protocol" | "ladder" | "nearest" | "ladder-other-protocol" | "nearest-other-protocol" | "default"}.
   std::pair<KernelConfig, std::string> choose(const Problem& p) const;
 
   /// The search_top_k screen for p on `data` (see ShapeCompareOptions::search_top_k): {fastest verified

@@ -46,6 +46,11 @@ std::optional<StoredChoice> choose_stored_winner(const std::vector<EnvironmentWi
     const bool a_cur = a->env.kernel_hash == kernel_hash, b_cur = b->env.kernel_hash == kernel_hash;
     if (a_cur != b_cur) return a_cur;
     if (!a_own) {
+      // The ladder rule (docs/loader.md): a tuned M at or above p.m first, so an M between two tuned M runs the
+      // upper neighbour's winner (a config tuned for fewer rows under-fills a larger M: measured 0.729x cuBLASLt at
+      // M = 200 with the M = 128 winner); beyond the largest tuned M, the largest.
+      const bool a_below = a->problem.m < p.m, b_below = b->problem.m < p.m;
+      if (a_below != b_below) return !a_below;
       int d = compare_log_distance(a->problem.m, b->problem.m, p.m);
       if (d != 0) return d < 0;
       if (a->problem.m != b->problem.m) return a->problem.m > b->problem.m;
@@ -58,6 +63,10 @@ std::optional<StoredChoice> choose_stored_winner(const std::vector<EnvironmentWi
     return a->protocol_name > b->protocol_name;  // the newer version of the kind (deterministic either way)
   };
   std::stable_sort(order.begin(), order.end(), better);
+  // p.m lies between two tuned M of the family: the upper neighbour's winner is a ladder pick.
+  const bool tuned_below = std::any_of(order.begin(), order.end(), [&](const EnvironmentWinner* c) {
+    return c->problem.m < p.m;
+  });
   for (const EnvironmentWinner* c : order) {
     KernelConfig config;
     try {
@@ -68,16 +77,34 @@ std::optional<StoredChoice> choose_stored_winner(const std::vector<EnvironmentWi
     if (!legal(config, p)) continue;
     StoredChoice out;
     out.config = config;
-    out.source = c->problem.key() == own_key ? "db" : "nearest";
+    out.source = c->problem.key() == own_key                   ? "db"
+                 : c->problem.m > p.m && tuned_below           ? "ladder"
+                                                               : "nearest";
     if (protocol_kind_of(c->protocol_name) != protocol_kind) out.source += "-other-protocol";
     out.protocol_name = c->protocol_name;
     out.tuned_us = c->median_us;
     out.from = c->problem;
     out.kernel_hash = c->env.kernel_hash;
+    out.environment_id = c->environment_id;
     out.older_kernel = c->env.kernel_hash != kernel_hash;
     return out;
   }
   return std::nullopt;
+}
+
+const StoredCublasLtAlgo* cublaslt_rival(const std::vector<StoredCublasLtAlgo>& algos, const StoredChoice& w) {
+  const std::string key = w.from.key();
+  const StoredCublasLtAlgo* best = nullptr;
+  for (const StoredCublasLtAlgo& a : algos) {
+    if (a.protocol_name != w.protocol_name || a.problem.key() != key) continue;
+    if (!best) {
+      best = &a;
+      continue;
+    }
+    const bool a_same = a.environment_id == w.environment_id, b_same = best->environment_id == w.environment_id;
+    if (a_same != b_same ? a_same : a.environment_id > best->environment_id) best = &a;
+  }
+  return best;
 }
 
 std::vector<EnvironmentWinner> table_winners(const TunedTable& t, const Problem& p) {

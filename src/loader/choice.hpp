@@ -18,13 +18,15 @@ namespace dgt {
 struct StoredChoice {
   KernelConfig config;
   /// "db" (a winner of this problem under the preferred protocol kind), "db-other-protocol" (of this
-  /// problem, tuned under the other kind), "nearest" (of the same N, K family, preferred kind) or
+  /// problem, tuned under the other kind), "ladder" (p.m lies between two tuned M of the same N, K family: the
+  /// upper neighbour's winner), "nearest" (of the family, p.m outside the tuned M), or "ladder-other-protocol" /
   /// "nearest-other-protocol".
   std::string source;
   std::string protocol_name;  ///< protocol the winner was timed under, e.g. "cold-l2-v1", "hot-graph-v1"
   double tuned_us = 0;        ///< median time stored with the winner
   Problem from;               ///< the problem the winner was measured on
   std::string kernel_hash;    ///< kernel hash of the winner's environment
+  int64_t environment_id = 0;  ///< environment row of the winner (EnvironmentWinner::environment_id)
   bool older_kernel = false;  ///< measured with another kernel hash than the running one
 };
 
@@ -45,9 +47,11 @@ bool legal_for_current_kernel(const KernelConfig& config, const Problem& problem
 ///      first) whose config still parses and is legal for the running kernel (`legal`): older_kernel;
 ///   3. and 4. the same for a winner of p itself under the other protocol kind ("db-other-protocol": the
 ///      exact shape tuned for another question is a better guess than another M);
-///   5. the nearest tuned M of the family (|log M - log p.m|, ties: larger M, then lower problem key)
-///      under the preferred kind, running kernel hash first ("nearest"), then 6. under the other kind
-///      ("nearest-other-protocol"), each only when legal.
+///   5. another M of the family under the preferred kind, running kernel hash first, by the ladder rule: the
+///      smallest tuned M >= p.m ("ladder" when a tuned M below p.m exists too, i.e. p.m lies between two tuned M;
+///      "nearest" otherwise), else the largest tuned M below p.m ("nearest"); among equal M the lower problem key;
+///      then 6. the same under the other kind ("ladder-other-protocol", "nearest-other-protocol"); each only when
+///      legal.
 /// A candidate outside p's family (another N, K, type, scale mode or accumulation) is never taken: a
 /// per-tensor winner is not a block-scaled problem's winner.
 /// Every candidate is checked with `legal` (a winner of another problem may not fit this one, e.g. a
@@ -56,6 +60,13 @@ bool legal_for_current_kernel(const KernelConfig& config, const Problem& problem
 std::optional<StoredChoice> choose_stored_winner(const std::vector<EnvironmentWinner>& candidates, const Problem& p,
                                                  const std::string& kernel_hash, const std::string& env_key,
                                                  const std::string& protocol_kind, const LegalFn& legal);
+
+/// The cuBLASLt rival of a stored dgtune winner (the backend rule, docs/loader.md "cuBLASLt as a backend"): among
+/// `algos` (TuningDbReader::cublaslt_winners), the cuBLASLt-tuned algorithm stored for the winner's own problem
+/// (`w.from`, the exact key) under the winner's protocol, from the winner's environment if there is one, else the
+/// newest environment. The caller runs it when its median is below w.tuned_us (both were timed by the same sweep
+/// with the same protocol). nullptr: none stored (a DB written before schema 10, or cuBLASLt refused the problem).
+const StoredCublasLtAlgo* cublaslt_rival(const std::vector<StoredCublasLtAlgo>& algos, const StoredChoice& w);
 
 /// The entries of an exported table (GemmOptions::table) in p's family (same N, K, types, scale mode and
 /// accumulation), as candidates for choose_stored_winner. Entry i is "environment" i + 1 (later entries

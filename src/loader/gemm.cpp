@@ -1,5 +1,7 @@
 #include "dgtune/gemm.hpp"
 
+#include <atomic>
+#include <cstdlib>
 #include <mutex>
 #include <shared_mutex>
 #include <unordered_map>
@@ -8,15 +10,18 @@
 
 #include "core/error.hpp"
 #include "core/hash.hpp"
+#include "core/output_file.hpp"
 #include "core/paths.hpp"
 #include "db/tuning_db_reader.hpp"
 #include "device/device_info.hpp"
 #include "jit/cubin_cache.hpp"
+#include "launch/cublaslt_gemm.hpp"
 #include "launch/environment.hpp"
 #include "launch/gemm_kernel.hpp"
 #include "launch/kernel_cache.hpp"
 #include "loader/choice.hpp"
 #include "loader/loader_db.hpp"
+#include "problem/shapes_file.hpp"
 #include "records/protocol_name.hpp"
 #include "space/cost_model.hpp"
 #include "space/resource_model.hpp"
@@ -39,9 +44,20 @@ struct ShapeKeyHash {
 };
 
 struct Entry {
-  std::shared_ptr<jit::GemmKernel> kernel;
+  std::shared_ptr<jit::GemmKernel> kernel;  ///< backend "dgtune"
+  std::unique_ptr<CublasLtGemm> lt;         ///< backend "cublaslt" (then `kernel` is not loaded)
   GemmChoice choice;
   jit::GemmWorkspace workspace;  ///< split-K scratch of this shape (KernelCache::dedicated_workspace)
+  /// Calls of a problem without a tuned entry (source "default"), for Gemm::untuned(); null otherwise.
+  std::unique_ptr<std::atomic<unsigned long long>> untuned_calls;
+
+  void launch(const Problem& p, const jit::GemmOperands& ops, cudaStream_t stream) const {
+    if (untuned_calls) untuned_calls->fetch_add(1, std::memory_order_relaxed);
+    if (lt)
+      lt->launch(ops, stream);
+    else
+      kernel->launch(p, ops, stream, &workspace);
+  }
 };
 
 // The public Fp8Scaling names the internal ScaleMode's values one to one.
@@ -96,6 +112,11 @@ struct Gemm::Impl {
   std::string env_key;                ///< env.key()
   std::string protocol_kind;          ///< GemmOptions::protocol: the protocol kind whose winners come first
   bool older_kernel_notice = false;   ///< the one notice per Gemm about winners of an older kernel hash
+  bool use_cublaslt = true;           ///< GemmOptions::cublaslt
+  bool cublaslt_version_notice = false;  ///< the one notice per Gemm about algorithms of another cuBLASLt version
+  std::unique_ptr<CublasLtHandle> lt_handle;  ///< created on the first problem cuBLASLt runs
+  std::string record_untuned;                 ///< GemmOptions::record_untuned or $DGTUNE_RECORD_UNTUNED
+  std::vector<ShapeKey> untuned_order;        ///< untuned problems, first seen first (under `mu`)
   std::unique_ptr<jit::CubinCache> cache;
   std::unique_ptr<KernelCache> kernels;  // after `cache`: destroyed before it
   // Shape -> entry: the first call for a shape resolves it under the exclusive lock (DB query, then
@@ -103,6 +124,62 @@ struct Gemm::Impl {
   // lock only and never reach the kernel cache.
   std::shared_mutex mu;
   std::unordered_map<ShapeKey, Entry, ShapeKeyHash> shapes;
+
+  cublasLtHandle_t handle() {
+    if (!lt_handle) lt_handle = std::make_unique<CublasLtHandle>();
+    return lt_handle->get();
+  }
+
+  /// The backend rule (docs/loader.md "cuBLASLt as a backend"): cuBLASLt runs p when its stored algorithm beat the
+  /// dgtune winner `w` in the same sweep (replayed when stored by the running cuBLASLt version, else cuBLASLt's
+  /// heuristic with one notice), or when p has no tuned entry (`w` empty: the heuristic's top-1). nullptr: dgtune's
+  /// kernel runs (also when cuBLASLt cannot run p). Sets choice.backend and choice.cublaslt_algo.
+  std::unique_ptr<CublasLtGemm> cublaslt_backend(const Problem& p, const std::optional<StoredChoice>& w,
+                                                 GemmChoice& choice) {
+    std::string why;
+    std::unique_ptr<CublasLtGemm> g;
+    const char* how = "heuristic";
+    if (!w) {
+      g = CublasLtGemm::heuristic(handle(), p, why);
+    } else {
+      if (!db || !device_id) return nullptr;  // an exported table stores no cuBLASLt algorithm
+      std::vector<StoredCublasLtAlgo> algos;
+      try {
+        algos = db->cublaslt_winners(*device_id, p);
+      } catch (const Error& e) {
+        if (e.kind() != ErrorKind::kSqlite) throw;
+        spdlog::warn("dgt::Gemm: cannot read the cuBLASLt algorithms of {} in {}: {}; running dgtune's kernel",
+                     p.label(), db->path(), e.message());
+        return nullptr;
+      }
+      const StoredCublasLtAlgo* rival = cublaslt_rival(algos, *w);
+      if (!rival || !(rival->median_us < w->tuned_us)) return nullptr;
+      if (rival->cublaslt_version == env.cublaslt_version) {
+        g = CublasLtGemm::stored(handle(), p, rival->algo_data, why);
+        how = "stored";
+        if (!g) spdlog::info("dgt::Gemm {}: the stored cuBLASLt algorithm cannot run it ({}); using cuBLASLt's heuristic",
+                             p.label(), why);
+      } else if (!cublaslt_version_notice) {
+        cublaslt_version_notice = true;
+        spdlog::info(
+            "dgt::Gemm: the cuBLASLt algorithms in {} were stored by cuBLASLt {}, this process runs {}: an algorithm is "
+            "replayed only by the version that returned it, so cuBLASLt's heuristic runs where cuBLASLt won (this "
+            "notice is shown once)",
+            db->path(), rival->cublaslt_version, env.cublaslt_version);
+      }
+      if (!g) {
+        g = CublasLtGemm::heuristic(handle(), p, why);
+        how = "heuristic";
+      }
+    }
+    if (!g) {
+      spdlog::debug("dgt::Gemm {}: cuBLASLt cannot run it ({}); dgtune's kernel runs", p.label(), why);
+      return nullptr;
+    }
+    choice.backend = "cublaslt";
+    choice.cublaslt_algo = std::string(how) + " " + g->description();
+    return g;
+  }
 
   const Entry& resolve(const ShapeKey& key) {
     {
@@ -121,6 +198,7 @@ struct Gemm::Impl {
     KernelConfig config = default_config(p);
     e.choice.source = "default";
     std::optional<std::vector<EnvironmentWinner>> candidates;
+    std::optional<StoredChoice> w_choice;
     if (table)
       candidates = table_winners(*table, p);
     else if (db && device_id) {
@@ -136,8 +214,8 @@ struct Gemm::Impl {
     if (candidates) {
       // The identity rule (loader/choice.hpp): winners of this hardware identity under any software
       // environment; the running kernel hash first, an older one only while its config is still legal.
-      const std::optional<StoredChoice> w =
-          choose_stored_winner(*candidates, p, env.kernel_hash, env_key, protocol_kind, legal_for_current_kernel);
+      w_choice = choose_stored_winner(*candidates, p, env.kernel_hash, env_key, protocol_kind, legal_for_current_kernel);
+      const std::optional<StoredChoice>& w = w_choice;
       if (w) {
         config = w->config;
         e.choice.source = w->source;
@@ -155,6 +233,15 @@ struct Gemm::Impl {
       }
     }
     e.choice.config_key = config.key();
+    if (use_cublaslt) e.lt = cublaslt_backend(p, w_choice, e.choice);
+    if (e.choice.source == "default") {
+      e.untuned_calls = std::make_unique<std::atomic<unsigned long long>>(0);
+      untuned_order.push_back(key);
+    }
+    if (e.lt) {
+      spdlog::debug("dgt::Gemm {}: cuBLASLt {} ({})", p.label(), e.choice.cublaslt_algo, e.choice.source);
+      return shapes.emplace(key, std::move(e)).first->second;
+    }
     // Evaluated once: the same report decides legality and the module's shared memory (KernelCache::get).
     const EvaluatedSpec spec = EvaluatedSpec::evaluate(KernelSpec::of(config, p));
     if (!spec.resources.ok())
@@ -170,6 +257,10 @@ struct Gemm::Impl {
 Gemm::Gemm(GemmOptions options) : impl_(std::make_unique<Impl>()) {
   check_protocol_kind(options.protocol, "dgt::GemmOptions::protocol");
   impl_->protocol_kind = options.protocol;
+  impl_->use_cublaslt = options.cublaslt;
+  impl_->record_untuned = options.record_untuned;
+  if (impl_->record_untuned.empty())
+    if (const char* env = std::getenv("DGTUNE_RECORD_UNTUNED")) impl_->record_untuned = env;
   int ordinal = options.device;
   if (ordinal < 0) {
     if (cuda_device_count() == 0) DGT_THROW(ErrorKind::kNoDevice, "dgt::Gemm: no CUDA device found");
@@ -181,9 +272,9 @@ Gemm::Gemm(GemmOptions options) : impl_(std::make_unique<Impl>()) {
   // GemmOptions::db_path, else $DGTUNE_DB, else no DB: never a path below the application's working directory.
   const std::string db_path = loader_db_path(options.db_path);
   const char* db_from = options.db_path.empty() ? "$DGTUNE_DB" : "GemmOptions::db_path";
+  impl_->env = current_software_env(impl_->device);
+  impl_->env_key = impl_->env.key();
   if (options.table) {
-    impl_->env = current_software_env(impl_->device);
-    impl_->env_key = impl_->env.key();
     const std::string hw = impl_->device.hardware().key();
     if (hw == options.table->hw_key) {
       impl_->table = options.table;
@@ -203,8 +294,6 @@ Gemm::Gemm(GemmOptions options) : impl_(std::make_unique<Impl>()) {
         "dgt::Gemm: no tuning database given (GemmOptions::db_path is empty and $DGTUNE_DB is not set); running "
         "untuned: every shape uses the default config");
   } else if ((impl_->db = open_loader_db(db_path, db_from))) {
-    impl_->env = current_software_env(impl_->device);
-    impl_->env_key = impl_->env.key();
     impl_->device_id = impl_->db->find_hardware(impl_->device.hardware());
     if (!impl_->device_id)
       spdlog::warn("dgt::Gemm: {} has no trials for this device ({}, hardware key {}); using default configs", db_path,
@@ -214,14 +303,39 @@ Gemm::Gemm(GemmOptions options) : impl_(std::make_unique<Impl>()) {
   impl_->kernels = std::make_unique<KernelCache>(*impl_->cache, impl_->device.sm_count);
 }
 
-Gemm::~Gemm() = default;
+Gemm::~Gemm() {
+  if (impl_->record_untuned.empty()) return;
+  try {
+    write_untuned(impl_->record_untuned);
+  } catch (const std::exception& e) {
+    spdlog::warn("dgt::Gemm: cannot record the untuned problems: {}", e.what());
+  }
+}
+
+std::vector<UntunedShape> Gemm::untuned() const {
+  std::shared_lock lock(impl_->mu);
+  std::vector<UntunedShape> out;
+  for (const ShapeKey& key : impl_->untuned_order) {
+    const Entry& e = impl_->shapes.at(key);
+    out.push_back({shape_line(make_problem(key)), e.untuned_calls->load(std::memory_order_relaxed)});
+  }
+  return out;
+}
+
+void Gemm::write_untuned(const std::string& path) const {
+  std::string text =
+      "# Problems a dgt::Gemm ran without a tuned entry (GemmChoice::source \"default\"), first seen first.\n"
+      "# Tune them with: dgtune sweep --shapes THIS_FILE --strategy model --top-k 16\n";
+  for (const UntunedShape& u : untuned()) text += "# calls: " + std::to_string(u.calls) + "\n" + u.line + "\n";
+  write_output_file(path, text);
+}
 
 void Gemm::run(const void* a, const void* b, void* d, int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb,
                int64_t ldd, const float* scale_a, const float* scale_b, cudaStream_t stream, Fp8Format a_format,
                Fp8Format b_format, bool fast_accum, Fp8Scaling scale) {
   const ShapeKey key{m, n, k, lda, ldb, ldd, make_flags(a_format, b_format, fast_accum, scale)};
   const Entry& e = impl_->resolve(key);
-  e.kernel->launch(make_problem(key), jit::GemmOperands{a, b, d, scale_a, scale_b}, stream, &e.workspace);
+  e.launch(make_problem(key), jit::GemmOperands{a, b, d, scale_a, scale_b}, stream);
 }
 
 void Gemm::run(const void* a, const void* b, void* d, int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb,
@@ -234,7 +348,7 @@ void Gemm::run(const void* a, const void* b, void* d, int64_t m, int64_t n, int6
   // amax with bf16 output) is reported as such rather than after compiling a kernel.
   jit::check_operands(p, ops);
   const Entry& e = impl_->resolve(key);
-  e.kernel->launch(p, ops, stream, &e.workspace);
+  e.launch(p, ops, stream);
 }
 
 GemmChoice Gemm::choose(int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldd,

@@ -237,4 +237,21 @@ std::vector<ShapeEntry> load_shapes_file(const std::string& path) {
   return parse_shapes(read_input_file(path, "shapes file"), path);
 }
 
+std::string shape_line(const Problem& p, const std::string& name) {
+  std::string out = std::to_string(p.m) + " " + std::to_string(p.n) + " " + std::to_string(p.k);
+  auto field = [&](const char* key, const std::string& value) { out += std::string(" ") + key + "=" + value; };
+  if (p.lda != p.k) field("lda", std::to_string(p.lda));
+  if (p.ldb != p.k) field("ldb", std::to_string(p.ldb));
+  if (p.ldd != p.n) field("ldd", std::to_string(p.ldd));
+  if (p.a != DType::kE4M3) field("a", to_string(p.a));
+  if (p.b != DType::kE4M3) field("b", to_string(p.b));
+  if (p.d != DType::kBF16) field("d", to_string(p.d));
+  if (p.scale != ScaleMode::kPerTensor) field("scale", to_string(p.scale));
+  if (p.accum != Accum::kPromote) field("accum", to_string(p.accum));
+  if (p.bias != Bias::kNone) field("bias", to_string(p.bias));
+  if (p.act != Act::kNone) field("act", to_string(p.act));
+  if (!name.empty()) field("name", name);
+  return out;
+}
+
 }  // namespace dgt

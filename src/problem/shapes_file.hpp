@@ -36,6 +36,11 @@ struct ShapeEntry {
 /// with the same file:line by the caller (ShapesOption::load).
 std::vector<ShapeEntry> parse_shapes(const std::string& text, const std::string& file_name);
 
+/// One shapes-file line of `p` (no newline): `M N K`, then only the fields whose value differs from the
+/// default (lda, ldb, ldd, a, b, d, scale, accum, bias, act), then ` name=NAME` when `name` is not empty (it must
+/// hold no blank or '#'). parse_shapes() of the line gives `p` back.
+std::string shape_line(const Problem& p, const std::string& name = "");
+
 /// Reads and parses a file. Throws Error(kUsage) naming the path when it cannot be read (core/input_file.hpp).
 std::vector<ShapeEntry> load_shapes_file(const std::string& path);
 

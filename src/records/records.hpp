@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <vector>
 #include <string>
 #include <string_view>
 
@@ -151,6 +152,10 @@ struct BaselineRecord : Measurement {
   std::string provider;
   int cublas_status = 0;  ///< cuBLASLt status when unsupported/error
   std::string algo;       ///< algorithm description (id, tile, stages, split-K ...)
+  /// The cublasLtMatmulAlgo_t itself (64 bytes; empty when no algorithm ran), replayable by the same cuBLASLt
+  /// version (launch/cublaslt_matmul.hpp), and the workspace it needs in bytes.
+  std::vector<uint8_t> algo_data;
+  int64_t workspace_bytes = 0;
 };
 
 }  // namespace dgt

@@ -112,12 +112,16 @@ void to_json(json& j, const BaselineRecord& b) {
   j["provider"] = b.provider;
   j["cublas_status"] = b.cublas_status;
   j["algo"] = b.algo;
+  j["algo_data"] = b.algo_data;
+  j["workspace_bytes"] = b.workspace_bytes;
 }
 void from_json(const json& j, BaselineRecord& b) {
   get_measurement(j, b);
   b.provider = j.at("provider");
   b.cublas_status = j.at("cublas_status");
   b.algo = j.at("algo");
+  b.algo_data = j.at("algo_data").get<std::vector<uint8_t>>();
+  b.workspace_bytes = j.at("workspace_bytes");
 }
 
 void to_json(json& j, const DeviceFingerprint& f) {

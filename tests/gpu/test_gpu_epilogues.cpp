@@ -454,6 +454,7 @@ TEST(Loader, EveryOutputAndEpilogueThroughTheOptionsStruct) {
   Gpu& gpu = Gpu::get();
   GemmOptions o;
   o.db_path = "/nonexistent/dgtune-epilogue-test.db";
+  o.cublaslt = false;  // dgtune's epilogues (cuBLASLt's run in CublasLtBackend.*)
   Gemm gemm(o);
   for (const Combo& combo : all_combos()) {
     const Problem p = with(Problem::dense(200, 304, 1040), combo);

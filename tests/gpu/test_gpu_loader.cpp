@@ -40,9 +40,11 @@ TEST(Loader, TunedAndUntunedShapesMatchTheReference) {
   EXPECT_EQ(c.config_key, tuned_config.key());
   EXPECT_GT(c.tuned_us, 0);
 
-  // Same N and K, other M: the nearest tuned M is used.
+  // Same N and K, an M between the tuned 257 and 400: the ladder rule takes M = 400's winner.
   Problem near = Problem::dense(300, 1024, 1040);
-  EXPECT_EQ(gemm.choose(near.m, near.n, near.k, near.lda, near.ldb, near.ldd).source, "nearest");
+  GemmChoice l = gemm.choose(near.m, near.n, near.k, near.lda, near.ldb, near.ldd);
+  EXPECT_EQ(l.source, "ladder");
+  EXPECT_EQ(l.config_key, KernelConfig::parse_key("128x128x128_s6_wg2_sw128_c1x1_rm8_tma_sk1_sm0").key());
 
   // M = 410 with ldd = 1025: the nearest winner (M = 400) stores D with TMA, which needs ldd % 8 == 0
   // (P3), so the loader must not reuse it; it takes the next-nearest winner that fits (M = 257, direct
@@ -126,6 +128,7 @@ TEST(Loader, EveryScaleModeMatchesTheReference) {
   Gpu& gpu = Gpu::get();
   GemmOptions options;
   options.db_path = "/nonexistent-dgtune-dir/none.db";  // no DB: default configs
+  options.cublaslt = false;                              // dgtune's kernel, not cuBLASLt's heuristic
   Gemm gemm(options);
   const std::pair<ScaleMode, Fp8Scaling> modes[] = {{ScaleMode::kPerTensor, Fp8Scaling::kPerTensor},
                                                     {ScaleMode::kChannel, Fp8Scaling::kChannel},

@@ -268,6 +268,57 @@ void make_export_db(const std::string& p) {
   db.put_baseline(s, b);
 }
 
+// The backend column follows the loader's rule: cuBLASLt when its stored algorithm (schema 10: 64 bytes) was faster
+// than the winner under the same protocol; a faster baseline without algorithm bytes (stored before schema 10) cannot
+// be replayed, so dgtune's kernel stays.
+TEST_F(CompareExportTest, ExportShowsTheBackendTheLoaderRuns) {
+  const std::string file = path("b.db");
+  const Problem with_algo = Problem::dense(512, 4096, 4096), without_algo = Problem::dense(256, 4096, 4096);
+  {
+    TuningDb db(file);
+    const DeviceScope s = db.upsert_device(gpu("NVIDIA H200", 132));
+    for (const Problem& pr : {with_algo, without_algo}) {
+      TrialRecord t;
+      t.problem = pr;
+      t.config = KernelConfig::parse_key("64x32x128_s4_wg1_sw128_c1x1_rm8_direct_sk1_sm0");
+      t.protocol = R"({"name":"cold-l2-v1","statistic":"median"})";
+      t.verification = Verification{true, 1e-3, 1e-6, 0, 0};
+      t.set_timing(Timing{40.0, 39.0, 41.0, 50, 0.002, 1755, false});
+      db.put_trial(s, t);
+      BaselineRecord b;
+      b.problem = pr;
+      b.provider = kProviderCublasTuned;
+      b.algo = "algo=66 tile=20 stages=36 splitk=1 swizzle=0 cluster=3 reduction=0 rank=2 returned=8 requested=32";
+      b.protocol = t.protocol;
+      b.verification = t.verification;
+      b.set_timing(Timing{30.0, 29.0, 31.0, 50, 0.002, 1755, false});
+      if (pr == with_algo)
+        for (int i = 0; i < 64; ++i) b.algo_data.push_back(uint8_t(i * 7 + 1));
+      b.workspace_bytes = 4096;
+      db.put_baseline(s, b);
+    }
+    // The reader gives the stored algorithm back byte for byte, with its version and protocol.
+    const auto algos = db.cublaslt_winners(s.device_id, with_algo);
+    ASSERT_EQ(algos.size(), 1u);  // the row without bytes is not a replayable algorithm
+    EXPECT_EQ(algos[0].problem, with_algo);
+    ASSERT_EQ(algos[0].algo_data.size(), 64u);
+    EXPECT_EQ(algos[0].algo_data[63], uint8_t(63 * 7 + 1));
+    EXPECT_EQ(algos[0].workspace_bytes, 4096);
+    EXPECT_EQ(algos[0].protocol_name, "cold-l2-v1");
+    EXPECT_DOUBLE_EQ(algos[0].median_us, 30.0);
+    EXPECT_EQ(algos[0].cublaslt_version, 120805);  // gpu()'s cuBLASLt
+  }
+  const CliRun json = run_dgtune("export --db " + file + " --format json");
+  ASSERT_EQ(json.rc, 0) << json.out;
+  const auto rows = nlohmann::json::parse(json.out)["winners"];
+  ASSERT_EQ(rows.size(), 2u);
+  for (const auto& r : rows) {
+    const bool replayable = r["m"] == 512;
+    EXPECT_EQ(r["backend"], replayable ? "cublaslt" : "dgtune") << r.dump();
+    if (replayable) EXPECT_EQ(r["cublaslt_algo"].get<std::string>().rfind("algo=66 tile=20", 0), 0u);
+  }
+}
+
 TEST_F(CompareExportTest, ExportEveryFormat) {
   make_export_db(path("t.db"));
   const std::string db = " --db " + path("t.db");
@@ -299,6 +350,9 @@ TEST_F(CompareExportTest, ExportEveryFormat) {
   EXPECT_NEAR(w["x_cublas_tuned"].get<double>(), 1.1, 1e-9);
   EXPECT_GT(w["tflops"].get<double>(), 0);
   EXPECT_TRUE(doc["winners"][1]["x_cublas_tuned"].is_null());  // no baseline stored
+  // The baseline is slower than the winner (and stored without algorithm bytes): dgtune's kernel runs.
+  EXPECT_EQ(w["backend"], "dgtune");
+  EXPECT_TRUE(w["cublaslt_algo"].is_null());
   EXPECT_EQ(doc["winners"][1]["epilogue"], "tma");
   EXPECT_EQ(doc["winners"][1]["accum"], "fast");
 
@@ -333,7 +387,7 @@ TEST_F(CompareExportTest, ExportTableShowsAShortColumnSetAndAllOnRequest) {
   std::istringstream words(header(table.out));
   std::vector<std::string> cols{std::istream_iterator<std::string>(words), {}};
   EXPECT_EQ(cols, (std::vector<std::string>{"shape", "config", "protocol", "us", "TFLOPS", "cuBLASLt", "tuned", "us",
-                                            "x", "tuned"}));
+                                            "x", "tuned", "backend"}));
   EXPECT_NE(table.out.find("--columns all adds every tunable"), std::string::npos);
   // Every line of the table under its title (which names the DB's path) fits a wide terminal.
   for (const auto& line : [&] {
@@ -351,9 +405,9 @@ TEST_F(CompareExportTest, ExportTableShowsAShortColumnSetAndAllOnRequest) {
   EXPECT_NE(header(all.out).find("kernel hash"), std::string::npos);
   // The machine formats keep every column unless asked for the short set.
   const CliRun json = run_dgtune("export" + db + " --format json");
-  EXPECT_EQ(nlohmann::json::parse(json.out)["winners"][0].size(), 42u);
+  EXPECT_EQ(nlohmann::json::parse(json.out)["winners"][0].size(), 44u);
   const CliRun json_short = run_dgtune("export" + db + " --format json --columns short");
-  EXPECT_EQ(nlohmann::json::parse(json_short.out)["winners"][0].size(), 7u);
+  EXPECT_EQ(nlohmann::json::parse(json_short.out)["winners"][0].size(), 8u);
   const CliRun bad = run_dgtune("export" + db + " --format cpp --columns all");
   EXPECT_EQ(bad.rc, 2) << bad.out;
 }

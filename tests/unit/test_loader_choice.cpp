@@ -108,19 +108,87 @@ TEST(LoaderChoice, NearestPrefersTheRunningHashThenLogDistance) {
       row(Problem::dense(64, 4096, 7168), cfg(96), kCurrent, 2),     // 1000/64 = 15.6
   };
   auto c = choose(rows, p);
-  EXPECT_EQ(c->source, "nearest");
+  EXPECT_EQ(c->source, "ladder");  // 1000 lies between the running hash's 64 and 4096: the upper one
   EXPECT_EQ(c->from.m, 4096);
   EXPECT_FALSE(c->older_kernel);
   // Only older-hash winners in the family: the nearest legal one, flagged.
   c = choose({rows[0]}, p);
   EXPECT_EQ(c->from.m, 512);
   EXPECT_TRUE(c->older_kernel);
-  // Ties in log distance go to the larger M (as TuningDb::nearest_winner).
+  // Between two tuned M the upper one, whatever the log distance.
   const Problem q = Problem::dense(128, 4096, 7168);
   c = choose({row(Problem::dense(64, 4096, 7168), cfg(64), kCurrent, 1),
               row(Problem::dense(256, 4096, 7168), cfg(96), kCurrent, 1)},
              q);
   EXPECT_EQ(c->from.m, 256);
+}
+
+TEST(LoaderChoice, LadderRuleTakesTheUpperNeighbourBetweenTunedM) {
+  // A DeepSeek-V3 (N, K) tuned at M = 64, 128, 256 and 4096; each winner tells which M it came from.
+  std::vector<EnvironmentWinner> rows;
+  for (int64_t m : {4096, 64, 256, 128}) rows.push_back(row(Problem::dense(m, 2112, 7168), cfg(int(m % 1000) + 8), kCurrent, 1));
+  auto pick = [&](int64_t m) {
+    auto c = choose(rows, Problem::dense(m, 2112, 7168));
+    return std::make_pair(c->from.m, c->source);
+  };
+  // M = 200 ran the M = 128 winner under the nearest-M rule (0.729x cuBLASLt on the H200): now M = 256's.
+  EXPECT_EQ(pick(200), std::make_pair(int64_t(256), std::string("ladder")));
+  EXPECT_EQ(pick(129), std::make_pair(int64_t(256), std::string("ladder")));
+  EXPECT_EQ(pick(65), std::make_pair(int64_t(128), std::string("ladder")));
+  // 300 is nearer 256 in log distance, yet the ladder rule takes the upper neighbour.
+  EXPECT_EQ(pick(300), std::make_pair(int64_t(4096), std::string("ladder")));
+  EXPECT_EQ(pick(256), std::make_pair(int64_t(256), std::string("db")));
+  // Outside the tuned range: the nearest end, labelled "nearest".
+  EXPECT_EQ(pick(1), std::make_pair(int64_t(64), std::string("nearest")));
+  EXPECT_EQ(pick(16384), std::make_pair(int64_t(4096), std::string("nearest")));
+  // Another leading dimension at a tuned M counts as that M (distance 0), above any other.
+  Problem padded = Problem::dense(128, 2112, 7168);
+  padded.ldd = 2112 + 64;
+  auto c = choose(rows, padded);
+  EXPECT_EQ(c->from.m, 128);
+  EXPECT_EQ(c->source, "nearest");
+  // The other protocol kind's ladder is labelled as such.
+  std::vector<EnvironmentWinner> hot;
+  for (int64_t m : {64, 256}) hot.push_back(row(Problem::dense(m, 2112, 7168), cfg(int(m)), kCurrent, 1, 5.0, "hot-graph-v1"));
+  c = choose(hot, Problem::dense(100, 2112, 7168));
+  EXPECT_EQ(c->from.m, 256);
+  EXPECT_EQ(c->source, "ladder-other-protocol");
+}
+
+StoredCublasLtAlgo lt_row(const Problem& p, int64_t env_id, double us, const std::string& protocol = "cold-l2-v1") {
+  StoredCublasLtAlgo a;
+  a.problem = p;
+  a.algo = "algo=66 env " + std::to_string(env_id);
+  a.algo_data.assign(64, uint8_t(env_id));
+  a.median_us = us;
+  a.protocol_name = protocol;
+  a.environment_id = env_id;
+  return a;
+}
+
+TEST(LoaderChoice, CublasLtRivalIsTheWinnersOwnProblemAndProtocol) {
+  const Problem p = Problem::dense(200, 2112, 7168), upper = Problem::dense(256, 2112, 7168);
+  // The ladder picks M = 256's winner (environment 2): its rival is M = 256's cuBLASLt algorithm, never M = 200's
+  // (not tuned here) or another protocol's.
+  auto w = choose({row(upper, cfg(128), kCurrent, 2, 12.0), row(Problem::dense(128, 2112, 7168), cfg(96), kCurrent, 2)},
+                  p);
+  ASSERT_TRUE(w);
+  EXPECT_EQ(w->environment_id, 2);
+  std::vector<StoredCublasLtAlgo> algos = {lt_row(Problem::dense(128, 2112, 7168), 2, 5.0),
+                                           lt_row(upper, 2, 11.0, "hot-graph-v1"), lt_row(upper, 1, 9.0),
+                                           lt_row(upper, 3, 10.0)};
+  // No algorithm of the winner's environment: the newest (3).
+  const StoredCublasLtAlgo* r = cublaslt_rival(algos, *w);
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->environment_id, 3);
+  // The winner's own environment first, even when older.
+  algos.push_back(lt_row(upper, 2, 13.0));
+  r = cublaslt_rival(algos, *w);
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->environment_id, 2);
+  EXPECT_DOUBLE_EQ(r->median_us, 13.0);  // slower than the winner (12 us): the caller keeps dgtune's kernel
+  // Nothing stored for the winner's problem and protocol: no rival.
+  EXPECT_EQ(cublaslt_rival({lt_row(upper, 2, 5.0, "hot-graph-v1"), lt_row(p, 2, 5.0)}, *w), nullptr);
 }
 
 TEST(LoaderChoice, SameHashPrefersTheRunningEnvironmentThenTheNewest) {

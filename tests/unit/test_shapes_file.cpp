@@ -59,6 +59,32 @@ TEST(ShapesFile, AllFields) {
   EXPECT_EQ(v[0].name, "odd-one");
 }
 
+// shape_line (what a Gemm's record of untuned problems writes) names only the non-default fields and parses back.
+TEST(ShapesFile, ShapeLineRoundTrips) {
+  EXPECT_EQ(shape_line(Problem::dense(200, 2048, 1024)), "200 2048 1024");
+  Problem p = Problem::dense(7, 1023, 80);
+  p.lda = 96;
+  p.ldb = 112;
+  p.ldd = 1024;
+  p.a = DType::kE5M2;
+  p.d = DType::kF32;
+  p.scale = ScaleMode::kChannel;
+  p.accum = Accum::kFast;
+  p.bias = Bias::kBF16;
+  p.act = Act::kGeluTanh;
+  const std::string line = shape_line(p, "q.tp8");
+  EXPECT_EQ(line, "7 1023 80 lda=96 ldb=112 ldd=1024 a=e5m2 d=f32 scale=channel accum=fast bias=bf16 act=gelu_tanh name=q.tp8");
+  const auto v = parse_shapes(line + "\n", "u.txt");
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0].problem, p);
+  EXPECT_EQ(v[0].name, "q.tp8");
+  for (ScaleMode s : {ScaleMode::kPerTensor, ScaleMode::kBlock, ScaleMode::kBlock1d1d}) {
+    Problem q = Problem::dense(3, 7168, 2048);
+    q.scale = s;
+    EXPECT_EQ(parse_shapes(shape_line(q) + "\n", "u.txt")[0].problem, q) << shape_line(q);
+  }
+}
+
 TEST(ShapesFile, ExplicitLeadingDimKeepsDefaultsForTheOthers) {
   auto v = parse_shapes("64 256 63 lda=64\n64 256 100 ldb=112\n64 256 96 ldd=300\n", "s.txt");
   ASSERT_EQ(v.size(), 3u);

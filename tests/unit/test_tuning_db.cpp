@@ -409,7 +409,7 @@ TEST_F(TuningDbTest, ReaderLinkedAloneReadsWhatTheWriterStored) {
   const std::string old = file_bytes(path);
   std::tie(out, rc) = run_command(std::string(DGT_DB_READER_ONLY_BIN) + " " + path);
   EXPECT_EQ(rc, 2) << out;
-  EXPECT_TRUE(contains(out, "schema version 8, older than version 9")) << out;
+  EXPECT_TRUE(contains(out, "schema version 8, older than version 10")) << out;
   EXPECT_TRUE(file_bytes(path) == old) << "the reader modified the file";
 }
 

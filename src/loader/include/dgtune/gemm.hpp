@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "dgtune/api.hpp"
 #include "dgtune/error.hpp"
@@ -134,13 +135,28 @@ struct GemmRunOptions {
 
 /// What `Gemm` runs for a shape and why.
 struct GemmChoice {
-  std::string config_key;  ///< kernel config, e.g. "128x128x128_s4_wg2_sw128_c1x1_rm8_direct_sk1_sm0"
-  /// "db" (winner of this shape under GemmOptions::protocol's kind; also from GemmOptions::table),
-  /// "db-other-protocol" (winner of this shape tuned under the other protocol kind), "nearest" (winner of the
-  /// same N, K), "nearest-other-protocol", "default"
+  /// dgtune kernel config, e.g. "128x128x128_s4_wg2_sw128_c1x1_rm8_direct_sk1_sm0": what runs when backend is
+  /// "dgtune", and the kernel's own choice (what would run with GemmOptions::cublaslt = false) when it is "cublaslt".
+  std::string config_key;
+  /// Where the config came from: "db" (winner of this shape under GemmOptions::protocol's kind; also from
+  /// GemmOptions::table), "db-other-protocol" (winner of this shape tuned under the other protocol kind), "ladder"
+  /// (M lies between two tuned M of the same N, K: the upper neighbour's winner), "nearest" (M outside the tuned M:
+  /// the nearest end), "ladder-other-protocol", "nearest-other-protocol", "default" (no tuned entry at all).
   std::string source;
   double tuned_us = 0;   ///< median time stored with the winner (0 for "default")
   std::string protocol;  ///< protocol the winner was timed under, e.g. "cold-l2-v1", "hot-graph-v1" ("" for "default")
+  /// "dgtune" (the kernel above) or "cublaslt": cuBLASLt's stored algorithm beat every dgtune config in the sweep of
+  /// the problem `source` names, or the problem has no tuned entry and cuBLASLt's heuristic runs (docs/loader.md).
+  std::string backend = "dgtune";
+  /// backend "cublaslt": "stored algo=.. tile=.. stages=.. splitk=.. swizzle=.. cluster=.. reduction=.." (the sweep's
+  /// algorithm, replayed) or "heuristic algo=..." (cuBLASLt's heuristic top-1); "" for backend "dgtune".
+  std::string cublaslt_algo;
+};
+
+/// A problem a Gemm ran without any tuned entry (GemmChoice::source "default"), as `dgtune sweep` takes it.
+struct UntunedShape {
+  std::string line;          ///< shapes-file line: "M N K" and the non-default fields (a, b, scale, accum, d, ...)
+  unsigned long long calls;  ///< run() calls for it so far
 };
 
 struct GemmOptions {
@@ -164,6 +180,16 @@ struct GemmOptions {
   /// (this kind, then the other), then the default config. Same rule for `table`. Any other value: the
   /// constructor throws dgt::Error(kUsage).
   std::string protocol = "cold-l2";
+  /// true (default): cuBLASLt may run a problem (GemmChoice::backend "cublaslt") when its stored algorithm was faster
+  /// than every dgtune config in the sweep, and a problem with no tuned entry runs cuBLASLt's heuristic choice
+  /// instead of dgt::default_config (so an untuned problem is never slower than calling cuBLASLt). false: dgtune's
+  /// kernel always runs (the behaviour before cuBLASLt was a backend). Problems cuBLASLt cannot run (e5m2 x e5m2,
+  /// e4m3 output, sizes it refuses) always run dgtune's kernel.
+  bool cublaslt = true;
+  /// Where to write the problems that ran without a tuned entry, as a shapes file (Gemm::write_untuned), when the
+  /// Gemm is destroyed; empty: $DGTUNE_RECORD_UNTUNED, else nowhere. A file that cannot be written is logged, never
+  /// thrown.
+  std::string record_untuned;
 };
 
 /// Thread-safe FP8 GEMM launcher backed by the tuning DB. The first call for a shape looks up the
@@ -213,6 +239,13 @@ class DGT_API Gemm {
   /// activation (the pointers are not used).
   GemmChoice choose(int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldd,
                     const GemmRunOptions& options);
+
+  /// The problems run so far without a tuned entry (source "default"), with their call counts, in the order first
+  /// seen (PyTorch TunableOp's record-untuned, for dgtune: tune what the application actually called).
+  std::vector<UntunedShape> untuned() const;
+  /// Writes untuned() as a shapes file (a comment line per problem with its call count, then its line), replacing
+  /// `path` atomically. Throws dgt::Error(kIo) naming the path when it cannot be written.
+  void write_untuned(const std::string& path) const;
 
  private:
   struct Impl;

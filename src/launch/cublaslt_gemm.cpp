@@ -1,0 +1,95 @@
+#include "launch/cublaslt_gemm.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+
+namespace dgt {
+
+CublasLtHandle::CublasLtHandle() { DGT_CHECK_CUBLAS(cublasLtCreate(&h_)); }
+
+CublasLtHandle::~CublasLtHandle() {
+  if (h_) cublasLtDestroy(h_);
+}
+
+CublasLtGemm::CublasLtGemm(cublasLtHandle_t h, const Problem& p) : handle_(h), p_(p) {
+  init_matmul_desc(desc_, p);
+  init_layouts(layouts_, p);
+}
+
+void CublasLtGemm::finish(const cublasLtMatmulAlgo_t& algo, size_t workspace) {
+  algo_ = algo;
+  if (workspace > 0) workspace_ = DeviceBuffer(workspace);
+  description_ = describe_cublaslt_algo(algo);
+}
+
+std::unique_ptr<CublasLtGemm> CublasLtGemm::heuristic(cublasLtHandle_t h, const Problem& p, std::string& why) {
+  if (p.d == DType::kE4M3) {
+    why = "e4m3 output runs dgtune's kernel (cuBLASLt's e4m3 D needs a separate BF16 C)";
+    return nullptr;
+  }
+  std::unique_ptr<CublasLtGemm> g(new CublasLtGemm(h, p));
+  cublasLtMatmulPreferenceOpaque_t pref{};
+  DGT_CHECK_CUBLAS(cublasLtMatmulPreferenceInit(&pref));
+  const size_t max_ws = kMaxWorkspace;
+  DGT_CHECK_CUBLAS(
+      cublasLtMatmulPreferenceSetAttribute(&pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &max_ws, sizeof max_ws));
+  cublasLtMatmulHeuristicResult_t result{};
+  int count = 0;
+  const cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(h, &g->desc_, g->layouts_.la(), g->layouts_.lb(),
+                                                           g->layouts_.lc(), g->layouts_.ld(), &pref, 1, &result, &count);
+  if (st != CUBLAS_STATUS_SUCCESS || count < 1 || result.state != CUBLAS_STATUS_SUCCESS) {
+    why = fmt::format("cublasLtMatmulAlgoGetHeuristic: status {}, {} algorithms", int(st), count);
+    return nullptr;
+  }
+  g->finish(result.algo, result.workspaceSize);
+  return g;
+}
+
+std::unique_ptr<CublasLtGemm> CublasLtGemm::stored(cublasLtHandle_t h, const Problem& p,
+                                                   const std::vector<uint8_t>& bytes, std::string& why) {
+  if (bytes.size() != sizeof(cublasLtMatmulAlgo_t)) {
+    why = fmt::format("stored algorithm has {} bytes, not {}", bytes.size(), sizeof(cublasLtMatmulAlgo_t));
+    return nullptr;
+  }
+  if (p.d == DType::kE4M3) {
+    why = "e4m3 output runs dgtune's kernel (cuBLASLt's e4m3 D needs a separate BF16 C)";
+    return nullptr;
+  }
+  std::unique_ptr<CublasLtGemm> g(new CublasLtGemm(h, p));
+  CublasLtAlgoBytes a;
+  std::copy(bytes.begin(), bytes.end(), a.begin());
+  const cublasLtMatmulAlgo_t algo = algo_from_bytes(a);
+  cublasLtMatmulHeuristicResult_t check{};
+  const cublasStatus_t st = cublasLtMatmulAlgoCheck(h, &g->desc_, g->layouts_.la(), g->layouts_.lb(), g->layouts_.lc(),
+                                                    g->layouts_.ld(), &algo, &check);
+  if (st != CUBLAS_STATUS_SUCCESS || check.state != CUBLAS_STATUS_SUCCESS) {
+    why = fmt::format("cublasLtMatmulAlgoCheck ({}): status {}, state {}", describe_cublaslt_algo(algo), int(st),
+                      int(check.state));
+    return nullptr;
+  }
+  if (check.workspaceSize > kMaxWorkspace) {
+    why = fmt::format("stored algorithm ({}) needs {} bytes of workspace, more than {}", describe_cublaslt_algo(algo),
+                      check.workspaceSize, kMaxWorkspace);
+    return nullptr;
+  }
+  g->finish(algo, check.workspaceSize);
+  return g;
+}
+
+void CublasLtGemm::launch(const jit::GemmOperands& ops, cudaStream_t stream) const {
+  // The prepared descriptor is a semi-opaque struct (cublasLtMatmulDescInit): a copy on the stack takes the call's
+  // pointers, so concurrent launches never write shared state.
+  cublasLtMatmulDescOpaque_t desc = desc_;
+  set_matmul_pointers(&desc, p_, ops);
+  static const float alpha = 1.0f, beta = 0.0f;
+  const cublasStatus_t st =
+      cublasLtMatmul(handle_, &desc, &alpha, ops.b, layouts_.la(), ops.a, layouts_.lb(), &beta, ops.d, layouts_.lc(), ops.d,
+                     layouts_.ld(), &algo_, workspace_.get(), workspace_.bytes(), stream);
+  if (st != CUBLAS_STATUS_SUCCESS)
+    DGT_THROW(ErrorKind::kCublas, "cublasLtMatmul ({}) for {} returned status {}", description_, p_.label(), int(st));
+}
+
+}  // namespace dgt

@@ -1,0 +1,79 @@
+// The loader's cuBLASLt backend: one problem run by cuBLASLt with one fixed algorithm, either the algorithm a
+// sweep stored (its 64 bytes, checked with cublasLtMatmulAlgoCheck on this problem) or cuBLASLt's heuristic top-1.
+// Built once per problem (descriptors, layouts and the workspace the algorithm needs); a launch copies the
+// prepared descriptor, sets the call's pointers and calls cublasLtMatmul: no allocation and no synchronisation,
+// so launches can be captured in a CUDA graph.
+#pragma once
+
+#include <cublasLt.h>
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "device/buffer.hpp"
+#include "launch/cublaslt_matmul.hpp"
+#include "launch/gemm_kernel.hpp"
+#include "problem/problem.hpp"
+
+namespace dgt {
+
+/// Owns a cublasLtHandle_t (cublasLtCreate / cublasLtDestroy). Throws Error(kCublas) when creation fails.
+class CublasLtHandle {
+ public:
+  CublasLtHandle();
+  ~CublasLtHandle();
+  CublasLtHandle(const CublasLtHandle&) = delete;
+  CublasLtHandle& operator=(const CublasLtHandle&) = delete;
+  cublasLtHandle_t get() const { return h_; }
+
+ private:
+  cublasLtHandle_t h_ = nullptr;
+};
+
+/// One problem with one cuBLASLt algorithm (see the file comment). D must be BF16 or FP32: cuBLASLt's e4m3 D needs
+/// a BF16 C of its own (launch/cublaslt_matmul.hpp), which the loader does not allocate per shape, so an e4m3
+/// problem always runs dgtune's kernel. Launches of one object share its workspace: order them on one stream
+/// (the rule of dgt::Gemm's split-K scratch).
+class CublasLtGemm {
+ public:
+  /// The largest workspace the heuristic may pick (the sweep's CublasLtBaseline uses the same 32 MiB, so a stored
+  /// algorithm never needs more).
+  static constexpr size_t kMaxWorkspace = size_t(32) << 20;
+
+  /// cuBLASLt's heuristic top-1 for p (cublasLtMatmulAlgoGetHeuristic, one result, at most kMaxWorkspace).
+  /// nullptr with `why` set when cuBLASLt cannot run p (unsupported types or sizes, e4m3 D). Throws Error(kCuda)
+  /// when the workspace cannot be allocated.
+  static std::unique_ptr<CublasLtGemm> heuristic(cublasLtHandle_t h, const Problem& p, std::string& why);
+  /// A stored algorithm (CublasLtAlgoBytes as a vector of 64 bytes) after cublasLtMatmulAlgoCheck on p. nullptr with
+  /// `why` set when the bytes have the wrong size, the check fails (another problem the algorithm cannot run) or D
+  /// is e4m3. The caller has already compared the cuBLASLt versions (an algorithm is replayed only by the version
+  /// that returned it, cublasLt.h).
+  static std::unique_ptr<CublasLtGemm> stored(cublasLtHandle_t h, const Problem& p, const std::vector<uint8_t>& bytes,
+                                              std::string& why);
+
+  /// Enqueues D = op(A, B) on `stream` with `ops`' pointers (the same operands as jit::GemmKernel::launch). Throws
+  /// Error(kCublas) naming the algorithm when cublasLtMatmul fails.
+  void launch(const jit::GemmOperands& ops, cudaStream_t stream) const;
+
+  /// describe_cublaslt_algo() of the algorithm.
+  const std::string& description() const { return description_; }
+  const cublasLtMatmulAlgo_t& algo() const { return algo_; }
+  size_t workspace_bytes() const { return workspace_.bytes(); }
+
+ private:
+  CublasLtGemm(cublasLtHandle_t h, const Problem& p);
+  void finish(const cublasLtMatmulAlgo_t& algo, size_t workspace);
+
+  cublasLtHandle_t handle_;
+  Problem p_;
+  cublasLtMatmulDescOpaque_t desc_{};  ///< every attribute but the pointers (init_matmul_desc)
+  CublasLtLayouts layouts_;
+  cublasLtMatmulAlgo_t algo_{};
+  DeviceBuffer workspace_;
+  std::string description_;
+};
+
+}  // namespace dgt
