@@ -1,4 +1,4 @@
-// dgtune db check | devices | prune | merge: maintenance of tuning databases (db/maintenance.hpp has the rules).
+// dgtune db check | devices | migrate | prune | merge: maintenance of tuning databases (db/maintenance.hpp has the rules).
 #include <spdlog/spdlog.h>
 
 #include "cli/command.hpp"
@@ -7,6 +7,9 @@
 #include "core/error.hpp"
 #include "core/paths.hpp"
 #include "db/maintenance.hpp"
+#include "db/schema.hpp"
+#include "db/tuning_db.hpp"
+#include "db/writer_check.hpp"
 #include "jit/kernel_hash.hpp"
 
 namespace dgt::cli {
@@ -47,6 +50,25 @@ int run_devices(const CheckArgs& a) {
                       static_cast<int64_t>(d.environments), static_cast<int64_t>(d.trials),
                       static_cast<int64_t>(d.baselines), static_cast<int64_t>(d.winners)});
   a.format.render(t, report::kDbDevicesDocument);
+  return 0;
+}
+
+struct MigrateArgs {
+  DbOption db;
+};
+
+/// Brings an older DB to this dgtune's schema in place (the migrations of src/db/migrations/, one transaction,
+/// every row kept), so read-only users (export, compare --db, the loader) can open it.
+int run_migrate(const MigrateArgs& a) {
+  const std::string path = a.db.existing("db migrate");
+  const int before = dbm::check(path).version;  // read-only; a newer or foreign file is refused by the open below
+  check_db_writable(path, a.db.flag());
+  { TuningDb db(path); }  // the read-write open migrates (db/schema.hpp)
+  const int after = schema::latest_version();
+  if (before == after)
+    fmt::print("{}: schema version {}, nothing to migrate\n", path, after);
+  else
+    fmt::print("{}: migrated from schema version {} to {} (every row kept)\n", path, before, after);
   return 0;
 }
 
@@ -127,7 +149,7 @@ int run_merge(const MergeArgs& a) {
 }  // namespace
 
 void add_db(CLI::App& app, Action& action) {
-  CLI::App* db = app.add_subcommand("db", "tuning database maintenance: check, devices, prune, merge");
+  CLI::App* db = app.add_subcommand("db", "tuning database maintenance: check, devices, migrate, prune, merge");
   db->require_subcommand(1);
   {
     auto [cmd, a] =
@@ -141,6 +163,11 @@ void add_db(CLI::App& app, Action& action) {
     auto [cmd, a] =
         add_command<CheckArgs>(*db, action, "devices", "the devices (hardware identities) a DB holds", run_devices);
     add_groups(cmd, a.db, a.format);
+  }
+  {
+    auto [cmd, a] = add_command<MigrateArgs>(
+        *db, action, "migrate", "bring a DB written by an older dgtune to this schema version, in place", run_migrate);
+    add_groups(cmd, a.db);
   }
   {
     auto [cmd, a] = add_command<PruneArgs>(

@@ -72,9 +72,9 @@ void check_read_only(const sql::Connection& c) {
   if (st.version == 0 && !st.has_version_table) throw_foreign_database(c);
   if (st.version != latest_version())
     DGT_THROW(ErrorKind::kSqlite,
-              "tuning database {} has schema version {}, older than version {}; open it once read-write with this "
-              "dgtune to migrate it",
-              c.path(), st.version, latest_version());
+              "tuning database {} has schema version {}, older than version {}; migrate it with `dgtune db migrate "
+              "--db {}` (every row is kept)",
+              c.path(), st.version, latest_version(), c.path());
 }
 
 }  // namespace dgt::schema

@@ -159,7 +159,7 @@ class TuningDbReader {
   /// Opens the existing database at `path` read-only. Throws Error(kIo) naming the path when the file is
   /// missing (nothing is created); Error(kSqlite) with the path and SQLite's message on failure, when the
   /// file is not a dgtune database, or when its schema version differs from schema::latest_version() (newer:
-  /// use a newer dgtune; older: open it once read-write to migrate it). The file is never modified.
+  /// use a newer dgtune; older: `dgtune db migrate --db PATH`). The file is never modified.
   explicit TuningDbReader(const std::string& path);
   ~TuningDbReader();
   TuningDbReader(const TuningDbReader&) = delete;

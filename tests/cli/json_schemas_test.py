@@ -116,6 +116,8 @@ def main():
         with gzip.open(os.path.join(root, "results", "fits", "small-m-2026-11-30.db.gz"), "rb") as s, \
                 open(fit, "wb") as d:
             shutil.copyfileobj(s, d)
+        # The committed H200 DB predates schema 10: migrate the copy as a user would (`dgtune db migrate`).
+        subprocess.run([dgtune, "db", "migrate", "--db", fit], check=True, stdout=subprocess.DEVNULL)
         hist = os.path.join(tmp, "history.db")
         fill_history(make_db(root, hist))
         make_db(root, os.path.join(tmp, "empty.db")).close()

@@ -109,6 +109,8 @@ def main():
         db = os.path.join(tmp, "fit.db")
         with gzip.open(os.path.join(root, FIT_DB), "rb") as src, open(db, "wb") as dst:
             shutil.copyfileobj(src, dst)
+        # The committed H200 DB predates schema 10: migrate the copy as a user would (`dgtune db migrate`).
+        subprocess.run([dgtune, "db", "migrate", "--db", db], check=True, stdout=subprocess.DEVNULL)
         for fmt in FORMATS:
             text = run([dgtune, "export", "--db", db, "--format", fmt]).decode()
             text = text.replace(hash_now, "<RUNNING_KERNEL_HASH>").replace(db, "<DB>")

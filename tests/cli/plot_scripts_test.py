@@ -79,6 +79,8 @@ def main():
         with gzip.open(os.path.join(root, "results", "fits", "small-m-2026-11-30.db.gz"), "rb") as s, \
                 open(fit, "wb") as d:
             shutil.copyfileobj(s, d)
+        # The committed H200 DB predates schema 10: migrate the copy as a user would (`dgtune db migrate`).
+        subprocess.run([dgtune, "db", "migrate", "--db", fit], check=True, stdout=subprocess.DEVNULL)
         now = os.path.join(tmp, "export-now.json")
         with open(now, "wb") as f:
             p = subprocess.run([dgtune, "export", "--db", fit, "--format", "json"], stdout=f, stderr=subprocess.PIPE)

@@ -268,7 +268,7 @@ void check_migration(const std::string& path, const std::string& fresh, int v) {
 
 TEST(Schema, MigrationsAreEmbeddedInOrder) {
   const auto& ms = schema::migrations();
-  ASSERT_EQ(ms.size(), 8u);
+  ASSERT_EQ(ms.size(), 9u);
   EXPECT_EQ(ms[0].version, 2);
   EXPECT_EQ(ms[0].name, "0002_config_sms_and_sweep");
   EXPECT_EQ(ms[1].version, 3);
@@ -286,8 +286,10 @@ TEST(Schema, MigrationsAreEmbeddedInOrder) {
   EXPECT_EQ(ms[6].name, "0008_problem_epilogue");
   EXPECT_EQ(ms[7].version, 9);
   EXPECT_EQ(ms[7].name, "0009_config_split_cluster");
-  EXPECT_EQ(schema::schema_sql_version(), 7);  // new files get schema.sql (7), then 0008 and 0009
-  EXPECT_EQ(schema::latest_version(), 9);
+  EXPECT_EQ(ms[8].version, 10);
+  EXPECT_EQ(ms[8].name, "0010_baseline_algo");
+  EXPECT_EQ(schema::schema_sql_version(), 7);  // new files get schema.sql (7), then 0008 to 0010
+  EXPECT_EQ(schema::latest_version(), 10);
   EXPECT_NE(schema::schema_sql().find("UNIQUE (device_id, environment_id, problem_id, config_id, protocol_name)"),
             std::string::npos);
   EXPECT_NE(schema::schema_sql().find("CREATE TABLE gate_run"), std::string::npos);
@@ -347,11 +349,13 @@ TEST_F(MigrationTest, V6FileMigratesToPerProtocolTablesKeepingEveryRow) {
 
   { TuningDb db(path); }
   { TuningDb db(fresh); }
-  EXPECT_EQ(raw_int(path, "SELECT version FROM schema_version"), 9);
+  EXPECT_EQ(raw_int(path, "SELECT version FROM schema_version"), 10);
   EXPECT_EQ(normalized_master(path), normalized_master(fresh));
   // Configs stored before schema 9 reduced their splits through the workspace.
   EXPECT_EQ(raw_int(path, "SELECT count(*) FROM config WHERE split_cluster != 0"), 0);
   EXPECT_GT(raw_int(path, "SELECT count(*) FROM config"), 0);
+  // Baselines stored before schema 10 have no algorithm to replay (the loader never takes them as a backend).
+  EXPECT_EQ(raw_int(path, "SELECT count(*) FROM baseline WHERE algo_data IS NOT NULL OR workspace_bytes != 0"), 0);
   EXPECT_EQ(rows(path, "PRAGMA foreign_key_check").size(), 0u);
   EXPECT_EQ(rows(path, "PRAGMA integrity_check"), std::vector<std::string>{"ok"});
   for (size_t i = 0; i < tables.size(); ++i) EXPECT_EQ(rows(path, tables[i].second), before[i]) << tables[i].first;
