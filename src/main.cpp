@@ -45,6 +45,7 @@ int main(int argc, char** argv) {
   dgt::cli::add_history(app, action);
   dgt::cli::add_db(app, action);
   dgt::cli::add_shapes(app, action);
+  dgt::cli::add_tune_model(app, action);
   dgt::cli::add_worker(app, action);
   try {
     app.parse(argc, argv);

@@ -19,6 +19,7 @@ void add_gate(CLI::App& app, Action& action);
 void add_history(CLI::App& app, Action& action);
 void add_db(CLI::App& app, Action& action);
 void add_shapes(CLI::App& app, Action& action);
+void add_tune_model(CLI::App& app, Action& action);
 void add_worker(CLI::App& app, Action& action);
 
 }  // namespace dgt::cli

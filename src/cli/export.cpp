@@ -9,6 +9,7 @@
 
 #include "cli/command.hpp"
 #include "cli/commands.hpp"
+#include "cli/export_text.hpp"
 #include "db/device_pick.hpp"
 #include "cli/options.hpp"
 #include "db/maintenance.hpp"
@@ -158,6 +159,56 @@ report::Table export_table(const std::vector<ExportRow>& rows, const std::string
   return t;
 }
 
+}  // namespace
+
+std::string export_text(const std::string& path, const std::string& device_arg, const std::string& format,
+                        const std::string& columns) {
+  TuningDbReader db(path);  // never created or migrated
+  const int64_t device_id = pick_device(db, device_arg, "--device", false);
+  DeviceRow device;
+  for (const DeviceRow& r : db.devices())
+    if (r.id == device_id) device = r;
+  const std::vector<ExportRow> rows = db.export_rows(device_id);
+  const bool all_columns = columns.empty() ? format == "csv" || format == "json" : columns == "all";
+  const std::string title = fmt::format(
+      "dgtune export {} device {} ({}, hardware key {}): {} winners (one per software "
+      "environment, problem and protocol; x tuned = cuBLASLt-tuned us / dgtune us under the same protocol{})",
+      path, device.id, device.name, device.hw_key, rows.size(),
+      all_columns ? "" : "; --columns all adds every tunable, the problem's fields and the versions");
+  std::ostringstream text;
+  if (format == "cpp") {
+    HeaderInfo info;
+    info.hw_key = device.hw_key;
+    info.device_name = device.name;
+    info.kernel_hash = jit::kernel_source_hash();
+    info.dgtune_version = DGTUNE_VERSION;
+    text << export_header(rows, info);
+  } else {
+    report::Table table = export_table(rows, title);
+    if (!all_columns) table = only_columns(table, kShortColumns);
+    if (format == "json") {
+      std::ostringstream table_json;
+      report::render(table, report::Format::kJson, table_json);
+      nlohmann::ordered_json doc;
+      doc["schema"] = std::string(report::kExportDocument.schema);
+      doc["schema_version"] = report::kExportDocument.version;
+      doc["db_schema_version"] = schema::latest_version();
+      doc["dgtune_version"] = DGTUNE_VERSION;
+      doc["kernel_hash"] = jit::kernel_source_hash();
+      doc["db"] = path;
+      doc["device"] = {
+          {"id", device.id}, {"name", device.name}, {"hw_key", device.hw_key}, {"sm_count", device.sm_count}};
+      doc["winners"] = nlohmann::ordered_json::parse(table_json.str())["rows"];
+      text << doc.dump(2) << "\n";
+    } else {
+      report::render(table, report::parse_format(format), text);
+    }
+  }
+  return text.str();
+}
+
+namespace {
+
 int run(const Args& a) {
   const std::string path = a.db.existing("export");
   // The output is checked before anything is read: never the DB (or its -wal/-shm), through a link or not.
@@ -173,53 +224,13 @@ int run(const Args& a) {
   }
   if (!a.columns.empty() && (a.format == "cpp"))
     DGT_THROW(ErrorKind::kUsage, "--columns applies to table, csv, json and md; --format cpp writes every field");
-  TuningDbReader db(path);  // never created or migrated
-  const int64_t device_id = pick_device(db, a.device, "--device", false);
-  DeviceRow device;
-  for (const DeviceRow& r : db.devices())
-    if (r.id == device_id) device = r;
-  const std::vector<ExportRow> rows = db.export_rows(device_id);
-  const bool all_columns = a.columns.empty() ? a.format == "csv" || a.format == "json" : a.columns == "all";
-  const std::string title = fmt::format(
-      "dgtune export {} device {} ({}, hardware key {}): {} winners (one per software "
-      "environment, problem and protocol; x tuned = cuBLASLt-tuned us / dgtune us under the same protocol{})",
-      path, device.id, device.name, device.hw_key, rows.size(),
-      all_columns ? "" : "; --columns all adds every tunable, the problem's fields and the versions");
-  std::ostringstream text;
-  if (a.format == "cpp") {
-    HeaderInfo info;
-    info.hw_key = device.hw_key;
-    info.device_name = device.name;
-    info.kernel_hash = jit::kernel_source_hash();
-    info.dgtune_version = DGTUNE_VERSION;
-    text << export_header(rows, info);
-  } else {
-    report::Table table = export_table(rows, title);
-    if (!all_columns) table = only_columns(table, kShortColumns);
-    if (a.format == "json") {
-      std::ostringstream table_json;
-      report::render(table, report::Format::kJson, table_json);
-      nlohmann::ordered_json doc;
-      doc["schema"] = std::string(report::kExportDocument.schema);
-      doc["schema_version"] = report::kExportDocument.version;
-      doc["db_schema_version"] = schema::latest_version();
-      doc["dgtune_version"] = DGTUNE_VERSION;
-      doc["kernel_hash"] = jit::kernel_source_hash();
-      doc["db"] = path;
-      doc["device"] = {
-          {"id", device.id}, {"name", device.name}, {"hw_key", device.hw_key}, {"sm_count", device.sm_count}};
-      doc["winners"] = nlohmann::ordered_json::parse(table_json.str())["rows"];
-      text << doc.dump(2) << "\n";
-    } else {
-      report::render(table, report::parse_format(a.format), text);
-    }
-  }
+  const std::string text = export_text(path, a.device, a.format, a.columns);
   if (a.out.empty()) {
-    std::cout << text.str();
+    std::cout << text;
     std::cout.flush();
     if (!std::cout) DGT_THROW(ErrorKind::kIo, "could not write the output to standard output");
   } else {
-    write_output_file(a.out, text.str());  // a temporary file renamed into place: complete or not there
+    write_output_file(a.out, text);  // a temporary file renamed into place: complete or not there
   }
   return 0;
 }

@@ -1,6 +1,7 @@
 #include "launch/cublaslt_gemm.hpp"
 
 #include <algorithm>
+#include <cstdint>
 
 #include <fmt/format.h>
 
@@ -16,6 +17,12 @@ CublasLtHandle::~CublasLtHandle() {
 
 CublasLtGemm::CublasLtGemm(cublasLtHandle_t h, const Problem& p) : handle_(h), p_(p) {
   init_matmul_desc(desc_, p);
+  // The heuristic and the check see the pointer attributes too: with null scale pointers cuBLASLt 13.0 returned no
+  // algorithm for the channel and block scale modes on the H200 (it did with the benchmark's real pointers). A
+  // placeholder address (4 KiB, aligned for every rule) stands in; every launch sets the call's own pointers.
+  const auto placeholder = reinterpret_cast<float*>(uintptr_t(4096));
+  set_matmul_pointers(&desc_, p, jit::GemmOperands{nullptr, nullptr, nullptr, placeholder, placeholder, placeholder,
+                                                   placeholder, placeholder});
   init_layouts(layouts_, p);
 }
 

@@ -69,7 +69,7 @@ std::vector<ModelGemm> dense_gemms(const ModelConfig& c, const ModelSplit& split
 /// The default M ladder, 1 to 16384: powers of two and the 1.5x steps between them from 16 up (1, 2, 4, 8, 16, 24,
 /// 32, 48, ...). Below 16 every M fits one 64-row tile and the decode kernels differ by little, so powers of two
 /// suffice; above, the count of 64/128-row tiles (and of waves) doubles per octave, and the midpoints keep the
-/// nearest tuned M within a factor of 1.25 of any M.
+/// ladder M that runs any M (the upper neighbour, loader/choice.hpp) within a factor of 1.5 of it.
 std::vector<int64_t> default_m_ladder();
 
 /// A shapes file (problem/shapes_file.hpp format) of every GEMM at every M, with name=<model>.<role>.tp<TP>

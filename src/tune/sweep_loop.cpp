@@ -111,6 +111,15 @@ std::vector<ShapeOutcome> run_sweep(const std::vector<SweepLane>& lanes, const s
   //    takes the next shape when it finishes one, so a shape is measured entirely on one GPU.
   std::atomic<bool> failed{false};
   auto stopping = [&] { return stop_requested() || failed.load(); };
+  // Progress: shapes started so far and the time since measuring began give the ETA of the rest.
+  const auto sweep_t0 = std::chrono::steady_clock::now();
+  std::atomic<size_t> started{0};
+  auto progress = [&] {
+    const size_t k = started++;
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - sweep_t0).count();
+    if (k == 0) return std::string();
+    return fmt::format(", elapsed {:.0f} s, ETA {:.0f} s", s, s / double(k) * double(shapes.size() - k));
+  };
   auto sweep_shape = [&](size_t i, const SweepLane& lane) {
     TuningDb& db = *lane.db;
     const DeviceScope& scope = lane.scope;
@@ -119,9 +128,9 @@ std::vector<ShapeOutcome> run_sweep(const std::vector<SweepLane>& lanes, const s
     const auto t0 = std::chrono::steady_clock::now();
     auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
     auto out_of_time = [&] { return opts.budget_s > 0 && elapsed() > opts.budget_s; };
-    spdlog::info("[{}/{}] {} ({}): {} candidates, {} already stored{}", i + 1, shapes.size(), p.label(),
+    spdlog::info("[{}/{}] {} ({}): {} candidates, {} already stored{}{}", i + 1, shapes.size(), p.label(),
                  shapes[i].where(), out[i].candidates, out[i].already_stored,
-                 lanes.size() > 1 ? fmt::format(", on {}", scope.pci_bus_id) : "");
+                 lanes.size() > 1 ? fmt::format(", on {}", scope.pci_bus_id) : "", progress());
     const bool need_baselines = opts.baselines && !(db.has_baseline(scope, p, kProviderCublasDefault, protocol) &&
                                                     db.has_baseline(scope, p, kProviderCublasTuned, protocol));
     if (!todo[i].empty() || need_baselines) {

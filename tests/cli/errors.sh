@@ -247,5 +247,14 @@ if ! nvidia-smi -L >/dev/null 2>&1; then
   expect 1 "no CUDA device" "$bin" compare --shapes "$tmp/ok.txt" --db "$tmp/c.db" --protocol hot-graph --rounds 5
   expect 1 "no CUDA device" "$bin" sweep --shapes "$tmp/ok.txt" --db "$tmp/t2.db" --protocol hot-graph --rounds 3
   [ -e "$tmp/c.db" ] && { echo "FAIL: compare created the database"; fail=1; }
+  # tune-model: the shapes are made and checked, then the missing GPU stops it before any file is written.
+  mkdir -p "$tmp/tm"
+  expect 1 "no CUDA device" "$bin" tune-model --hf-config "$(dirname "$0")/../../configs/models/llama-3.1-70b.json" --tp 8 --out-dir "$tmp/tm" --db "$tmp/tm/t.db"
+  [ -n "$(ls -A "$tmp/tm")" ] && { echo "FAIL: tune-model without a GPU wrote $(ls "$tmp/tm")"; fail=1; }
 fi
+# tune-model refuses what `dgtune shapes` refuses (before the GPU), and an output directory that is missing.
+expect 2 "num_attention_heads = 64 is not divisible by --tp 3" "$bin" tune-model --hf-config "$(dirname "$0")/../../configs/models/llama-3.1-70b.json" --tp 3 --db "$tmp/tm3.db"
+expect 2 "--out-dir" "$bin" tune-model --hf-config "$(dirname "$0")/../../configs/models/qwen3-32b.json" --out-dir "$tmp/nope" --db "$tmp/tm3.db"
+expect 2 "scale mode block needs accum = promote" "$bin" tune-model --hf-config "$(dirname "$0")/../../configs/models/deepseek-v3.json" --accum fast --db "$tmp/tm3.db"
+[ -e "$tmp/tm3.db" ] && { echo "FAIL: a refused tune-model created the database"; fail=1; }
 exit $fail

@@ -1,0 +1,175 @@
+// dgtune tune-model: every dense GEMM of a Hugging Face model at every M of a ladder, in one command: the shapes file
+// (`dgtune shapes`), a sweep with the model strategy (`dgtune sweep --strategy model`), the export (`dgtune export
+// --format json`) and a summary per layer, with progress (shape i of n, elapsed, ETA) on stderr.
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <map>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "cli/command.hpp"
+#include "cli/commands.hpp"
+#include "cli/export_text.hpp"
+#include "cli/options.hpp"
+#include "cli/sweep_run.hpp"
+#include "cli/tables.hpp"
+#include "core/output_file.hpp"
+#include "db/writer_check.hpp"
+#include "device/device_info.hpp"
+#include "problem/model_gemms.hpp"
+#include "tune/interrupt.hpp"
+
+namespace dgt::cli {
+
+namespace {
+struct Args {
+  std::string config;
+  ModelSplit split;
+  std::vector<int64_t> m;
+  std::string scale, accum = "promote";
+  int top_k = 16, jobs = 0;
+  double budget_s = 0;
+  std::string protocol = "cold-l2";
+  std::string out_dir = ".";
+  DbOption db;
+  DeviceOption device;
+  CacheDirOption cache;
+  TimingOptions timing;
+  FormatOption format{report::kSweepDocument};
+};
+
+namespace fs = std::filesystem;
+
+/// The model's name for file names: the config file's stem, or its folder's name for a file called config.json
+/// (how Hugging Face checkouts name it).
+std::string model_name(const std::string& config_path) {
+  const fs::path p = fs::absolute(config_path);
+  std::string name = p.stem().string();
+  if (name == "config" && p.has_parent_path() && !p.parent_path().filename().empty())
+    name = p.parent_path().filename().string();
+  return name;
+}
+
+/// One line per layer role (the name= of the shapes file without the model prefix): how many M, the kernel's geomean
+/// and worst x against cuBLASLt-tuned, and how many M dispatch cuBLASLt (its stored algorithm was faster: the loader
+/// runs it, docs/loader.md "cuBLASLt as a backend").
+void log_summary(const std::vector<ShapeOutcome>& outcomes, const std::string& model) {
+  struct Role {
+    int shapes = 0, timed = 0, cublaslt = 0;
+    double log_sum = 0, worst = INFINITY;
+  };
+  std::map<std::string, Role> roles;
+  for (const ShapeOutcome& o : outcomes) {
+    std::string role = o.entry.name;
+    if (role.rfind(model + ".", 0) == 0) role = role.substr(model.size() + 1);
+    Role& r = roles[role];
+    ++r.shapes;
+    if (!o.winner || !o.winner->trial.timing || !o.winner->cublas_tuned || !o.winner->cublas_tuned->timing) continue;
+    const double ours = o.winner->trial.timing->median_us, lt = o.winner->cublas_tuned->timing->median_us;
+    if (!(ours > 0) || !(lt > 0)) continue;
+    ++r.timed;
+    r.log_sum += std::log(lt / ours);
+    r.worst = std::min(r.worst, lt / ours);
+    if (lt < ours && o.winner->cublas_tuned->algo_data.size() == 64) ++r.cublaslt;
+  }
+  spdlog::info("summary (x = cuBLASLt-tuned us / dgtune kernel us; dispatch: what dgt::Gemm runs, the faster of the "
+               "two):");
+  for (const auto& [role, r] : roles)
+    spdlog::info("  {:<32} {:>3} M  kernel geomean x {:.3f}, worst {:.3f}; cuBLASLt dispatched at {} M", role, r.shapes,
+                 r.timed ? std::exp(r.log_sum / r.timed) : NAN, r.timed ? r.worst : NAN, r.cublaslt);
+}
+
+int run(const Args& a) {
+  const auto t0 = std::chrono::steady_clock::now();
+  auto since = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+  // 1. The shapes (no GPU): every line checked as a shapes file would be.
+  const std::string text = model_shapes(a.config, a.split, a.m, a.scale, a.accum);
+  const std::string model = model_name(a.config);
+  const std::string stem = fmt::format("{}-tp{}", model, a.split.tp);
+  const std::string shapes_path = (fs::path(a.out_dir) / (stem + ".shapes.txt")).string();
+  const std::string export_path = (fs::path(a.out_dir) / (stem + ".export.json")).string();
+  SessionOptions so = session_options(a.db, a.device, a.cache, a.timing);
+  so.compile_threads = a.jobs;
+  so.kind = parse_protocol_kind(a.protocol);
+  // Every output is checked before the GPU is opened: a run that cannot write its results does not start.
+  check_output_paths({{"--out-dir (shapes)", shapes_path}, {"--out-dir (export)", export_path}},
+                     {{"--hf-config", a.config}, {a.db.flag(), so.db_path, true}});
+  check_db_writable(so.db_path, a.db.flag());
+  const std::vector<ShapeEntry> shapes = parse_shapes(text, shapes_path);
+  require_device(so.device);
+  write_output_file(shapes_path, text);
+  spdlog::info("tune-model {}: {} GEMMs at tensor parallelism {} -> {} shapes ({})", model,
+               dense_gemms(load_model_config(a.config), a.split).size(), a.split.tp, shapes.size(), shapes_path);
+
+  // 2. The sweep: the model strategy's top-k candidates of every shape, with the cuBLASLt baselines (and their
+  //    algorithms, which the loader may dispatch).
+  SweepOptions sweep;
+  sweep.space = SpaceOption{}.load();
+  sweep.strategy = Strategy::kModel;
+  sweep.top_k = a.top_k;
+  sweep.budget_s = a.budget_s;
+  sweep.baselines = true;
+  const auto [outcomes, device_name] = sweep_in_workers(so, {so.device}, shapes, sweep);
+  const double sweep_s = since();
+
+  // 3. The export and the summary.
+  if (!stop_requested()) write_output_file(export_path, export_text(so.db_path, "", "json", ""));
+  a.format.render(winners_table(outcomes, fmt::format("dgtune tune-model {} (TP {}) on {} tuned for protocol {} (db {}, "
+                                                      "shapes {}, export {}; speedup = cuBLASLt us / dgtune us)",
+                                                      model, a.split.tp, device_name, so.protocol_name(), so.db_path,
+                                                      shapes_path, export_path)));
+  log_summary(outcomes, model);
+  int measured = 0;
+  for (const ShapeOutcome& o : outcomes) measured += o.measured_now;
+  spdlog::info("tune-model {}: {} shapes, {} trials measured now, {:.0f} s in all ({:.0f} s sweeping); DB {}, export {}",
+               model, shapes.size(), measured, since(), sweep_s, so.db_path, export_path);
+  if (stop_requested()) {
+    spdlog::warn("tune-model stopped by signal {}: run the same command again to resume (stored trials are kept)",
+                 stop_signal());
+    return stop_signal() > 0 ? 128 + stop_signal() : kInterruptedExitCode;
+  }
+  return 0;
+}
+}  // namespace
+
+void add_tune_model(CLI::App& app, Action& action) {
+  auto [cmd, a] = add_command<Args>(
+      app, action, "tune-model",
+      "tune every dense GEMM of a Hugging Face model at every M of a ladder: shapes, sweep (model strategy), export, "
+      "summary",
+      run);
+  cmd.add_option("--hf-config", a.config, "the model's config.json")->required()->check(input_file("model config"));
+  cmd.add_option("--tp", a.split.tp, "tensor parallelism: column-parallel layers split N, row-parallel ones K")
+      ->transform(count(1, 1024))
+      ->capture_default_str();
+  cmd.add_option("--ep", a.split.ep, "expert parallelism (changes no dense GEMM; recorded for grouped GEMMs)")
+      ->transform(count(1, 1024))
+      ->capture_default_str();
+  cmd.add_option("--m", a.m, "M values, comma-separated (default: the M ladder 1..16384 of `dgtune shapes --m-ladder`)")
+      ->delimiter(',')
+      ->transform(count(1, (int64_t(1) << 31) - 1));
+  cmd.add_option("--scale", a.scale, "tensor | channel | block | block1d1d (default: the config's quantization_config)")
+      ->check(CLI::IsMember({"tensor", "channel", "block", "block1d1d"}));
+  cmd.add_option("--accum", a.accum, "promote | fast")->check(CLI::IsMember({"promote", "fast"}))->capture_default_str();
+  cmd.add_flag("--lm-head", a.split.lm_head, "also the LM head (vocabulary padded to 64, split by TP)");
+  cmd.add_option("--top-k", a.top_k, "candidates measured per shape (the model strategy's best by the estimate)")
+      ->transform(count(1, std::numeric_limits<int>::max()))
+      ->capture_default_str();
+  cmd.add_option("--budget-s", a.budget_s, "per shape: stop measuring after S seconds (0 = no limit)")
+      ->transform(real(0))
+      ->capture_default_str();
+  cmd.add_option("--protocol", a.protocol, "what to tune for: cold-l2 or hot-graph (as `dgtune sweep --protocol`)")
+      ->check(CLI::IsMember({"cold-l2", "hot-graph"}))
+      ->capture_default_str();
+  cmd.add_option("--jobs", a.jobs, "compile threads (0 = all cores)")
+      ->transform(count(0, std::numeric_limits<int>::max()))
+      ->capture_default_str();
+  cmd.add_option("--out-dir", a.out_dir, "where MODEL-tpN.shapes.txt and MODEL-tpN.export.json are written")
+      ->check(CLI::ExistingDirectory)
+      ->capture_default_str();
+  add_groups(cmd, a.db, a.device, a.cache, a.timing, a.format);
+}
+
+}  // namespace dgt::cli
