@@ -377,6 +377,25 @@ std::vector<ShapeEntry> ShapesOption::load() const {
   return shapes;
 }
 
+CLI::Option* ModelOption::add(CLI::App& cmd) {
+  cmd.add_option("--hf-config", config, "the model's config.json")->required()->check(input_file("model config"));
+  cmd.add_option("--tp", split.tp, "tensor parallelism: column-parallel layers split N, row-parallel ones K")
+      ->transform(count(1, 1024))
+      ->capture_default_str();
+  cmd.add_option("--ep", split.ep, "expert parallelism (changes no dense GEMM; recorded for grouped GEMMs)")
+      ->transform(count(1, 1024))
+      ->capture_default_str();
+  CLI::Option* m_option = cmd.add_option("--m", m, "M values (tokens per step), comma-separated, e.g. 1,64,4096 "
+                                                   "(default: the M ladder 1..16384 of `dgtune shapes --m-ladder`)")
+                              ->delimiter(',')
+                              ->transform(count(1, (int64_t(1) << 31) - 1));
+  cmd.add_option("--scale", scale, "tensor | channel | block | block1d1d (default: the config's quantization_config)")
+      ->check(CLI::IsMember({"tensor", "channel", "block", "block1d1d"}));
+  cmd.add_option("--accum", accum, "promote | fast")->check(CLI::IsMember({"promote", "fast"}))->capture_default_str();
+  cmd.add_flag("--lm-head", split.lm_head, "also the LM head (vocabulary padded to 64, split by TP)");
+  return m_option;
+}
+
 void ShardOption::add(CLI::App& cmd) {
   cmd.add_option("--shard", text,
                  "i/n: sweep only shard i of n (0 <= i < n): problem j of the shapes file (distinct problems in file "

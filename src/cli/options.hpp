@@ -16,6 +16,7 @@
 
 #include "bench/protocol.hpp"
 #include "core/output_file.hpp"
+#include "problem/model_gemms.hpp"
 #include "problem/problem.hpp"
 #include "problem/shard.hpp"
 #include "problem/shapes_file.hpp"
@@ -144,6 +145,20 @@ struct ShardOption {
   /// ShardSelection::summary at info level: which shard, how many of the file's problems, and for an empty
   /// shard that there is nothing to sweep. `file` names the shapes file in that line.
   std::vector<ShapeEntry> select(const std::vector<ShapeEntry>& all, const std::string& file) const;
+};
+
+/// The model flags of `dgtune shapes` and `dgtune tune-model`: --hf-config (required), --tp, --ep, --m, --scale,
+/// --accum, --lm-head, with the same ranges and words (docs/cli.md "dgtune shapes").
+struct ModelOption {
+  std::string config;
+  ModelSplit split;
+  std::vector<int64_t> m;  ///< empty: the default M ladder
+  std::string scale;       ///< empty: the config's quantization_config
+  std::string accum = "promote";
+  /// Adds the flags to `cmd`; returns the --m option (so a command can add flags that exclude it).
+  CLI::Option* add(CLI::App& cmd);
+  /// model_shapes() of these flags: the shapes file's text. Throws Error(kUsage) naming what it refuses.
+  std::string shapes_text() const { return model_shapes(config, split, m, scale, accum); }
 };
 
 /// --space FILE (default: the built-in configs/spaces/sm90-default.json).

@@ -25,10 +25,7 @@ namespace dgt::cli {
 
 namespace {
 struct Args {
-  std::string config;
-  ModelSplit split;
-  std::vector<int64_t> m;
-  std::string scale, accum = "promote";
+  ModelOption model;
   int top_k = 16, jobs = 0;
   double budget_s = 0;
   std::string protocol = "cold-l2";
@@ -55,7 +52,7 @@ std::string model_name(const std::string& config_path) {
 /// One line per layer role (the name= of the shapes file without the model prefix): how many M, the kernel's geomean
 /// and worst x against cuBLASLt-tuned, and how many M dispatch cuBLASLt (its stored algorithm was faster: the loader
 /// runs it, docs/loader.md "cuBLASLt as a backend").
-void log_summary(const std::vector<ShapeOutcome>& outcomes, const std::string& model) {
+void log_summary(const std::vector<ShapeOutcome>& outcomes) {
   struct Role {
     int shapes = 0, timed = 0, cublaslt = 0;
     double log_sum = 0, worst = INFINITY;
@@ -63,7 +60,7 @@ void log_summary(const std::vector<ShapeOutcome>& outcomes, const std::string& m
   std::map<std::string, Role> roles;
   for (const ShapeOutcome& o : outcomes) {
     std::string role = o.entry.name;
-    if (role.rfind(model + ".", 0) == 0) role = role.substr(model.size() + 1);
+    if (const size_t dot = role.find('.'); dot != std::string::npos) role = role.substr(dot + 1);  // <model>.<role>
     Role& r = roles[role];
     ++r.shapes;
     if (!o.winner || !o.winner->trial.timing || !o.winner->cublas_tuned || !o.winner->cublas_tuned->timing) continue;
@@ -85,9 +82,9 @@ int run(const Args& a) {
   const auto t0 = std::chrono::steady_clock::now();
   auto since = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
   // 1. The shapes (no GPU): every line checked as a shapes file would be.
-  const std::string text = model_shapes(a.config, a.split, a.m, a.scale, a.accum);
-  const std::string model = model_name(a.config);
-  const std::string stem = fmt::format("{}-tp{}", model, a.split.tp);
+  const std::string text = a.model.shapes_text();
+  const std::string model = model_name(a.model.config);
+  const std::string stem = fmt::format("{}-tp{}", model, a.model.split.tp);
   const std::string shapes_path = (fs::path(a.out_dir) / (stem + ".shapes.txt")).string();
   const std::string export_path = (fs::path(a.out_dir) / (stem + ".export.json")).string();
   SessionOptions so = session_options(a.db, a.device, a.cache, a.timing);
@@ -95,13 +92,13 @@ int run(const Args& a) {
   so.kind = parse_protocol_kind(a.protocol);
   // Every output is checked before the GPU is opened: a run that cannot write its results does not start.
   check_output_paths({{"--out-dir (shapes)", shapes_path}, {"--out-dir (export)", export_path}},
-                     {{"--hf-config", a.config}, {a.db.flag(), so.db_path, true}});
+                     {{"--hf-config", a.model.config}, {a.db.flag(), so.db_path, true}});
   check_db_writable(so.db_path, a.db.flag());
   const std::vector<ShapeEntry> shapes = parse_shapes(text, shapes_path);
   require_device(so.device);
   write_output_file(shapes_path, text);
   spdlog::info("tune-model {}: {} GEMMs at tensor parallelism {} -> {} shapes ({})", model,
-               dense_gemms(load_model_config(a.config), a.split).size(), a.split.tp, shapes.size(), shapes_path);
+               dense_gemms(load_model_config(a.model.config), a.model.split).size(), a.model.split.tp, shapes.size(), shapes_path);
 
   // 2. The sweep: the model strategy's top-k candidates of every shape, with the cuBLASLt baselines (and their
   //    algorithms, which the loader may dispatch).
@@ -118,9 +115,9 @@ int run(const Args& a) {
   if (!stop_requested()) write_output_file(export_path, export_text(so.db_path, "", "json", ""));
   a.format.render(winners_table(outcomes, fmt::format("dgtune tune-model {} (TP {}) on {} tuned for protocol {} (db {}, "
                                                       "shapes {}, export {}; speedup = cuBLASLt us / dgtune us)",
-                                                      model, a.split.tp, device_name, so.protocol_name(), so.db_path,
+                                                      model, a.model.split.tp, device_name, so.protocol_name(), so.db_path,
                                                       shapes_path, export_path)));
-  log_summary(outcomes, model);
+  log_summary(outcomes);
   int measured = 0;
   for (const ShapeOutcome& o : outcomes) measured += o.measured_now;
   spdlog::info("tune-model {}: {} shapes, {} trials measured now, {:.0f} s in all ({:.0f} s sweeping); DB {}, export {}",
@@ -140,20 +137,7 @@ void add_tune_model(CLI::App& app, Action& action) {
       "tune every dense GEMM of a Hugging Face model at every M of a ladder: shapes, sweep (model strategy), export, "
       "summary",
       run);
-  cmd.add_option("--hf-config", a.config, "the model's config.json")->required()->check(input_file("model config"));
-  cmd.add_option("--tp", a.split.tp, "tensor parallelism: column-parallel layers split N, row-parallel ones K")
-      ->transform(count(1, 1024))
-      ->capture_default_str();
-  cmd.add_option("--ep", a.split.ep, "expert parallelism (changes no dense GEMM; recorded for grouped GEMMs)")
-      ->transform(count(1, 1024))
-      ->capture_default_str();
-  cmd.add_option("--m", a.m, "M values, comma-separated (default: the M ladder 1..16384 of `dgtune shapes --m-ladder`)")
-      ->delimiter(',')
-      ->transform(count(1, (int64_t(1) << 31) - 1));
-  cmd.add_option("--scale", a.scale, "tensor | channel | block | block1d1d (default: the config's quantization_config)")
-      ->check(CLI::IsMember({"tensor", "channel", "block", "block1d1d"}));
-  cmd.add_option("--accum", a.accum, "promote | fast")->check(CLI::IsMember({"promote", "fast"}))->capture_default_str();
-  cmd.add_flag("--lm-head", a.split.lm_head, "also the LM head (vocabulary padded to 64, split by TP)");
+  a.model.add(cmd);
   cmd.add_option("--top-k", a.top_k, "candidates measured per shape (the model strategy's best by the estimate)")
       ->transform(count(1, std::numeric_limits<int>::max()))
       ->capture_default_str();

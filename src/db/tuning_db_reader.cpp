@@ -112,6 +112,9 @@ constexpr const char* kBaselineSelect =
     "b.workspace_bytes AS workspace_bytes, " DGT_PROBLEM_COLUMNS
     ", " DGT_MEASUREMENT_COLUMNS("b") " FROM baseline b JOIN problem p ON p.id = b.problem_id ";
 
+/// The problem columns of `p` (read_problem's), for the loader's queries that build their text at run time.
+constexpr const char* kProblemColumns = DGT_PROBLEM_COLUMNS;
+
 #undef DGT_PROBLEM_COLUMNS
 #undef DGT_MEASUREMENT_COLUMNS
 
@@ -438,18 +441,14 @@ std::optional<WinnerRow> TuningDbReader::nearest_winner(const DeviceScope& scope
 
 std::vector<EnvironmentWinner> TuningDbReader::environment_winners(int64_t device_id, const Problem& p) const {
   const Connection& c = *conn_;
-  Statement s(c,
-              std::string("SELECT w.config_key AS config_key, w.median_us AS median_us, w.protocol_name AS "
-                          "protocol_name, e.id AS environment_id, "
-                          "e.env_key AS env_key, e.driver_version AS driver_version, e.runtime_version AS "
-                          "runtime_version, e.cublaslt_version AS cublaslt_version, e.nvrtc_version AS nvrtc_version, "
-                          "e.kernel_hash AS kernel_hash, e.dgtune_version AS dgtune_version, "
-                          "p.m AS m, p.n AS n, p.k AS k, p.lda AS lda, p.ldb AS ldb, p.ldd AS ldd, "
-                          "p.dtype_a AS dtype_a, p.dtype_b AS dtype_b, p.dtype_d AS dtype_d, p.scale_mode AS "
-                          "scale_mode, p.accum AS accum, p.bias AS bias, p.act AS act "
-                          "FROM winner w JOIN problem p ON p.id = w.problem_id JOIN environment e ON e.id = "
-                          "w.environment_id WHERE w.device_id = :device_id AND ") +
-                  kFamilyWhere);
+  Statement s(c, std::string("SELECT w.config_key AS config_key, w.median_us AS median_us, w.protocol_name AS "
+                             "protocol_name, e.id AS environment_id, e.env_key AS env_key, e.driver_version AS "
+                             "driver_version, e.runtime_version AS runtime_version, e.cublaslt_version AS "
+                             "cublaslt_version, e.nvrtc_version AS nvrtc_version, e.kernel_hash AS kernel_hash, "
+                             "e.dgtune_version AS dgtune_version, ") +
+                     kProblemColumns +
+                     " FROM winner w JOIN problem p ON p.id = w.problem_id JOIN environment e ON e.id = "
+                     "w.environment_id WHERE w.device_id = :device_id AND " + kFamilyWhere);
   s.bind_int(":device_id", device_id);
   bind_family(s, p);
   std::vector<EnvironmentWinner> out;
@@ -474,17 +473,13 @@ std::vector<EnvironmentWinner> TuningDbReader::environment_winners(int64_t devic
 
 std::vector<StoredCublasLtAlgo> TuningDbReader::cublaslt_winners(int64_t device_id, const Problem& p) const {
   const Connection& c = *conn_;
-  Statement s(c,
-              std::string("SELECT b.algo AS algo, b.algo_data AS algo_data, b.workspace_bytes AS workspace_bytes, "
-                          "b.median_us AS median_us, b.protocol_name AS protocol_name, e.id AS environment_id, "
-                          "e.cublaslt_version AS cublaslt_version, "
-                          "p.m AS m, p.n AS n, p.k AS k, p.lda AS lda, p.ldb AS ldb, p.ldd AS ldd, "
-                          "p.dtype_a AS dtype_a, p.dtype_b AS dtype_b, p.dtype_d AS dtype_d, p.scale_mode AS "
-                          "scale_mode, p.accum AS accum, p.bias AS bias, p.act AS act "
-                          "FROM baseline b JOIN problem p ON p.id = b.problem_id JOIN environment e ON e.id = "
-                          "b.environment_id WHERE b.device_id = :device_id AND b.provider = :provider AND b.status = "
-                          "'ok' AND b.algo_data IS NOT NULL AND b.median_us IS NOT NULL AND ") +
-                  kFamilyWhere);
+  Statement s(c, std::string("SELECT b.algo AS algo, b.algo_data AS algo_data, b.workspace_bytes AS "
+                             "workspace_bytes, b.median_us AS median_us, b.protocol_name AS protocol_name, e.id AS "
+                             "environment_id, e.cublaslt_version AS cublaslt_version, ") +
+                     kProblemColumns +
+                     " FROM baseline b JOIN problem p ON p.id = b.problem_id JOIN environment e ON e.id = "
+                     "b.environment_id WHERE b.device_id = :device_id AND b.provider = :provider AND b.status = 'ok' "
+                     "AND b.algo_data IS NOT NULL AND b.median_us IS NOT NULL AND " + kFamilyWhere);
   s.bind_int(":device_id", device_id);
   s.bind_text(":provider", kProviderCublasTuned);
   bind_family(s, p);
