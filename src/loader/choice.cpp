@@ -107,6 +107,31 @@ const StoredCublasLtAlgo* cublaslt_rival(const std::vector<StoredCublasLtAlgo>& 
   return best;
 }
 
+LadderDispatch ladder_dispatch(const StoredChoice& w, const Problem& p, double est_at_p, double est_at_from,
+                               const std::vector<StoredCublasLtAlgo>& algos) {
+  LadderDispatch out;
+  if (w.source.rfind("ladder", 0) != 0 || !(est_at_p > 0) || !(est_at_from > 0) || !(w.tuned_us > 0)) return out;
+  // The stored cuBLASLt-tuned medians at the nearest M below and above p.m.
+  const StoredCublasLtAlgo *below = nullptr, *above = nullptr;
+  auto better = [&](const StoredCublasLtAlgo* cur, const StoredCublasLtAlgo& a, bool want_larger_m) {
+    if (!cur) return true;
+    if (a.problem.m != cur->problem.m) return want_larger_m ? a.problem.m > cur->problem.m : a.problem.m < cur->problem.m;
+    const bool a_same = a.environment_id == w.environment_id, c_same = cur->environment_id == w.environment_id;
+    return a_same != c_same ? a_same : a.environment_id > cur->environment_id;
+  };
+  for (const StoredCublasLtAlgo& a : algos) {
+    if (a.protocol_name != w.protocol_name || !(a.median_us > 0)) continue;
+    if (a.problem.m < p.m && better(below, a, true)) below = &a;
+    if (a.problem.m > p.m && better(above, a, false)) above = &a;
+  }
+  if (!below || !above) return out;
+  const double t = double(p.m - below->problem.m) / double(above->problem.m - below->problem.m);
+  out.cublaslt_us = (1 - t) * below->median_us + t * above->median_us;
+  out.kernel_us = w.tuned_us * est_at_p / est_at_from;
+  out.cublaslt = out.kernel_us > out.cublaslt_us;
+  return out;
+}
+
 std::vector<EnvironmentWinner> table_winners(const TunedTable& t, const Problem& p) {
   std::vector<EnvironmentWinner> out;
   for (unsigned long long i = 0; i < t.count; ++i) {

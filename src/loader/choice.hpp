@@ -68,6 +68,25 @@ std::optional<StoredChoice> choose_stored_winner(const std::vector<EnvironmentWi
 /// with the same protocol). nullptr: none stored (a DB written before schema 10, or cuBLASLt refused the problem).
 const StoredCublasLtAlgo* cublaslt_rival(const std::vector<StoredCublasLtAlgo>& algos, const StoredChoice& w);
 
+/// What the ladder rule's dispatch check found (ladder_dispatch).
+struct LadderDispatch {
+  bool cublaslt = false;   ///< cuBLASLt's heuristic runs instead of the upper neighbour's kernel
+  double kernel_us = 0;    ///< the kernel's predicted time at p.m (0 when not predicted)
+  double cublaslt_us = 0;  ///< cuBLASLt's interpolated time at p.m (0 when not predicted)
+};
+
+/// The dispatch half of the ladder rule (docs/loader.md "The ladder rule"), for a "ladder" pick `w` (p.m between two
+/// tuned M, w.from the upper one): the kernel's time at p.m is predicted as w.tuned_us x est_at_p / est_at_from (the
+/// analytic estimate, space/cost_model.hpp, of w's config at p and at w.from: it sees the row tiles and waves M
+/// changes), cuBLASLt's as the linear interpolation in M of the cuBLASLt-tuned medians stored at the nearest tuned M
+/// below and above p.m (`algos`, the winner's protocol; the winner's environment first, else the newest). When the
+/// kernel's prediction is the larger, cuBLASLt's heuristic runs at p. Measured on the H200 (results/h200/
+/// every-m-2026-12-02.md): over 441 off-ladder M of three models, geomean x cuBLASLt-tuned 1.014-1.030 with the
+/// check against 0.955-0.971 for the upper neighbour's kernel alone. Not a ladder pick, a non-positive estimate or
+/// a missing stored median: no dispatch (cublaslt = false).
+LadderDispatch ladder_dispatch(const StoredChoice& w, const Problem& p, double est_at_p, double est_at_from,
+                               const std::vector<StoredCublasLtAlgo>& algos);
+
 /// The entries of an exported table (GemmOptions::table) in p's family (same N, K, types, scale mode and
 /// accumulation), as candidates for choose_stored_winner. Entry i is "environment" i + 1 (later entries
 /// count as newer); the environment key is empty, so it never matches the running one. An entry without a

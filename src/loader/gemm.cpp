@@ -153,7 +153,20 @@ struct Gemm::Impl {
         return nullptr;
       }
       const StoredCublasLtAlgo* rival = cublaslt_rival(algos, *w);
-      if (!rival || !(rival->median_us < w->tuned_us)) return nullptr;
+      if (!rival || !(rival->median_us < w->tuned_us)) {
+        // The kernel won at its own M; between two tuned M the ladder rule's check may still prefer cuBLASLt.
+        const double at_p = estimate_us(KernelSpec::of(w->config, p), p, device.sm_count);
+        const double at_from = estimate_us(KernelSpec::of(w->config, w->from), w->from, device.sm_count);
+        const LadderDispatch d = ladder_dispatch(*w, p, at_p, at_from, algos);
+        if (!d.cublaslt) return nullptr;
+        g = CublasLtGemm::heuristic(handle(), p, why);
+        if (g) {
+          choice.backend = "cublaslt";
+          choice.cublaslt_algo = fmt::format("heuristic {} (ladder check: kernel {:.2f} us predicted, cuBLASLt {:.2f} us)",
+                                             g->description(), d.kernel_us, d.cublaslt_us);
+        }
+        return g;
+      }
       if (rival->cublaslt_version == env.cublaslt_version) {
         g = CublasLtGemm::stored(handle(), p, rival->algo_data, why);
         how = "stored";

@@ -191,6 +191,39 @@ TEST(LoaderChoice, CublasLtRivalIsTheWinnersOwnProblemAndProtocol) {
   EXPECT_EQ(cublaslt_rival({lt_row(upper, 2, 5.0, "hot-graph-v1"), lt_row(p, 2, 5.0)}, *w), nullptr);
 }
 
+TEST(LoaderChoice, LadderDispatchComparesTheScaledKernelWithInterpolatedCublasLt) {
+  const Problem p = Problem::dense(271, 1280, 8192);
+  StoredChoice w;
+  w.source = "ladder";
+  w.tuned_us = 10.0;
+  w.from = Problem::dense(384, 1280, 8192);
+  w.protocol_name = "cold-l2-v1";
+  w.environment_id = 2;
+  const std::vector<StoredCublasLtAlgo> algos = {lt_row(Problem::dense(256, 1280, 8192), 2, 8.0),
+                                                 lt_row(Problem::dense(384, 1280, 8192), 2, 12.0),
+                                                 lt_row(Problem::dense(128, 1280, 8192), 2, 1.0),  // not a neighbour
+                                                 lt_row(Problem::dense(300, 1280, 8192), 2, 1.0, "hot-graph-v1")};
+  // The same row tiles at 271 as at 384: the kernel keeps its 10 us; cuBLASLt at 271 = 8 + (15/128) x 4 = 8.47 us.
+  LadderDispatch d = ladder_dispatch(w, p, 14.0, 14.0, algos);
+  EXPECT_TRUE(d.cublaslt);
+  EXPECT_DOUBLE_EQ(d.kernel_us, 10.0);
+  EXPECT_NEAR(d.cublaslt_us, 8.0 + 15.0 / 128.0 * 4.0, 1e-12);
+  // An estimate that shrinks with M (7 us predicted) keeps the kernel.
+  d = ladder_dispatch(w, p, 9.8, 14.0, algos);
+  EXPECT_FALSE(d.cublaslt);
+  EXPECT_DOUBLE_EQ(d.kernel_us, 7.0);
+  // The winner's environment's medians come first: environment 3's slower cuBLASLt at 256 is not used.
+  auto with_other_env = algos;
+  with_other_env.push_back(lt_row(Problem::dense(256, 1280, 8192), 3, 30.0));
+  EXPECT_NEAR(ladder_dispatch(w, p, 14.0, 14.0, with_other_env).cublaslt_us, 8.0 + 15.0 / 128.0 * 4.0, 1e-12);
+  // Not a ladder pick, or no stored median below p.m: no check.
+  StoredChoice nearest = w;
+  nearest.source = "nearest";
+  EXPECT_FALSE(ladder_dispatch(nearest, p, 14.0, 14.0, algos).cublaslt);
+  EXPECT_FALSE(ladder_dispatch(w, p, 14.0, 14.0, {algos[1]}).cublaslt);
+  EXPECT_FALSE(ladder_dispatch(w, p, 0.0, 14.0, algos).cublaslt);
+}
+
 TEST(LoaderChoice, SameHashPrefersTheRunningEnvironmentThenTheNewest) {
   const Problem p = Problem::dense(128, 4096, 7168);
   std::vector<EnvironmentWinner> rows = {row(p, cfg(96), kCurrent, 1), row(p, cfg(128), kCurrent, 2),
