@@ -80,10 +80,10 @@ struct LadderDispatch {
 /// analytic estimate, space/cost_model.hpp, of w's config at p and at w.from: it sees the row tiles and waves M
 /// changes), cuBLASLt's as the linear interpolation in M of the cuBLASLt-tuned medians stored at the nearest tuned M
 /// below and above p.m (`algos`, the winner's protocol; the winner's environment first, else the newest). When the
-/// kernel's prediction is the larger, cuBLASLt's heuristic runs at p. Measured on the H200 (results/h200/
-/// every-m-2026-12-02.md): over 441 off-ladder M of three models, geomean x cuBLASLt-tuned 1.014-1.030 with the
-/// check against 0.955-0.971 for the upper neighbour's kernel alone. Not a ladder pick, a non-positive estimate or
-/// a missing stored median: no dispatch (cublaslt = false).
+/// kernel's prediction is the larger, cuBLASLt's heuristic runs at p. Measured on the H200
+/// (results/h200/every-m-2026-12-02.md): over 441 off-ladder M of three models, geomean x cuBLASLt-tuned 1.014 to
+/// 1.030 with the check against 0.955 to 0.971 for the upper neighbour's kernel alone. Not a ladder pick, a
+/// non-positive estimate or a missing stored median: no dispatch (cublaslt = false).
 LadderDispatch ladder_dispatch(const StoredChoice& w, const Problem& p, double est_at_p, double est_at_from,
                                const std::vector<StoredCublasLtAlgo>& algos);
 
