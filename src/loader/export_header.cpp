@@ -106,19 +106,42 @@ constexpr bool protocol_is(const char* name, const char* kind) {
   return !*kind && name[0] == '-' && name[1] == 'v';
 }
 
-/// The config key stored for exactly this problem (scale mode `scale`: "per-tensor" | "channel" | "block" |
-/// "block1d1d"), preferring an entry timed under protocol kind `protocol` ("cold-l2" | "hot-graph"); among
-/// those, the first one measured with kKernelHash, else the last (newest) one; nullptr when the table has none.
+/// True when entry `e` is of the problem family (every field but M) given.
+constexpr bool same_family(const dgt::TunedEntry& e, long long n, long long k, long long lda, long long ldb,
+                           long long ldd, const char* a, const char* b, const char* accum, const char* scale,
+                           const char* d, const char* bias, const char* act) {
+  return e.n == n && e.k == k && e.lda == lda && e.ldb == ldb && e.ldd == ldd && str_eq(e.a, a) && str_eq(e.b, b) &&
+         str_eq(e.accum, accum) && str_eq(e.scale ? e.scale : "per-tensor", scale) && str_eq(e.d ? e.d : "bf16", d) &&
+         str_eq(e.bias ? e.bias : "none", bias) && str_eq(e.act ? e.act : "none", act);
+}
+
+/// The config key for this problem: scale mode `scale` ("per-tensor" | "channel" | "block" | "block1d1d"), output
+/// type `d` ("bf16" | "f32" | "e4m3"), `bias` ("none" | "bf16") and activation `act` ("none" | "relu" |
+/// "gelu_tanh") are part of the problem, as in the loader. The entry of exactly this M, else by the loader's ladder
+/// rule the entry of the smallest tuned M above m (the upper neighbour), else of the largest below; among entries of
+/// that M, one timed under protocol kind `protocol` ("cold-l2" | "hot-graph") first, then the first one measured
+/// with kKernelHash, else the last (newest) one. nullptr when the table holds nothing of the family. (The loader
+/// also checks each config's legality and, with a DB, may dispatch cuBLASLt: docs/loader.md.)
 constexpr const char* lookup(long long m, long long n, long long k, long long lda, long long ldb, long long ldd,
                              const char* a = "e4m3", const char* b = "e4m3", const char* accum = "promote",
-                             const char* protocol = "cold-l2", const char* scale = "per-tensor") {
+                             const char* protocol = "cold-l2", const char* scale = "per-tensor", const char* d = "bf16",
+                             const char* bias = "none", const char* act = "none") {
+  // The M to take: m itself, else the ladder rule's neighbour.
+  long long above = -1, below = -1;
+  bool exact = false;
+  for (unsigned long long i = 0; i < kTable.count; ++i) {
+    const dgt::TunedEntry& e = kTable.entries[i];
+    if (!same_family(e, n, k, lda, ldb, ldd, a, b, accum, scale, d, bias, act)) continue;
+    if (e.m == m) exact = true;
+    if (e.m > m && (above < 0 || e.m < above)) above = e.m;
+    if (e.m < m && e.m > below) below = e.m;
+  }
+  const long long take = exact ? m : above >= 0 ? above : below;
   const char* found = nullptr;
   int best = -1;
   for (unsigned long long i = 0; i < kTable.count; ++i) {
     const dgt::TunedEntry& e = kTable.entries[i];
-    if (e.m != m || e.n != n || e.k != k || e.lda != lda || e.ldb != ldb || e.ldd != ldd || !str_eq(e.a, a) ||
-        !str_eq(e.b, b) || !str_eq(e.accum, accum) || !str_eq(e.scale ? e.scale : "per-tensor", scale))
-      continue;
+    if (e.m != take || !same_family(e, n, k, lda, ldb, ldd, a, b, accum, scale, d, bias, act)) continue;
     const int score = 2 * int(protocol_is(e.protocol, protocol)) + int(str_eq(e.kernel_hash, kKernelHash));
     // Equal scores: the first entry measured with kKernelHash, else the last (newest) one.
     if (score > best || (score == best && score % 2 == 0)) found = e.config_key, best = score;

@@ -494,9 +494,19 @@ TEST_F(CompareExportTest, ExportedHeaderCompilesAndLooksUpTheStoredConfig) {
              fast_args +
              "),\n"
              "                                   \"128x256x128_s3_wg2_sw128_c2x1_rn16_tma_sk1_sm120_1g_p1\"));\n"
-             "static_assert(dgtune_tuned::lookup(" +
+             // No promote entry at M = 256: the ladder rule's fallback (no tuned M above) is the largest below, 128.
+             "static_assert(dgtune_tuned::str_eq(dgtune_tuned::lookup(" +
              std::to_string(kSlower.m) +
-             ", 4096, 7168, 7168, 7168, 4096) == nullptr);\n"
+             ", 4096, 7168, 7168, 7168, 4096), \"64x64x128_s6_wg1_sw128_c1x1_rm8_direct_sk4_sm0_1g_p1\"));\n"
+             // Between tuned M the upper one: M = 100 takes M = 128's entry; another N has nothing.
+             "static_assert(dgtune_tuned::str_eq(dgtune_tuned::lookup(100, 4096, 7168, 7168, 7168, 4096),\n"
+             "                                   \"64x64x128_s6_wg1_sw128_c1x1_rm8_direct_sk4_sm0_1g_p1\"));\n"
+             "static_assert(dgtune_tuned::lookup(128, 4112, 7168, 7168, 7168, 4112) == nullptr);\n"
+             // The output type, bias and activation are part of the problem: a bias + GELU call finds nothing.
+             "static_assert(dgtune_tuned::lookup(128, 4096, 7168, 7168, 7168, 4096, \"e4m3\", \"e4m3\", \"promote\", "
+             "\"cold-l2\", \"per-tensor\", \"bf16\", \"bf16\", \"gelu_tanh\") == nullptr);\n"
+             "static_assert(dgtune_tuned::lookup(128, 4096, 7168, 7168, 7168, 4096, \"e4m3\", \"e4m3\", \"promote\", "
+             "\"cold-l2\", \"per-tensor\", \"f32\") == nullptr);\n"
              "int main() { return dgtune_tuned::lookup(128, 4096, 7168, 7168, 7168, 4096)[0] == '6' ? 0 : 1; }\n";
   const std::string cxx = DGT_HOST_CXX;
   const std::string flags = " -std=c++17 -Wall -Wextra -Werror -I" + dir_.string();
