@@ -147,8 +147,9 @@ report::Table export_table(const std::vector<ExportRow>& rows, const std::string
     row.push_back(tuned_ok ? Cell{Number{r.cublas_tuned->timing->median_us, 2}} : Cell{});
     row.push_back(tuned_ok && us > 0 ? Cell{Number{r.cublas_tuned->timing->median_us / us, 3}} : Cell{});
     // The loader's backend rule (loader/choice.hpp cublaslt_rival): cuBLASLt runs the shape when its stored
-    // algorithm (schema 10) was faster than the winner in the same sweep.
-    const bool lt_wins = tuned_ok && r.cublas_tuned->algo_data.size() == 64 && r.cublas_tuned->timing->median_us < us;
+    // algorithm (schema 10) was faster than the winner in the same sweep (never for e4m3 output).
+    const bool lt_wins = tuned_ok && p.d != DType::kE4M3 && r.cublas_tuned->algo_data.size() == 64 &&
+                         r.cublas_tuned->timing->median_us < us;
     row.push_back(std::string(lt_wins ? "cublaslt" : "dgtune"));
     row.push_back(lt_wins ? Cell{r.cublas_tuned->algo} : Cell{});
     row.push_back(r.kernel_hash);

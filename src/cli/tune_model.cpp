@@ -69,7 +69,7 @@ void log_summary(const std::vector<ShapeOutcome>& outcomes) {
     ++r.timed;
     r.log_sum += std::log(lt / ours);
     r.worst = std::min(r.worst, lt / ours);
-    if (lt < ours && o.winner->cublas_tuned->algo_data.size() == 64) ++r.cublaslt;
+    if (lt < ours && o.winner->cublas_tuned->algo_data.size() == 64 && o.entry.problem.d != DType::kE4M3) ++r.cublaslt;
   }
   spdlog::info("summary (x = cuBLASLt-tuned us / dgtune kernel us; dispatch: what dgt::Gemm runs, the faster of the "
                "two):");
@@ -112,7 +112,9 @@ int run(const Args& a) {
   const double sweep_s = since();
 
   // 3. The export and the summary.
-  if (!stop_requested()) write_output_file(export_path, export_text(so.db_path, "", "json", ""));
+  // The swept device's winners (a DB may hold several devices').
+  if (!stop_requested())
+    write_output_file(export_path, export_text(so.db_path, open_device(so.device).hardware().key(), "json", ""));
   a.format.render(winners_table(outcomes, fmt::format("dgtune tune-model {} (TP {}) on {} tuned for protocol {} (db {}, "
                                                       "shapes {}, export {}; speedup = cuBLASLt us / dgtune us)",
                                                       model, a.model.split.tp, device_name, so.protocol_name(), so.db_path,

@@ -30,6 +30,25 @@ void CublasLtGemm::finish(const cublasLtMatmulAlgo_t& algo, size_t workspace) {
   algo_ = algo;
   if (workspace > 0) workspace_ = DeviceBuffer(workspace);
   description_ = describe_cublaslt_algo(algo);
+  // An attribute cuBLASLt does not answer keeps the heuristic's default requirement, 256 bytes.
+  auto cap = [&](cublasLtMatmulAlgoCapAttributes_t attr, uint32_t& out) {
+    uint32_t v = 0;
+    if (cublasLtMatmulAlgoCapGetAttribute(&algo_, attr, &v, sizeof v, nullptr) == CUBLAS_STATUS_SUCCESS && v > 0)
+      out = v;
+  };
+  cap(CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_A_BYTES, align_a_);
+  cap(CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_B_BYTES, align_b_);
+  uint32_t align_c = 256;
+  cap(CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_C_BYTES, align_c);
+  cap(CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_D_BYTES, align_d_);
+  align_d_ = std::max(align_d_, align_c);  // C is D (beta = 0, in place)
+}
+
+bool CublasLtGemm::fits(const jit::GemmOperands& ops) const {
+  auto aligned = [](const void* ptr, uint32_t bytes) { return reinterpret_cast<uintptr_t>(ptr) % bytes == 0; };
+  // cuBLASLt's A is our B and its B our A.
+  return aligned(ops.b, align_a_) && aligned(ops.a, align_b_) && aligned(ops.d, align_d_) && aligned(ops.scale_a, 16) &&
+         aligned(ops.scale_b, 16) && (p_.bias != Bias::kBF16 || aligned(ops.bias, 16));
 }
 
 std::unique_ptr<CublasLtGemm> CublasLtGemm::heuristic(cublasLtHandle_t h, const Problem& p, std::string& why) {

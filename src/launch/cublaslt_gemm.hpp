@@ -58,6 +58,11 @@ class CublasLtGemm {
   /// Error(kCublas) naming the algorithm when cublasLtMatmul fails.
   void launch(const jit::GemmOperands& ops, cudaStream_t stream) const;
 
+  /// True when the call's pointers meet the algorithm's alignment (CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_{A,B,C,D}_BYTES,
+  /// read once; the sweep's algorithms were chosen for 256-byte aligned buffers) and the scale and bias pointers are
+  /// 16-byte aligned (what the heuristic saw). dgt::Gemm runs its kernel for a call that does not fit.
+  bool fits(const jit::GemmOperands& ops) const;
+
   /// describe_cublaslt_algo() of the algorithm.
   const std::string& description() const { return description_; }
   const cublasLtMatmulAlgo_t& algo() const { return algo_; }
@@ -74,6 +79,7 @@ class CublasLtGemm {
   cublasLtMatmulAlgo_t algo_{};
   DeviceBuffer workspace_;
   std::string description_;
+  uint32_t align_a_ = 256, align_b_ = 256, align_d_ = 256;  ///< the algorithm's minimum alignments (bytes)
 };
 
 }  // namespace dgt

@@ -94,17 +94,9 @@ std::optional<StoredChoice> choose_stored_winner(const std::vector<EnvironmentWi
 
 const StoredCublasLtAlgo* cublaslt_rival(const std::vector<StoredCublasLtAlgo>& algos, const StoredChoice& w) {
   const std::string key = w.from.key();
-  const StoredCublasLtAlgo* best = nullptr;
-  for (const StoredCublasLtAlgo& a : algos) {
-    if (a.protocol_name != w.protocol_name || a.problem.key() != key) continue;
-    if (!best) {
-      best = &a;
-      continue;
-    }
-    const bool a_same = a.environment_id == w.environment_id, b_same = best->environment_id == w.environment_id;
-    if (a_same != b_same ? a_same : a.environment_id > best->environment_id) best = &a;
-  }
-  return best;
+  for (const StoredCublasLtAlgo& a : algos)
+    if (a.environment_id == w.environment_id && a.protocol_name == w.protocol_name && a.problem.key() == key) return &a;
+  return nullptr;
 }
 
 LadderDispatch ladder_dispatch(const StoredChoice& w, const Problem& p, double est_at_p, double est_at_from,

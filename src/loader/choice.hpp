@@ -63,9 +63,9 @@ std::optional<StoredChoice> choose_stored_winner(const std::vector<EnvironmentWi
 
 /// The cuBLASLt rival of a stored dgtune winner (the backend rule, docs/loader.md "cuBLASLt as a backend"): among
 /// `algos` (TuningDbReader::cublaslt_winners), the cuBLASLt-tuned algorithm stored for the winner's own problem
-/// (`w.from`, the exact key) under the winner's protocol, from the winner's environment if there is one, else the
-/// newest environment. The caller runs it when its median is below w.tuned_us (both were timed by the same sweep
-/// with the same protocol). nullptr: none stored (a DB written before schema 10, or cuBLASLt refused the problem).
+/// (`w.from`, the exact key) under the winner's protocol in the winner's environment, i.e. by the same sweep (what
+/// `dgtune export`'s backend column compares too). The caller runs it when its median is below w.tuned_us. nullptr:
+/// none stored there (a DB written before schema 10, another environment's sweep, or cuBLASLt refused the problem).
 const StoredCublasLtAlgo* cublaslt_rival(const std::vector<StoredCublasLtAlgo>& algos, const StoredChoice& w);
 
 /// What the ladder rule's dispatch check found (ladder_dispatch).

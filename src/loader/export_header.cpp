@@ -120,8 +120,9 @@ constexpr bool same_family(const dgt::TunedEntry& e, long long n, long long k, l
 /// "gelu_tanh") are part of the problem, as in the loader. The entry of exactly this M, else by the loader's ladder
 /// rule the entry of the smallest tuned M above m (the upper neighbour), else of the largest below; among entries of
 /// that M, one timed under protocol kind `protocol` ("cold-l2" | "hot-graph") first, then the first one measured
-/// with kKernelHash, else the last (newest) one. nullptr when the table holds nothing of the family. (The loader
-/// also checks each config's legality and, with a DB, may dispatch cuBLASLt: docs/loader.md.)
+/// with kKernelHash, else the last (newest) one. nullptr when the table holds nothing of the family. Simpler than the
+/// loader's rule, which orders by protocol kind and kernel hash before M, accepts entries of other leading
+/// dimensions, checks each config's legality and, with a DB, may dispatch cuBLASLt (docs/loader.md).
 constexpr const char* lookup(long long m, long long n, long long k, long long lda, long long ldb, long long ldd,
                              const char* a = "e4m3", const char* b = "e4m3", const char* accum = "promote",
                              const char* protocol = "cold-l2", const char* scale = "per-tensor", const char* d = "bf16",

@@ -44,8 +44,8 @@ struct ShapeKeyHash {
 };
 
 struct Entry {
-  std::shared_ptr<jit::GemmKernel> kernel;  ///< backend "dgtune"
-  std::unique_ptr<CublasLtGemm> lt;         ///< backend "cublaslt" (then `kernel` is not loaded)
+  std::shared_ptr<jit::GemmKernel> kernel;  ///< always loaded: backend "dgtune", and the fallback of "cublaslt"
+  std::unique_ptr<CublasLtGemm> lt;         ///< backend "cublaslt"
   GemmChoice choice;
   jit::GemmWorkspace workspace;  ///< split-K scratch of this shape (KernelCache::dedicated_workspace)
   /// Calls of a problem without a tuned entry (source "default"), for Gemm::untuned(); null otherwise.
@@ -53,7 +53,8 @@ struct Entry {
 
   void launch(const Problem& p, const jit::GemmOperands& ops, cudaStream_t stream) const {
     if (untuned_calls) untuned_calls->fetch_add(1, std::memory_order_relaxed);
-    if (lt)
+    // A call whose pointers the cuBLASLt algorithm cannot take (an offset view) runs the kernel, loaded beside it.
+    if (lt && lt->fits(ops))
       lt->launch(ops, stream);
     else
       kernel->launch(p, ops, stream, &workspace);
@@ -246,15 +247,21 @@ struct Gemm::Impl {
       }
     }
     e.choice.config_key = config.key();
-    if (use_cublaslt) e.lt = cublaslt_backend(p, w_choice, e.choice);
-    if (e.choice.source == "default") {
-      e.untuned_calls = std::make_unique<std::atomic<unsigned long long>>(0);
-      untuned_order.push_back(key);
+    if (use_cublaslt && p.d != DType::kE4M3) {  // cuBLASLt's e4m3 D needs a C of its own (launch/cublaslt_gemm.hpp)
+      try {
+        e.lt = cublaslt_backend(p, w_choice, e.choice);
+      } catch (const Error& err) {
+        // cuBLASLt could not be set up for p (handle, descriptors, workspace): the kernel runs, as documented.
+        spdlog::warn("dgt::Gemm {}: cuBLASLt could not be set up ({}); running dgtune's kernel", p.label(),
+                     err.message());
+        e.lt.reset();
+        e.choice.backend = "dgtune";
+        e.choice.cublaslt_algo.clear();
+      }
     }
-    if (e.lt) {
-      spdlog::debug("dgt::Gemm {}: cuBLASLt {} ({})", p.label(), e.choice.cublaslt_algo, e.choice.source);
-      return shapes.emplace(key, std::move(e)).first->second;
-    }
+    const bool untuned = e.choice.source == "default";
+    if (untuned) e.untuned_calls = std::make_unique<std::atomic<unsigned long long>>(0);
+    if (e.lt) spdlog::debug("dgt::Gemm {}: cuBLASLt {} ({})", p.label(), e.choice.cublaslt_algo, e.choice.source);
     // Evaluated once: the same report decides legality and the module's shared memory (KernelCache::get).
     const EvaluatedSpec spec = EvaluatedSpec::evaluate(KernelSpec::of(config, p));
     if (!spec.resources.ok())
@@ -263,7 +270,9 @@ struct Gemm::Impl {
     e.kernel = kernels->get(spec);
     e.workspace = kernels->dedicated_workspace(*e.kernel, p);
     spdlog::debug("dgt::Gemm {}: {} ({})", p.label(), e.choice.config_key, e.choice.source);
-    return shapes.emplace(key, std::move(e)).first->second;
+    const Entry& stored = shapes.emplace(key, std::move(e)).first->second;
+    if (untuned) untuned_order.push_back(key);  // only once the entry exists (a failed load leaves no trace)
+    return stored;
   }
 };
 
@@ -329,8 +338,8 @@ std::vector<UntunedShape> Gemm::untuned() const {
   std::shared_lock lock(impl_->mu);
   std::vector<UntunedShape> out;
   for (const ShapeKey& key : impl_->untuned_order) {
-    const Entry& e = impl_->shapes.at(key);
-    out.push_back({shape_line(make_problem(key)), e.untuned_calls->load(std::memory_order_relaxed)});
+    const unsigned long long calls = impl_->shapes.at(key).untuned_calls->load(std::memory_order_relaxed);
+    if (calls > 0) out.push_back({shape_line(make_problem(key)), calls});  // choose() alone is not a call
   }
   return out;
 }

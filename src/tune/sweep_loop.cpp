@@ -131,8 +131,12 @@ std::vector<ShapeOutcome> run_sweep(const std::vector<SweepLane>& lanes, const s
     spdlog::info("[{}/{}] {} ({}): {} candidates, {} already stored{}{}", i + 1, shapes.size(), p.label(),
                  shapes[i].where(), out[i].candidates, out[i].already_stored,
                  lanes.size() > 1 ? fmt::format(", on {}", scope.pci_bus_id) : "", progress());
-    const bool need_baselines = opts.baselines && !(db.has_baseline(scope, p, kProviderCublasDefault, protocol) &&
-                                                    db.has_baseline(scope, p, kProviderCublasTuned, protocol));
+    // A tuned baseline stored before schema 10 (ok, but without its algorithm) is measured again, so the loader gets
+    // an algorithm it can replay.
+    const std::optional<BaselineRecord> tuned = db.baseline(scope, p, kProviderCublasTuned, protocol);
+    const bool tuned_usable = tuned && !(tuned->status == TrialStatus::kOk && tuned->algo_data.empty());
+    const bool need_baselines =
+        opts.baselines && !(db.has_baseline(scope, p, kProviderCublasDefault, protocol) && tuned_usable);
     if (!todo[i].empty() || need_baselines) {
       measurer.begin_shape(p);
       if (need_baselines) {

@@ -146,7 +146,9 @@ struct GemmChoice {
   double tuned_us = 0;   ///< median time stored with the winner (0 for "default")
   std::string protocol;  ///< protocol the winner was timed under, e.g. "cold-l2-v1", "hot-graph-v1" ("" for "default")
   /// "dgtune" (the kernel above) or "cublaslt": cuBLASLt's stored algorithm beat every dgtune config in the sweep of
-  /// the problem `source` names, or the problem has no tuned entry and cuBLASLt's heuristic runs (docs/loader.md).
+  /// the problem `source` names, or the ladder rule's check predicts cuBLASLt faster at this M, or the problem has no
+  /// tuned entry and cuBLASLt's heuristic runs (docs/loader.md). A call whose pointers the cuBLASLt algorithm cannot
+  /// take (alignment) runs the kernel of config_key.
   std::string backend = "dgtune";
   /// backend "cublaslt": "stored algo=.. tile=.. stages=.. splitk=.. swizzle=.. cluster=.. reduction=.." (the sweep's
   /// algorithm, replayed) or "heuristic algo=..." (cuBLASLt's heuristic top-1); "" for backend "dgtune".
@@ -176,8 +178,8 @@ struct GemmOptions {
   /// Which winners to prefer: "cold-l2" (default; tuned by `dgtune sweep`, operands from HBM, one launch at a
   /// time) or "hot-graph" (tuned by `dgtune sweep --protocol hot-graph`: warm L2, back-to-back launches in a
   /// CUDA graph, what a serving stack replaying graphs sees). A shape's winner under this kind (any version)
-  /// is taken first, then its winner under the other kind (source "db-other-protocol"), then the nearest M
-  /// (this kind, then the other), then the default config. Same rule for `table`. Any other value: the
+  /// is taken first, then its winner under the other kind (source "db-other-protocol"), then another M by the
+  /// ladder rule (this kind, then the other), then the default config. Same rule for `table`. Any other value: the
   /// constructor throws dgt::Error(kUsage).
   std::string protocol = "cold-l2";
   /// true (default): cuBLASLt may run a problem (GemmChoice::backend "cublaslt") when its stored algorithm was faster
@@ -188,21 +190,24 @@ struct GemmOptions {
   bool cublaslt = true;
   /// Where to write the problems that ran without a tuned entry, as a shapes file (Gemm::write_untuned), when the
   /// Gemm is destroyed; empty: $DGTUNE_RECORD_UNTUNED, else nowhere. A file that cannot be written is logged, never
-  /// thrown.
+  /// thrown. Each Gemm replaces the file: with several Gemm objects (one per device) give each its own path, or the
+  /// last one destroyed wins.
   std::string record_untuned;
 };
 
 /// Thread-safe FP8 GEMM launcher backed by the tuning DB. The first call for a shape looks up the
 /// winner of (this GPU's hardware identity, problem, GemmOptions::protocol's kind; then the other
 /// protocol's) measured with the running kernel version, else one
-/// of an older kernel version whose config is still legal (logged once per Gemm), else the nearest
-/// tuned M with the same N and K (README "Tuning database": the loader rule), else the documented
-/// default config (dgt::default_config), then JIT-loads it through the cubin
+/// of an older kernel version whose config is still legal (logged once per Gemm), else another tuned M
+/// with the same N and K by the ladder rule (docs/loader.md), else the documented default config
+/// (dgt::default_config); then it decides whether cuBLASLt runs instead (GemmChoice::backend), and JIT-loads the
+/// kernel in any case (it also serves calls whose pointers the cuBLASLt algorithm cannot take) through the cubin
 /// cache (compiling on a miss; that first call holds an exclusive lock, so other threads' calls wait
 /// for it). Later calls for that shape take a shared lock, encode the TMA descriptors on the host and
 /// launch: no device allocation and no synchronisation, so they can be
-/// captured in a CUDA graph. A split-K winner uses a scratch buffer owned by this object for that shape
-/// (allocated on first use): calls for one shape must then be ordered on one stream.
+/// captured in a CUDA graph. A split-K winner, and a cuBLASLt algorithm that needs a workspace, use a scratch
+/// buffer owned by this object for that shape (allocated on first use): calls for one shape must then be ordered
+/// on one stream.
 class DGT_API Gemm {
  public:
   /// Opens the device and (read-only, loader/loader_db.hpp) the DB: a DB that cannot be used is logged once
