@@ -16,6 +16,7 @@
 #include "db/schema.hpp"
 #include "db/tuning_db_reader.hpp"
 #include "jit/kernel_hash.hpp"
+#include "loader/choice.hpp"
 #include "loader/export_header.hpp"
 
 namespace dgt::cli {
@@ -146,10 +147,9 @@ report::Table export_table(const std::vector<ExportRow>& rows, const std::string
     const bool tuned_ok = r.cublas_tuned && r.cublas_tuned->status == TrialStatus::kOk && r.cublas_tuned->timing;
     row.push_back(tuned_ok ? Cell{Number{r.cublas_tuned->timing->median_us, 2}} : Cell{});
     row.push_back(tuned_ok && us > 0 ? Cell{Number{r.cublas_tuned->timing->median_us / us, 3}} : Cell{});
-    // The loader's backend rule (loader/choice.hpp cublaslt_rival): cuBLASLt runs the shape when its stored
-    // algorithm (schema 10) was faster than the winner in the same sweep (never for e4m3 output).
-    const bool lt_wins = tuned_ok && p.d != DType::kE4M3 && r.cublas_tuned->algo_data.size() == 64 &&
-                         r.cublas_tuned->timing->median_us < us;
+    // The loader's backend rule (loader/choice.hpp cublaslt_beats_kernel).
+    const bool lt_wins = tuned_ok && cublaslt_beats_kernel(p, us, r.cublas_tuned->timing->median_us,
+                                                           r.cublas_tuned->algo_data.size());
     row.push_back(std::string(lt_wins ? "cublaslt" : "dgtune"));
     row.push_back(lt_wins ? Cell{r.cublas_tuned->algo} : Cell{});
     row.push_back(r.kernel_hash);

@@ -18,6 +18,7 @@
 #include "core/output_file.hpp"
 #include "db/writer_check.hpp"
 #include "device/device_info.hpp"
+#include "loader/choice.hpp"
 #include "problem/model_gemms.hpp"
 #include "tune/interrupt.hpp"
 
@@ -69,7 +70,7 @@ void log_summary(const std::vector<ShapeOutcome>& outcomes) {
     ++r.timed;
     r.log_sum += std::log(lt / ours);
     r.worst = std::min(r.worst, lt / ours);
-    if (lt < ours && o.winner->cublas_tuned->algo_data.size() == 64 && o.entry.problem.d != DType::kE4M3) ++r.cublaslt;
+    if (cublaslt_beats_kernel(o.entry.problem, ours, lt, o.winner->cublas_tuned->algo_data.size())) ++r.cublaslt;
   }
   spdlog::info("summary (x = cuBLASLt-tuned us / dgtune kernel us; dispatch: what dgt::Gemm runs, the faster of the "
                "two):");

@@ -15,6 +15,17 @@ CublasLtHandle::~CublasLtHandle() {
   if (h_) cublasLtDestroy(h_);
 }
 
+namespace {
+
+/// cuBLASLt's e4m3 D needs a BF16 C of its own, which the loader does not allocate per shape.
+bool refuses_e4m3(const Problem& p, std::string& why) {
+  if (p.d != DType::kE4M3) return false;
+  why = "e4m3 output runs dgtune's kernel (cuBLASLt's e4m3 D needs a separate BF16 C)";
+  return true;
+}
+
+}  // namespace
+
 CublasLtGemm::CublasLtGemm(cublasLtHandle_t h, const Problem& p) : handle_(h), p_(p) {
   init_matmul_desc(desc_, p);
   // The heuristic and the check see the pointer attributes too: with null scale pointers cuBLASLt 13.0 returned no
@@ -52,10 +63,7 @@ bool CublasLtGemm::fits(const jit::GemmOperands& ops) const {
 }
 
 std::unique_ptr<CublasLtGemm> CublasLtGemm::heuristic(cublasLtHandle_t h, const Problem& p, std::string& why) {
-  if (p.d == DType::kE4M3) {
-    why = "e4m3 output runs dgtune's kernel (cuBLASLt's e4m3 D needs a separate BF16 C)";
-    return nullptr;
-  }
+  if (refuses_e4m3(p, why)) return nullptr;
   std::unique_ptr<CublasLtGemm> g(new CublasLtGemm(h, p));
   cublasLtMatmulPreferenceOpaque_t pref{};
   DGT_CHECK_CUBLAS(cublasLtMatmulPreferenceInit(&pref));
@@ -80,10 +88,7 @@ std::unique_ptr<CublasLtGemm> CublasLtGemm::stored(cublasLtHandle_t h, const Pro
     why = fmt::format("stored algorithm has {} bytes, not {}", bytes.size(), sizeof(cublasLtMatmulAlgo_t));
     return nullptr;
   }
-  if (p.d == DType::kE4M3) {
-    why = "e4m3 output runs dgtune's kernel (cuBLASLt's e4m3 D needs a separate BF16 C)";
-    return nullptr;
-  }
+  if (refuses_e4m3(p, why)) return nullptr;
   std::unique_ptr<CublasLtGemm> g(new CublasLtGemm(h, p));
   CublasLtAlgoBytes a;
   std::copy(bytes.begin(), bytes.end(), a.begin());

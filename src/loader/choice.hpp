@@ -68,6 +68,12 @@ std::optional<StoredChoice> choose_stored_winner(const std::vector<EnvironmentWi
 /// none stored there (a DB written before schema 10, another environment's sweep, or cuBLASLt refused the problem).
 const StoredCublasLtAlgo* cublaslt_rival(const std::vector<StoredCublasLtAlgo>& algos, const StoredChoice& w);
 
+/// The backend rule's comparison, shared by the loader, `dgtune export` and `dgtune tune-model`: cuBLASLt replaces the
+/// kernel for problem p when its stored algorithm (`algo_bytes` long: 64 when one was stored, schema 10) timed
+/// `cublaslt_us` against the kernel's `kernel_us` in the same sweep and was faster, and p's output is not e4m3 (the
+/// loader never runs cuBLASLt's e4m3 D, launch/cublaslt_gemm.hpp).
+bool cublaslt_beats_kernel(const Problem& p, double kernel_us, double cublaslt_us, size_t algo_bytes);
+
 /// What the ladder rule's dispatch check found (ladder_dispatch).
 struct LadderDispatch {
   bool cublaslt = false;   ///< cuBLASLt's heuristic runs instead of the upper neighbour's kernel

@@ -137,9 +137,8 @@ struct Gemm::Impl {
   /// kernel runs (also when cuBLASLt cannot run p). Sets choice.backend and choice.cublaslt_algo.
   std::unique_ptr<CublasLtGemm> cublaslt_backend(const Problem& p, const std::optional<StoredChoice>& w,
                                                  GemmChoice& choice) {
-    std::string why;
+    std::string why, how = "heuristic", note;
     std::unique_ptr<CublasLtGemm> g;
-    const char* how = "heuristic";
     if (!w) {
       g = CublasLtGemm::heuristic(handle(), p, why);
     } else {
@@ -154,32 +153,28 @@ struct Gemm::Impl {
         return nullptr;
       }
       const StoredCublasLtAlgo* rival = cublaslt_rival(algos, *w);
-      if (!rival || !(rival->median_us < w->tuned_us)) {
+      if (rival && cublaslt_beats_kernel(p, w->tuned_us, rival->median_us, rival->algo_data.size())) {
+        if (rival->cublaslt_version == env.cublaslt_version) {
+          g = CublasLtGemm::stored(handle(), p, rival->algo_data, why);
+          how = "stored";
+          if (!g)
+            spdlog::info("dgt::Gemm {}: the stored cuBLASLt algorithm cannot run it ({}); using cuBLASLt's heuristic",
+                         p.label(), why);
+        } else if (!cublaslt_version_notice) {
+          cublaslt_version_notice = true;
+          spdlog::info(
+              "dgt::Gemm: the cuBLASLt algorithms in {} were stored by cuBLASLt {}, this process runs {}: an algorithm "
+              "is replayed only by the version that returned it, so cuBLASLt's heuristic runs where cuBLASLt won (this "
+              "notice is shown once)",
+              db->path(), rival->cublaslt_version, env.cublaslt_version);
+        }
+      } else {
         // The kernel won at its own M; between two tuned M the ladder rule's check may still prefer cuBLASLt.
         const double at_p = estimate_us(KernelSpec::of(w->config, p), p, device.sm_count);
         const double at_from = estimate_us(KernelSpec::of(w->config, w->from), w->from, device.sm_count);
         const LadderDispatch d = ladder_dispatch(*w, p, at_p, at_from, algos);
         if (!d.cublaslt) return nullptr;
-        g = CublasLtGemm::heuristic(handle(), p, why);
-        if (g) {
-          choice.backend = "cublaslt";
-          choice.cublaslt_algo = fmt::format("heuristic {} (ladder check: kernel {:.2f} us predicted, cuBLASLt {:.2f} us)",
-                                             g->description(), d.kernel_us, d.cublaslt_us);
-        }
-        return g;
-      }
-      if (rival->cublaslt_version == env.cublaslt_version) {
-        g = CublasLtGemm::stored(handle(), p, rival->algo_data, why);
-        how = "stored";
-        if (!g) spdlog::info("dgt::Gemm {}: the stored cuBLASLt algorithm cannot run it ({}); using cuBLASLt's heuristic",
-                             p.label(), why);
-      } else if (!cublaslt_version_notice) {
-        cublaslt_version_notice = true;
-        spdlog::info(
-            "dgt::Gemm: the cuBLASLt algorithms in {} were stored by cuBLASLt {}, this process runs {}: an algorithm is "
-            "replayed only by the version that returned it, so cuBLASLt's heuristic runs where cuBLASLt won (this "
-            "notice is shown once)",
-            db->path(), rival->cublaslt_version, env.cublaslt_version);
+        note = fmt::format(" (ladder check: kernel {:.2f} us predicted, cuBLASLt {:.2f} us)", d.kernel_us, d.cublaslt_us);
       }
       if (!g) {
         g = CublasLtGemm::heuristic(handle(), p, why);
@@ -191,7 +186,7 @@ struct Gemm::Impl {
       return nullptr;
     }
     choice.backend = "cublaslt";
-    choice.cublaslt_algo = std::string(how) + " " + g->description();
+    choice.cublaslt_algo = how + " " + g->description() + note;
     return g;
   }
 

@@ -7,6 +7,7 @@
 
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <sstream>
 
@@ -81,47 +82,36 @@ TEST(CublasLtBackend, UntunedProblemsRunTheHeuristicAndMatchTheReference) {
   Problem e4m3_out = with(base, ScaleMode::kPerTensor, DType::kE4M3);
   Problem e5m2 = base;
   e5m2.a = e5m2.b = DType::kE5M2;
-  int seed = 0;
-  for (const Problem& p : lt_problems) {
-    ProblemData data(p, *gpu.util, 700 + seed++, gpu.stream);
+  // Chooses (checked by `expect`), runs with poisoned D and verifies against the reference.
+  auto run_checked = [&](const Problem& p, uint64_t seed, const std::function<void(const GemmChoice&)>& expect) {
+    ProblemData data(p, *gpu.util, seed, gpu.stream);
     const auto ops = data.operands();
     const GemmRunOptions ro = run_options(p, ops);
     const GemmChoice c = gemm.choose(p.m, p.n, p.k, p.lda, p.ldb, p.ldd, ro);
-    EXPECT_EQ(c.source, "default") << p.label();
-    EXPECT_EQ(c.backend, "cublaslt") << p.label();
-    EXPECT_EQ(c.cublaslt_algo.rfind("heuristic algo=", 0), 0u) << p.label() << ": " << c.cublaslt_algo;
-    EXPECT_FALSE(c.config_key.empty());  // the kernel's own choice stays visible
+    expect(c);
     data.poison_output(gpu.stream);
     gemm.run(ops.a, ops.b, ops.d, p.m, p.n, p.k, p.lda, p.ldb, p.ldd, ops.scale_a, ops.scale_b, gpu.stream, ro);
     const Verification v = data.verify(gpu.stream);
-    EXPECT_TRUE(v.ok) << p.label() << " " << c.cublaslt_algo << ": " << describe(v);
-  }
+    EXPECT_TRUE(v.ok) << p.label() << " " << c.backend << " " << c.cublaslt_algo << ": " << describe(v);
+  };
+  int seed = 0;
+  for (const Problem& p : lt_problems)
+    run_checked(p, 700 + seed++, [&](const GemmChoice& c) {
+      EXPECT_EQ(c.source, "default") << p.label();
+      EXPECT_EQ(c.backend, "cublaslt") << p.label();
+      EXPECT_EQ(c.cublaslt_algo.rfind("heuristic algo=", 0), 0u) << p.label() << ": " << c.cublaslt_algo;
+      EXPECT_FALSE(c.config_key.empty());  // the kernel's own choice stays visible
+    });
   // M = 1 with block scales: cuBLASLt 13.0's heuristic returned no algorithm on the H200, so dgtune's kernel runs;
   // either way the output must be right and the choice consistent.
-  {
-    const Problem p = with(Problem::dense(1, 7168, 2048), ScaleMode::kBlock);
-    ProblemData data(p, *gpu.util, 790, gpu.stream);
-    const auto ops = data.operands();
-    const GemmRunOptions ro = run_options(p, ops);
-    const GemmChoice c = gemm.choose(p.m, p.n, p.k, p.lda, p.ldb, p.ldd, ro);
+  run_checked(with(Problem::dense(1, 7168, 2048), ScaleMode::kBlock), 790, [](const GemmChoice& c) {
     EXPECT_EQ(c.backend == "cublaslt", !c.cublaslt_algo.empty()) << c.backend << " " << c.cublaslt_algo;
-    data.poison_output(gpu.stream);
-    gemm.run(ops.a, ops.b, ops.d, p.m, p.n, p.k, p.lda, p.ldb, p.ldd, ops.scale_a, ops.scale_b, gpu.stream, ro);
-    const Verification v = data.verify(gpu.stream);
-    EXPECT_TRUE(v.ok) << p.label() << " " << c.backend << ": " << describe(v);
-  }
-  for (const Problem& p : {e4m3_out, e5m2}) {
-    ProblemData data(p, *gpu.util, 800 + seed++, gpu.stream);
-    const auto ops = data.operands();
-    const GemmRunOptions ro = run_options(p, ops);
-    const GemmChoice c = gemm.choose(p.m, p.n, p.k, p.lda, p.ldb, p.ldd, ro);
-    EXPECT_EQ(c.backend, "dgtune") << p.label() << ": " << c.cublaslt_algo;
-    EXPECT_TRUE(c.cublaslt_algo.empty());
-    data.poison_output(gpu.stream);
-    gemm.run(ops.a, ops.b, ops.d, p.m, p.n, p.k, p.lda, p.ldb, p.ldd, ops.scale_a, ops.scale_b, gpu.stream, ro);
-    const Verification v = data.verify(gpu.stream);
-    EXPECT_TRUE(v.ok) << p.label() << ": " << describe(v);
-  }
+  });
+  for (const Problem& p : {e4m3_out, e5m2})
+    run_checked(p, 800 + seed++, [&](const GemmChoice& c) {
+      EXPECT_EQ(c.backend, "dgtune") << p.label() << ": " << c.cublaslt_algo;
+      EXPECT_TRUE(c.cublaslt_algo.empty());
+    });
   o.cublaslt = false;
   Gemm kernel_only(o);
   const GemmChoice k = kernel_only.choose(base.m, base.n, base.k, base.lda, base.ldb, base.ldd);

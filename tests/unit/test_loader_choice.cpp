@@ -190,6 +190,16 @@ TEST(LoaderChoice, CublasLtRivalIsTheWinnersOwnProblemAndProtocol) {
   EXPECT_EQ(cublaslt_rival({lt_row(upper, 2, 5.0, "hot-graph-v1"), lt_row(p, 2, 5.0)}, *w), nullptr);
 }
 
+TEST(LoaderChoice, CublasLtBeatsTheKernelOnlyWithAStoredAlgorithmAndNotForE4m3Output) {
+  const Problem p = Problem::dense(512, 4096, 4096);
+  EXPECT_TRUE(cublaslt_beats_kernel(p, 40.0, 30.0, 64));
+  EXPECT_FALSE(cublaslt_beats_kernel(p, 40.0, 50.0, 64));  // slower
+  EXPECT_FALSE(cublaslt_beats_kernel(p, 40.0, 30.0, 0));   // stored before schema 10: nothing to replay
+  Problem e4m3 = p;
+  e4m3.d = DType::kE4M3;
+  EXPECT_FALSE(cublaslt_beats_kernel(e4m3, 40.0, 30.0, 64));
+}
+
 TEST(LoaderChoice, LadderDispatchComparesTheScaledKernelWithInterpolatedCublasLt) {
   const Problem p = Problem::dense(271, 1280, 8192);
   StoredChoice w;
