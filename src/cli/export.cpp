@@ -147,8 +147,8 @@ report::Table export_table(const std::vector<ExportRow>& rows, const std::string
     const bool tuned_ok = r.cublas_tuned && r.cublas_tuned->status == TrialStatus::kOk && r.cublas_tuned->timing;
     row.push_back(tuned_ok ? Cell{Number{r.cublas_tuned->timing->median_us, 2}} : Cell{});
     row.push_back(tuned_ok && us > 0 ? Cell{Number{r.cublas_tuned->timing->median_us / us, 3}} : Cell{});
-    // The loader's backend rule (loader/choice.hpp cublaslt_beats_kernel).
-    const bool lt_wins = tuned_ok && cublaslt_beats_kernel(p, us, r.cublas_tuned->timing->median_us,
+    // The loader's backend rule (loader/choice.hpp stored_algo_beats_kernel).
+    const bool lt_wins = tuned_ok && stored_algo_beats_kernel(p, us, r.cublas_tuned->timing->median_us,
                                                            r.cublas_tuned->algo_data.size());
     row.push_back(std::string(lt_wins ? "cublaslt" : "dgtune"));
     row.push_back(lt_wins ? Cell{r.cublas_tuned->algo} : Cell{});

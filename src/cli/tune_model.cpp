@@ -70,7 +70,7 @@ void log_summary(const std::vector<ShapeOutcome>& outcomes) {
     ++r.timed;
     r.log_sum += std::log(lt / ours);
     r.worst = std::min(r.worst, lt / ours);
-    if (cublaslt_beats_kernel(o.entry.problem, ours, lt, o.winner->cublas_tuned->algo_data.size())) ++r.cublaslt;
+    if (stored_algo_beats_kernel(o.entry.problem, ours, lt, o.winner->cublas_tuned->algo_data.size())) ++r.cublaslt;
   }
   spdlog::info("summary (x = cuBLASLt-tuned us / dgtune kernel us; dispatch: what dgt::Gemm runs, the faster of the "
                "two):");

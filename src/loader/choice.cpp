@@ -99,7 +99,7 @@ const StoredCublasLtAlgo* cublaslt_rival(const std::vector<StoredCublasLtAlgo>& 
   return nullptr;
 }
 
-bool cublaslt_beats_kernel(const Problem& p, double kernel_us, double cublaslt_us, size_t algo_bytes) {
+bool stored_algo_beats_kernel(const Problem& p, double kernel_us, double cublaslt_us, size_t algo_bytes) {
   return p.d != DType::kE4M3 && algo_bytes == 64 && cublaslt_us > 0 && cublaslt_us < kernel_us;
 }
 

@@ -72,7 +72,7 @@ const StoredCublasLtAlgo* cublaslt_rival(const std::vector<StoredCublasLtAlgo>& 
 /// kernel for problem p when its stored algorithm (`algo_bytes` long: 64 when one was stored, schema 10) timed
 /// `cublaslt_us` against the kernel's `kernel_us` in the same sweep and was faster, and p's output is not e4m3 (the
 /// loader never runs cuBLASLt's e4m3 D, launch/cublaslt_gemm.hpp).
-bool cublaslt_beats_kernel(const Problem& p, double kernel_us, double cublaslt_us, size_t algo_bytes);
+bool stored_algo_beats_kernel(const Problem& p, double kernel_us, double cublaslt_us, size_t algo_bytes);
 
 /// What the ladder rule's dispatch check found (ladder_dispatch).
 struct LadderDispatch {

@@ -153,7 +153,7 @@ struct Gemm::Impl {
         return nullptr;
       }
       const StoredCublasLtAlgo* rival = cublaslt_rival(algos, *w);
-      if (rival && cublaslt_beats_kernel(p, w->tuned_us, rival->median_us, rival->algo_data.size())) {
+      if (rival && stored_algo_beats_kernel(p, w->tuned_us, rival->median_us, rival->algo_data.size())) {
         if (rival->cublaslt_version == env.cublaslt_version) {
           g = CublasLtGemm::stored(handle(), p, rival->algo_data, why);
           how = "stored";

@@ -192,12 +192,12 @@ TEST(LoaderChoice, CublasLtRivalIsTheWinnersOwnProblemAndProtocol) {
 
 TEST(LoaderChoice, CublasLtBeatsTheKernelOnlyWithAStoredAlgorithmAndNotForE4m3Output) {
   const Problem p = Problem::dense(512, 4096, 4096);
-  EXPECT_TRUE(cublaslt_beats_kernel(p, 40.0, 30.0, 64));
-  EXPECT_FALSE(cublaslt_beats_kernel(p, 40.0, 50.0, 64));  // slower
-  EXPECT_FALSE(cublaslt_beats_kernel(p, 40.0, 30.0, 0));   // stored before schema 10: nothing to replay
+  EXPECT_TRUE(stored_algo_beats_kernel(p, 40.0, 30.0, 64));
+  EXPECT_FALSE(stored_algo_beats_kernel(p, 40.0, 50.0, 64));  // slower
+  EXPECT_FALSE(stored_algo_beats_kernel(p, 40.0, 30.0, 0));   // stored before schema 10: nothing to replay
   Problem e4m3 = p;
   e4m3.d = DType::kE4M3;
-  EXPECT_FALSE(cublaslt_beats_kernel(e4m3, 40.0, 30.0, 64));
+  EXPECT_FALSE(stored_algo_beats_kernel(e4m3, 40.0, 30.0, 64));
 }
 
 TEST(LoaderChoice, LadderDispatchComparesTheScaledKernelWithInterpolatedCublasLt) {
