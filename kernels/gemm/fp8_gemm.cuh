@@ -72,7 +72,7 @@ __device__ __forceinline__ u32 warpgroup_index() {
 #endif
 }
 
-/// Kernel arguments after the three tensor maps: D's pointer (direct epilogue), the scales and their
+/// Kernel arguments after the five tensor maps (A and B, their M- and N-tail maps, D): D's pointer (direct epilogue), the scales and their
 /// leading dimensions in floats (block modes; gemm/scales.cuh and ScaleLayout give the layouts), the shape, D's leading dimension, the K split count (1 = no split; else every split non-empty) and
 /// the split-K workspace (tiles * splits * BLOCK_M * BLOCK_N floats) and per-tile counters (zeroed once);
 /// then the epilogue's operands: the BF16 bias (N values; kBias), scale_d (one FP32; e4m3 output) and amax
@@ -83,6 +83,7 @@ template <u32 BLOCK_M, u32 BLOCK_N, u32 BLOCK_K, u32 kNumStages, u32 kNumMathWG,
           u32 kSplitMode, u32 kMainloop, u32 kPromoteEvery, u32 kScaleMode, u32 kOutType, bool kBias, u32 kAct>
 __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
     fp8_gemm_kernel(const __grid_constant__ TmaDesc tma_a, const __grid_constant__ TmaDesc tma_b,
+                    const __grid_constant__ TmaDesc tma_a_tail, const __grid_constant__ TmaDesc tma_b_tail,
                     const __grid_constant__ TmaDesc tma_d, void* __restrict__ d, const float* __restrict__ scale_a,
                     const float* __restrict__ scale_b, u32 ld_sa, u32 ld_sb, u32 M, u32 N, u32 K, u64 ldd,
                     u32 num_splits, float* __restrict__ workspace, u32* __restrict__ tile_counters,
@@ -154,6 +155,8 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
   if (warp == kNumMathWG * 4 && lane == 0) {
     ptx::tma_prefetch_desc(&tma_a);
     ptx::tma_prefetch_desc(&tma_b);
+    if (M % BLOCK_M != 0) ptx::tma_prefetch_desc(&tma_a_tail);
+    if (N % BLOCK_N != 0) ptx::tma_prefetch_desc(&tma_b_tail);
     if constexpr (kTmaEpilogue) ptx::tma_prefetch_desc(&tma_d);
   }
   // Peers multicast into this CTA's barriers: all of them must be initialised cluster-wide first.
@@ -196,12 +199,21 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
     for (u32 i = 0; i < kClusterM; ++i) mask_b |= u16(1u << (rank_n * kClusterM + i));
 #pragma unroll
     for (u32 j = 0; j < kClusterN; ++j) mask_a |= u16(1u << (rank_m + j * kClusterM));
-    // Bytes one stage receives: the A boxes of every CTA of the cluster row, and B's.
-    const u32 stage_tx = T::a_box_rows(M) * kClusterN * BLOCK_K + T::kSmemBStage;
+    // The last m-block (and an edge cluster's spare ones) loads A through the tail map, whose box holds only the
+    // rows below M (Fp8GemmTraits::a_tail_rows); likewise the last n-block's B. The host passes the main map in
+    // the tail slot when there is no tail, and the byte counts are then equal.
+    const u32 last_m_block = (M - 1) / BLOCK_M, last_n_block = (N - 1) / BLOCK_N;
     // One k-block of unit w into `stage` (its empty slot already free): expect the bytes, then the TMA loads.
     auto issue_stage = [&](u32 stage, u32 kb, const WorkUnit& w) {
       const int a_row = int(w.m_block * BLOCK_M + rank_n * T::kSliceRowsA);
       const int b_row = int(w.n_block * BLOCK_N + rank_m * T::kSliceRowsB);
+      const bool a_tail = w.m_block >= last_m_block, b_tail = w.n_block >= last_n_block;
+      const TmaDesc* map_a = a_tail ? &tma_a_tail : &tma_a;
+      const TmaDesc* map_b = b_tail ? &tma_b_tail : &tma_b;
+      // Bytes one stage receives: the A boxes of every CTA of the cluster row, and B's (multicast slices keep
+      // their size, so only kClusterN == 1 / kClusterM == 1 tails are shorter).
+      const u32 stage_tx = (a_tail ? T::a_tail_rows(M) : T::a_box_rows(M)) * kClusterN * BLOCK_K +
+                           (b_tail ? T::b_tail_rows(N) * kClusterM * BLOCK_K : T::kSmemBStage);
       if constexpr (T::kBlockScaled && T::kProducersPerStage == 1) {
         copy_scales(stage, kb, w.m_block * BLOCK_M, w.n_block * BLOCK_N, stage_tx);  // without a cluster this thread copies the scales (see below)
       } else {
@@ -213,14 +225,14 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
         u8* dst_a = smem_a + stage * T::kSmemAStage + a * BLOCK_M * kSwizzle + rank_n * T::kSliceRowsA * kSwizzle;
         u8* dst_b = smem_b + stage * T::kSmemBStage + a * BLOCK_N * kSwizzle + rank_m * T::kSliceRowsB * kSwizzle;
         if constexpr (kClusterN > 1) {
-          ptx::tma_load_2d_multicast(&tma_a, &full_bar[stage], dst_a, k_idx, a_row, mask_a);
+          ptx::tma_load_2d_multicast(map_a, &full_bar[stage], dst_a, k_idx, a_row, mask_a);
         } else {
-          ptx::tma_load_2d(&tma_a, &full_bar[stage], dst_a, k_idx, a_row);
+          ptx::tma_load_2d(map_a, &full_bar[stage], dst_a, k_idx, a_row);
         }
         if constexpr (kClusterM > 1) {
-          ptx::tma_load_2d_multicast(&tma_b, &full_bar[stage], dst_b, k_idx, b_row, mask_b);
+          ptx::tma_load_2d_multicast(map_b, &full_bar[stage], dst_b, k_idx, b_row, mask_b);
         } else {
-          ptx::tma_load_2d(&tma_b, &full_bar[stage], dst_b, k_idx, b_row);
+          ptx::tma_load_2d(map_b, &full_bar[stage], dst_b, k_idx, b_row);
         }
       }
     };

@@ -70,15 +70,31 @@ struct Fp8GemmTraits {
   static constexpr u32 kSliceRowsB = BLOCK_N / kClusterM;
 
   static constexpr u32 kSmemAStage = BLOCK_M * BLOCK_K;
-  /// Rows of A one TMA box loads: a cluster slice (BLOCK_M / kClusterN); without a cluster along N and with the
-  /// whole of M inside one m-block (M < BLOCK_M, decode shapes), only round_up(M, 8) rows: a box that is mostly
-  /// out of bounds runs TMA's slow zero-fill path (H200, 64x16x128 at N = 2112, K = 7168: 19.8 us at M = 1 vs
-  /// 11.8 us at M = 64; results/h200/small-m.md). Rows M.. of the stage keep stale data; each row of D depends
-  /// only on its row of A and rows >= M are never stored, so that is harmless. Mirrored by dgt::a_box_rows
-  /// (src/problem/kernel_config.hpp), which encodes the tensor map.
+  /// Rows of A one TMA box of the main A map loads: a cluster slice (BLOCK_M / kClusterN); without a cluster along N
+  /// and with the whole of M inside one m-block (M < BLOCK_M, decode shapes), only round_up(M, 8) rows (that m-block
+  /// is also the last one, a_tail_rows). Mirrored by dgt::a_box_rows (src/problem/kernel_config.hpp), which encodes
+  /// the tensor map.
   static __device__ __forceinline__ u32 a_box_rows(u32 M) {
     if (kClusterN == 1 && M < BLOCK_M) return (M + 7u) & ~7u;
     return kSliceRowsA;
+  }
+  /// M tails: rows of A one box of the tail map loads for the last m-block (and the spare m-blocks of an edge
+  /// cluster): round_up(M % BLOCK_M, 8) without a cluster along N when BLOCK_M does not divide M, else a whole slice.
+  /// A box that is mostly out of bounds runs TMA's slow zero-fill path (H200, 64x16x128 at N = 2112, K = 7168:
+  /// 19.8 us at M = 1 vs 11.8 us at M = 64, results/h200/small-m.md; and a 128-row tile at M = 271, where the third
+  /// m-block holds 15 rows, took 1.6x its time at M = 384, results/h200/every-m-2026-12-02.md). Rows past the box
+  /// keep stale shared-memory data: each row of D depends only on its row of A, rows >= M are never stored and the
+  /// epilogue's amax counts only rows < M, so that is harmless. Multicast slices (kClusterN > 1) keep their size:
+  /// every CTA of the cluster row expects the same bytes. Mirrored by dgt::a_tail_box_rows.
+  static __device__ __forceinline__ u32 a_tail_rows(u32 M) {
+    if (kClusterN == 1 && M % BLOCK_M != 0) return (M % BLOCK_M + 7u) & ~7u;
+    return kSliceRowsA;
+  }
+  /// N tails, the same for B: round_up(N % BLOCK_N, 8) rows for the last n-block without a cluster along M (columns
+  /// >= N of D are never stored nor counted in amax). Mirrored by dgt::b_tail_box_rows.
+  static __device__ __forceinline__ u32 b_tail_rows(u32 N) {
+    if (kClusterM == 1 && N % BLOCK_N != 0) return (N % BLOCK_N + 7u) & ~7u;
+    return kSliceRowsB;
   }
   static constexpr u32 kSmemBStage = BLOCK_N * BLOCK_K;
   static constexpr u32 kSmemARegion = kNumStages * kSmemAStage;                         // multiple of 1024

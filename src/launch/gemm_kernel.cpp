@@ -91,8 +91,16 @@ void GemmKernel::launch(const Problem& p, const GemmOperands& ops, cudaStream_t 
   if (p.d != spec_.d || p.bias != spec_.bias || p.act != spec_.act)
     DGT_THROW(ErrorKind::kInvalid, "problem {} does not match kernel {} (output type, bias or activation differ)",
               p.label(), spec_.key());
-  const CUtensorMap tma_a = make_kmajor_tma("A", ops.a, p.m, p.k, p.lda, a_box_rows(c, p.m), c.swizzle);
-  const CUtensorMap tma_b = make_kmajor_tma("B", ops.b, p.n, p.k, p.ldb, c.block_n / c.cluster_m, c.swizzle);
+  // The main maps and the tail maps the last m-block / n-block loads through (a box of only the rows below M or N:
+  // kernels/gemm/fp8_gemm_traits.cuh a_tail_rows); without a tail the main map goes in the tail slot too.
+  const int a_rows = a_box_rows(c, p.m), a_tail_rows = a_tail_box_rows(c, p.m);
+  const int b_rows = b_box_rows(c), b_tail_rows = b_tail_box_rows(c, p.n);
+  const CUtensorMap tma_a = make_kmajor_tma("A", ops.a, p.m, p.k, p.lda, a_rows, c.swizzle);
+  const CUtensorMap tma_b = make_kmajor_tma("B", ops.b, p.n, p.k, p.ldb, b_rows, c.swizzle);
+  const CUtensorMap tma_a_tail =
+      a_tail_rows == a_rows ? tma_a : make_kmajor_tma("A", ops.a, p.m, p.k, p.lda, a_tail_rows, c.swizzle);
+  const CUtensorMap tma_b_tail =
+      b_tail_rows == b_rows ? tma_b : make_kmajor_tma("B", ops.b, p.n, p.k, p.ldb, b_tail_rows, c.swizzle);
   CUtensorMap tma_d{};
   if (c.epilogue == Epilogue::kTma) {
     // TMA stores only D's columns up to the last whole 16-byte unit of a row; the kernel writes the rest. With
@@ -141,6 +149,8 @@ void GemmKernel::launch(const Problem& p, const GemmOperands& ops, cudaStream_t 
   SchedulerDivisors divisors = grid.divisors();
   void* params[] = {const_cast<CUtensorMap*>(&tma_a),
                     const_cast<CUtensorMap*>(&tma_b),
+                    const_cast<CUtensorMap*>(&tma_a_tail),
+                    const_cast<CUtensorMap*>(&tma_b_tail),
                     &tma_d,
                     &d,
                     &sa,

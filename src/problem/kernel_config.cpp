@@ -167,6 +167,18 @@ int a_box_rows(const KernelConfig& c, int64_t m) {
   return c.block_m / c.cluster_n;
 }
 
+int a_tail_box_rows(const KernelConfig& c, int64_t m) {
+  if (c.cluster_n == 1 && m % c.block_m != 0) return static_cast<int>(round_up(m % c.block_m, int64_t{8}));
+  return c.block_m / c.cluster_n;
+}
+
+int b_box_rows(const KernelConfig& c) { return c.block_n / c.cluster_m; }
+
+int b_tail_box_rows(const KernelConfig& c, int64_t n) {
+  if (c.cluster_m == 1 && n % c.block_n != 0) return static_cast<int>(round_up(n % c.block_n, int64_t{8}));
+  return b_box_rows(c);
+}
+
 void to_json(nlohmann::json& j, const KernelConfig& c) {
   j = nlohmann::json{{"key", c.key()},
                      {"block_m", c.block_m},

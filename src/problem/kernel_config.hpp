@@ -130,6 +130,16 @@ int64_t epilogue_tma_cols(int64_t n, int out_bytes);
 /// mostly out of bounds (TMA's zero fill of out-of-bounds rows is slow). Mirrors Fp8GemmTraits::a_box_rows
 /// (kernels/gemm/fp8_gemm_traits.cuh): the tensor map's box and the kernel's expected bytes must agree.
 int a_box_rows(const KernelConfig& c, int64_t m);
+/// Rows of A one box of the M-tail tensor map loads, the map the last m-block reads: round_up(m % BLOCK_M, 8) when
+/// cluster_n == 1 and BLOCK_M does not divide m, else a_box_rows' cluster slice (BLOCK_M / cluster_n); a box mostly
+/// out of bounds would run TMA's slow zero-fill path for every k-block of that m-block. Mirrors
+/// Fp8GemmTraits::a_tail_rows (kernels/gemm/fp8_gemm_traits.cuh); equal to a_box_rows(c, m) when m < BLOCK_M.
+int a_tail_box_rows(const KernelConfig& c, int64_t m);
+/// Rows of B one box of the main B map loads: BLOCK_N / cluster_m (a multicast slice).
+int b_box_rows(const KernelConfig& c);
+/// The same for B's N tail: round_up(n % BLOCK_N, 8) when cluster_m == 1 and BLOCK_N does not divide n, else
+/// b_box_rows(c). Mirrors Fp8GemmTraits::b_tail_rows.
+int b_tail_box_rows(const KernelConfig& c, int64_t n);
 
 void to_json(nlohmann::json& j, const KernelConfig& c);
 void from_json(const nlohmann::json& j, KernelConfig& c);

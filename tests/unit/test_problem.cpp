@@ -183,5 +183,32 @@ TEST(ABoxRows, DecodeShapesLoadOnlyTheRowsTheyHave) {
   EXPECT_EQ(a_box_rows(c128n2, 4096), 64);
 }
 
+// M and N tails: the last m-block loads A through a map whose box holds only round_up(M % BLOCK_M, 8) rows, the last
+// n-block B through one of round_up(N % BLOCK_N, 8) rows, unless that operand is multicast (its slices keep their
+// size). H200: 128x64x128 at M = 271 (15 rows in the third m-block) took 1.6x its time at M = 384 with a whole box.
+// The kernel's expected bytes (Fp8GemmTraits::a_tail_rows / b_tail_rows) follow the same rule; gpu_EdgeShapes
+// verifies the tails.
+TEST(ABoxRows, TailBlocksLoadOnlyTheRowsTheyHave) {
+  const KernelConfig c64 = KernelConfig::parse_key("64x48x128_s12_wg1_sw128_c1x1_rm8_tma_sk1");
+  const KernelConfig c128 = KernelConfig::parse_key("128x120x128_s6_wg2_sw128_c1x1_rm8_tma_sk1");
+  const KernelConfig c128m2 = KernelConfig::parse_key("128x128x128_s6_wg2_sw128_c2x1_rm8_tma_sk1");
+  const KernelConfig c128n2 = KernelConfig::parse_key("128x128x128_s6_wg2_sw128_c1x2_rm8_tma_sk1");
+  EXPECT_EQ(a_tail_box_rows(c128, 271), 16);   // 271 = 2 x 128 + 15
+  EXPECT_EQ(a_tail_box_rows(c128, 195), 72);   // 67 rows
+  EXPECT_EQ(a_tail_box_rows(c128, 384), 128);  // no tail: the whole tile
+  EXPECT_EQ(a_tail_box_rows(c128, 68), a_box_rows(c128, 68));  // one m-block: the decode rule
+  EXPECT_EQ(a_tail_box_rows(c64, 4097), 8);
+  EXPECT_EQ(a_tail_box_rows(c128m2, 271), 16);  // B multicast along M: A is still per CTA
+  EXPECT_EQ(a_tail_box_rows(c128n2, 271), 64);  // A multicast along N: slices keep their size
+  EXPECT_EQ(b_box_rows(c128), 120);
+  EXPECT_EQ(b_box_rows(c128m2), 64);
+  EXPECT_EQ(b_tail_box_rows(c128, 1280), 80);  // 1280 = 10 x 120 + 80
+  EXPECT_EQ(b_tail_box_rows(c64, 1280), 32);   // 26 x 48 + 32
+  EXPECT_EQ(b_tail_box_rows(c64, 1281), 40);   // 33 rows
+  EXPECT_EQ(b_tail_box_rows(c128, 7200), 120);  // no tail
+  EXPECT_EQ(b_tail_box_rows(c128n2, 1000), 104);  // A multicast along N: B is still per CTA
+  EXPECT_EQ(b_tail_box_rows(c128m2, 1000), 64);   // B multicast along M: slices keep their size
+}
+
 }  // namespace
 }  // namespace dgt
