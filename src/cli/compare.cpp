@@ -1,6 +1,7 @@
 // dgtune compare: the kernel the loader would run against cuBLASLt default and tuned, measured now in
-// interleaved rounds (--shapes), or the same table between two tuning DBs from stored samples (--between): flags,
-// then one call into eval/compare_run.hpp.
+// interleaved rounds (--shapes), the same at a grid of M no ladder tunes with what dgt::Gemm dispatches (--m-grid,
+// eval/coverage_run.hpp), or the same table between two tuning DBs from stored samples (--between): flags, then one
+// call into eval/.
 #include <fmt/format.h>
 
 #include "cli/command.hpp"
@@ -8,6 +9,7 @@
 #include "cli/options.hpp"
 #include "core/paths.hpp"
 #include "eval/compare_run.hpp"
+#include "eval/coverage_run.hpp"
 
 namespace dgt::cli {
 
@@ -21,25 +23,57 @@ struct Args {
   double margin_pct = 2;
   std::string interval = "sign";
   std::string save;
-  std::vector<std::string> extra_configs;  ///< --config KEY (repeatable)
-  OutputOptions output;                    ///< --d --bias --act: override the shapes file's
-  bool copy_limit = true;                  ///< --copy-limit / --no-copy-limit
+  std::vector<std::string> extra_configs;        ///< --config KEY (repeatable)
+  OutputOptions output;                          ///< --d --bias --act: override the shapes file's
+  bool copy_limit = true;                        ///< --copy-limit / --no-copy-limit
+  const CLI::Option* copy_limit_flag = nullptr;  ///< to tell an explicit --copy-limit from the default
+  // --m-grid: the coverage measurement (eval/coverage_run.hpp).
+  bool m_grid = false;
+  int64_t grid_seed = CoverageRunOptions{}.grid_seed;
+  int per_octave = CoverageRunOptions{}.per_octave;
+  std::string model;
+  std::string shard;  ///< --shard i/n of the grid problems; empty: all
   DbOption db;
   DeviceOption device;
   CacheDirOption cache;
   FormatOption format{report::kCompareDocument};
 };
 
+/// compare --m-grid: the coverage measurement, one call into eval/coverage_run.hpp.
+int run_m_grid(const Args& a, const CompareStatsOptions& stats) {
+  if (a.copy_limit && a.copy_limit_flag->count() > 0)
+    DGT_THROW(ErrorKind::kUsage, "--copy-limit: --m-grid does not time the copy limit (drop --copy-limit)");
+  CoverageRunOptions o;
+  o.shapes_path = a.shapes;
+  o.shapes = ShapesOption{a.shapes, a.output}.load();  // the whole file is checked before the GPU or the DB is opened
+  o.grid_seed = a.grid_seed;
+  o.per_octave = a.per_octave;
+  o.model = a.model;
+  o.shard = a.shard.empty() ? Shard{} : parse_shard(a.shard);
+  o.protocol = MeasureProtocol::of(parse_protocol_kind(a.protocol.empty() ? "cold-l2" : a.protocol));
+  o.protocol.rounds = a.rounds;
+  o.db_path = a.db.resolved();
+  o.db_flag = a.db.flag();
+  o.device = a.device.ordinal;
+  o.cache_dir = a.cache.dir;
+  o.stats = stats;
+  FormatOption coverage = a.format;
+  coverage.type = report::kCoverageDocument;
+  coverage.render(run_coverage(o));
+  return 0;
+}
+
 int run(const Args& a) {
   if (a.shapes.empty() == a.between.empty())
     DGT_THROW(ErrorKind::kUsage,
               "compare needs exactly one of --shapes FILE (measure now) and --between A.db B.db (stored samples)");
   const CompareStatsOptions stats{a.margin_pct, a.interval};
+  if (a.m_grid) return run_m_grid(a, stats);
   if (!a.between.empty()) {
     FormatOption between = a.format;
     between.type = report::kCompareBetweenDocument;
-    between.render(compare_between(resolve_db_path(a.between[0]), resolve_db_path(a.between[1]), a.device_a,
-                                   a.device_b, a.protocol, stats));
+    between.render(compare_between(resolve_db_path(a.between[0]), resolve_db_path(a.between[1]), a.device_a, a.device_b,
+                                   a.protocol, stats));
     return 0;
   }
   CompareRunOptions o;
@@ -94,23 +128,66 @@ void add_compare(CLI::App& app, Action& action) {
                  "interval of the verdict: sign (median, any distribution) or wilcoxon (pseudo-median)")
       ->check(CLI::IsMember({"sign", "wilcoxon"}))
       ->capture_default_str();
-  cmd.add_option(
-         "--save", a.save,
-         "with --shapes: store every sample in this tuning DB (created if missing; never the --db one, which is "
-         "opened read-only)")
-      ->needs(shapes);
-  cmd.add_option(
-         "--config", a.extra_configs,
-         "with --shapes: also time this config key in the same rounds (repeatable), e.g. two kernel schedules "
-         "side by side with cuBLASLt; a key that breaks a rule for any shape is refused (exit 2) before the GPU "
-         "is opened; each is verified first and left out (with a warning) where its output is wrong")
-      ->needs(shapes);
+  auto* save =
+      cmd.add_option(
+             "--save", a.save,
+             "with --shapes: store every sample in this tuning DB (created if missing; never the --db one, which is "
+             "opened read-only)")
+          ->needs(shapes);
+  auto* config =
+      cmd.add_option(
+             "--config", a.extra_configs,
+             "with --shapes: also time this config key in the same rounds (repeatable), e.g. two kernel schedules "
+             "side by side with cuBLASLt; a key that breaks a rule for any shape is refused (exit 2) before the GPU "
+             "is opened; each is verified first and left out (with a warning) where its output is wrong")
+          ->needs(shapes);
   a.output.add(cmd, false);
-  cmd.add_flag("--copy-limit,!--no-copy-limit", a.copy_limit,
-               "with --shapes: also time the copy limit (read A and B once, write D once, on the same buffers) as "
-               "a side of the same rounds and report copy_us and copy_fraction = copy us / dgtune us (default on; "
-               "off: the rounds hold only the GEMM sides, as before this side existed)")
-      ->needs(shapes);
+  a.copy_limit_flag =
+      cmd.add_flag("--copy-limit,!--no-copy-limit", a.copy_limit,
+                   "with --shapes: also time the copy limit (read A and B once, write D once, on the same buffers) as "
+                   "a side of the same rounds and report copy_us and copy_fraction = copy us / dgtune us (default on; "
+                   "off: the rounds hold only the GEMM sides, as before this side existed; --m-grid never times it)")
+          ->needs(shapes);
+  auto* m_grid =
+      cmd.add_flag("--m-grid", a.m_grid,
+                   "with --shapes: the coverage measurement: the file's problems (M ignored) at a grid of M that no "
+                   "ladder tunes (every midpoint of the default ladder, plus --per-octave M per octave drawn with "
+                   "--grid-seed); per M what dgt::Gemm runs, the dgtune kernel of its choice, cuBLASLt tuned and "
+                   "default in the same rounds; JSON document dgtune-coverage")
+          ->excludes(between)
+          ->excludes(save)
+          ->excludes(config)
+          ->group("Coverage (--m-grid)");
+  cmd.add_option("--grid-seed", a.grid_seed,
+                 "with --m-grid: seed of the drawn M (std::mt19937_64; in the title and every row)")
+      ->transform(count(0))
+      ->capture_default_str()
+      ->needs(m_grid)
+      ->group("Coverage (--m-grid)");
+  cmd.add_option("--per-octave", a.per_octave, "with --m-grid: M drawn per octave [2^i, 2^(i+1)) from 1 to 16384")
+      ->transform(count(1, 64))
+      ->capture_default_str()
+      ->needs(m_grid)
+      ->group("Coverage (--m-grid)");
+  cmd.add_option("--model", a.model,
+                 "with --m-grid: the model every row names (default: each line's name= up to the first '.')")
+      ->needs(m_grid)
+      ->group("Coverage (--m-grid)");
+  cmd.add_option("--shard", a.shard,
+                 "with --m-grid: i/n: measure only shard i of n of the grid problems (grid problem j goes to shard j "
+                 "mod n); the union of the shards' JSON is the whole run (scripts/coverage_union.py)")
+      ->check(CLI::Validator(
+          [](std::string& s) -> std::string {
+            try {
+              parse_shard(s);
+            } catch (const Error& e) {
+              return e.message();
+            }
+            return {};
+          },
+          "i/n", "shard"))
+      ->needs(m_grid)
+      ->group("Coverage (--m-grid)");
   add_groups(cmd, a.db, a.device, a.cache, a.format);
 }
 

@@ -22,13 +22,6 @@ namespace dgt {
 
 namespace {
 
-stats::PairedOptions paired_options(const CompareStatsOptions& o) {
-  stats::PairedOptions p;
-  p.margin = o.margin_pct / 100;
-  p.method = o.interval == "wilcoxon" ? stats::IntervalMethod::kWilcoxon : stats::IntervalMethod::kSign;
-  return p;
-}
-
 /// The compare table's row of a measurement: the engine's result when any sample was taken.
 CompareShape compare_shape_of(ShapeMeasurement m) {
   CompareShape c;
@@ -44,6 +37,27 @@ CompareShape compare_shape_of(ShapeMeasurement m) {
 
 }  // namespace
 
+void check_compare_db(const std::string& db_path, const std::string& db_flag) {
+  // A --db that exists must be a readable tuning DB (a directory, a FIFO, a text file): refused now, not after
+  // the GPU has been opened. A missing one means default configs.
+  std::error_code exists_ec;
+  if (std::filesystem::exists(db_path, exists_ec) || std::filesystem::is_symlink(db_path, exists_ec)) {
+    try {
+      require_regular_input_file(db_path, "tuning database (" + db_flag + ")");
+    } catch (const Error& e) {
+      DGT_THROW(ErrorKind::kUsage, "{} (compare never creates one)", e.message());
+    }
+    TuningDbReader probe(db_path);
+  }
+}
+
+stats::PairedOptions paired_options(const CompareStatsOptions& o) {
+  stats::PairedOptions p;
+  p.margin = o.margin_pct / 100;
+  p.method = o.interval == "wilcoxon" ? stats::IntervalMethod::kWilcoxon : stats::IntervalMethod::kSign;
+  return p;
+}
+
 std::vector<report::Table> run_compare(const CompareRunOptions& o) {
   const MeasureProtocol& protocol = o.protocol;
   protocol.validate();
@@ -55,17 +69,7 @@ std::vector<report::Table> run_compare(const CompareRunOptions& o) {
     check_not_an_input(o.save_path, "--save", {{"--shapes", o.shapes_path}, {o.db_flag, o.db_path, true}});
     check_db_writable(o.save_path, "--save");
   }
-  // A --db that exists must be a readable tuning DB (a directory, a FIFO, a text file): refused now, not after
-  // the GPU has been opened. A missing one means default configs.
-  std::error_code exists_ec;
-  if (std::filesystem::exists(o.db_path, exists_ec) || std::filesystem::is_symlink(o.db_path, exists_ec)) {
-    try {
-      require_regular_input_file(o.db_path, "tuning database (" + o.db_flag + ")");
-    } catch (const Error& e) {
-      DGT_THROW(ErrorKind::kUsage, "{} (compare never creates one)", e.message());
-    }
-    TuningDbReader probe(o.db_path);
-  }
+  check_compare_db(o.db_path, o.db_flag);
   require_device(o.device);  // no GPU: exit 1 before the cubin cache directory is created
 
   // The DB is only read, never created or migrated (what the loader does); the per-shape measurement

@@ -10,6 +10,7 @@
 #include "problem/kernel_config.hpp"
 #include "problem/shapes_file.hpp"
 #include "report/table.hpp"
+#include "stats/stats.hpp"
 
 namespace dgt {
 
@@ -32,6 +33,15 @@ struct CompareRunOptions {
   std::string cache_dir;
   CompareStatsOptions stats;
 };
+
+/// The paired comparison's options of these settings (margin as a fraction, the interval method).
+stats::PairedOptions paired_options(const CompareStatsOptions& options);
+
+/// The check of compare's read-only --db before the GPU is opened: a path that exists must be a regular, readable
+/// file (Error(kUsage) naming `db_flag`, "compare never creates one") holding a tuning DB this dgtune reads
+/// (Error(kSqlite) from TuningDbReader for a damaged or foreign file or another schema version). A missing path is
+/// accepted (every shape then runs the default config).
+void check_compare_db(const std::string& db_path, const std::string& db_flag);
 
 /// Measures every shape and returns the per-shape table and the summary. Checks first, before the GPU is opened:
 /// the protocol, an existing --db being a readable tuning DB (Error(kUsage) / Error for a damaged DB), --save being

@@ -158,7 +158,7 @@ std::vector<AlignedRound> aligned_rounds(const ShapeMeasurement& m) {
   return out;
 }
 
-ShapeMeasurement ShapeComparer::measure(const ShapeEntry& shape) {
+ShapeMeasurement ShapeComparer::measure(const ShapeEntry& shape, const MeasureAdditions& additions) {
   const Problem& p = shape.problem;
   ShapeMeasurement rec;
   rec.problem = p;
@@ -178,7 +178,9 @@ ShapeMeasurement ShapeComparer::measure(const ShapeEntry& shape) {
   ProblemData data(p, *util_, options_.seed ^ fnv1a64(p.key()), stream_);
   KernelConfig config;
   std::string source;
-  if (options_.search_top_k > 0) {
+  if (additions.config) {
+    std::tie(config, source) = *additions.config;
+  } else if (options_.search_top_k > 0) {
     try {
       std::tie(config, source) = search(p, data);
     } catch (const Error& e) {
@@ -204,6 +206,35 @@ ShapeMeasurement ShapeComparer::measure(const ShapeEntry& shape) {
   kernel->launch(p, ops, stream_, &ws);
   const Verification v = data.verify(stream_);
   if (!v.ok) return fail("verify_failed", "config " + rec.config_key + " before timing: " + verification_text(v));
+  // The caller's sides: verified before timing like the kernel (this first call also does their first-use work, e.g.
+  // dgt::Gemm's lookup and workspace, before any capture).
+  std::vector<Side> added;
+  for (const DataSide& d : additions.sides) {
+    try {
+      data.poison_output(stream_);
+      d.launch(data, stream_);
+      const Verification dv = data.verify(stream_);
+      if (!dv.ok) return fail("verify_failed", d.label + " before timing: " + verification_text(dv));
+    } catch (const Error& e) {
+      if (e.kind() == ErrorKind::kCuda || e.kind() == ErrorKind::kDriver) throw;
+      return fail("error", d.label + ": " + e.message());
+    }
+    added.push_back({d.label, [&data, f = d.launch](cudaStream_t s) { f(data, s); }});
+  }
+  // A failure of the kernel or of a caller's side after the rounds fails the shape; an extra config's does not.
+  using Failure = std::optional<std::pair<const char*, std::string>>;  // {status, error}
+  auto check_failure = [&](const RoundsResult& r, size_t gemm_sides) -> Failure {
+    if (r.sides[0].check && !r.sides[0].check->ok)
+      return std::pair{"verify_failed",
+                       "config " + rec.config_key + " after replay: " + verification_text(*r.sides[0].check)};
+    for (size_t i = 1; i < gemm_sides && i < r.sides.size(); ++i)
+      if (r.sides[i].check && !r.sides[i].check->ok) {
+        const bool ours = i + added.size() >= gemm_sides;  // the caller's sides come last among the GEMM sides
+        return std::pair{ours ? "verify_failed" : "error",
+                         r.sides[i].label + " output wrong after replay: " + verification_text(*r.sides[i].check)};
+      }
+    return std::nullopt;
+  };
 
   CublasLtPlan plan(*cublas_, data);
   rec.heuristic_count = plan.returned();
@@ -213,6 +244,7 @@ ShapeMeasurement ShapeComparer::measure(const ShapeEntry& shape) {
     rec.tuned_algo = "unsupported: " + plan.error();
     spdlog::info("{}: cuBLASLt refuses the problem ({}); measuring dgtune alone", p.label(), plan.error());
     std::vector<Side> alone = {{"dgtune", [&](cudaStream_t s) { kernel->launch(p, ops, s, &ws); }}};
+    alone.insert(alone.end(), added.begin(), added.end());
     std::optional<CopyLimitSide> copy;
     if (options_.copy_limit) {
       copy.emplace(*util_, p, device_.sm_count, ops);
@@ -220,10 +252,9 @@ ShapeMeasurement ShapeComparer::measure(const ShapeEntry& shape) {
     }
     OutputCheck check{[&](cudaStream_t s) { data.poison_output(s); }, [&](cudaStream_t s) { return data.verify(s); }};
     RoundsResult r = measure_sides(*util_, device_, options_.protocol, stream_, alone, &check);
-    if (r.sides[0].check && !r.sides[0].check->ok) {
-      const std::string text = verification_text(*r.sides[0].check);
+    if (const auto failed = check_failure(r, 1 + added.size())) {
       rec.rounds = std::move(r);
-      return fail("verify_failed", "config " + rec.config_key + " after replay: " + text);
+      return fail(failed->first, failed->second);
     }
     return finish(std::move(r));
   }
@@ -237,6 +268,7 @@ ShapeMeasurement ShapeComparer::measure(const ShapeEntry& shape) {
   std::vector<Side> sides = {{"dgtune", [&](cudaStream_t s) { kernel->launch(p, ops, s, &ws); }},
                              {kProviderCublasTuned, plan.launcher(choice.tuned_algo)}};
   if (with_default) sides.push_back({kProviderCublasDefault, plan.launcher(choice.default_algo)});
+  sides.insert(sides.end(), added.begin(), added.end());
   // Extra configs: built, given their own split-K scratch and verified before any timing.
   std::vector<std::pair<std::shared_ptr<jit::GemmKernel>, jit::GemmWorkspace>> extra;
   for (const KernelConfig& c : options_.extra_configs) {
@@ -271,23 +303,15 @@ ShapeMeasurement ShapeComparer::measure(const ShapeEntry& shape) {
   OutputCheck check{[&](cudaStream_t s) { data.poison_output(s); }, [&](cudaStream_t s) { return data.verify(s); }};
   RoundsResult r = measure_sides(*util_, device_, options_.protocol, stream_, sides, &check);
 
-  if (r.sides[0].check && !r.sides[0].check->ok) {
-    const std::string text = verification_text(*r.sides[0].check);
+  const size_t standard_sides = (with_default ? 3 : 2) + added.size();
+  if (const auto failed = check_failure(r, standard_sides)) {
     rec.rounds = std::move(r);
-    return fail("verify_failed", "config " + rec.config_key + " after replay: " + text);
+    return fail(failed->first, failed->second);
   }
-  const size_t standard_sides = with_default ? 3 : 2;
-  for (size_t i = 1; i < r.sides.size(); ++i)
-    if (r.sides[i].check && !r.sides[i].check->ok) {
-      if (i >= standard_sides) {  // an extra config: reported in its own row (check column), not the shape's verdict
-        spdlog::warn("{}: extra config {} output wrong after replay: {}", p.label(), r.sides[i].label,
-                     verification_text(*r.sides[i].check));
-        continue;
-      }
-      const std::string text = r.sides[i].label + " output wrong after replay: " + verification_text(*r.sides[i].check);
-      rec.rounds = std::move(r);
-      return fail("error", text);
-    }
+  for (size_t i = standard_sides; i < r.sides.size(); ++i)
+    if (r.sides[i].check && !r.sides[i].check->ok)  // an extra config: reported in its own row (check column)
+      spdlog::warn("{}: extra config {} output wrong after replay: {}", p.label(), r.sides[i].label,
+                   verification_text(*r.sides[i].check));
   return finish(std::move(r));
 }
 

@@ -8,9 +8,11 @@
 
 #include <cuda_runtime_api.h>
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bench/cublaslt_baseline.hpp"
@@ -83,6 +85,27 @@ struct ShapeCompareOptions {
   bool copy_limit = false;
 };
 
+/// A GEMM side a caller adds to measure() (`compare --m-grid`: dgt::Gemm::run, the loader's dispatch), built on the
+/// shape's buffers once they exist.
+struct DataSide {
+  std::string label;  ///< must differ from the standard sides' labels
+  /// Enqueues one GEMM of data.problem() on data's operands (A, B, scales, epilogue operands) into data's D on the
+  /// stream; throws on failure. As every Side (bench/device_sides.hpp): graph-capturable, no allocation or
+  /// synchronisation once it has run once (measure() runs it once to verify before the engine's warm-up).
+  std::function<void(const ProblemData& data, cudaStream_t stream)> launch;
+};
+
+/// What a caller changes in one measure() (`compare --m-grid`); empty: measure() as `compare` and `gate` use it.
+struct MeasureAdditions {
+  /// Runs as side kSideDgtune instead of choose()'s (or the search's) choice: {config, source}.
+  std::optional<std::pair<KernelConfig, std::string>> config;
+  /// Timed in the same rounds right after cuBLASLt's sides (before --config extras and the copy limit), each verified
+  /// before timing and after the rounds like kSideDgtune: a wrong output fails the shape ("verify_failed"); a side
+  /// that throws a dgt::Error other than a CUDA one before timing fails it ("error"). Also timed when cuBLASLt refuses
+  /// the shape (then beside kSideDgtune alone).
+  std::vector<DataSide> sides;
+};
+
 /// One device, one read-only DB, one kernel cache and cuBLASLt handle, for many shapes.
 class ShapeComparer {
  public:
@@ -105,11 +128,14 @@ class ShapeComparer {
   /// a lost CUDA context throws.
   std::pair<KernelConfig, std::string> search(const Problem& p, ProblemData& data);
 
-  /// Measures one shape: verify our candidate and cuBLASLt's algorithms, then protocol.rounds
-  /// interleaved rounds of {dgtune, cuBLASLt tuned[, cuBLASLt default][, extra configs][, copy limit]}, then the
+  /// Measures one shape: verify our candidate and cuBLASLt's algorithms, then protocol.rounds interleaved rounds of
+  /// {dgtune, cuBLASLt tuned[, cuBLASLt default][, the caller's sides][, extra configs][, copy limit]}, then the
   /// output check after replay. Failures of this shape (compile, verification, cuBLASLt refusal) come back as the
   /// measurement's status ("verify_failed" / "error"), never thrown; a lost CUDA context throws.
-  ShapeMeasurement measure(const ShapeEntry& shape);
+  ShapeMeasurement measure(const ShapeEntry& shape) { return measure(shape, MeasureAdditions{}); }
+  /// The same with the caller's config and sides (MeasureAdditions); the sides' labels follow the standard ones in
+  /// the result.
+  ShapeMeasurement measure(const ShapeEntry& shape, const MeasureAdditions& additions);
 
   /// True when the DB holds winners of this device's hardware identity (else every choice is the default).
   bool has_winners() const { return device_id_.has_value(); }

@@ -11,6 +11,7 @@ inline constexpr DocumentType kSweepDocument{"dgtune-sweep", 1};
 inline constexpr DocumentType kRunDocument{"dgtune-run", 1};
 inline constexpr DocumentType kCompareDocument{"dgtune-compare", 1};
 inline constexpr DocumentType kCompareBetweenDocument{"dgtune-compare-between", 1};
+inline constexpr DocumentType kCoverageDocument{"dgtune-coverage", 1};
 inline constexpr DocumentType kExportDocument{"dgtune-export", 1};
 inline constexpr DocumentType kGateRecordDocument{"dgtune-gate-record", 1};
 inline constexpr DocumentType kGateDocument{"dgtune-gate", 1};
@@ -26,9 +27,9 @@ inline constexpr DocumentType kDbMergeDocument{"dgtune-db-merge", 1};
 
 /// All of the above, for the test that checks each has a schema file.
 inline constexpr DocumentType kAllDocuments[] = {
-    kSweepDocument,   kRunDocument,        kCompareDocument, kCompareBetweenDocument,
-    kExportDocument,  kGateRecordDocument, kGateDocument,    kGateBaselineDocument,
-    kHistoryDocument, kInfoDocument,       kSpaceDocument,   kTraceDocument,
-    kDbCheckDocument, kDbDevicesDocument,  kDbPruneDocument, kDbMergeDocument};
+    kSweepDocument,   kRunDocument,        kCompareDocument, kCompareBetweenDocument, kCoverageDocument,
+    kExportDocument,  kGateRecordDocument, kGateDocument,    kGateBaselineDocument,   kHistoryDocument,
+    kInfoDocument,    kSpaceDocument,      kTraceDocument,   kDbCheckDocument,        kDbDevicesDocument,
+    kDbPruneDocument, kDbMergeDocument};
 
 }  // namespace dgt::report

@@ -18,6 +18,7 @@ std::string cell_text(const Cell& c, std::string_view empty) {
   if (std::holds_alternative<std::monostate>(c)) return std::string(empty);
   if (const auto* s = std::get_if<std::string>(&c)) return *s;
   if (const auto* i = std::get_if<int64_t>(&c)) return std::to_string(*i);
+  if (const auto* b = std::get_if<bool>(&c)) return *b ? "true" : "false";
   const Number& n = std::get<Number>(c);
   return fmt::format("{:.{}f}", n.value, std::max(0, n.precision));  // a negative precision would throw in fmt
 }
@@ -120,6 +121,7 @@ Json cell_json(const Cell& c) {
   if (std::holds_alternative<std::monostate>(c)) return nullptr;
   if (const auto* s = std::get_if<std::string>(&c)) return *s;
   if (const auto* i = std::get_if<int64_t>(&c)) return *i;
+  if (const auto* b = std::get_if<bool>(&c)) return *b;
   return std::get<Number>(c).value;  // full precision: precision is for human eyes only
 }
 

@@ -15,13 +15,13 @@ enum class Format { kTable, kCsv, kJson, kMarkdown };
 /// Parse "table", "csv", "json", "md". Throws Error(kUsage) listing the accepted values.
 Format parse_format(std::string_view s);
 
-/// A cell: empty (rendered "-" in table/markdown, empty in CSV, null in JSON), text, integer, or
-/// a number rendered with `precision` digits after the decimal point.
+/// A cell: empty (rendered "-" in table/markdown, empty in CSV, null in JSON), text, integer, a number rendered
+/// with `precision` digits after the decimal point, or a truth value ("true"/"false"; JSON true/false).
 struct Number {
   double value = 0;
   int precision = 2;
 };
-using Cell = std::variant<std::monostate, std::string, int64_t, Number>;
+using Cell = std::variant<std::monostate, std::string, int64_t, Number, bool>;
 
 struct Column {
   std::string id;     ///< JSON key and CSV header, e.g. "median_us"

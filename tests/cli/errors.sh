@@ -215,6 +215,21 @@ expect 2 "--interval: t not in {sign,wilcoxon}" "$bin" compare --shapes "$tmp/on
 expect 2 "bad.txt:3: field 'K'" "$bin" compare --shapes "$tmp/bad.txt" --db "$tmp/c.db"
 expect 2 "is the --db file, which compare opens read-only" "$bin" compare --shapes "$tmp/one.txt" --db "$tmp/empty.db" --save "$tmp/empty.db"
 expect 2 "--between: cannot read tuning database '$tmp/nope-a.db': no such file" "$bin" compare --between "$tmp/nope-a.db" "$tmp/nope-b.db"
+# compare --m-grid (the coverage measurement): its flags only with it, never with --between, --save or --config.
+expect 2 "--between excludes --m-grid" "$bin" compare --m-grid --between "$tmp/empty.db" "$tmp/empty.db"
+expect 2 "--shapes excludes --between" "$bin" compare --shapes "$tmp/one.txt" --m-grid --between "$tmp/empty.db" "$tmp/empty.db"
+expect 2 "--grid-seed requires --m-grid" "$bin" compare --shapes "$tmp/one.txt" --grid-seed 7
+expect 2 "--per-octave: 0 is out of range: want an integer from 1 to 64" "$bin" compare --shapes "$tmp/one.txt" --m-grid --per-octave 0
+expect 2 "--per-octave requires --m-grid" "$bin" compare --shapes "$tmp/one.txt" --per-octave 3
+expect 2 "--model requires --m-grid" "$bin" compare --shapes "$tmp/one.txt" --model llama
+expect 2 "--shard requires --m-grid" "$bin" compare --shapes "$tmp/one.txt" --shard 0/2
+expect 2 "--grid-seed: -1 is out of range: want an integer >= 0" "$bin" compare --shapes "$tmp/one.txt" --m-grid --grid-seed -1
+expect 2 "shard index 2 is not below the shard count 2" "$bin" compare --shapes "$tmp/one.txt" --m-grid --shard 2/2
+expect 2 "--save excludes --m-grid" "$bin" compare --shapes "$tmp/one.txt" --m-grid --save "$tmp/s.db"
+expect 2 "--config excludes --m-grid" "$bin" compare --shapes "$tmp/one.txt" --m-grid --config 128x128x128_s4_wg2_sw128_c1x1_rm8_direct_sk1
+expect 2 "--copy-limit: --m-grid does not time the copy limit" "$bin" compare --shapes "$tmp/one.txt" --m-grid --copy-limit --db "$tmp/c.db"
+expect 2 "bad.txt:3: field 'K'" "$bin" compare --shapes "$tmp/bad.txt" --m-grid --db "$tmp/c.db"
+expect 0 "--grid-seed" "$bin" compare --help
 expect 2 "--format: xml not in {table,csv,json,md,cpp,db}" "$bin" export --format xml
 expect 2 "cannot read tuning database (--db) '$tmp/c.db': no such file (export never creates one)" "$bin" export --db "$tmp/c.db"
 [ -e "$tmp/c.db" ] && { echo "FAIL: compare or export created the database"; fail=1; }
@@ -245,6 +260,7 @@ if ! nvidia-smi -L >/dev/null 2>&1; then
   expect 1 "no CUDA device" "$bin" run --m 128 --n 128 --k 128 --config 128x128x128_s4_wg2_sw128_c1x1_rm8_direct_sk1 --cublas
   lacks ".cpp:"
   expect 1 "no CUDA device" "$bin" compare --shapes "$tmp/ok.txt" --db "$tmp/c.db" --protocol hot-graph --rounds 5
+  expect 1 "no CUDA device" "$bin" compare --shapes "$tmp/ok.txt" --db "$tmp/c.db" --m-grid --grid-seed 7 --per-octave 1 --shard 1/3 --no-copy-limit --protocol hot-graph --format json
   expect 1 "no CUDA device" "$bin" sweep --shapes "$tmp/ok.txt" --db "$tmp/t2.db" --protocol hot-graph --rounds 3
   [ -e "$tmp/c.db" ] && { echo "FAIL: compare created the database"; fail=1; }
   # tune-model: the shapes are made and checked, then the missing GPU stops it before any file is written.

@@ -13,6 +13,7 @@
 
 #include "cli/tables.hpp"
 #include "eval/compare_tables.hpp"
+#include "eval/coverage_tables.hpp"
 #include "eval/gate_decision.hpp"
 #include "eval/gate_record.hpp"
 #include "eval/gate_report.hpp"
@@ -192,6 +193,30 @@ TEST(JsonDocuments, TheGpuCommandsDocumentsFromSyntheticMeasurements) {
       render(report::kCompareBetweenDocument,
              between_tables({a_measurement(10, 10)}, {a_measurement(9, 10)}, stats::PairedOptions{}, "between"));
   keep("compare-between", between);
+  // compare --m-grid: a measured grid problem (the stored measurement's dgtune side stands in for the dispatch too)
+  // and one not measured.
+  CoverageShape grid;
+  grid.problem = Problem::dense(111, 4096, 7168);
+  grid.model = "deepseek-v3";
+  grid.protocol = "cold-l2-v2";
+  grid.grid_seed = 20261202;
+  grid.source = "ladder";
+  grid.backend = "dgtune";
+  grid.config_key = "128x128x128_s4_wg2_sw128_c1x1_rm8_direct_sk1_sm0";
+  StoredMeasurement with_dispatch = a_measurement(9, 10);
+  with_dispatch.sides.push_back({2, kSideDispatch, "provider", "", "", kSideDispatch, 0, std::nullopt});
+  for (int r = 0; r < 20; ++r) with_dispatch.samples.push_back({2, r, 2, 9.5, 1900, false});
+  grid.result = rounds_from_stored(with_dispatch);
+  CoverageShape refused = grid;
+  refused.problem.m = 5;
+  refused.result.reset();
+  refused.note = "error: cuBLASLt refuses";
+  const std::string coverage =
+      render(report::kCoverageDocument, coverage_tables({grid, refused}, stats::PairedOptions{}, "coverage"));
+  const auto cj = nlohmann::json::parse(coverage);
+  EXPECT_NEAR(cj["tables"][0]["rows"][0]["x_dispatch"].get<double>(), 10.0 / 9.5, 0.01);
+  EXPECT_EQ(cj["tables"][0]["rows"][0]["nk_tuned"], true);
+  keep("coverage", coverage);
   // gate: a record and a verdict against it.
   const gate::GateRecord base = a_record(90, 100), now = a_record(91, 100);
   const std::string record = render(report::kGateRecordDocument, gate::record_table(base, "record"));

@@ -107,6 +107,19 @@ TEST(Report, Json) {
   EXPECT_DOUBLE_EQ(j["rows"][0]["tflops"].get<double>(), 1234.5678);
 }
 
+TEST(Report, TruthValues) {
+  // A bool cell: "true"/"false" in the text formats, a JSON boolean (not a string or 0/1) in JSON.
+  Table t;
+  t.columns = {{"tuned", "tuned", false}};
+  t.rows = {{true}, {false}};
+  EXPECT_EQ(render_str(t, Format::kCsv), "tuned\ntrue\nfalse\n");
+  EXPECT_EQ(render_str(t, Format::kTable), "tuned\n-----\ntrue\nfalse\n");
+  auto j = nlohmann::json::parse(render_str(t, Format::kJson));
+  EXPECT_TRUE(j["rows"][0]["tuned"].is_boolean());
+  EXPECT_EQ(j["rows"][0]["tuned"], true);
+  EXPECT_EQ(j["rows"][1]["tuned"], false);
+}
+
 TEST(Report, Markdown) {
   EXPECT_EQ(render_str(sample(), Format::kMarkdown),
             "## GEMM\n"
