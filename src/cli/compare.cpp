@@ -31,6 +31,7 @@ struct Args {
   bool m_grid = false;
   int64_t grid_seed = CoverageRunOptions{}.grid_seed;
   int per_octave = CoverageRunOptions{}.per_octave;
+  std::vector<int64_t> grid_ms;  ///< --grid-m: these M instead of the grid
   std::string model;
   std::string shard;  ///< --shard i/n of the grid problems; empty: all
   DbOption db;
@@ -48,6 +49,7 @@ int run_m_grid(const Args& a, const CompareStatsOptions& stats) {
   o.shapes = ShapesOption{a.shapes, a.output}.load();  // the whole file is checked before the GPU or the DB is opened
   o.grid_seed = a.grid_seed;
   o.per_octave = a.per_octave;
+  o.ms = a.grid_ms;
   o.model = a.model;
   o.shard = a.shard.empty() ? Shard{} : parse_shard(a.shard);
   o.protocol = MeasureProtocol::of(parse_protocol_kind(a.protocol.empty() ? "cold-l2" : a.protocol));
@@ -167,6 +169,13 @@ void add_compare(CLI::App& app, Action& action) {
   cmd.add_option("--per-octave", a.per_octave, "with --m-grid: M drawn per octave [2^i, 2^(i+1)) from 1 to 16384")
       ->transform(count(1, 64))
       ->capture_default_str()
+      ->needs(m_grid)
+      ->group("Coverage (--m-grid)");
+  cmd.add_option("--grid-m", a.grid_ms,
+                 "with --m-grid: exactly these M (comma-separated) instead of the grid, e.g. the rows below a bar "
+                 "measured once more to confirm them")
+      ->delimiter(',')
+      ->transform(count(1))
       ->needs(m_grid)
       ->group("Coverage (--m-grid)");
   cmd.add_option("--model", a.model,

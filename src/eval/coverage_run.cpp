@@ -63,10 +63,17 @@ bool fatal(const Error& e) {
   return e.kind() == ErrorKind::kCuda || e.kind() == ErrorKind::kDriver || e.kind() == ErrorKind::kTimeout;
 }
 
+/// The M of the run: the caller's list, else the grid of the seed.
+std::vector<int64_t> grid_ms(const CoverageRunOptions& o) {
+  for (int64_t m : o.ms)
+    if (m < 1) DGT_THROW(ErrorKind::kUsage, "--grid-m {}: M must be >= 1", m);
+  return o.ms.empty() ? coverage_m_grid(uint64_t(o.grid_seed), o.per_octave) : o.ms;
+}
+
 }  // namespace
 
 std::vector<GridProblem> coverage_problems(const CoverageRunOptions& o) {
-  std::vector<GridProblem> all = grid_problems(o.shapes, coverage_m_grid(uint64_t(o.grid_seed), o.per_octave), o.model);
+  std::vector<GridProblem> all = grid_problems(o.shapes, grid_ms(o), o.model);
   if (o.shard.whole()) return all;
   std::vector<GridProblem> mine;
   for (size_t j = 0; j < all.size(); ++j)  // round-robin, as select_shard deals the distinct problems of a file
@@ -78,7 +85,7 @@ std::vector<report::Table> run_coverage(const CoverageRunOptions& o) {
   o.protocol.validate();
   if (o.grid_seed < 0) DGT_THROW(ErrorKind::kUsage, "--grid-seed {} is negative", o.grid_seed);
   const std::vector<GridProblem> problems = coverage_problems(o);  // bad input is refused before the GPU is opened
-  const size_t grid_m = coverage_m_grid(uint64_t(o.grid_seed), o.per_octave).size();
+  const size_t grid_m = grid_ms(o).size();
   const size_t distinct = grid_problems(o.shapes, {1}, o.model).size();  // problems with M ignored, as the grid's
   check_compare_db(o.db_path, o.db_flag);
   require_device(o.device);
@@ -144,9 +151,10 @@ std::vector<report::Table> run_coverage(const CoverageRunOptions& o) {
   else if (!cmp.has_winners())
     db_note = fmt::format(": {} holds no winners of this device ({})", o.db_path, cmp.device().name);
   const std::string title = fmt::format(
-      "dgtune compare --m-grid {} on {} ({}, {} rounds; db {}{}; grid seed {}, {} per octave: {} M x {} problems{}; "
+      "dgtune compare --m-grid {} on {} ({}, {} rounds; db {}{}; {}: {} M x {} problems{}; "
       "x = cuBLASLt-tuned us / us)",
-      o.shapes_path, cmp.device().name, protocol, o.protocol.rounds, o.db_path, db_note, o.grid_seed, o.per_octave,
+      o.shapes_path, cmp.device().name, protocol, o.protocol.rounds, o.db_path, db_note,
+      o.ms.empty() ? fmt::format("grid seed {}, {} per octave", o.grid_seed, o.per_octave) : std::string("--grid-m"),
       grid_m, distinct,
       o.shard.whole() ? std::string() : fmt::format(", shard {} ({} grid problems)", o.shard.text(), problems.size()));
   return coverage_tables(out, paired_options(o.stats), title);

@@ -22,6 +22,8 @@ struct CoverageRunOptions {
   std::vector<ShapeEntry> shapes;  ///< loaded and checked by the caller; M is ignored
   int64_t grid_seed = 20261202;    ///< coverage_m_grid's seed (>= 0: it is a JSON integer in every row)
   int per_octave = 2;              ///< M drawn per octave (>= 1)
+  /// Not empty: exactly these M instead of coverage_m_grid (e.g. rows measured once more to confirm them); each >= 1.
+  std::vector<int64_t> ms;
   std::string model;               ///< empty: each line's name= up to the first '.'
   Shard shard;                     ///< this call's share of the grid problems (select_shard's rule)
   MeasureProtocol protocol;        ///< cold-l2-v2 or hot-graph-v1, rounds inside
@@ -32,7 +34,7 @@ struct CoverageRunOptions {
   CompareStatsOptions stats;
 };
 
-/// The grid problems of this call: grid_problems(shapes, coverage_m_grid(grid_seed, per_octave), model), then shard's
+/// The grid problems of this call: grid_problems(shapes, coverage_m_grid(grid_seed, per_octave) or `ms`, model), then shard's
 /// share of them (problem j, in that order, goes to shard j mod count, so each shard holds about
 /// 1/count of every problem's M).
 /// Pure; Error(kUsage) as grid_problems and coverage_m_grid throw it.

@@ -225,6 +225,8 @@ expect 2 "--model requires --m-grid" "$bin" compare --shapes "$tmp/one.txt" --mo
 expect 2 "--shard requires --m-grid" "$bin" compare --shapes "$tmp/one.txt" --shard 0/2
 expect 2 "--grid-seed: -1 is out of range: want an integer >= 0" "$bin" compare --shapes "$tmp/one.txt" --m-grid --grid-seed -1
 expect 2 "shard index 2 is not below the shard count 2" "$bin" compare --shapes "$tmp/one.txt" --m-grid --shard 2/2
+expect 2 "--grid-m requires --m-grid" "$bin" compare --shapes "$tmp/one.txt" --grid-m 300
+expect 2 "--grid-m: 0 is out of range: want an integer >= 1" "$bin" compare --shapes "$tmp/one.txt" --m-grid --grid-m 300,0
 expect 2 "--save excludes --m-grid" "$bin" compare --shapes "$tmp/one.txt" --m-grid --save "$tmp/s.db"
 expect 2 "--config excludes --m-grid" "$bin" compare --shapes "$tmp/one.txt" --m-grid --config 128x128x128_s4_wg2_sw128_c1x1_rm8_direct_sk1
 expect 2 "--copy-limit: --m-grid does not time the copy limit" "$bin" compare --shapes "$tmp/one.txt" --m-grid --copy-limit --db "$tmp/c.db"
