@@ -132,6 +132,8 @@ std::vector<report::Table> run_coverage(const CoverageRunOptions& o) {
       add.config = std::pair{KernelConfig::parse_key(choice.config_key), choice.source};
       add.sides.push_back(dispatch_side(gemm));
       ShapeMeasurement m = cmp.measure(g.entry, add);
+      c.tuned_algo = m.tuned_algo;
+      c.default_algo = m.default_algo;
       if (!m.ok())
         c.note = m.status + ": " + m.error;  // a wrong output or a failed measurement: no times, no ratios
       else if (m.rounds)

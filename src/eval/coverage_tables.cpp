@@ -77,6 +77,8 @@ std::vector<report::Table> coverage_tables(const std::vector<CoverageShape>& sha
                {"backend", "backend", false},
                {"config", "dgtune config", false},
                {"cublaslt_algo", "dispatched cuBLASLt algo", false},
+               {"cublas_tuned_algo", "cuBLASLt tuned algo", false},
+               {"cublas_default_algo", "cuBLASLt default algo", false},
                {"dispatch_us", "dispatch us", true},
                {"kernel_us", "kernel us", true},
                {"cublas_tuned_us", "cuBLASLt tuned us", true},
@@ -111,7 +113,9 @@ std::vector<report::Table> coverage_tables(const std::vector<CoverageShape>& sha
                           c.source,
                           c.backend,
                           c.config_key,
-                          c.cublaslt_algo};
+                          c.cublaslt_algo,
+                          c.tuned_algo,
+                          c.default_algo};
     CoverageSummaryInput in{p.n,
                             p.k,
                             to_string(p.scale),

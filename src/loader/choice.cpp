@@ -103,6 +103,8 @@ bool stored_algo_beats_kernel(const Problem& p, double kernel_us, double cublasl
   return p.d != DType::kE4M3 && algo_bytes == 64 && cublaslt_us > 0 && cublaslt_us < kernel_us;
 }
 
+bool replay_stored_algo(const StoredChoice& w, const Problem& p) { return w.from.m == p.m; }
+
 LadderDispatch ladder_dispatch(const StoredChoice& w, const Problem& p, double est_at_p, double est_at_from,
                                const std::vector<StoredCublasLtAlgo>& algos) {
   LadderDispatch out;

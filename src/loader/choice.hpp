@@ -74,6 +74,13 @@ const StoredCublasLtAlgo* cublaslt_rival(const std::vector<StoredCublasLtAlgo>& 
 /// loader never runs cuBLASLt's e4m3 D, launch/cublaslt_gemm.hpp).
 bool stored_algo_beats_kernel(const Problem& p, double kernel_us, double cublaslt_us, size_t algo_bytes);
 
+/// Whether the stored cuBLASLt algorithm that beat the winner `w` is replayed for problem p, or cuBLASLt's heuristic
+/// runs instead: replayed only at the M it was tuned at (w.from.m == p.m, sources "db" and "db-other-protocol"). At
+/// another M (a "ladder" or "nearest" winner) cuBLASLt still runs, through its heuristic, which sees p's M: on the
+/// H200 the neighbour's algorithm ran 1.3-3.1 us (median) slower than cuBLASLt-tuned at the coverage grid's M, and
+/// the heuristic raised the dispatch geomean at every ladder (results/h200/coverage-2026-12-02.md).
+bool replay_stored_algo(const StoredChoice& w, const Problem& p);
+
 /// What the ladder rule's dispatch check found (ladder_dispatch).
 struct LadderDispatch {
   bool cublaslt = false;   ///< cuBLASLt's heuristic runs instead of the upper neighbour's kernel

@@ -154,7 +154,9 @@ struct Gemm::Impl {
       }
       const StoredCublasLtAlgo* rival = cublaslt_rival(algos, *w);
       if (rival && stored_algo_beats_kernel(p, w->tuned_us, rival->median_us, rival->algo_data.size())) {
-        if (rival->cublaslt_version == env.cublaslt_version) {
+        if (!replay_stored_algo(*w, p)) {
+          note = fmt::format(" (cuBLASLt won at M = {}; its algorithm is replayed only there)", w->from.m);
+        } else if (rival->cublaslt_version == env.cublaslt_version) {
           g = CublasLtGemm::stored(handle(), p, rival->algo_data, why);
           how = "stored";
           if (!g)
