@@ -19,9 +19,8 @@ import json
 import math
 import os
 import sys
-import tempfile
 
-from plot_common import current_umask, fail, load_document, same_file
+from plot_common import fail, load_document, same_file, write_atomically
 
 SCHEMA, VERSION = "dgtune-coverage", 1
 KEY = ("shape", "scale", "accum", "d", "bias", "act", "protocol", "model")
@@ -127,19 +126,7 @@ def check_output(path, inputs):
 
 def write(path, text):
     """text written through a temporary file renamed onto `path` (complete or not there); exit 1 on failure."""
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.chmod(tmp, 0o666 & ~current_umask())
-        os.replace(tmp, path)
-    except OSError as e:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        fail(f"cannot write '{path}': {e.strerror}", code=1)
+    write_atomically(path, lambda f: f.write(text))
 
 
 def main():

@@ -58,13 +58,14 @@ def check_output(path, inputs, flag):
         fail(f"{flag} '{path}': its directory '{folder}' is not writable (nothing was written)")
 
 
-def save_figure(fig, path):
-    """fig saved as PNG through a temporary file renamed onto `path` (complete or not there); exit 1 on failure."""
+def write_atomically(path, write, binary=False):
+    """write(f) into a temporary file in path's directory, renamed onto `path` when complete (so `path` is complete or
+    not there); exit 1 naming the path on failure."""
     folder = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=folder)
     try:
-        with os.fdopen(fd, "wb") as f:
-            fig.savefig(f, format="png", dpi=DPI)
+        with os.fdopen(fd, "wb" if binary else "w", **({} if binary else {"encoding": "utf-8"})) as f:
+            write(f)
         os.chmod(tmp, 0o666 & ~current_umask())
         os.replace(tmp, path)
     except OSError as e:
@@ -73,6 +74,11 @@ def save_figure(fig, path):
         except OSError:
             pass
         fail(f"cannot write '{path}': {e.strerror}", code=1)
+
+
+def save_figure(fig, path):
+    """fig saved as PNG through a temporary file renamed onto `path` (complete or not there); exit 1 on failure."""
+    write_atomically(path, lambda f: fig.savefig(f, format="png", dpi=DPI), binary=True)
 
 
 def current_umask():

@@ -185,16 +185,7 @@ void add_compare(CLI::App& app, Action& action) {
   cmd.add_option("--shard", a.shard,
                  "with --m-grid: i/n: measure only shard i of n of the grid problems (grid problem j goes to shard j "
                  "mod n); the union of the shards' JSON is the whole run (scripts/coverage_union.py)")
-      ->check(CLI::Validator(
-          [](std::string& s) -> std::string {
-            try {
-              parse_shard(s);
-            } catch (const Error& e) {
-              return e.message();
-            }
-            return {};
-          },
-          "i/n", "shard"))
+      ->check(shard_validator())
       ->needs(m_grid)
       ->group("Coverage (--m-grid)");
   add_groups(cmd, a.db, a.device, a.cache, a.format);

@@ -396,20 +396,24 @@ CLI::Option* ModelOption::add(CLI::App& cmd) {
   return m_option;
 }
 
+CLI::Validator shard_validator() {
+  return CLI::Validator(
+      [](std::string& s) -> std::string {
+        try {
+          parse_shard(s);
+        } catch (const Error& e) {
+          return e.message();
+        }
+        return {};
+      },
+      "i/n", "shard");
+}
+
 void ShardOption::add(CLI::App& cmd) {
   cmd.add_option("--shard", text,
                  "i/n: sweep only shard i of n (0 <= i < n): problem j of the shapes file (distinct problems in file "
                  "order) goes to shard j mod n; merge the shards' DBs with `dgtune db merge`")
-      ->check(CLI::Validator(
-          [](std::string& s) -> std::string {
-            try {
-              parse_shard(s);
-            } catch (const Error& e) {
-              return e.message();
-            }
-            return {};
-          },
-          "i/n", "shard"))
+      ->check(shard_validator())
       ->group("Input");
 }
 

@@ -137,6 +137,9 @@ struct ShapesOption {
 /// --shard i/n: this machine's share of the shapes file (the rule and why: problem/shard.hpp). A value that
 /// parse_shard() refuses is a parse error (exit 2) naming the value and the rule. Shared by `dgtune sweep` and
 /// the fake sweep driver of the CPU tests (tests/fake/fake_sweep.cpp), so both read --shard the same way.
+/// The check of a --shard i/n value: parse_shard()'s message for a value it refuses (a parse error, exit 2).
+CLI::Validator shard_validator();
+
 struct ShardOption {
   std::string text;  ///< as given; empty: the whole file
   void add(CLI::App& cmd);
