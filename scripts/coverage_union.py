@@ -20,7 +20,7 @@ import math
 import os
 import sys
 
-from plot_common import fail, load_document, same_file, write_atomically
+from plot_common import check_output, fail, load_document, write_atomically
 
 SCHEMA, VERSION = "dgtune-coverage", 1
 KEY = ("shape", "scale", "accum", "d", "bias", "act", "protocol", "model")
@@ -111,19 +111,6 @@ def document(paths):
     return {"schema": SCHEMA, "schema_version": VERSION, "tables": tables}
 
 
-def check_output(path, inputs):
-    """Exit 2 before anything is read when `path` cannot be a fresh output: an input, a directory, or in a directory
-    that does not exist."""
-    for i in inputs:
-        if same_file(path, i):
-            fail(f"-o '{path}' is the input '{i}'; write the union to another file (nothing was written)")
-    if os.path.isdir(path):
-        fail(f"-o '{path}' is a directory, not a file to write (nothing was written)")
-    folder = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(folder):
-        fail(f"-o '{path}': its directory '{folder}' does not exist (nothing was written)")
-
-
 def write(path, text):
     """text written through a temporary file renamed onto `path` (complete or not there); exit 1 on failure."""
     write_atomically(path, lambda f: f.write(text))
@@ -135,7 +122,7 @@ def main():
     ap.add_argument("-o", "--out", help="output file (default: stdout)")
     a = ap.parse_args()
     if a.out:
-        check_output(a.out, a.inputs)
+        check_output(a.out, a.inputs, "-o")
     text = json.dumps(document(a.inputs), indent=2) + "\n"
     if a.out:
         write(a.out, text)

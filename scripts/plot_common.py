@@ -44,11 +44,11 @@ def same_file(a, b):
 
 
 def check_output(path, inputs, flag):
-    """Exit 2 before anything is drawn when `path` cannot be a fresh output: one of the inputs, a directory, or in a
+    """Exit 2 before anything is drawn or written when `path` cannot be a fresh output: one of the inputs, a directory, or in a
     directory that does not exist or cannot be written."""
     for i in inputs:
         if same_file(path, i):
-            fail(f"{flag} '{path}' is the input '{i}'; write the plot to another file (nothing was written)")
+            fail(f"{flag} '{path}' is the input '{i}'; write the output to another file (nothing was written)")
     if os.path.isdir(path):
         fail(f"{flag} '{path}' is a directory, not a file to write (nothing was written)")
     folder = os.path.dirname(os.path.abspath(path))
