@@ -70,23 +70,29 @@ std::vector<int64_t> grid_ms(const CoverageRunOptions& o) {
   return o.ms.empty() ? coverage_m_grid(uint64_t(o.grid_seed), o.per_octave) : o.ms;
 }
 
+/// This call's share of `all` (grid problem j, in order, goes to shard j mod count).
+std::vector<GridProblem> shard_share(std::vector<GridProblem> all, const Shard& shard) {
+  if (shard.whole()) return all;
+  std::vector<GridProblem> mine;
+  for (size_t j = 0; j < all.size(); ++j)  // round-robin, as select_shard deals the distinct problems of a file
+    if (int64_t(j % size_t(shard.count)) == shard.index) mine.push_back(std::move(all[j]));
+  return mine;
+}
+
 }  // namespace
 
 std::vector<GridProblem> coverage_problems(const CoverageRunOptions& o) {
-  std::vector<GridProblem> all = grid_problems(o.shapes, grid_ms(o), o.model);
-  if (o.shard.whole()) return all;
-  std::vector<GridProblem> mine;
-  for (size_t j = 0; j < all.size(); ++j)  // round-robin, as select_shard deals the distinct problems of a file
-    if (int64_t(j % size_t(o.shard.count)) == o.shard.index) mine.push_back(std::move(all[j]));
-  return mine;
+  return shard_share(grid_problems(o.shapes, grid_ms(o), o.model), o.shard);
 }
 
 std::vector<report::Table> run_coverage(const CoverageRunOptions& o) {
   o.protocol.validate();
   if (o.grid_seed < 0) DGT_THROW(ErrorKind::kUsage, "--grid-seed {} is negative", o.grid_seed);
-  const std::vector<GridProblem> problems = coverage_problems(o);  // bad input is refused before the GPU is opened
-  const size_t grid_m = grid_ms(o).size();
-  const size_t distinct = grid_problems(o.shapes, {1}, o.model).size();  // problems with M ignored, as the grid's
+  // Bad input is refused before the GPU is opened. grid_problems gives every distinct problem (M ignored) at every M.
+  const std::vector<int64_t> ms = grid_ms(o);
+  std::vector<GridProblem> all = grid_problems(o.shapes, ms, o.model);
+  const size_t grid_m = ms.size(), distinct = ms.empty() ? 0 : all.size() / ms.size();
+  const std::vector<GridProblem> problems = shard_share(std::move(all), o.shard);
   check_compare_db(o.db_path, o.db_flag);
   require_device(o.device);
 
