@@ -39,7 +39,7 @@ CublasLtGemm::CublasLtGemm(cublasLtHandle_t h, const Problem& p) : handle_(h), p
 
 void CublasLtGemm::finish(const cublasLtMatmulAlgo_t& algo, size_t workspace) {
   algo_ = algo;
-  if (workspace > 0) workspace_ = DeviceBuffer(workspace);
+  workspace_needed_ = workspace;
   description_ = describe_cublaslt_algo(algo);
   // An attribute cuBLASLt does not answer keeps the heuristic's default requirement, 256 bytes.
   auto cap = [&](cublasLtMatmulAlgoCapAttributes_t attr, uint32_t& out) {
@@ -62,12 +62,13 @@ bool CublasLtGemm::fits(const jit::GemmOperands& ops) const {
          aligned(ops.scale_b, 16) && (p_.bias != Bias::kBF16 || aligned(ops.bias, 16));
 }
 
-std::unique_ptr<CublasLtGemm> CublasLtGemm::heuristic(cublasLtHandle_t h, const Problem& p, std::string& why) {
+std::unique_ptr<CublasLtGemm> CublasLtGemm::heuristic(cublasLtHandle_t h, const Problem& p, std::string& why,
+                                                      size_t max_workspace) {
   if (refuses_e4m3(p, why)) return nullptr;
   std::unique_ptr<CublasLtGemm> g(new CublasLtGemm(h, p));
   cublasLtMatmulPreferenceOpaque_t pref{};
   DGT_CHECK_CUBLAS(cublasLtMatmulPreferenceInit(&pref));
-  const size_t max_ws = kMaxWorkspace;
+  const size_t max_ws = std::min(max_workspace, kMaxWorkspace);
   DGT_CHECK_CUBLAS(
       cublasLtMatmulPreferenceSetAttribute(&pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &max_ws, sizeof max_ws));
   cublasLtMatmulHeuristicResult_t result{};
@@ -110,7 +111,17 @@ std::unique_ptr<CublasLtGemm> CublasLtGemm::stored(cublasLtHandle_t h, const Pro
   return g;
 }
 
+void CublasLtGemm::bind_workspace(void* ptr, size_t bytes) {
+  if (bytes < workspace_needed_ || (workspace_needed_ > 0 && ptr == nullptr))
+    DGT_THROW(ErrorKind::kInternal, "cuBLASLt algorithm ({}) for {} needs {} bytes of workspace, {} bound",
+              description_, p_.label(), workspace_needed_, bytes);
+  workspace_ = ptr, workspace_bound_ = bytes;
+}
+
 void CublasLtGemm::launch(const jit::GemmOperands& ops, cudaStream_t stream) const {
+  if (workspace_needed_ > 0 && workspace_ == nullptr)
+    DGT_THROW(ErrorKind::kInternal, "cuBLASLt algorithm ({}) for {} needs a workspace of {} bytes and none was bound",
+              description_, p_.label(), workspace_needed_);
   // The prepared descriptor is a semi-opaque struct (cublasLtMatmulDescInit): a copy on the stack takes the call's
   // pointers, so concurrent launches never write shared state.
   cublasLtMatmulDescOpaque_t desc = desc_;
@@ -118,7 +129,7 @@ void CublasLtGemm::launch(const jit::GemmOperands& ops, cudaStream_t stream) con
   static const float alpha = 1.0f, beta = 0.0f;
   const cublasStatus_t st =
       cublasLtMatmul(handle_, &desc, &alpha, ops.b, layouts_.la(), ops.a, layouts_.lb(), &beta, ops.d, layouts_.lc(), ops.d,
-                     layouts_.ld(), &algo_, workspace_.get(), workspace_.bytes(), stream);
+                     layouts_.ld(), &algo_, workspace_, workspace_bound_, stream);
   if (st != CUBLAS_STATUS_SUCCESS)
     DGT_THROW(ErrorKind::kCublas, "cublasLtMatmul ({}) for {} returned status {}", description_, p_.label(), int(st));
 }

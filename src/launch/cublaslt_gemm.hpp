@@ -1,8 +1,9 @@
 // The loader's cuBLASLt backend: one problem run by cuBLASLt with one fixed algorithm, either the algorithm a
 // sweep stored (its 64 bytes, checked with cublasLtMatmulAlgoCheck on this problem) or cuBLASLt's heuristic top-1.
-// Built once per problem (descriptors, layouts and the workspace the algorithm needs); a launch copies the
-// prepared descriptor, sets the call's pointers and calls cublasLtMatmul: no allocation and no synchronisation,
-// so launches can be captured in a CUDA graph.
+// Built once per problem (descriptors and layouts; the workspace the algorithm needs is the caller's, bound with
+// bind_workspace, so that dgt::Gemm can share one per problem family); a launch copies the prepared descriptor, sets
+// the call's pointers and calls cublasLtMatmul: no allocation and no synchronisation, so launches can be captured in
+// a CUDA graph. Building one allocates nothing on the device either (safe inside capture).
 #pragma once
 
 #include <cublasLt.h>
@@ -35,18 +36,19 @@ class CublasLtHandle {
 
 /// One problem with one cuBLASLt algorithm (see the file comment). D must be BF16 or FP32: cuBLASLt's e4m3 D needs
 /// a BF16 C of its own (launch/cublaslt_matmul.hpp), which the loader does not allocate per shape, so an e4m3
-/// problem always runs dgtune's kernel. Launches of one object share its workspace: order them on one stream
-/// (the rule of dgt::Gemm's split-K scratch).
+/// problem always runs dgtune's kernel. Launches sharing a workspace must be ordered on one stream (the rule of
+/// dgt::Gemm's split-K scratch).
 class CublasLtGemm {
  public:
   /// The largest workspace the heuristic may pick (the sweep's CublasLtBaseline uses the same 32 MiB, so a stored
   /// algorithm never needs more).
   static constexpr size_t kMaxWorkspace = size_t(32) << 20;
 
-  /// cuBLASLt's heuristic top-1 for p (cublasLtMatmulAlgoGetHeuristic, one result, at most kMaxWorkspace).
-  /// nullptr with `why` set when cuBLASLt cannot run p (unsupported types or sizes, e4m3 D). Throws Error(kCuda)
-  /// when the workspace cannot be allocated.
-  static std::unique_ptr<CublasLtGemm> heuristic(cublasLtHandle_t h, const Problem& p, std::string& why);
+  /// cuBLASLt's heuristic top-1 for p (cublasLtMatmulAlgoGetHeuristic, one result, needing at most `max_workspace`
+  /// bytes of workspace; 0: an algorithm that needs none). nullptr with `why` set when cuBLASLt cannot run p
+  /// (unsupported types or sizes, e4m3 D).
+  static std::unique_ptr<CublasLtGemm> heuristic(cublasLtHandle_t h, const Problem& p, std::string& why,
+                                                 size_t max_workspace = kMaxWorkspace);
   /// A stored algorithm (CublasLtAlgoBytes as a vector of 64 bytes) after cublasLtMatmulAlgoCheck on p. nullptr with
   /// `why` set when the bytes have the wrong size, the check fails (another problem the algorithm cannot run) or D
   /// is e4m3. The caller has already compared the cuBLASLt versions (an algorithm is replayed only by the version
@@ -54,8 +56,13 @@ class CublasLtGemm {
   static std::unique_ptr<CublasLtGemm> stored(cublasLtHandle_t h, const Problem& p, const std::vector<uint8_t>& bytes,
                                               std::string& why);
 
+  /// The device workspace launches use: `bytes` >= workspace_bytes() (Error(kInternal) otherwise), owned by the
+  /// caller and alive while launches may run. Not needed when workspace_bytes() is 0.
+  void bind_workspace(void* ptr, size_t bytes);
+
   /// Enqueues D = op(A, B) on `stream` with `ops`' pointers (the same operands as jit::GemmKernel::launch). Throws
-  /// Error(kCublas) naming the algorithm when cublasLtMatmul fails.
+  /// Error(kCublas) naming the algorithm when cublasLtMatmul fails, Error(kInternal) when the algorithm needs a
+  /// workspace and none was bound.
   void launch(const jit::GemmOperands& ops, cudaStream_t stream) const;
 
   /// True when the call's pointers meet the algorithm's alignment (CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_{A,B,C,D}_BYTES,
@@ -66,7 +73,7 @@ class CublasLtGemm {
   /// describe_cublaslt_algo() of the algorithm.
   const std::string& description() const { return description_; }
   const cublasLtMatmulAlgo_t& algo() const { return algo_; }
-  size_t workspace_bytes() const { return workspace_.bytes(); }
+  size_t workspace_bytes() const { return workspace_needed_; }  ///< what the algorithm needs
 
  private:
   CublasLtGemm(cublasLtHandle_t h, const Problem& p);
@@ -77,7 +84,9 @@ class CublasLtGemm {
   cublasLtMatmulDescOpaque_t desc_{};  ///< every attribute but the pointers (init_matmul_desc)
   CublasLtLayouts layouts_;
   cublasLtMatmulAlgo_t algo_{};
-  DeviceBuffer workspace_;
+  size_t workspace_needed_ = 0;
+  void* workspace_ = nullptr;
+  size_t workspace_bound_ = 0;
   std::string description_;
   uint32_t align_a_ = 256, align_b_ = 256, align_d_ = 256;  ///< the algorithm's minimum alignments (bytes)
 };

@@ -74,9 +74,11 @@ std::shared_ptr<jit::GemmKernel> KernelCache::get_impl(const EvaluatedSpec& es, 
   if (mit == modules_.end()) {
     // split_k (beyond "split or not") and sms are run-time arguments: the shared-memory size of the
     // compiled key's module is the same for every spec that maps to it.
+    bool hit = true;
     jit::LoadedKernel loaded =
         compiled ? jit::load_kernel(*compiled, res.smem.total)
-                 : jit::load_kernel(cubins_.get_or_compile(jit::generate_gemm(spec, res)), res.smem.total);
+                 : jit::load_kernel(cubins_.get_or_compile(jit::generate_gemm(spec, res), &hit), res.smem.total);
+    if (!compiled) (hit ? cache_loads_ : compiles_).fetch_add(1, std::memory_order_relaxed);
     mit = modules_.emplace(mkey, std::move(loaded)).first;
   }
   auto kernel = std::make_shared<jit::GemmKernel>(spec, mit->second, sm_count_);

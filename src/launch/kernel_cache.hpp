@@ -9,6 +9,7 @@
 //   split-K scratch                         -> a shared growable workspace, or dedicated ones
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <future>
 #include <list>
@@ -92,6 +93,10 @@ class KernelCache {
   /// zeroed and synchronised now), owned by the cache until it is destroyed and never reallocated.
   jit::GemmWorkspace dedicated_workspace(const jit::GemmKernel& kernel, const Problem& p);
 
+  /// Modules get() compiled with NVRTC (cubin-cache misses) and loaded from the cubin cache, since construction
+  /// (modules loaded from code passed in are in neither).
+  unsigned long long compiles() const { return compiles_.load(std::memory_order_relaxed); }
+  unsigned long long cache_loads() const { return cache_loads_.load(std::memory_order_relaxed); }
   size_t module_count() const;  ///< loaded modules (distinct compiled keys)
   size_t kernel_count() const;  ///< launchable kernels (distinct spec keys)
 
@@ -103,6 +108,7 @@ class KernelCache {
   mutable std::shared_mutex mu_;
   std::unordered_map<std::string, jit::LoadedKernel> modules_;                 ///< by KernelSpec::compiled_key()
   std::unordered_map<std::string, std::shared_ptr<jit::GemmKernel>> kernels_;  ///< by KernelSpec::key()
+  std::atomic<unsigned long long> compiles_{0}, cache_loads_{0};
   std::mutex ws_mu_;
   WorkspaceArena shared_ws_;
   std::list<WorkspaceArena> dedicated_ws_;  ///< std::list: arenas never move

@@ -130,24 +130,31 @@ LadderDispatch ladder_dispatch(const StoredChoice& w, const Problem& p, double e
   return out;
 }
 
+std::optional<Problem> table_entry_problem(const TunedEntry& e) {
+  Problem p = Problem::dense(e.m, e.n, e.k);
+  p.lda = e.lda, p.ldb = e.ldb, p.ldd = e.ldd;
+  try {
+    p.a = parse_dtype(e.a);
+    p.b = parse_dtype(e.b);
+    p.accum = parse_accum(e.accum);
+    p.scale = e.scale ? parse_scale_mode(e.scale) : ScaleMode::kPerTensor;  // nullptr: an older header
+    p.d = e.d ? parse_output_dtype(e.d) : DType::kBF16;
+    p.bias = e.bias ? parse_bias(e.bias) : Bias::kNone;
+    p.act = e.act ? parse_act(e.act) : Act::kNone;
+  } catch (const std::exception&) {
+    return std::nullopt;  // a field this dgtune does not read
+  }
+  return p;
+}
+
 std::vector<EnvironmentWinner> table_winners(const TunedTable& t, const Problem& p) {
   std::vector<EnvironmentWinner> out;
   for (unsigned long long i = 0; i < t.count; ++i) {
     const TunedEntry& e = t.entries[i];
     EnvironmentWinner w;
-    w.problem = Problem::dense(e.m, e.n, e.k);
-    w.problem.lda = e.lda, w.problem.ldb = e.ldb, w.problem.ldd = e.ldd;
-    try {
-      w.problem.a = parse_dtype(e.a);
-      w.problem.b = parse_dtype(e.b);
-      w.problem.accum = parse_accum(e.accum);
-      w.problem.scale = e.scale ? parse_scale_mode(e.scale) : ScaleMode::kPerTensor;  // nullptr: an older header
-      w.problem.d = e.d ? parse_output_dtype(e.d) : DType::kBF16;
-      w.problem.bias = e.bias ? parse_bias(e.bias) : Bias::kNone;
-      w.problem.act = e.act ? parse_act(e.act) : Act::kNone;
-    } catch (const std::exception&) {
-      continue;  // a field this dgtune does not read
-    }
+    const std::optional<Problem> ep = table_entry_problem(e);
+    if (!ep) continue;
+    w.problem = *ep;
     if (w.problem.n != p.n || w.problem.k != p.k || w.problem.a != p.a || w.problem.b != p.b || w.problem.d != p.d ||
         w.problem.scale != p.scale || w.problem.accum != p.accum || w.problem.bias != p.bias || w.problem.act != p.act)
       continue;

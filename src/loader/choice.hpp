@@ -108,4 +108,7 @@ LadderDispatch ladder_dispatch(const StoredChoice& w, const Problem& p, double e
 /// is skipped.
 std::vector<EnvironmentWinner> table_winners(const TunedTable& t, const Problem& p);
 
+/// The problem of one exported table entry; std::nullopt when a field holds a value this dgtune does not read.
+std::optional<Problem> table_entry_problem(const TunedEntry& e);
+
 }  // namespace dgt

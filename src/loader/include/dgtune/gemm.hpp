@@ -161,6 +161,46 @@ struct UntunedShape {
   unsigned long long calls;  ///< run() calls for it so far
 };
 
+/// What a call does inside CUDA-graph capture when its problem was not warmed up (Gemm::warmup): the loader never
+/// compiles, allocates device memory or reads the DB while the call's stream is capturing.
+enum class CaptureMiss {
+  /// cuBLASLt's heuristic top-1 runs the call, without a workspace (counted in GemmStats::capture_fallbacks); a
+  /// problem cuBLASLt cannot run (e4m3 output, e5m2 x e5m2) throws as kError does.
+  kCublasLt,
+  /// dgt::Error(kUsage) naming the problem and Gemm::warmup, before anything is enqueued on the stream (the
+  /// capture itself is left to the caller).
+  kError,
+};
+
+/// Counters of one Gemm since it was constructed (Gemm::stats); every field only grows.
+struct GemmStats {
+  unsigned long long nvrtc_compiles = 0;  ///< kernels compiled with NVRTC (cubin-cache misses)
+  unsigned long long cache_loads = 0;     ///< kernels loaded from the on-disk cubin cache without compiling
+  unsigned long long db_reads = 0;        ///< queries of the tuning DB (at most two per problem family)
+  unsigned long long device_allocs = 0;   ///< device allocations (split-K scratch, cuBLASLt workspaces)
+  unsigned long long resolved = 0;        ///< shapes resolved (a first call, choose or warm-up of a shape)
+  /// Calls inside graph capture of a problem that was not warmed up, run by cuBLASLt (CaptureMiss::kCublasLt).
+  unsigned long long capture_fallbacks = 0;
+};
+
+/// One problem family for Gemm::warmup: everything of a call but M, at the M values `m`. `options` gives the formats,
+/// accumulation, scaling, output type, whether there is a bias (a non-null `bias`; it is never read) and the
+/// activation, as for Gemm::choose.
+struct WarmupProblem {
+  int64_t n = 0, k = 0, lda = 0, ldb = 0, ldd = 0;
+  GemmRunOptions options;
+  std::vector<int64_t> m;  ///< empty: the default M ladder (1 .. 16384, `dgtune shapes --m-ladder`)
+};
+
+/// What a warm-up did.
+struct WarmupReport {
+  size_t families = 0;  ///< problem families warmed
+  size_t shapes = 0;    ///< shapes resolved (families x M, tuned M included)
+  size_t kernels = 0;   ///< distinct dgtune kernels loaded by this Gemm afterwards
+  unsigned long long nvrtc_compiles = 0;  ///< NVRTC compiles during this warm-up
+  double seconds = 0;                     ///< wall time of this warm-up
+};
+
 struct GemmOptions {
   std::string db_path;    ///< empty: $DGTUNE_DB, else no DB (never a path below the working directory); no DB, or a
                           ///< missing, damaged, foreign or other-schema file, means "no tuning data" (one warning
@@ -193,6 +233,8 @@ struct GemmOptions {
   /// thrown. Each Gemm replaces the file: with several Gemm objects (one per device) give each its own path, or the
   /// last one destroyed wins.
   std::string record_untuned;
+  /// A call inside CUDA-graph capture whose problem family was not warmed up (see CaptureMiss; default kCublasLt).
+  CaptureMiss capture_miss = CaptureMiss::kCublasLt;
 };
 
 /// Thread-safe FP8 GEMM launcher backed by the tuning DB. The first call for a shape looks up the
@@ -206,8 +248,11 @@ struct GemmOptions {
 /// for it). Later calls for that shape take a shared lock, encode the TMA descriptors on the host and
 /// launch: no device allocation and no synchronisation, so they can be
 /// captured in a CUDA graph. A split-K winner, and a cuBLASLt algorithm that needs a workspace, use a scratch
-/// buffer owned by this object for that shape (allocated on first use): calls for one shape must then be ordered
-/// on one stream.
+/// buffer owned by this object and shared by the shapes of one problem family (every M of one N, K, leading
+/// dimensions and types; allocated on first use or by warmup): calls of one family must then be ordered on one
+/// stream. Serving (docs/loader.md "Serving"): warmup() first, then any M of a warmed family is chosen from memory,
+/// with no NVRTC compile, no device allocation and no DB read, also inside graph capture (GemmOptions::capture_miss
+/// says what happens to a family that was not warmed).
 class DGT_API Gemm {
  public:
   /// Opens the device and (read-only, loader/loader_db.hpp) the DB: a DB that cannot be used is logged once
@@ -245,6 +290,23 @@ class DGT_API Gemm {
   GemmChoice choose(int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldd,
                     const GemmRunOptions& options);
 
+  /// Warms up problem families for serving: reads their DB rows (or table entries) once, resolves every M of each
+  /// family's list together with its tuned M (compiling or loading every kernel the loader can choose there, the
+  /// ladder neighbours included), builds the cuBLASLt plans and allocates the family's scratch for all of them.
+  /// Afterwards any M of a warmed family (on the list or not) is resolved from memory. Throws dgt::Error (kInvalid
+  /// for a problem that breaks a rule, naming it; kNvrtc, kDriver, kCuda as a first call would).
+  WarmupReport warmup(const std::vector<WarmupProblem>& problems);
+  /// warmup() of every problem family this Gemm's DB (or table) holds a winner of for this device, at the default
+  /// M ladder. A Gemm without tuning data warms nothing.
+  WarmupReport warmup_tuned();
+  /// warmup() of the problem families of a shapes file (dgtune sweep's format; e.g. `dgtune shapes --hf-config F
+  /// --m-ladder`), each at the M values its lines give. Throws dgt::Error(kUsage) naming file:line for a bad line,
+  /// kIo when the file cannot be read.
+  WarmupReport warmup_shapes(const std::string& path);
+
+  /// Counters since construction (GemmStats).
+  GemmStats stats() const;
+
   /// The problems run so far without a tuned entry (source "default"), with their call counts, in the order first
   /// seen (PyTorch TunableOp's record-untuned, for dgtune: tune what the application actually called).
   std::vector<UntunedShape> untuned() const;
@@ -254,6 +316,7 @@ class DGT_API Gemm {
 
  private:
   struct Impl;
+  friend struct GemmAccess;  ///< dgtune's own measuring code (the host-cost benchmark); not part of the API
   std::unique_ptr<Impl> impl_;
 };
 

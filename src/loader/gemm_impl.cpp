@@ -1,0 +1,218 @@
+#include "loader/gemm_impl.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include "core/error.hpp"
+#include "space/cost_model.hpp"
+#include "space/resource_model.hpp"
+
+namespace dgt {
+
+GemmFamily& Gemm::Impl::family(const ShapeKey& key, bool may_read) {
+  GemmFamily& fam = families[key.family()];
+  if (fam.rows_read || !may_read) return fam;
+  fam.rows_read = true;
+  const Problem p = make_problem(key);
+  if (table) {
+    fam.candidates = table_winners(*table, p);  // an exported table stores no cuBLASLt algorithm
+  } else if (db && device_id) {
+    try {
+      ++db_reads;
+      fam.candidates = db->environment_winners(*device_id, p);
+      if (use_cublaslt) {
+        ++db_reads;
+        fam.algos = db->cublaslt_winners(*device_id, p);
+      }
+    } catch (const Error& e) {
+      // Damage past the pages read at open: same policy as a file that cannot be opened (one warning).
+      if (e.kind() != ErrorKind::kSqlite) throw;
+      spdlog::warn("dgt::Gemm: cannot read tuning database {}: {}; using default configs", db->path(), e.message());
+      db.reset();
+      fam.candidates.reset();
+      fam.algos.clear();
+    }
+  }
+  return fam;
+}
+
+std::unique_ptr<CublasLtGemm> Gemm::Impl::cublaslt_backend(const Problem& p, const GemmFamily& fam,
+                                                           const std::optional<StoredChoice>& w, GemmChoice& choice) {
+  // The backend rule (docs/loader.md "cuBLASLt as a backend"): cuBLASLt runs p when its stored algorithm beat the
+  // dgtune winner `w` in the same sweep (replayed when stored by the running cuBLASLt version at p's own M, else
+  // cuBLASLt's heuristic), when the ladder check predicts it faster, or when p has no tuned entry (`w` empty).
+  std::string why, how = "heuristic", note;
+  std::unique_ptr<CublasLtGemm> g;
+  if (!w) {
+    g = CublasLtGemm::heuristic(handle(), p, why);
+  } else {
+    if (!db || !device_id) return nullptr;  // an exported table stores no cuBLASLt algorithm
+    const StoredCublasLtAlgo* rival = cublaslt_rival(fam.algos, *w);
+    if (rival && stored_algo_beats_kernel(p, w->tuned_us, rival->median_us, rival->algo_data.size())) {
+      if (!replay_stored_algo(*w, p)) {
+        note = fmt::format(" (cuBLASLt won at M = {}; its algorithm is replayed only there)", w->from.m);
+      } else if (rival->cublaslt_version == env.cublaslt_version) {
+        g = CublasLtGemm::stored(handle(), p, rival->algo_data, why);
+        how = "stored";
+        if (!g)
+          spdlog::info("dgt::Gemm {}: the stored cuBLASLt algorithm cannot run it ({}); using cuBLASLt's heuristic",
+                       p.label(), why);
+      } else if (!cublaslt_version_notice) {
+        cublaslt_version_notice = true;
+        spdlog::info(
+            "dgt::Gemm: the cuBLASLt algorithms in {} were stored by cuBLASLt {}, this process runs {}: an algorithm "
+            "is replayed only by the version that returned it, so cuBLASLt's heuristic runs where cuBLASLt won (this "
+            "notice is shown once)",
+            db->path(), rival->cublaslt_version, env.cublaslt_version);
+      }
+    } else {
+      // The kernel won at its own M; between two tuned M the ladder rule's check may still prefer cuBLASLt.
+      const double at_p = estimate_us(KernelSpec::of(w->config, p), p, device.sm_count);
+      const double at_from = estimate_us(KernelSpec::of(w->config, w->from), w->from, device.sm_count);
+      const LadderDispatch d = ladder_dispatch(*w, p, at_p, at_from, fam.algos);
+      if (!d.cublaslt) return nullptr;
+      note = fmt::format(" (ladder check: kernel {:.2f} us predicted, cuBLASLt {:.2f} us)", d.kernel_us, d.cublaslt_us);
+    }
+    if (!g) {
+      g = CublasLtGemm::heuristic(handle(), p, why);
+      how = "heuristic";
+    }
+  }
+  if (!g) {
+    spdlog::debug("dgt::Gemm {}: cuBLASLt cannot run it ({}); dgtune's kernel runs", p.label(), why);
+    return nullptr;
+  }
+  choice.backend = "cublaslt";
+  choice.cublaslt_algo = how + " " + g->description() + note;
+  return g;
+}
+
+const GemmEntry* Gemm::Impl::resolve_locked(const ShapeKey& key, bool quiet) {
+  if (auto it = shapes.find(key); it != shapes.end()) return &it->second;
+  const Problem p = make_problem(key);
+  validate_problem(p);
+  GemmFamily& fam = family(key, /*may_read=*/!quiet);
+  if (quiet && !fam.rows_read) return nullptr;
+  GemmEntry e;
+  KernelConfig config = default_config(p);
+  e.choice.source = "default";
+  std::optional<StoredChoice> w;
+  if (fam.candidates) {
+    // The identity rule (loader/choice.hpp): winners of this hardware identity under any software environment; the
+    // running kernel hash first, an older one only while its config is still legal.
+    w = choose_stored_winner(*fam.candidates, p, env.kernel_hash, env_key, protocol_kind, legal_for_current_kernel);
+    if (w) {
+      config = w->config;
+      e.choice.source = w->source;
+      e.choice.tuned_us = w->tuned_us;
+      e.choice.protocol = w->protocol_name;
+      if (w->older_kernel && !older_kernel_notice) {
+        older_kernel_notice = true;
+        spdlog::info(
+            "dgt::Gemm: {} holds no winner of the running kernel version ({}) for {}; using the winner measured with "
+            "kernel version {} ({}), whose config is still legal. Re-run `dgtune sweep` to tune this kernel version "
+            "(this notice is shown once).",
+            table ? std::string("the exported table") : db->path(), env.kernel_hash, p.label(), w->kernel_hash,
+            config.key());
+      }
+    }
+  }
+  e.choice.config_key = config.key();
+  const KernelSpec kspec = KernelSpec::of(config, p);
+  // The kernel first: inside capture a family whose kernel was not loaded by the warm-up is not served from memory.
+  if (quiet) {
+    e.kernel = kernels->find(kspec);
+    if (!e.kernel) return nullptr;
+  } else {
+    // Evaluated once: the same report decides legality and the module's shared memory (KernelCache::get).
+    const EvaluatedSpec spec = EvaluatedSpec::evaluate(kspec);
+    if (!spec.resources.ok())
+      DGT_THROW(ErrorKind::kInternal, "config {} chosen for {} is not legal: {}", config.key(), p.label(),
+                spec.resources.rejection);
+    e.kernel = kernels->get(spec);
+  }
+  if (use_cublaslt) {  // CublasLtGemm refuses e4m3 D (it needs a C of its own), so the kernel runs it
+    try {
+      e.lt = cublaslt_backend(p, fam, w, e.choice);
+    } catch (const Error& err) {
+      // cuBLASLt could not be set up for p (descriptors, heuristic): the kernel runs, as documented.
+      spdlog::warn("dgt::Gemm {}: cuBLASLt could not be set up ({}); running dgtune's kernel", p.label(),
+                   err.message());
+      e.lt.reset();
+    }
+    if (e.lt && e.lt->workspace_bytes() > 0 && fam.scratch.lt_bytes() < e.lt->workspace_bytes() && quiet) {
+      // Inside capture the family's cuBLASLt workspace cannot grow: the heuristic's best within it runs instead.
+      std::string why;
+      e.lt = CublasLtGemm::heuristic(handle(), p, why, fam.scratch.lt_bytes());
+      if (e.lt) e.choice.cublaslt_algo = "heuristic " + e.lt->description() + " (within the warmed workspace)";
+    }
+    if (!e.lt) {
+      e.choice.backend = "dgtune";
+      e.choice.cublaslt_algo.clear();
+    }
+  }
+  const size_t lt_bytes = e.lt ? e.lt->workspace_bytes() : 0;
+  if (!fam.scratch.reserve(e.kernel->workspace_bytes(p), e.kernel->counter_bytes(p), lt_bytes, !quiet, device_allocs))
+    return nullptr;
+  if (e.lt && lt_bytes > 0) e.lt->bind_workspace(fam.scratch.lt(), fam.scratch.lt_bytes());
+  e.plan = std::make_unique<jit::GemmLaunchPlan>(*e.kernel, p, fam.scratch.split_k(), /*cache_maps=*/true);
+  const bool untuned = e.choice.source == "default";
+  if (untuned) e.untuned_calls = std::make_unique<std::atomic<unsigned long long>>(0);
+  spdlog::debug("dgt::Gemm {}: {} ({}{}{})", p.label(), e.choice.config_key, e.choice.source,
+                e.lt ? ", cuBLASLt " : "", e.choice.cublaslt_algo);
+  const GemmEntry& stored = shapes.emplace(key, std::move(e)).first->second;
+  if (untuned) untuned_order.push_back(key);  // only once the entry exists (a failed load leaves no trace)
+  ++resolved;
+  return &stored;
+}
+
+const GemmEntry& Gemm::Impl::capture_fallback(const ShapeKey& key) {
+  if (auto it = capture_entries.find(key); it != capture_entries.end()) return it->second;
+  const Problem p = make_problem(key);
+  std::string why = "cuBLASLt is off (GemmOptions::cublaslt = false)";
+  GemmEntry e;
+  if (use_cublaslt) e.lt = CublasLtGemm::heuristic(handle(), p, why, /*max_workspace=*/0);
+  if (!e.lt)
+    DGT_THROW(ErrorKind::kUsage,
+              "dgt::Gemm: {} is called inside CUDA-graph capture but was not warmed up, and cuBLASLt cannot run it "
+              "without a workspace ({}): call dgt::Gemm::warmup for its family before capturing",
+              p.label(), why);
+  e.choice.source = "capture-fallback";
+  e.choice.backend = "cublaslt";
+  e.choice.cublaslt_algo = "heuristic " + e.lt->description() + " (inside capture, not warmed up)";
+  spdlog::warn("dgt::Gemm {}: called inside CUDA-graph capture without warm-up; cuBLASLt's heuristic runs it ({})",
+               p.label(), e.lt->description());
+  return capture_entries.emplace(key, std::move(e)).first->second;
+}
+
+const GemmEntry& Gemm::Impl::resolve_miss(const ShapeKey& key, cudaStream_t stream, bool launch) {
+  bool capturing = false;
+  if (launch) {
+    cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+    // A stream the query fails on is treated as capturing: nothing is compiled or allocated for it.
+    capturing = cudaStreamIsCapturing(stream, &status) != cudaSuccess || status != cudaStreamCaptureStatusNone;
+  }
+  std::unique_lock lock(mu);
+  if (auto it = shapes.find(key); it != shapes.end()) return it->second;
+  if (!capturing) {
+    // Module loading needs this device's primary context current on the calling thread.
+    DGT_CHECK_CUDA(cudaSetDevice(device.ordinal));
+    return *resolve_locked(key, /*quiet=*/false);
+  }
+  auto fit = families.find(key.family());
+  const bool warmed = fit != families.end() && fit->second.warmed;
+  const GemmEntry* e = warmed ? resolve_locked(key, /*quiet=*/true) : nullptr;
+  switch (miss_action(true, warmed, warmed && !e, capture_miss)) {
+    case MissAction::kResolveFromWarmFamily: return *e;
+    case MissAction::kCublasLtHeuristic: ++capture_fallbacks; return capture_fallback(key);
+    default:
+      DGT_THROW(ErrorKind::kUsage,
+                "dgt::Gemm: {} is called inside CUDA-graph capture but its family was not {} (GemmOptions::capture_miss "
+                "= kError): call dgt::Gemm::warmup for N = {}, K = {} with these types before capturing",
+                make_problem(key).label(), warmed ? "warmed up for this M (a kernel or scratch the warm-up did not "
+                                                    "prepare is needed)"
+                                                  : "warmed up",
+                key.n, key.k);
+  }
+}
+
+}  // namespace dgt

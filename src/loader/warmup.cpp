@@ -1,0 +1,109 @@
+// dgt::Gemm's warm-up for serving (docs/loader.md "Serving"): every kernel, cuBLASLt plan and scratch buffer a family
+// can need is made before the first request, so that later first calls of any M (also inside graph capture) compile,
+// allocate and read nothing.
+#include <chrono>
+#include <mutex>
+
+#include <spdlog/spdlog.h>
+
+#include "core/error.hpp"
+#include "loader/gemm_impl.hpp"
+#include "problem/shapes_file.hpp"
+
+namespace dgt {
+
+WarmupReport Gemm::warmup(const std::vector<WarmupProblem>& problems) {
+  const auto t0 = std::chrono::steady_clock::now();
+  Impl& im = *impl_;
+  // Every family's rules are checked before anything is loaded, each error naming its problem.
+  std::vector<ShapeKey> keys;
+  for (size_t i = 0; i < problems.size(); ++i) {
+    const WarmupProblem& w = problems[i];
+    const ShapeKey key{1, w.n, w.k, w.lda, w.ldb, w.ldd, make_flags(w.options)};
+    try {
+      validate_problem(make_problem(key));
+    } catch (const Error& e) {
+      DGT_THROW(e.kind(), "dgt::Gemm::warmup: problem {} (N = {}, K = {}): {}", i, w.n, w.k, e.message());
+    }
+    keys.push_back(key);
+  }
+  WarmupReport r;
+  std::unique_lock lock(im.mu);
+  const unsigned long long compiles0 = im.kernels->compiles();
+  DGT_CHECK_CUDA(cudaSetDevice(im.device.ordinal));  // module loading needs this device's context current
+  for (size_t i = 0; i < problems.size(); ++i) {
+    GemmFamily& fam = im.family(keys[i], /*may_read=*/true);
+    std::vector<int64_t> tuned;
+    if (fam.candidates)
+      for (const EnvironmentWinner& c : *fam.candidates) tuned.push_back(c.problem.m);
+    for (int64_t m : warm_m_values(problems[i].m, tuned)) {
+      ShapeKey key = keys[i];
+      key.m = m;
+      im.resolve_locked(key, /*quiet=*/false);
+      ++r.shapes;
+    }
+    if (!fam.warmed) ++r.families;
+    fam.warmed = true;
+  }
+  r.kernels = im.kernels->kernel_count();
+  r.nvrtc_compiles = im.kernels->compiles() - compiles0;
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  spdlog::info("dgt::Gemm: warmed {} problem families ({} shapes, {} kernels loaded, {} NVRTC compiles) in {:.2f} s",
+               r.families, r.shapes, r.kernels, r.nvrtc_compiles, r.seconds);
+  return r;
+}
+
+namespace {
+
+/// A WarmupProblem of problem p's family (M not set).
+WarmupProblem warmup_problem_of(const Problem& p) {
+  WarmupProblem w;
+  w.n = p.n, w.k = p.k, w.lda = p.lda, w.ldb = p.ldb, w.ldd = p.ldd;
+  w.options = run_options_of(p);
+  return w;
+}
+
+/// Adds p's family to `out` (once; the first occurrence keeps its place), with M added to its list when `with_m`.
+void add_family(std::vector<WarmupProblem>& out, const Problem& p, bool with_m) {
+  const ShapeKey fk = shape_key_of(p).family();
+  for (WarmupProblem& w : out)
+    if (ShapeKey{0, w.n, w.k, w.lda, w.ldb, w.ldd, make_flags(w.options)} == fk) {
+      if (with_m) w.m.push_back(p.m);
+      return;
+    }
+  out.push_back(warmup_problem_of(p));
+  if (with_m) out.back().m.push_back(p.m);
+}
+
+}  // namespace
+
+WarmupReport Gemm::warmup_tuned() {
+  std::vector<WarmupProblem> families;
+  {
+    std::shared_lock lock(impl_->mu);
+    const Impl& im = *impl_;
+    if (im.table) {
+      for (unsigned long long i = 0; i < im.table->count; ++i)
+        if (const std::optional<Problem> p = table_entry_problem(im.table->entries[i])) add_family(families, *p, false);
+    } else if (im.db && im.device_id) {
+      for (const ExportRow& row : im.db->export_rows(*im.device_id)) add_family(families, row.trial.problem, false);
+    }
+  }
+  if (families.empty()) spdlog::info("dgt::Gemm::warmup_tuned: no tuning data for this device; nothing to warm");
+  return warmup(families);
+}
+
+WarmupReport Gemm::warmup_shapes(const std::string& path) {
+  std::vector<WarmupProblem> families;
+  for (const ShapeEntry& e : load_shapes_file(path)) {
+    try {
+      validate_problem(e.problem);
+    } catch (const Error& err) {
+      DGT_THROW(ErrorKind::kUsage, "{}: {}", e.where(), err.message());
+    }
+    add_family(families, e.problem, true);
+  }
+  return warmup(families);
+}
+
+}  // namespace dgt
