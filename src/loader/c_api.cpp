@@ -1,5 +1,7 @@
 // The C API (dgtune/dgtune.h) over dgt::Gemm: every call catches what the C++ API throws and returns it as a
 // dgt_status, with the message kept per thread for dgt_last_error().
+#include <algorithm>
+#include <vector>
 #include "dgtune/dgtune.h"
 
 #include <cstring>
@@ -122,8 +124,20 @@ dgt_status dgt_gemm_warmup(dgt_gemm* gemm, const int64_t (*problems)[6], size_t 
     dgt::Gemm& g = gemm_of(gemm);
     if (problems == nullptr && count > 0) DGT_THROW(dgt::ErrorKind::kUsage, "dgt_gemm_warmup: problems is NULL");
     const dgt::GemmRunOptions o = run_options(options);
-    for (size_t i = 0; i < count; ++i)
-      (void)g.choose(problems[i][0], problems[i][1], problems[i][2], problems[i][3], problems[i][4], problems[i][5], o);
+    // One WarmupProblem per family (N, K, leading dimensions), with the M values given for it.
+    std::vector<dgt::WarmupProblem> families;
+    for (size_t i = 0; i < count; ++i) {
+      const int64_t* q = problems[i];
+      auto it = std::find_if(families.begin(), families.end(), [&](const dgt::WarmupProblem& w) {
+        return w.n == q[1] && w.k == q[2] && w.lda == q[3] && w.ldb == q[4] && w.ldd == q[5];
+      });
+      if (it == families.end()) {
+        families.push_back(dgt::WarmupProblem{q[1], q[2], q[3], q[4], q[5], o, {}});
+        it = families.end() - 1;
+      }
+      it->m.push_back(q[0]);
+    }
+    (void)g.warmup(families);
   });
 }
 

@@ -87,8 +87,10 @@ DGT_C_API dgt_status dgt_gemm_choose(dgt_gemm* gemm, int64_t m, int64_t n, int64
                                      size_t config_key_capacity, char* source, size_t source_capacity,
                                      double* tuned_us);
 
-/** Loads (compiling on a cold cache) the kernel of each of `count` problems, so that later dgt_gemm_run calls for
- *  them do no compilation and no allocation (safe inside CUDA-graph capture). problems[i] = {m, n, k, lda, ldb, ldd}. */
+/** dgt::Gemm::warmup of the problem families of `count` problems (problems[i] = {m, n, k, lda, ldb, ldd}; one family
+ *  per distinct n, k, lda, ldb, ldd, at the m values given for it, plus its tuned M): loads (compiling on a cold
+ *  cache) every kernel the loader can choose there, so that later dgt_gemm_run calls for any M of those families do
+ *  no compilation, no allocation and no DB read (safe inside CUDA-graph capture). */
 DGT_C_API dgt_status dgt_gemm_warmup(dgt_gemm* gemm, const int64_t (*problems)[6], size_t count,
                                      const dgt_run_options* options);
 

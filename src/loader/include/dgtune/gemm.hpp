@@ -129,7 +129,7 @@ struct GemmRunOptions {
   const float* scale_d = nullptr;  ///< kE4M3 only, required: device pointer to one FP32 output scale
   /// kE4M3 only, optional: device pointer to one FP32 that every launch sets to max |r| over M x N (before
   /// scale_d), deterministically; launches sharing it must be ordered on one stream (the kernel combines
-  /// CTA maxima in this Gemm's per-shape workspace, see GemmOperands in launch/gemm_kernel.hpp).
+  /// CTA maxima in this Gemm's per-family scratch, see GemmOperands in launch/gemm_kernel.hpp).
   float* amax = nullptr;
 };
 
