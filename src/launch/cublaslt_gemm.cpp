@@ -89,11 +89,15 @@ std::unique_ptr<CublasLtGemm> CublasLtGemm::stored(cublasLtHandle_t h, const Pro
     why = fmt::format("stored algorithm has {} bytes, not {}", bytes.size(), sizeof(cublasLtMatmulAlgo_t));
     return nullptr;
   }
-  if (refuses_e4m3(p, why)) return nullptr;
-  std::unique_ptr<CublasLtGemm> g(new CublasLtGemm(h, p));
   CublasLtAlgoBytes a;
   std::copy(bytes.begin(), bytes.end(), a.begin());
-  const cublasLtMatmulAlgo_t algo = algo_from_bytes(a);
+  return checked(h, p, algo_from_bytes(a), why);
+}
+
+std::unique_ptr<CublasLtGemm> CublasLtGemm::checked(cublasLtHandle_t h, const Problem& p,
+                                                    const cublasLtMatmulAlgo_t& algo, std::string& why) {
+  if (refuses_e4m3(p, why)) return nullptr;
+  std::unique_ptr<CublasLtGemm> g(new CublasLtGemm(h, p));
   cublasLtMatmulHeuristicResult_t check{};
   const cublasStatus_t st = cublasLtMatmulAlgoCheck(h, &g->desc_, g->layouts_.la(), g->layouts_.lb(), g->layouts_.lc(),
                                                     g->layouts_.ld(), &algo, &check);
@@ -103,7 +107,7 @@ std::unique_ptr<CublasLtGemm> CublasLtGemm::stored(cublasLtHandle_t h, const Pro
     return nullptr;
   }
   if (check.workspaceSize > kMaxWorkspace) {
-    why = fmt::format("stored algorithm ({}) needs {} bytes of workspace, more than {}", describe_cublaslt_algo(algo),
+    why = fmt::format("algorithm ({}) needs {} bytes of workspace, more than {}", describe_cublaslt_algo(algo),
                       check.workspaceSize, kMaxWorkspace);
     return nullptr;
   }

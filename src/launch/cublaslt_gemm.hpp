@@ -55,6 +55,11 @@ class CublasLtGemm {
   /// that returned it, cublasLt.h).
   static std::unique_ptr<CublasLtGemm> stored(cublasLtHandle_t h, const Problem& p, const std::vector<uint8_t>& bytes,
                                               std::string& why);
+  /// An algorithm of the running cuBLASLt (e.g. the heuristic's pick at another M of p's family) after
+  /// cublasLtMatmulAlgoCheck on p. nullptr with `why` set when the check fails, the algorithm needs more than
+  /// kMaxWorkspace bytes of workspace or D is e4m3.
+  static std::unique_ptr<CublasLtGemm> checked(cublasLtHandle_t h, const Problem& p, const cublasLtMatmulAlgo_t& algo,
+                                               std::string& why);
 
   /// The device workspace launches use: `bytes` >= workspace_bytes() (Error(kInternal) otherwise), owned by the
   /// caller and alive while launches may run. Not needed when workspace_bytes() is 0.

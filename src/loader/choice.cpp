@@ -25,8 +25,12 @@ int compare_log_distance(int64_t a, int64_t b, int64_t m) {
 std::optional<StoredChoice> choose_stored_winner(const std::vector<EnvironmentWinner>& candidates, const Problem& p,
                                                  const std::string& kernel_hash, const std::string& env_key,
                                                  const std::string& protocol_kind, const LegalFn& legal) {
-  const std::string own_key = p.key();
-  std::vector<const EnvironmentWinner*> order;
+  // Everything the order compares is computed once per candidate (no key strings inside the sort: a first call of a
+  // new M after warm-up spent 40-90 us formatting problem keys here, measured on 25 candidates).
+  struct Ranked {
+    const EnvironmentWinner* c;
+    bool own, kind, cur, env;
+  };
   // Only p's family (same N, K, types, scale mode and accumulation): a winner of another scale mode ran
   // another kernel (a per-tensor winner may use BLOCK_K 256, which block scaling cannot), so it never stands
   // in for p, even when a caller passes it.
@@ -34,18 +38,18 @@ std::optional<StoredChoice> choose_stored_winner(const std::vector<EnvironmentWi
     return q.n == p.n && q.k == p.k && q.a == p.a && q.b == p.b && q.d == p.d && q.scale == p.scale &&
            q.accum == p.accum && q.bias == p.bias && q.act == p.act;
   };
+  std::vector<Ranked> order;
   for (const auto& c : candidates)
-    if (c.problem.m >= 1 && same_family(c.problem)) order.push_back(&c);
-  // True when a is preferred over b (the order documented in choice.hpp).
-  auto better = [&](const EnvironmentWinner* a, const EnvironmentWinner* b) {
-    const bool a_own = a->problem.key() == own_key, b_own = b->problem.key() == own_key;
-    if (a_own != b_own) return a_own;
-    const bool a_kind = protocol_kind_of(a->protocol_name) == protocol_kind,
-               b_kind = protocol_kind_of(b->protocol_name) == protocol_kind;
-    if (a_kind != b_kind) return a_kind;
-    const bool a_cur = a->env.kernel_hash == kernel_hash, b_cur = b->env.kernel_hash == kernel_hash;
-    if (a_cur != b_cur) return a_cur;
-    if (!a_own) {
+    if (c.problem.m >= 1 && same_family(c.problem))
+      order.push_back({&c, c.problem == p, protocol_kind_of(c.protocol_name) == protocol_kind,
+                       c.env.kernel_hash == kernel_hash, c.env_key == env_key});
+  // True when a is preferred over b (the order documented in choice.hpp). Problem equality is key equality.
+  auto better = [&](const Ranked& ra, const Ranked& rb) {
+    const EnvironmentWinner *a = ra.c, *b = rb.c;
+    if (ra.own != rb.own) return ra.own;
+    if (ra.kind != rb.kind) return ra.kind;
+    if (ra.cur != rb.cur) return ra.cur;
+    if (!ra.own) {
       // The ladder rule (docs/loader.md): a tuned M at or above p.m first, so an M between two tuned M runs the
       // upper neighbour's winner (a config tuned for fewer rows under-fills a larger M: measured 0.729x cuBLASLt at
       // M = 200 with the M = 128 winner); beyond the largest tuned M, the largest.
@@ -54,20 +58,18 @@ std::optional<StoredChoice> choose_stored_winner(const std::vector<EnvironmentWi
       int d = compare_log_distance(a->problem.m, b->problem.m, p.m);
       if (d != 0) return d < 0;
       if (a->problem.m != b->problem.m) return a->problem.m > b->problem.m;
-      const std::string ak = a->problem.key(), bk = b->problem.key();
-      if (ak != bk) return ak < bk;
+      if (!(a->problem == b->problem)) return a->problem.key() < b->problem.key();  // rare: same M, other lda/ldb/ldd
     }
-    const bool a_env = a->env_key == env_key, b_env = b->env_key == env_key;
-    if (a_env != b_env) return a_env;
+    if (ra.env != rb.env) return ra.env;
     if (a->environment_id != b->environment_id) return a->environment_id > b->environment_id;  // newest first
     return a->protocol_name > b->protocol_name;  // the newer version of the kind (deterministic either way)
   };
   std::stable_sort(order.begin(), order.end(), better);
   // p.m lies between two tuned M of the family: the upper neighbour's winner is a ladder pick.
-  const bool tuned_below = std::any_of(order.begin(), order.end(), [&](const EnvironmentWinner* c) {
-    return c->problem.m < p.m;
-  });
-  for (const EnvironmentWinner* c : order) {
+  const bool tuned_below =
+      std::any_of(order.begin(), order.end(), [&](const Ranked& r) { return r.c->problem.m < p.m; });
+  for (const Ranked& r : order) {
+    const EnvironmentWinner* c = r.c;
     KernelConfig config;
     try {
       config = KernelConfig::parse_key(c->config_key);
@@ -77,10 +79,10 @@ std::optional<StoredChoice> choose_stored_winner(const std::vector<EnvironmentWi
     if (!legal(config, p)) continue;
     StoredChoice out;
     out.config = config;
-    out.source = c->problem.key() == own_key                   ? "db"
-                 : c->problem.m > p.m && tuned_below           ? "ladder"
-                                                               : "nearest";
-    if (protocol_kind_of(c->protocol_name) != protocol_kind) out.source += "-other-protocol";
+    out.source = r.own                               ? "db"
+                 : c->problem.m > p.m && tuned_below ? "ladder"
+                                                     : "nearest";
+    if (!r.kind) out.source += "-other-protocol";
     out.protocol_name = c->protocol_name;
     out.tuned_us = c->median_us;
     out.from = c->problem;
@@ -93,9 +95,8 @@ std::optional<StoredChoice> choose_stored_winner(const std::vector<EnvironmentWi
 }
 
 const StoredCublasLtAlgo* cublaslt_rival(const std::vector<StoredCublasLtAlgo>& algos, const StoredChoice& w) {
-  const std::string key = w.from.key();
   for (const StoredCublasLtAlgo& a : algos)
-    if (a.environment_id == w.environment_id && a.protocol_name == w.protocol_name && a.problem.key() == key) return &a;
+    if (a.environment_id == w.environment_id && a.problem == w.from && a.protocol_name == w.protocol_name) return &a;
   return nullptr;
 }
 

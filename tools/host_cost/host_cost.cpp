@@ -7,6 +7,8 @@
 // The same loop of bare launches (the prepared kernel arguments of every (M, buffer) made before the loop, then only
 // cuLaunchKernelEx; cublasLtMatmul for an M cuBLASLt runs) is the floor. What the difference goes to is measured in
 // separate loops: the shape lookup and the argument preparation (tensor maps from the per-thread cache, operand checks).
+// Then `--first-calls` fresh M (on no list) are called once each: the one-time cost of a new M after warm-up, split by
+// what it resolved to (kernel; cuBLASLt with the warmed neighbours' pick; cuBLASLt after a heuristic query).
 // Not a test: nothing here passes or fails. Output: a table on stdout and, with --out, a JSON document.
 #include <CLI/CLI.hpp>
 #include <cuda_runtime_api.h>
@@ -21,6 +23,7 @@
 
 #include "core/error.hpp"
 #include "device/buffer.hpp"
+#include "launch/cublaslt_gemm.hpp"
 #include "launch/environment.hpp"
 #include "loader/gemm_impl.hpp"
 #include "problem/shapes_file.hpp"
@@ -57,8 +60,21 @@ std::vector<int64_t> spread(const std::vector<int64_t>& v, size_t count) {
   return out;
 }
 
+/// `count` M values in 1..max_m spread evenly in log M, none of them in `taken` (sorted), ascending and distinct.
+std::vector<int64_t> fresh_m(size_t count, int64_t max_m, const std::vector<int64_t>& taken) {
+  std::vector<int64_t> out;
+  for (size_t i = 0; i < count * 4 && out.size() < count; ++i) {
+    const double t = (double(i % count) + (i / count) * 0.25 + 0.5) / double(count);
+    const auto m = std::clamp<int64_t>(int64_t(std::llround(std::pow(double(max_m), t))), 1, max_m);
+    if (!std::binary_search(taken.begin(), taken.end(), m) && std::find(out.begin(), out.end(), m) == out.end())
+      out.push_back(m);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 int run(const std::string& db, const std::string& shapes, size_t family_index, size_t calls, int64_t max_m,
-        const std::string& out_path) {
+        size_t first_calls, const std::string& out_path) {
   GemmOptions o;
   o.db_path = db;
   Gemm gemm(o);
@@ -197,6 +213,45 @@ int run(const std::string& db, const std::string& shapes, size_t family_index, s
     c = us_since(a);
   }
 
+  // First calls of fresh M after warm-up (none warmed, none called yet): what a serving process pays once per new M.
+  // Split by what the call resolved to: the kernel, cuBLASLt with the pick of the warmed neighbours (HeuristicMemo),
+  // or cuBLASLt after a heuristic query. Where the neighbours' pick was taken, the heuristic is asked afterwards
+  // (untimed) whether it would have picked the same algorithm.
+  std::vector<int64_t> taken = warm_m_values({}, list);
+  taken.insert(taken.end(), ms.begin(), ms.end());
+  std::sort(taken.begin(), taken.end());
+  const std::vector<int64_t> fresh = fresh_m(first_calls, mmax, taken);
+  std::vector<double> fc_kernel, fc_memo, fc_query;
+  size_t memo_same = 0, memo_checked = 0;
+  nlohmann::json fresh_json = nlohmann::json::array();
+  const GemmStats before_fresh = gemm.stats();
+  CublasLtHandle lt_handle;
+  for (size_t i = 0; i < fresh.size(); ++i) {
+    const int64_t m = fresh[i];
+    DGT_CHECK_CUDA(cudaStreamSynchronize(stream));
+    const auto t0 = Clock::now();
+    gemm.run(as[i % kBuffers].get(), b.get(), ds[i % kBuffers].get(), m, fam.n, fam.k, fam.lda, fam.ldb, fam.ldd,
+             sa.as<float>(), sb.as<float>(), stream, ro);
+    const double us = us_since(t0);
+    const GemmChoice c = gemm.choose(m, fam.n, fam.k, fam.lda, fam.ldb, fam.ldd, ro);
+    const bool lt = c.backend == "cublaslt", memo = lt && c.cublaslt_algo.find("(its pick at the warmed") != std::string::npos;
+    (lt ? (memo ? fc_memo : fc_query) : fc_kernel).push_back(us);
+    nlohmann::json row = {{"m", m}, {"us", us}, {"backend", c.backend}, {"source", c.source}, {"cublaslt", c.cublaslt_algo}};
+    if (memo) {
+      const ShapeKey key{m, fam.n, fam.k, fam.lda, fam.ldb, fam.ldd, fam.flags};
+      const GemmEntry& e = GemmAccess::entry(gemm, key);
+      std::string why;
+      const auto own = CublasLtGemm::heuristic(lt_handle.get(), make_problem(key), why);
+      const bool same = own && e.lt && algo_bytes(own->algo()) == algo_bytes(e.lt->algo());
+      memo_same += same, ++memo_checked;
+      row["heuristic_own_pick"] = own ? own->description() : why;
+      row["same_as_heuristic"] = same;
+    }
+    fresh_json.push_back(row);
+  }
+  DGT_CHECK_CUDA(cudaStreamSynchronize(stream));
+  const GemmStats after_fresh = gemm.stats();
+
   // Per-backend view of the serving loop.
   std::vector<double> run_kernel, run_lt;
   for (size_t i = 0; i < calls; ++i) (prep[i % prep.size()].lt ? run_lt : run_kernel).push_back(t_run[i]);
@@ -224,6 +279,16 @@ int run(const std::string& db, const std::string& shapes, size_t family_index, s
       {"warmup", {{"seconds", warm.seconds}, {"families", warm.families}, {"shapes", warm.shapes},
                   {"kernels", warm.kernels}, {"nvrtc_compiles", warm.nvrtc_compiles}}},
       {"first_call_off_list", to_json(summarize(first_off))},
+      {"first_call_fresh",
+       {{"kernel", to_json(summarize(fc_kernel))},
+        {"cublaslt_neighbours_pick", to_json(summarize(fc_memo))},
+        {"cublaslt_heuristic_query", to_json(summarize(fc_query))},
+        {"neighbours_pick_same_as_heuristic", memo_same},
+        {"neighbours_pick_checked", memo_checked},
+        {"nvrtc_compiles", after_fresh.nvrtc_compiles - before_fresh.nvrtc_compiles},
+        {"db_reads", after_fresh.db_reads - before_fresh.db_reads},
+        {"device_allocs", after_fresh.device_allocs - before_fresh.device_allocs},
+        {"calls", fresh_json}}},
       {"run", to_json(summarize(t_run))},
       {"run_dgtune_backend", to_json(summarize(run_kernel))},
       {"run_cublaslt_backend", to_json(summarize(run_lt))},
@@ -254,6 +319,13 @@ int run(const std::string& db, const std::string& shapes, size_t family_index, s
   row("  cuLaunchKernelEx", summarize(t_floor_kernel));
   row("  cublasLtMatmul", summarize(t_floor_lt));
   row("first call of an off-list M", summarize(first_off));
+  row("first call, fresh M: kernel", summarize(fc_kernel));
+  row("  cuBLASLt, neighbours' pick", summarize(fc_memo));
+  row("  cuBLASLt, heuristic query", summarize(fc_query));
+  fmt::print("neighbours' pick = the heuristic's own pick at M: {} of {}; during fresh first calls: {} NVRTC compiles, "
+             "{} DB reads, {} device allocations\n",
+             memo_same, memo_checked, after_fresh.nvrtc_compiles - before_fresh.nvrtc_compiles,
+             after_fresh.db_reads - before_fresh.db_reads, after_fresh.device_allocs - before_fresh.device_allocs);
   fmt::print("lookup {:.3f} us, argument preparation {:.3f} us (means); clock read {:.3f} us\n", lookup_us, args_us,
              summarize(clock_cost).p50);
   if (!out_path.empty()) std::ofstream(out_path) << doc.dump(1) << "\n";
@@ -267,17 +339,19 @@ int run(const std::string& db, const std::string& shapes, size_t family_index, s
 int main(int argc, char** argv) {
   CLI::App app{"dgtune_host_cost: host cost per dgt::Gemm::run call in a serving loop (docs/loader.md \"Serving\")"};
   std::string db, shapes, out;
-  size_t family = 0, calls = 100000;
+  size_t family = 0, calls = 100000, first_calls = 64;
   int64_t max_m = 4096;
   app.add_option("--db", db, "tuning DB")->required();
   app.add_option("--shapes", shapes, "shapes file of the model's problems at their M (warmed up)")->required();
   app.add_option("--family", family, "index of the problem family to call (order of first appearance)");
   app.add_option("--calls", calls, "timed calls")->check(CLI::Range(size_t(1000), size_t(10000000)));
   app.add_option("--max-m", max_m, "largest M called")->check(CLI::PositiveNumber);
+  app.add_option("--first-calls", first_calls, "fresh M whose first call is timed after the loop")
+      ->check(CLI::Range(size_t(0), size_t(4096)));
   app.add_option("--out", out, "write the JSON document here");
   CLI11_PARSE(app, argc, argv);
   try {
-    return dgt::run(db, shapes, family, calls, max_m, out);
+    return dgt::run(db, shapes, family, calls, max_m, first_calls, out);
   } catch (const std::exception& e) {
     fmt::print(stderr, "dgtune_host_cost: {}\n", e.what());
     return 1;
