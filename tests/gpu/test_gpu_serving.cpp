@@ -132,6 +132,41 @@ void capture_any_m(bool cublaslt) {
 TEST(Serving, WarmedFamilyIsCapturedAtAnyMWithoutCompilingAllocatingOrReading) { capture_any_m(true); }
 TEST(Serving, WarmedFamilyRunsTheLadderKernelsInsideCapture) { capture_any_m(false); }
 
+// A warmed family without tuning data runs cuBLASLt's heuristic at every M. An M between two warmed M whose picks are
+// the same algorithm takes that pick without a heuristic query (loader/heuristic_memo.hpp); the others ask. Every
+// output right; nothing compiled after the warm-up.
+TEST(Serving, AnMBetweenWarmedMTakesTheirAgreedCublasLtPick) {
+  Gpu& gpu = Gpu::get();
+  TempDir dir;
+  GemmOptions o;
+  o.db_path = dir.path + "/none.db";
+  o.cache_dir = dir.path + "/cache";
+  Gemm gemm(o);
+  WarmupProblem w;
+  w.n = kN, w.k = kK, w.lda = kK, w.ldb = kK, w.ldd = kN;
+  for (int i = 0; i < 25; ++i) w.m.push_back(1 + 80 * i);  // 1, 81, ..., 1921
+  gemm.warmup({w});
+  const GemmStats warmed = gemm.stats();
+  size_t agreed = 0, asked = 0;
+  for (int i = 0; i < 24; ++i) {
+    const Problem p = Problem::dense(40 + 80 * i, kN, kK);
+    ProblemData d(p, *gpu.util, 7000 + i, gpu.stream);
+    d.poison_output(gpu.stream);
+    const auto ops = d.operands();
+    gemm.run(ops.a, ops.b, ops.d, p.m, p.n, p.k, p.lda, p.ldb, p.ldd, ops.scale_a, ops.scale_b, gpu.stream);
+    const GemmChoice c = gemm.choose(p.m, p.n, p.k, p.lda, p.ldb, p.ldd);
+    EXPECT_EQ(c.backend, "cublaslt") << p.label();
+    const bool memo = c.cublaslt_algo.find("(its pick at the warmed M = " + std::to_string(p.m + 41)) != std::string::npos;
+    (memo ? agreed : asked)++;
+    EXPECT_TRUE(d.verify(gpu.stream).ok) << p.label() << " " << c.cublaslt_algo;
+  }
+  std::cout << "  " << agreed << " M took the warmed neighbours' pick, " << asked << " asked the heuristic\n";
+  EXPECT_GE(agreed, 1u) << "no M between two warmed M took their agreed pick";
+  const GemmStats s = gemm.stats();
+  EXPECT_EQ(s.nvrtc_compiles + s.cache_loads, warmed.nvrtc_compiles + warmed.cache_loads);
+  EXPECT_EQ(s.db_reads, warmed.db_reads);
+}
+
 // A family nobody warmed, called inside capture: kCublasLt runs cuBLASLt's heuristic without a workspace (counted,
 // output right), and a later call outside capture resolves the problem properly; kError throws before the stream is
 // touched (the capture ends with an empty graph); e4m3 output, which cuBLASLt does not run here, throws either way.
