@@ -47,6 +47,14 @@ std::string tuned_db(const std::string& dir) {
   return path;
 }
 
+/// Options of a Gemm without tuning data (a DB path that does not exist) and with its own cubin cache under `dir`.
+GemmOptions untuned_options(const TempDir& dir) {
+  GemmOptions o;
+  o.db_path = dir.path + "/none.db";
+  o.cache_dir = dir.path + "/cache";
+  return o;
+}
+
 size_t free_device_bytes() {
   size_t free_b = 0, total = 0;
   DGT_CHECK_CUDA(cudaMemGetInfo(&free_b, &total));
@@ -138,10 +146,7 @@ TEST(Serving, WarmedFamilyRunsTheLadderKernelsInsideCapture) { capture_any_m(fal
 TEST(Serving, AnMBetweenWarmedMTakesTheirAgreedCublasLtPick) {
   Gpu& gpu = Gpu::get();
   TempDir dir;
-  GemmOptions o;
-  o.db_path = dir.path + "/none.db";
-  o.cache_dir = dir.path + "/cache";
-  Gemm gemm(o);
+  Gemm gemm(untuned_options(dir));
   WarmupProblem w;
   w.n = kN, w.k = kK, w.lda = kK, w.ldb = kK, w.ldd = kN;
   for (int i = 0; i < 25; ++i) w.m.push_back(1 + 80 * i);  // 1, 81, ..., 1921
@@ -174,9 +179,7 @@ TEST(Serving, CaptureMissFollowsTheOption) {
   Gpu& gpu = Gpu::get();
   TempDir dir;
   for (CaptureMiss policy : {CaptureMiss::kCublasLt, CaptureMiss::kError}) {
-    GemmOptions o;
-    o.db_path = dir.path + "/none.db";
-    o.cache_dir = dir.path + "/cache";
+    GemmOptions o = untuned_options(dir);
     o.capture_miss = policy;
     Gemm gemm(o);
     const Problem p = Problem::dense(77, kN, kK);
@@ -242,9 +245,7 @@ TEST(Serving, CaptureMissFollowsTheOption) {
 TEST(Serving, RotatingBuffersEachGetTheirOwnTensorMaps) {
   Gpu& gpu = Gpu::get();
   TempDir dir;
-  GemmOptions o;
-  o.db_path = dir.path + "/none.db";
-  o.cache_dir = dir.path + "/cache";
+  GemmOptions o = untuned_options(dir);
   o.cublaslt = false;  // the dgtune kernel's launch path (the one with tensor maps)
   Gemm gemm(o);
   for (int64_t m : {int64_t(1), int64_t(200)}) {
