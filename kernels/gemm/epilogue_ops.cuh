@@ -23,21 +23,25 @@ __device__ __forceinline__ float bf16_bits_to_float(u16 v) { return __int_as_flo
 __device__ __forceinline__ float bias_lo(u32 w) { return __int_as_float(w << 16); }
 __device__ __forceinline__ float bias_hi(u32 w) { return __int_as_float(w & 0xffff0000u); }
 
-/// GELU, tanh form: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) (cuBLASLt's CUBLASLT_EPILOGUE_GELU).
-/// tanh.approx.f32 (one MUFU op; PTX ISA: max relative error 2^-10.987) keeps the epilogue cheap; the
-/// reference uses tanhf, and the difference (<= 2^-11 |x|) is below BF16 rounding and inside the FP32
-/// verification thresholds (src/bench/verify.hpp). tanh.approx saturates to +-1 for large |x|, so the
-/// result is x or 0 there, and NaN stays NaN.
-/// Written as u = x (k + k 0.044715 x^2), k = sqrt(2/pi), and 0.5x + 0.5x t: five FP32 operations and one
-/// MUFU per element (the MUFU pipe, 16 per SM per clock, and issue bound the epilogue at small K).
+/// GELU, tanh form: 0.5 x (1 + tanh(u)), u = sqrt(2/pi) (x + 0.044715 x^3) (cuBLASLt's CUBLASLT_EPILOGUE_GELU),
+/// evaluated as x / (1 + e^(-2u)), which is the same function (0.5 (1 + tanh u) = 1 / (1 + e^(-2u))) without the
+/// cancellation of 1 + tanh(u) for x << 0: there tanh is -1 to within its own error (tanh.approx.f32, max relative
+/// error 2^-10.987, PTX ISA), so the tanh form returned 0 or a value of the wrong magnitude or sign below x = -3
+/// (true GELU at x = -4 is -7.03e-5, at x = -8 -3.1e-21). Here e^(-2u) is large and exact to a few ulp
+/// (ex2.approx.ftz.f32: max relative error 2^-22 over the range, PTX ISA), its reciprocal keeps that relative
+/// accuracy (rcp.approx.ftz.f32, 1 ulp), and the result stays within 1 BF16 ulp of the true value over x in [-10, 10]
+/// (Epilogues.GeluKeepsRelativeAccuracy). Sign: never positive for x < 0. Below x = -10.3 e^(-2u) overflows to +inf
+/// and the result is -0 (true value < 1e-38); NaN stays NaN. Five FP32 operations and two MUFU per element
+/// (ex2, rcp) where the tanh form had one MUFU.
 __device__ __forceinline__ float gelu_tanh(float x) {
-  constexpr float kSqrt2OverPi = 0.7978845608028654f;
-  constexpr float kCubic = kSqrt2OverPi * 0.044715f;
-  const float u = x * fmaf(kCubic, x * x, kSqrt2OverPi);
-  float t;
-  asm("tanh.approx.f32 %0, %1;" : "=f"(t) : "f"(u));
-  const float hx = 0.5f * x;
-  return fmaf(hx, t, hx);
+  // -2 u log2(e) = x (c1 + c3 x^2): ex2 takes the exponent in base 2.
+  constexpr float kLinear = -2.f * 0.7978845608028654f * 1.4426950408889634f;
+  constexpr float kCubic = kLinear * 0.044715f;
+  const float w = x * fmaf(kCubic, x * x, kLinear);
+  float e, r;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(e) : "f"(w));
+  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(1.f + e));
+  return x * r;
 }
 
 /// ReLU that keeps NaN (fmaxf(NaN, 0) would return 0 and hide a bad result).

@@ -103,8 +103,8 @@ extern "C" __global__ void dgt_compare(const void* __restrict__ d_raw, const flo
 }
 
 /// Reference epilogue, in place on Dref (FP32, M x N, ld = N) after dgt_ref_gemm: r = act(ref + bias[n])
-/// with has_bias (BF16 bias of N), act 0 none, 1 relu (NaN kept), 2 gelu_tanh with the accurate tanhf
-/// (the kernel uses tanh.approx.f32; src/bench/verify.hpp bounds the difference); then *amax_bits =
+/// with has_bias (BF16 bias of N), act 0 none, 1 relu (NaN kept), 2 gelu_tanh as r sigmoid(2u) with the accurate
+/// expf (the kernel uses ex2/rcp.approx; src/bench/verify.hpp bounds the difference); then *amax_bits =
 /// max over the window of the bits of |r| (atomicMax on non-negative float bits; zero it first). With
 /// has_bias = 0 and act = 0 it only computes the amax.
 extern "C" __global__ void dgt_ref_epilogue(float* __restrict__ dref, dgt::u32 M, dgt::u32 N, const dgt::u16* bias,
@@ -116,7 +116,12 @@ extern "C" __global__ void dgt_ref_epilogue(float* __restrict__ dref, dgt::u32 M
     float r = dref[i];
     if (has_bias) r += util::bf16_to_float(bias[i % N]);
     if (act == 1) r = r < 0.f ? 0.f : r;
-    if (act == 2) r = 0.5f * r * (1.f + tanhf(0.7978845608028654f * (r + 0.044715f * r * r * r)));
+    if (act == 2) {
+      // 0.5 r (1 + tanh u) as r sigmoid(2u), written without cancellation for either sign of u (accurate expf).
+      const float u = 0.7978845608028654f * (r + 0.044715f * r * r * r);
+      const float e = expf(-2.f * fabsf(u));
+      r = u >= 0.f ? r / (1.f + e) : r * e / (1.f + e);
+    }
     dref[i] = r;
     m = max(m, __float_as_uint(r) & 0x7fffffffu);
   }

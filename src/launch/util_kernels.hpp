@@ -40,7 +40,7 @@ class UtilKernels {
   void reference_gemm(const Problem& p, const void* a, const void* b, const float* scale_a, const float* scale_b,
                       float* dref, cudaStream_t s) const;
   /// Reference epilogue in place on Dref (M x N FP32): with `apply`, r = act(ref + bias) for the problem's
-  /// bias (N BF16 values at `bias`) and activation (GELU with the accurate tanhf); either way
+  /// bias (N BF16 values at `bias`) and activation (GELU as r sigmoid(2u) with the accurate expf); either way
   /// *amax_bits = max of the bits of |r| (atomicMax; zero it first). kernels/util/compare.cuh.
   void reference_epilogue(const Problem& p, float* dref, const void* bias, bool apply, uint32_t* amax_bits,
                           cudaStream_t s) const;
