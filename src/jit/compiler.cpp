@@ -71,8 +71,12 @@ struct ProgramDeleter {
 }  // namespace
 
 CompiledKernel compile(const std::string& source, const std::string& program_name, const std::string& name_expression) {
+  return compile_with_sources(source, program_name, name_expression, embedded_sources());
+}
+
+CompiledKernel compile_with_sources(const std::string& source, const std::string& program_name,
+                                    const std::string& name_expression, const std::vector<EmbeddedSource>& sources) {
   auto t0 = std::chrono::steady_clock::now();
-  const auto& sources = embedded_sources();
   std::vector<std::string> names, texts;
   names.reserve(sources.size());
   texts.reserve(sources.size());

@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "jit/embedded_sources.hpp"
+
 namespace dgt::jit {
 
 /// Result of one NVRTC compilation. Resource numbers come from ptxas's verbose report in the log.
@@ -29,6 +31,10 @@ std::string nvrtc_version_string();
 /// name returned. Throws Error(kNvrtc) with the full log when compilation fails or when ptxas
 /// serialized the WGMMAs (serialized_wgmma_warning).
 CompiledKernel compile(const std::string& source, const std::string& program_name, const std::string& name_expression);
+/// compile() with `headers` offered instead of the embedded sources (e.g. the kernels/ tree of another revision, for
+/// an A/B timing of a kernel change in one process: tools/kernel_ab). Same options, errors and report.
+CompiledKernel compile_with_sources(const std::string& source, const std::string& program_name,
+                                    const std::string& name_expression, const std::vector<EmbeddedSource>& headers);
 
 /// The first line of `log` in which ptxas reports that it serialized wgmma.mma_async instructions
 /// (warnings C7514 / C7515, e.g. "wgmma.mma_async instructions are serialized due to ..."), or "" when

@@ -35,36 +35,7 @@ GemmFamily& Gemm::Impl::family(const ShapeKey& key, bool may_read) {
   return fam;
 }
 
-std::unique_ptr<CublasLtGemm> Gemm::Impl::lt_heuristic(const Problem& p, GemmFamily& fam, std::string& why,
-                                                       std::string& how) {
-  int64_t from_m = 0;
-  if (fam.warmed)
-    if (const CublasLtAlgoBytes* known = fam.lt_picks.pick(p.m, &from_m)) {
-      std::string check_why;
-      if (auto g = CublasLtGemm::checked(handle(), p, algo_from_bytes(*known), check_why)) {
-        how = from_m == p.m ? "heuristic" : fmt::format("heuristic (its pick at the warmed M = {} and the warmed M below)", from_m);
-        return g;
-      }
-      spdlog::debug("dgt::Gemm {}: the neighbours' cuBLASLt pick does not run it ({}); asking the heuristic", p.label(),
-                    check_why);
-    }
-  how = "heuristic";
-  auto g = CublasLtGemm::heuristic(handle(), p, why);
-  if (g) fam.lt_picks.record(p.m, algo_bytes(g->algo()));
-  return g;
-}
-
-void Gemm::Impl::record_lt_pick(const Problem& p, GemmFamily& fam) {
-  if (!use_cublaslt || fam.lt_picks.has(p.m)) return;
-  std::string why;
-  try {
-    if (auto g = CublasLtGemm::heuristic(handle(), p, why)) fam.lt_picks.record(p.m, algo_bytes(g->algo()));
-  } catch (const Error& e) {
-    spdlog::debug("dgt::Gemm {}: no cuBLASLt pick recorded ({})", p.label(), e.message());
-  }
-}
-
-std::unique_ptr<CublasLtGemm> Gemm::Impl::cublaslt_backend(const Problem& p, GemmFamily& fam,
+std::unique_ptr<CublasLtGemm> Gemm::Impl::cublaslt_backend(const Problem& p, const GemmFamily& fam,
                                                            const std::optional<StoredChoice>& w, GemmChoice& choice) {
   // The backend rule (docs/loader.md "cuBLASLt as a backend"): cuBLASLt runs p when its stored algorithm beat the
   // dgtune winner `w` in the same sweep (replayed when stored by the running cuBLASLt version at p's own M, else
@@ -72,7 +43,7 @@ std::unique_ptr<CublasLtGemm> Gemm::Impl::cublaslt_backend(const Problem& p, Gem
   std::string why, how = "heuristic", note;
   std::unique_ptr<CublasLtGemm> g;
   if (!w) {
-    g = lt_heuristic(p, fam, why, how);
+    g = CublasLtGemm::heuristic(handle(), p, why);
   } else {
     if (!db || !device_id) return nullptr;  // an exported table stores no cuBLASLt algorithm
     const StoredCublasLtAlgo* rival = cublaslt_rival(fam.algos, *w);
@@ -101,7 +72,10 @@ std::unique_ptr<CublasLtGemm> Gemm::Impl::cublaslt_backend(const Problem& p, Gem
       if (!d.cublaslt) return nullptr;
       note = fmt::format(" (ladder check: kernel {:.2f} us predicted, cuBLASLt {:.2f} us)", d.kernel_us, d.cublaslt_us);
     }
-    if (!g) g = lt_heuristic(p, fam, why, how);
+    if (!g) {
+      g = CublasLtGemm::heuristic(handle(), p, why);
+      how = "heuristic";
+    }
   }
   if (!g) {
     spdlog::debug("dgt::Gemm {}: cuBLASLt cannot run it ({}); dgtune's kernel runs", p.label(), why);

@@ -21,7 +21,6 @@
 #include "loader/capture_rule.hpp"
 #include "loader/choice.hpp"
 #include "loader/family_scratch.hpp"
-#include "loader/heuristic_memo.hpp"
 #include "loader/shape_key.hpp"
 
 namespace dgt {
@@ -51,7 +50,6 @@ struct GemmFamily {
   std::optional<std::vector<EnvironmentWinner>> candidates;  ///< winners of the family (DB or table); none: no data
   std::vector<StoredCublasLtAlgo> algos;                     ///< the family's stored cuBLASLt algorithms
   bool warmed = false;                                       ///< Gemm::warmup covered it
-  HeuristicMemo lt_picks;  ///< cuBLASLt's heuristic picks at the M resolved so far (the warm-up's M first)
   FamilyScratch scratch;
 };
 
@@ -98,19 +96,9 @@ struct Gemm::Impl {
 
  private:
   cublasLtHandle_t handle() const { return lt_handle ? lt_handle->get() : nullptr; }
-  std::unique_ptr<CublasLtGemm> cublaslt_backend(const Problem& p, GemmFamily& fam, const std::optional<StoredChoice>& w,
-                                                 GemmChoice& choice);
-  /// cuBLASLt's heuristic pick for p: in a warmed family the pick both warmed neighbours of p.m agree on
-  /// (HeuristicMemo, checked on p), else the query, whose answer is recorded. `how` says which.
-  std::unique_ptr<CublasLtGemm> lt_heuristic(const Problem& p, GemmFamily& fam, std::string& why, std::string& how);
+  std::unique_ptr<CublasLtGemm> cublaslt_backend(const Problem& p, const GemmFamily& fam,
+                                                 const std::optional<StoredChoice>& w, GemmChoice& choice);
 
- public:
-  /// Warm-up: records cuBLASLt's heuristic pick at p.m in the family's memo when not recorded yet (whatever p's own
-  /// entry runs), so that an M between two warmed M skips the query when their picks agree. No-op with cuBLASLt off
-  /// or when cuBLASLt cannot run p.
-  void record_lt_pick(const Problem& p, GemmFamily& fam);
-
- private:
   const GemmEntry& capture_fallback(const ShapeKey& key);
 };
 

@@ -40,7 +40,6 @@ WarmupReport Gemm::warmup(const std::vector<WarmupProblem>& problems) {
       ShapeKey key = keys[i];
       key.m = m;
       im.resolve_locked(key, /*quiet=*/false);
-      im.record_lt_pick(make_problem(key), fam);
       ++r.shapes;
     }
     if (!fam.warmed) ++r.families;

@@ -61,8 +61,11 @@ size_t free_device_bytes() {
   return free_b;
 }
 
-/// True under compute-sanitizer, whose own device allocations show in cudaMemGetInfo.
+/// True under compute-sanitizer, whose own device allocations show in cudaMemGetInfo (2 MiB during a capture on the
+/// H200). compute-sanitizer of CUDA 13 leaves no trace in LD_PRELOAD or CUDA_INJECTION64_PATH, so whoever runs the
+/// tests under it sets DGTUNE_UNDER_SANITIZER=1 (tests/gpu/sanitize.sh does).
 bool under_sanitizer() {
+  if (const char* v = std::getenv("DGTUNE_UNDER_SANITIZER"); v && std::string(v) == "1") return true;
   for (const char* var : {"LD_PRELOAD", "CUDA_INJECTION64_PATH"})
     if (const char* v = std::getenv(var); v && std::string(v).find("sanitizer") != std::string::npos) return true;
   return false;
@@ -139,38 +142,6 @@ void capture_any_m(bool cublaslt) {
 
 TEST(Serving, WarmedFamilyIsCapturedAtAnyMWithoutCompilingAllocatingOrReading) { capture_any_m(true); }
 TEST(Serving, WarmedFamilyRunsTheLadderKernelsInsideCapture) { capture_any_m(false); }
-
-// A warmed family without tuning data runs cuBLASLt's heuristic at every M. An M between two warmed M whose picks are
-// the same algorithm takes that pick without a heuristic query (loader/heuristic_memo.hpp); the others ask. Every
-// output right; nothing compiled after the warm-up.
-TEST(Serving, AnMBetweenWarmedMTakesTheirAgreedCublasLtPick) {
-  Gpu& gpu = Gpu::get();
-  TempDir dir;
-  Gemm gemm(untuned_options(dir));
-  WarmupProblem w;
-  w.n = kN, w.k = kK, w.lda = kK, w.ldb = kK, w.ldd = kN;
-  for (int i = 0; i < 25; ++i) w.m.push_back(1 + 80 * i);  // 1, 81, ..., 1921
-  gemm.warmup({w});
-  const GemmStats warmed = gemm.stats();
-  size_t agreed = 0, asked = 0;
-  for (int i = 0; i < 24; ++i) {
-    const Problem p = Problem::dense(40 + 80 * i, kN, kK);
-    ProblemData d(p, *gpu.util, 7000 + i, gpu.stream);
-    d.poison_output(gpu.stream);
-    const auto ops = d.operands();
-    gemm.run(ops.a, ops.b, ops.d, p.m, p.n, p.k, p.lda, p.ldb, p.ldd, ops.scale_a, ops.scale_b, gpu.stream);
-    const GemmChoice c = gemm.choose(p.m, p.n, p.k, p.lda, p.ldb, p.ldd);
-    EXPECT_EQ(c.backend, "cublaslt") << p.label();
-    const bool memo = c.cublaslt_algo.find("(its pick at the warmed M = " + std::to_string(p.m + 41)) != std::string::npos;
-    (memo ? agreed : asked)++;
-    EXPECT_TRUE(d.verify(gpu.stream).ok) << p.label() << " " << c.cublaslt_algo;
-  }
-  std::cout << "  " << agreed << " M took the warmed neighbours' pick, " << asked << " asked the heuristic\n";
-  EXPECT_GE(agreed, 1u) << "no M between two warmed M took their agreed pick";
-  const GemmStats s = gemm.stats();
-  EXPECT_EQ(s.nvrtc_compiles + s.cache_loads, warmed.nvrtc_compiles + warmed.cache_loads);
-  EXPECT_EQ(s.db_reads, warmed.db_reads);
-}
 
 // A family nobody warmed, called inside capture: kCublasLt runs cuBLASLt's heuristic without a workspace (counted,
 // output right), and a later call outside capture resolves the problem properly; kError throws before the stream is

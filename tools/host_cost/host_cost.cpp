@@ -8,7 +8,7 @@
 // cuLaunchKernelEx; cublasLtMatmul for an M cuBLASLt runs) is the floor. What the difference goes to is measured in
 // separate loops: the shape lookup and the argument preparation (tensor maps from the per-thread cache, operand checks).
 // Then `--first-calls` fresh M (on no list) are called once each: the one-time cost of a new M after warm-up, split by
-// what it resolved to (kernel; cuBLASLt with the warmed neighbours' pick; cuBLASLt after a heuristic query).
+// what it resolved to (dgtune's kernel; cuBLASLt, whose heuristic is queried for that M).
 // Not a test: nothing here passes or fails. Output: a table on stdout and, with --out, a JSON document.
 #include <CLI/CLI.hpp>
 #include <cuda_runtime_api.h>
@@ -23,7 +23,6 @@
 
 #include "core/error.hpp"
 #include "device/buffer.hpp"
-#include "launch/cublaslt_gemm.hpp"
 #include "launch/environment.hpp"
 #include "loader/gemm_impl.hpp"
 #include "problem/shapes_file.hpp"
@@ -213,19 +212,15 @@ int run(const std::string& db, const std::string& shapes, size_t family_index, s
     c = us_since(a);
   }
 
-  // First calls of fresh M after warm-up (none warmed, none called yet): what a serving process pays once per new M.
-  // Split by what the call resolved to: the kernel, cuBLASLt with the pick of the warmed neighbours (HeuristicMemo),
-  // or cuBLASLt after a heuristic query. Where the neighbours' pick was taken, the heuristic is asked afterwards
-  // (untimed) whether it would have picked the same algorithm.
+  // First calls of fresh M after warm-up (none warmed, none called yet): what a serving process pays once per new M,
+  // split by what the call resolved to (dgtune's kernel, or cuBLASLt after its heuristic query for that M).
   std::vector<int64_t> taken = warm_m_values({}, list);
   taken.insert(taken.end(), ms.begin(), ms.end());
   std::sort(taken.begin(), taken.end());
   const std::vector<int64_t> fresh = fresh_m(first_calls, mmax, taken);
-  std::vector<double> fc_kernel, fc_memo, fc_query;
-  size_t memo_same = 0, memo_checked = 0;
+  std::vector<double> fc_kernel, fc_lt;
   nlohmann::json fresh_json = nlohmann::json::array();
   const GemmStats before_fresh = gemm.stats();
-  CublasLtHandle lt_handle;
   for (size_t i = 0; i < fresh.size(); ++i) {
     const int64_t m = fresh[i];
     DGT_CHECK_CUDA(cudaStreamSynchronize(stream));
@@ -234,20 +229,9 @@ int run(const std::string& db, const std::string& shapes, size_t family_index, s
              sa.as<float>(), sb.as<float>(), stream, ro);
     const double us = us_since(t0);
     const GemmChoice c = gemm.choose(m, fam.n, fam.k, fam.lda, fam.ldb, fam.ldd, ro);
-    const bool lt = c.backend == "cublaslt", memo = lt && c.cublaslt_algo.find("(its pick at the warmed") != std::string::npos;
-    (lt ? (memo ? fc_memo : fc_query) : fc_kernel).push_back(us);
-    nlohmann::json row = {{"m", m}, {"us", us}, {"backend", c.backend}, {"source", c.source}, {"cublaslt", c.cublaslt_algo}};
-    if (memo) {
-      const ShapeKey key{m, fam.n, fam.k, fam.lda, fam.ldb, fam.ldd, fam.flags};
-      const GemmEntry& e = GemmAccess::entry(gemm, key);
-      std::string why;
-      const auto own = CublasLtGemm::heuristic(lt_handle.get(), make_problem(key), why);
-      const bool same = own && e.lt && algo_bytes(own->algo()) == algo_bytes(e.lt->algo());
-      memo_same += same, ++memo_checked;
-      row["heuristic_own_pick"] = own ? own->description() : why;
-      row["same_as_heuristic"] = same;
-    }
-    fresh_json.push_back(row);
+    (c.backend == "cublaslt" ? fc_lt : fc_kernel).push_back(us);
+    fresh_json.push_back(
+        {{"m", m}, {"us", us}, {"backend", c.backend}, {"source", c.source}, {"cublaslt", c.cublaslt_algo}});
   }
   DGT_CHECK_CUDA(cudaStreamSynchronize(stream));
   const GemmStats after_fresh = gemm.stats();
@@ -281,10 +265,7 @@ int run(const std::string& db, const std::string& shapes, size_t family_index, s
       {"first_call_off_list", to_json(summarize(first_off))},
       {"first_call_fresh",
        {{"kernel", to_json(summarize(fc_kernel))},
-        {"cublaslt_neighbours_pick", to_json(summarize(fc_memo))},
-        {"cublaslt_heuristic_query", to_json(summarize(fc_query))},
-        {"neighbours_pick_same_as_heuristic", memo_same},
-        {"neighbours_pick_checked", memo_checked},
+        {"cublaslt", to_json(summarize(fc_lt))},
         {"nvrtc_compiles", after_fresh.nvrtc_compiles - before_fresh.nvrtc_compiles},
         {"db_reads", after_fresh.db_reads - before_fresh.db_reads},
         {"device_allocs", after_fresh.device_allocs - before_fresh.device_allocs},
@@ -320,11 +301,9 @@ int run(const std::string& db, const std::string& shapes, size_t family_index, s
   row("  cublasLtMatmul", summarize(t_floor_lt));
   row("first call of an off-list M", summarize(first_off));
   row("first call, fresh M: kernel", summarize(fc_kernel));
-  row("  cuBLASLt, neighbours' pick", summarize(fc_memo));
-  row("  cuBLASLt, heuristic query", summarize(fc_query));
-  fmt::print("neighbours' pick = the heuristic's own pick at M: {} of {}; during fresh first calls: {} NVRTC compiles, "
-             "{} DB reads, {} device allocations\n",
-             memo_same, memo_checked, after_fresh.nvrtc_compiles - before_fresh.nvrtc_compiles,
+  row("first call, fresh M: cuBLASLt", summarize(fc_lt));
+  fmt::print("during the fresh first calls: {} NVRTC compiles, {} DB reads, {} device allocations\n",
+             after_fresh.nvrtc_compiles - before_fresh.nvrtc_compiles,
              after_fresh.db_reads - before_fresh.db_reads, after_fresh.device_allocs - before_fresh.device_allocs);
   fmt::print("lookup {:.3f} us, argument preparation {:.3f} us (means); clock read {:.3f} us\n", lookup_us, args_us,
              summarize(clock_cost).p50);
