@@ -4,8 +4,8 @@
 // algorithm with the same epilogue), under the interleaved engine (bench/device_sides.hpp: cold-l2-v2 or
 // hot-graph-v1; every round runs every side, the order rotated, the SM clock read after every sample).
 //
-// Per shape of --shapes: the config is --config, else the tuned winner the loader would run from --db (dgtune's own
-// kernel), else dgt::default_config. Both kernels' outputs are verified against the reference after the rounds; the
+// Per shape of --shapes: the config is --config, else the shape's line of --configs, else the tuned winner the loader
+// would run from --db (dgtune's own kernel), else dgt::default_config. Both kernels' outputs are verified against the reference after the rounds; the
 // report gives each side's median, the paired new/old speedup with its 95% interval (stats::compare_paired, sign
 // interval) and whether the two kernels' outputs are bitwise equal. Not a test: nothing passes or fails on time. Exit
 // status 1 when an output fails verification, 2 on a usage or setup error.
@@ -66,7 +66,7 @@ std::vector<uint8_t> read_output(const ProblemData& d, cudaStream_t s) {
 }
 
 struct Args {
-  std::string old_kernels, shapes, db, config, protocol = "cold-l2", out;
+  std::string old_kernels, shapes, db, config, configs, protocol = "cold-l2", out;
   int rounds = 20;
 };
 
@@ -94,18 +94,37 @@ int run(const Args& args) {
   int failures = 0;
   std::vector<double> speedups;
   const std::vector<ShapeEntry> shapes = load_shapes_file(args.shapes);
+  // --configs: one config key per line ('#' comments and blank lines skipped), the i-th for the i-th shape.
+  std::vector<std::string> config_list;
+  if (!args.configs.empty()) {
+    std::ifstream in(args.configs);
+    if (!in) DGT_THROW(ErrorKind::kUsage, "--configs {}: cannot open", args.configs);
+    for (std::string line; std::getline(in, line);)
+      if (!line.empty() && line[0] != '#') config_list.push_back(line);
+    if (config_list.size() != shapes.size())
+      DGT_THROW(ErrorKind::kUsage, "--configs {} has {} config keys, {} has {} shapes: one key per shape, in order",
+                args.configs, config_list.size(), args.shapes, shapes.size());
+  }
   for (size_t i = 0; i < shapes.size(); ++i) {
     const Problem& p = shapes[i].problem;
     KernelConfig config = default_config(p);
     std::string source = "default";
     if (!args.config.empty()) {
       config = KernelConfig::parse_key(args.config), source = "--config";
+    } else if (!config_list.empty()) {
+      config = KernelConfig::parse_key(config_list[i]), source = "--configs";
     } else if (tuned) {
       const GemmChoice c = tuned->choose(p.m, p.n, p.k, p.lda, p.ldb, p.ldd, run_options_of(p));
       config = KernelConfig::parse_key(c.config_key), source = c.source;
     }
     const KernelSpec spec = KernelSpec::of(config, p);
-    KernelCache::require_legal(spec);
+    try {
+      KernelCache::require_legal(spec);
+    } catch (const Error& e) {
+      fmt::print("{:<28} skipped: {}\n", p.label(), e.message());  // e.g. a config of an older kernel version
+      rows.push_back({{"shape", p.label()}, {"config", config.key()}, {"skipped", e.message()}});
+      continue;
+    }
     const jit::GeneratedKernel g = jit::generate_gemm(spec);
     const jit::CompiledKernel old_code =
         jit::compile_with_sources(g.source, g.program_name, g.name_expression, old_tree.sources);
@@ -198,6 +217,7 @@ int main(int argc, char** argv) {
   app.add_option("--shapes", a.shapes, "shapes file")->required();
   app.add_option("--db", a.db, "tuning DB: run each shape's tuned kernel config");
   app.add_option("--config", a.config, "one config key for every shape (instead of the DB or the default)");
+  app.add_option("--configs", a.configs, "a file of config keys, one per shape in the shapes file's order");
   app.add_option("--protocol", a.protocol, "cold-l2 or hot-graph")->check(CLI::IsMember({"cold-l2", "hot-graph"}));
   app.add_option("--rounds", a.rounds, "rounds of the engine")->check(CLI::Range(6, 1000));
   app.add_option("--out", a.out, "write the JSON document here");
