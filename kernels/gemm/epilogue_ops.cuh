@@ -24,24 +24,29 @@ __device__ __forceinline__ float bias_lo(u32 w) { return __int_as_float(w << 16)
 __device__ __forceinline__ float bias_hi(u32 w) { return __int_as_float(w & 0xffff0000u); }
 
 /// GELU, tanh form: 0.5 x (1 + tanh(u)), u = sqrt(2/pi) (x + 0.044715 x^3) (cuBLASLt's CUBLASLT_EPILOGUE_GELU),
-/// evaluated as x / (1 + e^(-2u)), which is the same function (0.5 (1 + tanh u) = 1 / (1 + e^(-2u))) without the
-/// cancellation of 1 + tanh(u) for x << 0: there tanh is -1 to within its own error (tanh.approx.f32, max relative
-/// error 2^-10.987, PTX ISA), so the tanh form returned 0 or a value of the wrong magnitude or sign below x = -3
-/// (true GELU at x = -4 is -7.03e-5, at x = -8 -3.1e-21). Here e^(-2u) is large and exact to a few ulp
-/// (ex2.approx.ftz.f32: max relative error 2^-22 over the range, PTX ISA), its reciprocal keeps that relative
-/// accuracy (rcp.approx.ftz.f32, 1 ulp), and the result stays within 1 BF16 ulp of the true value over x in [-10, 10]
-/// (Epilogues.GeluKeepsRelativeAccuracy). Sign: never positive for x < 0. Below x = -10.3 e^(-2u) overflows to +inf
-/// and the result is -0 (true value < 1e-38); NaN stays NaN. Five FP32 operations and two MUFU per element
-/// (ex2, rcp) where the tanh form had one MUFU.
+/// evaluated as x sigmoid(2u), which is the same function (0.5 (1 + tanh u) = sigmoid(2u)), without the cancellation
+/// of 1 + tanh(u) for x << 0: there tanh is -1 to within its own error (tanh.approx.f32, max relative error 2^-10.987,
+/// PTX ISA), so the tanh form returned 0 or a value of the wrong magnitude or sign below x = -3 (true GELU at x = -4 is
+/// -7.03e-5, at x = -8 -3.1e-21). With t = e^(-2|u|) in (0, 1] (ex2.approx.ftz.f32, max relative error 2^-22, PTX
+/// ISA), sigmoid(2|u|) = 1 / (1 + t) and sigmoid(-2|u|) = t / (1 + t): neither subtracts. The reciprocal of 1 + t in
+/// (1, 2] is a linear start (relative error <= 1/17) and two Newton steps (<= (1/17)^4 = 1.2e-5), on the FMA pipe:
+/// one MUFU per element as in the tanh form, since a second one (rcp) made the epilogue-bound shapes (M >= 4096,
+/// K <= 2048) up to 13% slower on the H200 (results/h200/gelu-accuracy-2026-12-03.md). Within 1 BF16 ulp of the true
+/// value over x in [-10, 10] and never positive for x < 0 (Epilogues.GeluKeepsRelativeAccuracy). Below x = -10.3, t
+/// flushes to 0 and the result is -0 (true value < 1e-38); NaN stays NaN.
 __device__ __forceinline__ float gelu_tanh(float x) {
-  // -2 u log2(e) = x (c1 + c3 x^2): ex2 takes the exponent in base 2.
-  constexpr float kLinear = -2.f * 0.7978845608028654f * 1.4426950408889634f;
-  constexpr float kCubic = kLinear * 0.044715f;
-  const float w = x * fmaf(kCubic, x * x, kLinear);
-  float e, r;
-  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(e) : "f"(w));
-  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(1.f + e));
-  return x * r;
+  constexpr float kSqrt2OverPi = 0.7978845608028654f;
+  constexpr float kCubic = kSqrt2OverPi * 0.044715f;
+  const float u = x * fmaf(kCubic, x * x, kSqrt2OverPi);
+  float t;  // e^(-2|u|) = 2^(-2 |u| log2 e)
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(t) : "f"(fabsf(u) * (-2.f * 1.4426950408889634f)));
+  const float d = 1.f + t;
+  float r = fmaf(-8.f / 17.f, d, 24.f / 17.f);  // ~1/d for d in [1, 2]
+  float e = fmaf(-d, r, 1.f);
+  r = fmaf(r, e, r);
+  e = fmaf(-d, r, 1.f);
+  r = fmaf(r, e, r);
+  return x * (u >= 0.f ? r : t * r);
 }
 
 /// ReLU that keeps NaN (fmaxf(NaN, 0) would return 0 and hide a bad result).

@@ -67,18 +67,37 @@ std::vector<uint8_t> read_output(const ProblemData& d, cudaStream_t s) {
 
 struct Args {
   std::string old_kernels, shapes, db, config, configs, protocol = "cold-l2", out;
+  std::vector<std::string> variants;  ///< NAME=DIR: more kernels/ trees, each a side between "old" and "new"
   int rounds = 20;
 };
 
 int run(const Args& args) {
-  const KernelTree old_tree(args.old_kernels);
+  // The kernel sides: "old", every --variant, then "new" (this build's embedded sources), each with a cache of its
+  // own (the same config has the same module key in every tree).
+  struct KernelSide {
+    std::string label;
+    std::unique_ptr<KernelTree> tree;  ///< null: the embedded sources
+    std::unique_ptr<KernelCache> cache;
+  };
+  std::vector<KernelSide> ks;
+  ks.push_back({"old", std::make_unique<KernelTree>(args.old_kernels), nullptr});
+  for (const std::string& v : args.variants) {
+    const size_t eq = v.find('=');
+    if (eq == std::string::npos || eq == 0)
+      DGT_THROW(ErrorKind::kUsage, "--variant {}: expected NAME=DIR (a kernels/ tree)", v);
+    const std::string name = v.substr(0, eq);
+    if (name == "old" || name == "new" || name == "cublaslt")
+      DGT_THROW(ErrorKind::kUsage, "--variant {}: the name {} is taken", v, name);
+    ks.push_back({name, std::make_unique<KernelTree>(v.substr(eq + 1)), nullptr});
+  }
+  ks.push_back({"new", nullptr, nullptr});
   const DeviceInfo dev = open_device(0);
   DGT_CHECK_CUDA(cudaSetDevice(dev.ordinal));
   MeasureProtocol protocol = MeasureProtocol::of(parse_protocol_kind(args.protocol));
   protocol.rounds = args.rounds;
   jit::CubinCache cubins(usable_cache_dir(""));
   UtilKernels util(cubins, dev.sm_count);
-  KernelCache old_cache(cubins, dev.sm_count), new_cache(cubins, dev.sm_count);  // one module per side
+  for (KernelSide& k : ks) k.cache = std::make_unique<KernelCache>(cubins, dev.sm_count);
   std::unique_ptr<Gemm> tuned;
   if (!args.db.empty()) {
     GemmOptions o;
@@ -126,20 +145,27 @@ int run(const Args& args) {
       continue;
     }
     const jit::GeneratedKernel g = jit::generate_gemm(spec);
-    const jit::CompiledKernel old_code =
-        jit::compile_with_sources(g.source, g.program_name, g.name_expression, old_tree.sources);
-    const jit::CompiledKernel new_code = jit::compile(g.source, g.program_name, g.name_expression);
-    const auto old_k = old_cache.get(spec, old_code), new_k = new_cache.get(spec, new_code);
-    const jit::GemmWorkspace old_ws = old_cache.dedicated_workspace(*old_k, p),
-                             new_ws = new_cache.dedicated_workspace(*new_k, p);
+    struct Loaded {
+      jit::CompiledKernel code;
+      std::shared_ptr<jit::GemmKernel> kernel;
+      jit::GemmWorkspace ws;
+    };
+    std::vector<Loaded> loaded;
+    for (KernelSide& k : ks) {
+      Loaded l;
+      l.code = k.tree ? jit::compile_with_sources(g.source, g.program_name, g.name_expression, k.tree->sources)
+                      : jit::compile(g.source, g.program_name, g.name_expression);
+      l.kernel = k.cache->get(spec, l.code);
+      l.ws = k.cache->dedicated_workspace(*l.kernel, p);
+      loaded.push_back(std::move(l));
+    }
 
     ProblemData data(p, util, 20261203 + i, stream);
     const jit::GemmOperands ops = data.operands();
     CublasLtPlan plan(lt, data);
-    std::vector<Side> sides = {
-        {"old", [&](cudaStream_t s) { old_k->launch(p, ops, s, &old_ws); }},
-        {"new", [&](cudaStream_t s) { new_k->launch(p, ops, s, &new_ws); }},
-    };
+    std::vector<Side> sides;
+    for (size_t j = 0; j < ks.size(); ++j)
+      sides.push_back({ks[j].label, [&, j](cudaStream_t s) { loaded[j].kernel->launch(p, ops, s, &loaded[j].ws); }});
     if (plan.supported())
       sides.push_back({"cublaslt", [&](cudaStream_t s) {
                          if (plan.launch(0, s) != 0) DGT_THROW(ErrorKind::kCublas, "cuBLASLt refused {}", p.label());
@@ -147,15 +173,29 @@ int run(const Args& args) {
     const OutputCheck check{[&](cudaStream_t s) { data.poison_output(s); },
                             [&](cudaStream_t s) { return data.verify(s); }};
     const RoundsResult r = measure_sides(util, dev, protocol, stream, sides, &check);
-    // Bitwise comparison of the two kernels' outputs (untimed, after the rounds).
-    data.poison_output(stream);
-    old_k->launch(p, ops, stream, &old_ws);
-    const std::vector<uint8_t> old_out = read_output(data, stream);
-    data.poison_output(stream);
-    new_k->launch(p, ops, stream, &new_ws);
-    const bool bitwise = read_output(data, stream) == old_out;
+    // Bitwise comparison of each kernel's output with the old one's (untimed, after the rounds).
+    std::vector<std::vector<uint8_t>> outs;
+    for (const Loaded& l : loaded) {
+      data.poison_output(stream);
+      l.kernel->launch(p, ops, stream, &l.ws);
+      outs.push_back(read_output(data, stream));
+    }
+    const bool bitwise = outs.back() == outs.front();
+    const int new_side = int(ks.size()) - 1;
+    nlohmann::json variant_json = nlohmann::json::object();
+    std::string variant_text;
+    for (int j = 1; j < new_side; ++j) {
+      const PairedTimes vt = r.paired(j, 0);
+      const stats::PairedComparison vc = stats::compare_paired(vt.x_us, vt.y_us);
+      variant_json[ks[size_t(j)].label] = {{"speedup_over_old", vc.speedup_x_over_y()},
+                                           {"lo", vc.speedup_x_over_y_lo()},
+                                           {"hi", vc.speedup_x_over_y_hi()},
+                                           {"registers", loaded[size_t(j)].code.registers},
+                                           {"bitwise_equal_to_old", outs[size_t(j)] == outs.front()}};
+      variant_text += fmt::format("  {}/old {:.4f}x", ks[size_t(j)].label, vc.speedup_x_over_y());
+    }
 
-    const PairedTimes pt = r.paired(1, 0);
+    const PairedTimes pt = r.paired(new_side, 0);
     const stats::PairedComparison cmp = stats::compare_paired(pt.x_us, pt.y_us);
     const double speedup = cmp.speedup_x_over_y();
     speedups.push_back(speedup);
@@ -169,9 +209,10 @@ int run(const Args& args) {
                           {"speedup_hi", cmp.speedup_x_over_y_hi()},
                           {"verdict", stats::to_string(cmp.verdict)},
                           {"bitwise_equal_outputs", bitwise},
-                          {"registers_old", old_code.registers},
-                          {"registers_new", new_code.registers},
-                          {"spill_bytes_new", new_code.spill_bytes},
+                          {"registers_old", loaded.front().code.registers},
+                          {"registers_new", loaded.back().code.registers},
+                          {"spill_bytes_new", loaded.back().code.spill_bytes},
+                          {"variants", variant_json},
                           {"rounds", nlohmann::json::parse(r.to_json())}};
     std::string line = fmt::format("{:<28} {:<52}", p.label(), config.key());
     for (const SideSummary& s : r.sides) {
@@ -182,8 +223,9 @@ int run(const Args& args) {
       row[s.label + "_median_clock_mhz"] = s.median_clock_mhz;
       row[s.label + "_verify_ok"] = ok;
     }
-    fmt::print("{}  new/old {:.4f}x [{:.4f}, {:.4f}] {}{}\n", line, speedup, cmp.speedup_x_over_y_lo(),
-               cmp.speedup_x_over_y_hi(), stats::to_string(cmp.verdict), bitwise ? ", outputs bitwise equal" : "");
+    fmt::print("{}  new/old {:.4f}x [{:.4f}, {:.4f}] {}{}{}\n", line, speedup, cmp.speedup_x_over_y_lo(),
+               cmp.speedup_x_over_y_hi(), stats::to_string(cmp.verdict), bitwise ? ", outputs bitwise equal" : "",
+               variant_text);
     std::fflush(stdout);
     rows.push_back(row);
   }
@@ -216,6 +258,7 @@ int main(int argc, char** argv) {
   app.add_option("--old-kernels", a.old_kernels, "the old kernels/ directory (e.g. from git archive)")->required();
   app.add_option("--shapes", a.shapes, "shapes file")->required();
   app.add_option("--db", a.db, "tuning DB: run each shape's tuned kernel config");
+  app.add_option("--variant", a.variants, "NAME=DIR: another kernels/ tree timed as its own side (repeatable)");
   app.add_option("--config", a.config, "one config key for every shape (instead of the DB or the default)");
   app.add_option("--configs", a.configs, "a file of config keys, one per shape in the shapes file's order");
   app.add_option("--protocol", a.protocol, "cold-l2 or hot-graph")->check(CLI::IsMember({"cold-l2", "hot-graph"}));
