@@ -51,7 +51,7 @@ std::string foreign_content(const fs::path& dir) {
   std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
   try {
     const nlohmann::json j = nlohmann::json::parse(text);
-    if (j.is_object() && j.value("format", std::string()) == jit::kBundleFormat) return "";
+    if (j.is_object() && j.value("schema", std::string()) == jit::kBundleFormat) return "";
   } catch (const nlohmann::json::exception&) {
   }
   return "its manifest.json is not a dgtune kernel bundle's";
@@ -84,7 +84,7 @@ void check_bundle_output(const std::string& dir, const std::string& flag) {
   const fs::file_status st = fs::symlink_status(p, ec);
   if (fs::exists(st)) {
     if (fs::is_symlink(st))
-      DGT_THROW(ErrorKind::kUsage, "{} {} is a symbolic link: name the bundle directory itself", flag,
+      DGT_THROW(ErrorKind::kUsage, "{} {} is a symbolic link: name the bundle directory itself (nothing written)", flag,
                 escaped(dir));
     if (!fs::is_directory(st))
       DGT_THROW(ErrorKind::kUsage, "{} {} exists and is not a directory: a bundle is a directory (nothing written)",
@@ -99,10 +99,10 @@ void check_bundle_output(const std::string& dir, const std::string& flag) {
   }
   const fs::path parent = p.has_parent_path() ? p.parent_path() : fs::path(".");
   if (!fs::is_directory(parent, ec))
-    DGT_THROW(ErrorKind::kUsage, "{} {}: directory {} does not exist", flag, escaped(dir),
+    DGT_THROW(ErrorKind::kUsage, "{} {}: directory {} does not exist (nothing written)", flag, escaped(dir),
               escaped(parent.string()));
   if (::access(parent.c_str(), W_OK | X_OK) != 0)
-    DGT_THROW(ErrorKind::kUsage, "{} {}: directory {} is not writable", flag, escaped(dir),
+    DGT_THROW(ErrorKind::kUsage, "{} {}: directory {} is not writable (nothing written)", flag, escaped(dir),
               escaped(parent.string()));
 }
 

@@ -10,7 +10,7 @@ namespace dgt {
 
 /// Checks that `dir` may be written as a bundle before anything is compiled: a path that does not exist (its parent
 /// must be a writable directory), an empty directory, or an existing dgtune bundle (a directory holding manifest.json
-/// whose "format" is jit::kBundleFormat, of any version, and otherwise only files named <16 hex digits>.cubin), which
+/// whose "schema" is jit::kBundleFormat, of any version, and otherwise only files named <16 hex digits>.cubin), which
 /// is replaced. Anything else (a file, a directory holding other files or folders, a manifest of another format) is
 /// Error(kUsage) naming `flag`, the path and what it holds, so a user's files are never deleted.
 void check_bundle_output(const std::string& dir, const std::string& flag);

@@ -62,8 +62,8 @@ bool read_whole_file(const std::string& path, std::string& out) {
 
 std::string BundleManifest::to_text() const {
   nlohmann::ordered_json j;
-  j["format"] = kBundleFormat;
-  j["format_version"] = format_version;
+  j["schema"] = kBundleFormat;
+  j["schema_version"] = format_version;
   j["kernel_hash"] = kernel_hash;
   j["arch"] = arch;
   j["nvrtc_version"] = nvrtc_version;
@@ -93,12 +93,12 @@ BundleManifest BundleManifest::parse(const std::string& text, const std::string&
     DGT_THROW(ErrorKind::kIo, "{}: not valid JSON ({})", path, e.what());
   }
   if (!j.is_object()) DGT_THROW(ErrorKind::kIo, "{}: not a JSON object", path);
-  const std::string format = field<std::string>(j, "format", "", path);
+  const std::string format = field<std::string>(j, "schema", "", path);
   if (format != kBundleFormat)
-    DGT_THROW(ErrorKind::kIo, "{}: field format is \"{}\", expected \"{}\" (not a dgtune kernel bundle)", path, format,
+    DGT_THROW(ErrorKind::kIo, "{}: field schema is \"{}\", expected \"{}\" (not a dgtune kernel bundle)", path, format,
               kBundleFormat);
   BundleManifest m;
-  m.format_version = field<int>(j, "format_version", "", path);
+  m.format_version = field<int>(j, "schema_version", "", path);
   // A manifest of another layout is refused by its version before the fields below are read by this layout.
   if (m.format_version != kBundleFormatVersion) return m;
   m.kernel_hash = field<std::string>(j, "kernel_hash", "", path);
@@ -150,7 +150,7 @@ void check_bundle_header(const BundleManifest& m, const BundleManifest& expected
       DGT_THROW(ErrorKind::kInvalid, "{}: {} is \"{}\", this dgtune expects \"{}\" ({}); re-export the bundle with "
                 "`dgtune export --format bundle` of this dgtune", path, name, found, want, why);
   };
-  mismatch("format_version", std::to_string(m.format_version), std::to_string(expected.format_version),
+  mismatch("schema_version", std::to_string(m.format_version), std::to_string(expected.format_version),
            "another manifest layout");
   mismatch("kernel_hash", m.kernel_hash, expected.kernel_hash, "the cubins were compiled from other kernel sources");
   mismatch("arch", m.arch, expected.arch, "the cubins are for another GPU architecture");

@@ -1,7 +1,7 @@
 // A kernel bundle: a read-only directory of compiled cubins with a manifest (`dgtune export --format bundle`), from
 // which dgt::Gemm loads its kernels before it asks the cubin cache or NVRTC (docs/loader.md "Kernel bundles").
 //
-//   DIR/manifest.json      what the bundle was built for (format version, kernel hash, arch, NVRTC version) and
+//   DIR/manifest.json      what the bundle was built for (schema version, kernel hash, arch, NVRTC version) and
 //                          one entry per cubin: its cubin-cache key, compiled key, the spec keys using it, file
 //                          name, size and FNV-1a hash, lowered kernel name and ptxas' resource numbers
 //   DIR/<cache key>.cubin  the cubins, named by CubinCache::key_of of their generated source
@@ -20,9 +20,11 @@
 
 namespace dgt::jit {
 
-/// The manifest's "format" value: what marks a directory as a dgtune bundle (the export replaces only such one).
-inline constexpr const char* kBundleFormat = "dgtune-kernel-bundle";
-/// The manifest layout this dgtune writes and reads; a manifest of another version is refused.
+/// The manifest's "schema" value (the envelope of dgtune's JSON documents, report/documents.hpp kBundleDocument, with
+/// docs/schemas/dgtune-bundle.schema.json): what marks a directory as a dgtune bundle (the export replaces only such
+/// one).
+inline constexpr const char* kBundleFormat = "dgtune-bundle";
+/// The manifest layout ("schema_version") this dgtune writes and reads; a manifest of another version is refused.
 inline constexpr int kBundleFormatVersion = 1;
 /// The manifest's file name inside a bundle directory.
 inline constexpr const char* kBundleManifestName = "manifest.json";
@@ -41,7 +43,7 @@ struct BundleCubin {
 
 /// manifest.json of a bundle.
 struct BundleManifest {
-  int format_version = kBundleFormatVersion;
+  int format_version = kBundleFormatVersion;  ///< "schema_version"
   std::string kernel_hash;    ///< jit::kernel_source_hash() of the dgtune that built it
   std::string arch;           ///< GPU architecture the cubins are for, "sm_90a"
   std::string nvrtc_version;  ///< nvrtc_version_string() of the compiler, "major.minor"
@@ -52,16 +54,16 @@ struct BundleManifest {
   /// The manifest as JSON text (2-space indent; the layout is docs/schemas/dgtune-bundle.schema.json).
   std::string to_text() const;
   /// Parses manifest text read from `path` (named in errors). Throws Error(kIo) "PATH: ..." naming the field for
-  /// invalid JSON, a missing or mistyped field, a "format" other than kBundleFormat, or a cubin whose file name is not
+  /// invalid JSON, a missing or mistyped field, a "schema" other than kBundleFormat, or a cubin whose file name is not
   /// "<key>.cubin" with a 16-hex-digit key (so no entry can name a path outside the bundle).
   static BundleManifest parse(const std::string& text, const std::string& path);
 };
 
-/// The fields a bundle must match to be used by this build: format version, kernel hash, arch and NVRTC version of
+/// The fields a bundle must match to be used by this build: schema version, kernel hash, arch and NVRTC version of
 /// the running dgtune (no cubin entries).
 BundleManifest expected_bundle_header();
 
-/// Throws Error(kInvalid) "PATH: FIELD is FOUND, this dgtune expects EXPECTED (...)" for the first of format_version,
+/// Throws Error(kInvalid) "PATH: FIELD is FOUND, this dgtune expects EXPECTED (...)" for the first of schema_version,
 /// kernel_hash, arch and nvrtc_version in which `m` differs from `expected`.
 void check_bundle_header(const BundleManifest& m, const BundleManifest& expected, const std::string& path);
 
@@ -75,7 +77,7 @@ class Bundle {
   /// Reads and checks DIR/manifest.json against `expected` (default: this build, expected_bundle_header()) and
   /// checks that every listed cubin is a regular file of the listed size. Throws Error(kIo) naming the path for a
   /// directory or file that cannot be read or a size that differs, Error(kInvalid) naming the field, the value
-  /// expected and the value found for a manifest built for another dgtune (kernel hash, arch, format or NVRTC
+  /// expected and the value found for a manifest built for another dgtune (kernel hash, arch, schema or NVRTC
   /// version). Writes nothing.
   static std::shared_ptr<const Bundle> open(const std::string& dir);
   static std::shared_ptr<const Bundle> open(const std::string& dir, const BundleManifest& expected);

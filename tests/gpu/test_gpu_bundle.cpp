@@ -134,7 +134,7 @@ TEST(Bundle, BundleOfAnotherBuildIsRefusedAtConstruction) {
   const std::string bdir = dir.path + "/bundle";
   fs::create_directory(bdir);
   std::ofstream(bdir + "/manifest.json")
-      << R"({"format": "dgtune-kernel-bundle", "format_version": 1, "kernel_hash": "feedfacefeedface", "arch": "sm_90a",
+      << R"({"schema": "dgtune-bundle", "schema_version": 1, "kernel_hash": "feedfacefeedface", "arch": "sm_90a",
            "nvrtc_version": "0.0", "dgtune_version": "x", "device": {"name": "", "hw_key": ""}, "cubins": []})";
   GemmOptions o;
   o.db_path = dir.path + "/none.db";

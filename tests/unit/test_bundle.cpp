@@ -157,13 +157,13 @@ TEST_F(BundleTest, ManifestOfAnotherBuildIsRefusedNamingFieldExpectedAndFound) {
   };
   const jit::BundleManifest cur = jit::expected_bundle_header();
   const Case cases[] = {
-      {"format_version", "\"format_version\": 1", "\"format_version\": 7"},
+      {"schema_version", "\"schema_version\": 1", "\"schema_version\": 7"},
       {"kernel_hash", "\"kernel_hash\": \"" + cur.kernel_hash + "\"", "\"kernel_hash\": \"feedfacefeedface\""},
       {"arch", "\"arch\": \"sm_90a\"", "\"arch\": \"sm_100a\""},
       {"nvrtc_version", "\"nvrtc_version\": \"" + cur.nvrtc_version + "\"", "\"nvrtc_version\": \"11.8\""},
   };
   const std::map<std::string, std::pair<std::string, std::string>> want = {
-      {"format_version", {"\"7\"", "\"1\""}},
+      {"schema_version", {"\"7\"", "\"1\""}},
       {"kernel_hash", {"\"feedfacefeedface\"", "\"" + cur.kernel_hash + "\""}},
       {"arch", {"\"sm_100a\"", "\"sm_90a\""}},
       {"nvrtc_version", {"\"11.8\"", "\"" + cur.nvrtc_version + "\""}}};
@@ -187,7 +187,7 @@ TEST_F(BundleTest, DamagedManifestOrCubinIsRefusedNamingTheProblem) {
   };
   const Case cases[] = {
       {"not JSON", "{", "[[", "not valid JSON"},
-      {"other format", "\"dgtune-kernel-bundle\"", "\"something-else\"", "field format is \"something-else\""},
+      {"other format", "\"dgtune-bundle\"", "\"something-else\"", "field schema is \"something-else\""},
       {"missing field", "\"lowered_name\"", "\"lowered_nam\"", "field cubins[0].lowered_name is missing"},
       {"wrong type", "\"bytes\": ", "\"bytes\": \"x\", \"was\": ", "field cubins[0].bytes has the wrong type"},
       {"path outside", "\"file\": \"00000000000000aa.cubin\"", "\"file\": \"../00000000000000aa.cubin\"",
@@ -368,10 +368,10 @@ TEST_F(BundleTest, WriterReplacesOnlyABundleOrAnEmptyDirectory) {
   EXPECT_FALSE(fs::exists(path("user") + "/manifest.json"));
 
   fs::create_directory(path("other"));
-  std::ofstream(path("other") + "/manifest.json") << R"({"format": "someone-elses"})";
+  std::ofstream(path("other") + "/manifest.json") << R"({"schema": "someone-elses"})";
   msg = error_of([&] { make_bundle({"00000000000000aa"}, "other"); });
   EXPECT_NE(msg.find("its manifest.json is not a dgtune kernel bundle's"), std::string::npos) << msg;
-  EXPECT_EQ(slurp(path("other") + "/manifest.json"), R"({"format": "someone-elses"})");
+  EXPECT_EQ(slurp(path("other") + "/manifest.json"), R"({"schema": "someone-elses"})");
 
   std::ofstream(path("file")) << "a file";
   msg = error_of([&] { make_bundle({"00000000000000aa"}, "file"); });
