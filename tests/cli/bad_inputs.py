@@ -498,7 +498,7 @@ for label, out, want in [
         ("a directory with a user's file", USER_DIR, "exists and is not a dgtune kernel bundle (it holds notes.txt"),
         ("another tool's manifest", os.path.join(TMP, "foreign-bundle"), "its manifest.json is not a dgtune kernel"),
         ("a missing parent", os.path.join(TMP, "nope", "bundle"), "does not exist"),
-        ("a symlink to a directory", LINK_DB, "is a symbolic link")]:
+        ("a symbolic link", LINK_DB, "is a symbolic link")]:
     case(f"export --format bundle --out {label}", ["export", "--db", GOOD_DB, "--format", "bundle", "--out", out,
                                                    "--cache-dir", BUNDLE_CACHE], 2, "--out", want, "nothing written")
 case("export --format bundle without --out", ["export", "--db", GOOD_DB, "--format", "bundle"], 2,
