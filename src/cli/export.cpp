@@ -1,5 +1,6 @@
 // dgtune export: one row per stored winner with every tunable, its protocol, time, TFLOPS and ratio to
-// cuBLASLt-tuned, as table/csv/json/md, or a self-contained C++ header for dgt::GemmOptions::table.
+// cuBLASLt-tuned, as table/csv/json/md, a self-contained C++ header for dgt::GemmOptions::table, a deployable DB copy,
+// or a kernel bundle for dgt::GemmOptions::bundle.
 #include <algorithm>
 #include <iostream>
 #include <sstream>
@@ -15,6 +16,7 @@
 #include "db/maintenance.hpp"
 #include "db/schema.hpp"
 #include "db/tuning_db_reader.hpp"
+#include "eval/bundle_export.hpp"
 #include "jit/kernel_hash.hpp"
 #include "loader/choice.hpp"
 #include "loader/export_header.hpp"
@@ -28,6 +30,8 @@ struct Args {
   std::string format = "table";
   std::string columns;  ///< "short" | "all"; empty: short for table and md, all for csv and json
   std::string out;
+  int jobs = -1;        ///< --format bundle: NVRTC threads (0 all cores); -1: not given (all cores)
+  CacheDirOption cache;  ///< --format bundle: the cubin cache the kernels are compiled through
 };
 
 /// The columns a reader of the table wants first: which shape, what won, how fast, against cuBLASLt-tuned. Every
@@ -212,6 +216,22 @@ namespace {
 
 int run(const Args& a) {
   const std::string path = a.db.existing("export");
+  if (a.format != "bundle" && (a.jobs >= 0 || !a.cache.dir.empty()))
+    DGT_THROW(ErrorKind::kUsage, "--jobs and --cache-dir apply to --format bundle only");
+  if (a.format == "bundle") {
+    // A directory: the bundle writer's own rule (eval/bundle_writer.hpp) is checked before anything is compiled.
+    if (a.out.empty()) DGT_THROW(ErrorKind::kUsage, "export --format bundle needs --out DIR (a new or empty directory, "
+                                                    "or an existing bundle to replace)");
+    if (!a.columns.empty()) DGT_THROW(ErrorKind::kUsage, "--columns applies to table, csv, json and md");
+    BundleExportOptions o;
+    o.db_path = path, o.device = a.device, o.out_dir = a.out, o.cache_dir = a.cache.dir, o.jobs = std::max(a.jobs, 0);
+    const BundleExportReport r = export_bundle(o);
+    std::cout << fmt::format(
+        "wrote kernel bundle {}: {} cubins ({:.1f} MB) for {} kernel configs of {} problem families of {} (hardware "
+        "key {}) in {:.1f} s; load it with dgt::GemmOptions::bundle or $DGTUNE_BUNDLE\n",
+        a.out, r.cubins, double(r.bytes) / 1e6, r.specs, r.families, r.device_name, r.hw_key, r.seconds);
+    return 0;
+  }
   // The output is checked before anything is read: never the DB (or its -wal/-shm), through a link or not.
   if (!a.out.empty()) check_output_path(a.out, "--out", {a.db.named()});
   if (a.format == "db") {
@@ -240,13 +260,17 @@ int run(const Args& a) {
 void add_export(CLI::App& app, Action& action) {
   auto [cmd, a] = add_command<Args>(
       app, action, "export",
-      "one row per stored winner with every tunable, or a C++ header for dgt::GemmOptions::table", run);
+      "one row per stored winner with every tunable, a C++ header for dgt::GemmOptions::table, or a kernel bundle "
+      "for dgt::GemmOptions::bundle",
+      run);
   add_groups(cmd, a.db);
   cmd.add_option("--device", a.device, "device of the DB (row id or hardware key; needed when it holds several)");
   cmd.add_option("--format", a.format,
                  "table, csv, json (with a schema version), md, cpp (a self-contained header), or db (with --out: a "
-                 "copy of the whole DB in journal_mode=DELETE for read-only deployment)")
-      ->check(CLI::IsMember({"table", "csv", "json", "md", "cpp", "db"}))
+                 "copy of the whole DB in journal_mode=DELETE for read-only deployment), or bundle (with --out DIR: "
+                 "every kernel dgt::Gemm can load for the device's tuned families, compiled, for "
+                 "dgt::GemmOptions::bundle)")
+      ->check(CLI::IsMember({"table", "csv", "json", "md", "cpp", "db", "bundle"}))
       ->capture_default_str()
       ->group("Output");
   cmd.add_option("--columns", a.columns,
@@ -255,8 +279,13 @@ void add_export(CLI::App& app, Action& action) {
       ->check(CLI::IsMember({"short", "all"}))
       ->group("Output");
   cmd.add_option("--out", a.out,
-                 "write to FILE instead of stdout (never the DB; written to a temporary file and renamed when complete)")
+                 "write to FILE instead of stdout (never the DB; written to a temporary file and renamed when complete); "
+                 "--format bundle: the bundle directory (new, empty, or a bundle to replace)")
       ->group("Output");
+  cmd.add_option("--jobs", a.jobs, "--format bundle: compile threads (0 = all cores)")
+      ->check(CLI::Range(0, 4096))
+      ->group("Bundle");
+  a.cache.add(cmd);
 }
 
 }  // namespace dgt::cli

@@ -21,7 +21,8 @@ jit::GemmWorkspace WorkspaceArena::get(const jit::GemmKernel& kernel, const Prob
   return {partials_.get(), partials_.bytes(), counters_.get(), counters_.bytes()};
 }
 
-KernelCache::KernelCache(const jit::CubinCache& cubins, int sm_count) : cubins_(cubins), sm_count_(sm_count) {}
+KernelCache::KernelCache(const jit::CubinCache& cubins, int sm_count, std::shared_ptr<const jit::Bundle> bundle)
+    : code_(cubins, std::move(bundle)), sm_count_(sm_count) {}
 
 KernelCache::~KernelCache() = default;
 
@@ -74,11 +75,15 @@ std::shared_ptr<jit::GemmKernel> KernelCache::get_impl(const EvaluatedSpec& es, 
   if (mit == modules_.end()) {
     // split_k (beyond "split or not") and sms are run-time arguments: the shared-memory size of the
     // compiled key's module is the same for every spec that maps to it.
-    bool hit = true;
+    jit::CodeOrigin origin = jit::CodeOrigin::kCubinCache;
     jit::LoadedKernel loaded =
         compiled ? jit::load_kernel(*compiled, res.smem.total)
-                 : jit::load_kernel(cubins_.get_or_compile(jit::generate_gemm(spec, res), &hit), res.smem.total);
-    if (!compiled) (hit ? cache_loads_ : compiles_).fetch_add(1, std::memory_order_relaxed);
+                 : jit::load_kernel(code_.get(jit::generate_gemm(spec, res), key, origin), res.smem.total);
+    if (!compiled)
+      (origin == jit::CodeOrigin::kBundle       ? bundle_loads_
+       : origin == jit::CodeOrigin::kCubinCache ? cache_loads_
+                                                : compiles_)
+          .fetch_add(1, std::memory_order_relaxed);
     mit = modules_.emplace(mkey, std::move(loaded)).first;
   }
   auto kernel = std::make_shared<jit::GemmKernel>(spec, mit->second, sm_count_);

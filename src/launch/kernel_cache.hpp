@@ -21,6 +21,8 @@
 
 #include "core/thread_pool.hpp"
 #include "device/buffer.hpp"
+#include "jit/bundle.hpp"
+#include "jit/code_lookup.hpp"
 #include "jit/compiler.hpp"
 #include "jit/cubin_cache.hpp"
 #include "jit/module.hpp"
@@ -56,14 +58,16 @@ class WorkspaceArena {
 ///    (the loader takes one per shape); launches sharing one workspace must be stream-ordered.
 class KernelCache {
  public:
-  /// `cubins` (the on-disk cubin cache) must outlive this cache. `sm_count`: SMs of the device.
-  KernelCache(const jit::CubinCache& cubins, int sm_count);
+  /// `cubins` (the on-disk cubin cache) must outlive this cache. `sm_count`: SMs of the device. `bundle` (optional,
+  /// jit/bundle.hpp): a read-only kernel bundle asked before the cubin cache (jit::CodeLookup's order).
+  KernelCache(const jit::CubinCache& cubins, int sm_count, std::shared_ptr<const jit::Bundle> bundle = nullptr);
   ~KernelCache();
   KernelCache(const KernelCache&) = delete;
   KernelCache& operator=(const KernelCache&) = delete;
 
   /// The launchable kernel for `spec`: by spec key; on a miss its module by compiled key, else the
-  /// code is compiled through the cubin cache and loaded. Throws Error(kInvalid) naming the legality
+  /// code is taken from the bundle, else the cubin cache, else compiled with NVRTC (jit::CodeLookup), and loaded.
+  /// Error(kIo) for a bundle cubin that fails its size or hash check. Throws Error(kInvalid) naming the legality
   /// rule (R1..R25) when `spec` is illegal, before any NVRTC or CUDA call; Error(kNvrtc) when the
   /// compile fails; Error(kDriver) when loading fails or no cluster of the kernel fits the device.
   std::shared_ptr<jit::GemmKernel> get(const KernelSpec& spec);
@@ -93,22 +97,23 @@ class KernelCache {
   /// zeroed and synchronised now), owned by the cache until it is destroyed and never reallocated.
   jit::GemmWorkspace dedicated_workspace(const jit::GemmKernel& kernel, const Problem& p);
 
-  /// Modules get() compiled with NVRTC (cubin-cache misses) and loaded from the cubin cache, since construction
-  /// (modules loaded from code passed in are in neither).
+  /// Modules get() compiled with NVRTC (cubin-cache misses), loaded from the cubin cache and loaded from the
+  /// bundle, since construction (modules loaded from code passed in are in none).
   unsigned long long compiles() const { return compiles_.load(std::memory_order_relaxed); }
   unsigned long long cache_loads() const { return cache_loads_.load(std::memory_order_relaxed); }
+  unsigned long long bundle_loads() const { return bundle_loads_.load(std::memory_order_relaxed); }
   size_t module_count() const;  ///< loaded modules (distinct compiled keys)
   size_t kernel_count() const;  ///< launchable kernels (distinct spec keys)
 
  private:
   std::shared_ptr<jit::GemmKernel> get_impl(const EvaluatedSpec& spec, const jit::CompiledKernel* compiled);
 
-  const jit::CubinCache& cubins_;
+  jit::CodeLookup code_;  ///< bundle, cubin cache, NVRTC
   int sm_count_;
   mutable std::shared_mutex mu_;
   std::unordered_map<std::string, jit::LoadedKernel> modules_;                 ///< by KernelSpec::compiled_key()
   std::unordered_map<std::string, std::shared_ptr<jit::GemmKernel>> kernels_;  ///< by KernelSpec::key()
-  std::atomic<unsigned long long> compiles_{0}, cache_loads_{0};
+  std::atomic<unsigned long long> compiles_{0}, cache_loads_{0}, bundle_loads_{0};
   std::mutex ws_mu_;
   WorkspaceArena shared_ws_;
   std::list<WorkspaceArena> dedicated_ws_;  ///< std::list: arenas never move

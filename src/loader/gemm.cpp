@@ -9,6 +9,7 @@
 #include "core/error.hpp"
 #include "core/output_file.hpp"
 #include "core/paths.hpp"
+#include "jit/bundle.hpp"
 #include "loader/gemm_impl.hpp"
 #include "loader/loader_db.hpp"
 #include "problem/shapes_file.hpp"
@@ -65,8 +66,17 @@ Gemm::Gemm(GemmOptions options) : impl_(std::make_unique<Impl>()) {
       spdlog::warn("dgt::Gemm: {} has no trials for this device ({}, hardware key {}); using default configs", db_path,
                    impl_->device.name, impl_->device.hardware().key());
   }
+  // GemmOptions::bundle, else $DGTUNE_BUNDLE: checked now, so a bundle of another build fails here, not mid-serving.
+  std::string bundle_dir = options.bundle;
+  if (bundle_dir.empty())
+    if (const char* env = std::getenv("DGTUNE_BUNDLE")) bundle_dir = env;
+  std::shared_ptr<const jit::Bundle> bundle;
+  if (!bundle_dir.empty()) {
+    bundle = jit::Bundle::open(bundle_dir);
+    spdlog::info("dgt::Gemm: kernel bundle {} ({} cubins)", bundle_dir, bundle->manifest().cubins.size());
+  }
   impl_->cache = std::make_unique<jit::CubinCache>(usable_cache_dir(options.cache_dir));
-  impl_->kernels = std::make_unique<KernelCache>(*impl_->cache, impl_->device.sm_count);
+  impl_->kernels = std::make_unique<KernelCache>(*impl_->cache, impl_->device.sm_count, std::move(bundle));
   // Made now, not on the first problem cuBLASLt runs: a first call inside graph capture must not create it.
   if (impl_->use_cublaslt) impl_->lt_handle = std::make_unique<CublasLtHandle>();
 }
@@ -143,6 +153,7 @@ GemmStats Gemm::stats() const {
   GemmStats s;
   s.nvrtc_compiles = impl_->kernels->compiles();
   s.cache_loads = impl_->kernels->cache_loads();
+  s.bundle_loads = impl_->kernels->bundle_loads();
   s.db_reads = impl_->db_reads;
   s.device_allocs = impl_->device_allocs;
   s.resolved = impl_->resolved;

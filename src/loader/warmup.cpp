@@ -29,7 +29,8 @@ WarmupReport Gemm::warmup(const std::vector<WarmupProblem>& problems) {
   }
   WarmupReport r;
   std::unique_lock lock(im.mu);
-  const unsigned long long compiles0 = im.kernels->compiles();
+  const unsigned long long compiles0 = im.kernels->compiles(), bundle0 = im.kernels->bundle_loads(),
+                           cache0 = im.kernels->cache_loads();
   DGT_CHECK_CUDA(cudaSetDevice(im.device.ordinal));  // module loading needs this device's context current
   for (size_t i = 0; i < problems.size(); ++i) {
     GemmFamily& fam = im.family(keys[i], /*may_read=*/true);
@@ -48,8 +49,11 @@ WarmupReport Gemm::warmup(const std::vector<WarmupProblem>& problems) {
   r.kernels = im.kernels->kernel_count();
   r.nvrtc_compiles = im.kernels->compiles() - compiles0;
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  spdlog::info("dgt::Gemm: warmed {} problem families ({} shapes, {} kernels loaded, {} NVRTC compiles) in {:.2f} s",
-               r.families, r.shapes, r.kernels, r.nvrtc_compiles, r.seconds);
+  spdlog::info(
+      "dgt::Gemm: warmed {} problem families ({} shapes, {} kernels loaded, {} NVRTC compiles, {} modules from the "
+      "kernel bundle, {} from the cubin cache) in {:.2f} s",
+      r.families, r.shapes, r.kernels, r.nvrtc_compiles, im.kernels->bundle_loads() - bundle0,
+      im.kernels->cache_loads() - cache0, r.seconds);
   return r;
 }
 

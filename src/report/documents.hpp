@@ -24,12 +24,15 @@ inline constexpr DocumentType kDbCheckDocument{"dgtune-db-check", 1};
 inline constexpr DocumentType kDbDevicesDocument{"dgtune-db-devices", 1};
 inline constexpr DocumentType kDbPruneDocument{"dgtune-db-prune", 1};
 inline constexpr DocumentType kDbMergeDocument{"dgtune-db-merge", 1};
+/// manifest.json of a kernel bundle (`dgtune export --format bundle`); written and read by jit/bundle.hpp, whose
+/// kBundleFormat and kBundleFormatVersion must equal these (a unit test compares them).
+inline constexpr DocumentType kBundleDocument{"dgtune-bundle", 1};
 
 /// All of the above, for the test that checks each has a schema file.
 inline constexpr DocumentType kAllDocuments[] = {
     kSweepDocument,   kRunDocument,        kCompareDocument, kCompareBetweenDocument, kCoverageDocument,
     kExportDocument,  kGateRecordDocument, kGateDocument,    kGateBaselineDocument,   kHistoryDocument,
     kInfoDocument,    kSpaceDocument,      kTraceDocument,   kDbCheckDocument,        kDbDevicesDocument,
-    kDbPruneDocument, kDbMergeDocument};
+    kDbPruneDocument, kDbMergeDocument, kBundleDocument};
 
 }  // namespace dgt::report

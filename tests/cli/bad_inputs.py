@@ -128,7 +128,7 @@ enum_flags = [("space", PROBLEM, "--format", "table,csv,json,md"), ("space", PRO
               ("sweep", ["--shapes", ok_shapes, "--db", DB], "--strategy", "exhaustive,model"),
               ("compare", ["--shapes", ok_shapes, "--db", DB], "--protocol", "cold-l2,hot-graph"),
               ("compare", ["--shapes", ok_shapes, "--db", DB], "--interval", "sign,wilcoxon"),
-              ("export", ["--db", DB], "--format", "table,csv,json,md,cpp,db")]
+              ("export", ["--db", DB], "--format", "table,csv,json,md,cpp,db,bundle")]
 for cmd, base, flag, allowed in enum_flags:
     case(f"{cmd} {flag} xml", [cmd, *base, flag, "xml"], 2, f"{flag}: xml not in {{{allowed}}}")
     case(f"{cmd} {flag} <ESC>", [cmd, *base, flag, "x\x1b[31m"], 2, f"{flag}: x\\x1B[31m not in")
@@ -485,6 +485,30 @@ case("export --format db --out a hard link", ["export", "--db", GOOD_DB, "--form
 case("export --out a directory", ["export", "--db", GOOD_DB, "--out", ADIR], 2, "--out", "it is a directory")
 case("export --out in a missing directory", ["export", "--db", GOOD_DB, "--out", os.path.join(TMP, "nope", "x.csv")],
      2, "--out", "does not exist")
+# A kernel bundle is a directory: never the DB, never a directory holding anything but a bundle (a user's files are
+# never replaced), checked before anything is compiled or a cache directory is made.
+USER_DIR = os.path.join(TMP, "user-dir")
+os.makedirs(USER_DIR)
+write("user-dir/notes.txt", "mine")
+os.makedirs(os.path.join(TMP, "foreign-bundle"))
+write("foreign-bundle/manifest.json", '{"schema": "someone-elses"}')
+BUNDLE_CACHE = os.path.join(TMP, "bundle-cache")  # must never be created by a refused export
+for label, out, want in [
+        ("the DB", GOOD_DB, "exists and is not a directory"),
+        ("a directory with a user's file", USER_DIR, "exists and is not a dgtune kernel bundle (it holds notes.txt"),
+        ("another tool's manifest", os.path.join(TMP, "foreign-bundle"), "its manifest.json is not a dgtune kernel"),
+        ("a missing parent", os.path.join(TMP, "nope", "bundle"), "does not exist"),
+        ("a symbolic link", LINK_DB, "is a symbolic link")]:
+    case(f"export --format bundle --out {label}", ["export", "--db", GOOD_DB, "--format", "bundle", "--out", out,
+                                                   "--cache-dir", BUNDLE_CACHE], 2, "--out", want, "nothing written")
+case("export --format bundle without --out", ["export", "--db", GOOD_DB, "--format", "bundle"], 2,
+     "export --format bundle needs --out DIR")
+case("export --format bundle --columns", ["export", "--db", GOOD_DB, "--format", "bundle", "--out",
+                                          os.path.join(TMP, "b"), "--columns", "all"], 2, "--columns applies to")
+case("export --jobs without bundle", ["export", "--db", GOOD_DB, "--jobs", "2"], 2,
+     "--jobs and --cache-dir apply to --format bundle only")
+case("export --format bundle --jobs -1", ["export", "--db", GOOD_DB, "--format", "bundle", "--out",
+                                          os.path.join(TMP, "b"), "--jobs", "-1"], 2, "--jobs")
 WAL_DB = make_db(os.path.join(TMP, "with-log.db"), winner=True)
 open(WAL_DB + "-wal", "wb").close()  # a log beside the DB: writing over it would corrupt the DB's next open
 case("export --out the DB's -wal file", ["export", "--db", WAL_DB, "--out", WAL_DB + "-wal"], 2,

@@ -232,7 +232,7 @@ expect 2 "--config excludes --m-grid" "$bin" compare --shapes "$tmp/one.txt" --m
 expect 2 "--copy-limit: --m-grid does not time the copy limit" "$bin" compare --shapes "$tmp/one.txt" --m-grid --copy-limit --db "$tmp/c.db"
 expect 2 "bad.txt:3: field 'K'" "$bin" compare --shapes "$tmp/bad.txt" --m-grid --db "$tmp/c.db"
 expect 0 "--grid-seed" "$bin" compare --help
-expect 2 "--format: xml not in {table,csv,json,md,cpp,db}" "$bin" export --format xml
+expect 2 "--format: xml not in {table,csv,json,md,cpp,db,bundle}" "$bin" export --format xml
 expect 2 "cannot read tuning database (--db) '$tmp/c.db': no such file (export never creates one)" "$bin" export --db "$tmp/c.db"
 [ -e "$tmp/c.db" ] && { echo "FAIL: compare or export created the database"; fail=1; }
 

@@ -18,6 +18,7 @@
 #include "eval/gate_record.hpp"
 #include "eval/gate_report.hpp"
 #include "eval/trace_tables.hpp"
+#include "jit/bundle.hpp"
 #include "report/documents.hpp"
 #include "stats/stats.hpp"
 
@@ -139,6 +140,35 @@ TEST(JsonDocuments, EveryDocumentHasASchemaFileThatNamesIt) {
     EXPECT_EQ(schema["properties"]["schema"]["const"], std::string(d.schema)) << file;
     EXPECT_EQ(schema["properties"]["schema_version"]["const"], d.version) << file;
   }
+}
+
+// A kernel bundle's manifest is a document of its own (docs/schemas/dgtune-bundle.schema.json): jit/bundle.hpp names
+// it by the same schema and version, and a sample manifest is kept for the schema test.
+TEST(JsonDocuments, BundleManifestIsTheBundleDocument) {
+  EXPECT_EQ(std::string(jit::kBundleFormat), std::string(report::kBundleDocument.schema));
+  EXPECT_EQ(jit::kBundleFormatVersion, report::kBundleDocument.version);
+  jit::BundleManifest m;
+  m.kernel_hash = "0123456789abcdef";
+  m.arch = "sm_90a";
+  m.nvrtc_version = "13.0";
+  m.dgtune_version = "0.1.0";
+  m.device_name = "NVIDIA H200";
+  m.hw_key = "f885cfb154e9491c";
+  jit::BundleCubin c;
+  c.key = "00112233445566ff";
+  c.compiled_key = "128x128x128_s4_wg2_sw128_c1x1_rm8_direct_sk1_sm0_1g_p1_e4m3.e4m3_promote";
+  c.configs = {c.compiled_key};
+  c.file = c.key + ".cubin";
+  c.bytes = 123456;
+  c.fnv = "89abcdef01234567";
+  c.lowered_name = "_Z8fp8_gemmILi128EEvv";
+  c.registers = 168;
+  m.cubins.push_back(c);
+  const std::string text = m.to_text();
+  const auto j = nlohmann::json::parse(text);
+  EXPECT_EQ(j["schema"], "dgtune-bundle");
+  EXPECT_EQ(j["schema_version"], 1);
+  keep("bundle-manifest", text);
 }
 
 TEST(JsonDocuments, TheGpuCommandsDocumentsFromSyntheticMeasurements) {

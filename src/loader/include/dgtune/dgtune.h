@@ -50,6 +50,10 @@ typedef struct dgt_gemm_options {
   const char* cache_dir; /**< NULL or "": $DGTUNE_CACHE_DIR, else the per-user cache directory */
   int device;            /**< CUDA ordinal; -1: the calling thread's current device. A zeroed struct means 0 */
   const char* protocol;  /**< NULL or "": "cold-l2"; or "hot-graph" */
+  /** NULL or "": $DGTUNE_BUNDLE, else none; a kernel bundle directory (`dgtune export --format bundle`) whose
+   *  cubins are loaded before the cubin cache and NVRTC (dgt::GemmOptions::bundle). Added last: code compiled
+   *  against an older dgtune.h passes a shorter struct, so rebuild it against this header. */
+  const char* bundle;
 } dgt_gemm_options;
 
 /** dgt::GemmRunOptions. A zeroed struct (or NULL) gives the defaults: e4m3 x e4m3 -> bf16, FP32 promotion,

@@ -176,6 +176,7 @@ enum class CaptureMiss {
 struct GemmStats {
   unsigned long long nvrtc_compiles = 0;  ///< kernels compiled with NVRTC (cubin-cache misses)
   unsigned long long cache_loads = 0;     ///< kernels loaded from the on-disk cubin cache without compiling
+  unsigned long long bundle_loads = 0;    ///< kernels loaded from the kernel bundle (GemmOptions::bundle)
   unsigned long long db_reads = 0;        ///< queries of the tuning DB (at most two per problem family)
   unsigned long long device_allocs = 0;   ///< device allocations (split-K scratch, cuBLASLt workspaces)
   unsigned long long resolved = 0;        ///< shapes resolved (a first call, choose or warm-up of a shape)
@@ -235,6 +236,16 @@ struct GemmOptions {
   std::string record_untuned;
   /// A call inside CUDA-graph capture whose problem family was not warmed up (see CaptureMiss; default kCublasLt).
   CaptureMiss capture_miss = CaptureMiss::kCublasLt;
+  /// A kernel bundle directory made by `dgtune export --format bundle --out DIR` (docs/loader.md "Kernel bundles");
+  /// empty: $DGTUNE_BUNDLE, else none. Kernels are taken from the bundle first, then from the cubin cache
+  /// (cache_dir), then compiled with NVRTC; the bundle is only read (never written or locked: it may be read-only and
+  /// shared). The first NVRTC compile of a Gemm that has a bundle logs one warning naming the kernel and the bundle;
+  /// GemmStats::bundle_loads counts the kernels the bundle served. The constructor throws dgt::Error naming the file,
+  /// the field and the values expected and found when the bundle cannot be read (kIo) or was built by another dgtune
+  /// (kInvalid: format version, kernel hash, arch, NVRTC version) or a listed cubin is missing or has another size
+  /// (kIo). A cubin whose contents fail the manifest's hash when it is first loaded throws dgt::Error(kIo) from that
+  /// call (a warm-up, or the first call of a shape) instead of compiling silently.
+  std::string bundle;
 };
 
 /// Thread-safe FP8 GEMM launcher backed by the tuning DB. The first call for a shape looks up the
@@ -257,8 +268,8 @@ class DGT_API Gemm {
  public:
   /// Opens the device and (read-only, loader/loader_db.hpp) the DB: a DB that cannot be used is logged once
   /// and replaced by default configs, never thrown. Throws dgt::Error (kNoDevice, kCuda, kUsage for an
-  /// unknown GemmOptions::protocol, kIo when no cubin cache directory is writable, ...) with a message naming
-  /// what failed.
+  /// unknown GemmOptions::protocol, kIo when no cubin cache directory is writable, kIo or kInvalid for a kernel bundle
+  /// that cannot be used (GemmOptions::bundle), ...) with a message naming what failed.
   explicit Gemm(GemmOptions options = {});
   ~Gemm();
   Gemm(const Gemm&) = delete;
