@@ -23,30 +23,24 @@ __device__ __forceinline__ float bf16_bits_to_float(u16 v) { return __int_as_flo
 __device__ __forceinline__ float bias_lo(u32 w) { return __int_as_float(w << 16); }
 __device__ __forceinline__ float bias_hi(u32 w) { return __int_as_float(w & 0xffff0000u); }
 
-/// GELU, tanh form: 0.5 x (1 + tanh(u)), u = sqrt(2/pi) (x + 0.044715 x^3) (cuBLASLt's CUBLASLT_EPILOGUE_GELU),
-/// evaluated as x sigmoid(2u), which is the same function (0.5 (1 + tanh u) = sigmoid(2u)), without the cancellation
-/// of 1 + tanh(u) for x << 0: there tanh is -1 to within its own error (tanh.approx.f32, max relative error 2^-10.987,
-/// PTX ISA), so the tanh form returned 0 or a value of the wrong magnitude or sign below x = -3 (true GELU at x = -4 is
-/// -7.03e-5, at x = -8 -3.1e-21). With t = e^(-2|u|) in (0, 1] (ex2.approx.ftz.f32, max relative error 2^-22, PTX
-/// ISA), sigmoid(2|u|) = 1 / (1 + t) and sigmoid(-2|u|) = t / (1 + t): neither subtracts. The reciprocal of 1 + t in
-/// (1, 2] is a linear start (relative error <= 1/17) and two Newton steps (<= (1/17)^4 = 1.2e-5), on the FMA pipe:
-/// one MUFU per element as in the tanh form, since a second one (rcp) made the epilogue-bound shapes (M >= 4096,
-/// K <= 2048) up to 13% slower on the H200 (results/h200/gelu-accuracy-2026-12-03.md). Within 1 BF16 ulp of the true
-/// value over x in [-10, 10] and never positive for x < 0 (Epilogues.GeluKeepsRelativeAccuracy). Below x = -10.3, t
-/// flushes to 0 and the result is -0 (true value < 1e-38); NaN stays NaN.
+/// GELU, tanh form: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) (cuBLASLt's CUBLASLT_EPILOGUE_GELU).
+/// tanh.approx.f32 (one MUFU op; PTX ISA: max relative error 2^-10.987) keeps the epilogue cheap; the
+/// reference computes the exact function, and the difference (<= 2^-11 |x|) is below BF16 rounding and inside the
+/// FP32 verification thresholds (src/bench/verify.hpp). tanh.approx saturates to +-1 for large |x|, so the
+/// result is x or 0 there, and NaN stays NaN. For x << 0 the result keeps that absolute bound but not a relative one
+/// (1 + t cancels: true GELU at x = -4 is -7.03e-5). Two forms without the cancellation (x / (1 + e^(-2u)) with ex2 +
+/// rcp, and ex2 + a Newton reciprocal) were within 0.5 BF16 ulp over [-10, 10] but made the epilogue-bound shapes
+/// (M >= 4096, K <= 2048) up to 16% slower on the H200 (results/h200/gelu-forms-2026-12-03.md), so this form stays.
+/// Written as u = x (k + k 0.044715 x^2), k = sqrt(2/pi), and 0.5x + 0.5x t: five FP32 operations and one
+/// MUFU per element (the MUFU pipe, 16 per SM per clock, and issue bound the epilogue at small K).
 __device__ __forceinline__ float gelu_tanh(float x) {
   constexpr float kSqrt2OverPi = 0.7978845608028654f;
   constexpr float kCubic = kSqrt2OverPi * 0.044715f;
   const float u = x * fmaf(kCubic, x * x, kSqrt2OverPi);
-  float t;  // e^(-2|u|) = 2^(-2 |u| log2 e)
-  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(t) : "f"(fabsf(u) * (-2.f * 1.4426950408889634f)));
-  const float d = 1.f + t;
-  float r = fmaf(-8.f / 17.f, d, 24.f / 17.f);  // ~1/d for d in [1, 2]
-  float e = fmaf(-d, r, 1.f);
-  r = fmaf(r, e, r);
-  e = fmaf(-d, r, 1.f);
-  r = fmaf(r, e, r);
-  return x * (u >= 0.f ? r : t * r);
+  float t;
+  asm("tanh.approx.f32 %0, %1;" : "=f"(t) : "f"(u));
+  const float hx = 0.5f * x;
+  return fmaf(hx, t, hx);
 }
 
 /// ReLU that keeps NaN (fmaxf(NaN, 0) would return 0 and hide a bad result).

@@ -104,7 +104,8 @@ extern "C" __global__ void dgt_compare(const void* __restrict__ d_raw, const flo
 
 /// Reference epilogue, in place on Dref (FP32, M x N, ld = N) after dgt_ref_gemm: r = act(ref + bias[n])
 /// with has_bias (BF16 bias of N), act 0 none, 1 relu (NaN kept), 2 gelu_tanh as r sigmoid(2u) with the accurate
-/// expf (the kernel uses ex2/rcp.approx; src/bench/verify.hpp bounds the difference); then *amax_bits =
+/// expf, free of cancellation for either sign (the kernel uses tanh.approx.f32; src/bench/verify.hpp bounds the
+/// difference); then *amax_bits =
 /// max over the window of the bits of |r| (atomicMax on non-negative float bits; zero it first). With
 /// has_bias = 0 and act = 0 it only computes the amax.
 extern "C" __global__ void dgt_ref_epilogue(float* __restrict__ dref, dgt::u32 M, dgt::u32 N, const dgt::u16* bias,

@@ -4,8 +4,9 @@
 // between its values), then makes `--calls` calls whose M cycles through the 16 while the A and D pointers rotate over
 // 8 buffers, timing each call on the host (steady_clock around Gemm::run). The GPU is kept ahead of the queue by a
 // stream synchronisation every 256 calls, outside the timed region, so that no call waits for a full launch queue.
-// The same loop of bare launches (the prepared kernel arguments of every (M, buffer) made before the loop, then only
-// cuLaunchKernelEx; cublasLtMatmul for an M cuBLASLt runs) is the floor. What the difference goes to is measured in
+// The same calls as bare launches (the prepared kernel arguments of every (M, buffer) made before the loop, then only
+// cuLaunchKernelEx; cublasLtMatmul for an M cuBLASLt runs) are the floor, timed in blocks of 256 interleaved with
+// the Gemm::run blocks. What the difference goes to is measured in
 // separate loops: the shape lookup and the argument preparation (tensor maps from the per-thread cache, operand checks).
 // Then `--first-calls` fresh M (on no list) are called once each: the one-time cost of a new M after warm-up, split by
 // what it resolved to (dgtune's kernel; cuBLASLt, whose heuristic is queried for that M).
@@ -150,16 +151,6 @@ int run(const std::string& db, const std::string& shapes, size_t family_index, s
   for (size_t i = 0; i < ms.size() * kBuffers; ++i) call(i);  // every (M, buffer) once: tensor-map caches filled
   DGT_CHECK_CUDA(cudaStreamSynchronize(stream));
 
-  // The serving loop.
-  std::vector<double> t_run(calls);
-  for (size_t i = 0; i < calls; ++i) {
-    if (i % 256 == 0) DGT_CHECK_CUDA(cudaStreamSynchronize(stream));
-    const auto t0 = Clock::now();
-    call(i);
-    t_run[i] = us_since(t0);
-  }
-  DGT_CHECK_CUDA(cudaStreamSynchronize(stream));
-
   // The floor: bare launches of the same kernels with arguments prepared before the loop.
   struct Prepared {
     const GemmEntry* e;
@@ -167,7 +158,7 @@ int run(const std::string& db, const std::string& shapes, size_t family_index, s
     jit::GemmOperands ops;
     bool lt;
   };
-  std::vector<Prepared> prep;
+  std::vector<Prepared> prep;  // prep[i % prep.size()] launches what call(i) launches (same M and buffers)
   for (size_t j = 0; j < ms.size() * kBuffers; ++j) {
     const ShapeKey key{ms[j % ms.size()], fam.n, fam.k, fam.lda, fam.ldb, fam.ldd, fam.flags};
     Prepared p{&GemmAccess::entry(gemm, key), {}, {}, false};
@@ -177,19 +168,44 @@ int run(const std::string& db, const std::string& shapes, size_t family_index, s
     if (!p.lt) p.e->plan->args(p.ops, p.args);
     prep.push_back(p);
   }
-  std::vector<double> t_floor(calls), t_floor_kernel, t_floor_lt;
-  for (size_t i = 0; i < calls; ++i) {
-    if (i % 256 == 0) DGT_CHECK_CUDA(cudaStreamSynchronize(stream));
-    const Prepared& p = prep[i % prep.size()];
-    const auto t0 = Clock::now();
-    if (p.lt)
-      p.e->lt->launch(p.ops, stream);
-    else
-      p.e->plan->launch(p.args, stream);
-    t_floor[i] = us_since(t0);
-    (p.lt ? t_floor_lt : t_floor_kernel).push_back(t_floor[i]);
+
+  // The serving loop and the floor, interleaved in blocks of 256 calls (the order of the two blocks alternating), so
+  // that both see the same host conditions (clock, caches, the driver's queue): a block of Gemm::run calls, then the
+  // same block of bare launches, each block after a stream synchronisation outside the timed calls.
+  constexpr size_t kBlock = 256;
+  std::vector<double> t_run(calls), t_floor(calls), t_floor_kernel, t_floor_lt;
+  auto run_block = [&](size_t i0, size_t i1) {
+    DGT_CHECK_CUDA(cudaStreamSynchronize(stream));
+    for (size_t i = i0; i < i1; ++i) {
+      const auto t0 = Clock::now();
+      call(i);
+      t_run[i] = us_since(t0);
+    }
+  };
+  auto floor_block = [&](size_t i0, size_t i1) {
+    DGT_CHECK_CUDA(cudaStreamSynchronize(stream));
+    for (size_t i = i0; i < i1; ++i) {
+      const Prepared& p = prep[i % prep.size()];
+      const auto t0 = Clock::now();
+      if (p.lt)
+        p.e->lt->launch(p.ops, stream);
+      else
+        p.e->plan->launch(p.args, stream);
+      t_floor[i] = us_since(t0);
+    }
+  };
+  for (size_t i0 = 0, block = 0; i0 < calls; i0 += kBlock, ++block) {
+    const size_t i1 = std::min(calls, i0 + kBlock);
+    if (block % 2 == 0) {
+      run_block(i0, i1);
+      floor_block(i0, i1);
+    } else {
+      floor_block(i0, i1);
+      run_block(i0, i1);
+    }
   }
   DGT_CHECK_CUDA(cudaStreamSynchronize(stream));
+  for (size_t i = 0; i < calls; ++i) (prep[i % prep.size()].lt ? t_floor_lt : t_floor_kernel).push_back(t_floor[i]);
 
   // Where the rest goes: the lookup alone and the argument preparation alone (bulk-timed means; no launch).
   const size_t reps = std::min<size_t>(calls, 100000);
@@ -283,13 +299,14 @@ int run(const std::string& db, const std::string& shapes, size_t family_index, s
        {{"nvrtc_compiles", after_first.nvrtc_compiles}, {"db_reads", after_first.db_reads},
         {"device_allocs", after_first.device_allocs}}},
       {"stats_end",
-       {{"nvrtc_compiles", st.nvrtc_compiles}, {"cache_loads", st.cache_loads}, {"db_reads", st.db_reads},
+       {{"nvrtc_compiles", st.nvrtc_compiles}, {"cache_loads", st.cache_loads}, {"bundle_loads", st.bundle_loads},
+        {"db_reads", st.db_reads},
         {"device_allocs", st.device_allocs}, {"resolved", st.resolved}, {"capture_fallbacks", st.capture_fallbacks}}},
   };
   (void)found;
   fmt::print("family {}  M: {}\n", doc["family"].get<std::string>(), fmt::join(ms, " "));
-  fmt::print("warm-up: {:.2f} s, {} shapes, {} kernels, {} NVRTC compiles\n", warm.seconds, warm.shapes, warm.kernels,
-             warm.nvrtc_compiles);
+  fmt::print("warm-up: {:.2f} s, {} shapes, {} kernels, {} NVRTC compiles, {} modules from a kernel bundle\n",
+             warm.seconds, warm.shapes, warm.kernels, warm.nvrtc_compiles, st.bundle_loads);
   auto row = [](const char* what, const Summary& s) {
     fmt::print("{:<34} p50 {:6.2f} us  p99 {:6.2f} us  mean {:6.2f} us  (n = {})\n", what, s.p50, s.p99, s.mean, s.n);
   };
