@@ -6,7 +6,8 @@
 // information, so the listing holds no source file names or line numbers. Instruction text, addresses,
 // encodings, the function name and the ptxas resource report (registers, spills, stack) must all match.
 //
-//   sass_diff --old DIR --new DIR [--set cover|all|tests] [-j N] [--list] [--filter REGEX] [--max-lines N]
+//   sass_diff --old DIR --new DIR [--set cover|all|tests] [-j N] [--list] [--filter REGEX] [--shard I/N]
+//             [--dump DIR] [--max-lines N]
 //
 // DIR is a kernels/ directory (the one holding gemm/, ptx/, ...). Sets, each deduplicated by compiled key:
 //   all    every legal config of the default space (problem pruning ignored: it does not change code) for
@@ -18,8 +19,12 @@
 //          interval per mainloop and scale mode), the configs the tests name, e5m2 operands, and the source
 //          variants (traced kernels, test-only defines)
 //   tests  the configs the tests name (tests/**/*.cpp), with the variants
-// --filter keeps the kernels whose name (compiled key and variant) matches REGEX. Prints every kernel that differs (with its first differing lines) and a summary; exits 1 on any
-// difference or failed compile, 2 on a usage error. tests/nvrtc/sass_diff.sh checks out the old tree.
+// --filter keeps the kernels whose name (compiled key and variant) matches REGEX; --shard I/N every N-th kernel
+// from the I-th in name order (`all` is ~11k kernels, about 7 hours on 2 cores: shards split it over runs);
+// --dump writes the PTX and SASS of both sides of every kernel that differs into DIR (NAME.old.ptx,
+// NAME.new.sass, ...). Prints every kernel that differs (with its first differing lines) and a summary; exits 1
+// on any difference, failed compile or spill (new side), 2 on a usage error. tests/nvrtc/sass_diff.sh checks out
+// the old tree.
 #include <nvrtc.h>
 
 #include <algorithm>
@@ -71,7 +76,7 @@ HeaderTree load_tree(const fs::path& root) {
 }
 
 struct Compiled {
-  std::string cubin, log, error;
+  std::string cubin, ptx, log, error;
 };
 
 /// compile() of src/jit/compiler.cpp with the headers of `tree` instead of the embedded ones.
@@ -103,6 +108,9 @@ Compiled compile_with(const HeaderTree& tree, const std::string& source, const s
     nvrtcGetCUBINSize(prog, &n);
     out.cubin.resize(n);
     nvrtcGetCUBIN(prog, out.cubin.data());
+    nvrtcGetPTXSize(prog, &n);
+    out.ptx.resize(n);
+    nvrtcGetPTX(prog, out.ptx.data());
   }
   nvrtcDestroyProgram(&prog);
   return out;
@@ -197,8 +205,8 @@ std::vector<std::string> signatures(const KernelSpec& s) {
 
 int main(int argc, char** argv) {
   std::string old_dir, new_dir, set = "cover";
-  std::string filter;
-  int jobs = 2, max_lines = 12;
+  std::string filter, dump_dir;
+  int jobs = 2, max_lines = 12, shard = 0, shards = 1;
   bool list_only = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -215,10 +223,20 @@ int main(int argc, char** argv) {
     else if (a == "-j") jobs = std::stoi(value());
     else if (a == "--max-lines") max_lines = std::stoi(value());
     else if (a == "--filter") filter = value();
+    else if (a == "--dump") dump_dir = value();
+    else if (a == "--shard") {
+      const std::string v = value();
+      const size_t slash = v.find('/');
+      if (slash == std::string::npos || (shard = std::stoi(v.substr(0, slash))) < 0 ||
+          (shards = std::stoi(v.substr(slash + 1))) <= shard) {
+        std::cerr << "--shard I/N with 0 <= I < N\n";
+        return 2;
+      }
+    }
     else if (a == "--list") list_only = true;
     else {
       std::cerr << "usage: sass_diff --old KERNELS_DIR --new KERNELS_DIR [--set cover|all|tests] [-j N] [--list]"
-                   " [--filter REGEX] [--max-lines N]\n";
+                   " [--filter REGEX] [--shard I/N] [--dump DIR] [--max-lines N]\n";
       return 2;
     }
   }
@@ -320,7 +338,13 @@ int main(int argc, char** argv) {
     for (auto it = by_key.begin(); it != by_key.end();)
       it = std::regex_search(it->first, re) ? std::next(it) : by_key.erase(it);
   }
-  std::cout << "set " << set << (filter.empty() ? "" : " --filter " + filter) << ": " << by_key.size() << " kernels (" << space.size() << " space specs, "
+  if (shards > 1) {
+    int i = 0;
+    for (auto it = by_key.begin(); it != by_key.end(); ++i)
+      it = i % shards == shard ? std::next(it) : by_key.erase(it);
+  }
+  std::cout << "set " << set << (filter.empty() ? "" : " --filter " + filter)
+            << (shards > 1 ? " --shard " + std::to_string(shard) + "/" + std::to_string(shards) : "") << ": " << by_key.size() << " kernels (" << space.size() << " space specs, "
             << tests.size() << " test specs before deduplication)\n";
   if (list_only) {
     for (const auto& [k, j] : by_key) std::cout << k << "\n";
@@ -379,6 +403,18 @@ int main(int argc, char** argv) {
           } else if (a != b || ra != rb) {
             ++differ;
             bad = true;
+            if (!dump_dir.empty()) {
+              fs::create_directories(dump_dir);
+              auto write = [&](const std::string& suffix, const std::string& text) {
+                std::ofstream(fs::path(dump_dir) / (job.name + suffix)) << text;
+              };
+              auto join = [](const std::vector<std::string>& v) {
+                std::string t;
+                for (const auto& l : v) t += l + "\n";
+                return t;
+              };
+              write(".old.ptx", o.ptx), write(".new.ptx", n.ptx), write(".old.sass", join(a)), write(".new.sass", join(b));
+            }
             report << "DIFF " << job.name << ": " << a.size() << " vs " << b.size() << " listing lines\n";
             int shown = 0;
             for (size_t i = 0; i < std::max(a.size(), b.size()) && shown < max_lines; ++i) {
