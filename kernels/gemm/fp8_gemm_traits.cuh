@@ -34,7 +34,7 @@ struct Fp8GemmTraits {
   static constexpr u32 kSplitCluster = kSplitMode >= 2 ? kSplitMode : 1;  // CTAs (splits) per cluster split
   /// Consumer mainloop (1 = 1g, 2 = 2g: WGMMA groups in flight; 3 = 2o: 2g with the next tile's first
   /// k-block overlapping the epilogue; 4 = pp: ping-pong, each consumer warpgroup owns whole tiles; see
-  /// fp8_gemm.cuh) and the promotion
+  /// mainloop_1g.cuh .. mainloop_pp.cuh) and the promotion
   /// interval P in k-blocks (1 in promote mode; fast mode: tensor-core partial sums of P k-blocks).
   static constexpr u32 kMainloop = kMainloop_, kPromoteEvery = kPromoteEvery_;
   static constexpr u32 kTypes = 2 * kTypeA_ + kTypeB_;
@@ -130,7 +130,7 @@ struct Fp8GemmTraits {
   static constexpr u32 kSmemScaleStage = kSmemScaleAStage + kSmemScaleBStage;  // a multiple of 16 bytes
   static constexpr u32 kSmemScales = kNumStages * kSmemScaleStage;
   /// Arrivals that complete a stage's full barrier: the TMA thread, and in block modes with a cluster a
-  /// second thread that copies the scales (without a cluster the TMA thread copies them; fp8_gemm.cuh).
+  /// second thread that copies the scales (without a cluster the TMA thread copies them; producer.cuh).
   static constexpr u32 kProducersPerStage = kBlockScaled && kMcastSize > 1 ? 2 : 1;
   // Barriers: full + empty per stage; the global split-K flag word (8) or the cluster split's `full` and `free`
   // barriers (16).

@@ -99,7 +99,7 @@ struct StageScales {
 /// Block modes, consumer side: the promotion acc += partial * sa[g][row] * sb(g, col). fetch() copies granule
 /// g's scales of this thread's rows (and columns) from the stage's shared-memory slot into registers; call it
 /// after the stage's full-barrier wait, and order it before the stage's release with a WGMMA fence or a proxy
-/// fence in between (fp8_gemm.cuh, the comment at `fetch`, says why). promote() then folds a retired
+/// fence in between (mainloop_steps.cuh, the comment at `fetch`, says why). promote() then folds a retired
 /// partial buffer into acc: the products sa x sb are formed once per granule per row (block: per 128-column
 /// block), so each element costs one FFMA, as a per-tensor promotion costs one FADD. One object per consumer
 /// thread; begin_tile() per work unit.

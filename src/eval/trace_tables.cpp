@@ -50,7 +50,7 @@ std::vector<report::Table> trace_tables(const KernelTrace& t) {
     const char* name;
     int from, to;
   };
-  // The producer issues the first unit's first k-blocks before its setmaxnreg.dec (kernels/gemm/fp8_gemm.cuh),
+  // The producer issues the first unit's first k-blocks before its setmaxnreg.dec (kernels/gemm/producer.cuh),
   // so the finer start points run: setup, first unit, first empty slot (no wait), first TMA issued, registers.
   const Phase phases[] = {{"setup (barriers, sync)", 0, 1},       {"setup to first TMA issue", 1, 2},
                           {"  setup to first unit computed", 1, 9}, {"  to first empty slot", 9, 10},

@@ -20,15 +20,15 @@ enum class Raster { kAlongM, kAlongN };
 /// and one thread stores it with a TMA bulk tensor store (needs ldd * 2 a multiple of 16 bytes).
 enum class Epilogue { kDirect, kTma };
 
-/// Consumer mainloop schedule (kernels/gemm/fp8_gemm.cuh). k1g: one WGMMA group in flight (issue a
-/// k-block, wait for it, release the stage, promote); the schedule of dgtune <= 0.1 and what keys
-/// without the token mean. k2g: two groups in flight with two partial-accumulator buffers (3 x BLOCK_N / 2
-/// accumulator registers per m64 slice instead of 2 x). k2o: k2g plus epilogue overlap: the next tile's
-/// first k-block is issued into the free partial buffer before the current tile's epilogue, so the
-/// tensor cores work during it (same registers as k2g). All three give the same output bits. kPp
-/// (ping-pong): the two consumer warpgroups take alternate tiles, each a whole BLOCK_M x BLOCK_N tile summed
-/// by the tensor cores over all of K without promotion, so one warpgroup's epilogue overlaps the other's
-/// mainloop; fast accumulation with K <= P x BLOCK_K only (rules R24, P8), where its output equals 1g's.
+/// Consumer mainloop schedule (kernels/gemm/mainloop_1g.cuh, mainloop_2g.cuh, mainloop_2o.cuh, mainloop_pp.cuh).
+/// k1g: one WGMMA group in flight (issue a k-block, wait for it, release the stage, promote); the schedule of
+/// dgtune <= 0.1 and what keys without the token mean. k2g: two groups in flight with two partial-accumulator
+/// buffers (3 x BLOCK_N / 2 accumulator registers per m64 slice instead of 2 x). k2o: k2g plus epilogue overlap: the
+/// next tile's first k-block is issued into the free partial buffer before the current tile's epilogue, so the
+/// tensor cores work during it (same registers as k2g). All three give the same output bits. kPp (ping-pong): the
+/// two consumer warpgroups take alternate tiles, each a whole BLOCK_M x BLOCK_N tile summed by the tensor cores over
+/// all of K without promotion, so one warpgroup's epilogue overlaps the other's mainloop; fast accumulation with
+/// K <= P x BLOCK_K only (rules R24, P8), where its output equals 1g's.
 enum class Mainloop { k1g, k2g, k2o, kPp };
 
 const char* to_string(Raster r);

@@ -65,7 +65,7 @@ struct SassReport {
   /// LDS followed, in listing order, by an mbarrier arrive (SYNCS.ARRIVE*) with neither a WGMMA fence
   /// (WARPGROUP.ARRIVE) nor a proxy fence (FENCE.VIEW.ASYNC*) in between: a shared-memory read that the release
   /// after it does not order before the producer's next asynchronous copy into the same memory
-  /// (kernels/gemm/fp8_gemm.cuh, the comment at `fetch`). An unguarded EXIT between them ends the count.
+  /// (kernels/gemm/mainloop_steps.cuh, the comment at `fetch`). An unguarded EXIT between them ends the count.
   int unfenced_shared_reads = 0;
   int windows = 0;             ///< wait..last-QGMMA windows found
   int r2ur_in_windows = 0;     ///< R2UR moves inside those windows

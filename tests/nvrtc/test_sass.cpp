@@ -93,7 +93,7 @@ TEST(Sass, ClusterKernelsKeepTheirDescriptorsUniform) {
   // read with S2R SR_CgaCtaId, the ring stage and every WGMMA descriptor: 4 R2URs before each QGMMA, 128 per
   // k-block pair at 64x48x256 sk2c), and in every cluster kernel's producer (R2URs before each TMA issue, 90-150
   // per kernel), because no aligned barrier followed the cluster split's free-barrier wait and because the
-  // lane-0 TMA loop was followed by the final cluster barrier (kernels/gemm/split_k.cuh, fp8_gemm.cuh). A kernel
+  // lane-0 TMA loop was followed by the final cluster barrier (kernels/gemm/split_k.cuh, producer.cuh). A kernel
   // without a cluster has 2-8 R2URs in all (the per-tile moves of the scheduler's indices, the epilogue's).
   const std::pair<const char*, ScaleMode> kernels[] = {
       {"64x48x256_s7_wg1_sw128_c1x1_rm8_tma_sk2c_sm0_2g_p1", ScaleMode::kPerTensor},   // cold winner 1x2112x7168
