@@ -3,6 +3,7 @@
 // cuBLASLt as a backend and without), the bundle is never written, and a bundle of another build is refused at
 // construction naming the field.
 #include "harness.hpp"
+#include "tuned_family.hpp"
 
 #include <stdlib.h>
 
@@ -21,35 +22,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct TempDir {
-  std::string path;
-  TempDir() {
-    char tmpl[] = "/tmp/dgtune-bundle-XXXXXX";
-    path = mkdtemp(tmpl);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
-
-constexpr int64_t kN = 1536, kK = 1024;
-
-/// A DB with winners of the (kN, kK) family at M = 1 (split-K), 256 and 1024, cuBLASLt's tuned algorithms beside.
-std::string tuned_db(const std::string& dir) {
-  const std::string path = dir + "/tuning.db";
-  SessionOptions so;
-  so.db_path = path;
-  so.protocol.max_seconds = 0.1;
-  TuningSession session(so);
-  const std::pair<int64_t, const char*> winners[] = {
-      {1, "64x64x128_s12_wg1_sw128_c1x1_rm8_direct_sk4_sm0"},
-      {256, "64x32x128_s4_wg1_sw128_c1x1_rm8_direct_sk1_sm0"},
-      {1024, "128x128x128_s4_wg2_sw128_c1x1_rm8_direct_sk1_sm0"}};
-  for (const auto& [m, key] : winners) {
-    std::optional<std::pair<BaselineRecord, BaselineRecord>> baselines;
-    const TrialRecord t = session.run_one(Problem::dense(m, kN, kK), KernelConfig::parse_key(key), true, &baselines);
-    EXPECT_EQ(t.status, TrialStatus::kOk) << t.error;
-  }
-  return path;
-}
+constexpr int64_t kN = kFamilyN, kK = kFamilyK;
 
 /// Every file under `dir` with its contents.
 std::map<std::string, std::string> snapshot(const std::string& dir) {
@@ -72,8 +45,8 @@ size_t cubins_in(const std::string& dir) {
 
 void warm_from_bundle(bool cublaslt) {
   Gpu& gpu = Gpu::get();
-  TempDir dir;
-  const std::string db = tuned_db(dir.path);
+  TempDir dir("dgtune-bundle");
+  const std::string db = tuned_family_db(dir.path);
   BundleExportOptions eo;
   eo.db_path = db;
   eo.out_dir = dir.path + "/bundle";
@@ -130,7 +103,7 @@ TEST(Bundle, WarmsTheKernelOnlyPathWithoutNvrtc) { warm_from_bundle(false); }
 // the field and both values; so is a truncated cubin.
 TEST(Bundle, BundleOfAnotherBuildIsRefusedAtConstruction) {
   Gpu::get();
-  TempDir dir;
+  TempDir dir("dgtune-bundle");
   const std::string bdir = dir.path + "/bundle";
   fs::create_directory(bdir);
   std::ofstream(bdir + "/manifest.json")

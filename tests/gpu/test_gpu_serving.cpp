@@ -3,6 +3,7 @@
 // every output matches the reference; a family that was not warmed follows GemmOptions::capture_miss; launches that
 // rotate over operand buffers (the per-thread tensor-map cache) write the right buffers.
 #include "harness.hpp"
+#include "tuned_family.hpp"
 
 #include <stdlib.h>
 
@@ -16,36 +17,7 @@
 namespace dgt::test {
 namespace {
 
-struct TempDir {
-  std::string path;
-  TempDir() {
-    char tmpl[] = "/tmp/dgtune-serving-XXXXXX";
-    path = mkdtemp(tmpl);
-  }
-  ~TempDir() { std::filesystem::remove_all(path); }
-};
-
-constexpr int64_t kN = 1536, kK = 1024;
-
-/// A DB with winners of the (kN, kK) family at M = 1 (split-K: the family's scratch), 256 and 1024, with cuBLASLt's
-/// tuned algorithms stored beside them.
-std::string tuned_db(const std::string& dir) {
-  const std::string path = dir + "/tuning.db";
-  SessionOptions so;
-  so.db_path = path;
-  so.protocol.max_seconds = 0.1;
-  TuningSession session(so);
-  const std::pair<int64_t, const char*> winners[] = {
-      {1, "64x64x128_s12_wg1_sw128_c1x1_rm8_direct_sk4_sm0"},
-      {256, "64x32x128_s4_wg1_sw128_c1x1_rm8_direct_sk1_sm0"},
-      {1024, "128x128x128_s4_wg2_sw128_c1x1_rm8_direct_sk1_sm0"}};
-  for (const auto& [m, key] : winners) {
-    std::optional<std::pair<BaselineRecord, BaselineRecord>> baselines;
-    const TrialRecord t = session.run_one(Problem::dense(m, kN, kK), KernelConfig::parse_key(key), true, &baselines);
-    EXPECT_EQ(t.status, TrialStatus::kOk) << t.error;
-  }
-  return path;
-}
+constexpr int64_t kN = kFamilyN, kK = kFamilyK;
 
 /// Options of a Gemm without tuning data (a DB path that does not exist) and with its own cubin cache under `dir`.
 GemmOptions untuned_options(const TempDir& dir) {
@@ -76,9 +48,9 @@ bool under_sanitizer() {
 // cuBLASLt as a backend and once with dgtune's kernel only (the ladder's kernels and the family's split-K scratch).
 void capture_any_m(bool cublaslt) {
   Gpu& gpu = Gpu::get();
-  TempDir dir;
+  TempDir dir("dgtune-serving");
   GemmOptions o;
-  o.db_path = tuned_db(dir.path);
+  o.db_path = tuned_family_db(dir.path);
   o.cache_dir = dir.path + "/cache";
   o.cublaslt = cublaslt;
   Gemm gemm(o);
@@ -148,7 +120,7 @@ TEST(Serving, WarmedFamilyRunsTheLadderKernelsInsideCapture) { capture_any_m(fal
 // touched (the capture ends with an empty graph); e4m3 output, which cuBLASLt does not run here, throws either way.
 TEST(Serving, CaptureMissFollowsTheOption) {
   Gpu& gpu = Gpu::get();
-  TempDir dir;
+  TempDir dir("dgtune-serving");
   for (CaptureMiss policy : {CaptureMiss::kCublasLt, CaptureMiss::kError}) {
     GemmOptions o = untuned_options(dir);
     o.capture_miss = policy;
@@ -215,7 +187,7 @@ TEST(Serving, CaptureMissFollowsTheOption) {
 // twice round, each write their own D with their own A and B.
 TEST(Serving, RotatingBuffersEachGetTheirOwnTensorMaps) {
   Gpu& gpu = Gpu::get();
-  TempDir dir;
+  TempDir dir("dgtune-serving");
   GemmOptions o = untuned_options(dir);
   o.cublaslt = false;  // the dgtune kernel's launch path (the one with tensor maps)
   Gemm gemm(o);

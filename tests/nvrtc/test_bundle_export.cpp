@@ -17,6 +17,7 @@
 #include "jit/codegen.hpp"
 #include "jit/kernel_hash.hpp"
 #include "space/resource_model.hpp"
+#include "../unit/db_fixture.hpp"
 
 namespace dgt {
 namespace {
@@ -45,20 +46,8 @@ std::string small_db(const std::string& dir) {
   fp.sm_count = 132;
   fp.kernel_hash = jit::kernel_source_hash();
   const DeviceScope s = db.upsert_device(fp);
-  for (const auto& [m, key] : {std::pair<int64_t, const char*>{16, kSmall}, {256, kLarge}}) {
-    TrialRecord t;
-    t.problem = Problem::dense(m, 512, 1024);
-    t.config = KernelConfig::parse_key(key);
-    t.status = TrialStatus::kOk;
-    Timing tm;
-    tm.median_us = tm.p10_us = tm.p90_us = 3.0;
-    tm.samples = 10;
-    t.set_timing(tm);
-    Verification v;
-    v.ok = true;
-    t.verification = v;
-    db.put_trial(s, t);
-  }
+  for (const auto& [m, key] : {std::pair<int64_t, const char*>{16, kSmall}, {256, kLarge}})
+    test::put_ok_trial(db, s, Problem::dense(m, 512, 1024), KernelConfig::parse_key(key));
   return path;
 }
 

@@ -10,6 +10,23 @@
 
 namespace dgt::test {
 
+/// Stores a verified ok trial of `config` on `p` timed at `us` (median, p10 and p90; 10 samples) under device `s`.
+inline void put_ok_trial(TuningDb& db, const DeviceScope& s, const Problem& p, const KernelConfig& config,
+                         double us = 3.0) {
+  TrialRecord t;
+  t.problem = p;
+  t.config = config;
+  t.status = TrialStatus::kOk;
+  Timing tm;
+  tm.median_us = tm.p10_us = tm.p90_us = us;
+  tm.samples = 10;
+  t.set_timing(tm);
+  Verification v;
+  v.ok = true;
+  t.verification = v;
+  db.put_trial(s, t);
+}
+
 /// Stores one ok trial of M x 512 x 1024 (config 128x128x128 s4, 3 us) on a device "Fake H200" (sm_90, 132 SMs).
 inline void add_ok_trial(TuningDb& db, int64_t m) {
   DeviceFingerprint fp;
@@ -18,18 +35,7 @@ inline void add_ok_trial(TuningDb& db, int64_t m) {
   fp.sm_count = 132;
   fp.kernel_hash = "k";
   const DeviceScope s = db.upsert_device(fp);
-  TrialRecord t;
-  t.problem = Problem::dense(m, 512, 1024);
-  t.config = KernelConfig::parse_key("128x128x128_s4_wg2_sw128_c1x1_rm8_direct_sk1");
-  t.status = TrialStatus::kOk;
-  Timing tm;
-  tm.median_us = tm.p10_us = tm.p90_us = 3.0;
-  tm.samples = 10;
-  t.set_timing(tm);
-  Verification v;
-  v.ok = true;
-  t.verification = v;
-  db.put_trial(s, t);
+  put_ok_trial(db, s, Problem::dense(m, 512, 1024), KernelConfig::parse_key("128x128x128_s4_wg2_sw128_c1x1_rm8_direct_sk1"));
 }
 
 }  // namespace dgt::test

@@ -23,6 +23,7 @@
 #include "eval/bundle_writer.hpp"
 #include "jit/bundle.hpp"
 #include "jit/code_lookup.hpp"
+#include "db_fixture.hpp"
 #include "jit/cubin_cache.hpp"
 #include "jit/kernel_hash.hpp"
 #include "loader/warm_specs.hpp"
@@ -456,18 +457,7 @@ TEST_F(BundleSpecsTest, DbFamiliesGiveTheirWarmUpKernels) {
     fp.kernel_hash = kh;
     const DeviceScope s = db.upsert_device(fp);
     auto put = [&](int64_t m, int64_t n, const char* key) {
-      TrialRecord t;
-      t.problem = Problem::dense(m, n, 1024);
-      t.config = KernelConfig::parse_key(key);
-      t.status = TrialStatus::kOk;
-      Timing tm;
-      tm.median_us = tm.p10_us = tm.p90_us = 3.0;
-      tm.samples = 10;
-      t.set_timing(tm);
-      Verification v;
-      v.ok = true;
-      t.verification = v;
-      db.put_trial(s, t);
+      test::put_ok_trial(db, s, Problem::dense(m, n, 1024), KernelConfig::parse_key(key));
     };
     put(16, 512, "64x128x128_s6_wg1_sw128_c1x1_rm8_direct_sk1_sm0");
     put(256, 512, "128x128x128_s4_wg2_sw128_c1x1_rm8_direct_sk1_sm0");
