@@ -140,3 +140,24 @@ ensure_cuobjdump() {
   "$c" --version >/dev/null 2>&1 && [ -n "$(nvdisasm_dir_for "$c")" ] && echo "$c"
   return 0
 }
+
+# The PyTorch package's tests (tests/python/package_test.sh) need a Python with torch (>= 2.10; 2.11.0, the GPU
+# machine's), scikit-build-core and pytest: a virtual environment at $DGT_TOOLS_DIR/torch-venv, made with pip when
+# CI=true or DGTUNE_TORCH_TESTS=1 (PyPI's Linux torch wheel is the CUDA build: about 4.6 GB installed, a minute or two
+# on CI's machine; torch imports and runs its meta/fake tensors without a GPU). Otherwise that test reports SKIPPED.
+DGT_TORCH_VERSION=${DGT_TORCH_VERSION:-2.11.0}
+ensure_torch_env() {
+  local venv="$DGT_TOOLS_DIR/torch-venv"
+  [ "${CI:-}" = true ] || [ "${DGTUNE_TORCH_TESTS:-}" = 1 ] || [ -x "$venv/bin/python" ] || return 0
+  command -v python3 >/dev/null || return 0
+  if [ -x "$venv/bin/python" ] && "$venv/bin/python" -c 'import torch, scikit_build_core, pytest' 2>/dev/null; then
+    return 0
+  fi
+  say "installing torch==$DGT_TORCH_VERSION, scikit-build-core, pytest (pip) into $venv for the PyTorch package tests"
+  mkdir -p "$DGT_TOOLS_DIR"
+  { [ -x "$venv/bin/python" ] || python3 -m venv "$venv"; } >&2 &&
+    timeout 1200 "$venv/bin/python" -m pip install -q --disable-pip-version-check "torch==$DGT_TORCH_VERSION" \
+      "scikit-build-core>=0.10" pytest numpy >&2 ||
+    say "could not install torch: python_package will fail in CI (skip elsewhere)"
+  return 0
+}

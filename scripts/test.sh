@@ -6,6 +6,7 @@ build
 if have_build_deps; then  # not on the GPU machine (no registry there: prebuilt builds only)
   ensure_numpy
   ensure_test_python_packages
+  ensure_torch_env
 fi
 export DGT_TOOLS_DIR
 gpu_present || say "no NVIDIA GPU: GPU tests will be skipped"

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# The PyTorch package from this checkout (python/, docs/python.md): `pip install --no-build-isolation ./python` into
+# the torch environment scripts/common.sh made (ensure_torch_env), then its CPU tests (python/tests/cpu: schemas, fake
+# implementations, rules, patch routing, tuner command lines) and its GPU tests (python/tests/gpu: they skip without
+# a GPU). Exit 77 (ctest SKIP) when there is no torch environment, except in CI (CI=true), where that fails: the CPU
+# tests must run there.
+#   package_test.sh SOURCE_DIR BUILD_DIR
+set -uo pipefail
+src=$1
+build=$2
+py=${DGT_TORCH_PYTHON:-${DGT_TOOLS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/dgtune-tools}/torch-venv/bin/python}
+if ! [ -x "$py" ] || ! "$py" -c 'import torch, scikit_build_core, pytest' 2>/dev/null; then
+  msg="no Python environment with torch, scikit-build-core and pytest at $py (scripts/test.sh makes one when CI=true or DGTUNE_TORCH_TESTS=1; or set DGT_TORCH_PYTHON)"
+  if [ "${CI:-}" = true ]; then echo "FAIL: $msg" >&2; exit 1; fi
+  echo "SKIP: $msg" >&2
+  exit 77
+fi
+echo "torch: $("$py" -c 'import torch; print(torch.__version__)')"
+# The wheel's CMake build lives in BUILD_DIR/python-wheel (pyproject's build-dir), compiled through ccache when there is one.
+export CMAKE_ARGS="${CMAKE_ARGS:-} $(command -v ccache >/dev/null && echo -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)"
+export SKBUILD_BUILD_DIR="$build/python-wheel"
+"$py" -m pip install -q --disable-pip-version-check --no-build-isolation --no-deps --force-reinstall "$src/python" ||
+  { echo "FAIL: pip install --no-build-isolation $src/python" >&2; exit 1; }
+# Run from outside the checkout so `import dgtune` is the installed package (lib/libdgtune_torch.so, bin/dgtune inside).
+cd "$build"
+"$py" - <<'PY' || exit 1
+import os, dgtune, dgtune._native as n
+root = os.path.dirname(dgtune.__file__)
+assert n.available(), "the installed package did not load its op library: " + str(getattr(n, "load_error", lambda: "")())
+for rel in ("lib/libdgtune_torch.so", "bin/dgtune"):
+    assert os.path.exists(os.path.join(root, rel)), rel + " missing from the installed package at " + root
+print("installed:", root)
+PY
+"$py" -m pytest -q -p no:cacheprovider "$src/python/tests/cpu" "$src/python/tests/gpu"
