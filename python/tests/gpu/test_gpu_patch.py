@@ -62,9 +62,12 @@ def test_routes_attribute_calls(patched, recipe):
 
 def test_falls_back_and_counts(patched):
     original = patched
-    case = H.make_case(256, 256, 512, "rowwise", layout="torch")
+    case = H.make_case(256, 256, 512, "tensorwise", layout="torch")
     s0 = dgtune.patch_stats()
-    r = torch._scaled_mm(case.a, case.b, case.sa, case.sb, out_dtype=torch.float16)
+    try:
+        r = torch._scaled_mm(case.a, case.b, case.sa, case.sb, out_dtype=torch.float16)
+    except RuntimeError:  # the original refused it too (checked below)
+        r = None
     s1 = dgtune.patch_stats()
     assert _delta(s0, s1, "fallback") == 1 and _delta(s0, s1, "routed") == 0, (s0, s1)
     assert s1["reasons"].get("out-dtype", 0) == s0["reasons"].get("out-dtype", 0) + 1, s1
@@ -72,6 +75,7 @@ def test_falls_back_and_counts(patched):
         want = original(case.a, case.b, case.sa, case.sb, out_dtype=torch.float16)
     except RuntimeError:
         want = None
+    assert (r is None) == (want is None), "the patched call and the original disagree on raising"
     if want is not None:
         assert r.dtype == torch.float16 and torch.equal(bits(r), bits(want))
     # 128x128 blocks of a with 1x128 blocks of b: torch runs it (where its cuBLASLt does), dgtune does not.
