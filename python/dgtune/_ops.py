@@ -76,25 +76,25 @@ def check_scaled_mm(
     Args:
         a: [M, K] float8_e4m3fn or float8_e5m2, row-major (``a.stride(1) == 1`` or K == 1), ``lda = a.stride(0)``
             (M == 1: ``max(a.stride(0), K)``) ``>= K`` and a multiple of 16, ``storage_offset() % 16 == 0``.
-        b: [K, N] float8_e4m3fn or float8_e5m2, column-major (``b.stride(0) == 1``), ``ldb = b.stride(1) >= K`` and a
-            multiple of 16, ``storage_offset() % 16 == 0``. (M == 0 or N == 0: the layout of that empty operand is
-            not checked; the result is empty and nothing is launched.)
+        b: [K, N] float8_e4m3fn or float8_e5m2, column-major (``b.stride(0) == 1`` or K == 1), ``ldb = b.stride(1)``
+            (N == 1: ``max(b.stride(1), K)``) ``>= K`` and a multiple of 16, ``storage_offset() % 16 == 0``.
+            (M == 0 or N == 0: the result is empty, nothing is launched and the layouts of a and b are not checked.)
         scale_a, scale_b: float32; the recipe follows from their shapes (``infer_recipe``).
         bias: None or a contiguous 1-D bfloat16 tensor of N elements (any output dtype).
         scale_result: float8_e4m3fn output only: None (1.0) or a float32 tensor of one element; ignored otherwise.
         out_dtype: None (bfloat16; the out variant: ``out.dtype``), torch.bfloat16, torch.float32 or
             torch.float8_e4m3fn.
         use_fast_accum: refused with block recipes.
-        out: the out variant's output: [M, N], ``dtype == out_dtype``, ``out.stride(1) == 1``,
-            ``out.stride(0) >= N``.
+        out: the out variant's output: ``dtype == out_dtype``, [M, N], ``out.stride(1) == 1`` (or N == 1),
+            ``ldd = out.stride(0)`` (M == 1: ``max(out.stride(0), N)``) ``>= N``.
 
     Returns:
         ``(recipe, dtype)``: the ``Recipe`` and the output dtype.
 
     Raises:
         RuntimeError: the first rule broken, in this order: 2-D operands, ``a.size(1) == b.size(0)``, FP8 operand
-        dtypes, one device for every tensor ("Expected all tensors to be on the same device ..."), K > 0, the layout
-        of a then b, the recipe (``infer_recipe``; torch's 128x128 x 1x128 is refused), the output dtype,
+        dtypes, one device for every tensor ("Expected all tensors to be on the same device ..."), K > 0, the layouts
+        of a and b (strides, then alignment), the recipe (``infer_recipe``; torch's 128x128 x 1x128 is refused), the output dtype,
         scale_result, bias, out. Every message starts with "dgtune.scaled_mm: ".
     """
     if a.dim() != 2 or b.dim() != 2:
@@ -118,7 +118,7 @@ def check_scaled_mm(
             )
     if k == 0:
         _fail("k0", f"K = 0 is not supported (a is {m}x0, b is 0x{n})")
-    if m > 0:
+    if m > 0 and n > 0:  # an empty result launches nothing: the operands' layouts are not checked
         if not (a.stride(1) == 1 or k == 1):
             _fail("layout-a", f"a must be row-major (a.stride(1) == 1), got stride {tuple(a.stride())}")
         lda = a.stride(0) if m > 1 else max(a.stride(0), k)
@@ -126,16 +126,16 @@ def check_scaled_mm(
             _fail("layout-a", f"a's row stride lda = {lda} must be >= K = {k}")
         if lda % 16 != 0:
             _fail("layout-a", f"a's row stride lda = {lda} must be a multiple of 16 (16-byte rows for TMA)")
-        if a.storage_offset() % 16 != 0:
-            _fail("layout-a", f"a's data must be 16-byte aligned (storage_offset {a.storage_offset()} is not a multiple of 16)")
-    if n > 0:
-        if b.stride(0) != 1:
-            _fail("layout-b", f"b must be column-major (b.stride(0) == 1, e.g. weight.t()), got stride {tuple(b.stride())}")
-        ldb = b.stride(1)
+        if not (b.stride(0) == 1 or k == 1):
+            _fail("layout-b",
+                  f"b must be column-major (b.stride(0) == 1, e.g. weight.t()), got stride {tuple(b.stride())}")
+        ldb = b.stride(1) if n > 1 else max(b.stride(1), k)
         if ldb < k:
             _fail("layout-b", f"b's column stride ldb = {ldb} must be >= K = {k}")
         if ldb % 16 != 0:
             _fail("layout-b", f"b's column stride ldb = {ldb} must be a multiple of 16 (16-byte rows for TMA)")
+        if a.storage_offset() % 16 != 0:
+            _fail("layout-a", f"a's data must be 16-byte aligned (storage_offset {a.storage_offset()} is not a multiple of 16)")
         if b.storage_offset() % 16 != 0:
             _fail("layout-b", f"b's data must be 16-byte aligned (storage_offset {b.storage_offset()} is not a multiple of 16)")
 
@@ -167,12 +167,15 @@ def check_scaled_mm(
         if not bias.is_contiguous():
             _fail("bias", f"bias must be contiguous, got stride {tuple(bias.stride())}")
     if out is not None:
-        if out.dim() != 2 or out.size(0) != m or out.size(1) != n:
-            _fail("out", f"out must be [{m}, {n}], got {list(out.shape)}")
         if out.dtype != dtype:
             _fail("out", f"out.dtype = {out.dtype} must be out_dtype = {dtype}")
-        if m > 0 and n > 0 and (out.stride(1) != 1 or out.stride(0) < n):
-            _fail("out", f"out must be row-major with a row stride >= N = {n}, got stride {tuple(out.stride())}")
+        if out.dim() != 2 or out.size(0) != m or out.size(1) != n:
+            _fail("out", f"out must be [{m}, {n}], got {list(out.shape)}")
+        if not (out.stride(1) == 1 or n == 1):
+            _fail("out", f"out must be row-major (out.stride(1) == 1), got stride {tuple(out.stride())}")
+        ldd = out.stride(0) if m != 1 else max(out.stride(0), n)
+        if ldd < n:
+            _fail("out", f"out's row stride {ldd} must be >= N = {n}")
     return recipe, dtype
 
 

@@ -48,9 +48,10 @@ class Recipe:
             ``supported`` is False for it).
         mode: dgtune's scale mode (``dgt::Fp8Scaling``): ``"per-tensor"``, ``"channel"``, ``"block"``,
             ``"block1d1d"``; ``None`` for an unsupported recipe.
-        copy_scale_a: the op copies ``scale_a`` into the layout the kernel reads (block modes only: strides other than
-            ``(1, round_up(M, 4))``, or a storage offset that is not a multiple of 4 floats).
-        copy_scale_b: the same for ``scale_b`` (see ``block_scale_strides``).
+        copy_scale_a: the op copies ``scale_a`` before the launch: any recipe when its data is not 16-byte aligned
+            (storage offset not a multiple of 4 floats); block modes also for strides other than
+            ``(1, round_up(M, 4))``, and with G == 1 when M % 4 != 0 (see ``block_scale_strides``).
+        copy_scale_b: the same for ``scale_b``.
     """
 
     name: str
@@ -93,11 +94,20 @@ def block_scale_strides(mode: str, m: int, n: int, k: int) -> tuple[tuple[int, i
     return sa, sb
 
 
-def _layout_ok(t: torch.Tensor, strides: tuple[int, int]) -> bool:
-    """True when ``t`` (2-D float32) can be read in place with these strides: a stride of a size-1 dim is free; the
-    data must start 16-byte aligned (storage_offset a multiple of 4 floats; the allocation itself is 16-byte aligned
-    for every tensor from PyTorch's caching allocator)."""
-    if t.storage_offset() % 4 != 0:
+def _aligned(t: torch.Tensor) -> bool:
+    """16-byte aligned data, as far as a fake tensor can tell: storage_offset a multiple of 4 floats (the allocation
+    itself is 16-byte aligned for every tensor from PyTorch's caching allocator; the CUDA kernel checks the pointer)."""
+    return t.storage_offset() % 4 == 0
+
+
+def _layout_ok(t: torch.Tensor, strides: tuple[int, int], rows: int, cols: int) -> bool:
+    """True when the block scale ``t`` (2-D float32) can be read in place: the kernel's layout is ``rows`` rows of
+    ``round_up(cols, 4)`` floats, ``t`` is a view of it with these strides (a stride of a size-1 dim is free), aligned.
+    With one row and ``cols % 4 != 0`` it is copied: the kernel reads whole 16-byte rows, and nothing shows that the
+    padding floats past the tensor's last element exist."""
+    if not _aligned(t):
+        return False
+    if rows == 1 and cols % 4 != 0:
         return False
     for d in (0, 1):
         if t.size(d) != 1 and t.stride(d) != strides[d]:
@@ -141,7 +151,7 @@ def infer_recipe(
                 "for tensorwise scaling, both scale_a and scale_b must be float32 tensors, got "
                 f"scale_a.dtype={scale_a.dtype} and scale_b.dtype={scale_b.dtype}"
             )
-        return Recipe("tensorwise", "per-tensor")
+        return Recipe("tensorwise", "per-tensor", not _aligned(scale_a), not _aligned(scale_b))
     if scale_a.dtype != torch.float32 or scale_b.dtype != torch.float32:
         raise RuleError(
             "scale-dtype",
@@ -164,7 +174,7 @@ def infer_recipe(
     if sa0 == m and sa1 == 1 and sb0 == 1 and sb1 == n:
         if not (scale_a.is_contiguous() and scale_b.is_contiguous()):
             raise RuleError("rowwise-contiguous", "both scale_a and scale_b must be contiguous for rowwise scaling")
-        return Recipe("rowwise", "channel")
+        return Recipe("rowwise", "channel", not _aligned(scale_a), not _aligned(scale_b))
 
     name = mode = None
     if sa0 == m and sa1 == g and sb0 == g and sb1 == nb:
@@ -189,4 +199,8 @@ def infer_recipe(
             "scales as each 128-wide k granule is promoted to FP32"
         )
     sa_strides, sb_strides = block_scale_strides(mode, m, n, k)
-    return Recipe(name, mode, not _layout_ok(scale_a, sa_strides), not _layout_ok(scale_b, sb_strides))
+    # the kernel's layouts (gemm.hpp Fp8Scaling): scale_a G rows of M; scale_b ceil(N/128) rows of G (block) or
+    # G rows of N (block1d1d)
+    sb_rows, sb_cols = (nb, g) if mode == "block" else (g, n)
+    return Recipe(name, mode, not _layout_ok(scale_a, sa_strides, g, m),
+                  not _layout_ok(scale_b, sb_strides, sb_rows, sb_cols))

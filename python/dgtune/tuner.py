@@ -11,7 +11,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 import threading
@@ -26,9 +25,21 @@ __all__ = [
 ]
 
 
+def _is_python_entry_point(path: str) -> bool:
+    """True for the ``dgtune`` console script pip installs (``python -m dgtune``'s entry point, a Python script):
+    running it as the CLI would exec itself forever."""
+    try:
+        with open(path, "rb") as f:
+            first = f.readline(256)
+    except OSError:
+        return False
+    return first.startswith(b"#!") and b"python" in first
+
+
 def cli_path() -> str:
     """The dgtune CLI: ``$DGTUNE_CLI`` (must exist), else ``<package>/bin/dgtune`` (installed by pip), else ``dgtune``
-    on PATH. Raises FileNotFoundError naming every place looked at when none is found."""
+    on PATH (not the Python console script of the same name that pip installs, which forwards here). Raises
+    FileNotFoundError naming every place looked at when none is found."""
     env = os.environ.get("DGTUNE_CLI")
     if env:
         if not (os.path.isfile(env) and os.access(env, os.X_OK)):
@@ -37,9 +48,10 @@ def cli_path() -> str:
     bundled = Path(__file__).resolve().parent / "bin" / "dgtune"
     if bundled.is_file() and os.access(bundled, os.X_OK):
         return str(bundled)
-    on_path = shutil.which("dgtune")
-    if on_path:
-        return on_path
+    for folder in os.environ.get("PATH", "").split(os.pathsep):
+        candidate = os.path.join(folder or ".", "dgtune")
+        if os.path.isfile(candidate) and os.access(candidate, os.X_OK) and not _is_python_entry_point(candidate):
+            return candidate
     raise FileNotFoundError(
         f"dgtune: the dgtune CLI was not found ($DGTUNE_CLI is not set, {bundled} does not exist, no `dgtune` on "
         "PATH); install the package with `pip install --no-build-isolation ./python`, or build the CLI "

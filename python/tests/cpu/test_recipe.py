@@ -112,7 +112,21 @@ def test_size_one_dims_strides_free():
     assert r.mode == "block" and not r.copy_scale_a
 
 
-def test_tensorwise_and_rowwise_never_copy():
+def test_tensorwise_and_rowwise_copy_only_when_misaligned():
     r = rec(8, 16, 32, f32(8, 1), f32(1, 16))
     assert (r.copy_scale_a, r.copy_scale_b) == (False, False)
+    r = rec(8, 16, 32, f32(8, 1, strides=(1, 1), offset=1), f32(1, 16))
+    assert (r.name, r.copy_scale_a, r.copy_scale_b) == ("rowwise", True, False)
+    r = rec(8, 16, 32, f32(), torch.empty(3, device="meta")[2:])
+    assert (r.name, r.copy_scale_a, r.copy_scale_b) == ("tensorwise", False, True)
+
+
+def test_one_row_block_scale_copied_unless_multiple_of_4():
+    # G == 1 (K <= 128 but not rowwise shapes): scale_a is one row of M floats; the kernel reads round_up(M, 4)
+    r = rec(6, 256, 100, f32(6, 1, strides=(1, 8)), f32(1, 2))
+    assert r.mode == "block" and r.copy_scale_a and r.copy_scale_b  # M = 6; and scale_b: 1 row of G = 1 float
+    r = rec(8, 1024, 512, f32(8, 4, strides=(1, 8)), f32(4, 8, strides=(1, 4)))
+    assert r.mode == "block" and not r.copy_scale_a and not r.copy_scale_b
+    r = rec(8, 256, 512, f32(8, 4, strides=(1, 8)), f32(4, 2, strides=(1, 4)))
+    assert not r.copy_scale_b  # 2 rows of G = 4 floats
     assert round_up4(5) == 8

@@ -102,9 +102,21 @@ def test_b_misaligned():
            *T)
 
 
+def test_b_n1_and_k1_relaxations():
+    # N == 1: ldb = max(stride, K); K == 1: b's stride(0) is irrelevant (as the C++ plan)
+    b = torch.empty(32, dtype=E4M3, device="meta").as_strided((32, 1), (1, 1))
+    assert call(mk_a(8, 32), b, *T).shape == (8, 1)
+    a1 = torch.empty(8 * 16, dtype=E4M3, device="meta").as_strided((8, 1), (16, 1))
+    b1 = torch.empty(4 * 16, dtype=E4M3, device="meta").as_strided((1, 4), (3, 16))
+    assert call(a1, b1, *T).shape == (8, 4)
+
+
 def test_empty_operand_layout_not_checked():
     a = torch.empty(0, 32, dtype=E4M3, device="meta").as_strided((0, 32), (3, 7))
     assert call(a, mk_b(32, 16), *T).shape == (0, 16)
+    # N == 0: neither layout is checked (nothing is launched)
+    a_bad = torch.empty(32, 8, dtype=E4M3, device="meta").t()
+    assert call(a_bad, mk_b(32, 0), *T).shape == (8, 0)
 
 
 def test_tensorwise_scale_dtype():
@@ -193,8 +205,15 @@ def test_out_rules():
     raises("out", r"out must be \[8, 16\], got \[8, 17\]", run, torch.empty(8, 17, dtype=BF16, device="meta"))
     raises("out", r"out.dtype = torch.float32 must be out_dtype = torch.bfloat16", run,
            torch.empty(8, 16, dtype=torch.float32, device="meta"), BF16)
-    raises("out", r"out must be row-major with a row stride >= N = 16, got stride \(1, 8\)", run,
+    raises("out", r"out must be row-major \(out.stride\(1\) == 1\), got stride \(1, 8\)", run,
            torch.empty(16, 8, dtype=BF16, device="meta").t())
+    raises("out", r"out's row stride 8 must be >= N = 16", run,
+           torch.empty(200, dtype=BF16, device="meta").as_strided((8, 16), (8, 1)))
+    # N == 1: any column stride; M == 1: the row stride is irrelevant (C++ plan: ldd = max(stride, N))
+    OUT(a, mk_b(32, 1), *T, None, None, None, False, torch.empty(8, 1, dtype=BF16, device="meta").as_strided(
+        (8, 1), (1, 5)))
+    OUT(mk_a(1, 32), b, *T, None, None, None, False, torch.empty(16, dtype=BF16, device="meta").as_strided(
+        (1, 16), (1, 1)))
     raises("out-dtype", r"out_dtype must be .* got torch.float16", run, torch.empty(8, 16, dtype=torch.float16,
                                                                                    device="meta"))
     run(torch.empty(8, 16, dtype=torch.float32, device="meta"))  # None: out.dtype

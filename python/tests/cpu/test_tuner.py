@@ -122,7 +122,11 @@ def test_cli_path_order(tmp_path, monkeypatch):
     on_path = bindir / "dgtune"
     on_path.write_text("#!/bin/sh\n")
     on_path.chmod(0o755)
-    monkeypatch.setenv("PATH", str(bindir))
+    script = tmp_path / "scripts"
+    script.mkdir()
+    (script / "dgtune").write_text("#!/usr/bin/python3\nimport dgtune.__main__\n")
+    (script / "dgtune").chmod(0o755)
+    monkeypatch.setenv("PATH", os.pathsep.join([str(script), str(bindir)]))  # pip's console script is skipped
     bundled = os.path.join(os.path.dirname(tuner.__file__), "bin", "dgtune")
     expect = bundled if os.access(bundled, os.X_OK) else str(on_path)
     assert tuner.cli_path() == expect
