@@ -13,9 +13,10 @@ Routing: a call is routed when dgtune can run it (``route_reason`` returns None)
 native library loaded, grad mode off or no input requiring grad, ``out_dtype`` (None means ``a.dtype``, as torch
 does: e4m3 in and None gives e4m3 out) one of bf16/f32/e4m3, and every rule of ``check_scaled_mm`` (recipe from
 ``infer_recipe``). Everything else runs the original ``torch._scaled_mm`` and is counted in ``patch_stats()`` with
-its reason. Under ``torch.compile`` the router is one node of dynamo's graph that AOTAutograd traces: the decision is
-made once, when the graph is compiled (counted then, if counted at all), for the shapes, strides and dtypes the
-graph is specialised to.
+its reason. Only calls on plain tensors are counted, not the router's runs while torch.compile traces (fake or
+functional tensors). Under ``torch.compile`` the router is one node of dynamo's graph that AOTAutograd traces: the
+decision is made once, when the graph is compiled, for the shapes, strides and dtypes the graph is specialised to, and
+the compiled graph's calls are not counted (a graph run by ``backend="eager"`` runs the router itself: counted).
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ _state = {"original": None, "patched": None}
 _routers = {}  # id(original) -> (original, router): one router per original, kept alive (dynamo registers it by id)
 _stats = {"routed": 0, "fallback": 0, "reasons": {}}
 _is_compiling = torch.compiler.is_compiling
+_PLAIN = (torch.Tensor, torch.nn.Parameter)
 
 
 def route_reason(a, b, scale_a, scale_b, bias=None, scale_result=None, out_dtype=None, use_fast_accum=False, out=None):
@@ -107,7 +109,7 @@ def _make_patched(original):
         original (see dgtune.patch)."""
         reason = route_reason(self, mat2, scale_a, scale_b, bias, scale_result, out_dtype, use_fast_accum, out)
         compiling = _is_compiling()
-        if not compiling:
+        if not compiling and type(self) in _PLAIN:  # not while tracing (fake / functional tensors)
             _count(reason)
         if reason is not None:
             if out is None:

@@ -190,6 +190,22 @@ def test_compile_graph_traced_after_patch_holds_dgtune_op(routable):
     assert any(t.startswith("dgtune.scaled_mm") for t in targets), targets
     assert not any("_scaled_mm" in t and "dgtune" not in t for t in targets), targets
     assert len(routable["original"]) == 0
+    assert dgtune.patch_stats()["routed"] == 0  # tracing (fake / functional tensors) is not counted
+
+
+def test_compile_eager_backend_counts_runtime_calls_only(routable):
+    dgtune.patch_scaled_mm()
+
+    def f(a, b, sa, sb):
+        return torch._scaled_mm(a, b, sa, sb, out_dtype=torch.bfloat16)
+
+    m, n, k = 16, 32, 64
+    torch._dynamo.reset()
+    cf = torch.compile(f, fullgraph=True, backend="eager")
+    with torch.no_grad():
+        for _ in range(3):
+            cf(mk_a(m, k), mk_b(k, n), *scales("rowwise", m, n, k))
+    assert dgtune.patch_stats()["routed"] == 3
 
 
 def test_compile_graph_falls_back_to_aten(routable):
