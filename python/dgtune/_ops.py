@@ -141,10 +141,11 @@ def check_scaled_mm(
 
     recipe = infer_recipe(a, b, scale_a, scale_b, use_fast_accum)
     if not recipe.supported:
-        _fail("recipe-128x128-1x128", 
-            f"the {recipe.name} recipe (scale_a ({scale_a.size(0)}, {scale_a.size(1)}) = 128x128 blocks of a, "
-            f"scale_b ({scale_b.size(0)}, {scale_b.size(1)}) = 1x128 blocks of b) runs in torch._scaled_mm but "
-            "not in dgtune; dgtune runs tensorwise, rowwise, 1x128 x 128x128 and 1x128 x 1x128"
+        # Worded as python/csrc/scaled_mm_plan.cpp words it (the GPU tests compare the two).
+        _fail("recipe-128x128-1x128",
+            "(BlockWise128x128, BlockWise1x128) scaling is not supported by dgtune (torch._scaled_mm runs it); "
+            "dgtune runs 1x128 activations with 128x128 or 1x128 weight blocks "
+            f"(got scale_a ({scale_a.size(0)}, {scale_a.size(1)}), scale_b ({scale_b.size(0)}, {scale_b.size(1)}))"
         )
 
     if out_dtype is None:
@@ -152,7 +153,8 @@ def check_scaled_mm(
     else:
         dtype = out_dtype
     if dtype not in OUT_DTYPES:
-        _fail("out-dtype", f"out_dtype must be torch.bfloat16, torch.float32 or torch.float8_e4m3fn, got {dtype}")
+        _fail("out-dtype", f"out_dtype {str(dtype).replace('torch.', '')} is not supported (dgtune writes bfloat16, "
+              "float32 or float8_e4m3fn)")
     if dtype == torch.float8_e4m3fn and scale_result is not None:
         if scale_result.numel() != 1 or scale_result.dtype != torch.float32:
             _fail("scale-result", 
