@@ -97,7 +97,7 @@ gpu_tests() {  # step-name files...
 T=$REPO/python/tests/gpu
 want tests && gpu_tests tests "$T"
 # The same suite in two halves, for device calls of at most 10 minutes each.
-want tests-a && gpu_tests tests-a "$T/test_gpu_correctness.py" "$T/test_gpu_bitwise.py"
+want tests-a && gpu_tests tests-a "$T/test_gpu_correctness.py" "$T/test_gpu_bitwise.py" "$T/test_gpu_c_api.py"
 want tests-b && gpu_tests tests-b "$T/test_gpu_opcheck.py" "$T/test_gpu_errors.py" "$T/test_gpu_graphs.py" \
   "$T/test_gpu_compile.py" "$T/test_gpu_nn.py" "$T/test_gpu_patch.py" "$T/test_gpu_tune.py"
 
