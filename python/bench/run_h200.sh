@@ -92,7 +92,7 @@ gpu_tests() {  # step-name files...
   # shellcheck disable=SC2086
   run_step "$name" "${T_TESTS:-540}" env ${TESTS_DB:+DGTUNE_DB=$TESTS_DB} $PYTHON -m pytest "$@" \
     -p no:cacheprovider -rfEs --durations=25 "${per_test_timeout[@]}" --junitxml="$OUT/junit-$name.xml" \
-    -o junit_family=xunit2 ${PYTEST_ARGS:-}
+    -o junit_family=xunit1 ${PYTEST_ARGS:-}
 }
 T=$REPO/python/tests/gpu
 want tests && gpu_tests tests "$T"
