@@ -1,5 +1,10 @@
 """dgtune.scaled_mm / scaled_mm_amax wrappers and the missing-native behaviour."""
 
+import os
+import subprocess
+import sys
+import textwrap
+
 import pytest
 import torch
 from conftest import E4M3, mk_a, mk_b, scales
@@ -60,33 +65,54 @@ def test_wrapper_caches_overloads_and_c_entry_points():
     assert sm_mod._SCALED_MM_OUT_C is torch.ops.dgtune.scaled_mm_out.default._op
 
 
-def test_native_missing_here():
-    # these tests run without libdgtune_torch.so (a CPU machine); CI must not pass because a GPU build leaked in
-    assert not dgtune.native_available()
-    assert "does not exist" in dgtune.native_load_error() or "did not load" in dgtune.native_load_error()
+def _without_native(tmp_path, code):
+    """Runs `code` in a fresh Python whose dgtune finds no libdgtune_torch.so ($DGTUNE_TORCH_LIB names a missing
+    file), importing the same dgtune as this process (installed, or python/ of the checkout)."""
+    env = dict(os.environ, DGTUNE_TORCH_LIB=str(tmp_path / "missing" / "libdgtune_torch.so"),
+               PYTHONPATH=os.path.dirname(os.path.dirname(dgtune.__file__)))
+    r = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=env, capture_output=True, text=True,
+                       cwd=str(tmp_path), timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    return r.stdout
 
 
-def test_require_names_path_and_build():
-    with pytest.raises(RuntimeError) as info:
-        _native.require()
-    msg = str(info.value)
-    assert str(_native.lib_path()) in msg
-    assert "pip install --no-build-isolation ./python" in msg and "DGTUNE_TORCH_LIB" in msg
-    with pytest.raises(RuntimeError, match="pip install --no-build-isolation"):
-        dgtune.stats(device=0)
-    with pytest.raises(RuntimeError, match="pip install --no-build-isolation"):
-        dgtune.native_version()
+def test_native_missing_is_reported(tmp_path):
+    out = _without_native(tmp_path, """
+        import dgtune
+        assert not dgtune.native_available()
+        print(dgtune.native_load_error())
+    """)
+    assert "does not exist" in out
 
 
-def test_missing_cuda_kernel_says_why():
+def test_require_names_path_and_build(tmp_path):
+    _without_native(tmp_path, """
+        import pytest, dgtune
+        from dgtune import _native
+        with pytest.raises(RuntimeError) as info:
+            _native.require()
+        msg = str(info.value)
+        assert str(_native.lib_path()) in msg
+        assert "pip install --no-build-isolation ./python" in msg and "DGTUNE_TORCH_LIB" in msg
+        with pytest.raises(RuntimeError, match="pip install --no-build-isolation"):
+            dgtune.stats(device=0)
+        with pytest.raises(RuntimeError, match="pip install --no-build-isolation"):
+            dgtune.native_version()
+    """)
+
+
+def test_missing_cuda_kernel_says_why(tmp_path):
     # calling the CUDA kernel directly (no GPU needed: the missing-library kernel never touches the tensors)
-    a = torch.zeros(8, 32, dtype=E4M3)
-    b = torch.zeros(16, 32, dtype=E4M3).t()
-    s = torch.ones(())
-    op = torch.ops.dgtune.scaled_mm.default
-    with pytest.raises(RuntimeError, match=r"^dgtune\.scaled_mm: the native library .*libdgtune_torch.so does not "
-                       r"exist; build it with `pip install --no-build-isolation ./python`"):
-        op._op_dk(torch._C.DispatchKey.CUDA, a, b, s, s, None, None, None, False)
+    _without_native(tmp_path, """
+        import pytest, torch, dgtune
+        a = torch.zeros(8, 32, dtype=torch.float8_e4m3fn)
+        b = torch.zeros(16, 32, dtype=torch.float8_e4m3fn).t()
+        s = torch.ones(())
+        op = torch.ops.dgtune.scaled_mm.default
+        with pytest.raises(RuntimeError, match=r"^dgtune\\.scaled_mm: the native library .*libdgtune_torch.so does "
+                           r"not exist; build it with `pip install --no-build-isolation ./python`"):
+            op._op_dk(torch._C.DispatchKey.CUDA, a, b, s, s, None, None, None, False)
+    """)
 
 
 def test_lib_path_env(monkeypatch, tmp_path):

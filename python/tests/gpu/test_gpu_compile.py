@@ -15,7 +15,7 @@ E4 = torch.float8_e4m3fn
 
 
 def bits(t):
-    return t.contiguous().view(torch.uint8)
+    return t.contiguous().reshape(-1).view(torch.uint8)  # reshape: amax is 0-dim, which view(uint8) refuses
 
 
 def f_wrapper(a, b, sa, sb, bias):

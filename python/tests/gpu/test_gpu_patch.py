@@ -123,7 +123,9 @@ def test_compile_traced_after_patch_holds_dgtune_op(patched):
 
     case = H.make_case(64, 512, 1024, "rowwise", layout="torch")
     got = torch.compile(f, backend=backend, fullgraph=True)(case.a, case.b, case.sa, case.sb)
-    assert any("dgtune" in t for t in seen), seen
+    # The patched torch._scaled_mm is one graph node (patch.py keeps its router out of dynamo's tracing,
+    # allow_in_graph); it runs dgtune at run time, which the bits below show.
+    assert any("dgtune" in t or "_make_patched" in t for t in seen), seen
     want = dgtune.scaled_mm(case.a, case.b, case.sa, case.sb)
     assert torch.equal(bits(got), bits(want))
     # And with inductor (the default backend): same bits.
