@@ -235,20 +235,27 @@ class Gemm:
             self.sb_torch = self.sb_dg = sw.reshape(())
 
     def pick_torch_layout(self, torch):
-        """The first block scale_b layout torch._scaled_mm accepts; returns the error text when none is."""
-        try:
-            self.run_torch(torch)
-            return None
-        except RuntimeError as e:
-            alt = getattr(self, "sb_torch_alt", None)
-            if alt is None:
-                return str(e).splitlines()[0]
-            self.sb_torch = alt
+        """The block scale_b layout torch._scaled_mm computes correctly with (pitch G, else round_up(G, 4)): a layout
+        it accepts is kept only when its result is within the recipe's bound of the FP64 reference (on H200 with torch
+        2.11, K = 256 with pitch G is accepted and gives garbage). Returns None, or why torch cannot run the GEMM."""
+        candidates = [self.sb_torch] + ([self.sb_torch_alt] if getattr(self, "sb_torch_alt", None) is not None else [])
+        why = None
+        for sb in candidates:
+            self.sb_torch = sb
             try:
-                self.run_torch(torch)
+                t = self.run_torch(torch)
+            except RuntimeError as e:
+                why = str(e).splitlines()[0]
+                continue
+            if self.recipe != "block":
                 return None
-            except RuntimeError as e2:
-                return str(e2).splitlines()[0]
+            ref = self.reference(torch)
+            err = float((t.double() - ref).abs().max()) / max(float(ref.abs().max()), 1e-30)
+            if err <= 2 * RECIPES[self.recipe][2]:
+                return None
+            why = f"torch._scaled_mm's result is off by {err:.3g} (max rel) with scale_b strides {tuple(sb.stride())}"
+        self.sb_torch = candidates[0]
+        return why
 
     def problem(self, m_values):
         scale, fast, _ = RECIPES[self.recipe]
