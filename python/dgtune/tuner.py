@@ -71,8 +71,8 @@ def default_db_path() -> str:
 
 @dataclass
 class TuneResult:
-    """What ``tune`` ran: the command line, the DB it wrote, the exit code (0) and, with ``progress=False``, the
-    captured stdout and stderr."""
+    """What ``tune`` ran: the command line, the DB it wrote, the exit code (0) and the CLI's stdout and stderr (always
+    captured; with ``progress=True`` also streamed to ``sys.stdout`` / ``sys.stderr`` as they come)."""
 
     command: list
     db: str
