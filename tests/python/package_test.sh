@@ -17,7 +17,10 @@ if ! [ -x "$py" ] || ! "$py" -c 'import torch, scikit_build_core, pytest' 2>/dev
 fi
 echo "torch: $("$py" -c 'import torch; print(torch.__version__)')"
 # The wheel's CMake build lives in BUILD_DIR/python-wheel (pyproject's build-dir), compiled through ccache when there is one.
-export CMAKE_ARGS="${CMAKE_ARGS:-} $(command -v ccache >/dev/null && echo -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)"
+# The same compiler path as the main build's, so ccache serves the objects both builds share (it hashes the path it
+# is given: /usr/bin/c++ and /usr/bin/g++ miss each other).
+cxx=$(sed -n 's/^CMAKE_CXX_COMPILER:[A-Z]*=//p' "$build/CMakeCache.txt" 2>/dev/null || true)
+export CMAKE_ARGS="${CMAKE_ARGS:-} $(command -v ccache >/dev/null && echo -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)${cxx:+ -DCMAKE_CXX_COMPILER=$cxx}"
 export SKBUILD_BUILD_DIR="$build/python-wheel"
 "$py" -m pip install -q --disable-pip-version-check --no-build-isolation --no-deps --force-reinstall "$src/python" ||
   { echo "FAIL: pip install --no-build-isolation $src/python" >&2; exit 1; }
