@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "bench/isolated_sides.hpp"
 #include "bench/protocol.hpp"
 #include "core/error.hpp"
 
@@ -13,12 +14,15 @@ DeviceSides::DeviceSides(const UtilKernels& util, const DeviceInfo& device, cons
   protocol_.validate();
   if (protocol_.adaptive)
     DGT_THROW(ErrorKind::kInternal, "the interleaved engine runs cold-l2-v2 or hot-graph-v1, not {}", protocol_.name());
+  if (protocol_.kind == ProtocolKind::kIsolated)
+    DGT_THROW(ErrorKind::kInternal, "the interleaved engine does not run {} (bench/isolated_sides.hpp does)",
+              protocol_.name());
   if (sides_.empty()) DGT_THROW(ErrorKind::kInternal, "DeviceSides: no sides");
   for (const Side& s : sides_)
     if (!s.launch) DGT_THROW(ErrorKind::kInternal, "DeviceSides: side '{}' has no launch function", s.label);
   const size_t k = sides_.size();
   if (protocol_.kind == ProtocolKind::kColdL2) flush_.emplace(util_, device.l2_bytes, protocol_);
-  clocks_ = DeviceBuffer((k + 1) * 2 * sizeof(uint64_t));  // slot k: the lead-in wait
+  clocks_ = DeviceBuffer((k + 2) * 2 * sizeof(uint64_t));  // slot k: the lead-in wait, slot k + 1: the gaps
   graphs_.assign(k, nullptr);
   start_.assign(k, nullptr);
   stop_.assign(k, nullptr);
@@ -100,9 +104,12 @@ std::vector<RawSample> DeviceSides::run_round(std::span<const int> order) {
   const auto probe_ns = static_cast<uint64_t>(protocol_.clock_probe_us * 1000);
   if (protocol_.lead_in_us > 0)
     util_.clock_probe(clocks + 2 * k, static_cast<uint64_t>(protocol_.lead_in_us * 1000), stream_);
+  const auto gap_ns = static_cast<uint64_t>(protocol_.gap_us * 1000);
   for (size_t i = 0; i < order.size(); ++i) {
     const size_t side = static_cast<size_t>(order[i]);
     if (!hot) flush_->enqueue(stream_);
+    // The study's idle gap: a one-SM busy wait (near-idle power, exact in GPU time, no host sync in the round).
+    if (gap_ns > 0) util_.clock_probe(clocks + 2 * (k + 1), gap_ns, stream_);
     DGT_CHECK_CUDA(cudaEventRecord(start_[i], stream_));
     if (hot)
       DGT_CHECK_CUDA(cudaGraphLaunch(graphs_[side], stream_));
@@ -131,8 +138,10 @@ std::vector<RawSample> DeviceSides::run_round(std::span<const int> order) {
 
 RoundsResult measure_sides(const UtilKernels& util, const DeviceInfo& device, const MeasureProtocol& protocol,
                            cudaStream_t stream, std::vector<Side> sides, const OutputCheck* check) {
+  if (protocol.kind == ProtocolKind::kIsolated) return measure_isolated(util, device, protocol, stream, sides, check);
   DeviceSides engine(util, device, protocol, stream, std::move(sides));
   RoundsOptions opts;
+  opts.order = protocol.order;
   opts.rounds = protocol.rounds;
   opts.reference_clock_mhz = device.max_sm_clock_mhz;
   opts.clock_floor = protocol.clock_floor;

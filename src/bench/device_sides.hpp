@@ -50,8 +50,9 @@ struct OutputCheck {
 
 /// SampleSource on the GPU. Per sample, queued back to back on one stream, with no host sync
 /// inside a round:
-///   cold-l2:   flush (write+read of flush_factor x L2), event, side.launch, event, clock probe
-///   hot-graph:                                          event, graph replay, event, clock probe
+///   cold-l2:   flush (write+read of flush_factor x L2), [gap], event, side.launch, event, clock probe
+///   hot-graph:                                          [gap], event, graph replay, event, clock probe
+/// [gap]: only when protocol.gap_us > 0 (the protocol study), a one-SM busy wait of gap_us.
 /// A round starts with a lead-in busy wait so the host queues the whole round ahead of the GPU
 /// (the events then time the GPU, not the host's launch calls) and ends with one synchronisation
 /// (watchdog) after which the events and clock probes are read. The clock probe (clock64 cycles
@@ -95,10 +96,11 @@ class DeviceSides final : public SampleSource {
   bool prepared_ = false;
 };
 
-/// The whole engine: validates the protocol, builds DeviceSides, runs protocol.rounds rounds
-/// (flags below protocol.clock_floor x device.max_sm_clock_mhz), then, when `check` is given,
+/// The whole engine: validates the protocol, builds DeviceSides, runs protocol.rounds rounds in
+/// protocol.order (flags below protocol.clock_floor x device.max_sm_clock_mhz), then, when `check` is given,
 /// checks every side's output after one more (untimed) sample of it. result.protocol is
-/// protocol.to_json(). Throws WatchdogTimeout or Error (kCuda, kCublas, ...) from the sides: after a
+/// protocol.to_json(). An isolated-v1 protocol goes to measure_isolated() (bench/isolated_sides.hpp) instead,
+/// with the same result type. Throws WatchdogTimeout or Error (kCuda, kCublas, ...) from the sides: after a
 /// sticky CUDA error the caller must stop timing in this process.
 RoundsResult measure_sides(const UtilKernels& util, const DeviceInfo& device, const MeasureProtocol& protocol,
                            cudaStream_t stream, std::vector<Side> sides, const OutputCheck* check = nullptr);

@@ -17,6 +17,7 @@ const char* to_string(ProtocolKind k) {
   switch (k) {
     case ProtocolKind::kColdL2: return "cold-l2";
     case ProtocolKind::kHotGraph: return "hot-graph";
+    case ProtocolKind::kIsolated: return "isolated";
   }
   return "?";
 }
@@ -24,7 +25,8 @@ const char* to_string(ProtocolKind k) {
 ProtocolKind parse_protocol_kind(std::string_view s) {
   if (s == "cold-l2") return ProtocolKind::kColdL2;
   if (s == "hot-graph") return ProtocolKind::kHotGraph;
-  DGT_THROW(ErrorKind::kUsage, "unknown protocol '{}': expected cold-l2 or hot-graph", s);
+  if (s == "isolated") return ProtocolKind::kIsolated;
+  DGT_THROW(ErrorKind::kUsage, "unknown protocol '{}': expected cold-l2, hot-graph or isolated", s);
 }
 
 std::string MeasureProtocol::name() const { return fmt::format("{}-v{}", to_string(kind), version()); }
@@ -36,17 +38,36 @@ std::string MeasureProtocol::to_json() const {
                           {"target_rse", target_rse}, {"max_seconds", max_seconds}, {"timer", "cudaEvent per launch"},
                           {"statistic", "median"}}
         .dump();
+  if (kind == ProtocolKind::kIsolated)
+    return nlohmann::json{{"name", name()},
+                          {"kind", to_string(kind)},
+                          {"version", version()},
+                          {"rounds", rounds},
+                          {"launches_per_sample", launches_per_sample},
+                          {"order", "one side at a time, sides in list order"},
+                          {"warmup", warmup},
+                          {"flush", "write+read"},
+                          {"flush_factor_l2", flush_factor},
+                          {"l2", "cold at the first launch of a sample"},
+                          {"clock_probe_us", clock_probe_us},
+                          {"clock_floor_fraction", clock_floor},
+                          {"clock_reference", "cudaDevAttrClockRate"},
+                          {"lead_in_us", lead_in_us},
+                          {"timer", "cudaEvent pair around launches_per_sample launches / launches_per_sample"},
+                          {"statistic", "median"}}
+        .dump();
   nlohmann::json j{{"name", name()},
                    {"kind", to_string(kind)},
                    {"version", version()},
                    {"rounds", rounds},
-                   {"order", "williams"},
+                   {"order", to_string(order)},
                    {"warmup", warmup},
                    {"clock_probe_us", clock_probe_us},
                    {"clock_floor_fraction", clock_floor},
                    {"clock_reference", "cudaDevAttrClockRate"},
                    {"lead_in_us", lead_in_us},
                    {"statistic", "median"}};
+  if (gap_us > 0) j["gap_us"] = gap_us;  // a study variant; absent from the standard protocols' JSON
   if (kind == ProtocolKind::kColdL2) {
     j["flush"] = "write+read";
     j["flush_factor_l2"] = flush_factor;
@@ -80,6 +101,8 @@ MeasureProtocol MeasureProtocol::from_json(const std::string& text) {
     p.kind = ProtocolKind::kColdL2;
   else if (kind == "hot-graph")
     p.kind = ProtocolKind::kHotGraph;
+  else if (kind == "isolated")
+    p.kind = ProtocolKind::kIsolated;
   else
     DGT_THROW(ErrorKind::kInvalid, "unknown protocol kind '{}' in {}", kind, text);
   const int version = j.value("version", 0);
@@ -93,6 +116,15 @@ MeasureProtocol MeasureProtocol::from_json(const std::string& text) {
   p.clock_probe_us = j.value("clock_probe_us", p.clock_probe_us);
   p.lead_in_us = j.value("lead_in_us", p.lead_in_us);
   p.clock_floor = j.value("clock_floor_fraction", p.clock_floor);
+  p.launches_per_sample = j.value("launches_per_sample", p.launches_per_sample);
+  p.gap_us = j.value("gap_us", p.gap_us);
+  if (p.kind != ProtocolKind::kIsolated) {
+    try {
+      p.order = parse_side_order(j.value("order", std::string("williams")), "order");
+    } catch (const Error& e) {
+      DGT_THROW(ErrorKind::kInvalid, "{} in {}", e.message(), text);
+    }
+  }
   return p;
 }
 
@@ -114,6 +146,17 @@ void MeasureProtocol::validate() const {
     return;
   }
   if (rounds < 1) DGT_THROW(ErrorKind::kUsage, "protocol {}: rounds = {} must be >= 1", name(), rounds);
+  if (!(gap_us >= 0 && gap_us <= 1e6))
+    DGT_THROW(ErrorKind::kUsage, "protocol {}: gap_us = {} must be in [0, 1e6] (microseconds)", name(), gap_us);
+  if (kind == ProtocolKind::kIsolated) {
+    if (order != SideOrder::kWilliams || gap_us > 0)
+      DGT_THROW(ErrorKind::kUsage,
+                "protocol {} runs one side at a time, back to back: it has no round order and no gap (order = {}, "
+                "gap_us = {})",
+                name(), to_string(order), gap_us);
+    if (launches_per_sample < 1)
+      DGT_THROW(ErrorKind::kUsage, "protocol {}: launches_per_sample = {} must be >= 1", name(), launches_per_sample);
+  }
   if (warmup < 0) DGT_THROW(ErrorKind::kUsage, "protocol {}: warmup = {} must be >= 0", name(), warmup);
   if (graph_launches < 1)
     DGT_THROW(ErrorKind::kUsage, "protocol {}: graph_launches = {} must be >= 1", name(), graph_launches);

@@ -1,15 +1,20 @@
 // The one description of a timing protocol: what one sample is and every setting that changes what a number
-// means. Three protocols, each stored by name with every trial, baseline and measurement made under it:
+// means. Four protocols, each named by its kind and version:
 //   cold-l2-v1  the sweep's adaptive single-side timer (bench/protocol.hpp Timer): samples until the median's
 //               relative standard error is small enough;
 //   cold-l2-v2  the interleaved engine (bench/rounds.hpp, bench/device_sides.hpp), cold L2, fixed rounds;
-//   hot-graph-v1 the interleaved engine, warm L2, CUDA-graph replays.
-// v1 and v2 numbers are not comparable sample for sample. Host only, no CUDA: unit-tested.
+//   hot-graph-v1 the interleaved engine, warm L2, CUDA-graph replays;
+//   isolated-v1 one side at a time, back-to-back launches after a clean L2 flush (bench/isolated_sides.hpp): the
+//               absolute-TFLOPS protocol; `compare --protocol isolated` only, never stored in a tuning DB.
+// The first three are stored by name with every trial, baseline and measurement made under them. Numbers of
+// different protocols are not comparable sample for sample. Host only, no CUDA: unit-tested.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <string_view>
+
+#include "bench/side_order.hpp"
 
 namespace dgt {
 
@@ -23,9 +28,14 @@ enum class ProtocolKind {
   /// graph, event; time per launch = elapsed / graph_launches. L2 is warm (every side reads the same
   /// operands). What a serving stack that replays graphs sees.
   kHotGraph,
+  /// One side at a time (no rounds across sides). Per sample, queued back to back after a lead-in wait: flush L2
+  /// as kColdL2 does, event, launches_per_sample back-to-back launches of the one kernel, event; time per launch =
+  /// elapsed / launches_per_sample. The first launch reads its operands from HBM, later ones find whatever of them
+  /// L2 still holds: what a benchmark that loops over one kernel measures (absolute TFLOPS), not a paired ratio.
+  kIsolated,
 };
 
-/// "cold-l2" / "hot-graph" (the values of --protocol).
+/// "cold-l2" / "hot-graph" / "isolated" (the values of --protocol).
 const char* to_string(ProtocolKind k);
 /// Inverse of to_string(ProtocolKind); throws Error(kUsage) naming the choices.
 ProtocolKind parse_protocol_kind(std::string_view s);
@@ -43,11 +53,22 @@ struct MeasureProtocol {
   double watchdog_seconds = 20;  ///< a launch (v1) or round (engine) still running after this is a timeout
 
   // The engine (cold-l2-v2, hot-graph-v1).
-  int rounds = 20;             ///< every side runs once per round, in the order of round_order()
+  int rounds = 20;             ///< every side runs once per round, in the order of side_order(order, ...)
+                               ///< (isolated-v1: samples per side)
   int graph_launches = 20;     ///< hot-graph: launches captured in each side's graph
   double clock_probe_us = 20;  ///< spin of the SM clock probe queued right after each sample
   double lead_in_us = 50;      ///< busy wait queued at the start of each round so the host runs ahead of the GPU
   double clock_floor = 0.75;   ///< a sample whose clock is below clock_floor x the device's max SM clock is flagged
+  /// The order of the sides in each round. Williams is the protocol; fixed and reversed are the protocol study's
+  /// variants (recorded in to_json()'s "order"; the name does not change, so `compare --save` refuses them).
+  SideOrder order = SideOrder::kWilliams;
+  /// An idle gap before every sample's start event (after its flush): a one-SM busy wait of gap_us on the stream,
+  /// so the round stays queued ahead of the GPU and the gap is exact in GPU time. 0 = none (the protocol); > 0 is a
+  /// study variant, in to_json() as "gap_us".
+  double gap_us = 0;
+
+  // isolated-v1: back-to-back launches timed by one event pair per sample.
+  int launches_per_sample = 20;
 
   // The adaptive timer (cold-l2-v1): batches of 10 samples until min_samples are taken and the median's
   // relative standard error is under target_rse, or max_samples / max_seconds is reached.
@@ -68,21 +89,38 @@ struct MeasureProtocol {
     p.adaptive = true;
     return p;
   }
-  /// The engine's protocol of kind k (cold-l2-v2 or hot-graph-v1).
-  static MeasureProtocol of(ProtocolKind k) { return k == ProtocolKind::kColdL2 ? cold_l2() : hot_graph(); }
+  /// isolated-v1. Its lead-in is 200 us: the host queues launches_per_sample launches after each sample's sync,
+  /// and the wait keeps it ahead of the GPU.
+  static MeasureProtocol isolated() {
+    MeasureProtocol p;
+    p.kind = ProtocolKind::kIsolated;
+    p.lead_in_us = 200;
+    return p;
+  }
+  /// The protocol `compare` measures with for kind k: cold-l2-v2, hot-graph-v1 or isolated-v1.
+  static MeasureProtocol of(ProtocolKind k) {
+    return k == ProtocolKind::kColdL2 ? cold_l2() : k == ProtocolKind::kHotGraph ? hot_graph() : isolated();
+  }
 
-  /// 1 for cold-l2-v1 and hot-graph-v1, 2 for cold-l2-v2.
+  /// 1 for cold-l2-v1, hot-graph-v1 and isolated-v1, 2 for cold-l2-v2.
   int version() const { return kind == ProtocolKind::kColdL2 && !adaptive ? 2 : 1; }
-  /// "cold-l2-v1" / "cold-l2-v2" / "hot-graph-v1": the key winners and comparisons are grouped by.
+  /// "cold-l2-v1" / "cold-l2-v2" / "hot-graph-v1" / "isolated-v1": the key winners and comparisons are grouped by.
   std::string name() const;
+  /// True for the settings of the protocol as named: Williams order and no gap. The study variants (another
+  /// order, a gap) are measured under the same name and recorded in to_json(), but never stored.
+  bool is_standard() const { return order == SideOrder::kWilliams && gap_us == 0; }
   /// The JSON stored with every measurement, keys sorted: cold-l2-v1 {"name", "flush", "flush_factor_l2",
   /// "warmup", "min_samples", "max_samples", "target_rse", "max_seconds", "timer", "statistic"}; the engine's
-  /// {"name", "kind", "version", ...every field that applies...}.
+  /// {"name", "kind", "version", ...every field that applies..., "order", and "gap_us" only when > 0 (so the
+  /// standard protocols' JSON is what it was)}; isolated-v1's {"name", "kind", "version", "rounds",
+  /// "launches_per_sample", "warmup", "flush", "flush_factor_l2", "clock_*", "lead_in_us", "l2", "order", "timer",
+  /// "statistic"}.
   std::string to_json() const;
   /// Inverse of to_json() (missing optional fields take the defaults). Throws Error(kInvalid) on text that is
   /// not JSON, an unknown kind, or a version this build does not implement.
   static MeasureProtocol from_json(const std::string& text);
-  /// Throws Error(kUsage) naming the field when a setting is out of range (rounds < 1, ...).
+  /// Throws Error(kUsage) naming the field when a setting is out of range (rounds < 1, gap_us < 0 or > 1e6, ...),
+  /// or when isolated-v1 is given a round setting (an order other than Williams, a gap: it has no rounds).
   void validate() const;
 };
 

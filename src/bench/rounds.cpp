@@ -131,7 +131,7 @@ RoundsResult run_rounds(SampleSource& source, const RoundsOptions& opts) {
 
   source.prepare();
   for (int round = 0; round < opts.rounds; ++round) {
-    const std::vector<int> order = round_order(k, round);
+    const std::vector<int> order = side_order(opts.order, k, round);
     const std::vector<RawSample> raw = source.run_round(order);
     if (raw.size() != order.size())
       DGT_THROW(ErrorKind::kInternal, "sample source returned {} samples for {} sides", raw.size(), order.size());

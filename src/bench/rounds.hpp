@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/side_order.hpp"
 #include "stats/sample_stats.hpp"
 #include "records/records.hpp"
 
@@ -77,6 +78,7 @@ struct RoundsOptions {
   int rounds = 20;
   double reference_clock_mhz = 0;  ///< the device's max (default) SM clock; 0 = unknown: flag nothing
   double clock_floor = 0.75;       ///< flag a sample when 0 < clock < clock_floor x reference
+  SideOrder order = SideOrder::kWilliams;  ///< the order of the sides in each round (bench/side_order.hpp)
 };
 
 /// Round-aligned times of two sides (input of stats::compare_paired).
@@ -120,7 +122,7 @@ struct RoundsResult {
 /// (protocol, rounds, clock floor, labels, samples), this rebuilds a result from stored samples.
 void summarise(RoundsResult& r);
 
-/// The round runner: prepare(), then opts.rounds rounds in round_order(); flags each sample
+/// The round runner: prepare(), then opts.rounds rounds in side_order(opts.order, ...) (Williams by default); flags each sample
 /// against the clock floor and summarises per side. Exceptions of the source propagate.
 RoundsResult run_rounds(SampleSource& source, const RoundsOptions& opts);
 

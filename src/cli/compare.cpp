@@ -20,6 +20,10 @@ struct Args {
   std::string device_a, device_b;
   std::string protocol;  ///< empty: cold-l2 (measured) / every stored protocol (--between)
   int rounds = MeasureProtocol{}.rounds;
+  std::string side_order = "williams";                           ///< --side-order (the protocol study)
+  double gap_us = 0;                                             ///< --gap-us (the protocol study)
+  int launches = MeasureProtocol::isolated().launches_per_sample;  ///< --launches (isolated-v1)
+  const CLI::Option* launches_flag = nullptr;
   double margin_pct = 2;
   std::string interval = "sign";
   std::string save;
@@ -44,6 +48,10 @@ struct Args {
 int run_m_grid(const Args& a, const CompareStatsOptions& stats) {
   if (a.copy_limit && a.copy_limit_flag->count() > 0)
     DGT_THROW(ErrorKind::kUsage, "--copy-limit: --m-grid does not time the copy limit (drop --copy-limit)");
+  if (a.protocol == "isolated" || a.side_order != "williams" || a.gap_us != 0)
+    DGT_THROW(ErrorKind::kUsage,
+              "--protocol isolated / --side-order / --gap-us: --m-grid measures the standard protocols only "
+              "(cold-l2 or hot-graph, Williams order, no gap)");
   CoverageRunOptions o;
   o.shapes_path = a.shapes;
   o.shapes = ShapesOption{a.shapes, a.output}.load();  // the whole file is checked before the GPU or the DB is opened
@@ -65,6 +73,20 @@ int run_m_grid(const Args& a, const CompareStatsOptions& stats) {
   return 0;
 }
 
+/// The protocol of a measuring compare: --protocol's kind with --rounds, and the protocol study's --side-order and
+/// --gap-us (isolated-v1: --launches); the combinations are checked by check_compare_protocol (eval/compare_run.hpp).
+MeasureProtocol protocol_of(const Args& a) {
+  MeasureProtocol p = MeasureProtocol::of(parse_protocol_kind(a.protocol.empty() ? "cold-l2" : a.protocol));
+  p.rounds = a.rounds;
+  p.order = parse_side_order(a.side_order);
+  p.gap_us = a.gap_us;
+  if (a.launches_flag->count() > 0 && p.kind != ProtocolKind::kIsolated)
+    DGT_THROW(ErrorKind::kUsage, "--launches {}: only --protocol isolated launches a kernel several times per sample",
+              a.launches);
+  p.launches_per_sample = a.launches;
+  return p;
+}
+
 int run(const Args& a) {
   if (a.shapes.empty() == a.between.empty())
     DGT_THROW(ErrorKind::kUsage,
@@ -81,8 +103,7 @@ int run(const Args& a) {
   CompareRunOptions o;
   o.shapes_path = a.shapes;
   o.shapes = ShapesOption{a.shapes, a.output}.load();  // the whole file is checked before the GPU or the DB is opened
-  o.protocol = MeasureProtocol::of(parse_protocol_kind(a.protocol.empty() ? "cold-l2" : a.protocol));
-  o.protocol.rounds = a.rounds;
+  o.protocol = protocol_of(a);
   // Every --config against every shape with the space's rules: a key that is malformed or cannot run a
   // shape is bad input (exit 2) before the GPU or the DB is touched.
   std::vector<std::pair<std::string, Problem>> problems;
@@ -116,12 +137,35 @@ void add_compare(CLI::App& app, Action& action) {
   cmd.add_option("--device-a", a.device_a, "with --between: device of A (row id or hardware key)")->needs(between);
   cmd.add_option("--device-b", a.device_b, "with --between: device of B (row id or hardware key)")->needs(between);
   cmd.add_option("--protocol", a.protocol,
-                 "cold-l2 (default when measuring) or hot-graph; with --between: only that protocol")
-      ->check(CLI::IsMember({"cold-l2", "hot-graph"}));
-  cmd.add_option("--rounds", a.rounds, "interleaved rounds per shape")
+                 "cold-l2 (default when measuring), hot-graph, or isolated (one kernel at a time, back-to-back launches "
+                 "after an L2 flush: absolute TFLOPS, not paired; isolated-v1); with --between: only that protocol")
+      ->check(CLI::IsMember({"cold-l2", "hot-graph", "isolated"}));
+  cmd.add_option("--rounds", a.rounds, "interleaved rounds per shape (isolated: samples per side)")
       ->transform(count(1, 100000))
       ->capture_default_str()
       ->needs(shapes);
+  cmd.add_option("--side-order", a.side_order,
+                 "with --shapes, protocol study: the order of the sides in each round: williams (balanced, the "
+                 "protocol), fixed (dgtune first every round) or reversed (dgtune last, right after cuBLASLt-tuned); "
+                 "recorded in the protocol JSON, never saved")
+      ->check(CLI::IsMember({"williams", "fixed", "reversed"}))
+      ->capture_default_str()
+      ->needs(shapes)
+      ->group("Protocol study");
+  cmd.add_option("--gap-us", a.gap_us,
+                 "with --shapes, protocol study: an idle gap of US microseconds before every sample's launch (after its "
+                 "flush): a one-SM busy wait queued on the stream (near-idle power, exact in GPU time, the round stays "
+                 "queued ahead of the GPU); 0 = none, the protocol; recorded in the protocol JSON, never saved")
+      ->transform(real(0, 1e6))
+      ->capture_default_str()
+      ->needs(shapes)
+      ->group("Protocol study");
+  a.launches_flag = cmd.add_option("--launches", a.launches,
+                                   "with --protocol isolated: back-to-back launches per sample (one event pair)")
+                        ->transform(count(1, 10000))
+                        ->capture_default_str()
+                        ->needs(shapes)
+                        ->group("Protocol study");
   cmd.add_option("--margin", a.margin_pct,
                  "equivalence margin in percent (verdict 'equivalent' when the interval lies inside +-PCT)")
       ->transform(real(0, 100))

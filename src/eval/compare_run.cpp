@@ -51,6 +51,35 @@ void check_compare_db(const std::string& db_path, const std::string& db_flag) {
   }
 }
 
+void check_compare_protocol(const MeasureProtocol& protocol, bool saving) {
+  if (protocol.kind == ProtocolKind::kIsolated && !protocol.is_standard())
+    DGT_THROW(ErrorKind::kUsage,
+              "--side-order {} / --gap-us {:g}: --protocol isolated runs one side at a time, back to back; it has no "
+              "round order and no gap (drop them, or measure with --protocol cold-l2 or hot-graph)",
+              to_string(protocol.order), protocol.gap_us);
+  protocol.validate();
+  if (!saving) return;
+  if (protocol.kind == ProtocolKind::kIsolated)
+    DGT_THROW(ErrorKind::kUsage,
+              "--save: {} measurements are not stored (they are absolute times of one kernel at a time, not the "
+              "paired rounds that --between, the gate and the winners read); drop --save or --protocol isolated",
+              protocol.name());
+  if (!protocol.is_standard())
+    DGT_THROW(ErrorKind::kUsage,
+              "--save: --side-order {} / --gap-us {:g} are protocol-study variants of {}; stored measurements are keyed "
+              "by the protocol's name, so only the standard settings (--side-order williams, --gap-us 0) are saved",
+              to_string(protocol.order), protocol.gap_us, protocol.name());
+}
+
+std::string protocol_detail(const MeasureProtocol& p) {
+  if (p.kind == ProtocolKind::kIsolated)
+    return fmt::format("samples per side of {} back-to-back launches, sides one at a time", p.launches_per_sample);
+  std::string s = "rounds";
+  if (p.order != SideOrder::kWilliams) s += fmt::format(", {} side order", to_string(p.order));
+  if (p.gap_us > 0) s += fmt::format(", {:g} us gap before every sample", p.gap_us);
+  return s;
+}
+
 stats::PairedOptions paired_options(const CompareStatsOptions& o) {
   stats::PairedOptions p;
   p.margin = o.margin_pct / 100;
@@ -60,7 +89,7 @@ stats::PairedOptions paired_options(const CompareStatsOptions& o) {
 
 std::vector<report::Table> run_compare(const CompareRunOptions& o) {
   const MeasureProtocol& protocol = o.protocol;
-  protocol.validate();
+  check_compare_protocol(protocol, !o.save_path.empty());
   if (!o.save_path.empty()) {
     if (o.save_path == o.db_path)
       DGT_THROW(ErrorKind::kUsage, "--save {} is the {} file, which compare opens read-only; save to another file",
@@ -108,8 +137,9 @@ std::vector<report::Table> run_compare(const CompareRunOptions& o) {
     out.push_back(std::move(c));
   }
   std::string title = fmt::format(
-      "dgtune compare {} on {} ({}, {} rounds; db {}{}; speedup = cuBLASLt-tuned us / dgtune us)", o.shapes_path,
-      cmp.device().name, protocol.name(), protocol.rounds, o.db_path, db_note.empty() ? "" : ": " + db_note);
+      "dgtune compare {} on {} ({}, {} {}; db {}{}; speedup = cuBLASLt-tuned us / dgtune us)", o.shapes_path,
+      cmp.device().name, protocol.name(), protocol.rounds, protocol_detail(protocol), o.db_path,
+      db_note.empty() ? "" : ": " + db_note);
   if (save) title += "; samples saved to " + o.save_path;
   return compare_tables(out, paired_options(o.stats), title);
 }

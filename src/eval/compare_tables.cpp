@@ -116,6 +116,10 @@ std::vector<report::Table> compare_tables(const std::vector<CompareShape>& shape
                {"clock_mhz", "clock MHz", true},
                {"flagged", "flagged", true},
                {"clock_mhz_unflagged", "clock MHz (unflagged)", true},
+               {"dgtune_sm_clock_mhz_median", "dgtune clock MHz", true},
+               {"cublas_tuned_sm_clock_mhz_median", "cuBLASLt tuned clock MHz", true},
+               {"cublas_default_sm_clock_mhz_median", "cuBLASLt default clock MHz", true},
+               {"cublas_tuned_tflops", "cuBLASLt tuned TFLOPS", true},
                {"dgtune_us_unflagged", "dgtune us (unflagged)", true},
                {"x_tuned_unflagged", "x tuned (unflagged)", true},
                {"verdict_unflagged", "verdict (unflagged)", false},
@@ -176,6 +180,16 @@ std::vector<report::Table> compare_tables(const std::vector<CompareShape>& shape
     row.push_back(num(s.median_clock_mhz, 0));
     row.push_back(int64_t(s.flagged));
     row.push_back(num(unflagged_clock(r, ours), 0));
+    // Each side's median SM clock over all its samples (the probe right after each sample; 0 = unknown), so a
+    // side that runs at a lower clock (at the power limit, the faster kernel) shows it.
+    auto clock_of = [&](int side) -> Cell {
+      if (side < 0 || !(r.sides[size_t(side)].median_clock_mhz > 0)) return Cell{};
+      return num(r.sides[size_t(side)].median_clock_mhz, 0);
+    };
+    row.push_back(clock_of(ours));
+    row.push_back(clock_of(tuned));
+    row.push_back(clock_of(def));
+    row.push_back(tuned < 0 ? Cell{} : num(tflops_of(c.problem, r.sides[size_t(tuned)].all.median), 1));
     row.push_back(s.unflagged ? num(s.unflagged->median, 2) : Cell{});
     row.push_back(vs_tuned_unflagged ? num(vs_tuned_unflagged->speedup_x_over_y(), 3) : Cell{});
     row.push_back(vs_tuned_unflagged ? Cell{std::string(stats::to_string(vs_tuned_unflagged->verdict))}

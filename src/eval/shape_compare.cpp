@@ -56,8 +56,11 @@ std::pair<KernelConfig, std::string> ShapeComparer::choose(const Problem& p) con
     const SoftwareEnv env = fingerprint_.software();
     // The protocol being measured picks the winners: `compare --protocol hot-graph` runs what
     // dgt::Gemm with GemmOptions::protocol = "hot-graph" runs.
+    // isolated-v1 has no winners of its own (nothing is tuned or stored under it): it runs the cold-l2 winner.
+    const ProtocolKind kind =
+        options_.protocol.kind == ProtocolKind::kIsolated ? ProtocolKind::kColdL2 : options_.protocol.kind;
     const auto w = choose_stored_winner(db_->environment_winners(*device_id_, p), p, env.kernel_hash, env.key(),
-                                        to_string(options_.protocol.kind), legal_for_current_kernel);
+                                        to_string(kind), legal_for_current_kernel);
     if (w) return {w->config, w->source};
   }
   return {default_config(p), "default"};

@@ -119,7 +119,8 @@ class ShapeComparer {
   const DeviceInfo& device() const { return device_; }
   const DeviceFingerprint& fingerprint() const { return fingerprint_; }
 
-  /// The loader's choice for p with options.protocol's kind preferred (loader/choice.hpp): {config, source
+  /// The loader's choice for p with options.protocol's kind preferred (cold-l2's for isolated-v1, which has no
+  /// winners of its own; loader/choice.hpp): {config, source
   /// "db" | "db-other-protocol" | "ladder" | "nearest" | "ladder-other-protocol" | "nearest-other-protocol" | "default"}.
   std::pair<KernelConfig, std::string> choose(const Problem& p) const;
 

@@ -203,7 +203,16 @@ expect 2 "--between: At least 2 required but received 1" "$bin" compare --betwee
 expect 2 "--device-a requires --between" "$bin" compare --shapes "$tmp/one.txt" --device-a 1
 expect 2 "--rounds requires --shapes" "$bin" compare --between "$tmp/empty.db" "$tmp/empty.db" --rounds 5
 expect 2 "--save requires --shapes" "$bin" compare --between "$tmp/empty.db" "$tmp/empty.db" --save "$tmp/s.db"
-expect 2 "--protocol: warm not in {cold-l2,hot-graph}" "$bin" compare --shapes "$tmp/one.txt" --protocol warm
+expect 2 "--protocol: warm not in {cold-l2,hot-graph,isolated}" "$bin" compare --shapes "$tmp/one.txt" --protocol warm
+# compare's protocol-study options (issue 32 item 3): bad values and combinations name the option and the rule.
+expect 2 "--side-order: up not in {williams,fixed,reversed}" "$bin" compare --shapes "$tmp/one.txt" --side-order up
+expect 2 "--gap-us: -1 is out of range: want a number from 0 to" "$bin" compare --shapes "$tmp/one.txt" --gap-us -1
+expect 2 "--side-order requires --shapes" "$bin" compare --between "$tmp/empty.db" "$tmp/empty.db" --side-order fixed
+expect 2 "--protocol isolated runs one side at a time, back to back" "$bin" compare --shapes "$tmp/one.txt" --protocol isolated --gap-us 200
+expect 2 "--launches 5: only --protocol isolated" "$bin" compare --shapes "$tmp/one.txt" --launches 5
+expect 2 "--save: --side-order reversed / --gap-us 0 are protocol-study variants of cold-l2-v2" "$bin" compare --shapes "$tmp/one.txt" --side-order reversed --save "$tmp/study.db"
+expect 2 "--save: isolated-v1 measurements are not stored" "$bin" compare --shapes "$tmp/one.txt" --protocol isolated --save "$tmp/study.db"
+expect 2 "--m-grid measures the standard protocols only" "$bin" compare --shapes "$tmp/one.txt" --m-grid --gap-us 100
 # sweep --protocol: what to tune for; --rounds only with hot-graph (the cold-l2 timer is adaptive).
 expect 2 "--protocol: bogus not in {cold-l2,hot-graph}" "$bin" sweep --shapes "$tmp/one.txt" --db "$tmp/p.db" --protocol bogus
 expect 2 "--rounds = 5 applies to --protocol hot-graph only" "$bin" sweep --shapes "$tmp/one.txt" --db "$tmp/p.db" --rounds 5

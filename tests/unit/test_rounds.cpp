@@ -310,7 +310,7 @@ TEST(MeasureProtocol, NamesJsonAndValidation) {
     FAIL();
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::kUsage);
-    EXPECT_NE(std::string(e.what()).find("cold-l2 or hot-graph"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("cold-l2, hot-graph or isolated"), std::string::npos);
   }
 
   auto cold = nlohmann::json::parse(MeasureProtocol::cold_l2().to_json());
