@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""The FP8 GEMMs of one transformer block, dgtune.scaled_mm vs torch._scaled_mm, as a PyTorch program (issue 31,
-item 7).
+"""The FP8 GEMMs of one transformer block, dgtune.scaled_mm vs torch._scaled_mm, as a PyTorch program (the
+PyTorch package's benchmark).
 
 What is timed: only the block's GEMMs, in model order, on pre-quantized inputs (no quantization, attention or norms in
 the timed region), at tensor parallelism 8:

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# What runs on the H200 for the PyTorch package (issue 31 items 6 and 7), from the repository root:
+# What runs on the H200 for the PyTorch package (its GPU tests and its benchmark), from the repository root:
 #
 #   bash python/bench/run_h200.sh [WHEEL_DIR|-] [STEPS]
 #

@@ -1,6 +1,6 @@
 // The order in which the sides of one round of the interleaved engine run (bench/rounds.hpp). The engine's
 // protocols (cold-l2-v2, hot-graph-v1) use the balanced Williams design; the fixed and reversed orders exist for
-// the protocol study (issue 32, item 3: does the order of the sides favour one of them?) and are recorded in the
+// the protocol study (docs/measurement.md: does the order of the sides favour one of them?) and are recorded in the
 // protocol's JSON. Host only, no CUDA: unit-tested.
 #pragma once
 

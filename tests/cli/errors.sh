@@ -204,7 +204,7 @@ expect 2 "--device-a requires --between" "$bin" compare --shapes "$tmp/one.txt" 
 expect 2 "--rounds requires --shapes" "$bin" compare --between "$tmp/empty.db" "$tmp/empty.db" --rounds 5
 expect 2 "--save requires --shapes" "$bin" compare --between "$tmp/empty.db" "$tmp/empty.db" --save "$tmp/s.db"
 expect 2 "--protocol: warm not in {cold-l2,hot-graph,isolated}" "$bin" compare --shapes "$tmp/one.txt" --protocol warm
-# compare's protocol-study options (issue 32 item 3): bad values and combinations name the option and the rule.
+# compare's protocol-study options (docs/measurement.md "The protocol study"): bad values and combinations name the option and the rule.
 expect 2 "--side-order: up not in {williams,fixed,reversed}" "$bin" compare --shapes "$tmp/one.txt" --side-order up
 expect 2 "--gap-us: -1 is out of range: want a number from 0 to" "$bin" compare --shapes "$tmp/one.txt" --gap-us -1
 expect 2 "--side-order requires --shapes" "$bin" compare --between "$tmp/empty.db" "$tmp/empty.db" --side-order fixed

@@ -1,4 +1,4 @@
-// The protocol study's host side (issue 32 item 3, docs/measurement.md "The protocol study"): the fixed and
+// The protocol study's host side (docs/measurement.md "The protocol study"): the fixed and
 // reversed side orders, the gap and the isolated-v1 protocol in MeasureProtocol's JSON and checks, compare's
 // refusals, and the per-side SM clock columns of compare's table. No GPU, no timing.
 #include <gtest/gtest.h>

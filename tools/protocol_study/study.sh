@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The protocol study of issue 32 item 3 in one device call (docs/measurement.md "The protocol study"): does compare's
+# The timing-protocol study in one device call (docs/measurement.md "The protocol study"): does compare's
 # round protocol favour one side? Run from the repository root with the built build/dgtune, on one H200:
 #
 #   bash tools/protocol_study/study.sh            # writes under $OUT (default ./protocol-study-out)
@@ -37,7 +37,7 @@ mkdir -p "$OUT"
 
 shapes="$OUT/shapes.txt"
 cat > "$shapes" <<'SHAPES'
-# The protocol study's shapes (issue 32 item 3): the two largest of the issue in both accumulation modes.
+# The protocol study's shapes: the two largest of the kernel-v3 large-shape set in both accumulation modes.
 8192 8192  8192   accum=promote name=cube-8k-promote
 8192 8192  8192   accum=fast    name=cube-8k-fast
 4096 7168  16384  accum=promote name=dsv3-4096x7168x16384-promote

@@ -56,7 +56,7 @@ def main(out):
             if key not in shapes:
                 shapes.append(key)
     summary = {"variants": list(data), "problems": problems, "shapes": []}
-    lines = ["# Protocol study (issue 32 item 3)", "",
+    lines = ["# Protocol study (does compare's round protocol favour one side?)", "",
              "x = cuBLASLt-tuned us / dgtune us (cold-l2-v2 variants: median of per-round ratios, 95% sign-test "
              "interval; isolated-v1: ratio of the medians). move = x / x(williams) - 1. Clocks: each side's median SM "
              "clock (MHz), probed right after each sample.", ""]
