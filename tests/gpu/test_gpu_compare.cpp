@@ -143,6 +143,53 @@ TEST(Compare, BothProtocolsOnTwoShapes) {
   }
 }
 
+// The timing-protocol study's variants (docs/measurement.md): the idle gap before each sample is not inside the
+// sample, the reversed order and the isolated protocol time the same kernels, and every side reports its median
+// SM clock. 2048^3 runs in ~15 us, so a 300 us gap counted into a sample would multiply its time.
+TEST(Compare, StudyVariantsTimeTheKernelNotTheGap) {
+  char tmpl[] = "/tmp/dgtune-study-XXXXXX";
+  const std::string dir = mkdtemp(tmpl);
+  const std::string shapes = dir + "/shapes.txt";
+  std::ofstream(shapes) << "2048 2048 2048 name=square\n";
+  auto row_of = [&](const std::string& extra, const std::string& tag) {
+    const CliRun r = run_dgtune("compare --shapes " + shapes + " --db /nonexistent/none.db --format json " + extra,
+                                dir + "/err-" + tag + ".txt");
+    EXPECT_EQ(r.rc, 0) << tag << ": " << r.out << r.err;
+    if (r.rc != 0) return nlohmann::json();
+    const auto doc = nlohmann::json::parse(r.out);
+    EXPECT_EQ(doc["tables"][0]["rows"].size(), 1u) << tag;
+    return doc["tables"][0]["rows"][0];
+  };
+  const auto base = row_of("--rounds 8", "williams");
+  const auto gap = row_of("--rounds 8 --gap-us 300", "gap");
+  const auto reversed = row_of("--rounds 8 --side-order reversed", "reversed");
+  const auto isolated = row_of("--protocol isolated --rounds 5 --launches 10", "isolated");
+  ASSERT_FALSE(base.is_null() || gap.is_null() || reversed.is_null() || isolated.is_null());
+  const double base_us = base["dgtune_us"].get<double>(), base_cublas = base["cublas_tuned_us"].get<double>();
+  ASSERT_GT(base_us, 0);
+  ASSERT_LT(base_us, 100) << "2048^3 should take ~15 us on an H100/H200";
+  for (const auto* side : {"dgtune_us", "cublas_tuned_us"}) {
+    const double b = base[side].get<double>();
+    EXPECT_LT(gap[side].get<double>(), 1.5 * b + 5) << side << ": the gap leaked into the sample";
+    EXPECT_GT(gap[side].get<double>(), 0.5 * b) << side;
+    EXPECT_LT(reversed[side].get<double>(), 1.5 * b + 5) << side;
+    EXPECT_GT(reversed[side].get<double>(), 0.5 * b) << side;
+    // Isolated: launches 2..10 of a sample find the 8 MB of operands in L2, so it may be faster than cold-l2,
+    // never several times slower (one event pair around 10 launches, divided by 10).
+    EXPECT_LT(isolated[side].get<double>(), 1.5 * b + 5) << side;
+    EXPECT_GT(isolated[side].get<double>(), 0.2 * b) << side;
+  }
+  EXPECT_GT(base_cublas, 0);
+  for (const auto* row : {&base, &gap, &reversed, &isolated}) {
+    for (const auto* clk : {"dgtune_sm_clock_mhz_median", "cublas_tuned_sm_clock_mhz_median"}) {
+      ASSERT_TRUE((*row)[clk].is_number()) << clk << ": " << row->dump();
+      EXPECT_GT((*row)[clk].get<double>(), 500) << clk;
+      EXPECT_LT((*row)[clk].get<double>(), 2500) << clk;
+    }
+  }
+  EXPECT_EQ(isolated["rounds"], 5);
+}
+
 TEST(Compare, LoaderTakesAnExportedTable) {
   Gpu& gpu = Gpu::get();
   const std::string hw = gpu.device.hardware().key();

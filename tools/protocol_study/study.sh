@@ -54,6 +54,12 @@ SHAPES
 } > "$OUT/environment.txt"
 
 start=$(date +%s)
+# The GPU's SM clock and power draw every 20 ms for the whole study (nvidia-smi's own sampling; its readings lag
+# the kernels by up to one sampling period), so each variant's clock and power can be read from the timestamps
+# in calls.txt.
+nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu --format=csv,noheader,nounits -lms 20 \
+    > "$OUT/power.csv" 2>/dev/null &
+power_pid=$!
 run_variant() {  # NAME ARGS...
   local name=$1
   shift
@@ -62,11 +68,11 @@ run_variant() {  # NAME ARGS...
     echo "skipped $name: ${now}s spent (TOTAL_LIMIT_S=$TOTAL_LIMIT_S)" | tee -a "$OUT/skipped.txt"
     return
   fi
-  local t0=$(date +%s)
+  local t0=$(date +%s) t0_iso=$(date -u +%FT%T.%3N)
   timeout "$CALL_LIMIT_S" "$BIN" compare --shapes "$shapes" --db "$DB" --format json "$@" \
       > "$OUT/$name.json" 2> "$OUT/$name.log"
   local rc=$?
-  echo "$name: rc $rc, $(( $(date +%s) - t0 )) s: dgtune compare $*" | tee -a "$OUT/calls.txt"
+  echo "$name: rc $rc, $(( $(date +%s) - t0 )) s, $t0_iso .. $(date -u +%FT%T.%3N): dgtune compare $*" | tee -a "$OUT/calls.txt"
 }
 
 run_variant williams       --rounds "$ROUNDS"
@@ -78,5 +84,6 @@ run_variant reversed-gap   --rounds "$ROUNDS" --side-order reversed --gap-us "$G
 run_variant fixed-gap      --rounds "$ROUNDS" --side-order fixed --gap-us "$GAP_US"
 run_variant williams-again --rounds "$ROUNDS"
 
+kill "$power_pid" 2>/dev/null
 python3 "$HERE/summary.py" "$OUT" | tee "$OUT/summary.md"
 echo "total $(( $(date +%s) - start )) s" | tee -a "$OUT/calls.txt"
