@@ -91,7 +91,14 @@ struct GroupedScheduler {
       num_units = (M_ / BLOCK_M) * num_cn;
     } else {
       u32 blocks = 0;
-      for (u32 i = 0; i < g.num_groups; ++i) blocks += ceil_div(rows_of(i), BLOCK_M);
+#ifdef __CUDA_ARCH__
+      // Every thread of the CTA constructs the scheduler, converged: each warp sums the counts with its 32 lanes
+      // (G independent loads in 32-wide steps, not G dependent ones per thread) and reduces.
+      for (u32 i = threadIdx.x % 32; i < g.num_groups; i += 32) blocks += ceil_div(rows_of(i), BLOCK_M);
+      blocks = __reduce_add_sync(0xffffffffu, blocks);
+#else
+      for (u32 i = 0; i < g.num_groups; ++i) blocks += ceil_div(rows_of(i), BLOCK_M);  // host tests
+#endif
       num_units = blocks * num_cn;
       cur_units = g.num_groups > 0 ? ceil_div(rows_of(0), BLOCK_M) * num_cn : 0u;
     }
