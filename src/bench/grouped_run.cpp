@@ -7,16 +7,13 @@
 #include "core/error.hpp"
 #include "core/paths.hpp"
 #include "device/device_info.hpp"
-#include "jit/cubin_cache.hpp"
 #include "launch/grouped_kernel.hpp"
+#include "launch/kernel_cache.hpp"
 #include "launch/util_kernels.hpp"
-#include "space/grouped_rules.hpp"
 
 namespace dgt {
 
 GroupedRunResult run_grouped(const GroupedProblem& g, const KernelConfig& c, const GroupedRunOptions& o) {
-  if (const std::string v = grouped_config_violation(c, g); !v.empty())
-    DGT_THROW(ErrorKind::kUsage, "--config {} cannot run {}: {}", c.key(), g.label(), v);
   const DeviceInfo device = open_sm90_device(o.device);
   cudaStream_t s = nullptr;
   DGT_CHECK_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
@@ -27,7 +24,8 @@ GroupedRunResult run_grouped(const GroupedProblem& g, const KernelConfig& c, con
   const jit::CubinCache cubins(usable_cache_dir(o.cache_dir));
   const UtilKernels util(cubins, device.sm_count);
   const KernelSpec spec = KernelSpec::of(c, g.dense_view());
-  const jit::GroupedGemmKernel kernel(cubins, spec, g.kind, device.sm_count);
+  KernelCache kernels(cubins, device.sm_count);
+  const jit::GroupedGemmKernel& kernel = *kernels.get_grouped(spec, g.kind);
   GroupedData data(util, g, o.seed, s);
   GroupedRunResult r;
   r.kernel = fmt::format("{}_{}", spec.key(), to_string(g.kind));

@@ -32,8 +32,10 @@ struct GroupedRunResult {
 /// Opens the device (sm_90), compiles (or takes from the cubin cache) and loads the grouped kernel of `c` for `g`,
 /// fills the operands (bench/grouped_data.hpp: NaN padding rows, a sentinel D), launches once and verifies every
 /// group against the reference; when verified and `time`, times it with the cold-L2 Timer (bench/protocol.hpp).
-/// Throws Error(kUsage) when `c` breaks a grouped or dense rule for `g` (naming it), Error(kNoDevice) without an
-/// sm_90 device, Error(kNvrtc/kDriver/kCuda) from compiling, loading or running.
+/// The caller checks `c` against `g` first (space/grouped_rules.hpp grouped_config_violation: a bad config is bad
+/// input, refused before the GPU is opened). Throws Error(kInvalid) for a config that breaks a grouped or resource
+/// rule anyway, Error(kNoDevice) without an sm_90 device, Error(kNvrtc/kDriver/kCuda) from compiling, loading or
+/// running.
 GroupedRunResult run_grouped(const GroupedProblem& g, const KernelConfig& c, const GroupedRunOptions& options);
 
 }  // namespace dgt

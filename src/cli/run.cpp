@@ -10,6 +10,7 @@
 #include "core/error.hpp"
 #include "problem/grouped_problem.hpp"
 #include "report/table.hpp"
+#include "space/grouped_rules.hpp"
 
 namespace dgt::cli {
 
@@ -35,6 +36,9 @@ int run_grouped_problem(const Args& a) {
     DGT_THROW(ErrorKind::kUsage, "--grouped has no cuBLASLt baseline yet (drop --baseline)");
   const GroupedProblem g = parse_grouped_problem(a.grouped, "--grouped");
   const KernelConfig c = KernelConfig::parse_key(a.config);
+  // Every rule of the config against the problem before the GPU is opened: a bad config is bad input (exit 2).
+  if (const std::string v = grouped_config_violation(c, g); !v.empty())
+    DGT_THROW(ErrorKind::kUsage, "--config {} cannot run {}: {}", c.key(), g.label(), v);
   GroupedRunOptions o;
   o.device = a.device.ordinal;
   o.cache_dir = a.cache.dir;

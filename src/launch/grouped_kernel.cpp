@@ -6,21 +6,13 @@
 #include "core/error.hpp"
 #include "core/int_math.hpp"
 #include "device/tma.hpp"
-#include "jit/codegen.hpp"
 #include "launch/group_args.hpp"
-#include "space/grouped_rules.hpp"
-#include "space/resource_model.hpp"
 #include "space/tile_grid.hpp"
 
 namespace dgt::jit {
 
-GroupedGemmKernel::GroupedGemmKernel(const CubinCache& cubins, KernelSpec spec, GroupKind kind, int sm_count)
-    : spec_(std::move(spec)), kind_(kind), sm_count_(sm_count) {
-  if (const std::string v = grouped_rule_violation(spec_.config); !v.empty())
-    DGT_THROW(ErrorKind::kInvalid, "{} is illegal for a grouped kernel: {}", spec_.key(), v);
-  const ResourceReport res = evaluate_resources(spec_);
-  if (!res.ok()) DGT_THROW(ErrorKind::kInvalid, "{} is illegal: {}", spec_.key(), res.rejection);
-  kernel_ = load_kernel(cubins.get_or_compile(generate_grouped_gemm(spec_, kind_, res)), res.smem.total);
+GroupedGemmKernel::GroupedGemmKernel(KernelSpec spec, GroupKind kind, LoadedKernel kernel, int sm_count)
+    : spec_(std::move(spec)), kind_(kind), kernel_(std::move(kernel)), sm_count_(sm_count) {
   const KernelConfig& c = spec_.config;
   if (c.cluster_ctas() > 1) {
     CUresult rc = CUDA_SUCCESS;

@@ -6,7 +6,6 @@
 #include <cstdint>
 #include <memory>
 
-#include "jit/cubin_cache.hpp"
 #include "jit/module.hpp"
 #include "problem/grouped_problem.hpp"
 #include "problem/kernel_config.hpp"
@@ -30,11 +29,9 @@ struct GroupedOperands {
 /// One compiled and loaded grouped instance of kernels/gemm/fp8_gemm.cuh (kGroupKind 1 or 2).
 class GroupedGemmKernel {
  public:
-  /// Compiles (or reads from `cubins`) and loads the grouped kernel of `spec` and `kind` on the current device.
-  /// Throws Error(kInvalid) naming the rule when the config breaks a grouped rule (G1-G3) or a resource rule
-  /// (R1-R25), before any NVRTC or CUDA call; Error(kNvrtc) / Error(kDriver) when compiling or loading fails or no
-  /// cluster of the kernel fits the device.
-  GroupedGemmKernel(const CubinCache& cubins, KernelSpec spec, GroupKind kind, int sm_count);
+  /// `kernel`: the loaded grouped instance of `spec` and `kind` (KernelCache::get_grouped loads and keeps it).
+  /// Throws Error(kDriver) when no cluster of the kernel fits the device.
+  GroupedGemmKernel(KernelSpec spec, GroupKind kind, LoadedKernel kernel, int sm_count);
 
   const KernelSpec& spec() const { return spec_; }
   GroupKind kind() const { return kind_; }

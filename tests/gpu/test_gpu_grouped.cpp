@@ -6,8 +6,6 @@
 // Small N and K keep the suite fast (a few seconds after the ~20 kernels compile).
 #include <gtest/gtest.h>
 
-#include <map>
-#include <memory>
 #include <vector>
 
 #include "bench/grouped_data.hpp"
@@ -24,14 +22,9 @@ constexpr const char* k128_1g = "128x128x128_s5_wg2_sw128_c1x1_rm8_direct_sk1_sm
 constexpr const char* k64 = "64x96x128_s6_wg1_sw128_c1x1_rm8_direct_sk1_sm0_2g_p1";
 constexpr const char* kClusterN = "128x64x128_s6_wg2_sw128_c1x2_rm8_direct_sk1_sm0_2g_p1";
 
-/// Loaded grouped kernels by spec key and kind.
+/// The grouped kernel of `c` for `g`, loaded once by the harness's KernelCache.
 const jit::GroupedGemmKernel& grouped_kernel(const KernelConfig& c, const GroupedProblem& g) {
-  static std::map<std::string, std::unique_ptr<jit::GroupedGemmKernel>> loaded;
-  const KernelSpec spec = KernelSpec::of(c, g.dense_view());
-  const std::string key = spec.key() + to_string(g.kind);
-  auto& k = loaded[key];
-  if (!k) k = std::make_unique<jit::GroupedGemmKernel>(*Gpu::get().cache, spec, g.kind, Gpu::get().device.sm_count);
-  return *k;
+  return *Gpu::get().kernels->get_grouped(KernelSpec::of(c, g.dense_view()), g.kind);
 }
 
 Verification run_once(const GroupedData& data, const KernelConfig& c) {
