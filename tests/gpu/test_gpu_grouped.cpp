@@ -173,5 +173,22 @@ TEST(Grouped, GraphReplayWithMaskedCountsChangedBetweenReplays) {
   cudaGraphDestroy(graph);
 }
 
+// Small shapes for compute-sanitizer (ctest gpu_sanitize_{memcheck,racecheck}_grouped): padding blocks skipped,
+// empty groups, partial blocks, a cluster along N; block scales only under memcheck (racecheck does not model the
+// bulk copies' completion on the full barrier: tests/gpu/sanitize.sh).
+TEST(GroupedSanitize, PerTensor) {
+  for (const char* config : {k128, kClusterN}) {
+    expect_verified("kind=masked groups=4 m_max=128 masked_m=100,0,128,3 256 256", config);
+    expect_verified("kind=contiguous groups=3 m_per_group=0,130,1 256 256", config);
+  }
+}
+
+TEST(GroupedSanitize, BlockScales) {
+  for (const char* config : {k128, kClusterN}) {
+    expect_verified("kind=masked groups=4 m_max=128 masked_m=100,0,128,3 256 256 scale=block", config);
+    expect_verified("kind=contiguous groups=3 m_per_group=0,130,1 256 256 scale=block", config);
+  }
+}
+
 }  // namespace
 }  // namespace dgt::test
