@@ -33,6 +33,8 @@ std::vector<Variant> grouped_space() {
       "128x144x128_s5_wg2_sw128_c1x1_rm8_direct_sk1_sm0_2g_p1",  // N tiles across 128-column scale blocks
       "128x128x128_s5_wg2_sw128_c1x2_rm8_direct_sk1_sm0_2g_p1",  // cluster along N: A multicast in one group
       "128x256x128_s3_wg2_sw128_c1x1_rm8_direct_sk1_sm0_1g_p1",  // the widest tile
+      "64x96x128_s6_wg1_sw128_c1x1_rm8_direct_sk1_sm0_2g_p1",    // the GPU tests' configs (tests/gpu/test_gpu_grouped.cpp)
+      "128x64x128_s6_wg2_sw128_c1x2_rm8_direct_sk1_sm0_2g_p1",
   };
   std::vector<Variant> out;
   for (const char* key : keys)
