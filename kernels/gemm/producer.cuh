@@ -168,17 +168,26 @@ __device__ __forceinline__ void run_producer(const TmaDesc& tma_a, const TmaDesc
     // results/h200/scale-modes.md), most of it in full-barrier waits (long-scoreboard stalls 13.9k vs 8.9k).
     if (warp == kNumMathWG * 4 + 1 && lane == 0) {
       u32 stage = 0, phase = 0;
-      for (u32 unit = cta_unit_first; unit < num_units; unit += cta_unit_step) {
-        const auto w = sched.work(unit, rank_m, rank_n);
-        const u32 m0 = w.m_block * BLOCK_M, n0 = w.n_block * BLOCK_N;
-        for (u32 kb = w.k_begin; kb < w.k_end; ++kb) {
-          ptx::mbar_wait(&empty_bar[stage], phase ^ 1);
-          if constexpr (Sched::kGrouped) {
+      if constexpr (Sched::kGrouped) {
+        // The same loop for a grouped unit (its group's scales); the dense loop below is kept verbatim, because
+        // merging the two (one loop, the copy chosen inside) changed the dense kernels' register allocation.
+        for (u32 unit = cta_unit_first; unit < num_units; unit += cta_unit_step) {
+          const Unit w = sched.work(unit, rank_m, rank_n);
+          for (u32 kb = w.k_begin; kb < w.k_end; ++kb) {
+            ptx::mbar_wait(&empty_bar[stage], phase ^ 1);
             copy_group_scales<T>(smem_scales, full_bar, stage, kb, w, 0, scale_a, scale_b, ld_sa, ld_sb, N, K);
-          } else {
-            copy_scales(stage, kb, m0, n0, 0);
+            if (++stage == kNumStages) stage = 0, phase ^= 1;
           }
-          if (++stage == kNumStages) stage = 0, phase ^= 1;
+        }
+      } else {
+        for (u32 unit = cta_unit_first; unit < num_units; unit += cta_unit_step) {
+          const WorkUnit w = sched.work(unit, rank_m, rank_n);
+          const u32 m0 = w.m_block * BLOCK_M, n0 = w.n_block * BLOCK_N;
+          for (u32 kb = w.k_begin; kb < w.k_end; ++kb) {
+            ptx::mbar_wait(&empty_bar[stage], phase ^ 1);
+            copy_scales(stage, kb, m0, n0, 0);
+            if (++stage == kNumStages) stage = 0, phase ^= 1;
+          }
         }
       }
     }
