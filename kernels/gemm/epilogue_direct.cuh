@@ -20,16 +20,22 @@ __device__ __forceinline__ u16 to_bf16(float x) {
   return r;
 }
 
+/// Every row is stored (below M): the dense kernels' row check.
+struct AllRows {
+  __device__ __forceinline__ constexpr bool operator()(u32) const { return true; }
+};
+
 /// Stores one warpgroup's accumulators. `m0` is the warpgroup's first row, `n0` the tile's first
 /// column. Thread t holds, for m64 slice j, acc[j][4*i + 2*h + c] = D[m0 + 64*j + 16*(t/32) +
 /// (t%32)/4 + 8*h][n0 + 8*i + 2*(t%4) + c] (the WGMMA m64nNk32 fragment layout). Each element goes through
 /// `op` (bias, activation, e4m3 scale_d and amax; gemm/epilogue_ops.cuh) and is converted to kOutType.
 /// Pairs of columns are written as one store (4 bytes bf16, 8 bytes f32, 2 bytes e4m3) when D's rows and
-/// base allow it (`pairs_aligned`: ldd even and d aligned to two elements).
-template <u32 kMmaPerWG, u32 kAccPerMma, u32 kOutType, u32 kBiasBatch, class Op>
+/// base allow it (`pairs_aligned`: ldd even and d aligned to two elements). `rows(row)` (a functor) can refuse
+/// rows below M as well: the contiguous grouped kernels' padding rows (gemm/grouped_scheduler.cuh ContiguousRows).
+template <u32 kMmaPerWG, u32 kAccPerMma, u32 kOutType, u32 kBiasBatch, class Op, class Rows = AllRows>
 __device__ __forceinline__ void store_tile_direct(const float (&acc)[kMmaPerWG][kAccPerMma], void* __restrict__ d_raw,
                                                   u32 M, u32 N, u64 ldd, u32 m0, u32 n0, float scale, bool pairs_aligned,
-                                                  Op& op) {
+                                                  Op& op, const Rows& rows = Rows{}) {
   const u32 t = threadIdx.x % 128;
   const u32 row_in_slice = (t / 32) * 16 + (t % 32) / 4;
   const u32 col_in_group = (t % 4) * 2;
@@ -46,7 +52,7 @@ __device__ __forceinline__ void store_tile_direct(const float (&acc)[kMmaPerWG][
 #pragma unroll
       for (u32 h = 0; h < 2; ++h) {
         const u32 row = m0 + 64 * j + row_in_slice + 8 * h;
-        const bool row_ok = row < M;
+        const bool row_ok = row < M && rows(row);
         const float v0 = op.apply(acc[j][4 * i + 2 * h], scale, b0, row_ok && col < N);
         const float v1 = op.apply(acc[j][4 * i + 2 * h + 1], scale, b1, row_ok && col + 1 < N);
         if (!row_ok) continue;

@@ -42,6 +42,7 @@
 #include "gemm/epilogue_direct.cuh"
 #include "gemm/epilogue_tma.cuh"
 #include "gemm/fp8_gemm_traits.cuh"
+#include "gemm/grouped_scheduler.cuh"
 #include "gemm/scales.cuh"
 #include "gemm/scheduler.cuh"
 #include "gemm/split_k.cuh"
@@ -74,10 +75,17 @@ __device__ __forceinline__ u32 warpgroup_index() {
 /// the split-K workspace (tiles * splits * BLOCK_M * BLOCK_N floats) and per-tile counters (zeroed once);
 /// then the epilogue's operands: the BF16 bias (N values; kBias), scale_d (one FP32; e4m3 output) and amax
 /// (one FP32, or null for none; e4m3 output) with its two-word state (zero at allocation; the kernel leaves
-/// it zero; gemm/epilogue_ops.cuh finish_amax); last, the scheduler's divisors (gemm/scheduler.cuh SchedDivisors).
+/// it zero; gemm/epilogue_ops.cuh finish_amax); the scheduler's divisors (gemm/scheduler.cuh SchedDivisors); last,
+/// the grouped kernels' GroupArgs (gemm/grouped_scheduler.cuh; ignored by dense kernels, kGroupKind 0).
+///
+/// Grouped (MoE) kernels, kGroupKind 1 (contiguous) / 2 (masked): the same producer, mainloops and direct epilogue
+/// on the units of GroupedScheduler. M is then the rows of A's and D's 2-D maps (M_sum or G * M_max), N and K are
+/// one group's, tma_b / tma_b_tail map B as [G*N, K], and the rules G1-G5 hold (static_asserts below; mirrored by
+/// src/space/grouped_rules.cpp).
 template <u32 BLOCK_M, u32 BLOCK_N, u32 BLOCK_K, u32 kNumStages, u32 kNumMathWG, u32 kSwizzle, u32 kClusterM,
           u32 kClusterN, bool kRasterAlongM, u32 kGroup, bool kFastAccum, u32 kTypeA, u32 kTypeB, bool kTmaEpilogue,
-          u32 kSplitMode, u32 kMainloop, u32 kPromoteEvery, u32 kScaleMode, u32 kOutType, bool kBias, u32 kAct>
+          u32 kSplitMode, u32 kMainloop, u32 kPromoteEvery, u32 kScaleMode, u32 kOutType, bool kBias, u32 kAct,
+          u32 kGroupKind = 0>
 __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
     fp8_gemm_kernel(const __grid_constant__ TmaDesc tma_a, const __grid_constant__ TmaDesc tma_b,
                     const __grid_constant__ TmaDesc tma_a_tail, const __grid_constant__ TmaDesc tma_b_tail,
@@ -85,11 +93,22 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
                     const float* __restrict__ scale_b, u32 ld_sa, u32 ld_sb, u32 M, u32 N, u32 K, u64 ldd,
                     u32 num_splits, float* __restrict__ workspace, u32* __restrict__ tile_counters,
                     const u16* __restrict__ bias, const float* __restrict__ scale_d, float* __restrict__ amax,
-                    u32* __restrict__ amax_state, const __grid_constant__ SchedDivisors sched_div) {
+                    u32* __restrict__ amax_state, const __grid_constant__ SchedDivisors sched_div,
+                    const __grid_constant__ GroupArgs grp) {
   using T = Fp8GemmTraits<BLOCK_M, BLOCK_N, BLOCK_K, kNumStages, kNumMathWG, kSwizzle, kClusterM, kClusterN, kRasterAlongM,
                           kGroup, kFastAccum, kTypeA, kTypeB, kTmaEpilogue, kSplitMode, kMainloop, kPromoteEvery, kScaleMode,
                           kOutType, kBias, kAct>;
   using Mma = ptx::WgmmaFp8<BLOCK_N>;
+  constexpr bool kGrouped = kGroupKind != kGroupNone;
+  // The grouped kernels' rules (G1 is GroupedScheduler's); the host refuses the same configs first
+  // (src/space/grouped_rules.cpp grouped_rule_violation).
+  static_assert(!kGrouped || kClusterM == 1,
+                "G2: grouped kernels cluster along N only (B multicast across m-blocks could cross groups)");
+  static_assert(!kGrouped || (kSplitMode == 0 && !kTmaEpilogue && (kMainloop == 1 || kMainloop == 2)),
+                "G3: grouped kernels: no split-K, direct epilogue, mainloop 1g or 2g (2o and pp issue a unit's "
+                "k-blocks ahead of the skip test)");
+  static_assert(!kGrouped || (kOutType == 0 && !kBias && kAct == 0 && (kScaleMode == 0 || kScaleMode == 2)),
+                "G4: grouped kernels: bf16 output, no bias or activation, per-tensor or block scales");
 
 #if defined(DGT_HOST_SMEM_BYTES)
   // The host launches with the shared-memory size of its resource model (src/space/resource_model.cpp, rule R9),
@@ -167,7 +186,9 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
     if (threadIdx.x == 0) trace_mark(kTraceSetup);
   }
 
-  const TileScheduler<BLOCK_M, BLOCK_N, BLOCK_K, kClusterM, kClusterN, kRasterAlongM, kGroup> sched(M, N, K, num_splits, sched_div);
+  using Sched = typename SelectType<kGrouped, GroupedScheduler<BLOCK_M, BLOCK_N, BLOCK_K, kClusterN, kGroupKind>,
+                                    TileScheduler<BLOCK_M, BLOCK_N, BLOCK_K, kClusterM, kClusterN, kRasterAlongM, kGroup>>::type;
+  const Sched sched(M, N, K, num_splits, sched_div, grp);
   const u32 cluster_id = blockIdx.x / T::kClusterSize;
   const u32 num_clusters = gridDim.x / T::kClusterSize;
   // Work units are (tile, split) with the split fastest. A cluster split runs units cluster * S + rank, so
@@ -250,7 +271,10 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
       if (wg == 1) pp_skip();  // the CTA's first unit belongs to warpgroup 0
     }
     for (u32 unit = unit_first; unit < sched.num_units; unit += unit_step) {
-      const WorkUnit w = sched.work(unit, rank_m, rank_n);
+      const auto w = sched.work(unit, rank_m, rank_n);
+      if constexpr (kGrouped) {
+        if (w.k_end == w.k_begin) continue;  // a skipped unit: the producer loads nothing for it either
+      }
       if constexpr (!T::kPingpong) {
 #pragma unroll
         for (u32 j = 0; j < T::kMmaPerWG; ++j)
@@ -314,6 +338,15 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
         store_tile_tma<T::kMmaPerWG, T::kAccPerMma, T::kRowsPerWG, T::kEpiSwizzle, kOutType, T::kBiasBatch,
                        decltype(epi), T::kEpiRingBands>(acc, staging + wg * T::kStagingPerWG, &tma_d, d, ldd, M, N,
                                                         m0, n0, scale, wg, epi);
+      } else if constexpr (kGroupKind == kGroupContiguous) {
+        // Rows of the block whose m_indices entry is -1 (a segment's padding) are never written.
+        store_tile_direct<T::kMmaPerWG, T::kAccPerMma, kOutType, T::kBiasBatch>(acc, d, M, N, ldd, m0, n0, scale,
+                                                                               pairs_aligned, epi,
+                                                                               ContiguousRows{grp.layout});
+      } else if constexpr (kGroupKind == kGroupMasked) {
+        // Rows >= masked_m[g] of the group's last block are computed from whatever A holds there, never written.
+        store_tile_direct<T::kMmaPerWG, T::kAccPerMma, kOutType, T::kBiasBatch>(acc, d, w.row_end, N, ldd, m0, n0,
+                                                                               scale, pairs_aligned, epi);
       } else {
         store_tile_direct<T::kMmaPerWG, T::kAccPerMma, kOutType, T::kBiasBatch>(acc, d, M, N, ldd, m0, n0, scale, pairs_aligned, epi);
       }

@@ -15,6 +15,24 @@
 
 namespace dgt::gemm {
 
+/// Grouped kernels (gemm/grouped_scheduler.cuh): run_producer's copy_scales for unit `w` of a group: the same copies
+/// from the group's scales (the pointers move by w.sa_off / w.sb_off floats) with the block's first row in the A
+/// scales (w.scale_m0). A function, not a lambda: it names GroupedWorkUnit's fields, and only grouped kernels
+/// instantiate it.
+template <class T, class Unit>
+__device__ __forceinline__ void copy_group_scales(u8* smem_scales, u64* full_bar, u32 stage, u32 kb, const Unit& w,
+                                                  u32 extra_tx, const float* scale_a, const float* scale_b, u32 ld_sa,
+                                                  u32 ld_sb, u32 N, u32 K) {
+  using Scales = StageScales<T::kScaleMode, T::BLOCK_M, T::BLOCK_N, T::kGranulesPerStage, T::kScaleNBlocks>;
+  const u32 n0 = w.n_block * T::BLOCK_N;
+  const float* sa = scale_a + w.sa_off;
+  const float* sb = scale_b + w.sb_off;
+  ptx::mbar_expect_tx(&full_bar[stage], extra_tx + Scales::bytes(kb, w.scale_m0, n0, ld_sa, ld_sb, N, K));
+  Scales::issue(smem_scales + stage * T::kSmemScaleStage, &full_bar[stage], kb, w.scale_m0, n0, sa, sb, ld_sa, ld_sb, N,
+                K);
+  ptx::mbar_arrive(&full_bar[stage]);
+}
+
 /// The producer warpgroup's work, from its first TMA issue to the end of its loops. T: Fp8GemmTraits; `sched`
 /// gives the CTA's work units, cta_unit_first + i * cta_unit_step below num_units (sched.num_units, passed as a
 /// value: read through the reference, the unit comparisons came out with swapped operands and other SASS);
@@ -30,6 +48,7 @@ __device__ __forceinline__ void run_producer(const TmaDesc& tma_a, const TmaDesc
   constexpr u32 BLOCK_M = T::BLOCK_M, BLOCK_N = T::BLOCK_N, BLOCK_K = T::BLOCK_K, kNumStages = T::kNumStages;
   constexpr u32 kNumMathWG = T::kNumMathWG, kSwizzle = T::kSwizzle, kClusterM = T::kClusterM, kClusterN = T::kClusterN;
   constexpr u32 kScaleMode = T::kScaleMode;
+  using Unit = decltype(sched.work(0u, 0u, 0u));  // WorkUnit, or GroupedWorkUnit (gemm/grouped_scheduler.cuh)
   // Block scale modes: k-block kb's scales into the stage's slot, with `extra_tx` more bytes the same arrival
   // expects. Expect, copy, then arrive: the arrive (a release) follows the copies in program order.
   auto copy_scales = [&](u32 stage, u32 kb, u32 m0, u32 n0, u32 extra_tx) {
@@ -50,9 +69,10 @@ __device__ __forceinline__ void run_producer(const TmaDesc& tma_a, const TmaDesc
   // the tail slot when there is no tail, and the byte counts are then equal.
   const u32 last_m_block = (M - 1) / BLOCK_M, last_n_block = (N - 1) / BLOCK_N;
   // One k-block of unit w into `stage` (its empty slot already free): expect the bytes, then the TMA loads.
-  auto issue_stage = [&](u32 stage, u32 kb, const WorkUnit& w) {
+  auto issue_stage = [&](u32 stage, u32 kb, const Unit& w) {
     const int a_row = int(w.m_block * BLOCK_M + rank_n * T::kSliceRowsA);
-    const int b_row = int(w.n_block * BLOCK_N + rank_m * T::kSliceRowsB);
+    int b_row = int(w.n_block * BLOCK_N + rank_m * T::kSliceRowsB);
+    if constexpr (Sched::kGrouped) b_row += int(w.b_row0);  // B is [G*N, K]: the group's rows start at g * N
     const bool a_tail = w.m_block >= last_m_block, b_tail = w.n_block >= last_n_block;
     const TmaDesc* map_a = a_tail ? &tma_a_tail : &tma_a;
     const TmaDesc* map_b = b_tail ? &tma_b_tail : &tma_b;
@@ -60,7 +80,9 @@ __device__ __forceinline__ void run_producer(const TmaDesc& tma_a, const TmaDesc
     // their size, so only kClusterN == 1 / kClusterM == 1 tails are shorter).
     const u32 stage_tx = (a_tail ? T::a_tail_rows(M) : T::a_box_rows(M)) * kClusterN * BLOCK_K +
                          (b_tail ? T::b_tail_rows(N) * kClusterM * BLOCK_K : T::kSmemBStage);
-    if constexpr (T::kBlockScaled && T::kProducersPerStage == 1) {
+    if constexpr (T::kBlockScaled && T::kProducersPerStage == 1 && Sched::kGrouped) {
+      copy_group_scales<T>(smem_scales, full_bar, stage, kb, w, stage_tx, scale_a, scale_b, ld_sa, ld_sb, N, K);
+    } else if constexpr (T::kBlockScaled && T::kProducersPerStage == 1) {
       copy_scales(stage, kb, w.m_block * BLOCK_M, w.n_block * BLOCK_N, stage_tx);  // without a cluster this thread copies the scales (see below)
     } else {
       ptx::mbar_arrive_expect_tx(&full_bar[stage], stage_tx);
@@ -97,7 +119,7 @@ __device__ __forceinline__ void run_producer(const TmaDesc& tma_a, const TmaDesc
   // merged from that branch is divergent to the compiler, and the stage index derived from it moved the
   // whole TMA loop out of uniform registers (waterfall loops around every UTMALDG; the loop ran 9% slower
   // per k-block on the H200, `dgtune trace` of 64x4096x7168).
-  const WorkUnit w_first = sched.work(cta_unit_first, rank_m, rank_n);
+  const auto w_first = sched.work(cta_unit_first, rank_m, rank_n);
   const u32 pre = cta_unit_first < num_units ? min_of(kPreIssue, w_first.k_end - w_first.k_begin) : 0u;
   if (tma_thread) {
     // dgtune trace: with early k-blocks their issue is the first; without (pre == 0) the loop below marks.
@@ -118,7 +140,7 @@ __device__ __forceinline__ void run_producer(const TmaDesc& tma_a, const TmaDesc
   if (tma_thread) {
     u32 stage = pre == kNumStages ? 0 : pre, phase = pre == kNumStages ? 1 : 0;
     for (u32 unit = cta_unit_first; unit < num_units; unit += cta_unit_step) {
-      const WorkUnit w = sched.work(unit, rank_m, rank_n);
+      const auto w = sched.work(unit, rank_m, rank_n);
       // kb == w.k_begin of the first unit only happens without early k-blocks (pre == 0).
       const bool trace_first = kTrace && unit == cta_unit_first;
       if constexpr (kTrace) {
@@ -146,13 +168,26 @@ __device__ __forceinline__ void run_producer(const TmaDesc& tma_a, const TmaDesc
     // results/h200/scale-modes.md), most of it in full-barrier waits (long-scoreboard stalls 13.9k vs 8.9k).
     if (warp == kNumMathWG * 4 + 1 && lane == 0) {
       u32 stage = 0, phase = 0;
-      for (u32 unit = cta_unit_first; unit < num_units; unit += cta_unit_step) {
-        const WorkUnit w = sched.work(unit, rank_m, rank_n);
-        const u32 m0 = w.m_block * BLOCK_M, n0 = w.n_block * BLOCK_N;
-        for (u32 kb = w.k_begin; kb < w.k_end; ++kb) {
-          ptx::mbar_wait(&empty_bar[stage], phase ^ 1);
-          copy_scales(stage, kb, m0, n0, 0);
-          if (++stage == kNumStages) stage = 0, phase ^= 1;
+      if constexpr (Sched::kGrouped) {
+        // The same loop for a grouped unit (its group's scales); the dense loop below is kept verbatim, because
+        // merging the two (one loop, the copy chosen inside) changed the dense kernels' register allocation.
+        for (u32 unit = cta_unit_first; unit < num_units; unit += cta_unit_step) {
+          const Unit w = sched.work(unit, rank_m, rank_n);
+          for (u32 kb = w.k_begin; kb < w.k_end; ++kb) {
+            ptx::mbar_wait(&empty_bar[stage], phase ^ 1);
+            copy_group_scales<T>(smem_scales, full_bar, stage, kb, w, 0, scale_a, scale_b, ld_sa, ld_sb, N, K);
+            if (++stage == kNumStages) stage = 0, phase ^= 1;
+          }
+        }
+      } else {
+        for (u32 unit = cta_unit_first; unit < num_units; unit += cta_unit_step) {
+          const WorkUnit w = sched.work(unit, rank_m, rank_n);
+          const u32 m0 = w.m_block * BLOCK_M, n0 = w.n_block * BLOCK_N;
+          for (u32 kb = w.k_begin; kb < w.k_end; ++kb) {
+            ptx::mbar_wait(&empty_bar[stage], phase ^ 1);
+            copy_scales(stage, kb, m0, n0, 0);
+            if (++stage == kNumStages) stage = 0, phase ^= 1;
+          }
         }
       }
     }

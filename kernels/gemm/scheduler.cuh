@@ -26,6 +26,7 @@ struct WorkUnit {
 /// units, so they run at the same time and the last one reduces soon after the others.
 template <u32 BLOCK_M, u32 BLOCK_N, u32 BLOCK_K, u32 kClusterM, u32 kClusterN, bool kRasterAlongM, u32 kGroup>
 struct TileScheduler {
+  static constexpr bool kGrouped = false;  // gemm/grouped_scheduler.cuh is the grouped one
   u32 num_m_blocks, num_n_blocks;    // CTA tiles
   u32 num_cm, num_cn;                // cluster tiles
   u32 num_splits, k_per_split, num_k_blocks;
@@ -44,6 +45,12 @@ struct TileScheduler {
         num_k_blocks(ceil_div(K, BLOCK_K)),
         num_units(num_cm * num_cn * splits),
         div(divisors) {}
+  /// The grouped kernels' constructor signature (gemm/grouped_scheduler.cuh): the dense scheduler ignores the
+  /// group argument, so fp8_gemm_kernel constructs either scheduler with one expression.
+  template <class GroupArgsT>
+  __device__ __forceinline__ TileScheduler(u32 M, u32 N, u32 K, u32 splits, const SchedDivisors& divisors,
+                                           const GroupArgsT&)
+      : TileScheduler(M, N, K, splits, divisors) {}
 
   __device__ __forceinline__ WorkUnit work(u32 unit, u32 rank_m, u32 rank_n) const {
     WorkUnit w;

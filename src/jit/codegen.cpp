@@ -41,6 +41,20 @@ GeneratedKernel generate_gemm(const KernelSpec& spec, const ResourceReport& res,
   return g;
 }
 
+GeneratedKernel generate_grouped_gemm(const KernelSpec& spec, GroupKind kind) {
+  return generate_grouped_gemm(spec, kind, evaluate_resources(spec));
+}
+
+GeneratedKernel generate_grouped_gemm(const KernelSpec& spec, GroupKind kind, const ResourceReport& res) {
+  GeneratedKernel g = generate_gemm(spec, res, false);
+  // The last template argument, kGroupKind (defaulted to 0 for the dense kernels, whose name expression stays as it was).
+  g.name_expression.pop_back();
+  g.name_expression += fmt::format(", {}u>", static_cast<int>(kind));
+  g.source = fmt::format("// grouped: {}\n", to_string(kind)) + g.source;
+  g.program_name = fmt::format("fp8_gemm_{}_{}.cu", spec.compiled_key(), to_string(kind));
+  return g;
+}
+
 GeneratedKernel generate_util_module() {
   GeneratedKernel g;
   g.source = fmt::format("// dgtune codegen v{}: utility module\n#include \"util/util_module.cuh\"\n", kCodegenVersion);

@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "problem/grouped_problem.hpp"
 #include "problem/kernel_config.hpp"
 
 namespace dgt {
@@ -28,6 +29,13 @@ struct GeneratedKernel {
 /// EvaluatedSpec); the overload without it evaluates the spec itself.
 GeneratedKernel generate_gemm(const KernelSpec& spec, const ResourceReport& resources, bool trace = false);
 GeneratedKernel generate_gemm(const KernelSpec& spec, bool trace = false);
+
+/// The grouped (MoE) instance of the same kernel for `spec` (kernels/gemm/grouped_scheduler.cuh): the dense
+/// name expression with kGroupKind = 1 (contiguous) or 2 (masked) appended, a source that says which (so its cubin
+/// never shares a cache entry with the dense one) and a program name ending in "_contiguous" / "_masked". `spec` must
+/// pass space/grouped_rules.hpp grouped_rule_violation (the kernel's static_asserts G1-G4 otherwise fail the compile).
+GeneratedKernel generate_grouped_gemm(const KernelSpec& spec, GroupKind kind, const ResourceReport& resources);
+GeneratedKernel generate_grouped_gemm(const KernelSpec& spec, GroupKind kind);
 
 /// The utility module (fill, flush, clock probe, reference GEMM, compare); extern "C" names.
 GeneratedKernel generate_util_module();

@@ -132,7 +132,8 @@ void GemmLaunchPlan::launch(const Args& a, cudaStream_t stream) const {
                     const_cast<const float**>(&a.scale_d),
                     const_cast<float**>(&a.amax),
                     const_cast<void**>(&a.amax_state),
-                    const_cast<SchedulerDivisors*>(&a.divisors)};
+                    const_cast<SchedulerDivisors*>(&a.divisors),
+                    const_cast<GroupKernelArgs*>(&a.group)};
   CUlaunchConfig cfg = cfg_;
   cfg.hStream = reinterpret_cast<CUstream>(stream);
   CUlaunchAttribute attr[1] = {attr_[0]};

@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "launch/gemm_kernel.hpp"
+#include "launch/group_args.hpp"
 #include "problem/problem.hpp"
 #include "space/tile_grid.hpp"
 
@@ -36,6 +37,7 @@ class GemmLaunchPlan {
     float* amax = nullptr;
     void* amax_state = nullptr;
     SchedulerDivisors divisors{};
+    GroupKernelArgs group{};  ///< zeros: a dense kernel never reads it
   };
 
   /// Throws Error(kInvalid) when `p` does not match the kernel's spec (operand types, accumulation, scale mode,

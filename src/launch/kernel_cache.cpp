@@ -4,6 +4,7 @@
 
 #include "core/error.hpp"
 #include "jit/codegen.hpp"
+#include "space/grouped_rules.hpp"
 
 namespace dgt {
 
@@ -88,6 +89,26 @@ std::shared_ptr<jit::GemmKernel> KernelCache::get_impl(const EvaluatedSpec& es, 
   }
   auto kernel = std::make_shared<jit::GemmKernel>(spec, mit->second, sm_count_);
   kernels_.emplace(key, kernel);
+  return kernel;
+}
+
+std::shared_ptr<jit::GroupedGemmKernel> KernelCache::get_grouped(const KernelSpec& spec, GroupKind kind) {
+  const std::string key = kernel_key(spec) + "_" + to_string(kind);
+  {
+    std::shared_lock lock(mu_);
+    if (auto it = grouped_.find(key); it != grouped_.end()) return it->second;
+  }
+  if (const std::string v = grouped_rule_violation(spec.config); !v.empty())
+    DGT_THROW(ErrorKind::kInvalid, "{} is illegal for a grouped kernel: {}", spec.key(), v);
+  const ResourceReport res = require_legal(spec);
+  std::unique_lock lock(mu_);
+  if (auto it = grouped_.find(key); it != grouped_.end()) return it->second;  // loaded while we waited
+  jit::CodeOrigin origin = jit::CodeOrigin::kCubinCache;
+  jit::LoadedKernel loaded =
+      jit::load_kernel(code_.get(jit::generate_grouped_gemm(spec, kind, res), key, origin), res.smem.total);
+  (origin == jit::CodeOrigin::kCubinCache ? cache_loads_ : compiles_).fetch_add(1, std::memory_order_relaxed);
+  auto kernel = std::make_shared<jit::GroupedGemmKernel>(spec, kind, std::move(loaded), sm_count_);
+  grouped_.emplace(key, kernel);
   return kernel;
 }
 

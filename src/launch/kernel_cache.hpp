@@ -27,6 +27,7 @@
 #include "jit/cubin_cache.hpp"
 #include "jit/module.hpp"
 #include "launch/gemm_kernel.hpp"
+#include "launch/grouped_kernel.hpp"
 #include "problem/kernel_config.hpp"
 #include "space/resource_model.hpp"
 
@@ -78,6 +79,11 @@ class KernelCache {
   /// legality and the module's shared memory, and the spec is not evaluated again.
   std::shared_ptr<jit::GemmKernel> get(const EvaluatedSpec& spec);
   std::shared_ptr<jit::GemmKernel> get(const EvaluatedSpec& spec, const jit::CompiledKernel& compiled);
+  /// The grouped (MoE) kernel of `spec` and `kind` (kernels/gemm/grouped_scheduler.cuh): compiled through the cubin
+  /// cache (jit::generate_grouped_gemm; no bundle holds grouped kernels yet), loaded once, kept by spec key and kind.
+  /// Throws Error(kInvalid) naming the rule when the config breaks a grouped rule (G1-G3, space/grouped_rules.hpp)
+  /// or R1-R25, before any NVRTC or CUDA call; Error(kNvrtc) / Error(kDriver) as get().
+  std::shared_ptr<jit::GroupedGemmKernel> get_grouped(const KernelSpec& spec, GroupKind kind);
   /// Lookup only (never compiles or loads): null when `spec` is not loaded.
   std::shared_ptr<jit::GemmKernel> find(const KernelSpec& spec) const;
 
@@ -113,6 +119,8 @@ class KernelCache {
   mutable std::shared_mutex mu_;
   std::unordered_map<std::string, jit::LoadedKernel> modules_;                 ///< by KernelSpec::compiled_key()
   std::unordered_map<std::string, std::shared_ptr<jit::GemmKernel>> kernels_;  ///< by KernelSpec::key()
+  /// Grouped kernels (module and launcher in one: no two kinds or specs share a module), by key + "_" + kind.
+  std::unordered_map<std::string, std::shared_ptr<jit::GroupedGemmKernel>> grouped_;
   std::atomic<unsigned long long> compiles_{0}, cache_loads_{0}, bundle_loads_{0};
   std::mutex ws_mu_;
   WorkspaceArena shared_ws_;

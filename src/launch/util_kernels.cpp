@@ -61,12 +61,18 @@ void UtilKernels::flush_l2(void* buf, int64_t bytes, void* sink, uint32_t salt, 
 
 void UtilKernels::reference_gemm(const Problem& p, const void* a, const void* b, const float* scale_a,
                                  const float* scale_b, float* dref, cudaStream_t s) const {
+  const ScaleLayout sl = p.scales();
+  reference_gemm(p, a, b, scale_a, scale_b, sl.ld_a, sl.ld_b, dref, s);
+}
+
+void UtilKernels::reference_gemm(const Problem& p, const void* a, const void* b, const float* scale_a,
+                                 const float* scale_b, int64_t ld_sa_elems, int64_t ld_sb_elems, float* dref,
+                                 cudaStream_t s) const {
   unsigned m = p.m, n = p.n, k = p.k;
   unsigned long long lda = p.lda, ldb = p.ldb;
   unsigned ta = fp8_type_code(p.a), tb = fp8_type_code(p.b);
-  const ScaleLayout sl = p.scales();
-  unsigned mode = scale_mode_code(p.scale), ld_sa = static_cast<unsigned>(sl.ld_a),
-           ld_sb = static_cast<unsigned>(sl.ld_b);
+  unsigned mode = scale_mode_code(p.scale), ld_sa = static_cast<unsigned>(ld_sa_elems),
+           ld_sb = static_cast<unsigned>(ld_sb_elems);
   void* params[] = {&a, &b, &dref, &m, &n, &k, &lda, &ldb, &scale_a, &scale_b, &ta, &tb, &mode, &ld_sa, &ld_sb};
   launch(ref_gemm_.function, static_cast<unsigned>(ceil_div(p.n, 64)), static_cast<unsigned>(ceil_div(p.m, 64)), 16, 16,
          params, s);

@@ -39,6 +39,10 @@ class UtilKernels {
   /// Dref (FP32, ld = N) = the scaled A * B^T on CUDA cores; scale_a / scale_b laid out as p.scales() says.
   void reference_gemm(const Problem& p, const void* a, const void* b, const float* scale_a, const float* scale_b,
                       float* dref, cudaStream_t s) const;
+  /// The same with the block scales' leading dimensions given (floats between two granules of A's scales, two
+  /// 128-row blocks of B's): a group of a grouped problem, whose scales sit inside a larger array.
+  void reference_gemm(const Problem& p, const void* a, const void* b, const float* scale_a, const float* scale_b,
+                      int64_t ld_sa, int64_t ld_sb, float* dref, cudaStream_t s) const;
   /// Reference epilogue in place on Dref (M x N FP32): with `apply`, r = act(ref + bias) for the problem's
   /// bias (N BF16 values at `bias`) and activation (GELU as r sigmoid(2u) with the accurate expf); either way
   /// *amax_bits = max of the bits of |r| (atomicMax; zero it first). kernels/util/compare.cuh.

@@ -134,6 +134,15 @@ lacks "R21"
 expect 2 "--scale: blocks not in {tensor,per-tensor,channel,block,block1d1d}" "$bin" space --m 128 --n 128 --k 128 --scale blocks
 expect 2 "scale mode block needs accum = promote" "$bin" space --m 128 --n 128 --k 128 --scale block --accum fast
 expect 2 "R21: scale mode block needs promote accumulation and BLOCK_K = 128" "$bin" run --m 128 --n 128 --k 256 --scale block --config 64x128x256_s2_wg1_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1
+# run --grouped (MoE grouped problems): the spec's and the grouped rules' refusals come before the GPU.
+G128=128x128x128_s5_wg2_sw128_c1x1_rm8_direct_sk1_sm0_2g_p1
+expect 2 "--m, --n and --k are required (or --grouped SPEC)" "$bin" run --config $G128
+expect 2 "--grouped: m_max=100 must be a positive multiple of 128 (rule G5" "$bin" run --grouped "kind=masked groups=2 masked_m=1 m_max=100 256 256" --config $G128
+expect 2 "--grouped: masked_m has 3 counts, groups=2" "$bin" run --grouped "kind=masked groups=2 masked_m=1,2,3 256 256" --config $G128
+expect 2 "--grouped: unknown field 'colour'" "$bin" run --grouped "kind=contiguous groups=2 m_per_group=1 256 256 colour=red" --config $G128
+expect 2 "G2: grouped kernels cluster along N only" "$bin" run --grouped "kind=contiguous groups=2 m_per_group=1 256 256" --config 128x128x128_s5_wg2_sw128_c2x1_rm8_direct_sk1_sm0_2g_p1
+expect 2 "G3: grouped kernels use the direct epilogue" "$bin" run --grouped "kind=contiguous groups=2 m_per_group=1 256 256" --config 128x128x128_s5_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1
+expect 2 "--grouped takes N and K from its SPEC" "$bin" run --m 128 --grouped "kind=contiguous groups=2 m_per_group=1 256 256" --config $G128
 printf '128 7168 2048 scale=block\n128 7168 2048 scale=block accum=fast\n' >"$tmp/scale-fast.txt"
 expect 2 "scale-fast.txt:2: scale mode block needs accum = promote" "$bin" sweep --shapes "$tmp/scale-fast.txt" --db "$tmp/s.db"
 lacks "scale-fast.txt:1:"
@@ -269,6 +278,7 @@ if ! nvidia-smi -L >/dev/null 2>&1; then
   expect 1 "no CUDA device" "$bin" sweep --shapes "$tmp/ok.txt" --db "$tmp/t2.db" --no-baseline --min-samples 5 --max-samples 20 --target-rse 0.02 --seed 7
   expect 1 "no CUDA device" "$bin" run --m 128 --n 128 --k 128 --config 128x128x128_s4_wg2_sw128_c1x1_rm8_direct_sk1 --baseline --min-samples 5 --max-samples 20 --target-rse 0.02 --seed 7 --device 0
   expect 1 "no CUDA device" "$bin" run --m 128 --n 128 --k 128 --config 128x128x128_s4_wg2_sw128_c1x1_rm8_direct_sk1 --cublas
+  expect 1 "no CUDA device" "$bin" run --grouped "kind=masked groups=4 masked_m=200,0,256,17 4096 7168 scale=block" --config 128x128x128_s5_wg2_sw128_c1x1_rm8_direct_sk1_sm0_2g_p1
   lacks ".cpp:"
   expect 1 "no CUDA device" "$bin" compare --shapes "$tmp/ok.txt" --db "$tmp/c.db" --protocol hot-graph --rounds 5
   expect 1 "no CUDA device" "$bin" compare --shapes "$tmp/ok.txt" --db "$tmp/c.db" --m-grid --grid-seed 7 --per-octave 1 --shard 1/3 --no-copy-limit --protocol hot-graph --format json
