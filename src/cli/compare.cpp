@@ -10,6 +10,9 @@
 #include "core/paths.hpp"
 #include "eval/compare_run.hpp"
 #include "eval/coverage_run.hpp"
+#include "eval/grouped_compare.hpp"
+#include "problem/grouped_problem.hpp"
+#include "space/grouped_rules.hpp"
 
 namespace dgt::cli {
 
@@ -28,6 +31,10 @@ struct Args {
   std::string interval = "sign";
   std::string save;
   std::vector<std::string> extra_configs;        ///< --config KEY (repeatable)
+  std::vector<std::string> grouped;              ///< --grouped SPEC (repeatable): grouped problems
+  std::string dense_config;                      ///< --dense-config KEY (with --grouped)
+  /// Options of a measuring compare (--shapes or --grouped), refused with --between (checked in run()).
+  std::vector<const CLI::Option*> measuring_only;
   OutputOptions output;                          ///< --d --bias --act: override the shapes file's
   bool copy_limit = true;                        ///< --copy-limit / --no-copy-limit
   const CLI::Option* copy_limit_flag = nullptr;  ///< to tell an explicit --copy-limit from the default
@@ -87,11 +94,44 @@ MeasureProtocol protocol_of(const Args& a) {
   return p;
 }
 
+/// compare --grouped: grouped problems against the per-group cuBLASLt loop and the dense kernel over the total M
+/// (eval/grouped_compare.hpp). Every spec and the config are checked before the GPU is opened.
+int run_grouped(const Args& a, const CompareStatsOptions& stats) {
+  if (a.extra_configs.size() != 1)
+    DGT_THROW(ErrorKind::kUsage,
+              "--grouped needs exactly one --config KEY: the grouped kernel's config (the tuner does not know grouped "
+              "problems yet, so there is no stored winner to run); got {}",
+              a.extra_configs.size());
+  GroupedCompareOptions o;
+  for (const std::string& spec : a.grouped) o.problems.push_back(parse_grouped_problem(spec, "--grouped"));
+  o.config = KernelConfig::parse_key(a.extra_configs[0]);
+  for (const GroupedProblem& g : o.problems)
+    if (const std::string v = grouped_config_violation(o.config, g); !v.empty())
+      DGT_THROW(ErrorKind::kUsage, "--config {} cannot run --grouped '{}': {}", o.config.key(), g.label(), v);
+  if (!a.dense_config.empty()) o.dense_config = KernelConfig::parse_key(a.dense_config);
+  o.protocol = protocol_of(a);
+  check_compare_protocol(o.protocol, false);
+  o.device = a.device.ordinal;
+  o.cache_dir = a.cache.dir;
+  o.stats = stats;
+  FormatOption grouped = a.format;
+  grouped.type = report::kGroupedCompareDocument;
+  grouped.render(run_grouped_compare(o));
+  return 0;
+}
+
 int run(const Args& a) {
+  const CompareStatsOptions stats{a.margin_pct, a.interval};
+  if (!a.grouped.empty()) return run_grouped(a, stats);
+  if (!a.between.empty())
+    for (const CLI::Option* opt : a.measuring_only)
+      if (opt->count() > 0)
+        DGT_THROW(ErrorKind::kUsage, "{} requires --shapes or --grouped (a measuring compare), not --between",
+                  opt->get_name());
   if (a.shapes.empty() == a.between.empty())
     DGT_THROW(ErrorKind::kUsage,
-              "compare needs exactly one of --shapes FILE (measure now) and --between A.db B.db (stored samples)");
-  const CompareStatsOptions stats{a.margin_pct, a.interval};
+              "compare needs exactly one of --shapes FILE (measure now), --grouped SPEC (a grouped GEMM, measured now) "
+              "and --between A.db B.db (stored samples)");
   if (a.m_grid) return run_m_grid(a, stats);
   if (!a.between.empty()) {
     FormatOption between = a.format;
@@ -140,32 +180,30 @@ void add_compare(CLI::App& app, Action& action) {
                  "cold-l2 (default when measuring), hot-graph, or isolated (one kernel at a time, back-to-back launches "
                  "after an L2 flush: absolute TFLOPS, not paired; isolated-v1); with --between: only that protocol")
       ->check(CLI::IsMember({"cold-l2", "hot-graph", "isolated"}));
-  cmd.add_option("--rounds", a.rounds, "interleaved rounds per shape (isolated: samples per side)")
-      ->transform(count(1, 100000))
-      ->capture_default_str()
-      ->needs(shapes);
-  cmd.add_option("--side-order", a.side_order,
+  a.measuring_only.push_back(
+      cmd.add_option("--rounds", a.rounds, "interleaved rounds per shape (isolated: samples per side)")
+          ->transform(count(1, 100000))
+          ->capture_default_str());
+  a.measuring_only.push_back(cmd.add_option("--side-order", a.side_order,
                  "with --shapes, protocol study: the order of the sides in each round: williams (balanced, the "
                  "protocol), fixed (dgtune first every round) or reversed (dgtune last, right after cuBLASLt-tuned); "
                  "recorded in the protocol JSON, never saved")
       ->check(CLI::IsMember({"williams", "fixed", "reversed"}))
       ->capture_default_str()
-      ->needs(shapes)
-      ->group("Protocol study");
-  cmd.add_option("--gap-us", a.gap_us,
+      ->group("Protocol study"));
+  a.measuring_only.push_back(cmd.add_option("--gap-us", a.gap_us,
                  "with --shapes, protocol study: an idle gap of US microseconds before every sample's launch (after its "
                  "flush): a one-SM busy wait queued on the stream (near-idle power, exact in GPU time, the round stays "
                  "queued ahead of the GPU); 0 = none, the protocol; recorded in the protocol JSON, never saved")
       ->transform(real(0, 1e6))
       ->capture_default_str()
-      ->needs(shapes)
-      ->group("Protocol study");
+      ->group("Protocol study"));
   a.launches_flag = cmd.add_option("--launches", a.launches,
                                    "with --protocol isolated: back-to-back launches per sample (one event pair)")
                         ->transform(count(1, 10000))
                         ->capture_default_str()
-                        ->needs(shapes)
                         ->group("Protocol study");
+  a.measuring_only.push_back(a.launches_flag);
   cmd.add_option("--margin", a.margin_pct,
                  "equivalence margin in percent (verdict 'equivalent' when the interval lies inside +-PCT)")
       ->transform(real(0, 100))
@@ -185,8 +223,9 @@ void add_compare(CLI::App& app, Action& action) {
              "--config", a.extra_configs,
              "with --shapes: also time this config key in the same rounds (repeatable), e.g. two kernel schedules "
              "side by side with cuBLASLt; a key that breaks a rule for any shape is refused (exit 2) before the GPU "
-             "is opened; each is verified first and left out (with a warning) where its output is wrong")
-          ->needs(shapes);
+             "is opened; each is verified first and left out (with a warning) where its output is wrong; with "
+             "--grouped: the grouped kernel's config (exactly one)");
+  a.measuring_only.push_back(config);
   a.output.add(cmd, false);
   a.copy_limit_flag =
       cmd.add_flag("--copy-limit,!--no-copy-limit", a.copy_limit,
@@ -232,6 +271,20 @@ void add_compare(CLI::App& app, Action& action) {
       ->check(shard_validator())
       ->needs(m_grid)
       ->group("Coverage (--m-grid)");
+  auto* grouped =
+      cmd.add_option("--grouped", a.grouped,
+                     "a grouped (MoE) GEMM instead of --shapes (repeatable; the syntax of `run --grouped`): the grouped "
+                     "kernel of --config against one cuBLASLt call per group and the dgtune dense kernel over the "
+                     "total M, in the same rounds on the same buffers; JSON document dgtune-compare-grouped")
+          ->excludes(shapes)
+          ->excludes(between)
+          ->excludes(save)
+          ->excludes(m_grid)
+          ->group("Grouped (--grouped)");
+  cmd.add_option("--dense-config", a.dense_config,
+                 "with --grouped: the dense side's config key (default: the default config of the total-M problem)")
+      ->needs(grouped)
+      ->group("Grouped (--grouped)");
   add_groups(cmd, a.db, a.device, a.cache, a.format);
 }
 

@@ -12,6 +12,7 @@ inline constexpr DocumentType kRunDocument{"dgtune-run", 1};
 inline constexpr DocumentType kCompareDocument{"dgtune-compare", 1};
 inline constexpr DocumentType kCompareBetweenDocument{"dgtune-compare-between", 1};
 inline constexpr DocumentType kCoverageDocument{"dgtune-coverage", 1};
+inline constexpr DocumentType kGroupedCompareDocument{"dgtune-compare-grouped", 1};
 inline constexpr DocumentType kExportDocument{"dgtune-export", 1};
 inline constexpr DocumentType kGateRecordDocument{"dgtune-gate-record", 1};
 inline constexpr DocumentType kGateDocument{"dgtune-gate", 1};
@@ -33,6 +34,6 @@ inline constexpr DocumentType kAllDocuments[] = {
     kSweepDocument,   kRunDocument,        kCompareDocument, kCompareBetweenDocument, kCoverageDocument,
     kExportDocument,  kGateRecordDocument, kGateDocument,    kGateBaselineDocument,   kHistoryDocument,
     kInfoDocument,    kSpaceDocument,      kTraceDocument,   kDbCheckDocument,        kDbDevicesDocument,
-    kDbPruneDocument, kDbMergeDocument, kBundleDocument};
+    kDbPruneDocument, kDbMergeDocument, kBundleDocument, kGroupedCompareDocument};
 
 }  // namespace dgt::report

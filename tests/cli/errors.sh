@@ -139,6 +139,11 @@ G128=128x128x128_s5_wg2_sw128_c1x1_rm8_direct_sk1_sm0_2g_p1
 expect 2 "--m, --n and --k are required (or --grouped SPEC)" "$bin" run --config $G128
 expect 2 "--grouped: m_max=100 must be a positive multiple of 128 (rule G5" "$bin" run --grouped "kind=masked groups=2 masked_m=1 m_max=100 256 256" --config $G128
 expect 2 "--grouped: masked_m has 3 counts, groups=2" "$bin" run --grouped "kind=masked groups=2 masked_m=1,2,3 256 256" --config $G128
+# compare --grouped: the grouped kernel's config is required and checked, and the specs, before the GPU.
+expect 2 "--grouped needs exactly one --config KEY" "$bin" compare --grouped "kind=masked groups=2 masked_m=1,2 256 256"
+expect 2 "G2: grouped kernels cluster along N only" "$bin" compare --grouped "kind=masked groups=2 masked_m=1,2 256 256" --config 128x128x128_s4_wg2_sw128_c2x1_rm8_direct_sk1_sm0_1g_p1
+expect 2 "--grouped: masked_m has 3 counts, groups=2" "$bin" compare --grouped "kind=masked groups=2 masked_m=1,2,3 256 256" --config $G128
+expect 2 "--dense-config requires --grouped" "$bin" compare --dense-config $G128
 expect 2 "--grouped: unknown field 'colour'" "$bin" run --grouped "kind=contiguous groups=2 m_per_group=1 256 256 colour=red" --config $G128
 expect 2 "G2: grouped kernels cluster along N only" "$bin" run --grouped "kind=contiguous groups=2 m_per_group=1 256 256" --config 128x128x128_s5_wg2_sw128_c2x1_rm8_direct_sk1_sm0_2g_p1
 expect 2 "G3: grouped kernels use the direct epilogue" "$bin" run --grouped "kind=contiguous groups=2 m_per_group=1 256 256" --config 128x128x128_s5_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1
@@ -206,7 +211,7 @@ fi
 
 # compare and export: bad arguments exit 2 and name the rule; nothing creates a database.
 touch "$tmp/empty.db"
-expect 2 "compare needs exactly one of --shapes FILE (measure now) and --between A.db B.db" "$bin" compare
+expect 2 "compare needs exactly one of --shapes FILE (measure now), --grouped SPEC (a grouped GEMM, measured now) and --between A.db B.db" "$bin" compare
 expect 2 "--shapes excludes --between" "$bin" compare --shapes "$tmp/one.txt" --between "$tmp/empty.db" "$tmp/empty.db"
 expect 2 "--between: At least 2 required but received 1" "$bin" compare --between "$tmp/empty.db"
 expect 2 "--device-a requires --between" "$bin" compare --shapes "$tmp/one.txt" --device-a 1

@@ -14,6 +14,7 @@
 #include "cli/tables.hpp"
 #include "eval/compare_tables.hpp"
 #include "eval/coverage_tables.hpp"
+#include "eval/grouped_compare_tables.hpp"
 #include "eval/gate_decision.hpp"
 #include "eval/gate_record.hpp"
 #include "eval/gate_report.hpp"
@@ -247,6 +248,35 @@ TEST(JsonDocuments, TheGpuCommandsDocumentsFromSyntheticMeasurements) {
   EXPECT_NEAR(cj["tables"][0]["rows"][0]["x_dispatch"].get<double>(), 10.0 / 9.5, 0.01);
   EXPECT_EQ(cj["tables"][0]["rows"][0]["nk_tuned"], true);
   keep("coverage", coverage);
+  // compare --grouped: a contiguous problem, the grouped kernel at 10 us, the loop at 15, the dense kernel at 9.
+  GroupedCompareShape gc;
+  gc.problem = parse_grouped_problem("kind=contiguous groups=2 m_per_group=100,50 256 512", "test");
+  gc.config_key = "128x128x128_s4_wg2_sw128_c1x1_rm8_direct_sk1_sm0_2g_p1";
+  gc.dense_config_key = gc.config_key;
+  gc.protocol_name = "cold-l2-v2";
+  gc.loop_calls = 2;
+  gc.loop_algos = "[algo=66] x2";
+  gc.result.rounds = 20;
+  gc.result.labels = {"grouped", "cublaslt-loop", "dense"};
+  for (int r = 0; r < 20; ++r) {
+    const double jitter = 1 + 0.001 * ((r * 7) % 5 - 2);
+    gc.result.samples.push_back({0, r, 0, 10 * jitter, 1900, false});
+    gc.result.samples.push_back({1, r, 1, 15 / jitter, 1900, false});
+    gc.result.samples.push_back({2, r, 2, 9, 1900, false});
+  }
+  summarise(gc.result);
+  gc.result.sides[0].check = Verification{true, 1e-3, 1e-6, 0, 0};
+  const std::string grouped =
+      render(report::kGroupedCompareDocument, grouped_compare_tables({gc}, stats::PairedOptions{}, "grouped"));
+  const auto gj = nlohmann::json::parse(grouped)["tables"][0]["rows"][0];
+  EXPECT_NEAR(gj["x_loop"].get<double>(), 1.5, 0.01);
+  EXPECT_NEAR(gj["x_dense"].get<double>(), 0.9, 0.01);
+  EXPECT_EQ(gj["real_rows"], 150);
+  EXPECT_NEAR(gj["tflops"].get<double>(), 2.0 * 150 * 256 * 512 / (gj["us"].get<double>() * 1e-6) / 1e12, 1e-3);
+  EXPECT_EQ(gj["check"], "ok");
+  EXPECT_EQ(gj["loop_check"], "not checked");
+  EXPECT_TRUE(gj["m_max"].is_null());
+  keep("compare-grouped", grouped);
   // gate: a record and a verdict against it.
   const gate::GateRecord base = a_record(90, 100), now = a_record(91, 100);
   const std::string record = render(report::kGateRecordDocument, gate::record_table(base, "record"));
