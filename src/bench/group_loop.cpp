@@ -82,7 +82,6 @@ CublasLtGroupLoop::CublasLtGroupLoop(const GroupedProblem& g, const jit::Grouped
 
 CublasLtGroupLoop::~CublasLtGroupLoop() {
   if (graph_) cudaGraphExecDestroy(graph_);
-  if (graph_stream_) cudaStreamDestroy(graph_stream_);
 }
 
 void CublasLtGroupLoop::enqueue(cudaStream_t s) const {
@@ -91,17 +90,17 @@ void CublasLtGroupLoop::enqueue(cudaStream_t s) const {
 
 void CublasLtGroupLoop::build_graph() {
   // Captured on a private stream, so that capturing never touches a stream the engine has work queued on.
-  DGT_CHECK_CUDA(cudaStreamCreateWithFlags(&graph_stream_, cudaStreamNonBlocking));
+  const cudaStream_t capture = capture_stream_.get();
   cudaGraph_t graph = nullptr;
-  DGT_CHECK_CUDA(cudaStreamBeginCapture(graph_stream_, cudaStreamCaptureModeThreadLocal));
+  DGT_CHECK_CUDA(cudaStreamBeginCapture(capture, cudaStreamCaptureModeThreadLocal));
   try {
-    enqueue(graph_stream_);
+    enqueue(capture);
   } catch (...) {
-    cudaStreamEndCapture(graph_stream_, &graph);
+    cudaStreamEndCapture(capture, &graph);
     if (graph) cudaGraphDestroy(graph);
     throw;
   }
-  DGT_CHECK_CUDA(cudaStreamEndCapture(graph_stream_, &graph));
+  DGT_CHECK_CUDA(cudaStreamEndCapture(capture, &graph));
   const cudaError_t e = cudaGraphInstantiate(&graph_, graph, 0);
   cudaGraphDestroy(graph);
   DGT_CHECK_CUDA(e);

@@ -21,6 +21,7 @@
 
 #include "bench/device_sides.hpp"
 #include "device/buffer.hpp"
+#include "device/stream.hpp"
 #include "launch/cublaslt_gemm.hpp"
 #include "launch/grouped_kernel.hpp"
 #include "problem/grouped_problem.hpp"
@@ -61,8 +62,8 @@ class CublasLtGroupLoop {
   DeviceBuffer workspace_;  ///< one for all groups (their calls are ordered on one stream): the largest need
   std::vector<Group> groups_;
   int padded_ = 0;
+  CudaStream capture_stream_;  ///< where build_graph() captures enqueue()
   cudaGraphExec_t graph_ = nullptr;
-  cudaStream_t graph_stream_ = nullptr;
 };
 
 }  // namespace dgt

@@ -7,6 +7,7 @@
 #include "core/error.hpp"
 #include "core/paths.hpp"
 #include "device/device_info.hpp"
+#include "device/stream.hpp"
 #include "launch/grouped_kernel.hpp"
 #include "launch/kernel_cache.hpp"
 #include "launch/util_kernels.hpp"
@@ -15,12 +16,8 @@ namespace dgt {
 
 GroupedRunResult run_grouped(const GroupedProblem& g, const KernelConfig& c, const GroupedRunOptions& o) {
   const DeviceInfo device = open_sm90_device(o.device);
-  cudaStream_t s = nullptr;
-  DGT_CHECK_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-  struct StreamGuard {
-    cudaStream_t s;
-    ~StreamGuard() { cudaStreamDestroy(s); }
-  } guard{s};
+  const CudaStream owned_stream;
+  const cudaStream_t s = owned_stream.get();
   const jit::CubinCache cubins(usable_cache_dir(o.cache_dir));
   const UtilKernels util(cubins, device.sm_count);
   const KernelSpec spec = KernelSpec::of(c, g.dense_view());

@@ -13,6 +13,7 @@
 #include "core/error.hpp"
 #include "core/paths.hpp"
 #include "device/device_info.hpp"
+#include "device/stream.hpp"
 #include "jit/cubin_cache.hpp"
 #include "launch/grouped_kernel.hpp"
 #include "launch/kernel_cache.hpp"
@@ -28,12 +29,8 @@ std::vector<report::Table> run_grouped_compare(const GroupedCompareOptions& o) {
     if (const std::string v = grouped_config_violation(o.config, g); !v.empty())
       DGT_THROW(ErrorKind::kUsage, "--config {} cannot run {}: {}", o.config.key(), g.label(), v);
   const DeviceInfo device = open_sm90_device(o.device);
-  cudaStream_t s = nullptr;
-  DGT_CHECK_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-  struct StreamGuard {
-    cudaStream_t s;
-    ~StreamGuard() { cudaStreamDestroy(s); }
-  } guard{s};
+  const CudaStream owned_stream;
+  const cudaStream_t s = owned_stream.get();
   const jit::CubinCache cubins(usable_cache_dir(o.cache_dir));
   const UtilKernels util(cubins, device.sm_count);
   KernelCache kernels(cubins, device.sm_count);

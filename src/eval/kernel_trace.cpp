@@ -9,6 +9,7 @@
 #include "core/error.hpp"
 #include "core/paths.hpp"
 #include "device/device_info.hpp"
+#include "device/stream.hpp"
 #include "jit/codegen.hpp"
 #include "jit/cubin_cache.hpp"
 #include "launch/gemm_kernel.hpp"
@@ -21,12 +22,8 @@ KernelTrace trace_kernel(const Problem& p, const KernelConfig& c, const KernelTr
   const DeviceInfo dev = open_sm90_device(o.device);
   const jit::CubinCache cache(o.cache_dir.empty() ? default_cache_dir() : o.cache_dir);
   const UtilKernels util(cache, dev.sm_count);
-  cudaStream_t stream = nullptr;
-  DGT_CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  struct StreamGuard {
-    cudaStream_t s;
-    ~StreamGuard() { cudaStreamDestroy(s); }
-  } guard{stream};
+  const CudaStream owned_stream;
+  const cudaStream_t stream = owned_stream.get();
 
   // A cache of its own holds only the traced build, so its spec key cannot meet the plain kernel's.
   const KernelSpec spec = KernelSpec::of(c, p);
