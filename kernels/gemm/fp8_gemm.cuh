@@ -104,9 +104,9 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
   // (src/space/grouped_rules.cpp grouped_rule_violation).
   static_assert(!kGrouped || kClusterM == 1,
                 "G2: grouped kernels cluster along N only (B multicast across m-blocks could cross groups)");
-  static_assert(!kGrouped || (kSplitMode == 0 && !kTmaEpilogue && (kMainloop == 1 || kMainloop == 2)),
-                "G3: grouped kernels: no split-K, direct epilogue, mainloop 1g or 2g (2o and pp issue a unit's "
-                "k-blocks ahead of the skip test)");
+  static_assert(!kGrouped || (kSplitMode == 0 && (kMainloop == 1 || kMainloop == 2)),
+                "G3: grouped kernels: no split-K, mainloop 1g or 2g (2o and pp issue a unit's k-blocks ahead of the "
+                "skip test)");
   static_assert(!kGrouped || (kOutType == 0 && !kBias && kAct == 0 && (kScaleMode == 0 || kScaleMode == 2)),
                 "G4: grouped kernels: bf16 output, no bias or activation, per-tensor or block scales");
 
@@ -186,7 +186,8 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
     if (threadIdx.x == 0) trace_mark(kTraceSetup);
   }
 
-  using Sched = typename SelectType<kGrouped, GroupedScheduler<BLOCK_M, BLOCK_N, BLOCK_K, kClusterN, kGroupKind>,
+  using Sched = typename SelectType<kGrouped,
+                                    GroupedScheduler<BLOCK_M, BLOCK_N, BLOCK_K, kClusterN, kRasterAlongM, kGroup, kGroupKind>,
                                     TileScheduler<BLOCK_M, BLOCK_N, BLOCK_K, kClusterM, kClusterN, kRasterAlongM, kGroup>>::type;
   const Sched sched(M, N, K, num_splits, sched_div, grp);
   const u32 cluster_id = blockIdx.x / T::kClusterSize;
@@ -275,6 +276,11 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
       if constexpr (kGrouped) {
         if (w.k_end == w.k_begin) continue;  // a skipped unit: the producer loads nothing for it either
       }
+      // Grouped TMA epilogue, contiguous: whether this thread's row of the warpgroup's rows is a real one (m_indices
+      // >= 0), loaded here so that the load's latency hides behind the mainloop; the warpgroup ANDs it after.
+      [[maybe_unused]] bool row_is_real = true;
+      if constexpr (kGroupKind == kGroupContiguous && kTmaEpilogue)
+        row_is_real = __ldg(grp.layout + w.m_block * BLOCK_M + row0_in_tile + (threadIdx.x % 128) % T::kRowsPerWG) >= 0;
       if constexpr (!T::kPingpong) {
 #pragma unroll
         for (u32 j = 0; j < T::kMmaPerWG; ++j)
@@ -334,21 +340,35 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
       const u32 m0 = w.m_block * BLOCK_M + row0_in_tile, n0 = w.n_block * BLOCK_N;
       if constexpr (kScaleMode == kScaleChannel)
         apply_channel_scales<T::kMmaPerWG, T::kAccPerMma>(acc, scale_a, scale_b, M, N, m0, n0);
-      if constexpr (kTmaEpilogue) {
+      if constexpr (kTmaEpilogue && !kGrouped) {
         store_tile_tma<T::kMmaPerWG, T::kAccPerMma, T::kRowsPerWG, T::kEpiSwizzle, kOutType, T::kBiasBatch,
                        decltype(epi), T::kEpiRingBands>(acc, staging + wg * T::kStagingPerWG, &tma_d, d, ldd, M, N,
                                                         m0, n0, scale, wg, epi);
-      } else if constexpr (kGroupKind == kGroupContiguous) {
-        // Rows of the block whose m_indices entry is -1 (a segment's padding) are never written.
-        store_tile_direct<T::kMmaPerWG, T::kAccPerMma, kOutType, T::kBiasBatch>(acc, d, M, N, ldd, m0, n0, scale,
-                                                                               pairs_aligned, epi,
-                                                                               ContiguousRows{grp.layout});
-      } else if constexpr (kGroupKind == kGroupMasked) {
-        // Rows >= masked_m[g] of the group's last block are computed from whatever A holds there, never written.
-        store_tile_direct<T::kMmaPerWG, T::kAccPerMma, kOutType, T::kBiasBatch>(acc, d, w.row_end, N, ldd, m0, n0,
-                                                                               scale, pairs_aligned, epi);
-      } else {
+      } else if constexpr (!kGrouped) {
         store_tile_direct<T::kMmaPerWG, T::kAccPerMma, kOutType, T::kBiasBatch>(acc, d, M, N, ldd, m0, n0, scale, pairs_aligned, epi);
+      } else {
+        // Grouped: a warpgroup's rows go out with TMA (kTmaEpilogue) only when every one is a real row, because a
+        // TMA box writes all of its rows below M; otherwise (a group's last block; every block with the direct
+        // epilogue) the direct epilogue's row check stores only the real rows. Contiguous: rows whose m_indices
+        // entry is -1 (a segment's padding); masked: rows >= masked_m[g] of the group's last block, computed from
+        // whatever A holds there.
+        bool tma_rows = kTmaEpilogue;
+        if constexpr (kGroupKind == kGroupContiguous && kTmaEpilogue)
+          tma_rows = ptx::named_barrier_all(2 + wg, 128, row_is_real);
+        else if constexpr (kGroupKind == kGroupMasked && kTmaEpilogue)
+          tma_rows = m0 + T::kRowsPerWG <= w.row_end;
+        if (tma_rows) {
+          store_tile_tma<T::kMmaPerWG, T::kAccPerMma, T::kRowsPerWG, T::kEpiSwizzle, kOutType, T::kBiasBatch,
+                         decltype(epi), T::kEpiRingBands>(acc, staging + wg * T::kStagingPerWG, &tma_d, d, ldd, M, N,
+                                                          m0, n0, scale, wg, epi);
+        } else if constexpr (kGroupKind == kGroupContiguous) {
+          store_tile_direct<T::kMmaPerWG, T::kAccPerMma, kOutType, T::kBiasBatch>(acc, d, M, N, ldd, m0, n0, scale,
+                                                                                 pairs_aligned, epi,
+                                                                                 ContiguousRows{grp.layout});
+        } else {
+          store_tile_direct<T::kMmaPerWG, T::kAccPerMma, kOutType, T::kBiasBatch>(acc, d, w.row_end, N, ldd, m0, n0,
+                                                                                 scale, pairs_aligned, epi);
+        }
       }
       if constexpr (kTrace) {
         if (trace_unit) trace_mark(kTraceStored);

@@ -14,9 +14,13 @@
 // m_block indexes those rows directly, so the producer's A loads and the epilogue's row arithmetic are the dense
 // kernel's. Clusters: only along N (kClusterM == 1, rule G2): the CTAs of a cluster share the m-block, so the same
 // group, and A's multicast never crosses groups.
-// Unit order: contiguous, m-block major with the cluster column fastest; masked, group by group, inside a group the
-// same. The masked walk keeps a cursor (the group and its first unit) that only moves forward, because the units a
-// thread asks for increase (the producer asks for its first unit twice: equal is fine).
+// Unit order: contiguous, the dense kernel's rasterization (TileScheduler's bands of kGroup cluster columns or
+// m-blocks) over the whole [M_sum / BLOCK_M, cluster columns] grid, so tiles in flight share B panels within a group
+// and A panels across them (a band may span two groups: the skip and the group come from m_indices per m-block);
+// masked, group by group, inside a group m-block major with the cluster column fastest (a decode group holds a few
+// m-blocks, so a band would not change what is in flight). The masked walk keeps a cursor (the group and its first
+// unit) that only moves forward, because the units a thread asks for increase (the producer asks for its first
+// unit twice: equal is fine).
 #pragma once
 #include "common.cuh"
 #include "gemm/scheduler.cuh"
@@ -57,7 +61,7 @@ struct GroupedWorkUnit : WorkUnit {
   u32 sa_off, sb_off;  ///< floats from the scale pointers to this group's scales
 };
 
-template <u32 BLOCK_M, u32 BLOCK_N, u32 BLOCK_K, u32 kClusterN, u32 kGroupKind>
+template <u32 BLOCK_M, u32 BLOCK_N, u32 BLOCK_K, u32 kClusterN, bool kRasterAlongM, u32 kGroup, u32 kGroupKind>
 struct GroupedScheduler {
   static constexpr bool kGrouped = true;
   static_assert(kGroupKind == kGroupContiguous || kGroupKind == kGroupMasked, "grouped scheduler: kind 1 or 2");
@@ -67,13 +71,17 @@ struct GroupedScheduler {
   u32 num_n_blocks, num_cn;       // CTA columns and cluster columns of one group
   u32 num_k_blocks;
   u32 num_units;                  // contiguous: M / BLOCK_M * num_cn; masked: sum over groups of m-blocks * num_cn
-  FastDiv cn_div;                 // divisor num_cn (the host passes it in SchedDivisors::band)
+  FastDiv cn_div;                 // masked: divisor num_cn (the host passes it in SchedDivisors::band)
+  // Contiguous: the dense raster over the [M / BLOCK_M, num_cn] tile grid (divisors: the host's TileGrid of that
+  // dense problem, dgt::grouped_divisors).
+  TileScheduler<BLOCK_M, BLOCK_N, BLOCK_K, 1, kClusterN, kRasterAlongM, kGroup> tiles;
   GroupArgs g;
   // Masked walk cursor: group `cur` owns units [cur_first, cur_first + cur_units).
   mutable u32 cur, cur_first, cur_units;
 
   /// M: rows of A / D (contiguous M_sum, a multiple of 128; masked G * M_max); N, K: of one group. `splits` is
-  /// ignored (rule G3: no split-K); `divisors.band` must divide by ceil(ceil(N / BLOCK_N) / kClusterN).
+  /// ignored (rule G3: no split-K). `divisors` (dgt::grouped_divisors): contiguous, the dense TileGrid divisors of
+  /// M x N with one split; masked, `band` divides by ceil(ceil(N / BLOCK_N) / kClusterN).
   __device__ __forceinline__ GroupedScheduler(u32 M_, u32 N_, u32 K, u32 /*splits*/, const SchedDivisors& divisors,
                                               const GroupArgs& args)
       : M(M_),
@@ -83,6 +91,7 @@ struct GroupedScheduler {
         num_k_blocks(ceil_div(K, BLOCK_K)),
         num_units(0),
         cn_div(divisors.band),
+        tiles(M_, N_, K, 1, divisors),
         g(args),
         cur(0),
         cur_first(0),
@@ -118,8 +127,9 @@ struct GroupedScheduler {
     w.k_end = num_k_blocks;
     u32 m_in_group, cn;
     if constexpr (kGroupKind == kGroupContiguous) {
-      m_in_group = cn_div.div(unit);
-      cn = unit - m_in_group * num_cn;
+      const WorkUnit t = tiles.work(unit, 0, rank_n);
+      m_in_group = t.m_block;
+      cn = t.n_block / kClusterN;
       w.m_block = m_in_group;
       const int grp = m_in_group < M / BLOCK_M ? __ldg(g.layout + m_in_group * BLOCK_M) : -1;
       if (grp < 0) w.k_end = 0;  // padding block (or past the end): skipped by producer and consumers alike

@@ -65,6 +65,17 @@ __device__ __forceinline__ void fence_proxy_async_smem() { asm volatile("fence.p
 __device__ __forceinline__ void named_barrier_sync(u32 id, u32 count) {
   asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(count) : "memory");
 }
+/// Named barrier among `count` threads that also ANDs a predicate over them (bar.red.and.pred id, count; PTX ISA,
+/// "bar.red"): every participating thread gets true exactly when every one passed true.
+__device__ __forceinline__ bool named_barrier_all(u32 id, u32 count, bool pred) {
+  u32 all;
+  asm volatile(
+      "{\n .reg .pred p, q;\n setp.ne.u32 q, %1, 0;\n bar.red.and.pred p, %2, %3, q;\n selp.u32 %0, 1, 0, p;\n}"
+      : "=r"(all)
+      : "r"(u32(pred)), "r"(id), "r"(count)
+      : "memory");
+  return all != 0;
+}
 /// Arrive on a named barrier without waiting (bar.arrive id, count): with the other `count` / 2 threads in
 /// bar.sync on the same id, a one-way signal from these threads to those (PTX ISA, "bar.arrive").
 __device__ __forceinline__ void named_barrier_arrive(u32 id, u32 count) {

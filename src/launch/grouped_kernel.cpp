@@ -68,7 +68,17 @@ void GroupedGemmKernel::launch(const GroupedProblem& g, const GroupedOperands& o
   const CUtensorMap tma_b_tail =
       b_tail_rows == b_rows ? tma_b
                             : make_kmajor_tma("B", ops.b, b_total, uint64_t(g.k), uint64_t(g.k), b_tail_rows, c.swizzle);
-  const CUtensorMap tma_d{};
+  // D for the TMA epilogue: [total_rows, N] as the dense kernel's map (gemm_launch_plan.cpp); the kernel stores a
+  // warpgroup's box with it only when all of the box's rows are real rows.
+  CUtensorMap tma_d{};
+  if (c.epilogue == Epilogue::kTma) {
+    const int out_bytes = 2;  // bf16 (rule G4)
+    const uint64_t d_cols = static_cast<uint64_t>(std::max<int64_t>(epilogue_tma_cols(g.n, out_bytes), 16 / out_bytes));
+    tma_d = make_store_tma("D", ops.d, out_bytes, uint64_t(rows), d_cols, uint64_t(g.n) * out_bytes,
+                           static_cast<uint32_t>(epilogue_box_cols(c.block_n, out_bytes)),
+                           static_cast<uint32_t>(c.rows_per_wg()),
+                           static_cast<uint32_t>(epilogue_swizzle_bytes(c.block_n, out_bytes)));
+  }
   const ScaleLayout sl = dense.scales();
   const int64_t k_granules = ceil_div(g.k, kScaleBlock), n_blocks = ceil_div(g.n, kScaleBlock);
   unsigned ld_sa = g.kind == GroupKind::kMasked ? unsigned(g.m_max) : unsigned(rows);
@@ -80,11 +90,7 @@ void GroupedGemmKernel::launch(const GroupedProblem& g, const GroupedOperands& o
   grp.sa_group = g.kind == GroupKind::kMasked ? unsigned(k_granules * g.m_max) : 0u;
   grp.sb_group = g.scale == ScaleMode::kBlock ? unsigned(n_blocks * sl.ld_b) : 0u;
   if (g.scale != ScaleMode::kBlock) ld_sa = ld_sb = 0;
-  // The divisor of the cluster columns of one group (GroupedScheduler::cn_div), in SchedDivisors::band.
-  SchedulerDivisors div{};
-  div.splits = make_fast_div(1);
-  div.band = make_fast_div(static_cast<uint32_t>(ceil_div(ceil_div(g.n, c.block_n), c.cluster_n)));
-  div.last_band = make_fast_div(1);
+  SchedulerDivisors div = grouped_divisors(c, g);
   void* d = ops.d;
   const float* sa = ops.scale_a;
   const float* sb = ops.scale_b;

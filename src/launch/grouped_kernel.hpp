@@ -41,7 +41,8 @@ class GroupedGemmKernel {
   /// cluster columns), at least one cluster. The kernel walks the real units whatever the grid is.
   int grid_size(const GroupedProblem& g) const;
 
-  /// Encodes the tensor maps (A [total_rows, K], B [G*N, K] and its N-tail map) and launches on `stream`. No
+  /// Encodes the tensor maps (A [total_rows, K], B [G*N, K] and its N-tail map; with the TMA epilogue D
+  /// [total_rows, N] for stores of whole real-row boxes) and launches on `stream`. No
   /// allocation, no synchronisation: capturable in a CUDA graph. Throws Error(kInvalid) when `g` does not match
   /// the spec (kind, scale mode, accumulation), an operand is null or misaligned (naming it and the TMA rule), and
   /// Error(kDriver) when the launch is refused.

@@ -15,7 +15,6 @@ std::string grouped_rule_violation(const KernelConfig& c) {
                        "cross groups",
                        c.cluster_m, c.cluster_n);
   if (c.split_k > 1) return fmt::format("G3: grouped kernels do not split K (split_k {})", c.split_k);
-  if (c.epilogue != Epilogue::kDirect) return "G3: grouped kernels use the direct epilogue (rows masked per group)";
   if (c.mainloop != Mainloop::k1g && c.mainloop != Mainloop::k2g)
     return "G3: grouped kernels run mainloop 1g or 2g (2o and pp issue k-blocks before the skip test)";
   return {};

@@ -14,8 +14,9 @@ namespace dgt {
 ///      one group, and masked M_max (a multiple of 128, G5) holds whole m-blocks.
 ///  G2  cluster_m == 1: CTAs of a cluster must share the m-block (the same group); B multicast across m-blocks could
 ///      cross groups. Clusters along N (A multicast) are allowed.
-///  G3  no split-K (split_k 1), direct epilogue, mainloop 1g or 2g (2o and pp issue a unit's first k-blocks before
-///      the consumer knows the unit is a skipped padding block).
+///  G3  no split-K (split_k 1), mainloop 1g or 2g (2o and pp issue a unit's first k-blocks before the consumer knows
+///      the unit is a skipped padding block). Either epilogue: the TMA epilogue stores a warpgroup's rows with TMA
+///      only when all of them are real rows and falls back to the direct epilogue's row check otherwise.
 ///  G4  scale per-tensor or block, bf16 output, no bias or activation (the problem side: validate_grouped).
 ///  G5  masked m_max a multiple of 128 (the problem side: validate_grouped).
 std::string grouped_rule_violation(const KernelConfig& c);

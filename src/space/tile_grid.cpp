@@ -92,4 +92,17 @@ TileUnit TileGrid::unit(int64_t index, int rank_m, int rank_n) const {
   return w;
 }
 
+SchedulerDivisors grouped_divisors(const KernelConfig& c, const GroupedProblem& g) {
+  if (g.kind == GroupKind::kContiguous) {
+    KernelConfig one_split = c;
+    one_split.split_k = 1;
+    return TileGrid::of(one_split, g.total_rows(), g.n, g.k).divisors();
+  }
+  SchedulerDivisors div{};
+  div.splits = make_fast_div(1);
+  div.band = make_fast_div(static_cast<uint32_t>(ceil_div(ceil_div(g.n, c.block_n), c.cluster_n)));
+  div.last_band = make_fast_div(1);
+  return div;
+}
+
 }  // namespace dgt

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 
+#include "problem/grouped_problem.hpp"
 #include "problem/kernel_config.hpp"
 
 namespace dgt {
@@ -86,5 +87,10 @@ struct TileGrid {
   /// False for the spare CTAs of an edge cluster (their tile lies outside the matrix).
   bool valid(const TileUnit& u) const { return u.m_block < m_blocks && u.n_block < n_blocks; }
 };
+
+/// The grouped scheduler's run-time divisors (kernels/gemm/grouped_scheduler.cuh): contiguous, the dense TileGrid
+/// divisors of total_rows() x N with one split (the dense rasterization over the whole tile grid); masked, `band`
+/// divides by the cluster columns of one group, ceil(ceil(N / BLOCK_N) / cluster_n) (splits and last_band 1).
+SchedulerDivisors grouped_divisors(const KernelConfig& c, const GroupedProblem& g);
 
 }  // namespace dgt

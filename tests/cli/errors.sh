@@ -146,7 +146,7 @@ expect 2 "--grouped: masked_m has 3 counts, groups=2" "$bin" compare --grouped "
 expect 2 "--dense-config requires --grouped" "$bin" compare --dense-config $G128
 expect 2 "--grouped: unknown field 'colour'" "$bin" run --grouped "kind=contiguous groups=2 m_per_group=1 256 256 colour=red" --config $G128
 expect 2 "G2: grouped kernels cluster along N only" "$bin" run --grouped "kind=contiguous groups=2 m_per_group=1 256 256" --config 128x128x128_s5_wg2_sw128_c2x1_rm8_direct_sk1_sm0_2g_p1
-expect 2 "G3: grouped kernels use the direct epilogue" "$bin" run --grouped "kind=contiguous groups=2 m_per_group=1 256 256" --config 128x128x128_s5_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1
+expect 2 "G3: grouped kernels run mainloop 1g or 2g" "$bin" run --grouped "kind=contiguous groups=2 m_per_group=1 256 256" --config 128x128x128_s5_wg2_sw128_c1x1_rm8_direct_sk1_sm0_pp_p1
 expect 2 "--grouped takes N and K from its SPEC" "$bin" run --m 128 --grouped "kind=contiguous groups=2 m_per_group=1 256 256" --config $G128
 printf '128 7168 2048 scale=block\n128 7168 2048 scale=block accum=fast\n' >"$tmp/scale-fast.txt"
 expect 2 "scale-fast.txt:2: scale mode block needs accum = promote" "$bin" sweep --shapes "$tmp/scale-fast.txt" --db "$tmp/s.db"

@@ -3,6 +3,8 @@
 // (bench/grouped_data.hpp). Groups of size 0, one group with all rows, G in {1, 4, 8, 32, 256}, masked counts that are
 // not multiples of 128, K tails, per-tensor and block scales, a cluster along N, bitwise equality with the dense
 // kernel run on each group alone with the same config, and a CUDA-graph replay with masked_m changed between replays.
+// Both epilogues: the TMA epilogue stores whole real-row boxes with TMA and a group's last block with the row check;
+// a contiguous layout that marks a row inside a block as padding must keep that row unwritten under both.
 // Small N and K keep the suite fast (a few seconds after the ~20 kernels compile).
 #include <gtest/gtest.h>
 
@@ -21,6 +23,10 @@ constexpr const char* k128 = "128x128x128_s5_wg2_sw128_c1x1_rm8_direct_sk1_sm0_2
 constexpr const char* k128_1g = "128x128x128_s5_wg2_sw128_c1x1_rm8_direct_sk1_sm0_1g_p1";
 constexpr const char* k64 = "64x96x128_s6_wg1_sw128_c1x1_rm8_direct_sk1_sm0_2g_p1";
 constexpr const char* kClusterN = "128x64x128_s6_wg2_sw128_c1x2_rm8_direct_sk1_sm0_2g_p1";
+// The TMA epilogue (D boxes of 64 or 128 rows per warpgroup; BLOCK_N 96 stages 64-byte swizzled bands).
+constexpr const char* kTma128 = "128x128x128_s5_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1";
+constexpr const char* kTma64 = "64x96x128_s6_wg1_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1";
+constexpr const char* kTmaClusterN = "128x64x128_s6_wg2_sw128_c1x2_rm8_tma_sk1_sm0_2g_p1";
 
 /// The grouped kernel of `c` for `g`, loaded once by the harness's KernelCache.
 const jit::GroupedGemmKernel& grouped_kernel(const KernelConfig& c, const GroupedProblem& g) {
@@ -49,7 +55,7 @@ void expect_verified(const std::string& spec, const char* config, uint64_t seed 
 
 TEST(Grouped, MaskedCountsZeroPartialFullAndKTails) {
   for (const char* scale : {"tensor", "block"})
-    for (const char* config : {k128, k128_1g, k64, kClusterN}) {
+    for (const char* config : {k128, k128_1g, k64, kClusterN, kTma128, kTma64, kTmaClusterN}) {
       // 200 (not a multiple of 128), 0 (empty), 256 (= M_max), 17; K 576 (a half k-block), N 320 (an N tail).
       expect_verified(std::string("kind=masked groups=4 m_max=256 masked_m=200,0,256,17 expected_m=128 320 576 scale=") +
                           scale,
@@ -59,7 +65,7 @@ TEST(Grouped, MaskedCountsZeroPartialFullAndKTails) {
 
 TEST(Grouped, ContiguousEmptyGroupsAndAllRowsInOne) {
   for (const char* scale : {"tensor", "block"})
-    for (const char* config : {k128, k64, kClusterN}) {
+    for (const char* config : {k128, k64, kClusterN, kTma128, kTma64, kTmaClusterN}) {
       expect_verified(std::string("kind=contiguous groups=4 m_per_group=0,300,0,0 256 640 scale=") + scale, config);
       expect_verified(std::string("kind=contiguous groups=4 m_per_group=128,1,0,255 320 576 scale=") + scale, config);
     }
@@ -76,6 +82,11 @@ TEST(Grouped, GroupCounts) {
                     k64);
     expect_verified("kind=contiguous groups=" + G + " m_per_group=skew:9:" + std::to_string(40 * groups) + " 256 256",
                     kClusterN);
+    // The TMA epilogue, and the contiguous tile grid rasterized along N in bands of 4 m-blocks (bands span groups).
+    expect_verified("kind=masked groups=" + G + " masked_m=route:4:64:" + topk + " 256 256 scale=block", kTma128);
+    expect_verified("kind=contiguous groups=" + G + " m_per_group=skew:6:" + std::to_string(40 * groups) +
+                        " 256 384 scale=block",
+                    "64x96x128_s6_wg1_sw128_c1x1_rn4_tma_sk1_sm0_2g_p1");
   }
 }
 
@@ -135,7 +146,7 @@ void expect_bitwise_equal_to_dense(const std::string& spec, const char* config) 
 }
 
 TEST(Grouped, BitwiseEqualToTheDenseKernelPerGroup) {
-  for (const char* config : {k128, k64, kClusterN}) {
+  for (const char* config : {k128, k64, kClusterN, kTma128, kTmaClusterN}) {
     expect_bitwise_equal_to_dense("kind=masked groups=3 m_max=384 masked_m=300,5,128 320 576 scale=block", config);
     expect_bitwise_equal_to_dense("kind=masked groups=3 m_max=384 masked_m=300,5,128 320 576", config);
     expect_bitwise_equal_to_dense("kind=contiguous groups=3 m_per_group=300,0,129 320 576 scale=block", config);
@@ -149,7 +160,9 @@ TEST(Grouped, GraphReplayWithMaskedCountsChangedBetweenReplays) {
       parse_grouped_problem("kind=masked groups=8 m_max=256 masked_m=1,0,256,17,128,129,0,64 expected_m=64 256 512 "
                             "scale=block",
                             "test");
-  const KernelConfig c = KernelConfig::parse_key(k128);
+  for (const char* config : {k128, kTma128}) {
+  SCOPED_TRACE(config);
+  const KernelConfig c = KernelConfig::parse_key(config);
   GroupedData data(*gpu.util, g, 3, s);
   const auto& k = grouped_kernel(c, g);
   cudaGraph_t graph = nullptr;
@@ -171,20 +184,60 @@ TEST(Grouped, GraphReplayWithMaskedCountsChangedBetweenReplays) {
   }
   cudaGraphExecDestroy(exec);
   cudaGraphDestroy(graph);
+  }
+}
+
+/// A contiguous layout that marks rows inside a block as padding (-1), not only at a segment's end: those rows keep
+/// the sentinel and every other row is bitwise what the unmarked layout gives. With the TMA epilogue the block holding
+/// them must fall back to the row check (a box store would write them).
+TEST(Grouped, ContiguousRowsMarkedInsideABlockAreNeverWritten) {
+  Gpu& gpu = Gpu::get();
+  cudaStream_t s = gpu.stream;
+  const GroupedProblem g = parse_grouped_problem("kind=contiguous groups=2 m_per_group=300,256 256 512 scale=block", "t");
+  for (const char* config : {k128, kTma128, kTma64}) {
+    SCOPED_TRACE(config);
+    const KernelConfig c = KernelConfig::parse_key(config);
+    const GroupedData data(*gpu.util, g, 5, s);
+    ASSERT_TRUE(run_once(data, c).ok);
+    const size_t count = size_t(g.total_rows() * g.n);
+    std::vector<uint16_t> full(count), holes(count);
+    DGT_CHECK_CUDA(cudaMemcpy(full.data(), data.d(), count * 2, cudaMemcpyDeviceToHost));
+    // Rows 5 (group 0's first block) and 384 + 70 (group 1's second block, a full one) become padding.
+    const std::vector<int64_t> marked = {5, 384 + 70};
+    const int32_t minus_one = -1;
+    for (int64_t r : marked)
+      DGT_CHECK_CUDA(cudaMemcpy(const_cast<int32_t*>(data.operands().layout) + r, &minus_one, 4, cudaMemcpyHostToDevice));
+    data.reset_d(s);
+    grouped_kernel(c, g).launch(g, data.operands(), s);
+    DGT_CHECK_CUDA(cudaGetLastError());
+    DGT_CHECK_CUDA(cudaStreamSynchronize(s));
+    DGT_CHECK_CUDA(cudaMemcpy(holes.data(), data.d(), count * 2, cudaMemcpyDeviceToHost));
+    int64_t written = 0, differ = 0;
+    for (int64_t row = 0; row < g.total_rows(); ++row) {
+      const bool is_marked = row == marked[0] || row == marked[1];
+      for (int64_t col = 0; col < g.n; ++col) {
+        const size_t at = size_t(row * g.n + col);
+        if (is_marked) written += holes[at] != 0xFFFF;
+        else differ += holes[at] != full[at];
+      }
+    }
+    EXPECT_EQ(written, 0) << "a row marked -1 was written";
+    EXPECT_EQ(differ, 0) << "rows not marked differ from the unmarked layout's output";
+  }
 }
 
 // Small shapes for compute-sanitizer (ctest gpu_sanitize_{memcheck,racecheck}_grouped): padding blocks skipped,
 // empty groups, partial blocks, a cluster along N; block scales only under memcheck (racecheck does not model the
 // bulk copies' completion on the full barrier: tests/gpu/sanitize.sh).
 TEST(GroupedSanitize, PerTensor) {
-  for (const char* config : {k128, kClusterN}) {
+  for (const char* config : {k128, kClusterN, kTma128}) {
     expect_verified("kind=masked groups=4 m_max=128 masked_m=100,0,128,3 256 256", config);
     expect_verified("kind=contiguous groups=3 m_per_group=0,130,1 256 256", config);
   }
 }
 
 TEST(GroupedSanitize, BlockScales) {
-  for (const char* config : {k128, kClusterN}) {
+  for (const char* config : {k128, kClusterN, kTma128}) {
     expect_verified("kind=masked groups=4 m_max=128 masked_m=100,0,128,3 256 256 scale=block", config);
     expect_verified("kind=contiguous groups=3 m_per_group=0,130,1 256 256 scale=block", config);
   }

@@ -35,6 +35,8 @@ std::vector<Variant> grouped_space() {
       "128x256x128_s3_wg2_sw128_c1x1_rm8_direct_sk1_sm0_1g_p1",  // the widest tile
       "64x96x128_s6_wg1_sw128_c1x1_rm8_direct_sk1_sm0_2g_p1",    // the GPU tests' configs (tests/gpu/test_gpu_grouped.cpp)
       "128x64x128_s6_wg2_sw128_c1x2_rm8_direct_sk1_sm0_2g_p1",
+      "128x128x128_s5_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1",    // the TMA epilogue (whole real-row boxes)
+      "128x64x128_s6_wg2_sw128_c1x2_rn4_tma_sk1_sm0_2g_p1",     // TMA epilogue, a cluster, raster along N
   };
   std::vector<Variant> out;
   for (const char* key : keys)

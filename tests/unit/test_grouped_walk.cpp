@@ -38,18 +38,25 @@ namespace {
 
 using Tile = std::tuple<uint32_t, uint32_t, uint32_t>;  // group, m_block (rows of A's 2-D view / BLOCK_M), n_block
 
-template <uint32_t BM, uint32_t BN, uint32_t CN, uint32_t KIND>
+FastDiv device_div(const FastDivParams& f) { return FastDiv{f.mul, f.shr, f.d}; }
+
+/// Walks every unit as the persistent kernel's CTAs do (raster along M when RM, else along N, bands of GRP) and
+/// checks them against the brute-force tile set.
+template <uint32_t BM, uint32_t BN, uint32_t CN, uint32_t KIND, bool RM = true, uint32_t GRP = 8>
 void check_walk(const GroupedProblem& g, uint32_t grid_clusters) {
   SCOPED_TRACE(g.label() + " BM " + std::to_string(BM) + " BN " + std::to_string(BN) + " CN " + std::to_string(CN) +
-               " grid " + std::to_string(grid_clusters));
+               " grid " + std::to_string(grid_clusters) + (RM ? " rm" : " rn") + std::to_string(GRP));
   const std::vector<int32_t> layout = g.layout();
   const uint32_t n_blocks = uint32_t(ceil_div(g.n, int64_t(BN))), num_cn = uint32_t(ceil_div(int64_t(n_blocks), int64_t(CN)));
   const int64_t kg = ceil_div(g.k, 128), nb128 = ceil_div(g.n, 128), ld_sb = round_up(kg, 4);
   gemm::GroupArgs args{layout.data(), uint32_t(g.groups), uint32_t(g.m_max),
                        uint32_t(KIND == gemm::kGroupMasked ? kg * g.m_max : 0), uint32_t(nb128 * ld_sb)};
-  const FastDivParams f = make_fast_div(num_cn);
-  gemm::SchedDivisors div{};
-  div.band = FastDiv{f.mul, f.shr, f.d};
+  KernelConfig c;
+  c.block_m = int(BM), c.block_n = int(BN), c.block_k = 128, c.cluster_n = int(CN), c.split_k = 1;
+  c.raster = RM ? Raster::kAlongM : Raster::kAlongN;
+  c.group = int(GRP);
+  const SchedulerDivisors host_div = grouped_divisors(c, g);
+  gemm::SchedDivisors div{device_div(host_div.splits), device_div(host_div.band), device_div(host_div.last_band)};
   const uint32_t M = uint32_t(g.total_rows());
 
   // Brute force: the tiles that must be computed.
@@ -63,12 +70,18 @@ void check_walk(const GroupedProblem& g, uint32_t grid_clusters) {
   uint32_t num_units = 0;
   for (uint32_t cluster = 0; cluster < grid_clusters; ++cluster)
     for (uint32_t rank_n = 0; rank_n < CN; ++rank_n) {
-      const gemm::GroupedScheduler<BM, BN, 128, CN, KIND> sched(M, uint32_t(g.n), uint32_t(g.k), 1, div, args);
+      const gemm::GroupedScheduler<BM, BN, 128, CN, RM, GRP, KIND> sched(M, uint32_t(g.n), uint32_t(g.k), 1, div, args);
       num_units = sched.num_units;
       // The producer's first call, then the walk (the same unit twice, as the kernel does).
       (void)sched.work(cluster, 0, rank_n);
       for (uint32_t unit = cluster; unit < sched.num_units; unit += grid_clusters) {
         const gemm::GroupedWorkUnit w = sched.work(unit, 0, rank_n);
+        if constexpr (KIND == gemm::kGroupContiguous) {
+          // The contiguous order is the dense rasterization of the whole tile grid (the host mirror, TileGrid::unit).
+          const TileUnit d = TileGrid::of(c, int64_t(M), g.n, g.k).unit(int64_t(unit), 0, int(rank_n));
+          ASSERT_EQ(int64_t(w.m_block), d.m_block) << "unit " << unit;
+          ASSERT_EQ(int64_t(w.n_block), d.n_block) << "unit " << unit;
+        }
         if (w.k_end == w.k_begin) {
           // Skipped: contiguous padding blocks only.
           ASSERT_EQ(KIND, gemm::kGroupContiguous) << "unit " << unit;
@@ -160,6 +173,12 @@ TEST(GroupedWalk, ContiguousEveryTileOncePaddingBlocksSkipped) {
         check_walk<128, 128, 1, gemm::kGroupContiguous>(g, grid);
         check_walk<64, 96, 1, gemm::kGroupContiguous>(g, grid);
         check_walk<128, 64, 2, gemm::kGroupContiguous>(g, grid);
+        // Rasterization over the whole tile grid: bands of 2 or 3 cluster columns (a partial last band), along N,
+        // and a band wider than the grid (the first version's m-block-major order).
+        check_walk<128, 64, 1, gemm::kGroupContiguous, true, 3>(g, grid);
+        check_walk<64, 64, 2, gemm::kGroupContiguous, true, 2>(g, grid);
+        check_walk<128, 128, 1, gemm::kGroupContiguous, false, 4>(g, grid);
+        check_walk<128, 64, 1, gemm::kGroupContiguous, true, 64>(g, grid);
       }
   }
 }
@@ -171,9 +190,10 @@ TEST(GroupedWalk, MaskedCountsAboveMmaxAreClamped) {
   std::vector<int32_t> layout = {1000, -5, 50};
   gemm::GroupArgs args{layout.data(), 3, 128, 0, 0};
   gemm::SchedDivisors div{};
-  const FastDivParams f = make_fast_div(1);
-  div.band = FastDiv{f.mul, f.shr, f.d};
-  const gemm::GroupedScheduler<128, 128, 128, 1, gemm::kGroupMasked> sched(384, 128, 256, 1, div, args);
+  div.splits = device_div(make_fast_div(1));
+  div.band = device_div(make_fast_div(1));
+  div.last_band = device_div(make_fast_div(1));
+  const gemm::GroupedScheduler<128, 128, 128, 1, true, 8, gemm::kGroupMasked> sched(384, 128, 256, 1, div, args);
   EXPECT_EQ(sched.num_units, 2u);
   const auto w0 = sched.work(0, 0, 0), w1 = sched.work(1, 0, 0);
   EXPECT_EQ(w0.group, 0u);
