@@ -33,6 +33,7 @@ struct Args {
   std::vector<std::string> extra_configs;        ///< --config KEY (repeatable)
   std::vector<std::string> grouped;              ///< --grouped SPEC (repeatable): grouped problems
   std::string dense_config;                      ///< --dense-config KEY (with --grouped)
+  std::string vs_config;                         ///< --vs-config KEY (with --grouped): the grouped-vs side
   /// Options of a measuring compare (--shapes or --grouped), refused with --between (checked in run()).
   std::vector<const CLI::Option*> measuring_only;
   OutputOptions output;                          ///< --d --bias --act: override the shapes file's
@@ -94,6 +95,15 @@ MeasureProtocol protocol_of(const Args& a) {
   return p;
 }
 
+/// A config key of a --grouped flag, parsed; a malformed key is bad input naming the flag.
+KernelConfig grouped_flag_key(const char* flag, const std::string& key) {
+  try {
+    return KernelConfig::parse_key(key);
+  } catch (const Error& e) {
+    DGT_THROW(ErrorKind::kUsage, "{}: {}", flag, e.message());
+  }
+}
+
 /// compare --grouped: grouped problems against the per-group cuBLASLt loop and the dense kernel over the total M
 /// (eval/grouped_compare.hpp). Every spec and the config are checked before the GPU is opened.
 int run_grouped(const Args& a, const CompareStatsOptions& stats) {
@@ -104,11 +114,18 @@ int run_grouped(const Args& a, const CompareStatsOptions& stats) {
               a.extra_configs.size());
   GroupedCompareOptions o;
   for (const std::string& spec : a.grouped) o.problems.push_back(parse_grouped_problem(spec, "--grouped"));
-  o.config = KernelConfig::parse_key(a.extra_configs[0]);
+  o.config = grouped_flag_key("--config", a.extra_configs[0]);
   for (const GroupedProblem& g : o.problems)
     if (const std::string v = grouped_config_violation(o.config, g); !v.empty())
       DGT_THROW(ErrorKind::kUsage, "--config {} cannot run --grouped '{}': {}", o.config.key(), g.label(), v);
-  if (!a.dense_config.empty()) o.dense_config = KernelConfig::parse_key(a.dense_config);
+  if (!a.vs_config.empty()) {
+    o.vs_config = grouped_flag_key("--vs-config", a.vs_config);
+    for (const GroupedProblem& g : o.problems)
+      if (const std::string v = grouped_config_violation(*o.vs_config, g); !v.empty())
+        DGT_THROW(ErrorKind::kUsage, "--vs-config {} cannot run --grouped '{}': {}", o.vs_config->key(), g.label(),
+                  v);
+  }
+  if (!a.dense_config.empty()) o.dense_config = grouped_flag_key("--dense-config", a.dense_config);
   o.protocol = protocol_of(a);
   check_compare_protocol(o.protocol, false);
   o.device = a.device.ordinal;
@@ -274,8 +291,9 @@ void add_compare(CLI::App& app, Action& action) {
   auto* grouped =
       cmd.add_option("--grouped", a.grouped,
                      "a grouped (MoE) GEMM instead of --shapes (repeatable; the syntax of `run --grouped`): the grouped "
-                     "kernel of --config against one cuBLASLt call per group and the dgtune dense kernel over the "
-                     "total M, in the same rounds on the same buffers; JSON document dgtune-compare-grouped")
+                     "kernel of --config against one cuBLASLt call per group, the dgtune dense kernel over the "
+                     "total M and, with --vs-config, the grouped kernel of a second config, in the same rounds on the "
+                     "same buffers; JSON document dgtune-compare-grouped")
           ->excludes(shapes)
           ->excludes(between)
           ->excludes(save)
@@ -283,6 +301,13 @@ void add_compare(CLI::App& app, Action& action) {
           ->group("Grouped (--grouped)");
   cmd.add_option("--dense-config", a.dense_config,
                  "with --grouped: the dense side's config key (default: the default config of the total-M problem)")
+      ->needs(grouped)
+      ->group("Grouped (--grouped)");
+  cmd.add_option("--vs-config", a.vs_config,
+                 "with --grouped: a second grouped config timed as a fourth side (grouped-vs) in the same rounds on "
+                 "the same buffers and verified like --config's; x_vs = grouped-vs us / grouped us (an A/B of two "
+                 "grouped configs: --config NEW --vs-config OLD times a kernel change, x_vs is its speedup); checked "
+                 "against the grouped rules before the GPU is opened")
       ->needs(grouped)
       ->group("Grouped (--grouped)");
   add_groups(cmd, a.db, a.device, a.cache, a.format);

@@ -25,9 +25,13 @@
 namespace dgt {
 
 std::vector<report::Table> run_grouped_compare(const GroupedCompareOptions& o) {
-  for (const GroupedProblem& g : o.problems)
+  for (const GroupedProblem& g : o.problems) {
     if (const std::string v = grouped_config_violation(o.config, g); !v.empty())
       DGT_THROW(ErrorKind::kUsage, "--config {} cannot run {}: {}", o.config.key(), g.label(), v);
+    if (o.vs_config)
+      if (const std::string v = grouped_config_violation(*o.vs_config, g); !v.empty())
+        DGT_THROW(ErrorKind::kUsage, "--vs-config {} cannot run {}: {}", o.vs_config->key(), g.label(), v);
+  }
   const DeviceInfo device = open_sm90_device(o.device);
   const CudaStream owned_stream;
   const cudaStream_t s = owned_stream.get();
@@ -43,6 +47,9 @@ std::vector<report::Table> run_grouped_compare(const GroupedCompareOptions& o) {
     const KernelSpec spec = KernelSpec::of(o.config, g.dense_view());
     const std::shared_ptr<jit::GroupedGemmKernel> grouped_kernel = kernels.get_grouped(spec, g.kind);
     const jit::GroupedGemmKernel& kernel = *grouped_kernel;
+    // The second grouped config (grouped-vs), compiled and loaded before the rounds like every other side.
+    std::shared_ptr<jit::GroupedGemmKernel> vs_kernel;
+    if (o.vs_config) vs_kernel = kernels.get_grouped(KernelSpec::of(*o.vs_config, g.dense_view()), g.kind);
     GroupedData data(util, g, o.seed, s);
     const jit::GroupedOperands ops = data.operands();
     CublasLtGroupLoop loop(g, ops, s);
@@ -72,16 +79,26 @@ std::vector<report::Table> run_grouped_compare(const GroupedCompareOptions& o) {
     sides.push_back(std::move(loop_side));
     sides.push_back({"dense", [dp, &dense, dense_ops, wp](cudaStream_t st) { dp->launch(dense, dense_ops, st, wp); },
                      /*check_output=*/false});
+    // grouped-vs writes the same D as the grouped side: the check below resets D to the sentinel before it runs each
+    // checked side alone, so each config is verified on its own output, and both configs run on the same addresses.
+    if (vs_kernel) {
+      const jit::GroupedGemmKernel* vp = vs_kernel.get();
+      sides.push_back({kGroupedVsLabel, [vp, &g, ops](cudaStream_t st) { vp->launch(g, ops, st); }});
+    }
     const OutputCheck check{[&](cudaStream_t st) { data.reset_d(st); },
                             [&](cudaStream_t st) { return data.verify(util, st); }};
     const RoundsResult r = measure_sides(util, device, o.protocol, s, sides, &check);
 
     if (r.sides[kGroupedSideGrouped].check && !r.sides[kGroupedSideGrouped].check->ok)
       spdlog::error("{}: the grouped kernel's output is wrong (see the check column)", g.label());
+    if (vs_kernel && r.sides[kGroupedSideVs].check && !r.sides[kGroupedSideVs].check->ok)
+      spdlog::error("{}: the grouped kernel of --vs-config {} gives a wrong output (see the vs_check column)", g.label(),
+                    o.vs_config->key());
     GroupedCompareShape c;
     c.problem = g;
     c.config_key = o.config.key();
     c.dense_config_key = dense_config.key();
+    if (o.vs_config) c.vs_config_key = o.vs_config->key();
     c.result = r;
     c.protocol_name = o.protocol.name();
     c.loop_calls = loop.calls();
@@ -92,8 +109,9 @@ std::vector<report::Table> run_grouped_compare(const GroupedCompareOptions& o) {
   return grouped_compare_tables(
       shapes, popts,
       fmt::format("dgtune compare --grouped on {} ({}): the grouped kernel against one cuBLASLt call per group (loop) "
-                  "and the dgtune dense kernel over the total M (dense); x = other us / grouped us",
-                  device.name, o.protocol.name()));
+                  "and the dgtune dense kernel over the total M (dense){}; x = other us / grouped us",
+                  device.name, o.protocol.name(),
+                  o.vs_config ? fmt::format(", and the grouped kernel of {} (grouped-vs)", o.vs_config->key()) : ""));
 }
 
 }  // namespace dgt

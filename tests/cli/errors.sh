@@ -144,6 +144,14 @@ expect 2 "--grouped needs exactly one --config KEY" "$bin" compare --grouped "ki
 expect 2 "G2: grouped kernels cluster along N only" "$bin" compare --grouped "kind=masked groups=2 masked_m=1,2 256 256" --config 128x128x128_s4_wg2_sw128_c2x1_rm8_direct_sk1_sm0_1g_p1
 expect 2 "--grouped: masked_m has 3 counts, groups=2" "$bin" compare --grouped "kind=masked groups=2 masked_m=1,2,3 256 256" --config $G128
 expect 2 "--dense-config requires --grouped" "$bin" compare --dense-config $G128
+# compare --grouped --vs-config: the second grouped config needs --grouped, and is checked like --config (a malformed
+# key, then the grouped rules), before the GPU.
+expect 2 "--vs-config requires --grouped" "$bin" compare --vs-config $G128
+expect 2 "--vs-config requires --grouped" "$bin" compare --shapes "$tmp/one.txt" --vs-config $G128
+expect 2 "--vs-config: config key '128x128x128_s5_wgX_sw128_c1x1_rm8_direct_sk1_sm0_2g_p1': token 'wgX'" "$bin" compare --grouped "kind=masked groups=2 masked_m=1,2 256 256" --config $G128 --vs-config 128x128x128_s5_wgX_sw128_c1x1_rm8_direct_sk1_sm0_2g_p1
+expect 2 "--vs-config 128x128x128_s5_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1 cannot run --grouped 'masked G2" "$bin" compare --grouped "kind=masked groups=2 masked_m=1,2 256 256" --config $G128 --vs-config 128x128x128_s5_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1
+expect 2 "G3: grouped kernels use the direct epilogue" "$bin" compare --grouped "kind=masked groups=2 masked_m=1,2 256 256" --config $G128 --vs-config 128x128x128_s5_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1
+expect 2 "G2: grouped kernels cluster along N only" "$bin" compare --grouped "kind=contiguous groups=2 m_per_group=1 256 256" --grouped "kind=masked groups=2 masked_m=1,2 256 256" --config $G128 --vs-config 128x128x128_s5_wg2_sw128_c2x1_rm8_direct_sk1_sm0_2g_p1
 expect 2 "--grouped: unknown field 'colour'" "$bin" run --grouped "kind=contiguous groups=2 m_per_group=1 256 256 colour=red" --config $G128
 expect 2 "G2: grouped kernels cluster along N only" "$bin" run --grouped "kind=contiguous groups=2 m_per_group=1 256 256" --config 128x128x128_s5_wg2_sw128_c2x1_rm8_direct_sk1_sm0_2g_p1
 expect 2 "G3: grouped kernels run mainloop 1g or 2g" "$bin" run --grouped "kind=contiguous groups=2 m_per_group=1 256 256" --config 128x128x128_s5_wg2_sw128_c1x1_rm8_direct_sk1_sm0_pp_p1
@@ -285,6 +293,8 @@ if ! nvidia-smi -L >/dev/null 2>&1; then
   expect 1 "no CUDA device" "$bin" run --m 128 --n 128 --k 128 --config 128x128x128_s4_wg2_sw128_c1x1_rm8_direct_sk1 --cublas
   expect 1 "no CUDA device" "$bin" run --grouped "kind=masked groups=4 masked_m=200,0,256,17 4096 7168 scale=block" --config 128x128x128_s5_wg2_sw128_c1x1_rm8_direct_sk1_sm0_2g_p1
   lacks ".cpp:"
+  # compare --grouped with every grouped flag (a valid --vs-config): past every input check, stopped by the GPU.
+  expect 1 "no CUDA device" "$bin" compare --grouped "kind=contiguous groups=8 m_per_group=skew:1:32768 4096 7168 scale=block" --config $G128 --dense-config 128x128x128_s5_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1 --vs-config 128x128x128_s6_wg2_sw128_c1x2_rm8_direct_sk1_sm0_2g_p1 --protocol isolated --rounds 3 --launches 2 --format json
   expect 1 "no CUDA device" "$bin" compare --shapes "$tmp/ok.txt" --db "$tmp/c.db" --protocol hot-graph --rounds 5
   expect 1 "no CUDA device" "$bin" compare --shapes "$tmp/ok.txt" --db "$tmp/c.db" --m-grid --grid-seed 7 --per-octave 1 --shard 1/3 --no-copy-limit --protocol hot-graph --format json
   expect 1 "no CUDA device" "$bin" sweep --shapes "$tmp/ok.txt" --db "$tmp/t2.db" --protocol hot-graph --rounds 3

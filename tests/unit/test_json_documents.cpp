@@ -276,7 +276,42 @@ TEST(JsonDocuments, TheGpuCommandsDocumentsFromSyntheticMeasurements) {
   EXPECT_EQ(gj["check"], "ok");
   EXPECT_EQ(gj["loop_check"], "not checked");
   EXPECT_TRUE(gj["m_max"].is_null());
+  // Without --vs-config the table is the three-side table: no grouped-vs field, not even a null one.
+  for (const char* f : {"vs_config", "vs_us", "x_vs", "x_vs_lo", "x_vs_hi", "vs_sm_clock_mhz_median", "vs_check"})
+    EXPECT_FALSE(gj.contains(f)) << f;
   keep("compare-grouped", grouped);
+  // compare --grouped --vs-config: the fourth side (grouped-vs) at 11 us, its output wrong; x_vs = 11 / 10.
+  GroupedCompareShape gv = gc;
+  gv.vs_config_key = "128x128x128_s5_wg2_sw128_c1x1_rm8_direct_sk1_sm0_1g_p1";
+  gv.result.labels.push_back(kGroupedVsLabel);
+  for (int r = 0; r < 20; ++r) gv.result.samples.push_back({kGroupedSideVs, r, 3, 11, 1850, false});
+  summarise(gv.result);
+  gv.result.sides[kGroupedSideGrouped].check = Verification{true, 1e-3, 1e-6, 0, 0};
+  gv.result.sides[kGroupedSideVs].check = Verification{false, 0.5, 1e-2, 0, 12};
+  // The same under isolated-v1: the ratio of the medians, no interval.
+  GroupedCompareShape gi = gv;
+  gi.protocol_name = "isolated-v1";
+  // A table with the side holds its columns for every row; a shape without the side has them null.
+  const std::string grouped_vs =
+      render(report::kGroupedCompareDocument, grouped_compare_tables({gv, gi, gc}, stats::PairedOptions{}, "vs"));
+  const auto vj = nlohmann::json::parse(grouped_vs)["tables"][0]["rows"];
+  ASSERT_EQ(vj.size(), 3u);
+  EXPECT_EQ(vj[0]["vs_config"], gv.vs_config_key);
+  EXPECT_NEAR(vj[0]["vs_us"].get<double>(), 11, 1e-9);
+  EXPECT_NEAR(vj[0]["x_vs"].get<double>(), 1.1, 0.01);
+  EXPECT_LE(vj[0]["x_vs_lo"].get<double>(), vj[0]["x_vs"].get<double>());
+  EXPECT_GE(vj[0]["x_vs_hi"].get<double>(), vj[0]["x_vs"].get<double>());
+  EXPECT_NEAR(vj[0]["vs_sm_clock_mhz_median"].get<double>(), 1850, 1e-9);
+  EXPECT_EQ(vj[0]["vs_check"].get<std::string>().rfind("FAILED", 0), 0u);
+  EXPECT_EQ(vj[0]["check"], "ok");
+  EXPECT_NEAR(vj[0]["x_loop"].get<double>(), 1.5, 0.01);  // the other sides keep their ratios
+  EXPECT_NEAR(vj[0]["x_dense"].get<double>(), 0.9, 0.01);
+  EXPECT_NEAR(vj[1]["x_vs"].get<double>(), 11 / vj[1]["us"].get<double>(), 1e-3);
+  EXPECT_TRUE(vj[1]["x_vs_lo"].is_null());
+  EXPECT_TRUE(vj[1]["x_vs_hi"].is_null());
+  for (const char* f : {"vs_config", "vs_us", "x_vs", "x_vs_lo", "x_vs_hi", "vs_sm_clock_mhz_median", "vs_check"})
+    EXPECT_TRUE(vj[2][f].is_null()) << f;
+  keep("compare-grouped-vs", grouped_vs);
   // gate: a record and a verdict against it.
   const gate::GateRecord base = a_record(90, 100), now = a_record(91, 100);
   const std::string record = render(report::kGateRecordDocument, gate::record_table(base, "record"));
