@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <string>
+#include <utility>
 
 #include "core/int_math.hpp"
 #include "space/resource_model.hpp"
@@ -9,7 +12,17 @@
 
 namespace dgt {
 
-double estimate_us(const KernelSpec& spec, const Problem& p, int sm_count, const CostConstants& k) {
+namespace {
+
+/// The estimate and, for rank_candidates' tie-break, the WGMMA part of it: the tensor-core (and promotion) time of
+/// the launch's units, waves x per-unit WGMMA time, in microseconds. Only the latter depends on promote_every when
+/// the unit is bound by its L2 or pipeline-depth term or the launch by DRAM.
+struct Estimate {
+  double us = 0;
+  double wgmma_us = 0;
+};
+
+Estimate estimate(const KernelSpec& spec, const Problem& p, int sm_count, const CostConstants& k) {
   const KernelConfig& c = spec.config;
   const int cluster = c.cluster_m * c.cluster_n;
   const TileGrid g = TileGrid::of(c, p);
@@ -71,7 +84,13 @@ double estimate_us(const KernelSpec& spec, const Problem& p, int sm_count, const
   const double bytes = double(p.m) * p.k * a_reads + double(p.n) * p.k * b_reads + double(dtype_bytes(p.d)) * p.m * p.n +
                        (splits > 1 && !split_cluster ? 2.0 * splits * m_blocks * c.block_m * n_blocks * c.block_n * 4 : 0.0);
   const double dram_s = bytes / (k.dram_tbps * 1e12);
-  return std::max(compute_s, dram_s) * 1e6 + k.launch_us;
+  return {std::max(compute_s, dram_s) * 1e6 + k.launch_us, waves * mma_s * 1e6};
+}
+
+}  // namespace
+
+double estimate_us(const KernelSpec& spec, const Problem& p, int sm_count, const CostConstants& k) {
+  return estimate(spec, p, sm_count, k).us;
 }
 
 KernelConfig default_config(const Problem& p) {
@@ -99,16 +118,33 @@ KernelConfig default_config(const Problem& p) {
 namespace dgt {
 
 std::vector<Candidate> rank_candidates(const SearchSpace& space, const Problem& p, int sm_count, size_t limit) {
-  std::vector<std::pair<double, Candidate>> ranked;
+  struct Ranked {
+    Estimate estimate;
+    size_t twins;  // canonical index of the first candidate with this estimate that differs at most in promote_every
+    Candidate candidate;
+  };
+  std::vector<Ranked> ranked;
+  std::map<std::pair<std::string, double>, size_t> first;  // (key with P = 1, estimate) -> its first candidate
   for (Candidate& c : enumerate(space, p, sm_count).kept) {
-    const double us = estimate_us(KernelSpec::of(c.config, p), p, sm_count);
-    ranked.emplace_back(us, std::move(c));
+    const Estimate e = estimate(KernelSpec::of(c.config, p), p, sm_count, CostConstants{});
+    KernelConfig twin = c.config;
+    twin.promote_every = 1;
+    const size_t twins = first.emplace(std::make_pair(twin.key(), e.us), ranked.size()).first->second;
+    ranked.push_back({e, twins, std::move(c)});
   }
-  std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  // Ascending estimate. Candidates that differ only in promote_every (P) and estimate exactly the same (P hidden behind
+  // the L2, pipeline-depth or DRAM term) rank together at the first one's place, by WGMMA time: largest P first. Every
+  // other tie keeps the canonical order (a stable sort). Exact equality: hidden P leaves the estimate bit for bit the
+  // same, and a tolerance would not be a strict weak ordering; tools/cost_model/cost_model.py's rank_order mirrors it.
+  std::stable_sort(ranked.begin(), ranked.end(), [](const Ranked& a, const Ranked& b) {
+    if (a.estimate.us != b.estimate.us) return a.estimate.us < b.estimate.us;
+    if (a.twins != b.twins) return a.twins < b.twins;
+    return a.estimate.wgmma_us < b.estimate.wgmma_us;
+  });
   if (limit > 0 && ranked.size() > limit) ranked.resize(limit);
   std::vector<Candidate> out;
   out.reserve(ranked.size());
-  for (auto& r : ranked) out.push_back(std::move(r.second));
+  for (auto& r : ranked) out.push_back(std::move(r.candidate));
   return out;
 }
 

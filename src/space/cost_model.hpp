@@ -3,7 +3,8 @@
 // ranking model, calibrated so that measuring its top 16 (on the fitted data even its top 12) finds the
 // exhaustive winner or one within 3%; its absolute values are not predictions (on the fitted data they
 // run about 3x high: 2.9x on the median of the 59 winners, 1.3x to 4.4x). Not a substitute for measuring.
-// tools/cost_model/cost_model.py mirrors estimate_us for tools/cost_model/fit_cost_model.py; change both together.
+// tools/cost_model/cost_model.py mirrors estimate_us and rank_candidates' order for tools/cost_model/fit_cost_model.py;
+// change both together.
 #pragma once
 
 #include <vector>
@@ -74,10 +75,14 @@ struct CostConstants {
 ///   unit, DRAM floor) + launch.
 double estimate_us(const KernelSpec& spec, const Problem& p, int sm_count, const CostConstants& k = {});
 
-/// The kept candidates of `space` for `p` (enumerate()), most promising first: ascending
-/// estimate_us, ties in the enumeration's canonical order (a stable sort, so the order is reproducible).
-/// `limit` > 0 keeps only the first `limit`. What a sweep measures first, what `--strategy model`
-/// measures and what `dgtune gate --search K` screens.
+/// The kept candidates of `space` for `p` (enumerate()), most promising first: ascending estimate_us. Candidates
+/// that differ only in promote_every (P) and estimate exactly the same rank together, at the first one's place, by
+/// their WGMMA time: largest P first. P enters only the WGMMA term, which a unit bound by its L2 or pipeline-depth
+/// term (or a launch bound by DRAM) hides; measured on the H200, 4096x7168x16384 fast ran 655 us with P = 16 and
+/// 700 us with the P = 2..8 that the canonical order put first. Every other tie keeps the enumeration's canonical
+/// order (a stable sort, so the order is reproducible). `limit` > 0 keeps only the first `limit`. What a sweep
+/// measures first, what `--strategy model` measures and what `dgtune gate --search K` screens.
+/// tools/cost_model/cost_model.py's rank_order mirrors this order.
 std::vector<KernelConfig> rank_by_estimate(const SearchSpace& space, const Problem& p, int sm_count, size_t limit = 0);
 /// rank_by_estimate() with the candidates themselves: each keeps the resource report enumerate() computed
 /// (the sweep passes it along instead of evaluating the spec again).

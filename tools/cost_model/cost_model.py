@@ -70,15 +70,19 @@ class Candidates:
     """The configs of one or more shapes as numpy columns (one row per candidate), with the problem of each row.
 
     `shape` is the row's shape index; rows of a shape keep the order they were added in (the enumeration's
-    canonical order, which breaks ties in rank_by_estimate).
+    canonical order, which breaks ties in rank_by_estimate). `twin` numbers the rows that differ at most in
+    promote_every, within a shape (rank_order's tie-break).
     """
 
     def __init__(self):
         self._rows = []
+        self._twins = {}
 
     def add(self, shape, key, m, n, k, d="bf16"):
         c = parse_key(key)
-        c.update(shape=shape, m=m, n=n, k=k, d_bytes=_DTYPE_BYTES[d])
+        twin = (shape, tuple(v for f, v in c.items() if f != "promote_every"))
+        c.update(shape=shape, m=m, n=n, k=k, d_bytes=_DTYPE_BYTES[d],
+                 twin=self._twins.setdefault(twin, len(self._twins)))
         self._rows.append(c)
 
     def columns(self):
@@ -106,6 +110,12 @@ def estimate_us(c, sm_count, k):
     The same operations in the same order as the C++ code, in float64 without fused multiply-adds, so the
     values agree to the last bit (the mirror test allows 1e-12 relative).
     """
+    return estimate_terms(c, sm_count, k)[0]
+
+
+def estimate_terms(c, sm_count, k):
+    """(estimate_us, wgmma_us) for every row of `c`: the estimate and the WGMMA time that breaks its ties in
+    rank_candidates (cost_model.cpp's Estimate: waves x per-unit WGMMA time, in microseconds)."""
     bm, bn, bk = c["block_m"], c["block_n"], c["block_k"]
     cm, cn = c["cluster_m"], c["cluster_n"]
     m, n, kk = c["m"], c["n"], c["k"]
@@ -174,12 +184,24 @@ def estimate_us(c, sm_count, k):
     split_bytes = np.where((splits > 1) & ~split_cluster, 2.0 * splits * m_blocks * bm * n_blocks * bn * 4, 0.0)
     bytes_ = mf * kf * a_reads + nf * kf * b_reads + c["d_bytes"].astype(np.float64) * mf * nf + split_bytes
     dram_s = bytes_ / (k["dram_tbps"] * 1e12)
-    return np.maximum(compute_s, dram_s) * 1e6 + k["launch_us"]
+    return np.maximum(compute_s, dram_s) * 1e6 + k["launch_us"], waves * mma_s * 1e6
 
 
-def rank_order(est):
-    """Indices of `est` in rank_by_estimate's order: ascending estimate, ties in the given (canonical) order."""
-    return np.argsort(est, kind="stable")
+def rank_order(est, wgmma_us, twin):
+    """Indices of `est` in rank_candidates' order (cost_model.cpp): ascending estimate; rows of one `twin` (they differ
+    only in promote_every, Candidates.columns()) with exactly equal estimates (P hidden behind the L2, pipeline-depth or
+    DRAM term) together at the first one's place, by ascending WGMMA time `wgmma_us` (estimate_terms): largest P first;
+    every other tie in the given (canonical) order."""
+    est = np.asarray(est, dtype=np.float64)
+    twin = np.asarray(twin)
+    idx = np.arange(len(est))
+    # Each row's anchor: the index of the first row of its (twin, estimate) group.
+    by = np.lexsort((idx, est, twin))
+    starts = np.ones(len(est), dtype=bool)
+    starts[1:] = (twin[by][1:] != twin[by][:-1]) | (est[by][1:] != est[by][:-1])
+    anchor = np.empty(len(est), dtype=np.int64)
+    anchor[by] = by[np.maximum.accumulate(np.where(starts, idx, 0))]
+    return np.lexsort((idx, np.asarray(wgmma_us), anchor, est))
 
 
 def space_rows(dgtune, m, n, k, extra=()):

@@ -174,10 +174,10 @@ class Evaluator:
 
     def rows(self, consts, top_k, tol):
         """Per shape: winner's model rank, best measured time in the top top_k, its gap, ok."""
-        est = cost_model.estimate_us(self.cols, self.sm_count, consts)
+        est, wgmma = cost_model.estimate_terms(self.cols, self.sm_count, consts)
         out = []
         for s, (a, b) in zip(self.shapes, self.bounds):
-            order = cost_model.rank_order(est[a:b])
+            order = cost_model.rank_order(est[a:b], wgmma[a:b], self.cols["twin"][a:b])
             t = self.times[a:b][order]
             top = t[:top_k]
             best_top = float(np.nanmin(top)) if np.any(~np.isnan(top)) else math.inf

@@ -2,12 +2,14 @@
 """Checks the analytic pre-rank (--strategy model) against an exhaustive sweep stored in a tuning DB.
 
 For every shape of a shapes file: rank the default space's candidates with `dgtune space` (its
-`estimate_us` column is the model), look up the measured trials of the exhaustive sweep, and report
-whether the model's top K contains the exhaustive winner or a candidate within TOL of it.
+`estimate_us` column is the model; equal estimates ranked as rank_candidates does: twins that differ only in
+promote_every by the WGMMA time, which cost_model.py computes with this checkout's constants, else in the space's
+order), look up the measured trials of the exhaustive sweep, and report whether the model's top K contains the
+exhaustive winner or a candidate within TOL of it.
 
   python3 tools/cost_model/model_check.py --db results/tuning.db --shapes configs/shapes/deepseek-v3.txt \
       [--dgtune build/dgtune] [--protocol cold-l2|hot-graph] [--top-k 16] [--tol 0.03] [--json out.json]
-Exit code 1 when a shape fails. Render-and-compare only: times come from the DB, ranks from dgtune.
+Exit code 1 when a shape fails. Render-and-compare only: times come from the DB, estimates from dgtune. Needs numpy.
 Trials: status 'ok' and verified, timed under a protocol of the --protocol kind (default cold-l2: cold-l2-v1, -v2, ...;
 a DB swept under both protocols holds a cold and a hot trial of every config, and before 2026-12-01 this script let the
 later one overwrite the other); when one problem and config have several (other environments, devices or versions of
@@ -22,8 +24,26 @@ import sqlite3
 import subprocess
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tools/: the shapes-file reader
+TOOL_DIR = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(TOOL_DIR))  # tools/: the shapes-file reader
+sys.path.insert(0, TOOL_DIR)  # the mirror, for the WGMMA time that breaks ties of promote_every twins
+import cost_model  # noqa: E402
 import dgtune_shapes  # noqa: E402
+
+HEADER = os.path.join(os.path.dirname(os.path.dirname(TOOL_DIR)), "src", "space", "cost_model.hpp")
+
+
+def model_order(rows, m, n, k, consts):
+    """`dgtune space` rows (enumeration order) in rank_candidates' order (cost_model.rank_order): ascending estimate_us,
+    tied twins that differ only in promote_every by the WGMMA time, every other tie in the given order."""
+    if not rows:
+        return []
+    cands = cost_model.Candidates()
+    for r in rows:
+        cands.add(0, r["config"], m, n, k)
+    cols = cands.columns()
+    _, wgmma = cost_model.estimate_terms(cols, 132, consts)
+    return [rows[i] for i in cost_model.rank_order([r["estimate_us"] for r in rows], wgmma, cols["twin"])]
 
 
 def main():
@@ -42,13 +62,14 @@ def main():
     except dgtune_shapes.ShapesFileError as e:
         sys.exit(f"model_check.py: {e}")
     db = sqlite3.connect(f"file:{a.db}?mode=ro", uri=True)
+    consts = cost_model.header_constants(HEADER)
     rows, failed = [], 0
     for s in shapes:
         m, n, k = s.m, s.n, s.k
         args = [a.dgtune, "space", "--m", str(m), "--n", str(n), "--k", str(k), "--show", "kept", "--format", "json",
                 *s.cli_args()]
-        ranked = sorted(json.loads(subprocess.run(args, check=True, capture_output=True, text=True).stdout)["rows"],
-                        key=lambda r: r["estimate_us"])
+        space = json.loads(subprocess.run(args, check=True, capture_output=True, text=True).stdout)["rows"]
+        ranked = model_order(space, m, n, k, consts)
         accum = s.fields.get("accum", "promote")
         measured = dict(db.execute(  # ascending created_at: the latest trial of a config overwrites older ones
             "SELECT c.key, t.median_us FROM trial t JOIN problem p ON p.id = t.problem_id JOIN config c ON c.id = t.config_id "

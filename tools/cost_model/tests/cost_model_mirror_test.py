@@ -7,19 +7,22 @@ term and units not bound by it), the mirror's estimates with the header's consta
 of `dgtune space` (1e-12 relative) and rank the candidates in the same order; with a nonzero load_latency_us a mirror
 without the pipeline-depth term must disagree with dgtune on the sample, and among configs that differ only in
 num_stages a deeper ring never estimates slower; the header parser must refuse a CostConstants it does not mirror,
-naming the field. tools/cost_model/fit_cost_model.py fits constants with the mirror, so this is what makes its results
-hold for dgtune. Exit 77 (skip) without numpy.
+naming the field. rank_candidates' own order (logged by dgtune_fake_sweep, which measures every candidate in that order)
+must equal rank_order's on four problems, one of them 4096x7168x16384 fast, whose twins that differ only in
+promote_every estimate the same and rank by the WGMMA time (largest P first). tools/cost_model/fit_cost_model.py fits
+constants with the mirror, so this is what makes its results hold for dgtune. Exit 77 (skip) without numpy.
 
-  cost_model_mirror_test.py path/to/dgtune
+  cost_model_mirror_test.py path/to/dgtune path/to/dgtune_fake_sweep
 """
 import json
 import os
+import subprocess
 import sys
 import tempfile
 
 from cost_model_test_support import HEADER, ROOT, check, cost_model, finish, np  # noqa: E402,F401
 
-DGTUNE = sys.argv[1]
+DGTUNE, FAKE_SWEEP = sys.argv[1], sys.argv[2]
 
 
 # A space with what the default one lacks: 2x2 clusters (resident_clusters_4), 1x2 next to 2x1, split-K with clusters.
@@ -56,13 +59,15 @@ with tempfile.TemporaryDirectory() as tmp:
         for r in rows:
             cands.add(0, r["config"], m, n, kk, d)
         cols = cands.columns()
-        est = cost_model.estimate_us(cols, 132, k)
+        est, wgmma = cost_model.estimate_terms(cols, 132, k)
+        check(np.array_equal(est, cost_model.estimate_us(cols, 132, k)), f"{label}: estimate_us != estimate_terms")
         ref = np.array([r["estimate_us"] for r in rows])
         rel = np.abs(est / ref - 1)
         worst = int(np.argmax(rel))
         check(rel[worst] <= 1e-12,
               f"{label}: {rows[worst]['config']}: mirror {est[worst]!r} vs dgtune {ref[worst]!r}")
-        check(list(cost_model.rank_order(est)) == list(cost_model.rank_order(ref)), f"{label}: rank orders differ")
+        check(list(cost_model.rank_order(est, wgmma, cols["twin"])) ==
+              list(cost_model.rank_order(ref, wgmma, cols["twin"])), f"{label}: rank orders differ")
         total += len(rows)
         # The pipeline-depth term (load_latency_us / num_stages per k-block): rows whose estimate it sets, where a
         # mirror that dropped it must not match dgtune; deeper rings never estimate slower than their shallower twins.
@@ -97,6 +102,55 @@ with tempfile.TemporaryDirectory() as tmp:
     for name, count in seen.items():
         check(count > 0, f"no sampled candidate exercises '{name}'")
     print(f"compared {total} candidates of {len(cases)} problems")
+
+    # rank_candidates itself (C++): the order a sweep measures in, which dgtune_fake_sweep logs (one lane, in process,
+    # every candidate), must be rank_order's: ascending estimate; twins that differ only in promote_every (P) and
+    # estimate exactly the same (P hidden behind the L2 or pipeline-depth term) together, by WGMMA time (largest P
+    # first; measured on the H200, 4096x7168x16384 fast: P 16 655 us, the model's pick with P 2-8 700 us); every
+    # other tie in the canonical order.
+    reordered = 0
+    for m, n, kk, accum in [(4096, 7168, 16384, "fast"), (4096, 4096, 4096, "fast"), (4096, 4096, 4096, "promote"),
+                            (128, 7168, 2048, "promote")]:
+        label = f"{m}x{n}x{kk} {accum}"
+        rows = cost_model.space_rows(DGTUNE, m, n, kk, ["--accum", accum])
+        cands = cost_model.Candidates()
+        for r in rows:
+            cands.add(0, r["config"], m, n, kk)
+        cols = cands.columns()
+        ref = np.array([r["estimate_us"] for r in rows])
+        _, wgmma = cost_model.estimate_terms(cols, 132, k)
+        order = cost_model.rank_order(ref, wgmma, cols["twin"])
+        mirror = [rows[i]["config"] for i in order]
+        case_dir = os.path.join(tmp, f"rank-{m}x{n}x{kk}-{accum}")
+        os.makedirs(case_dir)
+        open(os.path.join(case_dir, "shapes.txt"), "w").write(f"{m} {n} {kk} accum={accum}\n")
+        run = subprocess.run([FAKE_SWEEP, "sweep", "--shapes", os.path.join(case_dir, "shapes.txt"), "--db",
+                              os.path.join(case_dir, "t.db"), "--max-candidates", str(len(rows) + 1), "--log",
+                              os.path.join(case_dir, "log")], capture_output=True, text=True)
+        check(run.returncode == 0, f"{label}: dgtune_fake_sweep exit {run.returncode}: {run.stderr[-2000:]}")
+        cpp = [line.split()[3] for line in open(os.path.join(case_dir, "log")) if line.startswith("measured ")]
+        first = next((i for i, (a, b) in enumerate(zip(cpp, mirror)) if a != b), None)
+        check(cpp == mirror, f"{label}: rank_candidates and rank_order differ"
+              + (f" at rank {first + 1}: {cpp[first]} vs {mirror[first]}" if first is not None else
+                 f": {len(cpp)} vs {len(mirror)} candidates"))
+        # Twins rank largest P first, tied or not (a larger P never estimates slower); the estimate alone (ties in the
+        # canonical order, as before 2026-12-03) gives another order only where twins tie.
+        old = np.argsort(ref, kind="stable")
+        by_twin = {}
+        for i in order:
+            by_twin.setdefault(int(cols["twin"][i]), []).append(int(cols["promote_every"][i]))
+        for t, ps in by_twin.items():
+            check(ps == sorted(ps, reverse=True), f"{label}: twin {t}: P in rank order {ps}")
+        moved = sum(1 for a, b in zip(order, old) if a != b)
+        reordered += moved
+        if (m, n, kk, accum) == (4096, 7168, 16384, "fast"):
+            check(moved > 0, f"{label}: no promote_every twins reordered")
+            check(cpp[1].endswith("_1g_p8") and rows[old[1]]["config"].endswith("_1g_p2"),
+                  f"{label}: rank 2 is {cpp[1]} (estimate alone: {rows[old[1]]['config']})")
+        if accum == "promote":  # one P per config: the order of the estimate alone
+            check(moved == 0, f"{label}: {moved} candidates moved without promote_every twins")
+    check(reordered > 0, "no sampled tie is broken by promote_every")
+    print(f"rank_candidates equals rank_order on 4 problems ({reordered} candidates placed by the twin tie-break)")
 
     # The header parser: every field found, in declaration order; a missing or an unknown field is named.
     check(list(k) == cost_model.FIELDS, f"header fields {list(k)}")
