@@ -271,8 +271,16 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
     if constexpr (T::kPingpong) {
       if (wg == 1) pp_skip();  // the CTA's first unit belongs to warpgroup 0
     }
+    // Contiguous grouped kernels load each unit's m_indices entry (its group, or a padding block's -1) one unit ahead,
+    // so the load's latency hides behind the mainloop before it (GroupedScheduler::lookup).
+    [[maybe_unused]] int next_group = 0;
+    if constexpr (kGroupKind == kGroupContiguous) next_group = sched.lookup(unit_first, rank_n);
     for (u32 unit = unit_first; unit < sched.num_units; unit += unit_step) {
-      const auto w = sched.work(unit, rank_m, rank_n);
+      const auto w = [&] {
+        if constexpr (kGroupKind == kGroupContiguous) return sched.work_from(unit, rank_n, next_group);
+        else return sched.work(unit, rank_m, rank_n);
+      }();
+      if constexpr (kGroupKind == kGroupContiguous) next_group = sched.lookup(unit + unit_step, rank_n);
       if constexpr (kGrouped) {
         if (w.k_end == w.k_begin) continue;  // a skipped unit: the producer loads nothing for it either
       }
@@ -353,8 +361,11 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
         // entry is -1 (a segment's padding); masked: rows >= masked_m[g] of the group's last block, computed from
         // whatever A holds there.
         bool tma_rows = kTmaEpilogue;
+        // The AND is the same in every thread, but ptxas cannot see that through the asm: broadcast lane 0's value
+        // (as warpgroup_index does), or the branch below counts as divergent and the stage index and WGMMA
+        // descriptors move to vector registers (R2UR before the QGMMAs: tests/nvrtc/test_grouped_compiles.cpp).
         if constexpr (kGroupKind == kGroupContiguous && kTmaEpilogue)
-          tma_rows = ptx::named_barrier_all(2 + wg, 128, row_is_real);
+          tma_rows = __shfl_sync(0xffffffffu, u32(ptx::named_barrier_all(2 + wg, 128, row_is_real)), 0) != 0;
         else if constexpr (kGroupKind == kGroupMasked && kTmaEpilogue)
           tma_rows = m0 + T::kRowsPerWG <= w.row_end;
         if (tma_rows) {

@@ -120,24 +120,45 @@ struct GroupedScheduler {
     return v <= 0 ? 0u : min_of(u32(v), g.m_max);
   }
 
-  __device__ __forceinline__ GroupedWorkUnit work(u32 unit, u32 /*rank_m*/, u32 rank_n) const {
+  /// Contiguous: the m_indices entry of the first row of `unit`'s m-block (its group, or -1 for a padding block), -1
+  /// past the last unit. The one global load of a contiguous unit: the consumers issue it a unit ahead (work_from),
+  /// so that its latency (an L2 hit, ~0.5 us) hides behind the previous unit's mainloop instead of delaying the skip
+  /// test and the first WGMMA of every unit.
+  __device__ __forceinline__ int lookup(u32 unit, u32 rank_n) const {
+    if (unit >= num_units) return -1;
+    const u32 m_block = tiles.work(unit, 0, rank_n).m_block;
+    return m_block < M / BLOCK_M ? __ldg(g.layout + m_block * BLOCK_M) : -1;
+  }
+
+  /// Contiguous: work(unit) with the unit's m_indices entry already loaded (`grp` = lookup(unit, rank_n)).
+  __device__ __forceinline__ GroupedWorkUnit work_from(u32 unit, u32 rank_n, int grp) const {
+    static_assert(kGroupKind == kGroupContiguous, "work_from: contiguous kernels only");
     GroupedWorkUnit w;
     w.split = 0;
     w.k_begin = 0;
-    w.k_end = num_k_blocks;
-    u32 m_in_group, cn;
+    w.k_end = grp < 0 ? 0u : num_k_blocks;  // a padding block (or past the end): skipped by producer and consumers
+    const WorkUnit t = tiles.work(unit, 0, rank_n);
+    w.m_block = t.m_block;
+    w.n_block = t.n_block;
+    w.group = grp < 0 ? 0u : u32(grp);
+    w.row_end = M;
+    w.scale_m0 = t.m_block * BLOCK_M;
+    w.sa_off = 0;
+    w.b_row0 = w.group * N;
+    w.sb_off = w.group * g.sb_group;
+    return w;
+  }
+
+  /// The unit's tile and group (producer, consumers and host tests alike; contiguous kernels' consumers use
+  /// lookup + work_from to load the group a unit ahead).
+  __device__ __forceinline__ GroupedWorkUnit work(u32 unit, u32 /*rank_m*/, u32 rank_n) const {
     if constexpr (kGroupKind == kGroupContiguous) {
-      const WorkUnit t = tiles.work(unit, 0, rank_n);
-      m_in_group = t.m_block;
-      cn = t.n_block / kClusterN;
-      w.m_block = m_in_group;
-      const int grp = m_in_group < M / BLOCK_M ? __ldg(g.layout + m_in_group * BLOCK_M) : -1;
-      if (grp < 0) w.k_end = 0;  // padding block (or past the end): skipped by producer and consumers alike
-      w.group = grp < 0 ? 0u : u32(grp);
-      w.row_end = M;
-      w.scale_m0 = m_in_group * BLOCK_M;
-      w.sa_off = 0;
+      return work_from(unit, rank_n, lookup(unit, rank_n));
     } else {
+      GroupedWorkUnit w;
+      w.split = 0;
+      w.k_begin = 0;
+      w.k_end = num_k_blocks;
       // Advance the cursor to the group that owns `unit` (empty groups own no unit and are stepped over).
       while (cur < g.num_groups && unit >= cur_first + cur_units) {
         cur_first += cur_units;
@@ -147,18 +168,18 @@ struct GroupedScheduler {
       const u32 grp = cur < g.num_groups ? cur : 0u;
       if (cur >= g.num_groups) w.k_end = 0;  // past the last unit (the producer's first unit of an idle CTA)
       const u32 t = unit - cur_first;
-      m_in_group = cn_div.div(t);
-      cn = t - m_in_group * num_cn;
+      const u32 m_in_group = cn_div.div(t);
+      const u32 cn = t - m_in_group * num_cn;
       w.m_block = grp * (g.m_max / BLOCK_M) + m_in_group;
       w.group = grp;
       w.row_end = grp * g.m_max + (cur < g.num_groups ? rows_of(grp) : 0u);
       w.scale_m0 = m_in_group * BLOCK_M;
       w.sa_off = grp * g.sa_group;
+      w.n_block = cn * kClusterN + rank_n;
+      w.b_row0 = w.group * N;
+      w.sb_off = w.group * g.sb_group;
+      return w;
     }
-    w.n_block = cn * kClusterN + rank_n;
-    w.b_row0 = w.group * N;
-    w.sb_off = w.group * g.sb_group;
-    return w;
   }
 
   /// False for the spare CTAs of an edge cluster (n-block past the group's columns) and skipped units.
