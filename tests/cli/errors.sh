@@ -149,8 +149,8 @@ expect 2 "--dense-config requires --grouped" "$bin" compare --dense-config $G128
 expect 2 "--vs-config requires --grouped" "$bin" compare --vs-config $G128
 expect 2 "--vs-config requires --grouped" "$bin" compare --shapes "$tmp/one.txt" --vs-config $G128
 expect 2 "--vs-config: config key '128x128x128_s5_wgX_sw128_c1x1_rm8_direct_sk1_sm0_2g_p1': token 'wgX'" "$bin" compare --grouped "kind=masked groups=2 masked_m=1,2 256 256" --config $G128 --vs-config 128x128x128_s5_wgX_sw128_c1x1_rm8_direct_sk1_sm0_2g_p1
-expect 2 "--vs-config 128x128x128_s5_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1 cannot run --grouped 'masked G2" "$bin" compare --grouped "kind=masked groups=2 masked_m=1,2 256 256" --config $G128 --vs-config 128x128x128_s5_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1
-expect 2 "G3: grouped kernels use the direct epilogue" "$bin" compare --grouped "kind=masked groups=2 masked_m=1,2 256 256" --config $G128 --vs-config 128x128x128_s5_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1
+expect 2 "--vs-config 128x128x128_s5_wg2_sw128_c1x1_rm8_direct_sk1_sm0_pp_p1 cannot run --grouped 'masked G2" "$bin" compare --grouped "kind=masked groups=2 masked_m=1,2 256 256" --config $G128 --vs-config 128x128x128_s5_wg2_sw128_c1x1_rm8_direct_sk1_sm0_pp_p1
+expect 2 "G3: grouped kernels run mainloop 1g or 2g" "$bin" compare --grouped "kind=masked groups=2 masked_m=1,2 256 256" --config $G128 --vs-config 128x128x128_s5_wg2_sw128_c1x1_rm8_direct_sk1_sm0_pp_p1
 expect 2 "G2: grouped kernels cluster along N only" "$bin" compare --grouped "kind=contiguous groups=2 m_per_group=1 256 256" --grouped "kind=masked groups=2 masked_m=1,2 256 256" --config $G128 --vs-config 128x128x128_s5_wg2_sw128_c2x1_rm8_direct_sk1_sm0_2g_p1
 expect 2 "--grouped: unknown field 'colour'" "$bin" run --grouped "kind=contiguous groups=2 m_per_group=1 256 256 colour=red" --config $G128
 expect 2 "G2: grouped kernels cluster along N only" "$bin" run --grouped "kind=contiguous groups=2 m_per_group=1 256 256" --config 128x128x128_s5_wg2_sw128_c2x1_rm8_direct_sk1_sm0_2g_p1

@@ -10,6 +10,8 @@
     flag, spec and config checks and stop at "no CUDA device" (exit 1), never exit 2 (bad input).
  4. The driver end to end against fake_dgtune.py: the fastest verified candidate is compared, the dense side gets the
     export's winner, x_vs and the vs fields with --vs-config and not without, the commands recorded, the time budget.
+ 5. summarize.py on two fake runs: every field the mean of the runs, the bars (masked x_loop geomean per count
+    pattern, contiguous x_dense, DeepGEMM's TFLOPS), and a run that lacks problems of the other is an error.
 """
 import json
 import lzma
@@ -160,9 +162,9 @@ def test_commands_accepted(dgtune):
         # The check has teeth: a flag dgtune does not have, or a config the grouped rules refuse, is exit 2.
         p = subprocess.run(argvs[-1] + ["--no-such-flag"], capture_output=True, text=True, timeout=60, env=env)
         check(p.returncode == 2, "an unknown flag is exit 2")
-        tma = argvs[-1][:argvs[-1].index("--vs-config") + 1] + [VS.replace("direct", "tma")] + \
-            argvs[-1][argvs[-1].index("--vs-config") + 2:]
-        p = subprocess.run(tma, capture_output=True, text=True, timeout=60, env=env)
+        cluster_m = argvs[-1][:argvs[-1].index("--vs-config") + 1] + [VS.replace("c1x1", "c2x1")] + \
+            argvs[-1][argvs[-1].index("--vs-config") + 2:]  # G2: grouped kernels cluster along N only
+        p = subprocess.run(cluster_m, capture_output=True, text=True, timeout=60, env=env)
         check(p.returncode == 2 and "--vs-config" in p.stderr, "a --vs-config the grouped rules refuse is exit 2")
 
 
@@ -257,6 +259,48 @@ def test_driver_fake():
               "no verified candidate: no compare, an error, exit 1")
 
 
+def test_summarize():
+    import summarize
+    good, vs = gb.DEFAULT_CONFIG, VS
+    with tempfile.TemporaryDirectory() as tmp:
+        docs = []
+        for i, us in enumerate((100, 80)):  # two "machine starts": the grouped kernel at 100 us, then at 80 us
+            run_dir = os.path.join(tmp, f"run{i}")
+            os.makedirs(run_dir)
+            rc, doc, _ = run_driver(run_dir, {"us": {good: us, vs: 120}}, ["--configs", good, "--vs-config", vs])
+            check(rc == 0 and doc is not None, f"fake run {i}: exit 0 ({rc})")
+            if doc is None:
+                return
+            docs.append(os.path.join(run_dir, "out", "grouped-bench.json"))
+        merged = os.path.join(tmp, "merged.json")
+        proc = subprocess.run([sys.executable, os.path.join(os.path.dirname(HERE), "summarize.py"), merged] + docs,
+                              capture_output=True, text=True)
+        check(proc.returncode == 0, f"summarize of two complete runs: exit 0 ({proc.returncode}: {proc.stderr[-300:]})")
+        m = json.load(open(merged))
+        rows = m["rows"]
+        check(len(rows) == 40 and not m["missing"], "40 merged rows, none missing")
+        r0 = [json.load(open(d))["rows"] for d in docs]
+        ok_mean = all(abs(r["x_vs"] - (a["x_vs"] + b["x_vs"]) / 2) < 1e-9 and abs(r["us"] - (a["us"] + b["us"]) / 2) < 1e-9
+                      for r, a, b in zip(rows, r0[0], r0[1]))
+        check(ok_mean and abs(rows[0]["x_vs"] - (1.2 + 1.5) / 2) < 1e-9, "x_vs and us are the mean of the two runs")
+        check(all(("m_per_group" in r) == (r["kind"] == "contiguous") for r in rows), "m_per_group / masked_m per kind")
+        b = m["bars"]
+        check(b["masked_x_loop_geomean_route"]["count"] == 16 and b["masked_x_loop_geomean_equal"]["count"] == 16,
+              "masked x_loop geomean over 16 problems per count pattern")
+        check(len(b["contiguous_tflops_vs_deepgemm"]) == 4 and
+              {t["deepgemm_h800"] for t in b["contiguous_tflops_vs_deepgemm"]} == {1346, 1214},
+              "DeepGEMM's published numbers for the four contiguous problems it published")
+        check("| masked x_loop geomean, route counts (16 problems) | >= 1.5 |" in proc.stdout, "the bars table")
+        partial = os.path.join(tmp, "partial")
+        os.makedirs(partial)
+        run_driver(partial, {"us": {good: 90, vs: 120}}, ["--configs", good, "--only", "contiguous"])
+        proc = subprocess.run([sys.executable, os.path.join(os.path.dirname(HERE), "summarize.py"), merged, docs[0],
+                               os.path.join(partial, "out", "grouped-bench.json")], capture_output=True, text=True)
+        m = json.load(open(merged))
+        check(proc.returncode == 1 and len(m["rows"]) == 8 and len(m["missing"]) == 32,
+              "a run that lacks problems: exit 1, only the common rows, the others listed as missing")
+
+
 def main():
     if len(sys.argv) != 3:
         raise SystemExit(__doc__)
@@ -266,6 +310,7 @@ def main():
     test_set()
     test_commands_accepted(dgtune)
     test_driver_fake()
+    test_summarize()
     if failures:
         print(f"{len(failures)} failures")
         return 1
