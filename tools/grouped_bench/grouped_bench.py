@@ -38,7 +38,7 @@ SKEW_GROUPS, SKEW_TOTAL = 8, 32768
 MASKED_GROUPS = (8, 32)
 MASKED_MEANS = (1, 16, 64, 256)
 ROUTE_TOPK = 8
-DEFAULT_CONFIG = "128x128x128_s6_wg2_sw128_c1x1_rm8_direct_sk1_sm0_2g_p1"
+DEFAULT_CONFIG = "128x128x128_s5_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1"
 DEFAULT_SEED = 20261203
 # The protocol `dgtune sweep` stores its default (cold-l2) trials and winners under.
 SWEEP_PROTOCOL = "cold-l2-v1"
@@ -248,7 +248,9 @@ def parse_args(argv):
     ap.add_argument("--rounds", type=int, default=10, help="cold-l2-v2 rounds (default 10)")
     ap.add_argument("--isolated-rounds", type=int, default=10, help="isolated-v1 samples per side (default 10)")
     ap.add_argument("--launches", type=int, default=10, help="isolated-v1 launches per sample (default 10)")
-    ap.add_argument("--top-k", type=int, default=8, help="dense sweep: model top-k per dense problem (default 8)")
+    ap.add_argument("--top-k", type=int, default=24,
+                    help="dense sweep: model top-k per dense problem (default 24: at M = 32768 with block scaling the "
+                    "model ranks the measured winner about 11th, grouped-epilogue-2026-12-03)")
     ap.add_argument("--seed", type=int, default=DEFAULT_SEED,
                     help=f"seed of the skew and route row counts (default {DEFAULT_SEED})")
     ap.add_argument("--budget-s", type=float, default=0,
