@@ -26,14 +26,8 @@ GemmLaunchPlan::GemmLaunchPlan(const GemmKernel& kernel, const Problem& p, const
   b_rows_ = b_box_rows(c), b_tail_rows_ = b_tail_box_rows(c, p.n);
   out_bytes_ = dtype_bytes(p.d);
   tma_d_ = c.epilogue == Epilogue::kTma;
-  if (tma_d_) {
-    // TMA stores only D's columns up to the last whole 16-byte unit of a row; the kernel writes the rest. With
-    // no whole unit (N * bytes < 16) the map is never used for a store; it gets one unit so that it encodes.
-    d_cols_ = static_cast<uint64_t>(std::max<int64_t>(epilogue_tma_cols(p.n, out_bytes_), 16 / out_bytes_));
-    d_box_cols_ = epilogue_box_cols(c.block_n, out_bytes_);
-    d_box_rows_ = c.rows_per_wg();
-    d_swizzle_ = epilogue_swizzle_bytes(c.block_n, out_bytes_);
-  }
+  // TMA stores only D's columns up to the last whole 16-byte unit of a row; the kernel writes the rest.
+  if (tma_d_) d_map_ = epilogue_store_map(c, p.n, out_bytes_);
   if (c.splits_per_cluster() > 1 && grid_.splits != c.split_k)
     DGT_THROW(ErrorKind::kInvalid,
               "{} on {}: a cluster split needs all {} splits non-empty, but K = {} splits into {} (rule P9)",
@@ -81,8 +75,8 @@ void GemmLaunchPlan::args(const GemmOperands& ops, Args& a) const {
                       [&] { return make_kmajor_tma("B", ops.b, p.n, p.k, p.ldb, b_tail_rows_, c.swizzle); });
   if (tma_d_)
     cached_tensor_map(owner_, 4, ops.d, a.tma_d, [&] {
-      return make_store_tma("D", ops.d, out_bytes_, p.m, d_cols_, static_cast<uint64_t>(p.ldd) * out_bytes_,
-                            d_box_cols_, d_box_rows_, d_swizzle_);
+      return make_store_tma("D", ops.d, out_bytes_, p.m, d_map_.cols, static_cast<uint64_t>(p.ldd) * out_bytes_,
+                            d_map_.box_cols, d_map_.box_rows, d_map_.swizzle);
     });
   else
     a.tma_d = CUtensorMap{};

@@ -67,8 +67,7 @@ class GemmLaunchPlan {
   Problem p_;
   uint64_t owner_ = 0;  ///< tensor-map cache owner id; 0: encode every call
   int a_rows_, a_tail_rows_, b_rows_, b_tail_rows_;
-  uint64_t d_cols_ = 0;  ///< TMA-store epilogue: columns the D map covers
-  uint32_t d_box_cols_ = 0, d_box_rows_ = 0, d_swizzle_ = 0;
+  EpilogueStoreMap d_map_;  ///< TMA-store epilogue: the D map's columns, box and swizzle
   int out_bytes_;
   bool tma_d_;
   GemmWorkspace ws_;

@@ -73,11 +73,9 @@ void GroupedGemmKernel::launch(const GroupedProblem& g, const GroupedOperands& o
   CUtensorMap tma_d{};
   if (c.epilogue == Epilogue::kTma) {
     const int out_bytes = 2;  // bf16 (rule G4)
-    const uint64_t d_cols = static_cast<uint64_t>(std::max<int64_t>(epilogue_tma_cols(g.n, out_bytes), 16 / out_bytes));
-    tma_d = make_store_tma("D", ops.d, out_bytes, uint64_t(rows), d_cols, uint64_t(g.n) * out_bytes,
-                           static_cast<uint32_t>(epilogue_box_cols(c.block_n, out_bytes)),
-                           static_cast<uint32_t>(c.rows_per_wg()),
-                           static_cast<uint32_t>(epilogue_swizzle_bytes(c.block_n, out_bytes)));
+    const EpilogueStoreMap m = epilogue_store_map(c, g.n, out_bytes);
+    tma_d = make_store_tma("D", ops.d, out_bytes, uint64_t(rows), m.cols, uint64_t(g.n) * out_bytes, m.box_cols,
+                           m.box_rows, m.swizzle);
   }
   const ScaleLayout sl = dense.scales();
   const int64_t k_granules = ceil_div(g.k, kScaleBlock), n_blocks = ceil_div(g.n, kScaleBlock);

@@ -39,6 +39,15 @@ int epilogue_box_cols(int block_n, int out_bytes) {
 
 int64_t epilogue_tma_cols(int64_t n, int out_bytes) { return n * out_bytes / 16 * 16 / out_bytes; }
 
+EpilogueStoreMap epilogue_store_map(const KernelConfig& c, int64_t n, int out_bytes) {
+  EpilogueStoreMap m;
+  m.cols = static_cast<uint64_t>(std::max<int64_t>(epilogue_tma_cols(n, out_bytes), 16 / out_bytes));
+  m.box_cols = static_cast<uint32_t>(epilogue_box_cols(c.block_n, out_bytes));
+  m.box_rows = static_cast<uint32_t>(c.rows_per_wg());
+  m.swizzle = static_cast<uint32_t>(epilogue_swizzle_bytes(c.block_n, out_bytes));
+  return m;
+}
+
 Epilogue parse_epilogue(std::string_view s, std::string_view where) {
   if (s == "direct") return Epilogue::kDirect;
   if (s == "tma") return Epilogue::kTma;

@@ -125,6 +125,15 @@ int epilogue_box_cols(int block_n, int out_bytes = 2);
 /// stores). The kernel writes the columns from here to N itself. Mirrors tma_store_cols in
 /// kernels/gemm/epilogue_tma.cuh. 0 when a row of D is shorter than 16 bytes.
 int64_t epilogue_tma_cols(int64_t n, int out_bytes);
+/// The shape of the TMA-store epilogue's D tensor map for a D of `n` columns of `out_bytes` bytes: the columns it
+/// covers (epilogue_tma_cols; at least one 16-byte unit, so that a map of a D narrower than 16 bytes, never used for
+/// a store, still encodes), its box (epilogue_box_cols x rows_per_wg()) and swizzle (epilogue_swizzle_bytes). The
+/// dense launch plan and the grouped launch build D's map from it.
+struct EpilogueStoreMap {
+  uint64_t cols = 0;
+  uint32_t box_cols = 0, box_rows = 0, swizzle = 0;
+};
+EpilogueStoreMap epilogue_store_map(const KernelConfig& c, int64_t n, int out_bytes);
 /// Rows of A one TMA load box holds for a problem with `m` rows: BLOCK_M / cluster_n (a cluster slice), or
 /// round_up(m, 8) when cluster_n == 1 and m < BLOCK_M, so a decode-shaped A is not loaded as a box that is
 /// mostly out of bounds (TMA's zero fill of out-of-bounds rows is slow). Mirrors Fp8GemmTraits::a_box_rows
