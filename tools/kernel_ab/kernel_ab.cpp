@@ -22,6 +22,7 @@
 #include "bench/cublaslt_baseline.hpp"
 #include "bench/device_sides.hpp"
 #include "bench/problem_data.hpp"
+#include "core/thread_pool.hpp"
 #include "core/error.hpp"
 #include "core/paths.hpp"
 #include "dgtune/gemm.hpp"
@@ -32,31 +33,14 @@
 #include "problem/shapes_file.hpp"
 #include "space/cost_model.hpp"
 #include "stats/stats.hpp"
+#include "grouped_ab.hpp"
+#include "kernel_tree.hpp"
 
 namespace dgt {
 namespace {
 
 namespace fs = std::filesystem;
 
-/// The *.cuh files under `dir` (a kernels/ tree), as NVRTC headers named by their path below it.
-struct KernelTree {
-  std::vector<std::string> paths, texts;
-  std::vector<jit::EmbeddedSource> sources;  ///< views of the two vectors above (filled last; they never grow again)
-
-  explicit KernelTree(const std::string& dir) {
-    if (!fs::is_directory(dir)) DGT_THROW(ErrorKind::kUsage, "--old-kernels {}: not a directory", dir);
-    for (const auto& e : fs::recursive_directory_iterator(dir)) {
-      if (!e.is_regular_file() || e.path().extension() != ".cuh") continue;
-      std::ifstream in(e.path(), std::ios::binary);
-      std::stringstream ss;
-      ss << in.rdbuf();
-      paths.push_back(fs::relative(e.path(), dir).generic_string());
-      texts.push_back(ss.str());
-    }
-    if (paths.empty()) DGT_THROW(ErrorKind::kUsage, "--old-kernels {}: no .cuh files below it", dir);
-    for (size_t i = 0; i < paths.size(); ++i) sources.push_back({paths[i], texts[i]});
-  }
-};
 
 std::vector<uint8_t> read_output(const ProblemData& d, cudaStream_t s) {
   DGT_CHECK_CUDA(cudaStreamSynchronize(s));
@@ -124,18 +108,38 @@ int run(const Args& args) {
       DGT_THROW(ErrorKind::kUsage, "--configs {} has {} config keys, {} has {} shapes: one key per shape, in order",
                 args.configs, config_list.size(), args.shapes, shapes.size());
   }
+  // The config of shape i: --config, else its --configs line, else the DB's winner, else the default.
+  auto config_of = [&](size_t i) -> std::pair<KernelConfig, std::string> {
+    const Problem& p = shapes[i].problem;
+    if (!args.config.empty()) return {KernelConfig::parse_key(args.config), "--config"};
+    if (!config_list.empty()) return {KernelConfig::parse_key(config_list[i]), "--configs"};
+    if (tuned) {
+      const GemmChoice c = tuned->choose(p.m, p.n, p.k, p.lda, p.ldb, p.ldd, run_options_of(p));
+      return {KernelConfig::parse_key(c.config_key), c.source};
+    }
+    return {default_config(p), "default"};
+  };
+  // Every (shape, side) kernel is compiled up front on all cores (independent NVRTC programs; the old sides' trees
+  // are not in the cubin cache), so a GPU machine's time goes to the rounds rather than to one compile after another.
+  ThreadPool pool(0);
+  std::vector<std::vector<std::future<jit::CompiledKernel>>> codes(shapes.size());
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    const KernelSpec spec = KernelSpec::of(config_of(i).first, shapes[i].problem);
+    try {
+      KernelCache::require_legal(spec);
+    } catch (const Error&) {
+      continue;  // reported in the timing loop
+    }
+    const auto g = std::make_shared<const jit::GeneratedKernel>(jit::generate_gemm(spec));
+    for (KernelSide& k : ks)
+      codes[i].push_back(pool.submit([g, tree = k.tree.get()] {
+        return tree ? jit::compile_with_sources(g->source, g->program_name, g->name_expression, tree->sources)
+                    : jit::compile(g->source, g->program_name, g->name_expression);
+      }));
+  }
   for (size_t i = 0; i < shapes.size(); ++i) {
     const Problem& p = shapes[i].problem;
-    KernelConfig config = default_config(p);
-    std::string source = "default";
-    if (!args.config.empty()) {
-      config = KernelConfig::parse_key(args.config), source = "--config";
-    } else if (!config_list.empty()) {
-      config = KernelConfig::parse_key(config_list[i]), source = "--configs";
-    } else if (tuned) {
-      const GemmChoice c = tuned->choose(p.m, p.n, p.k, p.lda, p.ldb, p.ldd, run_options_of(p));
-      config = KernelConfig::parse_key(c.config_key), source = c.source;
-    }
+    const auto [config, source] = config_of(i);
     const KernelSpec spec = KernelSpec::of(config, p);
     try {
       KernelCache::require_legal(spec);
@@ -144,19 +148,17 @@ int run(const Args& args) {
       rows.push_back({{"shape", p.label()}, {"config", config.key()}, {"skipped", e.message()}});
       continue;
     }
-    const jit::GeneratedKernel g = jit::generate_gemm(spec);
     struct Loaded {
       jit::CompiledKernel code;
       std::shared_ptr<jit::GemmKernel> kernel;
       jit::GemmWorkspace ws;
     };
     std::vector<Loaded> loaded;
-    for (KernelSide& k : ks) {
+    for (size_t j = 0; j < ks.size(); ++j) {
       Loaded l;
-      l.code = k.tree ? jit::compile_with_sources(g.source, g.program_name, g.name_expression, k.tree->sources)
-                      : jit::compile(g.source, g.program_name, g.name_expression);
-      l.kernel = k.cache->get(spec, l.code);
-      l.ws = k.cache->dedicated_workspace(*l.kernel, p);
+      l.code = codes[i][j].get();
+      l.kernel = ks[j].cache->get(spec, l.code);
+      l.ws = ks[j].cache->dedicated_workspace(*l.kernel, p);
       loaded.push_back(std::move(l));
     }
 
@@ -256,7 +258,12 @@ int main(int argc, char** argv) {
   CLI::App app{"dgtune_kernel_ab: one config compiled from two kernels/ trees, timed round-robin with cuBLASLt"};
   dgt::Args a;
   app.add_option("--old-kernels", a.old_kernels, "the old kernels/ directory (e.g. from git archive)")->required();
-  app.add_option("--shapes", a.shapes, "shapes file")->required();
+  std::vector<std::string> grouped;
+  auto* shapes = app.add_option("--shapes", a.shapes, "shapes file");
+  app.add_option("--grouped", grouped,
+                 "a grouped problem (dgtune run --grouped's text form; repeatable): time the grouped kernel of --config "
+                 "instead of the shapes")
+      ->excludes(shapes);
   app.add_option("--db", a.db, "tuning DB: run each shape's tuned kernel config");
   app.add_option("--variant", a.variants, "NAME=DIR: another kernels/ tree timed as its own side (repeatable)");
   app.add_option("--config", a.config, "one config key for every shape (instead of the DB or the default)");
@@ -266,6 +273,9 @@ int main(int argc, char** argv) {
   app.add_option("--out", a.out, "write the JSON document here");
   CLI11_PARSE(app, argc, argv);
   try {
+    if (!grouped.empty())
+      return dgt::run_grouped_ab({a.old_kernels, grouped, a.config, a.protocol, a.rounds, a.out});
+    if (a.shapes.empty()) DGT_THROW(dgt::ErrorKind::kUsage, "--shapes or --grouped is required");
     return dgt::run(a);
   } catch (const std::exception& e) {
     fmt::print(stderr, "dgtune_kernel_ab: {}\n", e.what());
