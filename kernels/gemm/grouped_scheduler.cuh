@@ -64,6 +64,7 @@ struct GroupedWorkUnit : WorkUnit {
 template <u32 BLOCK_M, u32 BLOCK_N, u32 BLOCK_K, u32 kClusterN, bool kRasterAlongM, u32 kGroup, u32 kGroupKind>
 struct GroupedScheduler {
   static constexpr bool kGrouped = true;
+  static constexpr bool kContiguous = kGroupKind == kGroupContiguous;  // units' groups come from m_indices (lookup)
   static_assert(kGroupKind == kGroupContiguous || kGroupKind == kGroupMasked, "grouped scheduler: kind 1 or 2");
   static_assert(128 % BLOCK_M == 0, "G1: a grouped kernel's BLOCK_M must divide 128 (contiguous segments are "
                                     "128-row aligned)");
@@ -187,6 +188,14 @@ struct GroupedScheduler {
     return w.n_block < num_n_blocks && w.k_end > w.k_begin;
   }
 };
+
+/// Whether scheduler S is a contiguous grouped one (S::kContiguous is read only for grouped schedulers: a member of
+/// the dense TileScheduler added a byte of global data to every dense kernel).
+template <class S>
+__device__ constexpr bool is_contiguous() {
+  if constexpr (S::kGrouped) return S::kContiguous;
+  else return false;
+}
 
 /// The epilogue's row check for contiguous kernels: a row is stored only when its m_indices entry is >= 0.
 struct ContiguousRows {

@@ -6,6 +6,7 @@
 // copied with it (gemm/scales.cuh StageScales), by the TMA thread or, in a multicast cluster, by a second thread.
 #pragma once
 #include "common.cuh"
+#include "gemm/grouped_scheduler.cuh"
 #include "gemm/scales.cuh"
 #include "gemm/scheduler.cuh"
 #include "gemm/trace.cuh"
@@ -137,7 +138,26 @@ __device__ __forceinline__ void run_producer(const TmaDesc& tma_a, const TmaDesc
   if constexpr (kTrace) {
     if (tma_thread) trace_mark(kTraceProducerRegs);
   }
-  if (tma_thread) {
+  if constexpr (is_contiguous<Sched>()) {
+    // Contiguous grouped kernels: each unit's m_indices entry (its group) is loaded one unit ahead, as the consumers
+    // load theirs (GroupedScheduler::lookup), so that the load's latency is not spent between a unit's last TMA issue
+    // and the next unit's first, where it shortened the lead the ring gives the loads (+0.7-1.4% on the H200,
+    // results/h200/grouped-scales-2026-12-03.md). A loop of its own: the dense loop below is kept verbatim, because
+    // choosing the unit's source inside it changed the dense split-K kernels' SASS. Grouped kernels have no trace.
+    if (tma_thread) {
+      u32 stage = pre == kNumStages ? 0 : pre, phase = pre == kNumStages ? 1 : 0;
+      int next_group = sched.lookup(cta_unit_first, rank_n);
+      for (u32 unit = cta_unit_first; unit < num_units; unit += cta_unit_step) {
+        const auto w = sched.work_from(unit, rank_n, next_group);
+        next_group = sched.lookup(unit + cta_unit_step, rank_n);
+        for (u32 kb = w.k_begin + (unit == cta_unit_first ? pre : 0u); kb < w.k_end; ++kb) {  // the first unit resumes
+          ptx::mbar_wait(&empty_bar[stage], phase ^ 1);
+          issue_stage(stage, kb, w);
+          if (++stage == kNumStages) stage = 0, phase ^= 1;
+        }
+      }
+    }
+  } else if (tma_thread) {
     u32 stage = pre == kNumStages ? 0 : pre, phase = pre == kNumStages ? 1 : 0;
     for (u32 unit = cta_unit_first; unit < num_units; unit += cta_unit_step) {
       const auto w = sched.work(unit, rank_m, rank_n);

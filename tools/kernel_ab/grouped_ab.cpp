@@ -49,7 +49,22 @@ int run_grouped_ab(const GroupedAbArgs& a) {
     if (const std::string v = grouped_config_violation(config, problems.back()); !v.empty())
       DGT_THROW(ErrorKind::kUsage, "--config {} cannot run {}: {}", config.key(), problems.back().label(), v);
   }
-  const KernelTree old_tree(a.old_kernels);
+  // The sides: "old", every --variant, then "new" (this build's embedded sources, null tree).
+  std::vector<std::string> labels = {"old"};
+  std::vector<std::unique_ptr<KernelTree>> trees;
+  trees.push_back(std::make_unique<KernelTree>(a.old_kernels));
+  for (const std::string& v : a.variants) {
+    const size_t eq = v.find('=');
+    if (eq == std::string::npos || eq == 0)
+      DGT_THROW(ErrorKind::kUsage, "--variant {}: expected NAME=DIR (a kernels/ tree)", v);
+    const std::string name = v.substr(0, eq);
+    if (name == "old" || name == "new") DGT_THROW(ErrorKind::kUsage, "--variant {}: the name {} is taken", v, name);
+    labels.push_back(name);
+    trees.push_back(std::make_unique<KernelTree>(v.substr(eq + 1)));
+  }
+  labels.push_back("new");
+  trees.push_back(nullptr);
+  const size_t num_sides = labels.size();
   const DeviceInfo dev = open_device(0);
   DGT_CHECK_CUDA(cudaSetDevice(dev.ordinal));
   MeasureProtocol protocol = MeasureProtocol::of(parse_protocol_kind(a.protocol));
@@ -66,10 +81,11 @@ int run_grouped_ab(const GroupedAbArgs& a) {
     const KernelSpec spec = KernelSpec::of(config, g.dense_view());
     const auto gen = std::make_shared<const jit::GeneratedKernel>(
         jit::generate_grouped_gemm(spec, g.kind, KernelCache::require_legal(spec)));
-    futures.push_back(pool.submit([gen, &old_tree] {
-      return jit::compile_with_sources(gen->source, gen->program_name, gen->name_expression, old_tree.sources);
-    }));
-    futures.push_back(pool.submit([gen, &cubins] { return cubins.get_or_compile(*gen); }));
+    for (const auto& tree : trees)
+      futures.push_back(pool.submit([gen, &cubins, t = tree.get()] {
+        return t ? jit::compile_with_sources(gen->source, gen->program_name, gen->name_expression, t->sources)
+                 : cubins.get_or_compile(*gen);
+      }));
   }
   nlohmann::json rows = nlohmann::json::array();
   int failures = 0;
@@ -78,16 +94,16 @@ int run_grouped_ab(const GroupedAbArgs& a) {
     const GroupedProblem& g = problems[i];
     const KernelSpec spec = KernelSpec::of(config, g.dense_view());
     const ResourceReport res = KernelCache::require_legal(spec);
-    const jit::CompiledKernel codes[2] = {futures[2 * i].get(), futures[2 * i + 1].get()};
+    std::vector<jit::CompiledKernel> codes;
+    for (size_t j = 0; j < num_sides; ++j) codes.push_back(futures[num_sides * i + j].get());
     std::vector<std::shared_ptr<jit::GroupedGemmKernel>> kernels;
     for (const jit::CompiledKernel& c : codes)
       kernels.push_back(std::make_shared<jit::GroupedGemmKernel>(spec, g.kind, jit::load_kernel(c, res.smem.total),
                                                                  dev.sm_count));
     const GroupedData data(util, g, 20261203 + i, stream);
     const jit::GroupedOperands ops = data.operands();
-    const char* labels[2] = {"old", "new"};
     std::vector<Side> sides;
-    for (size_t j = 0; j < 2; ++j)
+    for (size_t j = 0; j < num_sides; ++j)
       sides.push_back({labels[j], [&, j](cudaStream_t s) { kernels[j]->launch(g, ops, s); }});
     const OutputCheck check{[&](cudaStream_t s) { data.reset_d(s); },
                             [&](cudaStream_t s) { return data.verify(util, s); }};
@@ -98,8 +114,20 @@ int run_grouped_ab(const GroupedAbArgs& a) {
       k->launch(g, ops, stream);
       outs.push_back(read_d(data, stream));
     }
-    const bool bitwise = outs[0] == outs[1];
-    const PairedTimes pt = r.paired(1, 0);
+    const bool bitwise = outs.back() == outs.front();
+    nlohmann::json variant_json = nlohmann::json::object();
+    std::string variant_text;
+    for (size_t j = 1; j + 1 < num_sides; ++j) {
+      const PairedTimes vt = r.paired(int(j), 0);
+      const stats::PairedComparison vc = stats::compare_paired(vt.x_us, vt.y_us);
+      variant_json[labels[j]] = {{"speedup_over_old", vc.speedup_x_over_y()},
+                                 {"lo", vc.speedup_x_over_y_lo()},
+                                 {"hi", vc.speedup_x_over_y_hi()},
+                                 {"registers", codes[j].registers},
+                                 {"bitwise_equal_to_old", outs[j] == outs.front()}};
+      variant_text += fmt::format("  {}/old {:.4f}x", labels[j], vc.speedup_x_over_y());
+    }
+    const PairedTimes pt = r.paired(int(num_sides) - 1, 0);
     const stats::PairedComparison cmp = stats::compare_paired(pt.x_us, pt.y_us);
     speedups.push_back(cmp.speedup_x_over_y());
     nlohmann::json row = {{"problem", g.label()},
@@ -109,9 +137,10 @@ int run_grouped_ab(const GroupedAbArgs& a) {
                           {"speedup_hi", cmp.speedup_x_over_y_hi()},
                           {"verdict", stats::to_string(cmp.verdict)},
                           {"bitwise_equal_outputs", bitwise},
-                          {"registers_old", codes[0].registers},
-                          {"registers_new", codes[1].registers},
-                          {"spill_bytes_new", codes[1].spill_bytes},
+                          {"registers_old", codes.front().registers},
+                          {"registers_new", codes.back().registers},
+                          {"spill_bytes_new", codes.back().spill_bytes},
+                          {"variants", variant_json},
                           {"rounds", nlohmann::json::parse(r.to_json())}};
     std::string line = fmt::format("{:<60}", g.label());
     for (const SideSummary& s : r.sides) {
@@ -124,8 +153,9 @@ int run_grouped_ab(const GroupedAbArgs& a) {
       row[s.label + "_verify_ok"] = ok;
       row[s.label + "_tflops"] = g.flops() / (s.all.median * 1e-6) / 1e12;
     }
-    fmt::print("{}  new/old {:.4f}x [{:.4f}, {:.4f}] {}{}\n", line, cmp.speedup_x_over_y(), cmp.speedup_x_over_y_lo(),
-               cmp.speedup_x_over_y_hi(), stats::to_string(cmp.verdict), bitwise ? ", outputs bitwise equal" : "");
+    fmt::print("{}  new/old {:.4f}x [{:.4f}, {:.4f}] {}{}{}\n", line, cmp.speedup_x_over_y(), cmp.speedup_x_over_y_lo(),
+               cmp.speedup_x_over_y_hi(), stats::to_string(cmp.verdict), bitwise ? ", outputs bitwise equal" : "",
+               variant_text);
     std::fflush(stdout);
     rows.push_back(row);
   }

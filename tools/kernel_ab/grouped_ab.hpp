@@ -1,7 +1,7 @@
 // dgtune_kernel_ab --grouped: a kernel change timed on grouped (MoE) problems the way kernel_ab times dense ones: one
-// grouped config compiled from the old kernels/ tree and from this build's embedded sources, both loaded in one
-// process and timed round-robin on the same operands under the interleaved engine, each output verified per group
-// (with the sentinel rows kept) after the rounds, and the two outputs compared bitwise.
+// grouped config compiled from the old kernels/ tree, from every --variant tree and from this build's embedded sources,
+// all loaded in one process and timed round-robin on the same operands under the interleaved engine, each output
+// verified per group (with the sentinel rows kept) after the rounds, and each output compared bitwise with the old one.
 #pragma once
 
 #include <string>
@@ -11,6 +11,7 @@ namespace dgt {
 
 struct GroupedAbArgs {
   std::string old_kernels;            ///< the old kernels/ directory
+  std::vector<std::string> variants;  ///< NAME=DIR: more kernels/ trees, each a side between "old" and "new"
   std::vector<std::string> problems;  ///< grouped problems in parse_grouped_problem's text form
   std::string config;                 ///< the grouped config key (required)
   std::string protocol = "cold-l2";   ///< cold-l2 or hot-graph

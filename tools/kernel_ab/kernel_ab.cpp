@@ -274,7 +274,7 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   try {
     if (!grouped.empty())
-      return dgt::run_grouped_ab({a.old_kernels, grouped, a.config, a.protocol, a.rounds, a.out});
+      return dgt::run_grouped_ab({a.old_kernels, a.variants, grouped, a.config, a.protocol, a.rounds, a.out});
     if (a.shapes.empty()) DGT_THROW(dgt::ErrorKind::kUsage, "--shapes or --grouped is required");
     return dgt::run(a);
   } catch (const std::exception& e) {
