@@ -39,6 +39,10 @@ MASKED_GROUPS = (8, 32)
 MASKED_MEANS = (1, 16, 64, 256)
 ROUTE_TOPK = 8
 DEFAULT_CONFIG = "128x128x128_s5_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1"
+# The candidates of results/h200/grouped-scales-2026-12-03.md: rm8 won gate_up, rn1 down, the 64-row tile small masked
+# groups.
+DEFAULT_CANDIDATES = ",".join((DEFAULT_CONFIG, "128x128x128_s5_wg2_sw128_c1x1_rn1_tma_sk1_sm0_2g_p1",
+                               "64x128x128_s8_wg1_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1"))
 DEFAULT_SEED = 20261203
 # The protocol `dgtune sweep` stores its default (cold-l2) trials and winners under.
 SWEEP_PROTOCOL = "cold-l2-v1"
@@ -241,9 +245,9 @@ def parse_args(argv):
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("dgtune", help="the dgtune binary")
     ap.add_argument("out", help="output directory (created; grouped-bench.json, dense.db, logs/)")
-    ap.add_argument("--configs", default=DEFAULT_CONFIG,
+    ap.add_argument("--configs", default=DEFAULT_CANDIDATES,
                     help="comma-separated grouped config candidates; per problem the fastest verified one by "
-                         f"`dgtune run --grouped` is compared (default {DEFAULT_CONFIG})")
+                         f"`dgtune run --grouped` is compared (default {DEFAULT_CANDIDATES})")
     ap.add_argument("--vs-config", default="", help="a second grouped config: compare --grouped --vs-config (x_vs)")
     ap.add_argument("--rounds", type=int, default=10, help="cold-l2-v2 rounds (default 10)")
     ap.add_argument("--isolated-rounds", type=int, default=10, help="isolated-v1 samples per side (default 10)")
