@@ -19,6 +19,7 @@
 #include "jit/compiler.hpp"
 #include "jit/cubin_cache.hpp"
 #include "jit/module.hpp"
+#include "ab_report.hpp"
 #include "kernel_tree.hpp"
 #include "launch/grouped_kernel.hpp"
 #include "launch/kernel_cache.hpp"
@@ -115,18 +116,9 @@ int run_grouped_ab(const GroupedAbArgs& a) {
       outs.push_back(read_d(data, stream));
     }
     const bool bitwise = outs.back() == outs.front();
-    nlohmann::json variant_json = nlohmann::json::object();
-    std::string variant_text;
-    for (size_t j = 1; j + 1 < num_sides; ++j) {
-      const PairedTimes vt = r.paired(int(j), 0);
-      const stats::PairedComparison vc = stats::compare_paired(vt.x_us, vt.y_us);
-      variant_json[labels[j]] = {{"speedup_over_old", vc.speedup_x_over_y()},
-                                 {"lo", vc.speedup_x_over_y_lo()},
-                                 {"hi", vc.speedup_x_over_y_hi()},
-                                 {"registers", codes[j].registers},
-                                 {"bitwise_equal_to_old", outs[j] == outs.front()}};
-      variant_text += fmt::format("  {}/old {:.4f}x", labels[j], vc.speedup_x_over_y());
-    }
+    std::vector<int> registers;
+    for (const jit::CompiledKernel& c : codes) registers.push_back(c.registers);
+    const VariantReport variants = variant_report(r, labels, registers, outs);
     const PairedTimes pt = r.paired(int(num_sides) - 1, 0);
     const stats::PairedComparison cmp = stats::compare_paired(pt.x_us, pt.y_us);
     speedups.push_back(cmp.speedup_x_over_y());
@@ -140,7 +132,7 @@ int run_grouped_ab(const GroupedAbArgs& a) {
                           {"registers_old", codes.front().registers},
                           {"registers_new", codes.back().registers},
                           {"spill_bytes_new", codes.back().spill_bytes},
-                          {"variants", variant_json},
+                          {"variants", variants.json},
                           {"rounds", nlohmann::json::parse(r.to_json())}};
     std::string line = fmt::format("{:<60}", g.label());
     for (const SideSummary& s : r.sides) {
@@ -153,21 +145,16 @@ int run_grouped_ab(const GroupedAbArgs& a) {
       row[s.label + "_verify_ok"] = ok;
       row[s.label + "_tflops"] = g.flops() / (s.all.median * 1e-6) / 1e12;
     }
-    fmt::print("{}  new/old {:.4f}x [{:.4f}, {:.4f}] {}{}{}\n", line, cmp.speedup_x_over_y(), cmp.speedup_x_over_y_lo(),
-               cmp.speedup_x_over_y_hi(), stats::to_string(cmp.verdict), bitwise ? ", outputs bitwise equal" : "",
-               variant_text);
-    std::fflush(stdout);
+    print_ab_line(line, cmp, bitwise, variants.text);
     rows.push_back(row);
   }
-  double log_sum = 0;
-  for (double s : speedups) log_sum += std::log(s);
-  const double geomean = speedups.empty() ? 0 : std::exp(log_sum / double(speedups.size()));
-  fmt::print("{} grouped problems: new/old speedup geomean {:.4f}x ({}, {} rounds)\n", speedups.size(), geomean,
+  const double mean = geomean(speedups);
+  fmt::print("{} grouped problems: new/old speedup geomean {:.4f}x ({}, {} rounds)\n", speedups.size(), mean,
              protocol.name(), a.rounds);
   if (!a.out.empty()) {
     const nlohmann::json doc = {{"tool", "dgtune_kernel_ab --grouped"}, {"device", dev.name},
                                 {"old_kernels", a.old_kernels},         {"protocol", protocol.name()},
-                                {"rounds", a.rounds},                   {"new_over_old_geomean", geomean},
+                                {"rounds", a.rounds},                   {"new_over_old_geomean", mean},
                                 {"rows", rows}};
     std::ofstream(a.out) << doc.dump(1) << "\n";
   }

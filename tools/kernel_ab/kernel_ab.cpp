@@ -33,6 +33,7 @@
 #include "problem/shapes_file.hpp"
 #include "space/cost_model.hpp"
 #include "stats/stats.hpp"
+#include "ab_report.hpp"
 #include "grouped_ab.hpp"
 #include "kernel_tree.hpp"
 
@@ -184,18 +185,10 @@ int run(const Args& args) {
     }
     const bool bitwise = outs.back() == outs.front();
     const int new_side = int(ks.size()) - 1;
-    nlohmann::json variant_json = nlohmann::json::object();
-    std::string variant_text;
-    for (int j = 1; j < new_side; ++j) {
-      const PairedTimes vt = r.paired(j, 0);
-      const stats::PairedComparison vc = stats::compare_paired(vt.x_us, vt.y_us);
-      variant_json[ks[size_t(j)].label] = {{"speedup_over_old", vc.speedup_x_over_y()},
-                                           {"lo", vc.speedup_x_over_y_lo()},
-                                           {"hi", vc.speedup_x_over_y_hi()},
-                                           {"registers", loaded[size_t(j)].code.registers},
-                                           {"bitwise_equal_to_old", outs[size_t(j)] == outs.front()}};
-      variant_text += fmt::format("  {}/old {:.4f}x", ks[size_t(j)].label, vc.speedup_x_over_y());
-    }
+    std::vector<std::string> labels;
+    std::vector<int> registers;
+    for (size_t j = 0; j < ks.size(); ++j) labels.push_back(ks[j].label), registers.push_back(loaded[j].code.registers);
+    const VariantReport variants = variant_report(r, labels, registers, outs);
 
     const PairedTimes pt = r.paired(new_side, 0);
     const stats::PairedComparison cmp = stats::compare_paired(pt.x_us, pt.y_us);
@@ -214,7 +207,7 @@ int run(const Args& args) {
                           {"registers_old", loaded.front().code.registers},
                           {"registers_new", loaded.back().code.registers},
                           {"spill_bytes_new", loaded.back().code.spill_bytes},
-                          {"variants", variant_json},
+                          {"variants", variants.json},
                           {"rounds", nlohmann::json::parse(r.to_json())}};
     std::string line = fmt::format("{:<28} {:<52}", p.label(), config.key());
     for (const SideSummary& s : r.sides) {
@@ -225,16 +218,11 @@ int run(const Args& args) {
       row[s.label + "_median_clock_mhz"] = s.median_clock_mhz;
       row[s.label + "_verify_ok"] = ok;
     }
-    fmt::print("{}  new/old {:.4f}x [{:.4f}, {:.4f}] {}{}{}\n", line, speedup, cmp.speedup_x_over_y_lo(),
-               cmp.speedup_x_over_y_hi(), stats::to_string(cmp.verdict), bitwise ? ", outputs bitwise equal" : "",
-               variant_text);
-    std::fflush(stdout);
+    print_ab_line(line, cmp, bitwise, variants.text);
     rows.push_back(row);
   }
-  double log_sum = 0;
-  for (double s : speedups) log_sum += std::log(s);
-  const double geomean = speedups.empty() ? 0 : std::exp(log_sum / double(speedups.size()));
-  fmt::print("{} shapes: new/old speedup geomean {:.4f}x ({}, {} rounds)\n", speedups.size(), geomean,
+  const double mean = geomean(speedups);
+  fmt::print("{} shapes: new/old speedup geomean {:.4f}x ({}, {} rounds)\n", speedups.size(), mean,
              protocol.name(), args.rounds);
   if (!args.out.empty()) {
     const nlohmann::json doc = {{"tool", "dgtune_kernel_ab"},
@@ -243,7 +231,7 @@ int run(const Args& args) {
                                 {"shapes", args.shapes},
                                 {"protocol", protocol.name()},
                                 {"rounds", args.rounds},
-                                {"new_over_old_geomean", geomean},
+                                {"new_over_old_geomean", mean},
                                 {"rows", rows}};
     std::ofstream(args.out) << doc.dump(1) << "\n";
   }
