@@ -74,6 +74,22 @@ TEST(GroupedRuntime, DefaultRuleFollowsTheH200Measurements) {
   EXPECT_EQ(grouped_gemm_choice(masked(8, 512, 256, 7168, 2048)).config_key, k128);
 }
 
+TEST(GroupedRuntime, DefaultAndGpuTestConfigsAreLegalForBothScaleModes) {
+  // The keys tests/gpu/test_gpu_grouped_runtime.cpp runs: a rule broken here would only show on the GPU otherwise.
+  for (Fp8Scaling scale : {Fp8Scaling::kBlock, Fp8Scaling::kPerTensor}) {
+    for (int64_t expected : {8, 16, 128, 200}) {
+      GroupedGemmProblem p = masked(4, 256, expected, 320, 576);
+      p.scale = scale;
+      EXPECT_NO_THROW(grouped_gemm_choice(p));
+    }
+    GroupedGemmProblem c = contiguous(4, 640, 320, 576);
+    c.scale = scale;
+    for (const char* config : {"", "64x96x128_s6_wg1_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1",
+                               "128x64x128_s6_wg2_sw128_c1x2_rm8_direct_sk1_sm0_2g_p1"})
+      EXPECT_NO_THROW(grouped_gemm_choice(c, config)) << config;
+  }
+}
+
 TEST(GroupedRuntime, ExplicitConfigIsCheckedAgainstTheGroupedRules) {
   const char* other = "128x128x128_s5_wg2_sw128_c1x1_rm64_tma_sk1_sm0_2g_p1";
   const GroupedGemmChoice c = grouped_gemm_choice(contiguous(4, 1024), other);
