@@ -125,6 +125,8 @@ def check_grouped(
             fail("device", f"Expected all tensors to be on the same device, but found at least two devices, {dev} (a) "
                  f"and {t.device} ({name})")
     groups, n, k = b.shape
+    if not 1 <= groups <= 4096:
+        fail("shape", f"b's G = {groups} must be in 1 .. 4096 (b is [G, N, K])")
     if masked:
         if a.size(0) != groups:
             fail("shape", f"a has {a.size(0)} groups, b has {groups} (a [G, M_max, K], b [G, N, K])")
