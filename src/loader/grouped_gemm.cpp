@@ -36,8 +36,14 @@ GroupedGemm::GroupedGemm(const GroupedGemmProblem& problem, GroupedGemmOptions o
     DGT_CHECK_CUDA(cudaGetDevice(&ordinal));
   }
   im.device = open_sm90_device(ordinal);
-  // Module loading needs the device's primary context current on this thread (as dgt::Gemm's first call does).
+  // Module loading needs the device's primary context current on this thread; the caller's device is restored after.
+  int previous = 0;
+  DGT_CHECK_CUDA(cudaGetDevice(&previous));
   DGT_CHECK_CUDA(cudaSetDevice(im.device.ordinal));
+  struct RestoreDevice {
+    int device;
+    ~RestoreDevice() { cudaSetDevice(device); }
+  } restore{previous};
   im.cache = std::make_unique<jit::CubinCache>(usable_cache_dir(options.cache_dir));
   im.kernels = std::make_unique<KernelCache>(*im.cache, im.device.sm_count);
   const GroupedProblem& g = im.resolved.problem;
