@@ -104,6 +104,8 @@ def _expect(fn, rule, *needles):
          ["masked_m must be int32"]),
         (lambda t: t.update(a_scale=t["a_scale"].to(BF16)), "dtype", ["a_scale must be float32"]),
         (lambda t: t.update(a=torch.empty(256, 576, dtype=E4M3, device="meta")), "shape", ["a must be 3-D"]),
+        (lambda t: t.update(b=torch.empty(0, 320, 576, dtype=E4M3, device="meta")), "shape",
+         ["b's G = 0 must be in 1 .. 4096"]),
         (lambda t: t.update(a=torch.empty(3, 256, 576, dtype=E4M3, device="meta")), "shape",
          ["a has 3 groups, b has 4"]),
         (lambda t: t.update(b=torch.empty(4, 320, 512, dtype=E4M3, device="meta")), "shape",
