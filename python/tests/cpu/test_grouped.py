@@ -228,3 +228,29 @@ def test_wrapper_converts_row_major_scales_before_the_op():
         dgtune.m_grouped_scaled_mm_masked(a, sa, b, sb, out, mm, 16)
     # The op alone, without the wrapper's conversion, names the layout rule.
     _expect(lambda: torch.ops.dgtune.m_grouped_scaled_mm_masked(a, sa, b, sb, out, mm, 16), "scale", "a_scale")
+
+
+def test_missing_native_library_cuda_kernel_says_why(tmp_path):
+    # A fresh Python whose dgtune finds no libdgtune_torch.so: the grouped ops' CUDA kernels name the op and the build.
+    import os
+    import subprocess
+    import sys
+    import textwrap
+
+    code = textwrap.dedent("""
+        import pytest, torch, dgtune
+        a = torch.zeros(1, 128, 128, dtype=torch.float8_e4m3fn)
+        b = torch.zeros(1, 128, 128, dtype=torch.float8_e4m3fn)
+        out = torch.zeros(1, 128, 128, dtype=torch.bfloat16)
+        s = torch.ones(())
+        mm = torch.zeros(1, dtype=torch.int32)
+        op = torch.ops.dgtune.m_grouped_scaled_mm_masked.default
+        with pytest.raises(RuntimeError, match=r"^dgtune\\.m_grouped_scaled_mm_masked: the native library .*does not "
+                           r"exist; build it with `pip install --no-build-isolation ./python`"):
+            op._op_dk(torch._C.DispatchKey.CUDA, a, s, b, s, out, mm, 4)
+    """)
+    env = dict(os.environ, DGTUNE_TORCH_LIB=str(tmp_path / "missing" / "libdgtune_torch.so"),
+               PYTHONPATH=os.path.dirname(os.path.dirname(dgtune.__file__)))
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, cwd=str(tmp_path),
+                       timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
