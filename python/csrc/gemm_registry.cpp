@@ -58,4 +58,10 @@ void configure(const GemmOptions& options) {
   for (auto& slot : r.gemms) delete slot.exchange(nullptr, std::memory_order_acq_rel);
 }
 
+GemmOptions configured_options() {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  return r.options;
+}
+
 }  // namespace dgt::torch_op

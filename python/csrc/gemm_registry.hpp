@@ -24,6 +24,8 @@ OpCounters& counters_for(int device);
 
 /// Replaces the options of every later Gemm and destroys the existing ones (their launches must have finished).
 void configure(const GemmOptions& options);
+/// The options configure() last set (the grouped registry takes its cubin cache directory from them).
+GemmOptions configured_options();
 
 constexpr int kMaxDevices = 64;
 

@@ -16,6 +16,7 @@
 #include <string>
 #include <tuple>
 
+#include "device_scope.hpp"
 #include "gemm_registry.hpp"
 #include "scaled_mm_plan.hpp"
 
@@ -90,26 +91,6 @@ Tensor prepare_scale(const Tensor& s, const ScaleCopy& c, int device, OpCounters
   torch::stable::copy_(view, s);
   return buffer;
 }
-
-// Makes `device` current for dgtune's CUDA runtime while the call runs (a torch kernel is called with its inputs'
-// device current already, so this is normally one cudaGetDevice).
-class DeviceScope {
- public:
-  explicit DeviceScope(int device) {
-    cudaGetDevice(&previous_);
-    if (previous_ != device) cudaSetDevice(device);
-  }
-  ~DeviceScope() {
-    int now = 0;
-    cudaGetDevice(&now);
-    if (now != previous_) cudaSetDevice(previous_);
-  }
-  DeviceScope(const DeviceScope&) = delete;
-  DeviceScope& operator=(const DeviceScope&) = delete;
-
- private:
-  int previous_ = 0;
-};
 
 struct Call {
   Tensor a, b, scale_a, scale_b;

@@ -7,6 +7,8 @@
 
 Public API:
     scaled_mm, scaled_mm_amax            the op (torch.ops.dgtune.scaled_mm / scaled_mm_out / scaled_mm_amax)
+    m_grouped_scaled_mm_contiguous, m_grouped_scaled_mm_masked, get_col_major_tma_aligned_tensor
+                                         grouped (MoE) GEMMs with DeepGEMM's conventions (dgtune.grouped)
     infer_recipe, Recipe                 which recipe a call uses and which scales the op copies
     nn.Fp8Linear, quantize.*             an FP8 linear layer and the activation/weight quantizers
     patch_scaled_mm, unpatch_scaled_mm   route torch._scaled_mm to dgtune (patch_stats: routed / fallback)
@@ -20,6 +22,7 @@ from __future__ import annotations
 __version__ = "0.1.0"
 
 from . import _ops  # defines the schemas first: the native library only registers kernels for them
+from . import _grouped_ops  # noqa: F401  the grouped ops' schemas, likewise
 from . import _native
 
 _native.load()
@@ -28,6 +31,11 @@ from . import nn, quantize  # noqa: E402
 from ._recipe import Recipe, RuleError, infer_recipe  # noqa: E402
 from .patch import is_patched, patch_scaled_mm, patch_stats, reset_patch_stats, unpatch_scaled_mm  # noqa: E402
 from ._scaled_mm import scaled_mm, scaled_mm_amax  # noqa: E402
+from .grouped import (  # noqa: E402
+    get_col_major_tma_aligned_tensor,
+    m_grouped_scaled_mm_contiguous,
+    m_grouped_scaled_mm_masked,
+)
 from .tuner import Choice, TuneResult, choose, cli_path, default_db_path, load, problem, stats, tune, warmup  # noqa: E402
 
 native_available = _native.available
@@ -42,6 +50,7 @@ def native_version() -> str:
 __all__ = [
     "__version__",
     "scaled_mm", "scaled_mm_amax", "infer_recipe", "Recipe", "RuleError",
+    "m_grouped_scaled_mm_contiguous", "m_grouped_scaled_mm_masked", "get_col_major_tma_aligned_tensor",
     "nn", "quantize",
     "patch_scaled_mm", "unpatch_scaled_mm", "is_patched", "patch_stats", "reset_patch_stats",
     "tune", "TuneResult", "load", "choose", "Choice", "warmup", "stats", "problem", "cli_path", "default_db_path",

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import torch
 
-from . import _ops
+from . import _grouped_ops, _ops
 
 __all__ = ["lib_path", "available", "load", "require", "load_error", "Control", "BUFFER_BYTES", "BUILD_HINT"]
 
@@ -127,6 +127,7 @@ def load() -> bool:
             warnings.warn(f"dgtune: {_state['error']}; the dgtune ops cannot run", RuntimeWarning, stacklevel=2)
     if _state["control"] is None:
         _ops.register_missing_kernels(f"{_state['error']}; {BUILD_HINT}")
+        _grouped_ops.register_missing_kernels(f"{_state['error']}; {BUILD_HINT}")
         return False
     return True
 

@@ -1,5 +1,5 @@
-// The C API (dgtune/dgtune.h) over dgt::Gemm: every call catches what the C++ API throws and returns it as a
-// dgt_status, with the message kept per thread for dgt_last_error().
+// The C API (dgtune/dgtune.h) over dgt::Gemm and dgt::GroupedGemm: every call catches what the C++ API throws and
+// returns it as a dgt_status, with the message kept per thread for dgt_last_error().
 #include <algorithm>
 #include <vector>
 #include "dgtune/dgtune.h"
@@ -11,9 +11,14 @@
 
 #include "core/error.hpp"
 #include "dgtune/gemm.hpp"
+#include "dgtune/grouped_gemm.hpp"
 
 struct dgt_gemm {
   std::unique_ptr<dgt::Gemm> gemm;
+};
+
+struct dgt_grouped_gemm {
+  std::unique_ptr<dgt::GroupedGemm> gemm;
 };
 
 namespace {
@@ -47,11 +52,31 @@ dgt::Gemm& gemm_of(dgt_gemm* g) {
   return *g->gemm;
 }
 
-/// A C enum value checked against its range, naming the field.
+/// A C enum value checked against its range, naming the struct and the field.
 template <class E>
-E enum_of(int v, int max, const char* field) {
-  if (v < 0 || v > max) DGT_THROW(dgt::ErrorKind::kUsage, "dgt_run_options.{} = {} is out of range [0, {}]", field, v, max);
+E enum_of(int v, int max, const char* field, const char* owner = "dgt_run_options") {
+  if (v < 0 || v > max) DGT_THROW(dgt::ErrorKind::kUsage, "{}.{} = {} is out of range [0, {}]", owner, field, v, max);
   return static_cast<E>(v);
+}
+
+const dgt::GroupedGemm& grouped_of(const dgt_grouped_gemm* g) {
+  if (g == nullptr || !g->gemm)
+    DGT_THROW(dgt::ErrorKind::kUsage, "dgt_grouped_gemm is NULL (make one with dgt_grouped_gemm_create)");
+  return *g->gemm;
+}
+
+dgt::GroupedGemmProblem grouped_problem(const dgt_grouped_problem* p) {
+  if (p == nullptr) DGT_THROW(dgt::ErrorKind::kUsage, "dgt_grouped_gemm_create: problem is NULL");
+  dgt::GroupedGemmProblem r;
+  r.layout = enum_of<dgt::GroupedLayout>(p->layout, 1, "layout", "dgt_grouped_problem");
+  r.groups = p->groups;
+  r.m = p->m;
+  r.expected_m = p->expected_m;
+  r.n = p->n;
+  r.k = p->k;
+  // Every dgt::Fp8Scaling value passes here; the grouped rule (per-tensor or block only) is dgt::GroupedGemm's.
+  r.scale = enum_of<dgt::Fp8Scaling>(p->scale, 3, "scale", "dgt_grouped_problem");
+  return r;
 }
 
 dgt::GemmRunOptions run_options(const dgt_run_options* o) {
@@ -139,6 +164,42 @@ dgt_status dgt_gemm_warmup(dgt_gemm* gemm, const int64_t (*problems)[6], size_t 
       it->m.push_back(q[0]);
     }
     (void)g.warmup(families);
+  });
+}
+
+dgt_status dgt_grouped_gemm_create(const dgt_grouped_problem* problem, const dgt_grouped_options* options,
+                                   dgt_grouped_gemm** out) {
+  if (out) *out = nullptr;
+  return guarded([&] {
+    if (out == nullptr) DGT_THROW(dgt::ErrorKind::kUsage, "dgt_grouped_gemm_create: out is NULL");
+    const dgt::GroupedGemmProblem p = grouped_problem(problem);
+    dgt::GroupedGemmOptions o;
+    if (options) {
+      o.device = options->device;
+      if (options->cache_dir) o.cache_dir = options->cache_dir;
+      if (options->config) o.config = options->config;
+    }
+    auto g = std::make_unique<dgt_grouped_gemm>();
+    g->gemm = std::make_unique<dgt::GroupedGemm>(p, o);
+    *out = g.release();
+  });
+}
+
+void dgt_grouped_gemm_destroy(dgt_grouped_gemm* gemm) { delete gemm; }
+
+dgt_status dgt_grouped_gemm_run(const dgt_grouped_gemm* gemm, const void* a, const void* b, void* d,
+                                const float* scale_a, const float* scale_b, const int32_t* layout, void* stream) {
+  return guarded([&] {
+    grouped_of(gemm).run(a, b, d, scale_a, scale_b, layout, static_cast<cudaStream_t>(stream));
+  });
+}
+
+dgt_status dgt_grouped_gemm_config(const dgt_grouped_gemm* gemm, char* config_key, size_t config_key_capacity,
+                                   char* source, size_t source_capacity) {
+  return guarded([&] {
+    const dgt::GroupedGemmChoice& c = grouped_of(gemm).choice();
+    copy_text(c.config_key, config_key, config_key_capacity);
+    copy_text(c.source, source, source_capacity);
   });
 }
 

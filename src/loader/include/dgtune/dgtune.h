@@ -98,6 +98,54 @@ DGT_C_API dgt_status dgt_gemm_choose(dgt_gemm* gemm, int64_t m, int64_t n, int64
 DGT_C_API dgt_status dgt_gemm_warmup(dgt_gemm* gemm, const int64_t (*problems)[6], size_t count,
                                      const dgt_run_options* options);
 
+/** dgt::GroupedGemmProblem (<dgtune/grouped_gemm.hpp>): the key of one grouped (MoE) GEMM in DeepGEMM's m-grouped
+ *  layouts, A, B e4m3 K-major, D bf16, FP32 accumulation promoted per k-block. Every field is known on the host; the
+ *  per-group row counts stay on the device (m_indices / masked_m of dgt_grouped_gemm_run). */
+typedef struct dgt_grouped_problem {
+  int layout;         /**< 0 contiguous (A [M_sum, K], D [M_sum, N], m_indices int32 [M_sum], -1 = padding row);
+                           1 masked (A [G, M_max, K], D [G, M_max, N], masked_m int32 [G]) */
+  int groups;         /**< G, 1 .. 4096; B is [G, N, K] */
+  int64_t m;          /**< contiguous: M_sum; masked: M_max; a positive multiple of 128 */
+  int64_t expected_m; /**< masked: expected rows per group (>= 1; sizes the grid only); contiguous: 0 */
+  int64_t n;          /**< N of one group */
+  int64_t k;          /**< K */
+  int scale;          /**< dgt_run_options.scale's values: 0 per-tensor (one float each), 2 block (1x128 activations,
+                           128x128 weights, the layouts of dgt::GroupedGemmProblem); 1 and 3 are refused */
+} dgt_grouped_problem;
+
+/** dgt::GroupedGemmOptions. A zeroed struct (or NULL) gives the defaults. */
+typedef struct dgt_grouped_options {
+  int device;            /**< CUDA ordinal; -1: the calling thread's current device. A zeroed struct means 0 */
+  const char* cache_dir; /**< NULL or "": $DGTUNE_CACHE_DIR, else the per-user cache directory */
+  const char* config;    /**< NULL or "": the default rule (dgt::grouped_gemm_choice); else a config key to run */
+} dgt_grouped_options;
+
+/** An opaque dgt::GroupedGemm. */
+typedef struct dgt_grouped_gemm dgt_grouped_gemm;
+
+/** Checks the problem and the config (before the device is touched: DGT_ERR_USAGE for an enum out of range,
+ *  DGT_ERR_INVALID naming the field and the rule), opens the device, compiles or loads the kernel. Create it before
+ *  any CUDA-graph capture: dgt_grouped_gemm_run never compiles, allocates, synchronises or reads device memory on the
+ *  host, so it may be captured and replayed (with other counts). On failure *out is NULL. */
+DGT_C_API dgt_status dgt_grouped_gemm_create(const dgt_grouped_problem* problem, const dgt_grouped_options* options,
+                                             dgt_grouped_gemm** out);
+/** Destroys a grouped GEMM made by dgt_grouped_gemm_create (NULL is ignored). Launches it enqueued must have
+ *  finished, and graphs that captured it must not be replayed afterwards. */
+DGT_C_API void dgt_grouped_gemm_destroy(dgt_grouped_gemm* gemm);
+
+/** Enqueues the grouped GEMM on `stream` (dgt::GroupedGemm::run). Device pointers: a, b [G, N, K], d, the scales, and
+ *  `layout` = m_indices (contiguous) or masked_m (masked). DGT_ERR_INVALID naming the operand and the rule when a
+ *  pointer is NULL or misaligned (a, b, d and block scales 16 bytes; per-tensor scales and layout 4 bytes); nothing
+ *  is enqueued then. */
+DGT_C_API dgt_status dgt_grouped_gemm_run(const dgt_grouped_gemm* gemm, const void* a, const void* b, void* d,
+                                          const float* scale_a, const float* scale_b, const int32_t* layout,
+                                          void* stream);
+
+/** The config the grouped GEMM runs and why ("default" or "explicit"), as NUL-terminated text cut to the capacity
+ *  (either buffer may be NULL). */
+DGT_C_API dgt_status dgt_grouped_gemm_config(const dgt_grouped_gemm* gemm, char* config_key,
+                                             size_t config_key_capacity, char* source, size_t source_capacity);
+
 /** The message of the last failed call on this thread ("" when none failed). Valid until the next dgt_ call on
  *  this thread. */
 DGT_C_API const char* dgt_last_error(void);

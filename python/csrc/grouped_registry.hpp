@@ -1,0 +1,20 @@
+// One dgt::GroupedGemm per (device, grouped problem key) for the grouped torch ops, made on the key's first call.
+// Making one compiles or loads a kernel, which must not happen inside CUDA-graph capture: a first call on a capturing
+// stream is refused instead (the usual warm-up call before torch.cuda.graph makes it).
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <string>
+
+#include "dgtune/grouped_gemm.hpp"
+
+namespace dgt::torch_op {
+
+/// The GroupedGemm of `key` on `device`, made on first use with the cubin cache directory of the last
+/// dgtune_torch_configure (dgtune.load). Objects are never destroyed (graphs may hold their launches). Throws
+/// dgt::Error as the GroupedGemm constructor does, and dgt::Error(kUsage) for a first use while `stream` is capturing,
+/// naming `op` and the key.
+const GroupedGemm& grouped_for(int device, const GroupedGemmProblem& key, cudaStream_t stream, const std::string& op);
+
+}  // namespace dgt::torch_op

@@ -1,0 +1,115 @@
+#include "loader/grouped_choice.hpp"
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+#include "space/grouped_rules.hpp"
+
+namespace dgt {
+
+namespace {
+
+// The H200 measurement's candidates (results/h200/grouped-epilogue-2026-12-03.md, tools/grouped_bench).
+constexpr const char* kBlock128 = "128x128x128_s5_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1";
+constexpr const char* kBlock64 = "64x128x128_s8_wg1_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1";
+// Rows per group up to which the 64-row tile won the masked rows of that report (1, 16, 64 won; 256 lost).
+constexpr int64_t kSmallExpectedM = 64;
+
+ScaleMode scale_mode_of(Fp8Scaling s) {
+  switch (s) {
+    case Fp8Scaling::kPerTensor: return ScaleMode::kPerTensor;
+    case Fp8Scaling::kBlock: return ScaleMode::kBlock;
+    case Fp8Scaling::kChannel:
+    case Fp8Scaling::kBlock1d1d:
+      DGT_THROW(ErrorKind::kInvalid,
+                "dgt::GroupedGemm: GroupedGemmProblem.scale = {} is not supported: grouped GEMMs take per-tensor "
+                "(kPerTensor) or 1x128 / 128x128 block (kBlock) scales (rule G4)",
+                static_cast<int>(s) == static_cast<int>(Fp8Scaling::kChannel) ? "kChannel" : "kBlock1d1d");
+  }
+  DGT_THROW(ErrorKind::kUsage, "dgt::GroupedGemm: GroupedGemmProblem.scale = {} is not a dgt::Fp8Scaling value",
+            static_cast<int>(s));
+}
+
+}  // namespace
+
+GroupedProblem grouped_problem_of(const GroupedGemmProblem& p) {
+  const int layout = static_cast<int>(p.layout);
+  if (layout < 0 || layout > static_cast<int>(GroupedLayout::kMasked))
+    DGT_THROW(ErrorKind::kUsage, "dgt::GroupedGemm: GroupedGemmProblem.layout = {} is not a dgt::GroupedLayout value "
+              "(0 contiguous, 1 masked)", layout);
+  const bool masked = p.layout == GroupedLayout::kMasked;
+  GroupedProblem g;
+  g.kind = masked ? GroupKind::kMasked : GroupKind::kContiguous;
+  g.scale = scale_mode_of(p.scale);
+  g.n = p.n;
+  g.k = p.k;
+  if (p.groups < 1 || p.groups > 4096)
+    DGT_THROW(ErrorKind::kInvalid, "dgt::GroupedGemm: GroupedGemmProblem.groups = {} must be in 1 .. 4096", p.groups);
+  // Checked here, not by validate_grouped: the host never sees the counts, so M itself carries the 128-row rule.
+  if (p.m < kGroupRowAlign || p.m % kGroupRowAlign != 0)
+    DGT_THROW(ErrorKind::kInvalid,
+              "dgt::GroupedGemm: GroupedGemmProblem.m = {} ({}) must be a positive multiple of {} ({})", p.m,
+              masked ? "M_max" : "M_sum",
+              kGroupRowAlign,
+              masked ? "rule G5: every group holds whole m-blocks"
+                     : "every group's segment starts at a multiple of 128 rows and holds whole 128-row blocks");
+  if (masked && p.expected_m < 1)
+    DGT_THROW(ErrorKind::kInvalid, "dgt::GroupedGemm: GroupedGemmProblem.expected_m = {} must be >= 1 (masked)",
+              p.expected_m);
+  if (!masked && p.expected_m != 0)
+    DGT_THROW(ErrorKind::kInvalid, "dgt::GroupedGemm: GroupedGemmProblem.expected_m = {} must be 0 for the "
+              "contiguous layout (it is the masked layout's hint)", p.expected_m);
+  g.groups = p.groups;
+  g.rows.assign(static_cast<size_t>(p.groups), 0);
+  if (masked) {
+    g.m_max = p.m;
+    g.expected_m = p.expected_m;
+    g.rows_text = "(device)";
+  } else {
+    g.rows[0] = p.m;  // total_rows() == M_sum; the real split is in m_indices on the device
+    g.rows_text = fmt::format("(device; M_sum {})", p.m);
+  }
+  try {
+    validate_grouped(g, "dgt::GroupedGemm");
+  } catch (const Error& e) {
+    // validate_grouped words its rules for shapes files (kUsage); at run time a rule broken by the key is kInvalid,
+    // as dgt::Gemm reports a TMA rule.
+    throw Error(ErrorKind::kInvalid, e.message());
+  }
+  return g;
+}
+
+KernelConfig default_grouped_config(const GroupedProblem& g) {
+  const bool small = g.kind == GroupKind::kMasked && g.expected_m <= kSmallExpectedM;
+  return KernelConfig::parse_key(small ? kBlock64 : kBlock128);
+}
+
+GroupedResolved resolve_grouped_choice(const GroupedGemmProblem& p, const std::string& explicit_config) {
+  GroupedResolved r;
+  r.problem = grouped_problem_of(p);
+  if (!explicit_config.empty()) {
+    try {
+      r.config = KernelConfig::parse_key(explicit_config);
+    } catch (const Error& e) {
+      DGT_THROW(ErrorKind::kUsage, "dgt::GroupedGemm: GroupedGemmOptions.config '{}': {}", explicit_config,
+                e.message());
+    }
+    r.choice.source = "explicit";
+  } else {
+    // The seam: a grouped winner of the tuning DB (same identity rule as dgt::Gemm) is looked up here, before the
+    // default rule, once the DB stores grouped problems.
+    r.config = default_grouped_config(r.problem);
+    r.choice.source = "default";
+  }
+  if (const std::string v = grouped_config_violation(r.config, r.problem); !v.empty())
+    DGT_THROW(ErrorKind::kInvalid, "dgt::GroupedGemm: config {} ({}) cannot run {}: {}", r.config.key(),
+              r.choice.source, r.problem.label(), v);
+  r.choice.config_key = r.config.key();
+  return r;
+}
+
+GroupedGemmChoice grouped_gemm_choice(const GroupedGemmProblem& problem, const std::string& config) {
+  return resolve_grouped_choice(problem, config).choice;
+}
+
+}  // namespace dgt

@@ -1,0 +1,70 @@
+// dgt::GroupedGemm (dgtune/grouped_gemm.hpp): the key checked and the config chosen without a GPU
+// (loader/grouped_choice.hpp), the kernel loaded at construction, and a launch path that only checks pointers and
+// calls the loaded kernel (loader/grouped_operands.hpp, launch/grouped_kernel.hpp).
+#include "dgtune/grouped_gemm.hpp"
+
+#include "core/error.hpp"
+#include "core/paths.hpp"
+#include "device/device_info.hpp"
+#include "jit/cubin_cache.hpp"
+#include "launch/grouped_kernel.hpp"
+#include "launch/kernel_cache.hpp"
+#include "loader/grouped_choice.hpp"
+#include "loader/grouped_operands.hpp"
+
+namespace dgt {
+
+struct GroupedGemm::Impl {
+  GroupedGemmProblem key;
+  GroupedResolved resolved;
+  DeviceInfo device;
+  std::unique_ptr<jit::CubinCache> cache;
+  std::unique_ptr<KernelCache> kernels;  // after `cache`: destroyed before it; owns the loaded module
+  std::shared_ptr<jit::GroupedGemmKernel> kernel;
+  int grid = 0;
+};
+
+GroupedGemm::GroupedGemm(const GroupedGemmProblem& problem, GroupedGemmOptions options)
+    : impl_(std::make_unique<Impl>()) {
+  Impl& im = *impl_;
+  im.key = problem;
+  // Everything about the key and the config first: a bad call fails the same way with and without a GPU.
+  im.resolved = resolve_grouped_choice(problem, options.config);
+  int ordinal = options.device;
+  if (ordinal < 0) {
+    if (cuda_device_count() == 0) DGT_THROW(ErrorKind::kNoDevice, "dgt::GroupedGemm: no CUDA device found");
+    DGT_CHECK_CUDA(cudaGetDevice(&ordinal));
+  }
+  im.device = open_sm90_device(ordinal);
+  // Module loading needs the device's primary context current on this thread; the caller's device is restored after.
+  int previous = 0;
+  DGT_CHECK_CUDA(cudaGetDevice(&previous));
+  DGT_CHECK_CUDA(cudaSetDevice(im.device.ordinal));
+  struct RestoreDevice {
+    int device;
+    ~RestoreDevice() { cudaSetDevice(device); }
+  } restore{previous};
+  im.cache = std::make_unique<jit::CubinCache>(usable_cache_dir(options.cache_dir));
+  im.kernels = std::make_unique<KernelCache>(*im.cache, im.device.sm_count);
+  const GroupedProblem& g = im.resolved.problem;
+  im.kernel = im.kernels->get_grouped(KernelSpec::of(im.resolved.config, g.dense_view()), g.kind);
+  im.grid = im.kernel->grid_size(g);
+}
+
+GroupedGemm::~GroupedGemm() = default;
+GroupedGemm::GroupedGemm(GroupedGemm&&) noexcept = default;
+GroupedGemm& GroupedGemm::operator=(GroupedGemm&&) noexcept = default;
+
+void GroupedGemm::run(const void* a, const void* b, void* d, const float* scale_a, const float* scale_b,
+                      const int32_t* layout, cudaStream_t stream) const {
+  if (!impl_) DGT_THROW(ErrorKind::kUsage, "dgt::GroupedGemm::run on a moved-from GroupedGemm");
+  const jit::GroupedOperands ops{a, b, d, scale_a, scale_b, layout};
+  check_grouped_operands(impl_->resolved.problem, ops);
+  impl_->kernel->launch(impl_->resolved.problem, ops, stream);
+}
+
+const GroupedGemmProblem& GroupedGemm::problem() const { return impl_->key; }
+const GroupedGemmChoice& GroupedGemm::choice() const { return impl_->resolved.choice; }
+int GroupedGemm::grid_ctas() const { return impl_->grid; }
+
+}  // namespace dgt
