@@ -123,19 +123,30 @@ struct BlockScaler {
   /// Granule g's scales, from slot `i` (0, or 1 for the second granule of a BLOCK_K 256 stage).
   __device__ __forceinline__ void fetch(const u8* slot, u32 i, u32 g) {
     const bool in_k = g < G;
-    // One byte offset per thread (row0 * 4) with the slices and the second row half as immediates, and the reads
-    // unconditional with a select for granules past K (the slot is always shared memory): written as float indices
-    // with conditional reads, ptxas rebuilt both row offsets from the thread index and branched around each read in
-    // the contiguous grouped kernels' mainloop (+11 instructions per k-block, 128x128 2g); the grouped kernel ran
-    // 4-5% faster and the dense block-scaled ones 0-4% faster with this form (results/h200/grouped-scales-2026-12-03.md).
-    const u8* s_a = slot + i * BLOCK_M * 4 + row0 * 4;
+    // A's scales of the thread's rows. Indexed as s_a[row0 + 64 j + 8 h] with conditional reads, ptxas rebuilt both
+    // row offsets from the thread index and branched around each read in the contiguous grouped kernels' mainloop
+    // (+11 instructions per k-block, 128x128 2g). With at most 64 accumulators per slice set (BLOCK_N <= 128): one
+    // byte offset and unconditional reads with a select for granules past K (the slot is always shared memory); the
+    // grouped kernel ran 4-5% and the dense block-scaled ones 0-4% faster (results/h200/grouped-scales-2026-12-03.md).
+    // Wider fragments: the row folded into the pointer and conditional reads, because the unconditional form spilled
+    // 36 B in 64x176x128 s7 1g (NVRTC spill test). (On 128x128 the folded form measured 1.2-1.6% faster on grouped
+    // gate_up and 1.6% slower on dense K 7168 shapes than the unconditional one, same report.)
+    if constexpr (kMmaPerWG * kAccPerMma <= 64) {
+      const u8* s_a = slot + i * BLOCK_M * 4 + row0 * 4;
 #pragma unroll
-    for (u32 j = 0; j < kMmaPerWG; ++j)
+      for (u32 j = 0; j < kMmaPerWG; ++j)
 #pragma unroll
-      for (u32 h = 0; h < 2; ++h) {
-        const float v = *reinterpret_cast<const float*>(s_a + 4 * (64 * j + 8 * h));
-        ra[j][h] = in_k ? v : 0.f;
-      }
+        for (u32 h = 0; h < 2; ++h) {
+          const float v = *reinterpret_cast<const float*>(s_a + 4 * (64 * j + 8 * h));
+          ra[j][h] = in_k ? v : 0.f;
+        }
+    } else {
+      const float* s_a = reinterpret_cast<const float*>(slot) + i * BLOCK_M + row0;
+#pragma unroll
+      for (u32 j = 0; j < kMmaPerWG; ++j)
+#pragma unroll
+        for (u32 h = 0; h < 2; ++h) ra[j][h] = in_k ? s_a[64 * j + 8 * h] : 0.f;
+    }
     const float* s_b = reinterpret_cast<const float*>(slot + kGranules * BLOCK_M * 4);
     if constexpr (kMode == kScaleBlock) {
 #pragma unroll
