@@ -72,6 +72,10 @@ TEST(GroupedRuntime, DefaultRuleFollowsTheH200Measurements) {
   EXPECT_EQ(grouped_gemm_choice(masked(32, 256, 64)).config_key, k64);  // the boundary: 64 still takes BLOCK_M 64
   EXPECT_EQ(grouped_gemm_choice(masked(32, 256, 65)).config_key, k128);
   EXPECT_EQ(grouped_gemm_choice(masked(8, 512, 256, 7168, 2048)).config_key, k128);
+  // Contiguous with N > K (DeepSeek-V3's down projection) walks along N; N <= K (gate_up) along M.
+  EXPECT_EQ(grouped_gemm_choice(contiguous(8, 32768, 7168, 2048)).config_key,
+            "128x128x128_s5_wg2_sw128_c1x1_rn1_tma_sk1_sm0_2g_p1");
+  EXPECT_EQ(grouped_gemm_choice(contiguous(8, 32768, 4096, 4096)).config_key, k128);
 }
 
 TEST(GroupedRuntime, DefaultAndGpuTestConfigsAreLegalForBothScaleModes) {
