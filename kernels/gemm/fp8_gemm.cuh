@@ -215,8 +215,12 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
     // epilogue, block modes at every promotion) and store with scale 1.
     const float scale = kScaleMode == kScalePerTensor ? __ldg(scale_a) * __ldg(scale_b) : 1.f;
     const u32 row0_in_tile = T::kPingpong ? 0u : wg * T::kRowsPerWG;
+    // The A-scale read form (gemm/scales.cuh, BlockScaler::fetch): byte offsets with unconditional reads where it was
+    // measured faster and compiles clean (dense, no cluster, at most 64 accumulators per slice set), else the row
+    // folded into the pointer.
+    constexpr bool kByteOffsetReads = !kGrouped && T::kClusterSize == 1 && T::kMmaPerWG * T::kAccPerMma <= 64;
     BlockScaler<kScaleMode, T::kMmaPerWG, T::kAccPerMma, BLOCK_M, BLOCK_N, T::kGranulesPerStage, T::kScaleNBlocks,
-                T::kScaleNAligned>
+                T::kScaleNAligned, kByteOffsetReads>
         scaler(row0_in_tile, K);
     const bool pairs_aligned = (ldd % 2 == 0) && (reinterpret_cast<u64>(d) % (2 * T::kOutBytes) == 0);
     EpilogueOp<kOutType, kBias, kAct> epi(bias, scale_d);

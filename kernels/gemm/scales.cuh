@@ -103,7 +103,8 @@ struct StageScales {
 /// partial buffer into acc: the products sa x sb are formed once per granule per row (block: per 128-column
 /// block), so each element costs one FFMA, as a per-tensor promotion costs one FADD. One object per consumer
 /// thread; begin_tile() per work unit.
-template <u32 kMode, u32 kMmaPerWG, u32 kAccPerMma, u32 BLOCK_M, u32 BLOCK_N, u32 kGranules, u32 kNBlocks, bool kNAligned>
+template <u32 kMode, u32 kMmaPerWG, u32 kAccPerMma, u32 BLOCK_M, u32 BLOCK_N, u32 kGranules, u32 kNBlocks, bool kNAligned,
+          bool kByteOffsetReads>
 struct BlockScaler {
   static constexpr u32 kGroups = kAccPerMma / 4;  // 8-column groups of the tile (BLOCK_N / 8)
   u32 G;                  // 128-wide granules of K: granules >= G (BLOCK_K 256 past K) get scale 0
@@ -123,15 +124,15 @@ struct BlockScaler {
   /// Granule g's scales, from slot `i` (0, or 1 for the second granule of a BLOCK_K 256 stage).
   __device__ __forceinline__ void fetch(const u8* slot, u32 i, u32 g) {
     const bool in_k = g < G;
-    // A's scales of the thread's rows. Indexed as s_a[row0 + 64 j + 8 h] with conditional reads, ptxas rebuilt both
-    // row offsets from the thread index and branched around each read in the contiguous grouped kernels' mainloop
-    // (+11 instructions per k-block, 128x128 2g). With at most 64 accumulators per slice set (BLOCK_N <= 128): one
-    // byte offset and unconditional reads with a select for granules past K (the slot is always shared memory); the
-    // grouped kernel ran 4-5% and the dense block-scaled ones 0-4% faster (results/h200/grouped-scales-2026-12-03.md).
-    // Wider fragments: the row folded into the pointer and conditional reads, because the unconditional form spilled
-    // 36 B in 64x176x128 s7 1g (NVRTC spill test). (On 128x128 the folded form measured 1.2-1.6% faster on grouped
-    // gate_up and 1.6% slower on dense K 7168 shapes than the unconditional one, same report.)
-    if constexpr (kMmaPerWG * kAccPerMma <= 64) {
+    // A's scales of the thread's rows. Indexed as s_a[row0 + 64 j + 8 h] with conditional reads (the form before),
+    // ptxas rebuilt both row offsets from the thread index and branched around each read in the contiguous grouped
+    // kernels' mainloop (+11 instructions per k-block, 128x128 2g). Two forms avoid that (the kernel picks one with
+    // kByteOffsetReads, gemm/fp8_gemm.cuh says which where): one byte offset and unconditional reads with a select
+    // for granules past K (the slot is always shared memory), and the row folded into the pointer with conditional
+    // reads. On 128x128 2g the first is 1.6% faster on dense K 7168/16384 shapes, the second 1.2-1.6% faster on
+    // grouped gate_up (results/h200/grouped-scales-2026-12-03.md, call 6); the first spilled 36 B in 64x176x128 s7 1g
+    // and put an R2UR in the mainloop of 128x128 c2x1 (NVRTC spill and SASS tests).
+    if constexpr (kByteOffsetReads) {
       const u8* s_a = slot + i * BLOCK_M * 4 + row0 * 4;
 #pragma unroll
       for (u32 j = 0; j < kMmaPerWG; ++j)
