@@ -542,9 +542,11 @@ std::vector<ExportRow> TuningDbReader::export_rows(int64_t device_id) const {
   }
   for (ExportRow& r : out) {
     const auto pid = find_problem(r.trial.problem);
-    if (pid)
-      r.cublas_tuned =
-          baseline_by_id(c, DeviceScope{device_id, r.environment_id, ""}, *pid, kProviderCublasTuned, r.protocol_name);
+    if (!pid) continue;
+    const DeviceScope scope{device_id, r.environment_id, ""};
+    r.cublas_tuned = baseline_by_id(c, scope, *pid, kProviderCublasTuned, r.protocol_name);
+    if (r.trial.problem.is_grouped())
+      r.group_loop = baseline_by_id(c, scope, *pid, kProviderCublasDefault, r.protocol_name);
   }
   return out;
 }
