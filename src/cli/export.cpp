@@ -60,7 +60,14 @@ report::Table only_columns(const report::Table& t, const std::vector<std::string
 using report::Cell;
 using report::Number;
 
-report::Table export_table(const std::vector<ExportRow>& rows, const std::string& title) {
+/// The grouped (MoE) columns, present only when the DB holds a grouped winner, so a dense-only DB's export keeps
+/// its columns: layout, G, M_max, expected_m (masked), total M (the 2-D view's rows: contiguous the padded sum of
+/// the groups' rows, masked G x M_max), and the per-group cuBLASLt loop (the grouped baseline) with x = loop us /
+/// dgtune us.
+const std::vector<std::string> kGroupedColumns = {"kind", "groups", "m_max", "expected_m", "total_m", "loop_us",
+                                                  "x_loop"};
+
+report::Table export_table(const std::vector<ExportRow>& rows, const std::string& title, bool grouped) {
   report::Table t;
   t.title = title;
   t.columns = {{"shape", "shape", false},
@@ -107,6 +114,16 @@ report::Table export_table(const std::vector<ExportRow>& rows, const std::string
                {"kernel_hash", "kernel hash", false},
                {"dgtune_version", "dgtune", false},
                {"environment_id", "env", true}};
+  // Grouped columns after the problem's fields (before "config"), only for a DB with grouped winners.
+  const size_t grouped_at = 14;
+  if (grouped)
+    t.columns.insert(t.columns.begin() + grouped_at, {{"kind", "kind", false},
+                                                      {"groups", "G", true},
+                                                      {"m_max", "M_max", true},
+                                                      {"expected_m", "expected_m", true},
+                                                      {"total_m", "total M", true},
+                                                      {"loop_us", "cuBLASLt loop us", true},
+                                                      {"x_loop", "x loop", true}});
   for (const ExportRow& r : rows) {
     const Problem& p = r.trial.problem;
     const KernelConfig& c = r.trial.config;
@@ -159,6 +176,22 @@ report::Table export_table(const std::vector<ExportRow>& rows, const std::string
     row.push_back(r.kernel_hash);
     row.push_back(r.dgtune_version);
     row.push_back(r.environment_id);
+    if (grouped) {
+      // A dense row leaves the grouped cells empty; a grouped row's loop is its cublaslt-default baseline.
+      std::vector<Cell> g(kGroupedColumns.size());
+      if (p.is_grouped()) {
+        const bool masked = p.group_kind == GroupKind::kMasked;
+        const bool loop_ok = r.group_loop && r.group_loop->status == TrialStatus::kOk && r.group_loop->timing;
+        g = {std::string(masked ? "masked" : "contiguous"),
+             int64_t(p.groups),
+             masked ? Cell{p.m_max} : Cell{},
+             masked ? Cell{p.expected_m} : Cell{},
+             p.m,
+             loop_ok ? Cell{Number{r.group_loop->timing->median_us, 2}} : Cell{},
+             loop_ok && us > 0 ? Cell{Number{r.group_loop->timing->median_us / us, 3}} : Cell{}};
+      }
+      row.insert(row.begin() + grouped_at, g.begin(), g.end());
+    }
     t.rows.push_back(std::move(row));
   }
   return t;
@@ -173,7 +206,10 @@ std::string export_text(const std::string& path, const std::string& device_arg, 
   DeviceRow device;
   for (const DeviceRow& r : db.devices())
     if (r.id == device_id) device = r;
-  const std::vector<ExportRow> rows = db.export_rows(device_id);
+  std::vector<ExportRow> rows = db.export_rows(device_id);
+  const bool grouped = std::any_of(rows.begin(), rows.end(), [](const ExportRow& r) { return r.trial.problem.is_grouped(); });
+  // The C++ header is dgt::Gemm's table of dense winners: grouped winners are not loadable through it (yet).
+  if (format == "cpp") std::erase_if(rows, [](const ExportRow& r) { return r.trial.problem.is_grouped(); });
   const bool all_columns = columns.empty() ? format == "csv" || format == "json" : columns == "all";
   const std::string title = fmt::format(
       "dgtune export {} device {} ({}, hardware key {}): {} winners (one per software "
@@ -189,8 +225,12 @@ std::string export_text(const std::string& path, const std::string& device_arg, 
     info.dgtune_version = DGTUNE_VERSION;
     text << export_header(rows, info);
   } else {
-    report::Table table = export_table(rows, title);
-    if (!all_columns) table = only_columns(table, kShortColumns);
+    report::Table table = export_table(rows, title, grouped);
+    if (!all_columns) {
+      std::vector<std::string> ids = kShortColumns;
+      if (grouped) ids.insert(ids.end(), kGroupedColumns.begin(), kGroupedColumns.end());
+      table = only_columns(table, ids);
+    }
     if (format == "json") {
       std::ostringstream table_json;
       report::render(table, report::Format::kJson, table_json);

@@ -357,14 +357,26 @@ void ShapesOption::add(CLI::App& cmd, bool output_overrides) {
   if (output_overrides) output.add(cmd, false);
 }
 
-std::vector<ShapeEntry> ShapesOption::load() const {
-  auto shapes = load_shapes_file(path);
-  for (auto& s : shapes) output.apply(s.problem);
+std::vector<ShapeEntry> ShapesOption::load(bool with_grouped) const {
+  auto shapes = with_grouped ? load_shapes_file_with_grouped(path) : load_shapes_file(path);
+  const bool overrides = !output.d.empty() || !output.bias.empty() || !output.act.empty();
+  for (auto& s : shapes) {
+    if (!s.grouped) {
+      output.apply(s.problem);
+      continue;
+    }
+    if (overrides)
+      DGT_THROW(ErrorKind::kUsage,
+                "{}: a grouped problem: --d, --bias and --act do not apply (the grouped kernel writes bf16 without a "
+                "fused epilogue); leave them out or move the grouped lines to another file",
+                s.where());
+  }
   if (shapes.empty()) DGT_THROW(ErrorKind::kUsage, "{}: no shapes (every line is blank or a comment)", escaped(path));
   // Every line's rule violations, each as "file:line: message", so the user fixes the file once.
   std::string errors;
   int bad = 0;
   for (const auto& s : shapes) {
+    if (s.grouped) continue;  // parse_grouped_problem checked it (validate_grouped), the dense rules included
     try {
       validate_problem(s.problem);
     } catch (const Error& e) {

@@ -130,8 +130,11 @@ struct ShapesOption {
   /// Registers --shapes; with `output_overrides`, also --d/--bias/--act (sweep, compare).
   void add(CLI::App& cmd, bool output_overrides = true);
   /// Reads and checks the whole file (after the overrides); throws Error(kUsage) listing every line
-  /// that breaks a rule.
-  std::vector<ShapeEntry> load() const;
+  /// that breaks a rule. `with_grouped`: grouped (MoE) lines are read too (problem/shapes_file.hpp,
+  /// parse_shapes_with_grouped); --d/--bias/--act are then refused naming a grouped line (its output is bf16
+  /// without an epilogue). Without it a grouped line is refused naming file:line (the command measures dense
+  /// problems only).
+  std::vector<ShapeEntry> load(bool with_grouped = false) const;
 };
 
 /// --shard i/n: this machine's share of the shapes file (the rule and why: problem/shard.hpp). A value that

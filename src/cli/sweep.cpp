@@ -36,7 +36,7 @@ struct Args {
 
 int run(const Args& a) {
   // The whole file is checked before the GPU or the DB is opened; --shard keeps this machine's share.
-  const auto shapes = a.shard.select(a.shapes.load(), a.shapes.path);
+  const auto shapes = a.shard.select(a.shapes.load(/*with_grouped=*/true), a.shapes.path);
   if (shapes.empty()) return 0;  // an empty shard (logged by select): no GPU, no DB file
   SweepOptions sweep;
   sweep.space = a.space.load();

@@ -2,6 +2,7 @@
 
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <set>
 
@@ -11,6 +12,7 @@
 #include "core/output_file.hpp"
 #include "db/schema.hpp"
 #include "db/sqlite.hpp"
+#include "problem/grouped_problem.hpp"
 #include "problem/kernel_config.hpp"
 #include "problem/problem.hpp"
 #include "records/records.hpp"
@@ -147,11 +149,17 @@ CheckReport check(const std::string& path) {
                                        s.get_text("k"), s.get_text("want")));
   }
   {
+    // A file older than schema 11 (check does not migrate) has no grouped columns: every problem is dense.
+    const auto problem_cols = columns(c, "main", "problem");
+    const bool grouped_cols = std::find(problem_cols.begin(), problem_cols.end(), "group_kind") != problem_cols.end();
     Statement s(
         c,
-        "SELECT id AS id, key AS key, m AS m, n AS n, k AS k, lda AS lda, ldb AS ldb, ldd AS ldd, dtype_a AS a, "
-        "dtype_b AS b, dtype_d AS d, scale_mode AS scale_mode, accum AS accum, bias AS bias, act AS act FROM "
-        "problem");
+        std::string("SELECT id AS id, key AS key, m AS m, n AS n, k AS k, lda AS lda, ldb AS ldb, ldd AS ldd, "
+                    "dtype_a AS a, dtype_b AS b, dtype_d AS d, scale_mode AS scale_mode, accum AS accum, bias AS bias, "
+                    "act AS act, ") +
+            (grouped_cols ? "group_kind AS group_kind, groups AS groups, m_max AS m_max, expected_m AS expected_m"
+                          : "'none' AS group_kind, 0 AS groups, 0 AS m_max, 0 AS expected_m") +
+            " FROM problem");
     while (s.step()) {
       try {
         Problem p;
@@ -166,6 +174,14 @@ CheckReport check(const std::string& path) {
         p.accum = parse_accum(s.get_text("accum"));
         p.bias = parse_bias(s.get_text("bias"));
         p.act = parse_act(s.get_text("act"));
+        // Schema 11: a grouped problem's key starts with its layout, G (and M_max, expected_m).
+        const std::string kind = s.get_text("group_kind");
+        if (kind != "none") {
+          p.group_kind = parse_group_kind(kind);
+          p.groups = s.get_int32("groups");
+          p.m_max = s.get_int("m_max");
+          p.expected_m = s.get_int("expected_m");
+        }
         if (p.key() != s.get_text("key"))
           r.problems.push_back(
               fmt::format("problem {}: key {} but its columns give {}", s.get_int("id"), s.get_text("key"), p.key()));

@@ -37,7 +37,8 @@ std::vector<StoredMeasurement> TuningDbReader::latest_measurements(int64_t devic
       "pci_bus_id, m.protocol_name AS protocol_name, m.protocol AS protocol, m.rounds AS rounds, "
       "m.reference_clock_mhz AS reference_clock_mhz, m.clock_floor_mhz AS clock_floor_mhz, m.created_at "
       "AS created_at, p.m AS m, p.n AS n, p.k AS k, p.lda AS lda, p.ldb AS ldb, p.ldd AS ldd, p.dtype_a "
-      "AS dtype_a, p.dtype_b AS dtype_b, p.dtype_d AS dtype_d, p.scale_mode AS scale_mode, p.accum AS accum, p.bias AS bias, p.act AS act "
+      "AS dtype_a, p.dtype_b AS dtype_b, p.dtype_d AS dtype_d, p.scale_mode AS scale_mode, p.accum AS accum, p.bias AS bias, p.act AS act, "
+      "p.group_kind AS group_kind, p.groups AS groups, p.m_max AS m_max, p.expected_m AS expected_m "
       "FROM measurement m JOIN problem p ON p.id = m.problem_id WHERE m.device_id = :device_id AND m.id = "
       "(SELECT max(m2.id) FROM measurement m2 WHERE m2.device_id = m.device_id AND m2.problem_id = "
       "m.problem_id AND m2.protocol_name = m.protocol_name) ORDER BY p.m, p.n, p.k, p.key, m.protocol_name");

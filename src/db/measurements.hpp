@@ -73,6 +73,9 @@ struct ExportRow {
   std::string kernel_hash;
   std::string dgtune_version;
   std::optional<BaselineRecord> cublas_tuned;
+  /// A grouped winner's baseline: the per-group cuBLASLt loop (its cublaslt-default row, schema 11); empty for a
+  /// dense winner.
+  std::optional<BaselineRecord> group_loop;
 };
 
 }  // namespace dgt

@@ -180,8 +180,8 @@ int64_t TuningDb::upsert_problem(const Problem& p) {
   {
     Statement s(*conn_,
                 "INSERT INTO problem (key, m, n, k, lda, ldb, ldd, dtype_a, dtype_b, dtype_d, scale_mode, accum, bias, "
-                "act) VALUES (:key, :m, :n, :k, :lda, :ldb, :ldd, :dtype_a, :dtype_b, :dtype_d, :scale_mode, :accum, "
-                ":bias, :act) "
+                "act, group_kind, groups, m_max, expected_m) VALUES (:key, :m, :n, :k, :lda, :ldb, :ldd, :dtype_a, "
+                ":dtype_b, :dtype_d, :scale_mode, :accum, :bias, :act, :group_kind, :groups, :m_max, :expected_m) "
                 "ON CONFLICT (key) DO NOTHING");
     s.bind_text(":key", p.key());
     s.bind_int(":m", p.m);
@@ -197,12 +197,42 @@ int64_t TuningDb::upsert_problem(const Problem& p) {
     s.bind_text(":accum", to_string(p.accum));
     s.bind_text(":bias", to_string(p.bias));
     s.bind_text(":act", to_string(p.act));
+    s.bind_text(":group_kind", dbrows::group_kind_column(p));
+    s.bind_int(":groups", p.groups);
+    s.bind_int(":m_max", p.m_max);
+    s.bind_int(":expected_m", p.expected_m);
     s.run();
   }
   std::optional<int64_t> id = find_problem(p);
   if (!id)
     DGT_THROW(ErrorKind::kInternal, "tuning database {}: problem {} missing right after its insert", path(), p.key());
   return *id;
+}
+
+std::string TuningDb::put_group_rows(const Problem& p, const std::string& rows_list, const std::string& rows_text) {
+  if (!p.is_grouped())
+    DGT_THROW(ErrorKind::kInvalid, "put_group_rows: problem {} is not grouped (groups = 0)", p.key());
+  require_writable(*conn_, "store a grouped problem's row counts");
+  Transaction tx(*conn_);
+  const int64_t id = upsert_problem(p);
+  {
+    // Only an empty distribution is written: the first sweep's counts are what the stored trials measured.
+    Statement s(*conn_,
+                "UPDATE problem SET group_rows = :rows, group_rows_text = :text WHERE id = :id AND group_rows = ''");
+    s.bind_text(":rows", rows_list);
+    s.bind_text(":text", rows_text);
+    s.bind_int(":id", id);
+    s.run();
+  }
+  std::string stored;
+  {
+    Statement s(*conn_, "SELECT group_rows AS r FROM problem WHERE id = :id");
+    s.bind_int(":id", id);
+    if (s.step()) stored = s.get_text("r");
+  }
+  tx.commit();
+  remember_problem(p, id);
+  return stored;
 }
 
 int64_t TuningDb::problem_id(const Problem& p) {

@@ -62,6 +62,13 @@ class TuningDb : public TuningDbReader {
   void release_claim(const DeviceScope& s, const Problem& p, const KernelConfig& c, const std::string& owner,
                      const std::string& protocol_json = "");
 
+  /// The per-group row counts a grouped problem is measured with (schema 11: problem.group_rows, comma list of G
+  /// counts, and group_rows_text, as the shapes file gave them). They are not part of the problem's key: the first
+  /// call for a problem stores them (upserting the problem row, one transaction) and later calls leave them. Returns
+  /// the counts stored now (the first call's), so a caller whose distribution differs can say that the stored
+  /// trials were measured with another one. Throws Error(kInvalid) for a problem that is not grouped.
+  std::string put_group_rows(const Problem& keyed, const std::string& rows_list, const std::string& rows_text);
+
   /// Stores one baseline in one transaction (the problem row is upserted); its protocol name comes from
   /// b.protocol. A baseline for the same (scope, problem, provider, protocol name) is replaced.
   void put_baseline(const DeviceScope& s, const BaselineRecord& b);

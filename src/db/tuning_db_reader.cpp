@@ -28,6 +28,11 @@ ScaleMode parse_scale_mode(const Connection& c, const std::string& text) {
 
 }  // namespace
 
+const char* dbrows::group_kind_column(const Problem& p) {
+  if (!p.is_grouped()) return "none";
+  return p.group_kind == GroupKind::kMasked ? "masked" : "contiguous";
+}
+
 Problem dbrows::read_problem(const Connection& c, const Statement& s) {
   Problem p;
   p.m = s.get_int("m");
@@ -43,6 +48,16 @@ Problem dbrows::read_problem(const Connection& c, const Statement& s) {
   p.accum = parse_accum(s.get_text("accum"));
   p.bias = parse_bias(s.get_text("bias"));
   p.act = parse_act(s.get_text("act"));
+  // Schema 11: a grouped problem's identity (its key: Problem::key()); 'none' for a dense one.
+  const std::string kind = s.get_text("group_kind");
+  if (kind != "none") {
+    if (kind != "contiguous" && kind != "masked")
+      DGT_THROW(ErrorKind::kSqlite, "tuning database {}: unknown group_kind '{}' in the problem table", c.path(), kind);
+    p.group_kind = kind == "masked" ? GroupKind::kMasked : GroupKind::kContiguous;
+    p.groups = s.get_int32("groups");
+    p.m_max = s.get_int("m_max");
+    p.expected_m = s.get_int("expected_m");
+  }
   return p;
 }
 
@@ -92,7 +107,7 @@ void read_measurement(const Connection& c, const Statement& s, Measurement& m) {
 #define DGT_PROBLEM_COLUMNS                                                                        \
   "p.m AS m, p.n AS n, p.k AS k, p.lda AS lda, p.ldb AS ldb, p.ldd AS ldd, p.dtype_a AS dtype_a, " \
   "p.dtype_b AS dtype_b, p.dtype_d AS dtype_d, p.scale_mode AS scale_mode, p.accum AS accum, p.bias AS bias, " \
-  "p.act AS act"
+  "p.act AS act, p.group_kind AS group_kind, p.groups AS groups, p.m_max AS m_max, p.expected_m AS expected_m"
 #define DGT_MEASUREMENT_COLUMNS(t)                                                                                    \
   t ".status AS status, " t ".error AS error, " t ".median_us AS median_us, " t ".p10_us AS p10_us, " t               \
     ".p90_us AS p90_us, " t ".samples AS samples, " t ".rse AS rse, " t ".sm_clock_mhz AS sm_clock_mhz, " t           \
@@ -230,11 +245,16 @@ void bind_family(Statement& s, const Problem& p) {
   s.bind_text(":accum", to_string(p.accum));
   s.bind_text(":bias", to_string(p.bias));
   s.bind_text(":act", to_string(p.act));
+  s.bind_text(":group_kind", dbrows::group_kind_column(p));
+  s.bind_int(":groups", p.groups);
 }
 
+// The grouped identity is part of the family: a dense lookup never takes a grouped problem's winner (whose N and K
+// are one group's) as its nearest M, nor a grouped lookup another G's or layout's.
 constexpr const char* kFamilyWhere =
     "p.n = :n AND p.k = :k AND p.dtype_a = :dtype_a AND p.dtype_b = :dtype_b AND p.dtype_d = :dtype_d "
-    "AND p.scale_mode = :scale_mode AND p.accum = :accum AND p.bias = :bias AND p.act = :act";
+    "AND p.scale_mode = :scale_mode AND p.accum = :accum AND p.bias = :bias AND p.act = :act "
+    "AND p.group_kind = :group_kind AND p.groups = :groups";
 
 }  // namespace
 
@@ -522,9 +542,11 @@ std::vector<ExportRow> TuningDbReader::export_rows(int64_t device_id) const {
   }
   for (ExportRow& r : out) {
     const auto pid = find_problem(r.trial.problem);
-    if (pid)
-      r.cublas_tuned =
-          baseline_by_id(c, DeviceScope{device_id, r.environment_id, ""}, *pid, kProviderCublasTuned, r.protocol_name);
+    if (!pid) continue;
+    const DeviceScope scope{device_id, r.environment_id, ""};
+    r.cublas_tuned = baseline_by_id(c, scope, *pid, kProviderCublasTuned, r.protocol_name);
+    if (r.trial.problem.is_grouped())
+      r.group_loop = baseline_by_id(c, scope, *pid, kProviderCublasDefault, r.protocol_name);
   }
   return out;
 }

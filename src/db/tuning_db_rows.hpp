@@ -8,7 +8,9 @@
 
 namespace dgt::dbrows {
 
-/// Reads the problem columns (m .. act) of a row.
+/// The problem table's group_kind text of `p`: "none" (dense), "contiguous" or "masked" (schema 11).
+const char* group_kind_column(const Problem& p);
+/// Reads the problem columns (m .. act, and schema 11's group_kind, groups, m_max, expected_m) of a row.
 Problem read_problem(const sql::Connection& c, const sql::Statement& s);
 /// Binds :device_id and :environment_id.
 void bind_scope(sql::Statement& s, const DeviceScope& scope);

@@ -90,7 +90,9 @@ WarmupReport Gemm::warmup_tuned() {
       for (unsigned long long i = 0; i < im.table->count; ++i)
         if (const std::optional<Problem> p = table_entry_problem(im.table->entries[i])) add_family(families, *p, false);
     } else if (im.db && im.device_id) {
-      for (const ExportRow& row : im.db->export_rows(*im.device_id)) add_family(families, row.trial.problem, false);
+      // Grouped winners (schema 11) are no dense family: warming their dense view would load a kernel nobody calls.
+      for (const ExportRow& row : im.db->export_rows(*im.device_id))
+        if (!row.trial.problem.is_grouped()) add_family(families, row.trial.problem, false);
     }
   }
   if (families.empty()) spdlog::info("dgt::Gemm::warmup_tuned: no tuning data for this device; nothing to warm");

@@ -61,6 +61,12 @@ struct SplitMix {
 
 const char* to_string(GroupKind k) { return k == GroupKind::kMasked ? "masked" : "contiguous"; }
 
+GroupKind parse_group_kind(std::string_view text) {
+  if (text == "contiguous") return GroupKind::kContiguous;
+  if (text == "masked") return GroupKind::kMasked;
+  DGT_THROW(ErrorKind::kUsage, "group kind '{}' is not contiguous or masked", escaped(text));
+}
+
 std::vector<int64_t> grouped_rows_from(std::string_view spec, int groups, std::string_view where) {
   const auto parts = split(spec, ':');
   auto num = [&](size_t i, std::string_view what) {
@@ -141,6 +147,32 @@ Problem GroupedProblem::dense_view() const {
   p.scale = scale;
   p.accum = accum;
   return p;
+}
+
+Problem GroupedProblem::keyed() const {
+  Problem p = dense_view();
+  p.groups = groups;
+  p.group_kind = kind;
+  p.m_max = kind == GroupKind::kMasked ? m_max : 0;
+  p.expected_m = kind == GroupKind::kMasked ? expected_m : 0;
+  return p;
+}
+
+std::string GroupedProblem::rows_list() const {
+  std::string s;
+  for (size_t i = 0; i < rows.size(); ++i) s += (i ? "," : "") + std::to_string(rows[i]);
+  return s;
+}
+
+std::string grouped_text(const GroupedProblem& g) {
+  const bool masked = g.kind == GroupKind::kMasked;
+  std::string s = fmt::format("kind={} groups={} {}={}", to_string(g.kind), g.groups,
+                              masked ? "masked_m" : "m_per_group", g.rows_text.empty() ? g.rows_list() : g.rows_text);
+  if (masked) s += fmt::format(" m_max={} expected_m={}", g.m_max, g.expected_m);
+  s += fmt::format(" {} {}", g.n, g.k);
+  if (g.scale != ScaleMode::kPerTensor) s += fmt::format(" scale={}", to_string(g.scale));
+  if (g.accum != Accum::kPromote) s += fmt::format(" accum={}", to_string(g.accum));
+  return s;
 }
 
 std::vector<int32_t> GroupedProblem::layout() const {

@@ -11,13 +11,7 @@
 
 namespace dgt {
 
-/// The two layouts; the values are the kernel's kGroupKind (kernels/gemm/grouped_scheduler.cuh).
-///  - kContiguous: A [M_sum, K] e4m3 K-major, B [G, N, K], D [M_sum, N] bf16; group g's rows are one segment that
-///    starts at a multiple of 128 rows and holds m_g real rows then round_up(m_g, 128) - m_g padding rows;
-///    m_indices int32 [M_sum] on the device gives each row's group, -1 for padding rows (never written).
-///  - kMasked: A [G, M_max, K], B [G, N, K], D [G, M_max, N]; masked_m int32 [G] on the device, group g's real rows
-///    are its first masked_m[g] (rows past them are never written); expected_m is a host hint (grid size only).
-enum class GroupKind { kContiguous = 1, kMasked = 2 };
+/// The two layouts: GroupKind (problem/problem.hpp), with the layouts each means.
 
 /// Rows of a contiguous segment are aligned to this (DeepGEMM's Hopper alignment); masked M_max is a multiple of it.
 inline constexpr int64_t kGroupRowAlign = 128;
@@ -50,6 +44,14 @@ struct GroupedProblem {
   /// The dense problem of the same operand types, scale mode and accumulation over total_rows() x N x K: what the
   /// resource model, the KernelSpec and the dense rules (validate_problem) see.
   Problem dense_view() const;
+  /// dense_view() plus the grouped identity (Problem::groups, group_kind, m_max, expected_m): the problem the tuning
+  /// DB stores this grouped GEMM's trials, baselines and winner under (Problem::key() documents the key). The
+  /// per-group counts (rows) are not part of it: two distributions with the same G and total M (contiguous) or
+  /// M_max and expected_m (masked) share one key.
+  Problem keyed() const;
+  /// The rows as a comma list of G counts ("8192,8192,0,..."), what a measurement ran with (rows_text may be a
+  /// seeded distribution instead).
+  std::string rows_list() const;
   /// Host copy of the device layout array: contiguous m_indices (total_rows() entries), masked masked_m (G).
   std::vector<int32_t> layout() const;
   /// e.g. "contiguous G4 m=8192,8192,8192,8192 N4096 K7168 block".
@@ -58,6 +60,14 @@ struct GroupedProblem {
 
 /// "contiguous" / "masked".
 const char* to_string(GroupKind k);
+/// Parses to_string's names. Throws Error(kUsage) naming the value and the choices.
+GroupKind parse_group_kind(std::string_view text);
+
+/// The text form of `g` that parse_grouped_problem() reads back to `g` (the rows as given in rows_text, masked
+/// m_max and expected_m always written, scale and accum only when not the default), e.g.
+///   "kind=masked groups=4 masked_m=skew:7:256 m_max=128 expected_m=64 4096 7168 scale=block".
+/// No newline; a shapes-file line may follow it with " name=...".
+std::string grouped_text(const GroupedProblem& g);
 
 /// Parses the text form (whitespace-separated; `key=value` fields in any order, then N and K as bare integers):
 ///   kind=contiguous groups=G m_per_group=ROWS N K [scale=tensor|block] [accum=promote|fast]

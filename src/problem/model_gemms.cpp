@@ -170,6 +170,9 @@ ModelConfig parse_model_config(const std::string& text, const std::string& sourc
       c.scale = ScaleMode::kBlock;
     }
   }
+  // Top-k of the router (every MoE family spells it num_experts_per_tok): the rows the routed experts' grouped
+  // GEMMs get per token (problem/expert_gemms.hpp).
+  if (c.experts > 0) c.experts_per_token = f.get("num_experts_per_tok", 0);
   return c;
 }
 

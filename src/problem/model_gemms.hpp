@@ -32,6 +32,7 @@ struct ModelConfig {
   int64_t experts = 0;                 ///< routed experts (num_local_experts / num_experts / n_routed_experts)
   int64_t expert_intermediate = 0;     ///< the routed experts' intermediate size
   int64_t shared_intermediate = 0;     ///< the shared expert's MLP width (0: none)
+  int64_t experts_per_token = 0;       ///< num_experts_per_tok: routed experts per token (top-k); 0 when absent
   bool dense_mlp_layers = false;       ///< some layers are dense MLPs of width `intermediate`
   // DeepSeek's multi-head latent attention.
   int64_t q_lora_rank = 0;  ///< 0: no q compression (q_proj instead of q_a/q_b)

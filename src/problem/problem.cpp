@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
+#include "core/escape.hpp"
 #include "core/int_math.hpp"
 
 namespace dgt {
@@ -114,7 +115,11 @@ std::string Problem::key() const {
   // Epilogue tokens only when present: keys of problems without one are unchanged since fused epilogues were added.
   if (bias != Bias::kNone) s += "_bias";
   if (act != Act::kNone) s += fmt::format("_{}", to_string(act));
-  return s;
+  if (groups <= 0) return s;
+  // Grouped: a prefix that starts with a letter (a dense key starts with M's digits), then the dense view's key.
+  if (group_kind == GroupKind::kMasked)
+    return fmt::format("grouped-masked_G{}_mmax{}_em{}_{}", groups, m_max, expected_m, s);
+  return fmt::format("grouped-contiguous_G{}_{}", groups, s);
 }
 
 std::string Problem::label() const {
@@ -126,6 +131,10 @@ std::string Problem::label() const {
   if (accum != Accum::kPromote) s += fmt::format(" {}", to_string(accum));
   if (bias != Bias::kNone) s += " +bias";
   if (act != Act::kNone) s += fmt::format(" {}", to_string(act));
+  if (groups > 0) {
+    s = fmt::format("{} G{} {}", group_kind == GroupKind::kMasked ? "masked" : "contiguous", groups, s);
+    if (group_kind == GroupKind::kMasked) s += fmt::format(" mmax={} em={}", m_max, expected_m);
+  }
   return s;
 }
 
@@ -218,6 +227,13 @@ void to_json(nlohmann::json& j, const Problem& p) {
                      {"accum", to_string(p.accum)},
                      {"bias", to_string(p.bias)},
                      {"act", to_string(p.act)}};
+  // Grouped fields only for grouped problems: a dense problem's JSON is the one written before they existed.
+  if (p.groups > 0) {
+    j["groups"] = p.groups;
+    j["group_kind"] = p.group_kind == GroupKind::kMasked ? "masked" : "contiguous";
+    j["m_max"] = p.m_max;
+    j["expected_m"] = p.expected_m;
+  }
 }
 
 void from_json(const nlohmann::json& j, Problem& p) {
@@ -232,6 +248,15 @@ void from_json(const nlohmann::json& j, Problem& p) {
   p.accum = parse_accum(j.value("accum", std::string("promote")));
   p.bias = parse_bias(j.value("bias", std::string("none")));
   p.act = parse_act(j.value("act", std::string("none")));
+  p.groups = j.value("groups", 0);
+  if (p.groups > 0) {
+    const std::string kind = j.value("group_kind", std::string("contiguous"));
+    if (kind != "contiguous" && kind != "masked")
+      DGT_THROW(ErrorKind::kUsage, "problem JSON: group_kind '{}' is not contiguous or masked", escaped(kind));
+    p.group_kind = kind == "masked" ? GroupKind::kMasked : GroupKind::kContiguous;
+    p.m_max = j.value("m_max", int64_t(0));
+    p.expected_m = j.value("expected_m", int64_t(0));
+  }
 }
 
 }  // namespace dgt

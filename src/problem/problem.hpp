@@ -44,6 +44,15 @@ enum class Bias { kNone, kBF16 };
 /// documents). SiLU is absent: cuBLASLt has no SiLU epilogue to compare with.
 enum class Act { kNone, kRelu, kGeluTanh };
 
+/// The grouped (MoE) layouts (problem/grouped_problem.hpp); the values are the kernel's kGroupKind
+/// (kernels/gemm/grouped_scheduler.cuh).
+///  - kContiguous: A [M_sum, K] e4m3 K-major, B [G, N, K], D [M_sum, N] bf16; group g's rows are one segment that
+///    starts at a multiple of 128 rows and holds m_g real rows then round_up(m_g, 128) - m_g padding rows;
+///    m_indices int32 [M_sum] on the device gives each row's group, -1 for padding rows (never written).
+///  - kMasked: A [G, M_max, K], B [G, N, K], D [G, M_max, N]; masked_m int32 [G] on the device, group g's real rows
+///    are its first masked_m[g] (rows past them are never written); expected_m is a host hint (grid size only).
+enum class GroupKind { kContiguous = 1, kMasked = 2 };
+
 /// The granule of the block modes along K (and of B's blocks along N in kBlock).
 inline constexpr int64_t kScaleBlock = 128;
 
@@ -112,6 +121,15 @@ struct Problem {
   Accum accum = Accum::kPromote;
   Bias bias = Bias::kNone;
   Act act = Act::kNone;
+  /// Grouped (MoE) problems only (GroupedProblem::keyed(), problem/grouped_problem.hpp); groups == 0 is a dense
+  /// problem and the three fields below are then unused (and 0 / kContiguous). The fields of a grouped problem are
+  /// what the host knows without reading the device: the layout, G, and for masked M_max and expected_m; m, n, k
+  /// and the fields above are its dense view's (m: contiguous the padded total M_sum, masked G x M_max). The
+  /// per-group row counts are not part of it (they live on the device at run time).
+  int groups = 0;
+  GroupKind group_kind = GroupKind::kContiguous;
+  int64_t m_max = 0;       ///< masked: rows per group in A and D; contiguous 0
+  int64_t expected_m = 0;  ///< masked: the host's hint of rows per group; contiguous 0
 
   /// A problem with tight leading dimensions (lda = ldb = K, ldd = N) and default types.
   static Problem dense(int64_t m, int64_t n, int64_t k);
@@ -119,7 +137,15 @@ struct Problem {
   /// Canonical unique key, e.g. "4096x4096x4096_lda4096_ldb4096_ldd4096_e4m3.e4m3.bf16_pt_promote"; the
   /// scale token is pt / ch / blk / blk1d1d. A bias adds "_bias" and an activation "_relu" / "_gelu_tanh"
   /// at the end; without them the key is the one stored before fused epilogues existed (old DBs stay valid).
+  /// A grouped problem's key is a prefix, then the dense view's key (so a dense key never starts with a letter and
+  /// never collides with a grouped one):
+  ///   contiguous: "grouped-contiguous_G<G>_" + key of the M_sum x N x K view,
+  ///     e.g. "grouped-contiguous_G4_32768x4096x7168_lda7168_ldb7168_ldd4096_e4m3.e4m3.bf16_blk_promote"
+  ///   masked: "grouped-masked_G<G>_mmax<M_max>_em<expected_m>_" + key of the (G x M_max) x N x K view,
+  ///     e.g. "grouped-masked_G32_mmax256_em64_8192x4096x7168_lda7168_ldb7168_ldd4096_e4m3.e4m3.bf16_blk_promote"
   std::string key() const;
+  /// True for a grouped (MoE) problem (groups > 0).
+  bool is_grouped() const { return groups > 0; }
   /// Short human label "MxNxK" (plus non-default fields).
   std::string label() const;
   /// 2*M*N*K.

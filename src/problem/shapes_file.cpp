@@ -203,6 +203,34 @@ ShapeEntry parse_line(const LineRef& at, std::string_view raw_line, const std::v
   return entry;
 }
 
+/// A grouped line: parse_grouped_problem() on every field but an optional name=, errors behind "FILE:LINE: ".
+ShapeEntry parse_grouped_line(const LineRef& at, const std::vector<std::string_view>& fields) {
+  ShapeEntry entry;
+  entry.file = at.file;
+  entry.line = at.line;
+  std::string text;
+  bool named = false;
+  for (std::string_view f : fields) {
+    if (f.substr(0, 5) == "name=") {
+      if (named)
+        DGT_THROW(ErrorKind::kUsage, "{}: field 'name': given twice ('{}'; each key at most once per line)",
+                  at.where(), escaped(f));
+      if (f.size() == 5)
+        DGT_THROW(ErrorKind::kUsage, "{}: field 'name': empty value in 'name=' (expected name=VALUE)", at.where());
+      named = true;
+      entry.name = std::string(f.substr(5));
+      continue;
+    }
+    text += std::string(f) + " ";
+  }
+  entry.grouped = parse_grouped_problem(text, at.where());
+  entry.problem = entry.grouped->keyed();
+  return entry;
+}
+
+/// A grouped line starts with its kind= field (the text form's first field in every example and in shapes files).
+bool is_grouped_line(const std::vector<std::string_view>& fields) { return fields[0].substr(0, 5) == "kind="; }
+
 /// Trims spaces and tabs for quoting the line in messages.
 std::string_view trim(std::string_view s) {
   while (!s.empty() && is_blank(s.front())) s.remove_prefix(1);
@@ -210,9 +238,8 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
-}  // namespace
-
-std::vector<ShapeEntry> parse_shapes(const std::string& text, const std::string& file_name) {
+/// Every line of a shapes file; grouped lines are parsed when grouped_ok, else refused naming file:line.
+std::vector<ShapeEntry> parse_shapes_lines(const std::string& text, const std::string& file_name, bool grouped_ok) {
   std::string_view rest = text;
   // Editors that write CRLF often also write a UTF-8 byte order mark; it is not part of M.
   if (rest.substr(0, 3) == "\xEF\xBB\xBF") rest.remove_prefix(3);
@@ -228,13 +255,41 @@ std::vector<ShapeEntry> parse_shapes(const std::string& text, const std::string&
     std::string_view content = strip_line(line);
     std::vector<std::string_view> fields = split_fields(content);
     if (fields.empty()) continue;
-    entries.push_back(parse_line(LineRef{file_name, line_no}, trim(content), fields));
+    const LineRef at{file_name, line_no};
+    if (is_grouped_line(fields)) {
+      if (!grouped_ok)
+        DGT_THROW(ErrorKind::kUsage,
+                  "{}: a grouped (MoE) problem ('{}'); this command takes dense lines only (M N K [key=value ...]): "
+                  "grouped lines are tuned by `dgtune sweep`",
+                  at.where(), escaped(fields[0]));
+      entries.push_back(parse_grouped_line(at, fields));
+      continue;
+    }
+    entries.push_back(parse_line(at, trim(content), fields));
   }
   return entries;
 }
 
+}  // namespace
+
+std::vector<ShapeEntry> parse_shapes(const std::string& text, const std::string& file_name) {
+  return parse_shapes_lines(text, file_name, false);
+}
+
+std::vector<ShapeEntry> parse_shapes_with_grouped(const std::string& text, const std::string& file_name) {
+  return parse_shapes_lines(text, file_name, true);
+}
+
 std::vector<ShapeEntry> load_shapes_file(const std::string& path) {
   return parse_shapes(read_input_file(path, "shapes file"), path);
+}
+
+std::vector<ShapeEntry> load_shapes_file_with_grouped(const std::string& path) {
+  return parse_shapes_with_grouped(read_input_file(path, "shapes file"), path);
+}
+
+std::string grouped_shape_line(const GroupedProblem& g, const std::string& name) {
+  return name.empty() ? grouped_text(g) : grouped_text(g) + " name=" + name;
 }
 
 std::string shape_line(const Problem& p, const std::string& name) {

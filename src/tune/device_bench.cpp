@@ -36,10 +36,12 @@ uint64_t DeviceBench::seed_for(const Problem& p) const { return options_.seed ^ 
 void DeviceBench::begin_shape(const Problem& p) {
   if (lost_) DGT_THROW(ErrorKind::kCuda, "the CUDA context of device {} was lost by an earlier candidate", device_.ordinal);
   data_.reset();  // one problem's buffers at a time
+  grouped_.reset();
   data_ = std::make_unique<ProblemData>(p, *util_, seed_for(p), stream_);
 }
 
 std::pair<BaselineRecord, BaselineRecord> DeviceBench::baselines() {
+  if (grouped_) return grouped_baselines();
   if (!data_) DGT_THROW(ErrorKind::kInternal, "DeviceBench::baselines before begin_shape");
   if (options_.kind == ProtocolKind::kColdL2) return cublas_->measure(*data_, *timer_, stream_);
   // Every returned algorithm is verified, then screened under hot-graph: "tuned" is the fastest under the
@@ -52,6 +54,7 @@ std::pair<BaselineRecord, BaselineRecord> DeviceBench::baselines() {
 }
 
 TrialRecord DeviceBench::measure(const EvaluatedSpec& candidate, const CompileResult& compiled) {
+  if (grouped_) return measure_grouped(candidate);
   if (!data_) DGT_THROW(ErrorKind::kInternal, "DeviceBench::measure before begin_shape");
   if (lost_) DGT_THROW(ErrorKind::kCuda, "the CUDA context of device {} was lost by an earlier candidate", device_.ordinal);
   const ProblemData& data = *data_;

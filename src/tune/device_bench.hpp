@@ -6,16 +6,20 @@
 #include <cuda_runtime_api.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 
 #include "bench/cublaslt_baseline.hpp"
+#include "bench/grouped_data.hpp"
+#include "bench/device_sides.hpp"
 #include "bench/problem_data.hpp"
 #include "bench/protocol.hpp"
 #include "device/device_info.hpp"
 #include "jit/cubin_cache.hpp"
 #include "launch/kernel_cache.hpp"
 #include "launch/util_kernels.hpp"
+#include "problem/grouped_problem.hpp"
 #include "problem/kernel_config.hpp"
 #include "records/records.hpp"
 #include "tune/compile_queue.hpp"
@@ -42,18 +46,35 @@ class DeviceBench {
   /// Allocates and fills the inputs of `p` (seed: options.seed ^ hash(p.key())) and computes its reference;
   /// the previous shape's buffers are freed first.
   void begin_shape(const Problem& p);
-  /// cuBLASLt default and tuned for the current shape under the session's protocol.
+  /// A grouped shape (tune/device_bench_grouped.cpp): allocates and fills the operands of `g`
+  /// (bench/grouped_data.hpp; seed: options.seed ^ hash(g.keyed().key())), freeing the previous shape's first.
+  /// Until the next begin_*shape, baselines() times the per-group cuBLASLt loop and measure() the grouped kernel.
+  void begin_grouped_shape(const GroupedProblem& g);
+  /// True between begin_grouped_shape() and the next begin_shape().
+  bool grouped() const { return grouped_ != nullptr; }
+  /// cuBLASLt default and tuned for the current shape under the session's protocol. A grouped shape has one
+  /// cuBLASLt baseline, the per-group loop of heuristic top-1 calls (bench/group_loop.hpp), verified per group
+  /// like a candidate and timed under the same protocol: it is the "default" record; the "tuned" record is
+  /// kUnsupported, saying so (there is no tuned loop).
   std::pair<BaselineRecord, BaselineRecord> baselines();
   /// Verifies, then times one candidate of the current shape. Every outcome is a record: pre_device_trial's
   /// (invalid, compile error), kLaunchError, kVerifyFailed, kOk; kCrashed (a sticky CUDA error) or kTimeout
   /// (a launch still running after candidate_timeout_s, or later after the protocol's watchdog) also set
   /// context_lost(): the CUDA context is unusable and this process must end before measuring anything else.
+  /// A grouped shape ignores `compiled` (the dense kernel's): the grouped kernel is compiled here through the cubin
+  /// cache (KernelCache::get_grouped), an NVRTC failure is kCompileError, a grouped rule (G1-G3) kInvalid; then it is
+  /// verified per group (GroupedData::verify) and timed like a dense candidate, TFLOPS over the real rows.
   TrialRecord measure(const EvaluatedSpec& candidate, const CompileResult& compiled);
   /// True after a candidate crashed or hung (see measure()).
   bool context_lost() const { return lost_; }
 
  private:
   uint64_t seed_for(const Problem& p) const;
+  std::pair<BaselineRecord, BaselineRecord> grouped_baselines();
+  TrialRecord measure_grouped(const EvaluatedSpec& candidate);
+  /// The protocol a measurement stores, and the launch timed under it (cold-l2 Timer or hot-graph engine), with
+  /// `check` run after a replay under hot-graph. Sticky CUDA errors and watchdog timeouts propagate.
+  Timing time_launch(const Side& side, const OutputCheck* check, std::optional<Verification>* replay_check);
 
   SessionOptions options_;
   DeviceInfo device_;
@@ -63,6 +84,7 @@ class DeviceBench {
   std::unique_ptr<CublasLtBaseline> cublas_;
   std::unique_ptr<KernelCache> kernels_;  ///< loaded modules and kernels, split-K scratch
   std::unique_ptr<ProblemData> data_;
+  std::unique_ptr<GroupedData> grouped_;  ///< a grouped shape's operands (begin_grouped_shape)
   bool lost_ = false;
 };
 

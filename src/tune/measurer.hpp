@@ -6,6 +6,8 @@
 #include <string>
 #include <utility>
 
+#include "core/error.hpp"
+#include "problem/grouped_problem.hpp"
 #include "problem/kernel_config.hpp"
 #include "problem/problem.hpp"
 #include "records/protocol_name.hpp"
@@ -32,6 +34,13 @@ class Measurer {
   virtual bool prepare(const EvaluatedSpec& spec) = 0;
   /// Starts problem `p`: called before baselines() and measure() for it (input data, say).
   virtual void begin_shape(const Problem& p) = 0;
+  /// Starts grouped problem `g` (a shapes file's grouped line) instead: baselines() then times the per-group
+  /// cuBLASLt loop and measure() the grouped kernel of each candidate, whose records carry g.keyed(). The sweep
+  /// does not prepare() a grouped shape's candidates (prepare compiles dense kernels). A measurer that cannot
+  /// measure grouped problems keeps this default, which throws Error(kUsage).
+  virtual void begin_grouped_shape(const GroupedProblem& g) {
+    DGT_THROW(ErrorKind::kUsage, "{}: this measurer does not measure grouped problems", g.label());
+  }
   /// cuBLASLt default and tuned for the current shape, in that order.
   virtual std::pair<BaselineRecord, BaselineRecord> baselines() = 0;
   /// Verifies and times one candidate of the current shape; any outcome (ok, compile_error, ...) is a

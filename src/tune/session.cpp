@@ -50,11 +50,13 @@ class TuningSession::GpuMeasurer final : public Measurer {
   }
   bool prepare(const EvaluatedSpec& spec) override { return s_.compiles_->prepare(spec); }
   void begin_shape(const Problem& p) override { s_.bench_->begin_shape(p); }
+  void begin_grouped_shape(const GroupedProblem& g) override { s_.bench_->begin_grouped_shape(g); }
   std::pair<BaselineRecord, BaselineRecord> baselines() override { return s_.bench_->baselines(); }
   std::string protocol_name() const override { return s_.options_.protocol_name(); }
   std::string protocol_json() const override { return s_.options_.protocol_json(); }
   TrialRecord measure(const EvaluatedSpec& spec) override {
-    TrialRecord t = s_.bench_->measure(spec, s_.compiles_->get(spec));
+    // A grouped shape's kernel is compiled by the bench (the queue holds dense kernels).
+    TrialRecord t = s_.bench_->measure(spec, s_.bench_->grouped() ? CompileResult{} : s_.compiles_->get(spec));
     if (s_.bench_->context_lost()) throw_context_lost(*s_.db_, s_.scope_, t);
     return t;
   }

@@ -13,6 +13,7 @@
 
 #include "core/error.hpp"
 #include "space/cost_model.hpp"
+#include "space/grouped_rules.hpp"
 #include "tune/claim_owner.hpp"
 #include "tune/interrupt.hpp"
 
@@ -68,6 +69,10 @@ std::vector<ShapeOutcome> run_sweep(const std::vector<SweepLane>& lanes, const s
     out[i].entry = shapes[i];
     out[i].protocol = protocol;
     std::vector<Candidate> ranked = rank_candidates(opts.space, p, measurer.sm_count());
+    // A grouped line: the space ranked on its dense view (p's m, n, k are the view's), then what the grouped kernels
+    // cannot run (G1-G3, space/grouped_rules.hpp) left out before the strategy's cut, so top-k counts runnable ones.
+    if (shapes[i].grouped)
+      std::erase_if(ranked, [](const Candidate& c) { return !grouped_rule_violation(c.config).empty(); });
     size_t keep = ranked.size();
     if (opts.strategy == Strategy::kModel) keep = std::min<size_t>(keep, std::max(1, opts.top_k));
     if (opts.strategy == Strategy::kExhaustive && opts.max_candidates > 0)
@@ -101,8 +106,10 @@ std::vector<ShapeOutcome> run_sweep(const std::vector<SweepLane>& lanes, const s
   if (lanes.size() > 1)
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return work_us[a] > work_us[b]; });
   int prepared = 0;
+  // Grouped shapes are not prepared: the queue compiles dense kernels; the measurer compiles each grouped kernel.
   for (size_t i : order)
-    for (const EvaluatedSpec& c : todo[i]) prepared += measurer.prepare(c) ? 1 : 0;
+    if (!shapes[i].grouped)
+      for (const EvaluatedSpec& c : todo[i]) prepared += measurer.prepare(c) ? 1 : 0;
   spdlog::info("{} shapes, strategy {}, protocol {}; {} kernels to compile", shapes.size(), opts.strategy_label(),
                protocol, prepared);
   for (const SweepLane& lane : lanes) spdlog::info("  measuring on {}", lane.measurer->describe());
@@ -138,7 +145,18 @@ std::vector<ShapeOutcome> run_sweep(const std::vector<SweepLane>& lanes, const s
     const bool need_baselines =
         opts.baselines && !(db.has_baseline(scope, p, kProviderCublasDefault, protocol) && tuned_usable);
     if (!todo[i].empty() || need_baselines) {
-      measurer.begin_shape(p);
+      if (const std::optional<GroupedProblem>& g = shapes[i].grouped) {
+        // The counts are not part of the key: the problem keeps the first sweep's, which its trials measured.
+        const std::string stored = db.put_group_rows(p, g->rows_list(), g->rows_text);
+        if (stored != g->rows_list())
+          spdlog::warn("  {} ({}): the stored trials of this key were measured with other per-group counts ({}); "
+                       "this line's ({}) are measured now, for the candidates not stored yet",
+                       p.label(), shapes[i].where(), stored.size() > 60 ? stored.substr(0, 60) + "..." : stored,
+                       g->rows_text);
+        measurer.begin_grouped_shape(*g);
+      } else {
+        measurer.begin_shape(p);
+      }
       if (need_baselines) {
         spdlog::info("  cuBLASLt baselines for {} ({})", p.label(), protocol);
         auto [def, tuned] = measurer.baselines();

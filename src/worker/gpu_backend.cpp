@@ -15,7 +15,8 @@ DeviceFingerprint GpuWorkerBackend::fingerprint() const { return make_fingerprin
 // record and the launch.
 TrialRecord GpuWorkerBackend::measure(const KernelSpec& spec) {
   const EvaluatedSpec candidate = EvaluatedSpec::evaluate(spec);
-  return bench_->measure(candidate, compile_now(*cache_, candidate));
+  // A grouped shape's kernel is compiled by the bench (compile_now compiles the dense kernel).
+  return bench_->measure(candidate, bench_->grouped() ? CompileResult{} : compile_now(*cache_, candidate));
 }
 
 }  // namespace dgt

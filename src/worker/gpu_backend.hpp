@@ -17,6 +17,7 @@ class GpuWorkerBackend final : public WorkerBackend {
   explicit GpuWorkerBackend(const SessionOptions& options);
   DeviceFingerprint fingerprint() const override;
   void begin_shape(const Problem& p) override { bench_->begin_shape(p); }
+  void begin_grouped_shape(const GroupedProblem& g) override { bench_->begin_grouped_shape(g); }
   std::pair<BaselineRecord, BaselineRecord> baselines() override { return bench_->baselines(); }
   /// Compiles through the cache (a hit: the parent compiled it ahead) and measures with the bench.
   TrialRecord measure(const KernelSpec& spec) override;

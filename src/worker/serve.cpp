@@ -48,7 +48,11 @@ int serve_worker(WorkerBackend& backend, int in_fd, int out_fd) {
     json reply;
     bool lost = false;
     try {
-      if (op == "begin_shape") {
+      if (op == "begin_shape" && req.contains("grouped")) {
+        // The grouped text form with every count listed (WorkerMeasurer): the same problem as the parent's.
+        backend.begin_grouped_shape(parse_grouped_problem(req.at("grouped").get<std::string>(), "worker request"));
+        reply = json{{"ok", true}};
+      } else if (op == "begin_shape") {
         backend.begin_shape(req.at("problem").get<Problem>());
         reply = json{{"ok", true}};
       } else if (op == "baselines") {

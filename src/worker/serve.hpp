@@ -5,6 +5,8 @@
 
 #include <utility>
 
+#include "core/error.hpp"
+#include "problem/grouped_problem.hpp"
 #include "problem/kernel_config.hpp"
 #include "problem/problem.hpp"
 #include "records/records.hpp"
@@ -18,6 +20,10 @@ class WorkerBackend {
   /// The device, sent to the parent in the hello line (its hardware identity and PCI bus id key the trials).
   virtual DeviceFingerprint fingerprint() const = 0;
   virtual void begin_shape(const Problem& p) = 0;
+  /// A grouped shape (the begin_shape request with "grouped"); the default refuses it with Error(kUsage).
+  virtual void begin_grouped_shape(const GroupedProblem& g) {
+    DGT_THROW(ErrorKind::kUsage, "{}: this worker does not measure grouped problems", g.label());
+  }
   virtual std::pair<BaselineRecord, BaselineRecord> baselines() = 0;
   /// One candidate of the current shape; any outcome is a record. After a record whose context_lost() is
   /// true the worker answers and exits.

@@ -1,6 +1,8 @@
 // The worker process's wire format (src/worker/): one JSON object per line on a pipe, one reply per
 // request. Parent -> worker (the worker's stdin):
 //   {"op":"begin_shape","problem":{...}}   -> {"ok":true}
+//   {"op":"begin_shape","problem":{...},"grouped":"kind=... groups=G m_per_group=LIST N K ..."} -> {"ok":true}
+//                                           (a grouped shape: grouped_text() with the counts as a list)
 //   {"op":"baselines"}                     -> {"ok":true,"default":BaselineRecord,"tuned":BaselineRecord}
 //   {"op":"measure","problem":{...},"config":{...}} -> {"ok":true,"trial":TrialRecord,"context_lost":bool}
 //   {"op":"quit"}                          -> the worker exits 0

@@ -44,8 +44,18 @@ bool WorkerMeasurer::prepare(const EvaluatedSpec& spec) { return compiles_ ? com
 
 void WorkerMeasurer::begin_shape(const Problem& p) {
   problem_ = p;
+  grouped_text_.reset();
   shape_sent_ = false;
   ready();  // the inputs of the shape are made now, not inside the first candidate's time limit
+}
+
+void WorkerMeasurer::begin_grouped_shape(const GroupedProblem& g) {
+  GroupedProblem listed = g;
+  listed.rows_text = g.rows_list();  // the counts themselves: the worker parses what the parent measured
+  problem_ = g.keyed();
+  grouped_text_ = grouped_text(listed);
+  shape_sent_ = false;
+  ready();
 }
 
 void WorkerMeasurer::drop() {
@@ -66,7 +76,9 @@ WorkerProcess& WorkerMeasurer::ready() {
   }
   if (!shape_sent_ && problem_) {
     json reply;
-    const auto outcome = proc_->request(json{{"op", "begin_shape"}, {"problem", *problem_}}, limits_.shape, &reply);
+    json request{{"op", "begin_shape"}, {"problem", *problem_}};
+    if (grouped_text_) request["grouped"] = *grouped_text_;
+    const auto outcome = proc_->request(request, limits_.shape, &reply);
     if (outcome != WorkerProcess::Outcome::kReply) {
       const std::string how = proc_->ended_how();
       drop();
@@ -97,7 +109,7 @@ TrialRecord WorkerMeasurer::measure(const EvaluatedSpec& candidate) {
   if (!problem_) DGT_THROW(ErrorKind::kInternal, "WorkerMeasurer::measure before begin_shape");
   const Problem& p = *problem_;
   const KernelSpec& spec = candidate.spec;
-  if (compiles_) {
+  if (compiles_ && !grouped_text_) {
     // Compile here, in the parent: a candidate that does not compile never costs a worker.
     if (auto early = pre_device_trial(candidate, p, compiles_->get(candidate), protocol_json_)) return *early;
   }

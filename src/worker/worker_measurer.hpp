@@ -46,6 +46,9 @@ class WorkerMeasurer final : public Measurer {
   std::string describe() const override;
   bool prepare(const EvaluatedSpec& spec) override;
   void begin_shape(const Problem& p) override;
+  /// Sends the grouped problem with every count listed; a restarted worker gets it again. Candidates are then not
+  /// compiled here (the parent's queue compiles dense kernels): the worker compiles each grouped kernel.
+  void begin_grouped_shape(const GroupedProblem& g) override;
   std::pair<BaselineRecord, BaselineRecord> baselines() override;
   TrialRecord measure(const EvaluatedSpec& candidate) override;
   std::string protocol_name() const override { return protocol_name_; }
@@ -66,6 +69,7 @@ class WorkerMeasurer final : public Measurer {
   std::unique_ptr<WorkerProcess> proc_;
   DeviceFingerprint fingerprint_;
   std::optional<Problem> problem_;
+  std::optional<std::string> grouped_text_;  ///< the current grouped shape's text form (counts listed), if any
   bool shape_sent_ = false;
   int restarts_ = 0;
 };

@@ -43,6 +43,11 @@ class FakeBackend final : public WorkerBackend {
   explicit FakeBackend(std::string pci) : pci_(std::move(pci)) {}
   DeviceFingerprint fingerprint() const override { return fake::device(pci_); }
   void begin_shape(const Problem& p) override { problem_ = p; }
+  /// A grouped shape: measured like a dense one under its key; the log says which counts the worker was sent.
+  void begin_grouped_shape(const GroupedProblem& g) override {
+    problem_ = g.keyed();
+    fake::append_line(env("FAKE_WORKER_LOG"), "grouped " + pci_ + " " + g.rows_list() + "\n");
+  }
   std::pair<BaselineRecord, BaselineRecord> baselines() override { return fake::baselines(problem_); }
   TrialRecord measure(const KernelSpec& spec) override {
     const std::string key = spec.config.key();

@@ -27,6 +27,7 @@
 #include "jit/cubin_cache.hpp"
 #include "jit/kernel_hash.hpp"
 #include "loader/warm_specs.hpp"
+#include "problem/grouped_problem.hpp"
 #include "problem/model_gemms.hpp"
 #include "space/cost_model.hpp"
 #include "temp_dir_test.hpp"
@@ -462,6 +463,10 @@ TEST_F(BundleSpecsTest, DbFamiliesGiveTheirWarmUpKernels) {
     put(16, 512, "64x128x128_s6_wg1_sw128_c1x1_rm8_direct_sk1_sm0");
     put(256, 512, "128x128x128_s4_wg2_sw128_c1x1_rm8_direct_sk1_sm0");
     put(256, 768, "128x128x128_s4_wg2_sw128_c1x1_rm8_direct_sk1_sm0");
+    // A grouped winner (N = 1536) is no dense family: it adds neither a family nor a kernel.
+    test::put_ok_trial(db, s,
+                       parse_grouped_problem("kind=masked groups=4 masked_m=16 1536 1024", "t").keyed(),
+                       KernelConfig::parse_key("64x256x128_s4_wg1_sw128_c1x1_rm8_direct_sk1_sm0"));
   }
   TuningDbReader db(db_path);
   const BundleSpecs bs = bundle_specs(db, 1, kh);

@@ -27,6 +27,7 @@
 #include "db/schema.hpp"
 #include "db/tuning_db.hpp"
 #include "loader/export_header.hpp"
+#include "problem/grouped_problem.hpp"
 
 namespace dgt {
 namespace {
@@ -369,6 +370,73 @@ TEST_F(CompareExportTest, ExportEveryFormat) {
   std::stringstream ss;
   ss << f.rdbuf();
   EXPECT_EQ(ss.str(), csv.out);
+}
+
+// Grouped winners (schema 11) get the grouped columns and their loop baseline; a dense-only DB's export has none of
+// those columns, and the C++ header (dgt::Gemm's dense table) never lists a grouped winner.
+TEST_F(CompareExportTest, ExportListsGroupedWinnersWithTheirIdentity) {
+  make_export_db(path("d.db"));
+  const CliRun dense = run_dgtune("export --db " + path("d.db") + " --format json");
+  ASSERT_EQ(dense.rc, 0) << dense.out;
+  for (const auto& w : nlohmann::json::parse(dense.out)["winners"])
+    for (const char* col : {"kind", "groups", "m_max", "expected_m", "total_m", "loop_us", "x_loop"})
+      EXPECT_FALSE(w.contains(col)) << col;
+  const CliRun dense_table = run_dgtune("export --db " + path("d.db"));
+  EXPECT_EQ(dense_table.out.find("x loop"), std::string::npos) << dense_table.out;
+
+  make_export_db(path("g.db"));
+  const GroupedProblem g = parse_grouped_problem(
+      "kind=masked groups=32 masked_m=route:1:256:8 m_max=128 expected_m=64 4096 7168 scale=block", "t");
+  {
+    TuningDb db(path("g.db"));
+    const DeviceScope s = db.upsert_device(gpu("NVIDIA H200", 132));
+    TrialRecord t;
+    t.problem = g.keyed();
+    t.config = KernelConfig::parse_key("128x128x128_s5_wg2_sw128_c1x1_rm8_tma_sk1_sm0_1g_p1");
+    t.protocol = R"({"name":"cold-l2-v1","statistic":"median"})";
+    t.verification = Verification{true, 1e-3, 1e-6, 0, 0};
+    t.set_timing(Timing{50.0, 49.0, 51.0, 50, 0.002, 1755, false});
+    db.put_trial(s, t);
+    BaselineRecord loop;
+    loop.problem = g.keyed();
+    loop.provider = kProviderCublasDefault;
+    loop.algo = "per-group loop: 32 calls";
+    loop.protocol = t.protocol;
+    loop.set_timing(Timing{95.0, 95.0, 95.0, 50, 0.002, 1755, false});
+    db.put_baseline(s, loop);
+  }
+  const CliRun json = run_dgtune("export --db " + path("g.db") + " --format json");
+  ASSERT_EQ(json.rc, 0) << json.out;
+  const auto rows = nlohmann::json::parse(json.out)["winners"];
+  ASSERT_EQ(rows.size(), 3u);
+  int grouped = 0;
+  for (const auto& w : rows) {
+    if (w["kind"].is_null()) {  // a dense winner beside it: empty grouped cells
+      EXPECT_TRUE(w["groups"].is_null());
+      EXPECT_TRUE(w["x_loop"].is_null());
+      continue;
+    }
+    ++grouped;
+    EXPECT_EQ(w["kind"], "masked");
+    EXPECT_EQ(w["groups"], 32);
+    EXPECT_EQ(w["m_max"], 128);
+    EXPECT_EQ(w["expected_m"], 64);
+    EXPECT_EQ(w["total_m"], 32 * 128);
+    EXPECT_EQ(w["n"], 4096);
+    EXPECT_DOUBLE_EQ(w["loop_us"].get<double>(), 95.0);
+    EXPECT_DOUBLE_EQ(w["x_loop"].get<double>(), 1.9);
+    EXPECT_EQ(w["config"], "128x128x128_s5_wg2_sw128_c1x1_rm8_tma_sk1_sm0_1g_p1");
+  }
+  EXPECT_EQ(grouped, 1);
+  // The short table shows the grouped columns too.
+  const CliRun table = run_dgtune("export --db " + path("g.db"));
+  ASSERT_EQ(table.rc, 0) << table.out;
+  EXPECT_NE(table.out.find("expected_m"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("masked G32"), std::string::npos) << table.out;
+  const CliRun cpp = run_dgtune("export --db " + path("g.db") + " --format cpp");
+  ASSERT_EQ(cpp.rc, 0) << cpp.out;
+  EXPECT_EQ(cpp.out.find("grouped-masked"), std::string::npos);
+  EXPECT_NE(cpp.out.find("64x64x128_s6_wg1_sw128_c1x1_rm8_direct_sk4_sm0_1g_p1"), std::string::npos);
 }
 
 TEST_F(CompareExportTest, ExportTableShowsAShortColumnSetAndAllOnRequest) {

@@ -268,7 +268,7 @@ void check_migration(const std::string& path, const std::string& fresh, int v) {
 
 TEST(Schema, MigrationsAreEmbeddedInOrder) {
   const auto& ms = schema::migrations();
-  ASSERT_EQ(ms.size(), 9u);
+  ASSERT_EQ(ms.size(), 10u);
   EXPECT_EQ(ms[0].version, 2);
   EXPECT_EQ(ms[0].name, "0002_config_sms_and_sweep");
   EXPECT_EQ(ms[1].version, 3);
@@ -288,8 +288,10 @@ TEST(Schema, MigrationsAreEmbeddedInOrder) {
   EXPECT_EQ(ms[7].name, "0009_config_split_cluster");
   EXPECT_EQ(ms[8].version, 10);
   EXPECT_EQ(ms[8].name, "0010_baseline_algo");
-  EXPECT_EQ(schema::schema_sql_version(), 7);  // new files get schema.sql (7), then 0008 to 0010
-  EXPECT_EQ(schema::latest_version(), 10);
+  EXPECT_EQ(ms[9].version, 11);
+  EXPECT_EQ(ms[9].name, "0011_grouped_problem");
+  EXPECT_EQ(schema::schema_sql_version(), 7);  // new files get schema.sql (7), then 0008 to 0011
+  EXPECT_EQ(schema::latest_version(), 11);
   EXPECT_NE(schema::schema_sql().find("UNIQUE (device_id, environment_id, problem_id, config_id, protocol_name)"),
             std::string::npos);
   EXPECT_NE(schema::schema_sql().find("CREATE TABLE gate_run"), std::string::npos);
@@ -349,8 +351,14 @@ TEST_F(MigrationTest, V6FileMigratesToPerProtocolTablesKeepingEveryRow) {
 
   { TuningDb db(path); }
   { TuningDb db(fresh); }
-  EXPECT_EQ(raw_int(path, "SELECT version FROM schema_version"), 10);
+  EXPECT_EQ(raw_int(path, "SELECT version FROM schema_version"), 11);
   EXPECT_EQ(normalized_master(path), normalized_master(fresh));
+  // Problems stored before schema 11 are dense: no group identity, no distribution, and their keys unchanged
+  // (the problem rows above compare equal, key included).
+  EXPECT_EQ(raw_int(path, "SELECT count(*) FROM problem WHERE group_kind = 'none' AND groups = 0 AND m_max = 0 AND "
+                          "expected_m = 0 AND group_rows = '' AND group_rows_text = ''"),
+            raw_int(path, "SELECT count(*) FROM problem"));
+  EXPECT_GT(raw_int(path, "SELECT count(*) FROM problem"), 0);
   // Configs stored before schema 9 reduced their splits through the workspace.
   EXPECT_EQ(raw_int(path, "SELECT count(*) FROM config WHERE split_cluster != 0"), 0);
   EXPECT_GT(raw_int(path, "SELECT count(*) FROM config"), 0);
@@ -412,6 +420,9 @@ TEST_F(MigrationTest, V4FileGainsTheMeasurementTables) {
            "DROP TABLE measurement_sample; DROP TABLE measurement_side; DROP TABLE measurement; "
            "DROP TABLE gate_result; DROP TABLE gate_run; ALTER TABLE problem DROP COLUMN bias; "
            "ALTER TABLE problem DROP COLUMN act; ALTER TABLE config DROP COLUMN split_cluster; "
+           "ALTER TABLE problem DROP COLUMN group_kind; ALTER TABLE problem DROP COLUMN groups; "
+           "ALTER TABLE problem DROP COLUMN m_max; ALTER TABLE problem DROP COLUMN expected_m; "
+           "ALTER TABLE problem DROP COLUMN group_rows; ALTER TABLE problem DROP COLUMN group_rows_text; "
            "UPDATE schema_version SET version = 4");
   { TuningDb db(fresh); }
   { TuningDb db(path); }

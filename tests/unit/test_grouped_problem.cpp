@@ -5,6 +5,8 @@
 #include <numeric>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "core/error.hpp"
 #include "problem/grouped_problem.hpp"
 #include "problem/kernel_config.hpp"
@@ -69,6 +71,75 @@ TEST(GroupedProblem, MaskedDefaultsAndFields) {
   EXPECT_EQ(g.expected_m, 1);
   g = parse_grouped_problem("kind=contiguous groups=1 m_per_group=64 256 256 accum=fast", "x");
   EXPECT_EQ(g.accum, Accum::kFast);
+}
+
+// The key holds what the host knows without reading the device, then the dense view's key.
+TEST(GroupedProblem, KeyOfContiguousIsKindGAndTotalM) {
+  const GroupedProblem g =
+      parse_grouped_problem("kind=contiguous groups=4 m_per_group=200,0,128,1 4096 7168 scale=block", "x");
+  const Problem p = g.keyed();
+  EXPECT_TRUE(p.is_grouped());
+  EXPECT_EQ(p.groups, 4);
+  EXPECT_EQ(p.group_kind, GroupKind::kContiguous);
+  EXPECT_EQ(p.m, 512);  // padded total M: 256 + 0 + 128 + 128
+  EXPECT_EQ(p.m_max, 0);
+  EXPECT_EQ(p.expected_m, 0);
+  EXPECT_EQ(p.key(), "grouped-contiguous_G4_512x4096x7168_lda7168_ldb7168_ldd4096_e4m3.e4m3.bf16_blk_promote");
+  EXPECT_EQ(p.label(), "contiguous G4 512x4096x7168 block");
+  // Another distribution with the same G and padded total M shares the key; another total M does not.
+  const GroupedProblem same =
+      parse_grouped_problem("kind=contiguous groups=4 m_per_group=0,128,256,1 4096 7168 scale=block", "x");
+  EXPECT_EQ(same.keyed().key(), p.key());
+  const GroupedProblem more =
+      parse_grouped_problem("kind=contiguous groups=4 m_per_group=1,1,1,257 4096 7168 scale=block", "x");
+  EXPECT_NE(more.keyed().key(), p.key());
+  // The dense view itself stays dense: its key is the suffix.
+  EXPECT_FALSE(g.dense_view().is_grouped());
+  EXPECT_EQ("grouped-contiguous_G4_" + g.dense_view().key(), p.key());
+}
+
+TEST(GroupedProblem, KeyOfMaskedIsKindGMmaxAndExpectedM) {
+  const GroupedProblem g = parse_grouped_problem("kind=masked groups=32 masked_m=route:3:2048:8 m_max=768 "
+                                                 "expected_m=512 4096 7168",
+                                                 "x");
+  const Problem p = g.keyed();
+  EXPECT_EQ(p.m, 32 * 768);
+  EXPECT_EQ(p.key(),
+            "grouped-masked_G32_mmax768_em512_24576x4096x7168_lda7168_ldb7168_ldd4096_e4m3.e4m3.bf16_pt_promote");
+  EXPECT_EQ(p.label(), "masked G32 24576x4096x7168 mmax=768 em=512");
+  // expected_m and M_max are part of the identity; the counts are not.
+  GroupedProblem other = g;
+  other.expected_m = 256;
+  EXPECT_NE(other.keyed().key(), p.key());
+  other = g;
+  other.rows.assign(32, 7);
+  EXPECT_EQ(other.keyed().key(), p.key());
+  // A contiguous problem of the same dense view never shares a masked key.
+  EXPECT_NE(p.key().substr(0, 18), "grouped-contiguous");
+}
+
+TEST(GroupedProblem, TextFormRoundTripsAndKeyedJsonKeepsTheIdentity) {
+  for (const char* text : {"kind=contiguous groups=4 m_per_group=skew:7:32768 4096 7168 scale=block",
+                           "kind=masked groups=8 masked_m=3,0,5,128,1,1,1,9 m_max=256 expected_m=64 2048 7168",
+                           "kind=contiguous groups=2 m_per_group=64 256 512 accum=fast"}) {
+    const GroupedProblem g = parse_grouped_problem(text, "x");
+    const GroupedProblem back = parse_grouped_problem(grouped_text(g), "y");
+    EXPECT_EQ(back.rows, g.rows) << grouped_text(g);
+    EXPECT_EQ(back.keyed(), g.keyed()) << grouped_text(g);
+    EXPECT_EQ(back.rows_text, g.rows_text);
+    const nlohmann::json j = g.keyed();
+    EXPECT_EQ(j.at("groups").get<int>(), g.groups);
+    EXPECT_EQ(j.get<Problem>(), g.keyed()) << j.dump();
+  }
+  EXPECT_EQ(grouped_text(parse_grouped_problem("kind=masked groups=2 masked_m=5,9 4096 7168", "x")),
+            "kind=masked groups=2 masked_m=5,9 m_max=128 expected_m=7 4096 7168");
+  EXPECT_EQ(parse_grouped_problem("kind=contiguous groups=3 m_per_group=4,0,17 64 128", "x").rows_list(), "4,0,17");
+  // A dense problem's JSON has no grouped field (what was written before grouped problems existed).
+  const nlohmann::json dense = Problem::dense(64, 128, 256);
+  EXPECT_FALSE(dense.contains("groups"));
+  EXPECT_FALSE(dense.contains("group_kind"));
+  EXPECT_EQ(parse_group_kind("masked"), GroupKind::kMasked);
+  EXPECT_THROW(parse_group_kind("dense"), Error);
 }
 
 TEST(GroupedProblem, Distributions) {

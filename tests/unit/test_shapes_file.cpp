@@ -486,3 +486,71 @@ TEST(ShippedShapes, Edge) {
 
 }  // namespace
 }  // namespace dgt
+
+namespace dgt {
+namespace {
+
+// Grouped (MoE) lines: parse_grouped_problem's text form plus name=, read only by parse_shapes_with_grouped.
+TEST(ShapesFileGrouped, GroupedLinesBesideDenseOnes) {
+  const auto v = parse_shapes_with_grouped(
+      "64 4096 7168 name=dense\n"
+      "kind=contiguous groups=4 m_per_group=200,0,128,1 4096 7168 scale=block name=gate_up  # prefill\n"
+      "\tkind=masked groups=2 masked_m=5,9 m_max=256 expected_m=8 7168 2048\n",
+      "s.txt");
+  ASSERT_EQ(v.size(), 3u);
+  EXPECT_FALSE(v[0].grouped);
+  EXPECT_EQ(v[0].problem, Problem::dense(64, 4096, 7168));
+  ASSERT_TRUE(v[1].grouped);
+  EXPECT_EQ(v[1].name, "gate_up");
+  EXPECT_EQ(v[1].line, 2);
+  EXPECT_EQ(v[1].grouped->rows, (std::vector<int64_t>{200, 0, 128, 1}));
+  EXPECT_EQ(v[1].problem.key(),
+            "grouped-contiguous_G4_512x4096x7168_lda7168_ldb7168_ldd4096_e4m3.e4m3.bf16_blk_promote");
+  ASSERT_TRUE(v[2].grouped);
+  EXPECT_EQ(v[2].name, "");
+  EXPECT_EQ(v[2].problem.key(),
+            "grouped-masked_G2_mmax256_em8_512x7168x2048_lda2048_ldb2048_ldd7168_e4m3.e4m3.bf16_pt_promote");
+  // The line written back reads back to the same problem and name.
+  const std::string line = grouped_shape_line(*v[1].grouped, v[1].name);
+  const auto back = parse_shapes_with_grouped(line + "\n", "u.txt");
+  ASSERT_EQ(back.size(), 1u);
+  EXPECT_EQ(back[0].problem, v[1].problem);
+  EXPECT_EQ(back[0].grouped->rows, v[1].grouped->rows);
+  EXPECT_EQ(back[0].name, "gate_up");
+}
+
+TEST(ShapesFileGrouped, DenseCallersRefuseAGroupedLineNamingFileAndLine) {
+  try {
+    parse_shapes("64 64 64\n\nkind=masked groups=2 masked_m=5 64 64\n", "dense.txt");
+    ADD_FAILURE() << "a grouped line was accepted by the dense parser";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kUsage);
+    const std::string m = e.what();
+    EXPECT_NE(m.find("dense.txt:3: a grouped (MoE) problem ('kind=masked')"), std::string::npos) << m;
+    EXPECT_NE(m.find("dgtune sweep"), std::string::npos) << m;
+  }
+}
+
+TEST(ShapesFileGrouped, ErrorsNameFileLineAndTheField) {
+  auto message = [](const std::string& text) {
+    try {
+      parse_shapes_with_grouped(text, "g.txt");
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::kUsage);
+      return std::string(e.what());
+    }
+    ADD_FAILURE() << "accepted: " << text;
+    return std::string();
+  };
+  EXPECT_NE(message("1 2 3\nkind=contiguous m_per_group=4 64 64\n").find("g.txt:2: missing groups="),
+            std::string::npos);
+  EXPECT_NE(message("kind=masked groups=2 masked_m=300 m_max=256 64 64\n").find("g.txt:1: "), std::string::npos);
+  EXPECT_NE(message("kind=dense groups=2 m_per_group=3 64 64\n").find("g.txt:1: kind='dense'"), std::string::npos);
+  EXPECT_NE(message("kind=contiguous groups=1 m_per_group=3 64 64 name=a name=b\n").find("g.txt:1: field 'name': given twice"),
+            std::string::npos);
+  EXPECT_NE(message("kind=contiguous groups=1 m_per_group=3 64 64 lda=64\n").find("g.txt:1: unknown field 'lda'"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace dgt

@@ -18,7 +18,9 @@
 #include <vector>
 
 #include "db/tuning_db.hpp"
+#include "problem/shapes_file.hpp"
 #include "space/cost_model.hpp"
+#include "space/grouped_rules.hpp"
 #include "temp_dir_test.hpp"
 #include "tune/sweep_loop.hpp"
 #include "worker/wire.hpp"
@@ -129,6 +131,51 @@ TEST_F(WorkerTest, CrashHangAndLostContextAreStoredAndTheSweepGoesOn) {
   for (const auto& [key, r] : by_config) ok += r.status == "ok" ? 1 : 0;
   EXPECT_EQ(ok, 7);
   ASSERT_TRUE(out[0].winner.has_value());  // the healthy candidates still rank
+}
+
+// A grouped line through the worker path: the worker gets the grouped problem with every count listed, a crashing
+// candidate is stored as crashed under the grouped key, and the new worker is sent the grouped shape again.
+TEST_F(WorkerTest, GroupedShapeSurvivesACrashAndIsStoredUnderItsKey) {
+  const auto shapes = parse_shapes_with_grouped(
+      "kind=contiguous groups=4 m_per_group=skew:3:1024 4096 7168 scale=block name=moe\n", "s.txt");
+  ASSERT_EQ(shapes.size(), 1u);
+  const GroupedProblem& g = *shapes[0].grouped;
+  SweepOptions opts;
+  opts.strategy = Strategy::kModel;
+  opts.top_k = 4;
+  opts.baselines = false;
+  std::vector<std::string> ranked;
+  for (const Candidate& c : rank_candidates(opts.space, shapes[0].problem, 132))
+    if (grouped_rule_violation(c.config).empty() && ranked.size() < 4) ranked.push_back(c.config.key());
+  ASSERT_EQ(ranked.size(), 4u);
+  setenv("FAKE_WORKER_FAULTS", ("crash:" + ranked[1]).c_str(), 1);
+  const std::string log = path("worker.log");
+  setenv("FAKE_WORKER_LOG", log.c_str(), 1);
+  const std::string db_path = path("t.db");
+  TuningDb db(db_path);
+  auto m = measurer("0000:01:00.0");
+  const DeviceScope scope = db.upsert_device(m->fingerprint());
+  const auto out = run_sweep(db, scope, *m, shapes, opts);
+  EXPECT_EQ(out[0].measured_now, 4);
+  EXPECT_EQ(m->restarts(), 1);
+  std::map<std::string, std::string> status;
+  for (const Row& r : trials(db_path)) {
+    EXPECT_EQ(r.problem, g.keyed().key());
+    status[r.config] = r.status;
+  }
+  EXPECT_EQ(status.size(), 4u);
+  EXPECT_EQ(status[ranked[1]], "crashed");
+  EXPECT_EQ(status[ranked[0]], "ok");
+  EXPECT_EQ(status[ranked[3]], "ok");
+  // Both workers were sent the counts themselves (not the skew spec), the second after the crash.
+  std::ifstream in(log);
+  int grouped_lines = 0;
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("grouped ", 0) == 0) {
+      ++grouped_lines;
+      EXPECT_EQ(line, "grouped 0000:01:00.0 " + g.rows_list());
+    }
+  EXPECT_EQ(grouped_lines, 2);
 }
 
 TEST_F(WorkerTest, TwoLanesShareTheShapesAndEachShapeStaysOnOneDevice) {

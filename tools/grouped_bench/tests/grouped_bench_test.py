@@ -95,6 +95,8 @@ def test_export_live(dgtune, root):
             db = os.path.join(tmp, "dense.db")
             with open(db, "wb") as f:
                 shutil.copyfileobj(src, f)
+        # The archive's DB predates schema 11 (grouped problems): migrate the copy as a user would.
+        subprocess.run([dgtune, "db", "migrate", "--db", db], check=True, stdout=subprocess.DEVNULL, timeout=60)
         p = subprocess.run([dgtune, "export", "--db", db, "--format", "json"], capture_output=True, text=True,
                            timeout=60)
         check(p.returncode == 0, f"dgtune export of the archive's dense.db exits 0 ({p.stderr.strip()[-300:]})")

@@ -1,0 +1,66 @@
+// `dgtune sweep` on grouped (MoE) shapes-file lines, in process (TuningSession::sweep, the path `--in-process` takes;
+// the worker path runs the same DeviceBench in a worker process): every candidate verified per group and timed, the
+// per-group cuBLASLt loop stored as the baseline, the winner under the grouped key, and a second sweep resumes.
+// Small N and K: a few grouped kernels compile (NVRTC in the bench, through the cubin cache).
+#include <gtest/gtest.h>
+
+#include <stdlib.h>
+
+#include <filesystem>
+#include <string>
+
+#include "harness.hpp"
+#include "problem/shapes_file.hpp"
+#include "tune/session.hpp"
+
+namespace dgt::test {
+namespace {
+
+TEST(Grouped, SweepTunesGroupedLinesUnderTheirKeys) {
+  char tmpl[] = "/tmp/dgtune-grouped-sweep-XXXXXX";
+  const std::string dir = mkdtemp(tmpl);
+  const auto shapes = parse_shapes_with_grouped(
+      "kind=masked groups=4 masked_m=200,0,256,17 m_max=256 expected_m=128 512 1024 scale=block name=masked\n"
+      "kind=contiguous groups=4 m_per_group=300,0,128,1 512 1024 name=contiguous\n",
+      "grouped.txt");
+  for (const char* protocol : {"cold-l2", "hot-graph"}) {
+    SessionOptions so;
+    so.db_path = dir + "/tuning-" + protocol + ".db";
+    so.protocol.max_seconds = 0.2;
+    so.kind = parse_protocol_kind(protocol);
+    SweepOptions opts;
+    opts.strategy = Strategy::kModel;
+    opts.top_k = 3;
+    TuningSession session(so);
+    const auto out = session.sweep(shapes, opts);
+    ASSERT_EQ(out.size(), 2u);
+    for (const ShapeOutcome& o : out) {
+      EXPECT_EQ(o.measured_now, 3) << o.entry.where();
+      EXPECT_TRUE(o.complete) << o.entry.where();
+      ASSERT_TRUE(o.winner) << o.entry.where();
+      EXPECT_EQ(o.winner->trial.problem, o.entry.grouped->keyed());
+      EXPECT_EQ(o.winner->trial.status, TrialStatus::kOk) << o.winner->trial.error;
+      ASSERT_TRUE(o.winner->trial.verification);
+      EXPECT_TRUE(o.winner->trial.verification->ok);
+      EXPECT_EQ(o.winner->trial.verification->pad_touched, 0);
+      // TFLOPS over the real rows, not the padded view.
+      EXPECT_NEAR(o.winner->trial.tflops,
+                  o.entry.grouped->flops() / (o.winner->trial.timing->median_us * 1e-6) / 1e12, 1e-6);
+      ASSERT_TRUE(o.winner->cublas_default) << "the per-group loop baseline";
+      EXPECT_EQ(o.winner->cublas_default->status, TrialStatus::kOk) << o.winner->cublas_default->error;
+      EXPECT_NE(o.winner->cublas_default->algo.find("per-group loop"), std::string::npos);
+      ASSERT_TRUE(o.winner->cublas_tuned);
+      EXPECT_EQ(o.winner->cublas_tuned->status, TrialStatus::kUnsupported);
+      for (const auto& [status, n] : o.winner->status_counts) EXPECT_EQ(status, "ok") << o.entry.where();
+    }
+    const auto again = session.sweep(shapes, opts);
+    for (const ShapeOutcome& o : again) {
+      EXPECT_EQ(o.measured_now, 0);
+      EXPECT_EQ(o.already_stored, 3);
+    }
+  }
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace dgt::test

@@ -1,0 +1,154 @@
+// The sweep loop (tune/sweep_loop.hpp) on a grouped shapes-file line, with a fake measurer: candidates are the space
+// ranked on the dense view minus what breaks G1-G3, nothing is prepared (compiled ahead) for them, the measurer is
+// started with the grouped problem, trials and the loop baseline are stored under the grouped key with the
+// distribution, and a second sweep resumes (measures nothing). No GPU needed.
+#include <gtest/gtest.h>
+
+#include "temp_dir_test.hpp"
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "db/tuning_db.hpp"
+#include "problem/shapes_file.hpp"
+#include "space/cost_model.hpp"
+#include "space/grouped_rules.hpp"
+#include "space/search_space.hpp"
+#include "tune/measurer.hpp"
+#include "tune/sweep_loop.hpp"
+
+namespace dgt {
+namespace {
+
+/// Records what the loop asks; every candidate is an ok trial of 100 us minus its rank (the best-ranked is not the
+/// fastest, so the winner is read from the DB, not the order).
+class GroupedFakeMeasurer final : public Measurer {
+ public:
+  int sm_count() const override { return 132; }
+  std::string describe() const override { return "fake grouped measurer"; }
+  bool prepare(const EvaluatedSpec&) override {
+    ++prepared;
+    return true;
+  }
+  void begin_shape(const Problem&) override { ++dense_shapes; }
+  void begin_grouped_shape(const GroupedProblem& g) override { begun.push_back(g); }
+  std::pair<BaselineRecord, BaselineRecord> baselines() override {
+    BaselineRecord def;
+    def.problem = begun.back().keyed();
+    def.provider = kProviderCublasDefault;
+    def.status = TrialStatus::kOk;
+    def.algo = "per-group loop";
+    def.set_timing(Timing{200.0, 200.0, 200.0, 10, 0.001, 1800, false});
+    BaselineRecord tuned = def;
+    tuned.provider = kProviderCublasTuned;
+    tuned.status = TrialStatus::kUnsupported;
+    tuned.timing.reset();
+    ++baseline_calls;
+    return {def, tuned};
+  }
+  TrialRecord measure(const EvaluatedSpec& spec) override {
+    TrialRecord t;
+    t.problem = begun.back().keyed();
+    t.config = spec.spec.config;
+    t.status = TrialStatus::kOk;
+    t.verification = Verification{true, 0, 0, 0, 0};
+    t.set_timing(Timing{100.0 - double(measured.size()), 1, 1, 10, 0.001, 1800, false});
+    measured.push_back(spec.spec.config);
+    return t;
+  }
+
+  int prepared = 0, dense_shapes = 0, baseline_calls = 0;
+  std::vector<GroupedProblem> begun;
+  std::vector<KernelConfig> measured;
+};
+
+class SweepGrouped : public test::TempDirTest {};
+
+TEST_F(SweepGrouped, GroupedLineIsSweptUnderItsKeyAndResumes) {
+  const auto shapes = parse_shapes_with_grouped(
+      "kind=masked groups=8 masked_m=10,20,0,40,50,60,70,100 m_max=128 expected_m=48 4096 7168 name=moe\n", "s.txt");
+  ASSERT_EQ(shapes.size(), 1u);
+  const Problem key = shapes[0].problem;
+  SweepOptions opts;
+  opts.strategy = Strategy::kModel;
+  opts.top_k = 6;
+  TuningDb db(path("t.db"));
+  DeviceFingerprint fp;
+  fp.name = "test GPU";
+  fp.sm_count = 132;
+  const DeviceScope scope = db.upsert_device(fp);
+
+  GroupedFakeMeasurer m;
+  const auto out = run_sweep(db, scope, m, shapes, opts);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(m.prepared, 0);  // nothing compiled ahead as a dense kernel
+  EXPECT_EQ(m.dense_shapes, 0);
+  ASSERT_EQ(m.begun.size(), 1u);
+  EXPECT_EQ(m.begun[0].rows, (std::vector<int64_t>{10, 20, 0, 40, 50, 60, 70, 100}));
+  EXPECT_EQ(m.baseline_calls, 1);
+  ASSERT_EQ(m.measured.size(), 6u);
+  EXPECT_EQ(out[0].measured_now, 6);
+  EXPECT_TRUE(out[0].complete);
+  // Every measured candidate can run grouped (G1-G3), and they are the first six of the ranked, filtered space.
+  std::vector<KernelConfig> want;
+  for (const Candidate& c : rank_candidates(opts.space, key, 132))
+    if (grouped_rule_violation(c.config).empty() && want.size() < 6) want.push_back(c.config);
+  EXPECT_EQ(m.measured, want);
+  for (const KernelConfig& c : m.measured) EXPECT_EQ(grouped_rule_violation(c), "") << c.key();
+  // Stored under the grouped key: the winner is the last measured (fastest), the loop is the default baseline.
+  ASSERT_TRUE(out[0].winner);
+  EXPECT_EQ(out[0].winner->trial.problem, key);
+  EXPECT_EQ(out[0].winner->trial.config, m.measured.back());
+  ASSERT_TRUE(out[0].winner->cublas_default);
+  EXPECT_DOUBLE_EQ(out[0].winner->cublas_default->timing->median_us, 200.0);
+  EXPECT_EQ(db.stored_config_keys(scope, key, kSweepTimerProtocol).size(), 6u);
+  EXPECT_TRUE(db.stored_config_keys(scope, shapes[0].grouped->dense_view(), kSweepTimerProtocol).empty());
+  // The distribution is stored with the problem.
+  EXPECT_EQ(db.put_group_rows(key, "1,1,1,1,1,1,1,1", "1"), "10,20,0,40,50,60,70,100");
+
+  // Resume: nothing measured again, no baseline again, the grouped problem not even started.
+  GroupedFakeMeasurer again;
+  const auto out2 = run_sweep(db, scope, again, shapes, opts);
+  EXPECT_EQ(out2[0].measured_now, 0);
+  EXPECT_EQ(out2[0].already_stored, 6);
+  EXPECT_TRUE(out2[0].complete);
+  EXPECT_TRUE(again.begun.empty());
+  EXPECT_EQ(again.baseline_calls, 0);
+}
+
+// A measurer without grouped support (the default) refuses the shape instead of measuring the dense view.
+TEST_F(SweepGrouped, MeasurerWithoutGroupedSupportRefuses) {
+  class DenseOnly final : public Measurer {
+   public:
+    int sm_count() const override { return 132; }
+    std::string describe() const override { return "dense only"; }
+    bool prepare(const EvaluatedSpec&) override { return false; }
+    void begin_shape(const Problem&) override { ADD_FAILURE() << "a grouped shape began as a dense one"; }
+    std::pair<BaselineRecord, BaselineRecord> baselines() override { return {}; }
+    TrialRecord measure(const EvaluatedSpec&) override {
+      ADD_FAILURE() << "measured";
+      return {};
+    }
+  } m;
+  const auto shapes =
+      parse_shapes_with_grouped("kind=contiguous groups=2 m_per_group=64,64 256 512\n", "s.txt");
+  TuningDb db(path("t.db"));
+  DeviceFingerprint fp;
+  fp.name = "test GPU";
+  fp.sm_count = 132;
+  const DeviceScope scope = db.upsert_device(fp);
+  SweepOptions opts;
+  opts.strategy = Strategy::kModel;
+  opts.top_k = 2;
+  try {
+    run_sweep(db, scope, m, shapes, opts);
+    ADD_FAILURE() << "swept";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kUsage);
+    EXPECT_NE(std::string(e.what()).find("does not measure grouped problems"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace dgt
