@@ -261,7 +261,7 @@ std::string model_shapes_file(const ModelConfig& c, const ModelSplit& s, const s
   std::string out = fmt::format(
       "# The dense FP8 GEMMs of {} ({}) at tensor parallelism {}{}, one block, as vLLM's model code lays them out:\n"
       "# D[M, N] = A[M, K] x W[N, K]^T on one GPU (column-parallel layers split N, row-parallel ones K). Routed experts\n"
-      "# are grouped GEMMs and are not listed. Written by `dgtune shapes`.\n",
+      "# are grouped GEMMs, listed after these only with --experts. Written by `dgtune shapes`.\n",
       c.architecture, escaped(c.source), s.tp, s.ep > 1 ? fmt::format(", expert parallelism {}", s.ep) : "");
   for (const ModelGemm& g : gemms) {
     out += fmt::format("# {}: N = {}, K = {}{}{}{}\n", g.role, g.n, g.k, g.bias ? ", bf16 bias" : "",

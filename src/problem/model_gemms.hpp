@@ -3,7 +3,8 @@
 // out as in vLLM's model code (vllm/model_executor/models/{llama,qwen2,qwen3,mixtral,qwen2_moe,qwen3_moe,
 // deepseek_v2}.py, v0.11): fused QKV, fused gate/up, DeepSeek's MLA with the fused q_a/kv_a projection. Each GEMM
 // is D[M, N] = A[M, K] x W[N, K]^T with M the tokens of the step, N the layer's output features on this GPU and K
-// its input features on this GPU. Routed experts are grouped GEMMs and are not listed here.
+// its input features on this GPU. Routed experts are grouped GEMMs, not listed here (problem/expert_gemms.hpp
+// and `dgtune shapes --experts` give them).
 #pragma once
 
 #include <cstdint>
