@@ -71,11 +71,14 @@ struct GroupedGemmChoice {
 };
 
 /// The config a GroupedGemm of `problem` runs, without a GPU: `config` when not empty, else the default rule, measured
-/// on the H200 (results/h200/grouped-epilogue-2026-12-03.md, the faster of the candidates per problem):
-///  - contiguous: 128x128x128_s5_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1 (the fastest on 7 of the 8 DeepSeek-V3 rows);
+/// on the H200 (results/h200/grouped-epilogue-2026-12-03.md and grouped-scales-2026-12-03.md, the faster of the
+/// candidates per problem):
+///  - contiguous, N <= K: 128x128x128_s5_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1 (DeepSeek-V3's gate_up);
+///  - contiguous, N > K: 128x128x128_s5_wg2_sw128_c1x1_rn1_tma_sk1_sm0_2g_p1, the same tile walking along N (down: the
+///    fastest on every contiguous down row of both machine starts);
 ///  - masked, expected_m <= 64: 64x128x128_s8_wg1_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1 (BLOCK_M 64 wastes half the rows
 ///    of a 128-row block less on small groups: the winner at 1, 16 and 64 rows per group but one);
-///  - masked, expected_m > 64: the contiguous one (the winner at 256 rows per group).
+///  - masked, expected_m > 64: the rm8 128x128 one (the winner at 256 rows per group).
 /// Throws dgt::Error naming the field or operand and the rule: kUsage for an enum value out of range or a config key
 /// that does not parse; kInvalid for a problem that breaks a rule (groups outside 1 .. 4096, M not a positive multiple
 /// of 128, expected_m < 1 (masked) or != 0 (contiguous), a scale mode other than per-tensor or block, N or K breaking
