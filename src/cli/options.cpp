@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <charconv>
 #include <iostream>
+#include <map>
 
 #include "core/error.hpp"
 #include "core/escape.hpp"
@@ -372,6 +373,19 @@ std::vector<ShapeEntry> ShapesOption::load(bool with_grouped) const {
                 s.where());
   }
   if (shapes.empty()) DGT_THROW(ErrorKind::kUsage, "{}: no shapes (every line is blank or a comment)", escaped(path));
+  // Two grouped lines of one key (the host-known identity) must give the same per-group counts: the DB keeps one
+  // distribution per key, and a sweep would mix two distributions' trials under it (or, on several GPUs, treat the
+  // second line as a repeat and never measure its counts).
+  std::map<std::string, const ShapeEntry*> grouped_by_key;
+  for (const auto& s : shapes) {
+    if (!s.grouped) continue;
+    const auto [it, fresh] = grouped_by_key.emplace(s.problem.key(), &s);
+    if (!fresh && it->second->grouped->rows_list() != s.grouped->rows_list())
+      DGT_THROW(ErrorKind::kUsage,
+                "{}: the grouped problem of {} again (key {}) with other per-group counts; one key has one "
+                "distribution: give it once, or change what the key holds (G, M_max, expected_m, N, K)",
+                s.where(), it->second->where(), s.problem.key());
+  }
   // Every line's rule violations, each as "file:line: message", so the user fixes the file once.
   std::string errors;
   int bad = 0;

@@ -27,8 +27,8 @@ struct Args {
   FormatOption format{report::kRunDocument};
 };
 
-/// `run --grouped`: one grouped problem, verified per group and timed; nothing is stored (the DB has no grouped
-/// problems yet). The table's tflops count real rows only: 2 x sum(m_g) x N x K / median.
+/// `run --grouped`: one grouped problem, verified per group and timed; nothing is stored (`dgtune sweep` stores
+/// grouped problems). The table's tflops count real rows only: 2 x sum(m_g) x N x K / median.
 int run_grouped_problem(const Args& a) {
   if (a.problem.m || a.problem.n || a.problem.k)
     DGT_THROW(ErrorKind::kUsage, "--grouped takes N and K from its SPEC: drop --m, --n and --k");

@@ -57,6 +57,10 @@ GroupedProblem grouped_problem_of(const GroupedGemmProblem& p) {
               kGroupRowAlign,
               masked ? "rule G5: every group holds whole m-blocks"
                      : "every group's segment starts at a multiple of 128 rows and holds whole 128-row blocks");
+  // Bounded before G x M_max is formed (it wrapped for M near 2^62): A's rows must stay below 2^31.
+  if (p.m > ((int64_t(1) << 31) - 1) / (masked ? p.groups : 1))
+    DGT_THROW(ErrorKind::kInvalid, "dgt::GroupedGemm: GroupedGemmProblem.m = {} ({}) makes A {} rows of 2^31 or more",
+              p.m, masked ? "M_max, times groups" : "M_sum", masked ? "G x M_max" : "M_sum");
   if (masked && p.expected_m < 1)
     DGT_THROW(ErrorKind::kInvalid, "dgt::GroupedGemm: GroupedGemmProblem.expected_m = {} must be >= 1 (masked)",
               p.expected_m);

@@ -33,7 +33,8 @@ std::vector<ExpertGemm> expert_gemms(const ModelConfig& c, const ModelSplit& spl
   std::vector<ExpertGemm> out;
   for (int64_t m : ms) {
     const bool decode = m <= decode_max_m;
-    const int64_t expected = std::max<int64_t>(1, ceil_div(m * c.experts_per_token, int64_t(groups64)));
+    // The counts route each token to topk (top_k clipped to G) local groups; expected_m is their mean.
+    const int64_t expected = std::max<int64_t>(1, ceil_div(m * topk, int64_t(groups64)));
     for (const auto& [role, n, k] : {std::tuple<const char*, int64_t, int64_t>{"experts.gate_up_proj", 2 * inter, c.hidden},
                                      {"experts.down_proj", c.hidden, inter}}) {
       std::string text = fmt::format("kind={} groups={} {}=route:1:{}:{}", decode ? "masked" : "contiguous", groups64,
@@ -56,7 +57,7 @@ std::string expert_shapes_lines(const ModelConfig& c, const ModelSplit& split, c
   const int64_t inter = split.ep > 1 || split.tp < 1 ? c.expert_intermediate : c.expert_intermediate / split.tp;
   std::string out = fmt::format(
       "# Routed experts: {} experts, top-{} per token, expert parallelism {} -> G = {} grouped GEMMs per GPU;\n"
-      "# gate_up N = {} K = {}, down N = {} K = {} ({}). Rows per GPU M x top_k, expected_m = ceil(M x top_k / G);\n"
+      "# gate_up N = {} K = {}, down N = {} K = {} ({}). Rows per GPU M x top_k, expected_m = ceil(M x min(top_k, G) / G);\n"
       "# decode M (masked, M_max = round_up(M x EP, 128)), prefill M (contiguous), counts route:1:M:TOPK.\n",
       c.experts, c.experts_per_token, split.ep, groups, 2 * inter, c.hidden, c.hidden, inter,
       split.ep > 1 ? "whole experts" : fmt::format("intermediate split by TP {}", split.tp));

@@ -104,9 +104,11 @@ std::vector<int64_t> grouped_rows_from(std::string_view spec, int groups, std::s
     if (topk < 1 || topk > groups)
       DGT_THROW(ErrorKind::kUsage, "{}: rows distribution '{}': TOPK must be in 1..groups ({})", where,
                 escaped(spec), groups);
-    if (tokens * topk > (int64_t(1) << 30))
-      DGT_THROW(ErrorKind::kUsage, "{}: rows distribution '{}': TOKENS x TOPK must be <= 2^30", where,
-                escaped(spec));
+    // Bounds by division (TOKENS x TOPK overflowed for huge TOKENS), and on TOKENS x G too: a token's TOPK distinct
+    // groups are drawn by rejection, about G ln G draws per token when TOPK is close to G.
+    if (tokens > (int64_t(1) << 30) / topk || tokens > (int64_t(1) << 30) / groups)
+      DGT_THROW(ErrorKind::kUsage, "{}: rows distribution '{}': TOKENS x TOPK and TOKENS x groups must be <= 2^30",
+                where, escaped(spec));
     std::vector<int> picked;
     for (int64_t t = 0; t < tokens; ++t) {
       picked.clear();
@@ -205,6 +207,14 @@ void validate_grouped(const GroupedProblem& g, std::string_view where) {
     if (g.rows[i] < 0)
       DGT_THROW(ErrorKind::kUsage, "{}: {}: group {} has {} rows (counts must be >= 0)", where, rows_field, i,
                 g.rows[i]);
+  // Each count and M_max bounded before any total is formed (the totals are int64 sums and products that wrapped
+  // for counts near 2^63, letting a line through the 2^31 rule below under a wrong key).
+  constexpr int64_t kMaxRows = (int64_t(1) << 31) - 1;
+  for (size_t i = 0; i < g.rows.size(); ++i)
+    if (g.rows[i] > kMaxRows)
+      DGT_THROW(ErrorKind::kUsage, "{}: {}: group {} has {} rows (must be < 2^31)", where, rows_field, i, g.rows[i]);
+  if (g.kind == GroupKind::kMasked && g.m_max > kMaxRows / std::max(g.groups, 1))
+    DGT_THROW(ErrorKind::kUsage, "{}: groups={} x m_max={} rows of A in all (must be < 2^31)", where, g.groups, g.m_max);
   if (g.kind == GroupKind::kMasked) {
     if (g.m_max < kGroupRowAlign || g.m_max % kGroupRowAlign != 0)
       DGT_THROW(ErrorKind::kUsage, "{}: m_max={} must be a positive multiple of {} (rule G5: whole m-blocks per group)",

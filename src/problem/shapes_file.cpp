@@ -265,6 +265,10 @@ std::vector<ShapeEntry> parse_shapes_lines(const std::string& text, const std::s
       entries.push_back(parse_grouped_line(at, fields));
       continue;
     }
+    for (std::string_view f : fields)
+      if (f.substr(0, 5) == "kind=")
+        DGT_THROW(ErrorKind::kUsage, "{}: field '{}': a grouped (MoE) line must start with its kind= field", at.where(),
+                  escaped(f));
     entries.push_back(parse_line(at, trim(content), fields));
   }
   return entries;

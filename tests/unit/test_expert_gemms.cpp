@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "core/error.hpp"
 #include "problem/expert_gemms.hpp"
@@ -55,6 +56,19 @@ TEST(ExpertGemms, DeepSeekV3AtEp8) {
     EXPECT_EQ(entries[i].grouped->rows, gemms[i].problem.rows);
   }
   EXPECT_EQ(entries[0].name, "DeepseekV3.experts.gate_up_proj.ep8.m64");
+}
+
+TEST(ExpertGemms, FewerLocalExpertsThanTopKClipExpectedMWithTheCounts) {
+  // EP 64: G = 4 < top_k = 8, so a token reaches at most 4 local experts: every group gets every token, and expected_m
+  // is that count (it was M x 8 / 4 = 32 for M = 16, twice what any group held).
+  ModelSplit split;
+  split.ep = 64;
+  const auto gemms = expert_gemms(deepseek_v3(), split, {16}, ScaleMode::kBlock, Accum::kPromote);
+  ASSERT_FALSE(gemms.empty());
+  const GroupedProblem& gu = gemms[0].problem;
+  EXPECT_EQ(gu.groups, 4);
+  EXPECT_EQ(gu.rows, (std::vector<int64_t>{16, 16, 16, 16}));
+  EXPECT_EQ(gu.expected_m, 16);
 }
 
 TEST(ExpertGemms, WithoutExpertParallelismTpSplitsTheIntermediate) {
