@@ -53,6 +53,40 @@ std::pair<BaselineRecord, BaselineRecord> DeviceBench::baselines() {
   return {std::move(c.def), std::move(c.tuned)};
 }
 
+TrialRecord DeviceBench::lose(TrialRecord& t, TrialStatus status, const std::string& what) {
+  lost_ = true;
+  t.status = status;
+  t.error = what;
+  t.timing.reset();
+  return t;
+}
+
+bool DeviceBench::sticky_error() {
+  const cudaError_t err = cudaDeviceSynchronize();
+  if (err != cudaSuccess && is_sticky_cuda_error(static_cast<int>(err))) return true;
+  (void)cudaGetLastError();
+  return false;
+}
+
+bool DeviceBench::first_launch(TrialRecord& t, const std::function<void(cudaStream_t)>& launch, double timeout_s) {
+  try {
+    launch(stream_);
+    wait_for_stream(stream_, timeout_s);
+  } catch (const WatchdogTimeout& e) {
+    lose(t, TrialStatus::kTimeout, e.what());
+    return false;
+  } catch (const Error& e) {
+    if (sticky_error()) {
+      lose(t, TrialStatus::kCrashed, e.what());
+      return false;
+    }
+    t.status = TrialStatus::kLaunchError;
+    t.error = e.what();
+    return false;
+  }
+  return true;
+}
+
 TrialRecord DeviceBench::measure(const EvaluatedSpec& candidate, const CompileResult& compiled) {
   if (grouped_) return measure_grouped(candidate);
   if (!data_) DGT_THROW(ErrorKind::kInternal, "DeviceBench::measure before begin_shape");
@@ -86,34 +120,8 @@ TrialRecord DeviceBench::measure(const EvaluatedSpec& candidate, const CompileRe
 
   const jit::GemmOperands ops = data.operands();
   auto launch = [&](cudaStream_t s) { kernel->launch(p, ops, s, &ws); };
-  auto lost = [&](TrialStatus status, const std::string& what) {
-    lost_ = true;
-    t.status = status;
-    t.error = what;
-    t.timing.reset();
-    return t;
-  };
-  // A sticky error (illegal address, trap, ...) is reported again by every later call; a refused launch
-  // (driver error before anything ran) leaves the context healthy.
-  auto sticky = [] {
-    const cudaError_t err = cudaDeviceSynchronize();
-    if (err != cudaSuccess && is_sticky_cuda_error(static_cast<int>(err))) return true;
-    (void)cudaGetLastError();
-    return false;
-  };
-
   data.poison_output(stream_);
-  try {
-    launch(stream_);
-    wait_for_stream(stream_, candidate_timeout_s(spec, p, device_.sm_count));
-  } catch (const WatchdogTimeout& e) {
-    return lost(TrialStatus::kTimeout, e.what());
-  } catch (const Error& e) {
-    if (sticky()) return lost(TrialStatus::kCrashed, e.what());
-    t.status = TrialStatus::kLaunchError;
-    t.error = e.what();
-    return t;
-  }
+  if (!first_launch(t, launch, candidate_timeout_s(spec, p, device_.sm_count))) return t;
   t.verification = data.verify(stream_);
   if (!t.verification->ok) {
     t.status = TrialStatus::kVerifyFailed;
@@ -128,9 +136,9 @@ TrialRecord DeviceBench::measure(const EvaluatedSpec& candidate, const CompileRe
     try {
       t.set_timing(timer_->measure(launch));
     } catch (const WatchdogTimeout& e) {
-      return lost(TrialStatus::kTimeout, e.what());
+      return lose(t, TrialStatus::kTimeout, e.what());
     } catch (const Error& e) {
-      return lost(TrialStatus::kCrashed, e.what());
+      return lose(t, TrialStatus::kCrashed, e.what());
     }
     t.status = TrialStatus::kOk;
     return t;
@@ -146,9 +154,9 @@ TrialRecord DeviceBench::measure(const EvaluatedSpec& candidate, const CompileRe
   try {
     r = measure_sides(*util_, device_, options_.hot_graph(), stream_, {Side{spec.config.key(), launch}}, &check);
   } catch (const WatchdogTimeout& e) {
-    return lost(TrialStatus::kTimeout, e.what());
+    return lose(t, TrialStatus::kTimeout, e.what());
   } catch (const Error& e) {
-    if (sticky()) return lost(TrialStatus::kCrashed, e.what());
+    if (sticky_error()) return lose(t, TrialStatus::kCrashed, e.what());
     t.status = TrialStatus::kLaunchError;
     t.error = fmt::format("hot-graph capture or replay failed: {}", e.what());
     return t;

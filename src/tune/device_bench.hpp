@@ -5,6 +5,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -75,6 +76,15 @@ class DeviceBench {
   /// The protocol a measurement stores, and the launch timed under it (cold-l2 Timer or hot-graph engine), with
   /// `check` run after a replay under hot-graph. Sticky CUDA errors and watchdog timeouts propagate.
   Timing time_launch(const Side& side, const OutputCheck* check, std::optional<Verification>* replay_check);
+  /// A candidate that lost the CUDA context (kCrashed: a sticky error; kTimeout: the watchdog): sets lost_ and gives
+  /// `t` that status and message, without a timing.
+  TrialRecord lose(TrialRecord& t, TrialStatus status, const std::string& what);
+  /// After a failed call: true for a sticky CUDA error (illegal address, trap, ...: every later call reports it);
+  /// a refused launch (driver error before anything ran) leaves the context healthy, and its error is cleared.
+  static bool sticky_error();
+  /// The candidate's first launch, waited for under candidate_timeout_s (`timeout_s`): true when it ran; else `t` holds
+  /// the outcome (kTimeout or kCrashed through lose(), or kLaunchError for a refused launch).
+  bool first_launch(TrialRecord& t, const std::function<void(cudaStream_t)>& launch, double timeout_s);
 
   SessionOptions options_;
   DeviceInfo device_;

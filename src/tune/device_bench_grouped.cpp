@@ -119,32 +119,8 @@ TrialRecord DeviceBench::measure_grouped(const EvaluatedSpec& candidate) {
   const jit::GroupedOperands ops = grouped_->operands();
   const jit::GroupedGemmKernel* kp = kernel.get();
   const Side side{spec.config.key(), [kp, &g, ops](cudaStream_t s) { kp->launch(g, ops, s); }};
-  auto lost = [&](TrialStatus status, const std::string& what) {
-    lost_ = true;
-    t.status = status;
-    t.error = what;
-    t.timing.reset();
-    return t;
-  };
-  auto sticky = [] {
-    const cudaError_t err = cudaDeviceSynchronize();
-    if (err != cudaSuccess && is_sticky_cuda_error(static_cast<int>(err))) return true;
-    (void)cudaGetLastError();
-    return false;
-  };
-
   grouped_->reset_d(stream_);
-  try {
-    side.launch(stream_);
-    wait_for_stream(stream_, candidate_timeout_s(spec, t.problem, device_.sm_count));
-  } catch (const WatchdogTimeout& e) {
-    return lost(TrialStatus::kTimeout, e.what());
-  } catch (const Error& e) {
-    if (sticky()) return lost(TrialStatus::kCrashed, e.what());
-    t.status = TrialStatus::kLaunchError;
-    t.error = e.what();
-    return t;
-  }
+  if (!first_launch(t, side.launch, candidate_timeout_s(spec, t.problem, device_.sm_count))) return t;
   t.verification = grouped_->verify(*util_, stream_);
   if (!t.verification->ok) {
     t.status = TrialStatus::kVerifyFailed;
@@ -160,9 +136,9 @@ TrialRecord DeviceBench::measure_grouped(const EvaluatedSpec& candidate) {
   try {
     timing = time_launch(side, &check, &replay);
   } catch (const WatchdogTimeout& e) {
-    return lost(TrialStatus::kTimeout, e.what());
+    return lose(t, TrialStatus::kTimeout, e.what());
   } catch (const Error& e) {
-    if (options_.kind == ProtocolKind::kColdL2 || sticky()) return lost(TrialStatus::kCrashed, e.what());
+    if (options_.kind == ProtocolKind::kColdL2 || sticky_error()) return lose(t, TrialStatus::kCrashed, e.what());
     t.status = TrialStatus::kLaunchError;
     t.error = fmt::format("hot-graph capture or replay failed: {}", e.what());
     return t;
