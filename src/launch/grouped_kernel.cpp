@@ -7,6 +7,7 @@
 #include "core/int_math.hpp"
 #include "device/tma.hpp"
 #include "launch/group_args.hpp"
+#include "launch/grouped_operands.hpp"
 #include "space/tile_grid.hpp"
 
 namespace dgt::jit {
@@ -45,17 +46,7 @@ void GroupedGemmKernel::launch(const GroupedProblem& g, const GroupedOperands& o
   if (g.kind != kind_ || g.scale != spec_.scale || g.accum != spec_.accum)
     DGT_THROW(ErrorKind::kInvalid, "grouped problem {} does not match kernel {} ({}; kind, scale mode or accumulation "
               "differ)", g.label(), spec_.key(), to_string(kind_));
-  for (const auto& [name, ptr] : {std::pair{"scale_a", static_cast<const void*>(ops.scale_a)},
-                                  std::pair{"scale_b", static_cast<const void*>(ops.scale_b)},
-                                  std::pair{"layout", static_cast<const void*>(ops.layout)},
-                                  std::pair{"D", static_cast<const void*>(ops.d)}}) {
-    if (ptr == nullptr) DGT_THROW(ErrorKind::kInvalid, "grouped problem {}: operand {} is null", g.label(), name);
-  }
-  if (g.scale == ScaleMode::kBlock)
-    for (const auto& [name, ptr] : {std::pair{"scale_a", ops.scale_a}, std::pair{"scale_b", ops.scale_b}})
-      if (reinterpret_cast<uintptr_t>(ptr) % 16 != 0)
-        DGT_THROW(ErrorKind::kInvalid, "grouped problem {}: operand {} is not 16-byte aligned (block scales are "
-                  "copied with cp.async.bulk)", g.label(), name);
+  check_grouped_operands(g, ops);
   const Problem dense = g.dense_view();
   const int64_t rows = g.total_rows();
   // A and D: 2-D [total_rows, K] / [total_rows, N]; every m-block is whole (G1, G5, 128-row segments), so A needs no

@@ -44,7 +44,7 @@ class GroupedGemmKernel {
   /// Encodes the tensor maps (A [total_rows, K], B [G*N, K] and its N-tail map; with the TMA epilogue D
   /// [total_rows, N] for stores of whole real-row boxes) and launches on `stream`. No
   /// allocation, no synchronisation: capturable in a CUDA graph. Throws Error(kInvalid) when `g` does not match
-  /// the spec (kind, scale mode, accumulation), an operand is null or misaligned (naming it and the TMA rule), and
+  /// the spec (kind, scale mode, accumulation), an operand is null or misaligned (check_grouped_operands, launch/grouped_operands.hpp), and
   /// Error(kDriver) when the launch is refused.
   void launch(const GroupedProblem& g, const GroupedOperands& ops, cudaStream_t stream) const;
 

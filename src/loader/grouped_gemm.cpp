@@ -1,6 +1,6 @@
 // dgt::GroupedGemm (dgtune/grouped_gemm.hpp): the key checked and the config chosen without a GPU
-// (loader/grouped_choice.hpp), the kernel loaded at construction, and a launch path that only checks pointers and
-// calls the loaded kernel (loader/grouped_operands.hpp, launch/grouped_kernel.hpp).
+// (loader/grouped_choice.hpp), the kernel loaded at construction, and a launch path that calls the loaded kernel
+// (launch/grouped_kernel.hpp; it checks the pointers, launch/grouped_operands.hpp).
 #include "dgtune/grouped_gemm.hpp"
 
 #include "core/error.hpp"
@@ -10,7 +10,6 @@
 #include "launch/grouped_kernel.hpp"
 #include "launch/kernel_cache.hpp"
 #include "loader/grouped_choice.hpp"
-#include "loader/grouped_operands.hpp"
 
 namespace dgt {
 
@@ -59,7 +58,6 @@ void GroupedGemm::run(const void* a, const void* b, void* d, const float* scale_
                       const int32_t* layout, cudaStream_t stream) const {
   if (!impl_) DGT_THROW(ErrorKind::kUsage, "dgt::GroupedGemm::run on a moved-from GroupedGemm");
   const jit::GroupedOperands ops{a, b, d, scale_a, scale_b, layout};
-  check_grouped_operands(impl_->resolved.problem, ops);
   impl_->kernel->launch(impl_->resolved.problem, ops, stream);
 }
 

@@ -10,7 +10,7 @@
 #include "device/device_info.hpp"
 #include "dgtune/grouped_gemm.hpp"
 #include "loader/grouped_choice.hpp"
-#include "loader/grouped_operands.hpp"
+#include "launch/grouped_operands.hpp"
 
 namespace dgt {
 namespace {

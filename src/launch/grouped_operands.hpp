@@ -1,5 +1,6 @@
-// The pointer rules of a dgt::GroupedGemm call, checked on the host before anything is enqueued (internal header;
-// GPU-free: only the pointer values are looked at, never the memory behind them).
+// The pointer rules of a grouped GEMM launch (GroupedGemmKernel::launch, so every caller: dgt::GroupedGemm, the tuner,
+// `run` and `compare`), checked on the host before anything is enqueued (GPU-free: only the pointer values are looked
+// at, never the memory behind them).
 #pragma once
 
 #include "launch/grouped_kernel.hpp"

@@ -1,4 +1,4 @@
-#include "loader/grouped_operands.hpp"
+#include "launch/grouped_operands.hpp"
 
 #include <cstdint>
 
@@ -27,9 +27,9 @@ void check_grouped_operands(const GroupedProblem& g, const jit::GroupedOperands&
   };
   for (const Rule& r : rules) {
     if (r.ptr == nullptr)
-      DGT_THROW(ErrorKind::kInvalid, "dgt::GroupedGemm::run ({}): {} is null", g.label(), r.name);
+      DGT_THROW(ErrorKind::kInvalid, "grouped GEMM {}: {} is null", g.label(), r.name);
     if (reinterpret_cast<uintptr_t>(r.ptr) % r.align != 0)
-      DGT_THROW(ErrorKind::kInvalid, "dgt::GroupedGemm::run ({}): {} = {} is not {}-byte aligned ({})", g.label(),
+      DGT_THROW(ErrorKind::kInvalid, "grouped GEMM {}: {} = {} is not {}-byte aligned ({})", g.label(),
                 r.name, r.ptr, r.align, r.why);
   }
 }
