@@ -8,6 +8,7 @@
 #include "device/tma.hpp"
 #include "launch/group_args.hpp"
 #include "launch/grouped_operands.hpp"
+#include "launch/tensor_map_cache.hpp"
 #include "space/tile_grid.hpp"
 
 namespace dgt::jit {
@@ -41,7 +42,8 @@ int GroupedGemmKernel::grid_size(const GroupedProblem& g) const {
   return static_cast<int>(std::max<int64_t>(1, std::min(units, clusters)) * cluster);
 }
 
-void GroupedGemmKernel::launch(const GroupedProblem& g, const GroupedOperands& ops, cudaStream_t stream) const {
+void GroupedGemmKernel::launch(const GroupedProblem& g, const GroupedOperands& ops, cudaStream_t stream,
+                               uint64_t map_owner) const {
   const KernelConfig& c = spec_.config;
   if (g.kind != kind_ || g.scale != spec_.scale || g.accum != spec_.accum)
     DGT_THROW(ErrorKind::kInvalid, "grouped problem {} does not match kernel {} ({}; kind, scale mode or accumulation "
@@ -53,20 +55,33 @@ void GroupedGemmKernel::launch(const GroupedProblem& g, const GroupedOperands& o
   // tail map. B: 2-D [G*N, K]; the last n-block of a group reads through the N-tail map, whose box stops at the
   // group's N (rounded up to 8 rows: up to 7 rows of the next group feed columns >= N, which are never stored).
   const int a_rows = a_box_rows(c, rows), b_rows = b_box_rows(c), b_tail_rows = b_tail_box_rows(c, g.n);
-  const CUtensorMap tma_a = make_kmajor_tma("A", ops.a, uint64_t(rows), uint64_t(g.k), uint64_t(g.k), a_rows, c.swizzle);
+  // Maps from this thread's cache when the caller owns a fixed problem (map_owner, e.g. dgt::GroupedGemm), as the
+  // dense launch plan does (launch/tensor_map_cache.hpp): encoding them was the largest host cost of a launch.
+  CUtensorMap tma_a, tma_b, tma_b_tail;
+  cached_tensor_map(map_owner, 0, ops.a, tma_a, [&] {
+    return make_kmajor_tma("A", ops.a, uint64_t(rows), uint64_t(g.k), uint64_t(g.k), a_rows, c.swizzle);
+  });
   const uint64_t b_total = uint64_t(g.groups) * uint64_t(g.n);
-  const CUtensorMap tma_b = make_kmajor_tma("B", ops.b, b_total, uint64_t(g.k), uint64_t(g.k), b_rows, c.swizzle);
-  const CUtensorMap tma_b_tail =
-      b_tail_rows == b_rows ? tma_b
-                            : make_kmajor_tma("B", ops.b, b_total, uint64_t(g.k), uint64_t(g.k), b_tail_rows, c.swizzle);
+  cached_tensor_map(map_owner, 1, ops.b, tma_b, [&] {
+    return make_kmajor_tma("B", ops.b, b_total, uint64_t(g.k), uint64_t(g.k), b_rows, c.swizzle);
+  });
+  if (b_tail_rows == b_rows) {
+    tma_b_tail = tma_b;
+  } else {
+    cached_tensor_map(map_owner, 2, ops.b, tma_b_tail, [&] {
+      return make_kmajor_tma("B", ops.b, b_total, uint64_t(g.k), uint64_t(g.k), b_tail_rows, c.swizzle);
+    });
+  }
   // D for the TMA epilogue: [total_rows, N] as the dense kernel's map (gemm_launch_plan.cpp); the kernel stores a
   // warpgroup's box with it only when all of the box's rows are real rows.
   CUtensorMap tma_d{};
   if (c.epilogue == Epilogue::kTma) {
     const int out_bytes = 2;  // bf16 (rule G4)
     const EpilogueStoreMap m = epilogue_store_map(c, g.n, out_bytes);
-    tma_d = make_store_tma("D", ops.d, out_bytes, uint64_t(rows), m.cols, uint64_t(g.n) * out_bytes, m.box_cols,
-                           m.box_rows, m.swizzle);
+    cached_tensor_map(map_owner, 3, ops.d, tma_d, [&] {
+      return make_store_tma("D", ops.d, out_bytes, uint64_t(rows), m.cols, uint64_t(g.n) * out_bytes, m.box_cols,
+                            m.box_rows, m.swizzle);
+    });
   }
   const ScaleLayout sl = dense.scales();
   const int64_t k_granules = ceil_div(g.k, kScaleBlock), n_blocks = ceil_div(g.n, kScaleBlock);

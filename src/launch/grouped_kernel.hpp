@@ -46,7 +46,9 @@ class GroupedGemmKernel {
   /// allocation, no synchronisation: capturable in a CUDA graph. Throws Error(kInvalid) when `g` does not match
   /// the spec (kind, scale mode, accumulation), an operand is null or misaligned (check_grouped_operands, launch/grouped_operands.hpp), and
   /// Error(kDriver) when the launch is refused.
-  void launch(const GroupedProblem& g, const GroupedOperands& ops, cudaStream_t stream) const;
+  /// `map_owner` (next_tensor_map_owner_id(), launch/tensor_map_cache.hpp): a caller that always launches the same
+  /// problem takes the tensor maps from this thread's cache by operand address; 0 encodes them on every call.
+  void launch(const GroupedProblem& g, const GroupedOperands& ops, cudaStream_t stream, uint64_t map_owner = 0) const;
 
  private:
   KernelSpec spec_;

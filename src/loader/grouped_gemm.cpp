@@ -9,6 +9,7 @@
 #include "jit/cubin_cache.hpp"
 #include "launch/grouped_kernel.hpp"
 #include "launch/kernel_cache.hpp"
+#include "launch/tensor_map_cache.hpp"
 #include "loader/grouped_choice.hpp"
 
 namespace dgt {
@@ -21,6 +22,7 @@ struct GroupedGemm::Impl {
   std::unique_ptr<KernelCache> kernels;  // after `cache`: destroyed before it; owns the loaded module
   std::shared_ptr<jit::GroupedGemmKernel> kernel;
   int grid = 0;
+  uint64_t map_owner = next_tensor_map_owner_id();  // the tensor maps of this fixed problem, cached per thread
 };
 
 GroupedGemm::GroupedGemm(const GroupedGemmProblem& problem, GroupedGemmOptions options)
@@ -58,7 +60,7 @@ void GroupedGemm::run(const void* a, const void* b, void* d, const float* scale_
                       const int32_t* layout, cudaStream_t stream) const {
   if (!impl_) DGT_THROW(ErrorKind::kUsage, "dgt::GroupedGemm::run on a moved-from GroupedGemm");
   const jit::GroupedOperands ops{a, b, d, scale_a, scale_b, layout};
-  impl_->kernel->launch(impl_->resolved.problem, ops, stream);
+  impl_->kernel->launch(impl_->resolved.problem, ops, stream, impl_->map_owner);
 }
 
 const GroupedGemmProblem& GroupedGemm::problem() const { return impl_->key; }
