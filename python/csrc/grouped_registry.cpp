@@ -54,7 +54,10 @@ const GroupedGemm& grouped_for(int device, const GroupedGemmProblem& key, cudaSt
   if (auto it = r.gemms.find(k); it != r.gemms.end()) return *it->second;
   GroupedGemmOptions o;
   o.device = device;
-  o.cache_dir = configured_options().cache_dir;
+  const GemmOptions configured = configured_options();  // dgtune.load(): the dense op's DB and protocol serve both
+  o.cache_dir = configured.cache_dir;
+  o.db_path = configured.db_path;
+  o.protocol = configured.protocol;
   auto g = std::make_unique<GroupedGemm>(key, o);
   return *r.gemms.emplace(k, std::move(g)).first->second;
 }

@@ -11,8 +11,9 @@
 
 namespace dgt::torch_op {
 
-/// The GroupedGemm of `key` on `device`, made on first use with the cubin cache directory of the last
-/// dgtune_torch_configure (dgtune.load). Objects are never destroyed (graphs may hold their launches). Throws
+/// The GroupedGemm of `key` on `device`, made on first use with the tuning DB, protocol and cubin cache directory of the
+/// last dgtune_torch_configure (dgtune.load): its config is chosen then, so a later dgtune.load changes the choice of
+/// keys not used yet only. Objects are never destroyed (graphs may hold their launches). Throws
 /// dgt::Error as the GroupedGemm constructor does, and dgt::Error(kUsage) for a first use while `stream` is capturing,
 /// naming `op` and the key.
 const GroupedGemm& grouped_for(int device, const GroupedGemmProblem& key, cudaStream_t stream, const std::string& op);

@@ -178,6 +178,8 @@ dgt_status dgt_grouped_gemm_create(const dgt_grouped_problem* problem, const dgt
       o.device = options->device;
       if (options->cache_dir) o.cache_dir = options->cache_dir;
       if (options->config) o.config = options->config;
+      if (options->db_path) o.db_path = options->db_path;
+      if (options->protocol && *options->protocol) o.protocol = options->protocol;
     }
     auto g = std::make_unique<dgt_grouped_gemm>();
     g->gemm = std::make_unique<dgt::GroupedGemm>(p, o);

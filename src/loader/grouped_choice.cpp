@@ -93,7 +93,47 @@ KernelConfig default_grouped_config(const GroupedProblem& g) {
   return KernelConfig::parse_key(small ? kBlock64 : along_n ? kBlock128AlongN : kBlock128);
 }
 
-GroupedResolved resolve_grouped_choice(const GroupedGemmProblem& p, const std::string& explicit_config) {
+int64_t grouped_ladder_m(const Problem& keyed) {
+  return keyed.group_kind == GroupKind::kMasked ? keyed.expected_m : keyed.m;
+}
+
+std::optional<StoredChoice> choose_grouped_winner(const std::vector<EnvironmentWinner>& candidates,
+                                                  const GroupedProblem& g, const std::string& kernel_hash,
+                                                  const std::string& env_key, const std::string& protocol_kind) {
+  // The dense rule ladders over Problem::m: each grouped problem carries its ladder axis there instead (injective:
+  // masked m is G x M_max, and M_max stays in the problem), then the stored problem is put back into `from`.
+  auto project = [](Problem q) {
+    q.m = grouped_ladder_m(q);
+    return q;
+  };
+  const Problem key = g.keyed();
+  std::vector<EnvironmentWinner> projected;
+  std::vector<const EnvironmentWinner*> origin;
+  for (const EnvironmentWinner& c : candidates) {
+    const Problem& q = c.problem;
+    if (!q.is_grouped() || q.group_kind != key.group_kind || q.groups != key.groups) continue;
+    projected.push_back(c);
+    projected.back().problem = project(q);
+    origin.push_back(&c);
+  }
+  // A winner of another problem is legal only when the grouped kernel can run it on g (the ladder may cross a rule:
+  // e.g. a config whose BLOCK_M does not divide g's M_max).
+  const LegalFn legal = [&](const KernelConfig& config, const Problem&) {
+    return grouped_config_violation(config, g).empty();
+  };
+  std::optional<StoredChoice> w = choose_stored_winner(projected, project(key), kernel_hash, env_key, protocol_kind, legal);
+  if (!w) return w;
+  for (size_t i = 0; i < projected.size(); ++i)
+    if (projected[i].problem == w->from && projected[i].environment_id == w->environment_id &&
+        projected[i].protocol_name == w->protocol_name) {
+      w->from = origin[i]->problem;
+      break;
+    }
+  return w;
+}
+
+GroupedResolved resolve_grouped_choice(const GroupedGemmProblem& p, const std::string& explicit_config,
+                                       const GroupedLookup* lookup) {
   GroupedResolved r;
   r.problem = grouped_problem_of(p);
   if (!explicit_config.empty()) {
@@ -104,9 +144,17 @@ GroupedResolved resolve_grouped_choice(const GroupedGemmProblem& p, const std::s
                 e.message());
     }
     r.choice.source = "explicit";
+  } else if (std::optional<StoredChoice> w =
+                 lookup ? choose_grouped_winner(lookup->candidates, r.problem, lookup->kernel_hash, lookup->env_key,
+                                                lookup->protocol_kind)
+                        : std::nullopt) {
+    r.config = w->config;
+    r.choice.source = w->source;
+    r.choice.protocol = w->protocol_name;
+    r.choice.tuned_key = w->from.key();
+    r.choice.tuned_us = w->tuned_us;
+    r.choice.older_kernel = w->older_kernel;
   } else {
-    // The seam: a grouped winner of the tuning DB (same identity rule as dgt::Gemm) is looked up here, before the
-    // default rule, once the DB stores grouped problems.
     r.config = default_grouped_config(r.problem);
     r.choice.source = "default";
   }

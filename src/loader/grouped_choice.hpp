@@ -2,9 +2,13 @@
 // where the choice is made (internal header; GPU-free, so unit tests call it).
 #pragma once
 
+#include <optional>
 #include <string>
+#include <vector>
 
+#include "db/tuning_db_reader.hpp"
 #include "dgtune/grouped_gemm.hpp"
+#include "loader/choice.hpp"
 #include "problem/grouped_problem.hpp"
 #include "problem/kernel_config.hpp"
 
@@ -20,6 +24,31 @@ GroupedProblem grouped_problem_of(const GroupedGemmProblem& p);
 /// The default rule (documented at dgt::grouped_gemm_choice, measured in results/h200/grouped-epilogue-2026-12-03.md).
 KernelConfig default_grouped_config(const GroupedProblem& g);
 
+/// The ladder axis of a grouped problem (docs/loader.md "Grouped GEMMs"): the total (padded) M, M_sum, for the
+/// contiguous layout (GroupedProblem::total_rows(), what the key stores as M); expected_m for the masked layout (the
+/// rows per group the host expects: what sizes the grid and what a serving step changes; M_max is the buffer).
+int64_t grouped_ladder_m(const Problem& keyed);
+
+/// The identity rule of dgt::GroupedGemm: choose_stored_winner's order (loader/choice.hpp: the problem itself under
+/// the preferred protocol kind, running kernel hash first; then the other kind; then the ladder) applied to grouped
+/// winners, with the ladder over grouped_ladder_m: an M_sum (contiguous) or expected_m (masked) between two tuned
+/// points takes the upper neighbour's winner ("ladder"), outside them the nearest end ("nearest"). `candidates` are
+/// TuningDbReader::environment_winners of g.keyed(): the same layout, G, N, K and scale mode only (a dense winner or
+/// another G is never taken; the query already filters, this rule checks again). For masked problems a winner of
+/// another M_max at the same expected_m is not "db" but the nearest ladder point (source "nearest" or "ladder").
+/// Every candidate is checked with grouped_config_violation against g (G1-G3, R1-R25, P3, P8, P9); a key that does
+/// not parse is skipped. StoredChoice::from is the stored problem (its grouped key). std::nullopt: the default rule.
+std::optional<StoredChoice> choose_grouped_winner(const std::vector<EnvironmentWinner>& candidates,
+                                                  const GroupedProblem& g, const std::string& kernel_hash,
+                                                  const std::string& env_key, const std::string& protocol_kind);
+
+/// The tuning data a GroupedGemm looks up (empty candidates: none).
+struct GroupedLookup {
+  std::vector<EnvironmentWinner> candidates;  ///< TuningDbReader::environment_winners of the problem's key
+  std::string kernel_hash, env_key;           ///< of the running software environment
+  std::string protocol_kind = "cold-l2";      ///< GroupedGemmOptions::protocol
+};
+
 /// A choice with the config parsed.
 struct GroupedResolved {
   GroupedProblem problem;
@@ -27,10 +56,11 @@ struct GroupedResolved {
   GroupedGemmChoice choice;
 };
 
-/// The one place a grouped config is chosen: the explicit key when given, else (the seam for the tuning DB's grouped
-/// winners, which will be looked up here first once the DB holds them) the default rule. The config is checked with
+/// The one place a grouped config is chosen: the explicit key when given, else the tuning DB's winner by
+/// choose_grouped_winner when `lookup` holds candidates, else the default rule. The config is checked with
 /// grouped_config_violation (G1-G3, then R1-R25, P3, P8, P9 on the dense view): Error(kInvalid) naming the rule, also
 /// for the default (a broken default is a bug that must not reach NVRTC). Error(kUsage) for a key that does not parse.
-GroupedResolved resolve_grouped_choice(const GroupedGemmProblem& p, const std::string& explicit_config);
+GroupedResolved resolve_grouped_choice(const GroupedGemmProblem& p, const std::string& explicit_config,
+                                       const GroupedLookup* lookup = nullptr);
 
 }  // namespace dgt

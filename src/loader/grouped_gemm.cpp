@@ -3,8 +3,13 @@
 // (launch/grouped_kernel.hpp; it checks the pointers, launch/grouped_operands.hpp).
 #include "dgtune/grouped_gemm.hpp"
 
+#include <spdlog/spdlog.h>
+
 #include "core/error.hpp"
 #include "core/paths.hpp"
+#include "launch/environment.hpp"
+#include "loader/loader_db.hpp"
+#include "records/protocol_name.hpp"
 #include "device/device_info.hpp"
 #include "jit/cubin_cache.hpp"
 #include "launch/grouped_kernel.hpp"
@@ -13,6 +18,34 @@
 #include "loader/grouped_choice.hpp"
 
 namespace dgt {
+
+namespace {
+
+/// The grouped winners of `g`'s layout, G, N, K and scale mode stored for this GPU's hardware identity in the tuning
+/// DB at `db_path` (else $DGTUNE_DB); none without a DB. As dgt::Gemm: a file that cannot be used is one warning.
+std::vector<EnvironmentWinner> tuned_candidates(const DeviceInfo& device, const GroupedProblem& g,
+                                                const std::string& db_path) {
+  const std::string path = loader_db_path(db_path);
+  if (path.empty()) return {};
+  const std::unique_ptr<TuningDbReader> db =
+      open_loader_db(path, db_path.empty() ? "$DGTUNE_DB" : "GroupedGemmOptions::db_path");
+  if (!db) return {};
+  try {
+    const std::optional<int64_t> device_id = db->find_hardware(device.hardware());
+    if (!device_id) {
+      spdlog::info("dgt::GroupedGemm: {} has no trials for this device ({}); using the default rule", path,
+                   device.name);
+      return {};
+    }
+    return db->environment_winners(*device_id, g.keyed());
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::kSqlite) throw;
+    spdlog::warn("dgt::GroupedGemm: cannot read tuning database {}: {}; using the default rule", path, e.message());
+    return {};
+  }
+}
+
+}  // namespace
 
 struct GroupedGemm::Impl {
   GroupedGemmProblem key;
@@ -31,12 +64,24 @@ GroupedGemm::GroupedGemm(const GroupedGemmProblem& problem, GroupedGemmOptions o
   im.key = problem;
   // Everything about the key and the config first: a bad call fails the same way with and without a GPU.
   im.resolved = resolve_grouped_choice(problem, options.config);
+  check_protocol_kind(options.protocol, "dgt::GroupedGemmOptions::protocol");
   int ordinal = options.device;
   if (ordinal < 0) {
     if (cuda_device_count() == 0) DGT_THROW(ErrorKind::kNoDevice, "dgt::GroupedGemm: no CUDA device found");
     DGT_CHECK_CUDA(cudaGetDevice(&ordinal));
   }
   im.device = open_sm90_device(ordinal);
+  if (options.config.empty()) {
+    GroupedLookup lookup;
+    lookup.candidates = tuned_candidates(im.device, im.resolved.problem, options.db_path);
+    if (!lookup.candidates.empty()) {
+      const SoftwareEnv env = current_software_env(im.device);
+      lookup.kernel_hash = env.kernel_hash;
+      lookup.env_key = env.key();
+      lookup.protocol_kind = options.protocol;
+      im.resolved = resolve_grouped_choice(problem, options.config, &lookup);
+    }
+  }
   // Module loading needs the device's primary context current on this thread; the caller's device is restored after.
   int previous = 0;
   DGT_CHECK_CUDA(cudaGetDevice(&previous));

@@ -1,6 +1,7 @@
 // `dgtune sweep` on grouped (MoE) shapes-file lines, in process (TuningSession::sweep, the path `--in-process` takes;
 // the worker path runs the same DeviceBench in a worker process): every candidate verified per group and timed, the
-// per-group cuBLASLt loop stored as the baseline, the winner under the grouped key, and a second sweep resumes.
+// per-group cuBLASLt loop stored as the baseline, the winner under the grouped key, a second sweep resumes, and
+// dgt::GroupedGemm finds the winner through its run-time key.
 // Small N and K: a few grouped kernels compile (NVRTC in the bench, through the cubin cache).
 #include <gtest/gtest.h>
 
@@ -9,6 +10,7 @@
 #include <filesystem>
 #include <string>
 
+#include "dgtune/grouped_gemm.hpp"
 #include "harness.hpp"
 #include "problem/shapes_file.hpp"
 #include "tune/session.hpp"
@@ -58,6 +60,31 @@ TEST(Grouped, SweepTunesGroupedLinesUnderTheirKeys) {
       EXPECT_EQ(o.measured_now, 0);
       EXPECT_EQ(o.already_stored, 3);
     }
+    // The loader reads the winners back (dgt::GroupedGemm, run-time keys: the counts are not part of them).
+    ASSERT_EQ(out[0].entry.grouped->kind, GroupKind::kMasked);
+    const std::string masked_winner = out[0].winner->trial.config.key();
+    GroupedGemmProblem key;
+    key.layout = GroupedLayout::kMasked;
+    key.groups = 4;
+    key.m = 256;
+    key.expected_m = 128;
+    key.n = 512;
+    key.k = 1024;
+    GroupedGemmOptions go;
+    go.db_path = so.db_path;
+    go.protocol = protocol;
+    const GroupedGemm tuned(key, go);
+    EXPECT_EQ(tuned.choice().source, "db");
+    EXPECT_EQ(tuned.choice().config_key, masked_winner);
+    EXPECT_EQ(tuned.choice().tuned_key, out[0].entry.grouped->keyed().key());
+    key.expected_m = 40;  // below the one tuned point: its winner, the nearest
+    const GroupedGemm nearest(key, go);
+    EXPECT_EQ(nearest.choice().source, "nearest");
+    EXPECT_EQ(nearest.choice().config_key, masked_winner);
+    go.protocol = std::string(protocol) == "cold-l2" ? "hot-graph" : "cold-l2";  // this DB holds one kind only
+    EXPECT_EQ(GroupedGemm(key, go).choice().source, "nearest-other-protocol");
+    go.db_path = dir + "/missing.db";  // one warning, the default rule
+    EXPECT_EQ(GroupedGemm(key, go).choice().source, "default");
   }
   std::filesystem::remove_all(dir);
 }

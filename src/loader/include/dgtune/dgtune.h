@@ -117,7 +117,9 @@ typedef struct dgt_grouped_problem {
 typedef struct dgt_grouped_options {
   int device;            /**< CUDA ordinal; -1: the calling thread's current device. A zeroed struct means 0 */
   const char* cache_dir; /**< NULL or "": $DGTUNE_CACHE_DIR, else the per-user cache directory */
-  const char* config;    /**< NULL or "": the default rule (dgt::grouped_gemm_choice); else a config key to run */
+  const char* config;    /**< NULL or "": the tuning DB's winner, else the default rule; else a config key to run */
+  const char* db_path;   /**< NULL or "": $DGTUNE_DB, else none (dgt::GroupedGemmOptions::db_path) */
+  const char* protocol;  /**< NULL or "": "cold-l2"; or "hot-graph" (which winners to prefer) */
 } dgt_grouped_options;
 
 /** An opaque dgt::GroupedGemm. */
@@ -141,8 +143,9 @@ DGT_C_API dgt_status dgt_grouped_gemm_run(const dgt_grouped_gemm* gemm, const vo
                                           const float* scale_a, const float* scale_b, const int32_t* layout,
                                           void* stream);
 
-/** The config the grouped GEMM runs and why ("default" or "explicit"), as NUL-terminated text cut to the capacity
- *  (either buffer may be NULL). */
+/** The config the grouped GEMM runs and why (dgt::GroupedGemmChoice::source: "explicit", "db", "ladder", "nearest",
+ *  their "-other-protocol" forms, or "default"), as NUL-terminated text cut to the capacity (either buffer may be
+ *  NULL). */
 DGT_C_API dgt_status dgt_grouped_gemm_config(const dgt_grouped_gemm* gemm, char* config_key,
                                              size_t config_key_capacity, char* source, size_t source_capacity);
 

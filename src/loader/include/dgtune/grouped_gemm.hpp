@@ -57,20 +57,33 @@ struct GroupedGemmProblem {
 struct GroupedGemmOptions {
   int device = 0;         ///< CUDA ordinal; -1: the calling thread's current device
   std::string cache_dir;  ///< the cubin cache; empty: $DGTUNE_CACHE_DIR, else the per-user cache directory
-  /// A config key (e.g. "128x128x128_s5_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1") to run instead of the default rule;
-  /// empty: the rule of grouped_gemm_choice. Checked against the grouped rules G1-G5 and the resource model (R1-R25).
+  /// A config key (e.g. "128x128x128_s5_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1") to run instead of the tuning DB and
+  /// the default rule. Checked against the grouped rules G1-G5 and the resource model (R1-R25).
   std::string config;
+  /// The tuning DB of `dgtune sweep` / `dgtune tune-model --experts` (read once, at construction); empty: $DGTUNE_DB,
+  /// else none. No DB, or a missing, damaged, foreign or other-schema file: one warning, the default rule.
+  std::string db_path;
+  /// Which winners to prefer, as GemmOptions::protocol: "cold-l2" (default) or "hot-graph"; else Error(kUsage).
+  std::string protocol = "cold-l2";
 };
 
 /// What a GroupedGemm runs and why.
 struct GroupedGemmChoice {
   std::string config_key;  ///< the kernel config
-  /// "explicit" (GroupedGemmOptions::config) or "default" (the measured default rule; no grouped winners are read
-  /// from a tuning DB yet).
+  /// "explicit" (GroupedGemmOptions::config); from the tuning DB, by dgt::Gemm's identity rule with the ladder over
+  /// M_sum (contiguous) or expected_m (masked): "db" (this key's winner under GroupedGemmOptions::protocol's kind),
+  /// "db-other-protocol", "ladder" (between two tuned points: the upper one's winner), "nearest" (outside them),
+  /// "ladder-other-protocol", "nearest-other-protocol"; or "default" (no grouped winner of this layout, G, N, K and
+  /// scale mode for this GPU: the measured default rule).
   std::string source;
+  std::string protocol;   ///< protocol the winner was timed under, e.g. "cold-l2-v1" ("" unless from the DB)
+  std::string tuned_key;  ///< problem key the winner was tuned on ("" unless from the DB)
+  double tuned_us = 0;    ///< its stored median time, microseconds (0 unless from the DB)
+  bool older_kernel = false;  ///< the winner was measured with another kernel version (its config is still legal)
 };
 
-/// The config a GroupedGemm of `problem` runs, without a GPU: `config` when not empty, else the default rule, measured
+/// The config a GroupedGemm of `problem` runs when no tuning DB holds a winner for it (GroupedGemm looks one up first,
+/// GroupedGemmOptions::db_path), without a GPU: `config` when not empty, else the default rule, measured
 /// on the H200 (results/h200/grouped-epilogue-2026-12-03.md and grouped-scales-2026-12-03.md, the faster of the
 /// candidates per problem):
 ///  - contiguous, N <= K: 128x128x128_s5_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1 (DeepSeek-V3's gate_up);
@@ -92,9 +105,10 @@ DGT_API GroupedGemmChoice grouped_gemm_choice(const GroupedGemmProblem& problem,
 /// (as dgt::Gemm's warm-up does), which must never happen inside a capture. run() is const and thread-safe.
 class DGT_API GroupedGemm {
  public:
-  /// Checks the problem and the config (grouped_gemm_choice: the same errors, before the device is touched), opens
-  /// the device (dgt::Error(kNoDevice) without an sm_90 GPU), then compiles or loads the kernel (kNvrtc, kDriver,
-  /// kIo when no cubin cache directory is writable).
+  /// Checks the problem and the config (grouped_gemm_choice: the same errors, before the device is touched) and the
+  /// protocol (kUsage), opens the device (dgt::Error(kNoDevice) without an sm_90 GPU), looks up the tuned winner in the
+  /// tuning DB (GroupedGemmOptions::db_path; not when `config` is given), then compiles or loads the kernel (kNvrtc,
+  /// kDriver, kIo when no cubin cache directory is writable).
   explicit GroupedGemm(const GroupedGemmProblem& problem, GroupedGemmOptions options = {});
   ~GroupedGemm();
   GroupedGemm(const GroupedGemm&) = delete;
