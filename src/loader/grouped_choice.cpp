@@ -3,21 +3,12 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "space/grouped_defaults.hpp"
 #include "space/grouped_rules.hpp"
 
 namespace dgt {
 
 namespace {
-
-// The H200 measurements' candidates (results/h200/grouped-epilogue-2026-12-03.md and grouped-scales-2026-12-03.md,
-// tools/grouped_bench).
-constexpr const char* kBlock128 = "128x128x128_s5_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1";
-// The same tile walking along N first (rn1): it won every contiguous down problem (N 7168 > K 2048) in both machine
-// starts of grouped-scales-2026-12-03.md, by 4-6% over rm8, which won gate_up (N 4096 < K 7168).
-constexpr const char* kBlock128AlongN = "128x128x128_s5_wg2_sw128_c1x1_rn1_tma_sk1_sm0_2g_p1";
-constexpr const char* kBlock64 = "64x128x128_s8_wg1_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1";
-// Rows per group up to which the 64-row tile won the masked rows of that report (1, 16, 64 won; 256 lost).
-constexpr int64_t kSmallExpectedM = 64;
 
 ScaleMode scale_mode_of(Fp8Scaling s) {
   switch (s) {
@@ -85,12 +76,6 @@ GroupedProblem grouped_problem_of(const GroupedGemmProblem& p) {
     throw Error(ErrorKind::kInvalid, e.message());
   }
   return g;
-}
-
-KernelConfig default_grouped_config(const GroupedProblem& g) {
-  const bool small = g.kind == GroupKind::kMasked && g.expected_m <= kSmallExpectedM;
-  const bool along_n = g.kind == GroupKind::kContiguous && g.n > g.k;
-  return KernelConfig::parse_key(small ? kBlock64 : along_n ? kBlock128AlongN : kBlock128);
 }
 
 int64_t grouped_ladder_m(const Problem& keyed) {

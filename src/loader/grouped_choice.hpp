@@ -11,6 +11,7 @@
 #include "loader/choice.hpp"
 #include "problem/grouped_problem.hpp"
 #include "problem/kernel_config.hpp"
+#include "space/grouped_defaults.hpp"  // default_grouped_config, the rule without a winner
 
 namespace dgt {
 
@@ -21,8 +22,6 @@ namespace dgt {
 /// rule for anything else (validate_grouped's rules, M a positive multiple of 128, expected_m).
 GroupedProblem grouped_problem_of(const GroupedGemmProblem& p);
 
-/// The default rule (documented at dgt::grouped_gemm_choice, measured in results/h200/grouped-epilogue-2026-12-03.md).
-KernelConfig default_grouped_config(const GroupedProblem& g);
 
 /// The ladder axis of a grouped problem (docs/loader.md "Grouped GEMMs"): the total (padded) M, M_sum, for the
 /// contiguous layout (GroupedProblem::total_rows(), what the key stores as M); expected_m for the masked layout (the

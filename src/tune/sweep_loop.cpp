@@ -13,6 +13,8 @@
 
 #include "core/error.hpp"
 #include "space/cost_model.hpp"
+#include "space/resource_model.hpp"
+#include "space/grouped_defaults.hpp"
 #include "space/grouped_rules.hpp"
 #include "tune/claim_owner.hpp"
 #include "tune/interrupt.hpp"
@@ -78,7 +80,13 @@ std::vector<ShapeOutcome> run_sweep(const std::vector<SweepLane>& lanes, const s
     if (opts.strategy == Strategy::kExhaustive && opts.max_candidates > 0)
       keep = std::min<size_t>(keep, opts.max_candidates);
     ranked.resize(keep);
-    out[i].candidates = static_cast<int>(keep);
+    // A grouped line also measures the default rule's configs (space/grouped_defaults.hpp) when the cut left them out:
+    // the cost model ranks the dense view, and a tuned winner must never be slower than what runs untuned.
+    if (shapes[i].grouped)
+      for (const KernelConfig& c : grouped_default_configs(*shapes[i].grouped))
+        if (std::none_of(ranked.begin(), ranked.end(), [&](const Candidate& r) { return r.config == c; }))
+          ranked.push_back(Candidate{c, evaluate_resources(KernelSpec::of(c, p)), "grouped default", ""});
+    out[i].candidates = static_cast<int>(ranked.size());
     const std::set<std::string> stored = db.stored_config_keys(scope, p, protocol);  // one query per shape
     for (Candidate& cand : ranked) {
       const KernelConfig& c = cand.config;

@@ -6,6 +6,7 @@
 
 #include "temp_dir_test.hpp"
 
+#include <algorithm>
 #include <set>
 #include <string>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "db/tuning_db.hpp"
 #include "problem/shapes_file.hpp"
 #include "space/cost_model.hpp"
+#include "space/grouped_defaults.hpp"
 #include "space/grouped_rules.hpp"
 #include "space/search_space.hpp"
 #include "tune/measurer.hpp"
@@ -87,14 +89,22 @@ TEST_F(SweepGrouped, GroupedLineIsSweptUnderItsKeyAndResumes) {
   ASSERT_EQ(m.begun.size(), 1u);
   EXPECT_EQ(m.begun[0].rows, (std::vector<int64_t>{10, 20, 0, 40, 50, 60, 70, 100}));
   EXPECT_EQ(m.baseline_calls, 1);
-  ASSERT_EQ(m.measured.size(), 6u);
-  EXPECT_EQ(out[0].measured_now, 6);
-  EXPECT_TRUE(out[0].complete);
-  // Every measured candidate can run grouped (G1-G3), and they are the first six of the ranked, filtered space.
+  // Every measured candidate can run grouped (G1-G3): the first six of the ranked, filtered space, then the default
+  // rule's configs the cut left out (the masked expected_m 48 default, the 64-row tile, first).
   std::vector<KernelConfig> want;
   for (const Candidate& c : rank_candidates(opts.space, key, 132))
     if (grouped_rule_violation(c.config).empty() && want.size() < 6) want.push_back(c.config);
+  const std::vector<KernelConfig> defaults = grouped_default_configs(*shapes[0].grouped);
+  ASSERT_EQ(defaults.size(), 3u);
+  EXPECT_EQ(defaults[0].key(), "64x128x128_s8_wg1_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1");
+  for (const KernelConfig& c : defaults)
+    if (std::find(want.begin(), want.end(), c) == want.end()) want.push_back(c);
+  ASSERT_GT(want.size(), 6u) << "the model's top six held every default config: the test no longer tests the seeds";
+  const size_t n = want.size();
   EXPECT_EQ(m.measured, want);
+  EXPECT_EQ(out[0].measured_now, int(n));
+  EXPECT_EQ(out[0].candidates, int(n));
+  EXPECT_TRUE(out[0].complete);
   for (const KernelConfig& c : m.measured) EXPECT_EQ(grouped_rule_violation(c), "") << c.key();
   // Stored under the grouped key: the winner is the last measured (fastest), the loop is the default baseline.
   ASSERT_TRUE(out[0].winner);
@@ -102,7 +112,7 @@ TEST_F(SweepGrouped, GroupedLineIsSweptUnderItsKeyAndResumes) {
   EXPECT_EQ(out[0].winner->trial.config, m.measured.back());
   ASSERT_TRUE(out[0].winner->cublas_default);
   EXPECT_DOUBLE_EQ(out[0].winner->cublas_default->timing->median_us, 200.0);
-  EXPECT_EQ(db.stored_config_keys(scope, key, kSweepTimerProtocol).size(), 6u);
+  EXPECT_EQ(db.stored_config_keys(scope, key, kSweepTimerProtocol).size(), n);
   EXPECT_TRUE(db.stored_config_keys(scope, shapes[0].grouped->dense_view(), kSweepTimerProtocol).empty());
   // The distribution is stored with the problem.
   EXPECT_EQ(db.put_group_rows(key, "1,1,1,1,1,1,1,1", "1"), "10,20,0,40,50,60,70,100");
@@ -111,7 +121,7 @@ TEST_F(SweepGrouped, GroupedLineIsSweptUnderItsKeyAndResumes) {
   GroupedFakeMeasurer again;
   const auto out2 = run_sweep(db, scope, again, shapes, opts);
   EXPECT_EQ(out2[0].measured_now, 0);
-  EXPECT_EQ(out2[0].already_stored, 6);
+  EXPECT_EQ(out2[0].already_stored, int(n));
   EXPECT_TRUE(out2[0].complete);
   EXPECT_TRUE(again.begun.empty());
   EXPECT_EQ(again.baseline_calls, 0);
