@@ -58,6 +58,7 @@ const GroupedGemm& grouped_for(int device, const GroupedGemmProblem& key, cudaSt
   o.cache_dir = configured.cache_dir;
   o.db_path = configured.db_path;
   o.protocol = configured.protocol;
+  o.bundle = configured.bundle;
   auto g = std::make_unique<GroupedGemm>(key, o);
   return *r.gemms.emplace(k, std::move(g)).first->second;
 }

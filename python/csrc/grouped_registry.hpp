@@ -11,7 +11,7 @@
 
 namespace dgt::torch_op {
 
-/// The GroupedGemm of `key` on `device`, made on first use with the tuning DB, protocol and cubin cache directory of the
+/// The GroupedGemm of `key` on `device`, made on first use with the tuning DB, protocol, bundle and cubin cache of the
 /// last dgtune_torch_configure (dgtune.load): its config is chosen then, so a later dgtune.load changes the choice of
 /// keys not used yet only. Objects are never destroyed (graphs may hold their launches). Throws
 /// dgt::Error as the GroupedGemm constructor does, and dgt::Error(kUsage) for a first use while `stream` is capturing,

@@ -267,9 +267,11 @@ int run(const Args& a) {
     o.db_path = path, o.device = a.device, o.out_dir = a.out, o.cache_dir = a.cache.dir, o.jobs = std::max(a.jobs, 0);
     const BundleExportReport r = export_bundle(o);
     std::cout << fmt::format(
-        "wrote kernel bundle {}: {} cubins ({:.1f} MB) for {} kernel configs of {} problem families of {} (hardware "
-        "key {}) in {:.1f} s; load it with dgt::GemmOptions::bundle or $DGTUNE_BUNDLE\n",
-        a.out, r.cubins, double(r.bytes) / 1e6, r.specs, r.families, r.device_name, r.hw_key, r.seconds);
+        "wrote kernel bundle {}: {} cubins ({:.1f} MB) for {} kernel configs of {} problem families and {} grouped "
+        "kernels of {} grouped families of {} (hardware key {}) in {:.1f} s; load it with dgt::GemmOptions::bundle, "
+        "dgt::GroupedGemmOptions::bundle or $DGTUNE_BUNDLE\n",
+        a.out, r.cubins, double(r.bytes) / 1e6, r.specs, r.families, r.grouped_specs, r.grouped_families, r.device_name,
+        r.hw_key, r.seconds);
     return 0;
   }
   // The output is checked before anything is read: never the DB (or its -wal/-shm), through a link or not.

@@ -1,4 +1,5 @@
-// `dgtune export --format bundle`: every kernel dgt::Gemm can load for a device's tuned problem families, compiled
+// `dgtune export --format bundle`: every kernel dgt::Gemm (and dgt::GroupedGemm) can load for a device's tuned problem
+// families, compiled
 // through the cubin cache and written as a kernel bundle (jit/bundle.hpp) that a serving deployment warms up from
 // without NVRTC.
 #pragma once
@@ -16,13 +17,21 @@ namespace dgt {
 struct BundleSpecs {
   size_t families = 0;            ///< problem families with a winner of the device (what Gemm::warmup_tuned warms)
   std::vector<KernelSpec> specs;  ///< distinct by KernelSpec::key(), in first-seen order
+  /// Grouped families (layout, G, N, K, scale mode) with a winner dgt::GroupedGemm can run.
+  size_t grouped_families = 0;
+  /// The grouped kernels dgt::GroupedGemm may load for them: every stored winner of those families whose config the
+  /// grouped rules and the resource model accept (any M_sum or expected_m resolves to one of them by the ladder), and
+  /// the default rule's configs (space/grouped_defaults.hpp) of each tuned key; distinct (spec, layout), first seen
+  /// first.
+  std::vector<std::pair<KernelSpec, GroupKind>> grouped;
 };
 
 /// Every kernel spec dgt::Gemm may load for the tuned families of device `device_id` of `db` running kernel hash
 /// `kernel_hash`: per family (the problems of TuningDbReader::export_rows, grouped as Gemm::warmup_tuned groups them),
 /// loader/warm_specs.hpp's any_loader_kernel_specs at the default M ladder plus the tuned M: the winners, the ladder
 /// and nearest picks between them (also where cuBLASLt runs: its kernel is loaded beside it), and the default config
-/// where no winner is legal, under either protocol preference. Reads the DB; no GPU, no compile.
+/// where no winner is legal, under either protocol preference; and the grouped kernels (BundleSpecs::grouped). Reads
+/// the DB; no GPU, no compile.
 BundleSpecs bundle_specs(const TuningDbReader& db, int64_t device_id, const std::string& kernel_hash);
 
 /// What `dgtune export --format bundle` is asked.
@@ -38,6 +47,7 @@ struct BundleExportOptions {
 struct BundleExportReport {
   std::string device_name, hw_key;
   size_t families = 0, specs = 0, cubins = 0;
+  size_t grouped_families = 0, grouped_specs = 0;  ///< BundleSpecs' grouped families and kernels
   uint64_t bytes = 0;   ///< cubin bytes written
   double seconds = 0;   ///< wall time, compiles included
 };

@@ -106,7 +106,10 @@ std::shared_ptr<jit::GroupedGemmKernel> KernelCache::get_grouped(const KernelSpe
   jit::CodeOrigin origin = jit::CodeOrigin::kCubinCache;
   jit::LoadedKernel loaded =
       jit::load_kernel(code_.get(jit::generate_grouped_gemm(spec, kind, res), key, origin), res.smem.total);
-  (origin == jit::CodeOrigin::kCubinCache ? cache_loads_ : compiles_).fetch_add(1, std::memory_order_relaxed);
+  (origin == jit::CodeOrigin::kBundle       ? bundle_loads_
+   : origin == jit::CodeOrigin::kCubinCache ? cache_loads_
+                                            : compiles_)
+      .fetch_add(1, std::memory_order_relaxed);
   auto kernel = std::make_shared<jit::GroupedGemmKernel>(spec, kind, std::move(loaded), sm_count_);
   grouped_.emplace(key, kernel);
   return kernel;
@@ -131,6 +134,16 @@ size_t KernelCache::module_count() const {
 size_t KernelCache::kernel_count() const {
   std::shared_lock lock(mu_);
   return kernels_.size();
+}
+
+std::vector<std::future<jit::CompiledKernel>> compile_ahead_grouped(
+    const jit::CubinCache& cubins, const std::vector<std::pair<KernelSpec, GroupKind>>& specs, ThreadPool& pool) {
+  std::vector<std::future<jit::CompiledKernel>> out;
+  out.reserve(specs.size());
+  for (const auto& [spec, kind] : specs)
+    out.push_back(pool.submit(
+        [&cubins, spec, kind] { return cubins.get_or_compile(jit::generate_grouped_gemm(spec, kind)); }));
+  return out;
 }
 
 std::vector<std::future<jit::CompiledKernel>> compile_ahead(const jit::CubinCache& cubins,

@@ -133,5 +133,8 @@ class KernelCache {
 /// `cubins` and `pool` must outlive the futures.
 std::vector<std::future<jit::CompiledKernel>> compile_ahead(const jit::CubinCache& cubins,
                                                             const std::vector<KernelSpec>& specs, ThreadPool& pool);
+/// compile_ahead for grouped kernels: each (spec, layout) pair's jit::generate_grouped_gemm code.
+std::vector<std::future<jit::CompiledKernel>> compile_ahead_grouped(
+    const jit::CubinCache& cubins, const std::vector<std::pair<KernelSpec, GroupKind>>& specs, ThreadPool& pool);
 
 }  // namespace dgt

@@ -116,6 +116,7 @@ dgt_status dgt_gemm_create(const dgt_gemm_options* options, dgt_gemm** out) {
       o.device = options->device;
       if (options->protocol && *options->protocol) o.protocol = options->protocol;
       if (options->bundle) o.bundle = options->bundle;
+      if (options->bundle) o.bundle = options->bundle;
     }
     auto g = std::make_unique<dgt_gemm>();
     g->gemm = std::make_unique<dgt::Gemm>(o);
@@ -180,6 +181,7 @@ dgt_status dgt_grouped_gemm_create(const dgt_grouped_problem* problem, const dgt
       if (options->config) o.config = options->config;
       if (options->db_path) o.db_path = options->db_path;
       if (options->protocol && *options->protocol) o.protocol = options->protocol;
+      if (options->bundle) o.bundle = options->bundle;
     }
     auto g = std::make_unique<dgt_grouped_gemm>();
     g->gemm = std::make_unique<dgt::GroupedGemm>(p, o);

@@ -78,6 +78,21 @@ GroupedProblem grouped_problem_of(const GroupedGemmProblem& p) {
   return g;
 }
 
+std::optional<GroupedGemmProblem> grouped_key_of(const Problem& keyed) {
+  if (!keyed.is_grouped() || keyed.accum != Accum::kPromote) return std::nullopt;
+  if (keyed.scale != ScaleMode::kPerTensor && keyed.scale != ScaleMode::kBlock) return std::nullopt;
+  GroupedGemmProblem p;
+  const bool masked = keyed.group_kind == GroupKind::kMasked;
+  p.layout = masked ? GroupedLayout::kMasked : GroupedLayout::kContiguous;
+  p.groups = keyed.groups;
+  p.m = masked ? keyed.m_max : keyed.m;
+  p.expected_m = masked ? keyed.expected_m : 0;
+  p.n = keyed.n;
+  p.k = keyed.k;
+  p.scale = keyed.scale == ScaleMode::kBlock ? Fp8Scaling::kBlock : Fp8Scaling::kPerTensor;
+  return p;
+}
+
 int64_t grouped_ladder_m(const Problem& keyed) {
   return keyed.group_kind == GroupKind::kMasked ? keyed.expected_m : keyed.m;
 }

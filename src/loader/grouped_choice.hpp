@@ -48,6 +48,11 @@ struct GroupedLookup {
   std::string protocol_kind = "cold-l2";      ///< GroupedGemmOptions::protocol
 };
 
+/// The run-time key of a stored grouped problem (the inverse of grouped_problem_of(...).keyed() on the key's fields):
+/// std::nullopt when dgt::GroupedGemm cannot run it (not grouped, fast accumulation, a scale mode other than
+/// per-tensor or block).
+std::optional<GroupedGemmProblem> grouped_key_of(const Problem& keyed);
+
 /// A choice with the config parsed.
 struct GroupedResolved {
   GroupedProblem problem;

@@ -3,19 +3,22 @@
 // (launch/grouped_kernel.hpp; it checks the pointers, launch/grouped_operands.hpp).
 #include "dgtune/grouped_gemm.hpp"
 
+#include <cstdlib>
+
 #include <spdlog/spdlog.h>
 
 #include "core/error.hpp"
 #include "core/paths.hpp"
-#include "launch/environment.hpp"
-#include "loader/loader_db.hpp"
-#include "records/protocol_name.hpp"
 #include "device/device_info.hpp"
+#include "jit/bundle.hpp"
 #include "jit/cubin_cache.hpp"
+#include "launch/environment.hpp"
 #include "launch/grouped_kernel.hpp"
 #include "launch/kernel_cache.hpp"
 #include "launch/tensor_map_cache.hpp"
 #include "loader/grouped_choice.hpp"
+#include "loader/loader_db.hpp"
+#include "records/protocol_name.hpp"
 
 namespace dgt {
 
@@ -56,6 +59,7 @@ struct GroupedGemm::Impl {
   std::shared_ptr<jit::GroupedGemmKernel> kernel;
   int grid = 0;
   uint64_t map_owner = next_tensor_map_owner_id();  // the tensor maps of this fixed problem, cached per thread
+  std::string origin;  // kernel_origin()
 };
 
 GroupedGemm::GroupedGemm(const GroupedGemmProblem& problem, GroupedGemmOptions options)
@@ -90,10 +94,17 @@ GroupedGemm::GroupedGemm(const GroupedGemmProblem& problem, GroupedGemmOptions o
     int device;
     ~RestoreDevice() { cudaSetDevice(device); }
   } restore{previous};
+  // GroupedGemmOptions::bundle, else $DGTUNE_BUNDLE (as dgt::Gemm).
+  std::string bundle_dir = options.bundle;
+  if (bundle_dir.empty())
+    if (const char* env = std::getenv("DGTUNE_BUNDLE")) bundle_dir = env;
+  std::shared_ptr<const jit::Bundle> bundle;
+  if (!bundle_dir.empty()) bundle = jit::Bundle::open(bundle_dir);
   im.cache = std::make_unique<jit::CubinCache>(usable_cache_dir(options.cache_dir));
-  im.kernels = std::make_unique<KernelCache>(*im.cache, im.device.sm_count);
+  im.kernels = std::make_unique<KernelCache>(*im.cache, im.device.sm_count, std::move(bundle));
   const GroupedProblem& g = im.resolved.problem;
   im.kernel = im.kernels->get_grouped(KernelSpec::of(im.resolved.config, g.dense_view()), g.kind);
+  im.origin = im.kernels->bundle_loads() ? "bundle" : im.kernels->compiles() ? "nvrtc" : "cubin cache";
   im.grid = im.kernel->grid_size(g);
 }
 
@@ -111,5 +122,6 @@ void GroupedGemm::run(const void* a, const void* b, void* d, const float* scale_
 const GroupedGemmProblem& GroupedGemm::problem() const { return impl_->key; }
 const GroupedGemmChoice& GroupedGemm::choice() const { return impl_->resolved.choice; }
 int GroupedGemm::grid_ctas() const { return impl_->grid; }
+const std::string& GroupedGemm::kernel_origin() const { return impl_->origin; }
 
 }  // namespace dgt

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "dgtune/grouped_gemm.hpp"
+#include "eval/bundle_export.hpp"
 #include "harness.hpp"
 #include "problem/shapes_file.hpp"
 #include "tune/session.hpp"
@@ -87,6 +88,23 @@ TEST(Grouped, SweepTunesGroupedLinesUnderTheirKeys) {
     EXPECT_EQ(GroupedGemm(key, go).choice().source, "nearest-other-protocol");
     go.db_path = dir + "/missing.db";  // one warning, the default rule
     EXPECT_EQ(GroupedGemm(key, go).choice().source, "default");
+    if (std::string(protocol) != "cold-l2") continue;
+    // The kernel bundle of this DB serves the tuned kernel without NVRTC or the cubin cache (an empty one).
+    BundleExportOptions bo;
+    bo.db_path = so.db_path;
+    bo.out_dir = dir + "/bundle";
+    bo.cache_dir = dir + "/export-cache";
+    const BundleExportReport br = export_bundle(bo);
+    EXPECT_EQ(br.grouped_families, 2u);
+    EXPECT_GE(br.grouped_specs, 2u);
+    go.db_path = so.db_path;
+    go.protocol = protocol;
+    go.bundle = bo.out_dir;
+    go.cache_dir = dir + "/empty-cache";
+    key.expected_m = 128;
+    const GroupedGemm bundled(key, go);
+    EXPECT_EQ(bundled.choice().config_key, masked_winner);
+    EXPECT_EQ(bundled.kernel_origin(), "bundle");
   }
   std::filesystem::remove_all(dir);
 }

@@ -463,10 +463,21 @@ TEST_F(BundleSpecsTest, DbFamiliesGiveTheirWarmUpKernels) {
     put(16, 512, "64x128x128_s6_wg1_sw128_c1x1_rm8_direct_sk1_sm0");
     put(256, 512, "128x128x128_s4_wg2_sw128_c1x1_rm8_direct_sk1_sm0");
     put(256, 768, "128x128x128_s4_wg2_sw128_c1x1_rm8_direct_sk1_sm0");
-    // A grouped winner (N = 1536) is no dense family: it adds neither a family nor a kernel.
+    // Grouped winners (N = 1536) are no dense family: they add grouped kernels, never a dense family or kernel.
     test::put_ok_trial(db, s,
                        parse_grouped_problem("kind=masked groups=4 masked_m=16 1536 1024", "t").keyed(),
-                       KernelConfig::parse_key("64x256x128_s4_wg1_sw128_c1x1_rm8_direct_sk1_sm0"));
+                       KernelConfig::parse_key("64x128x128_s6_wg1_sw128_c1x1_rm8_direct_sk1_sm0"));
+    test::put_ok_trial(db, s,
+                       parse_grouped_problem("kind=masked groups=4 masked_m=100 m_max=128 expected_m=100 1536 1024",
+                                             "t").keyed(),
+                       KernelConfig::parse_key("128x128x128_s4_wg2_sw128_c1x1_rm8_direct_sk1_sm0"));
+    // A contiguous family of the same N, K: its own family, the same layout-independent spec listed per layout.
+    test::put_ok_trial(db, s, parse_grouped_problem("kind=contiguous groups=4 m_per_group=128 1536 1024", "t").keyed(),
+                       KernelConfig::parse_key("128x128x128_s4_wg2_sw128_c1x1_rm8_direct_sk1_sm0"));
+    // accum=fast: dgt::GroupedGemm cannot run it, so nothing of it goes into the bundle.
+    test::put_ok_trial(db, s,
+                       parse_grouped_problem("kind=masked groups=4 masked_m=16 2048 1024 accum=fast", "t").keyed(),
+                       KernelConfig::parse_key("64x192x128_s4_wg1_sw128_c1x1_rm8_direct_sk1_sm0"));
   }
   TuningDbReader db(db_path);
   const BundleSpecs bs = bundle_specs(db, 1, kh);
@@ -478,6 +489,25 @@ TEST_F(BundleSpecsTest, DbFamiliesGiveTheirWarmUpKernels) {
   EXPECT_EQ(specs.size(), 2u);
   for (const char* key : {"64x128x128_s6_wg1_sw128_c1x1_rm8_direct_sk1_sm0", "128x128x128_s4_wg2_sw128_c1x1_rm8_direct_sk1_sm0"})
     EXPECT_TRUE(specs.count(KernelConfig::parse_key(key).key() + "_e4m3.e4m3_promote")) << key;
+
+  // Grouped: two families (masked G4 and contiguous G4 of N 1536, K 1024; the accum=fast one is left out); each
+  // winner and the default rule's three configs, per layout.
+  EXPECT_EQ(bs.grouped_families, 2u);
+  std::set<std::string> grouped;
+  for (const auto& [spec, kind] : bs.grouped) grouped.insert(std::string(to_string(kind)) + " " + spec.config.key());
+  EXPECT_EQ(grouped.size(), bs.grouped.size()) << "listed twice";
+  const std::set<std::string> want = {
+      "masked 64x128x128_s6_wg1_sw128_c1x1_rm8_direct_sk1_sm0_1g_p1",
+      "masked 128x128x128_s4_wg2_sw128_c1x1_rm8_direct_sk1_sm0_1g_p1",
+      "masked 128x128x128_s5_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1",
+      "masked 128x128x128_s5_wg2_sw128_c1x1_rn1_tma_sk1_sm0_2g_p1",
+      "masked 64x128x128_s8_wg1_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1",
+      "contiguous 128x128x128_s4_wg2_sw128_c1x1_rm8_direct_sk1_sm0_1g_p1",
+      "contiguous 128x128x128_s5_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1",
+      "contiguous 128x128x128_s5_wg2_sw128_c1x1_rn1_tma_sk1_sm0_2g_p1",
+      "contiguous 64x128x128_s8_wg1_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1",
+  };
+  EXPECT_EQ(grouped, want);
 }
 
 }  // namespace

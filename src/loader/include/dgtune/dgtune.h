@@ -120,6 +120,7 @@ typedef struct dgt_grouped_options {
   const char* config;    /**< NULL or "": the tuning DB's winner, else the default rule; else a config key to run */
   const char* db_path;   /**< NULL or "": $DGTUNE_DB, else none (dgt::GroupedGemmOptions::db_path) */
   const char* protocol;  /**< NULL or "": "cold-l2"; or "hot-graph" (which winners to prefer) */
+  const char* bundle;    /**< NULL or "": $DGTUNE_BUNDLE, else none (dgt::GroupedGemmOptions::bundle) */
 } dgt_grouped_options;
 
 /** An opaque dgt::GroupedGemm. */

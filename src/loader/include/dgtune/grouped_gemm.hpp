@@ -65,6 +65,10 @@ struct GroupedGemmOptions {
   std::string db_path;
   /// Which winners to prefer, as GemmOptions::protocol: "cold-l2" (default) or "hot-graph"; else Error(kUsage).
   std::string protocol = "cold-l2";
+  /// A kernel bundle directory (`dgtune export --format bundle`, which holds the grouped winners' kernels too); empty:
+  /// $DGTUNE_BUNDLE, else none. The kernel is taken from it first, then from the cubin cache, then compiled with
+  /// NVRTC (one warning when a bundle misses). Errors as GemmOptions::bundle (kIo, kInvalid for another build's).
+  std::string bundle;
 };
 
 /// What a GroupedGemm runs and why.
@@ -127,6 +131,8 @@ class DGT_API GroupedGemm {
 
   const GroupedGemmProblem& problem() const;
   const GroupedGemmChoice& choice() const;
+  /// Where the kernel came from at construction: "bundle" (GroupedGemmOptions::bundle), "cubin cache" or "nvrtc".
+  const std::string& kernel_origin() const;
   /// CTAs of each launch: the persistent grid (min of the resident CTAs and the tiles the key implies).
   int grid_ctas() const;
 
