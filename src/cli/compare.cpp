@@ -11,6 +11,7 @@
 #include "eval/compare_run.hpp"
 #include "eval/coverage_run.hpp"
 #include "eval/grouped_compare.hpp"
+#include "eval/grouped_lines.hpp"
 #include "problem/grouped_problem.hpp"
 #include "space/grouped_rules.hpp"
 
@@ -62,7 +63,10 @@ int run_m_grid(const Args& a, const CompareStatsOptions& stats) {
               "(cold-l2 or hot-graph, Williams order, no gap)");
   CoverageRunOptions o;
   o.shapes_path = a.shapes;
-  o.shapes = ShapesOption{a.shapes, a.output}.load();  // the whole file is checked before the GPU or the DB is opened
+  o.shapes = ShapesOption{a.shapes, a.output}.load(/*with_grouped=*/true);  // checked before the GPU or the DB
+  refuse_grouped_lines(o.shapes, "--m-grid",
+                       "measures dense problems at a grid of M; measure a grouped line at other counts by giving them "
+                       "as lines of a shapes file without --m-grid");
   o.grid_seed = a.grid_seed;
   o.per_octave = a.per_octave;
   o.ms = a.grid_ms;
@@ -109,8 +113,8 @@ KernelConfig grouped_flag_key(const char* flag, const std::string& key) {
 int run_grouped(const Args& a, const CompareStatsOptions& stats) {
   if (a.extra_configs.size() != 1)
     DGT_THROW(ErrorKind::kUsage,
-              "--grouped needs exactly one --config KEY: the grouped kernel's config (the tuner does not know grouped "
-              "problems yet, so there is no stored winner to run); got {}",
+              "--grouped needs exactly one --config KEY: the grouped kernel's config (to measure what the loader runs "
+              "from the tuning DB, give the problem as a grouped line of a shapes file: compare --shapes FILE); got {}",
               a.extra_configs.size());
   GroupedCompareOptions o;
   for (const std::string& spec : a.grouped) o.problems.push_back(parse_grouped_problem(spec, "--grouped"));
@@ -159,8 +163,10 @@ int run(const Args& a) {
   }
   CompareRunOptions o;
   o.shapes_path = a.shapes;
-  o.shapes = ShapesOption{a.shapes, a.output}.load();  // the whole file is checked before the GPU or the DB is opened
+  // The whole file (dense and grouped lines) is checked before the GPU or the DB is opened.
+  o.shapes = ShapesOption{a.shapes, a.output}.load(/*with_grouped=*/true);
   o.protocol = protocol_of(a);
+  check_grouped_compare(o.shapes, !a.save.empty(), !a.extra_configs.empty());
   // Every --config against every shape with the space's rules: a key that is malformed or cannot run a
   // shape is bad input (exit 2) before the GPU or the DB is touched.
   std::vector<std::pair<std::string, Problem>> problems;

@@ -27,7 +27,7 @@ int run(const Args& a) {
   o.record_path = a.record;
   o.baseline_path = a.baseline;
   o.shapes_path = a.shapes;
-  if (!a.shapes.empty()) o.shapes = ShapesOption{a.shapes}.load();
+  if (!a.shapes.empty()) o.shapes = ShapesOption{a.shapes}.load(/*with_grouped=*/true);
   o.protocol = a.protocol;
   o.rounds = a.rounds;
   o.search = a.search;

@@ -16,6 +16,8 @@
 #include "db/writer_check.hpp"
 #include "device/device_info.hpp"
 #include "eval/compare_tables.hpp"
+#include "eval/grouped_compare_tables.hpp"
+#include "eval/grouped_lines.hpp"
 #include "eval/shape_compare.hpp"
 
 namespace dgt {
@@ -87,9 +89,56 @@ stats::PairedOptions paired_options(const CompareStatsOptions& o) {
   return p;
 }
 
+void check_grouped_compare(const std::vector<ShapeEntry>& shapes, bool saving, bool extra_configs) {
+  if (saving)
+    refuse_grouped_lines(shapes, "--save",
+                         "stores the dense sides of a compare (dgtune, cuBLASLt tuned and default), which --between "
+                         "and the gate read; a grouped line's sides are not stored (drop --save, or move the grouped "
+                         "lines to another file)");
+  if (extra_configs)
+    refuse_grouped_lines(shapes, "--config",
+                         "times extra dense configs beside dense lines; time a second grouped config with `dgtune "
+                         "compare --grouped SPEC --config KEY --vs-config KEY2` (or move the grouped lines to another "
+                         "file)");
+}
+
+namespace {
+
+/// The grouped lines of a compare, measured after the dense ones: the grouped table and its summary.
+std::vector<report::Table> compare_grouped_lines(const CompareRunOptions& o, const std::vector<ShapeEntry>& lines) {
+  const MeasureProtocol& protocol = o.protocol;
+  GroupedMeasurer measurer(o.device, o.cache_dir, protocol);
+  const DeviceFingerprint& fp = measurer.fingerprint();
+  const GroupedChooser chooser(o.db_path, fp.hardware(), fp.software(), protocol.kind);
+  std::string db_note;
+  if (!std::filesystem::exists(o.db_path))
+    db_note = fmt::format("no tuning database at {}: every grouped line uses the default rule", o.db_path);
+  else if (!chooser.has_device())
+    db_note = fmt::format("{} holds no trials of this device ({}): every grouped line uses the default rule",
+                          o.db_path, measurer.device().name);
+  std::vector<GroupedCompareShape> out;
+  for (const ShapeEntry& e : lines) {
+    spdlog::info("compare {} ({}), {}", e.grouped->label(), e.name, protocol.name());
+    out.push_back(measure_grouped_line(measurer, chooser, e, /*dense=*/true));
+  }
+  const stats::PairedOptions popts = paired_options(o.stats);
+  std::vector<report::Table> tables = grouped_compare_tables(
+      out, popts,
+      fmt::format("dgtune compare {}, grouped lines, on {} ({}, {} {}; db {}{}; each line runs what dgt::GroupedGemm "
+                  "runs for its key: the DB's grouped winner by the loader's rule, else the default rule; x_loop = "
+                  "per-group cuBLASLt loop us / grouped us, x_dense = dense kernel over the real rows us / grouped us)",
+                  o.shapes_path, measurer.device().name, protocol.name(), protocol.rounds, protocol_detail(protocol),
+                  o.db_path, db_note.empty() ? "" : ": " + db_note));
+  tables.push_back(grouped_summary_table(out, popts));
+  return tables;
+}
+
+}  // namespace
+
 std::vector<report::Table> run_compare(const CompareRunOptions& o) {
   const MeasureProtocol& protocol = o.protocol;
   check_compare_protocol(protocol, !o.save_path.empty());
+  check_grouped_compare(o.shapes, !o.save_path.empty(), !o.extra.empty());
   if (!o.save_path.empty()) {
     if (o.save_path == o.db_path)
       DGT_THROW(ErrorKind::kUsage, "--save {} is the {} file, which compare opens read-only; save to another file",
@@ -100,6 +149,9 @@ std::vector<report::Table> run_compare(const CompareRunOptions& o) {
   }
   check_compare_db(o.db_path, o.db_flag);
   require_device(o.device);  // no GPU: exit 1 before the cubin cache directory is created
+  std::vector<ShapeEntry> dense, grouped;
+  for (const ShapeEntry& e : o.shapes) (e.grouped ? grouped : dense).push_back(e);
+  if (dense.empty()) return compare_grouped_lines(o, grouped);
 
   // The DB is only read, never created or migrated (what the loader does); the per-shape measurement
   // (the loader's choice, verification, cuBLASLt default and tuned, interleaved rounds, checks after
@@ -126,9 +178,9 @@ std::vector<report::Table> run_compare(const CompareRunOptions& o) {
     save_scope = save->upsert_device(cmp.fingerprint());
   }
 
-  cmp.prefetch(o.shapes);
+  cmp.prefetch(dense);
   std::vector<CompareShape> out;
-  for (const ShapeEntry& e : o.shapes) {
+  for (const ShapeEntry& e : dense) {
     spdlog::info("compare {} ({}), {}", e.problem.label(), e.name, protocol.name());
     ShapeMeasurement m = cmp.measure(e);
     const int heuristics = m.heuristic_count;
@@ -141,7 +193,10 @@ std::vector<report::Table> run_compare(const CompareRunOptions& o) {
       cmp.device().name, protocol.name(), protocol.rounds, protocol_detail(protocol), o.db_path,
       db_note.empty() ? "" : ": " + db_note);
   if (save) title += "; samples saved to " + o.save_path;
-  return compare_tables(out, paired_options(o.stats), title);
+  std::vector<report::Table> tables = compare_tables(out, paired_options(o.stats), title);
+  if (!grouped.empty())
+    for (report::Table& t : compare_grouped_lines(o, grouped)) tables.push_back(std::move(t));
+  return tables;
 }
 
 namespace {

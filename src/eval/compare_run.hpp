@@ -53,7 +53,17 @@ stats::PairedOptions paired_options(const CompareStatsOptions& options);
 /// accepted (every shape then runs the default config).
 void check_compare_db(const std::string& db_path, const std::string& db_flag);
 
-/// Measures every shape and returns the per-shape table and the summary. Checks first, before the GPU is opened:
+/// compare's refusals for a shapes file's grouped lines, before anything is opened: `saving` (--save: stored compares
+/// are the dense sides that --between and the gate read) and `extra_configs` (--config: extra dense configs; a second
+/// grouped config is `compare --grouped SPEC --config KEY --vs-config KEY2`). Error(kUsage) naming the first grouped
+/// line's file:line, the flag and the reason (eval/grouped_lines.hpp refuse_grouped_lines).
+void check_grouped_compare(const std::vector<ShapeEntry>& shapes, bool saving, bool extra_configs);
+
+/// Measures every shape and returns the tables: for the dense lines (when there are any) the per-shape table, the
+/// extra configs' table and the summary; for the grouped lines (when there are any) one row per line with what
+/// dgt::GroupedGemm would run for its key against the per-group cuBLASLt loop and the dense kernel over the real rows
+/// (eval/grouped_lines.hpp, grouped_compare_tables with the config's source and tuned key), then the grouped summary
+/// (grouped_summary_table). Grouped lines are measured after the dense ones, on the same device. Checks first, before the GPU is opened:
 /// the protocol, an existing --db being a readable tuning DB (Error(kUsage) / Error for a damaged DB), --save being
 /// neither the --db file nor the shapes file (device and inode) and opening for writing (db/writer_check.hpp), and
 /// the GPU existing; the --save DB is created or migrated only when the GPU is open.

@@ -122,10 +122,12 @@ ShapeDecision decide_shape(const ShapeRecord* base, const ShapeRecord& now, cons
   d.cublas_change_lo = std::exp(ci.lo) - 1;
   d.cublas_change_hi = std::exp(ci.hi) - 1;
   const double slow = d.ratio_test->slowdown() * 100;
+  // A grouped line's baseline side is the per-group cuBLASLt loop (record_of_grouped); the rule is the same.
+  const char* other = now.problem.is_grouped() ? "the per-group cuBLASLt loop" : "cuBLASLt-tuned";
   if (d.ratio_test->verdict == stats::GateVerdict::kPass) {
     d.verdict = ShapeVerdict::kPass;
-    d.reason = fmt::format("slowdown vs cuBLASLt-tuned {:+.1f}%, 'slowdown <= {:.1f}%' not rejected (p = {:.3g})",
-                           slow, st.threshold * 100, d.ratio_test->p_value);
+    d.reason = fmt::format("slowdown vs {} {:+.1f}%, 'slowdown <= {:.1f}%' not rejected (p = {:.3g})", other, slow,
+                           st.threshold * 100, d.ratio_test->p_value);
     return d;
   }
   const bool absolute_held = d.absolute_test->verdict == stats::GateVerdict::kPass;
@@ -133,15 +135,14 @@ ShapeDecision decide_shape(const ShapeRecord* base, const ShapeRecord& now, cons
   if (absolute_held && cublas_faster && cublas_software_changed) {
     d.verdict = ShapeVerdict::kCublasFaster;
     d.reason = fmt::format(
-        "slowdown vs cuBLASLt-tuned {:+.1f}% but dgtune's absolute time changed {:+.1f}% (not a regression) while "
-        "cuBLASLt-tuned "
-        "got faster ({:+.1f}%): a cuBLASLt speed-up, not a dgtune regression",
-        slow, d.absolute_test->slowdown() * 100, d.cublas_change * 100);
+        "slowdown vs {} {:+.1f}% but dgtune's absolute time changed {:+.1f}% (not a regression) while {} got faster "
+        "({:+.1f}%): a cuBLASLt speed-up, not a dgtune regression",
+        other, slow, d.absolute_test->slowdown() * 100, other, d.cublas_change * 100);
     return d;
   }
   d.verdict = ShapeVerdict::kRegression;
   d.reason =
-      fmt::format("slower vs cuBLASLt-tuned by {:+.1f}% (lower bound {:+.1f}% > {:.1f}% at confidence {}, p = {:.3g})",
+      fmt::format("slower vs {} by {:+.1f}% (lower bound {:+.1f}% > {:.1f}% at confidence {}, p = {:.3g})", other,
                   slow,
                   d.ratio_test->slowdown_lower_bound() * 100, st.threshold * 100, st.confidence, d.ratio_test->p_value);
   if (!d.config_baseline.empty() && d.config_baseline != d.config_now)

@@ -13,6 +13,8 @@
 // but dgtune's absolute time did not get slower (the same test on ln(dgtune time) passes) while cuBLASLt
 // got significantly faster AND the cuBLASLt, runtime or driver version changed, the shape is
 // "cublas-faster" (reported, exit 0), not a dgtune regression.
+// A grouped (MoE) line is gated by the same rule with the per-group cuBLASLt loop in cuBLASLt-tuned's place (its
+// ShapeRecord's tuned_us; gate_record.hpp record_of_grouped): x and the slowdown are then against the loop.
 #pragma once
 
 #include <optional>

@@ -16,6 +16,7 @@
 #include "core/json_text.hpp"
 #include "core/output_file.hpp"
 #include "db/sqlite.hpp"
+#include "eval/grouped_compare_tables.hpp"
 #include "eval/shape_compare.hpp"
 #include "stats/stats.hpp"
 
@@ -105,7 +106,7 @@ std::string to_json(const GateRecord& r) {
     json p;
     to_json(p, s.problem);
     std::vector<int> flagged(s.flagged.begin(), s.flagged.end());
-    shapes.push_back({{"problem", p},
+    json shape = {{"problem", p},
                       {"problem_key", s.problem.key()},
                       {"name", s.name},
                       {"config", s.config_key},
@@ -119,7 +120,10 @@ std::string to_json(const GateRecord& r) {
                       {"cublas_tuned_us", s.tuned_us},
                       {"cublas_default_us", s.default_us},
                       {"clock_mhz", s.clock_mhz},
-                      {"flagged", flagged}});
+                      {"flagged", flagged}};
+    // Only grouped shapes have the field: a dense baseline is the file it was before grouped lines were gated.
+    if (s.grouped) shape["grouped"] = grouped_text(*s.grouped);
+    shapes.push_back(std::move(shape));
   }
   json protocol = r.protocol.empty() ? json(nullptr) : json::parse(r.protocol, nullptr, false);
   if (protocol.is_discarded()) protocol = r.protocol;
@@ -232,11 +236,25 @@ GateRecord parse_record_fields(const std::string& text, const std::string& sourc
       DGT_THROW(ErrorKind::kUsage, "{}: problem: {}", where, e.message());  // what() would add a source location
     }
     // The rules a shapes file's line must follow (TMA alignment, sizes, block scaling needs promotion): a baseline
-    // is a list of shapes too, and a shape no kernel can run cannot be gated.
-    try {
-      validate_problem(s.problem);
-    } catch (const Error& e) {
-      DGT_THROW(ErrorKind::kUsage, "{}: problem {}: {}", where, s.problem.label(), e.message());
+    // is a list of shapes too, and a shape no kernel can run cannot be gated. A grouped shape is its shapes-file
+    // text (parse_grouped_problem checks its rules), which must give back the key it was gated under.
+    if (js.contains("grouped")) {
+      const std::string text = field<std::string>(js, "grouped", where);
+      s.grouped = parse_grouped_problem(text, where + ": grouped");
+      if (s.grouped->keyed() != s.problem)
+        DGT_THROW(ErrorKind::kUsage, "{}: grouped '{}' is the problem {}, not the shape's problem {}", where,
+                  escaped(text), s.grouped->keyed().key(), s.problem.key());
+    } else if (s.problem.is_grouped()) {
+      DGT_THROW(ErrorKind::kUsage,
+                "{}: problem {} is grouped but the shape has no 'grouped' field (its per-group counts); record the "
+                "baseline again with `dgtune gate --record`",
+                where, s.problem.key());
+    } else {
+      try {
+        validate_problem(s.problem);
+      } catch (const Error& e) {
+        DGT_THROW(ErrorKind::kUsage, "{}: problem {}: {}", where, s.problem.label(), e.message());
+      }
     }
     s.name = optional_field<std::string>(js, "name", where, "");
     s.config_key = field<std::string>(js, "config", where);
@@ -331,6 +349,36 @@ ShapeRecord record_of(const ShapeMeasurement& m) {
     if (a.def) rec.default_us.push_back(a.def->time_us);
     rec.clock_mhz.push_back(a.ours->sm_clock_mhz);
     rec.flagged.push_back(a.ours->flagged || (a.tuned && a.tuned->flagged) || (a.def && a.def->flagged));
+  }
+  return rec;
+}
+
+ShapeRecord record_of_grouped(const GroupedCompareShape& c) {
+  ShapeRecord rec;
+  rec.problem = c.problem.keyed();
+  rec.grouped = c.problem;
+  rec.name = c.name;
+  rec.config_key = c.config_key;
+  rec.config_source = c.config_source;
+  rec.status = c.status();
+  rec.error = c.note;
+  rec.tuned_algo = c.loop_algos;
+  if (!c.measured()) return rec;
+  if (!rec.ok()) return rec;
+  const RoundsResult& r = c.result;
+  for (int round = 0; round < r.rounds; ++round) {
+    const Sample* ours = r.find_sample(round, kGroupedSideGrouped);
+    const Sample* loop = r.find_sample(round, kGroupedSideLoop);
+    if (!ours || !loop) continue;
+    rec.rounds.push_back(round);
+    rec.ours_us.push_back(ours->time_us);
+    rec.tuned_us.push_back(loop->time_us);
+    rec.clock_mhz.push_back(ours->sm_clock_mhz);
+    rec.flagged.push_back(ours->flagged || loop->flagged);
+  }
+  if (rec.rounds.empty()) {
+    rec.status = "error";
+    rec.error = "no complete round was measured";
   }
   return rec;
 }

@@ -3,15 +3,18 @@
 // file's JSON. Pure CPU. What is gated and why: eval/gate_decision.hpp.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "problem/grouped_problem.hpp"
 #include "problem/problem.hpp"
 #include "records/records.hpp"
 #include "report/documents.hpp"
 
 namespace dgt {
 struct ShapeMeasurement;
+struct GroupedCompareShape;
 }  // namespace dgt
 
 namespace dgt::gate {
@@ -25,6 +28,10 @@ inline constexpr int kBaselineSchemaVersion = report::kGateBaselineDocument.vers
 /// One shape as measured by one gate run (recorded into a baseline, or measured now).
 struct ShapeRecord {
   Problem problem;
+  /// A grouped (MoE) line: its problem with the per-group counts it was measured with (problem is its keyed()); the
+  /// baseline file holds it as its shapes-file text ("grouped"), so a check measures the same counts. Its baseline
+  /// side (tuned_us, tuned_algo) is the per-group cuBLASLt loop; it has no cuBLASLt-default side.
+  std::optional<GroupedProblem> grouped;
   std::string name;           ///< the shapes file's name= (may be empty)
   std::string config_key;     ///< what the loader's choice ran
   std::string config_source;  ///< "db" | "db-other-protocol" | "ladder" | "nearest" | "ladder-other-protocol" | "nearest-other-protocol" | "default"
@@ -64,7 +71,8 @@ struct GateRecord {
 std::string to_json(const GateRecord& r);
 /// Parses a baseline file's text (version 1 or kBaselineSchemaVersion). Throws Error(kUsage) naming `source` and
 /// the field when the text is not JSON (with line and column), nests deeper than kMaxJsonDepth, lacks a field, has
-/// another schema or version, holds no shapes, or a shape breaks a rule of validate_problem().
+/// another schema or version, holds no shapes, or a shape breaks a rule of validate_problem() (a grouped shape: of
+/// parse_grouped_problem, and its "grouped" text must give its "problem" back).
 GateRecord parse_record(const std::string& text, const std::string& source = "baseline");
 /// Reads and parses a file (Error(kUsage) when it cannot be read).
 GateRecord read_record(const std::string& path);
@@ -81,6 +89,13 @@ std::vector<std::string> software_differences(const SoftwareEnv& baseline, const
 /// order, with dgtune's clock and a flag when any of them was below the clock floor. A measurement of a shape
 /// cuBLASLt does not run keeps dgtune's samples alone. Status and error are the measurement's.
 ShapeRecord record_of(const ShapeMeasurement& m);
+
+/// The gate's record of one grouped line measured now (eval/grouped_lines.hpp): the rounds in which the grouped kernel
+/// and the per-group cuBLASLt loop both have a sample, in round order, the grouped kernel's samples as dgtune's, the
+/// loop's as the baseline side's (tuned_us; tuned_algo is the loop's algorithms), dgtune's clock and a flag when
+/// either was below the clock floor. Status GroupedCompareShape::status(), error its note; "error" when no round has
+/// both samples.
+ShapeRecord record_of_grouped(const GroupedCompareShape& c);
 
 /// A GateRecord header (no shapes) for measurements made now on the device of `fp` under `protocol_json`
 /// (MeasureProtocol::to_json()), created_at = now (UTC).

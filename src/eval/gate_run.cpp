@@ -18,6 +18,7 @@
 #include "eval/gate_decision.hpp"
 #include "eval/gate_record.hpp"
 #include "eval/gate_report.hpp"
+#include "eval/grouped_lines.hpp"
 #include "eval/shape_compare.hpp"
 #include "report/documents.hpp"
 
@@ -58,6 +59,7 @@ std::vector<ShapeEntry> shapes_of(const GateRunOptions& o, const gate::GateRecor
   for (const gate::ShapeRecord& s : baseline->shapes) {
     ShapeEntry e;
     e.problem = s.problem;
+    e.grouped = s.grouped;  // a grouped shape is measured again with the counts it was recorded with
     e.name = s.name;
     e.file = o.baseline_path;
     v.push_back(e);
@@ -68,14 +70,32 @@ std::vector<ShapeEntry> shapes_of(const GateRunOptions& o, const gate::GateRecor
 gate::ShapeRecord error_record(const ShapeEntry& s, std::string error) {
   gate::ShapeRecord r;
   r.problem = s.problem;
+  r.grouped = s.grouped;
   r.name = s.name;
   r.status = "error";
   r.error = std::move(error);
   return r;
 }
 
+/// What measures a gate's shapes: the dense comparer when there are dense lines, the grouped measurer and the
+/// loader's grouped choice when there are grouped lines.
+struct GateMeasurers {
+  std::unique_ptr<ShapeComparer> dense;
+  std::unique_ptr<GroupedMeasurer> grouped;
+  std::unique_ptr<GroupedChooser> chooser;
+
+  const DeviceFingerprint& fingerprint() const { return dense ? dense->fingerprint() : grouped->fingerprint(); }
+  const DeviceInfo& device() const { return dense ? dense->device() : grouped->device(); }
+  /// One shape's record: a dense line through the comparer (the loader's choice or --search vs cuBLASLt), a grouped
+  /// line through the loader's grouped choice vs the per-group cuBLASLt loop (no dense side: the gate gates the loop).
+  gate::ShapeRecord measure(const ShapeEntry& s) {
+    if (s.grouped) return gate::record_of_grouped(measure_grouped_line(*grouped, *chooser, s, /*dense=*/false));
+    return gate::record_of(dense->measure(s));
+  }
+};
+
 /// Measures every shape; after a lost CUDA context the remaining shapes are recorded as errors.
-std::vector<gate::ShapeRecord> measure_all(ShapeComparer& cmp, const std::vector<ShapeEntry>& shapes) {
+std::vector<gate::ShapeRecord> measure_all(GateMeasurers& cmp, const std::vector<ShapeEntry>& shapes) {
   std::vector<gate::ShapeRecord> out;
   std::string lost;
   for (size_t i = 0; i < shapes.size(); ++i) {
@@ -83,7 +103,7 @@ std::vector<gate::ShapeRecord> measure_all(ShapeComparer& cmp, const std::vector
     spdlog::info("gate: [{}/{}] {}", i + 1, shapes.size(), s.name.empty() ? s.problem.label() : s.name);
     if (lost.empty()) {
       try {
-        out.push_back(gate::record_of(cmp.measure(s)));
+        out.push_back(cmp.measure(s));
         continue;
       } catch (const Error& e) {
         if (e.kind() != ErrorKind::kCuda && e.kind() != ErrorKind::kDriver && e.kind() != ErrorKind::kCublas) {
@@ -113,6 +133,11 @@ int run_gate(const GateRunOptions& o) {
   std::optional<gate::GateRecord> baseline;
   if (!o.baseline_path.empty()) baseline = gate::read_record(o.baseline_path);
   const auto shapes = shapes_of(o, baseline ? &*baseline : nullptr);
+  if (o.search > 0)
+    refuse_grouped_lines(shapes, "--search",
+                         "screens the dense cost model's top K candidates on a dense problem; a grouped line is gated "
+                         "with the loader's grouped choice (drop --search, or gate the grouped lines in a run of their "
+                         "own)");
   if (baseline && o.search == 0)
     for (const gate::ShapeRecord& s : baseline->shapes)
       if (s.config_source.rfind("search-top", 0) == 0) {
@@ -150,22 +175,38 @@ int run_gate(const GateRunOptions& o) {
   check_outputs(o, history_path, baseline.has_value());
   require_device(o.device);  // no GPU: exit 1 before the cubin cache directory or any file is created
 
-  ShapeCompareOptions so;
-  so.db_path = o.db_path;
-  so.cache_dir = o.cache_dir;
-  so.device = o.device;
-  so.protocol = protocol;
-  so.seed = o.seed;
-  so.search_top_k = o.search;
-  ShapeComparer cmp(so);
-  gate::GateRecord now = gate::record_header(cmp.fingerprint(), cmp.protocol_json());
+  std::vector<ShapeEntry> dense_lines;
+  bool any_grouped = false;
+  for (const ShapeEntry& s : shapes) {
+    if (s.grouped)
+      any_grouped = true;
+    else
+      dense_lines.push_back(s);
+  }
+  GateMeasurers cmp;
+  if (!dense_lines.empty()) {
+    ShapeCompareOptions so;
+    so.db_path = o.db_path;
+    so.cache_dir = o.cache_dir;
+    so.device = o.device;
+    so.protocol = protocol;
+    so.seed = o.seed;
+    so.search_top_k = o.search;
+    cmp.dense = std::make_unique<ShapeComparer>(so);
+  }
+  if (any_grouped) {
+    cmp.grouped = std::make_unique<GroupedMeasurer>(o.device, o.cache_dir, protocol, o.seed);
+    const DeviceFingerprint& fp = cmp.grouped->fingerprint();
+    cmp.chooser = std::make_unique<GroupedChooser>(o.db_path, fp.hardware(), fp.software(), protocol.kind);
+  }
+  gate::GateRecord now = gate::record_header(cmp.fingerprint(), protocol.to_json());
   if (baseline) {
     const auto hw = gate::hardware_differences(baseline->hardware, now.hardware);
     if (!hw.empty()) (void)gate::decide(*baseline, now, settings);  // throws kUsage naming every difference
     for (const auto& d : gate::software_differences(baseline->software, now.software))
       spdlog::warn("gate: software differs from the baseline: {}", d);
   }
-  cmp.prefetch(shapes);
+  if (cmp.dense) cmp.dense->prefetch(dense_lines);
   now.shapes = measure_all(cmp, shapes);
 
   auto show = [&](const report::Table& t, const report::DocumentType& type) {

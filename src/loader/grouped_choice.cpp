@@ -134,8 +134,13 @@ std::optional<StoredChoice> choose_grouped_winner(const std::vector<EnvironmentW
 
 GroupedResolved resolve_grouped_choice(const GroupedGemmProblem& p, const std::string& explicit_config,
                                        const GroupedLookup* lookup) {
+  return resolve_grouped_problem(grouped_problem_of(p), explicit_config, lookup);
+}
+
+GroupedResolved resolve_grouped_problem(const GroupedProblem& g, const std::string& explicit_config,
+                                        const GroupedLookup* lookup) {
   GroupedResolved r;
-  r.problem = grouped_problem_of(p);
+  r.problem = g;
   if (!explicit_config.empty()) {
     try {
       r.config = KernelConfig::parse_key(explicit_config);

@@ -67,4 +67,11 @@ struct GroupedResolved {
 GroupedResolved resolve_grouped_choice(const GroupedGemmProblem& p, const std::string& explicit_config,
                                        const GroupedLookup* lookup = nullptr);
 
+/// resolve_grouped_choice for a problem given with its per-group counts (a shapes file's grouped line, which
+/// `dgtune compare` and `gate` measure): the same rule on g's key (g.keyed(): the counts are not part of it), the same
+/// checks and errors; GroupedResolved::problem is `g` itself. resolve_grouped_choice is this function on
+/// grouped_problem_of(p). An accum=fast line, which GroupedGemmProblem cannot express, takes its own key's winners.
+GroupedResolved resolve_grouped_problem(const GroupedProblem& g, const std::string& explicit_config,
+                                        const GroupedLookup* lookup = nullptr);
+
 }  // namespace dgt

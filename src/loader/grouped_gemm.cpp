@@ -17,6 +17,7 @@
 #include "launch/kernel_cache.hpp"
 #include "launch/tensor_map_cache.hpp"
 #include "loader/grouped_choice.hpp"
+#include "loader/grouped_lookup.hpp"
 #include "loader/loader_db.hpp"
 #include "records/protocol_name.hpp"
 
@@ -24,27 +25,26 @@ namespace dgt {
 
 namespace {
 
-/// The grouped winners of `g`'s layout, G, N, K and scale mode stored for this GPU's hardware identity in the tuning
-/// DB at `db_path` (else $DGTUNE_DB); none without a DB. As dgt::Gemm: a file that cannot be used is one warning.
-std::vector<EnvironmentWinner> tuned_candidates(const DeviceInfo& device, const GroupedProblem& g,
-                                                const std::string& db_path) {
+/// The tuning data of `g` for this GPU in the tuning DB at `db_path` (else $DGTUNE_DB): grouped_lookup's, read the
+/// way `dgtune compare` reads it; none without a DB. As dgt::Gemm: a file that cannot be used is one warning.
+std::optional<GroupedLookup> tuned_lookup(const DeviceInfo& device, const GroupedProblem& g, const std::string& db_path,
+                                          const std::string& protocol_kind) {
   const std::string path = loader_db_path(db_path);
-  if (path.empty()) return {};
+  if (path.empty()) return std::nullopt;
   const std::unique_ptr<TuningDbReader> db =
       open_loader_db(path, db_path.empty() ? "$DGTUNE_DB" : "GroupedGemmOptions::db_path");
-  if (!db) return {};
+  if (!db) return std::nullopt;
   try {
-    const std::optional<int64_t> device_id = db->find_hardware(device.hardware());
-    if (!device_id) {
+    std::optional<GroupedLookup> lookup =
+        grouped_lookup(*db, device.hardware(), current_software_env(device), g, protocol_kind);
+    if (!lookup)
       spdlog::info("dgt::GroupedGemm: {} has no trials for this device ({}); using the default rule", path,
                    device.name);
-      return {};
-    }
-    return db->environment_winners(*device_id, g.keyed());
+    return lookup;
   } catch (const Error& e) {
     if (e.kind() != ErrorKind::kSqlite) throw;
     spdlog::warn("dgt::GroupedGemm: cannot read tuning database {}: {}; using the default rule", path, e.message());
-    return {};
+    return std::nullopt;
   }
 }
 
@@ -76,15 +76,9 @@ GroupedGemm::GroupedGemm(const GroupedGemmProblem& problem, GroupedGemmOptions o
   }
   im.device = open_sm90_device(ordinal);
   if (options.config.empty()) {
-    GroupedLookup lookup;
-    lookup.candidates = tuned_candidates(im.device, im.resolved.problem, options.db_path);
-    if (!lookup.candidates.empty()) {
-      const SoftwareEnv env = current_software_env(im.device);
-      lookup.kernel_hash = env.kernel_hash;
-      lookup.env_key = env.key();
-      lookup.protocol_kind = options.protocol;
-      im.resolved = resolve_grouped_choice(problem, options.config, &lookup);
-    }
+    const std::optional<GroupedLookup> lookup =
+        tuned_lookup(im.device, im.resolved.problem, options.db_path, options.protocol);
+    if (lookup && !lookup->candidates.empty()) im.resolved = resolve_grouped_choice(problem, options.config, &*lookup);
   }
   // Module loading needs the device's primary context current on this thread; the caller's device is restored after.
   int previous = 0;

@@ -152,6 +152,18 @@ expect 2 "--vs-config: config key '128x128x128_s5_wgX_sw128_c1x1_rm8_direct_sk1_
 expect 2 "--vs-config 128x128x128_s5_wg2_sw128_c1x1_rm8_direct_sk1_sm0_pp_p1 cannot run --grouped 'masked G2" "$bin" compare --grouped "kind=masked groups=2 masked_m=1,2 256 256" --config $G128 --vs-config 128x128x128_s5_wg2_sw128_c1x1_rm8_direct_sk1_sm0_pp_p1
 expect 2 "G3: grouped kernels run mainloop 1g or 2g" "$bin" compare --grouped "kind=masked groups=2 masked_m=1,2 256 256" --config $G128 --vs-config 128x128x128_s5_wg2_sw128_c1x1_rm8_direct_sk1_sm0_pp_p1
 expect 2 "G2: grouped kernels cluster along N only" "$bin" compare --grouped "kind=contiguous groups=2 m_per_group=1 256 256" --grouped "kind=masked groups=2 masked_m=1,2 256 256" --config $G128 --vs-config 128x128x128_s5_wg2_sw128_c2x1_rm8_direct_sk1_sm0_2g_p1
+# compare and gate --shapes with grouped lines: a bad grouped line names file:line and the rule, and the options that
+# do not apply to grouped lines name the line, the flag and why, before the GPU (and nothing is created).
+printf '128 512 1024\nkind=masked groups=4 masked_m=200,0,256,17 m_max=256 expected_m=128 512 1024 scale=block\n' >"$tmp/gmix.txt"
+printf '64 64 64\nkind=masked groups=4 masked_m=300,0,256,17 m_max=256 512 1024\n' >"$tmp/gbad.txt"
+expect 2 "gbad.txt:2: masked_m: group 0 has 300 rows > m_max=256 (masked_m[g] <= M_max)" "$bin" compare --shapes "$tmp/gbad.txt" --db "$tmp/gc.db"
+expect 2 "gbad.txt:2: masked_m: group 0 has 300 rows > m_max=256 (masked_m[g] <= M_max)" "$bin" gate --record "$tmp/gr.json" --shapes "$tmp/gbad.txt" --db "$tmp/gc.db"
+expect 2 "gmix.txt:2: a grouped (MoE) line (masked G4 masked_m=200,0,256,17 m_max=256 expected_m=128 N512 K1024 block): --save stores the dense sides" "$bin" compare --shapes "$tmp/gmix.txt" --db "$tmp/gc.db" --save "$tmp/gs.db"
+expect 2 "gmix.txt:2: a grouped (MoE) line (masked G4 masked_m=200,0,256,17 m_max=256 expected_m=128 N512 K1024 block): --config times extra dense configs" "$bin" compare --shapes "$tmp/gmix.txt" --db "$tmp/gc.db" --config $G128
+expect 2 "gmix.txt:2: a grouped (MoE) line (masked G4 masked_m=200,0,256,17 m_max=256 expected_m=128 N512 K1024 block): --m-grid measures dense problems" "$bin" compare --shapes "$tmp/gmix.txt" --db "$tmp/gc.db" --m-grid
+expect 2 "gmix.txt:2: a grouped (MoE) line (masked G4 masked_m=200,0,256,17 m_max=256 expected_m=128 N512 K1024 block): --search screens the dense cost model's top K" "$bin" gate --record "$tmp/gr.json" --shapes "$tmp/gmix.txt" --db "$tmp/gc.db" --search 4
+expect 2 "gmix.txt:2: a grouped problem: --d, --bias and --act do not apply" "$bin" compare --shapes "$tmp/gmix.txt" --db "$tmp/gc.db" --act relu
+for f in gc.db gs.db gr.json; do [ -e "$tmp/$f" ] && { echo "FAIL: a refused grouped compare/gate created $f"; fail=1; }; done
 expect 2 "--grouped: unknown field 'colour'" "$bin" run --grouped "kind=contiguous groups=2 m_per_group=1 256 256 colour=red" --config $G128
 expect 2 "G2: grouped kernels cluster along N only" "$bin" run --grouped "kind=contiguous groups=2 m_per_group=1 256 256" --config 128x128x128_s5_wg2_sw128_c2x1_rm8_direct_sk1_sm0_2g_p1
 expect 2 "G3: grouped kernels run mainloop 1g or 2g" "$bin" run --grouped "kind=contiguous groups=2 m_per_group=1 256 256" --config 128x128x128_s5_wg2_sw128_c1x1_rm8_direct_sk1_sm0_pp_p1
@@ -298,6 +310,10 @@ if ! nvidia-smi -L >/dev/null 2>&1; then
   expect 1 "no CUDA device" "$bin" compare --shapes "$tmp/ok.txt" --db "$tmp/c.db" --protocol hot-graph --rounds 5
   expect 1 "no CUDA device" "$bin" compare --shapes "$tmp/ok.txt" --db "$tmp/c.db" --m-grid --grid-seed 7 --per-octave 1 --shard 1/3 --no-copy-limit --protocol hot-graph --format json
   expect 1 "no CUDA device" "$bin" sweep --shapes "$tmp/ok.txt" --db "$tmp/t2.db" --protocol hot-graph --rounds 3
+  # compare and gate on grouped lines (alone and beside dense ones): past every input check, stopped by the GPU.
+  expect 1 "no CUDA device" "$bin" compare --shapes "$tmp/gmix.txt" --db "$tmp/c.db" --protocol isolated --rounds 3 --format json
+  expect 1 "no CUDA device" "$bin" gate --record "$tmp/gr.json" --shapes "$tmp/gmix.txt" --db "$tmp/c.db" --protocol hot-graph
+  [ -e "$tmp/gr.json" ] && { echo "FAIL: gate --record without a GPU wrote its baseline"; fail=1; }
   [ -e "$tmp/c.db" ] && { echo "FAIL: compare created the database"; fail=1; }
   # tune-model: the shapes are made and checked, then the missing GPU stops it before any file is written.
   mkdir -p "$tmp/tm"

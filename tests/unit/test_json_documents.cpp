@@ -312,6 +312,33 @@ TEST(JsonDocuments, TheGpuCommandsDocumentsFromSyntheticMeasurements) {
   for (const char* f : {"vs_config", "vs_us", "x_vs", "x_vs_lo", "x_vs_hi", "vs_sm_clock_mhz_median", "vs_check"})
     EXPECT_TRUE(vj[2][f].is_null()) << f;
   keep("compare-grouped-vs", grouped_vs);
+  // compare --shapes with grouped lines: the dense tables, then the grouped lines' table (the loader's choice with its
+  // source and tuned key; one line measured, one not) and the grouped summary, in the one compare document.
+  GroupedCompareShape line = gc;
+  line.problem = parse_grouped_problem("kind=masked groups=2 masked_m=100,50 m_max=128 expected_m=64 256 512", "test");
+  line.name = "moe";
+  line.config_source = "ladder";
+  line.tuned_key = "grouped-masked_G2_mmax128_em32_256x256x512_lda512_ldb512_ldd256_e4m3.e4m3.bf16_tensor_promote";
+  GroupedCompareShape not_measured;
+  not_measured.problem = gc.problem;
+  not_measured.config_key = gc.config_key;
+  not_measured.config_source = "default";
+  not_measured.protocol_name = "cold-l2-v2";
+  not_measured.note = "error: cuBLASLt refuses group 1";
+  std::vector<report::Table> with_grouped = compare_tables({measured}, stats::PairedOptions{}, "compare");
+  with_grouped.push_back(
+      grouped_compare_tables({line, not_measured}, stats::PairedOptions{}, "grouped lines").at(0));
+  with_grouped.push_back(grouped_summary_table({line, not_measured}, stats::PairedOptions{}));
+  const std::string compare_grouped = render(report::kCompareDocument, with_grouped);
+  const auto lj = nlohmann::json::parse(compare_grouped)["tables"];
+  ASSERT_EQ(lj.size(), 4u);
+  EXPECT_EQ(lj[2]["rows"][0]["config_source"], "ladder");
+  EXPECT_EQ(lj[2]["rows"][0]["tuned_key"], line.tuned_key);
+  EXPECT_NEAR(lj[2]["rows"][0]["x_loop"].get<double>(), 1.5, 0.01);
+  EXPECT_TRUE(lj[2]["rows"][1]["x_loop"].is_null());
+  EXPECT_EQ(lj[3]["rows"][0]["what"], "grouped lines measured and verified");
+  EXPECT_EQ(lj[3]["rows"][0]["value"], 1);
+  keep("compare-grouped-lines", compare_grouped);
   // gate: a record and a verdict against it.
   const gate::GateRecord base = a_record(90, 100), now = a_record(91, 100);
   const std::string record = render(report::kGateRecordDocument, gate::record_table(base, "record"));
@@ -321,6 +348,17 @@ TEST(JsonDocuments, TheGpuCommandsDocumentsFromSyntheticMeasurements) {
   EXPECT_EQ(nlohmann::json::parse(verdict)["rows"][0]["verdict"], "pass");
   keep("gate", verdict);
   keep("gate-baseline", gate::to_json(base));
+  // A baseline with a grouped line: its counts as the line's text, its problem's grouped fields, the loop's samples.
+  gate::GateRecord grouped_base = base;
+  gate::ShapeRecord gs = gate::record_of_grouped(line);
+  ASSERT_EQ(gs.status, "ok");
+  grouped_base.shapes.push_back(gs);
+  const std::string grouped_baseline = gate::to_json(grouped_base);
+  const auto gbj = nlohmann::json::parse(grouped_baseline)["shapes"][1];
+  EXPECT_EQ(gbj["grouped"], grouped_text(line.problem));
+  EXPECT_EQ(gbj["problem"]["group_kind"], "masked");
+  EXPECT_EQ(gbj["cublas_tuned_us"].size(), 20u);
+  keep("gate-baseline-grouped", grouped_baseline);
   // trace: four CTAs, every point reached.
   KernelTrace t;
   t.problem = Problem::dense(128, 4096, 7168);
