@@ -27,7 +27,9 @@ Modes (the layouts are DeepGEMM's, which dgtune's grouped ops take):
 
 Paths (each its own output buffers, the same x, W1, W2 and scales):
   - dgtune: dgtune.m_grouped_scaled_mm_contiguous / _masked (one launch per GEMM; counts read on the device, so the
-    captured graph stays valid for other routings). Its config per GEMM is reported (dgtune.grouped_choice).
+    captured graph stays valid for other routings). Configs: the grouped winners of --db (dgtune.load; `dgtune sweep`
+    of the lines `dgtune shapes --hf-config ... --ep 8 --experts` prints makes them), else $DGTUNE_DB, else the default rule; the
+    config each GEMM ran is reported (dgtune.grouped_choice).
   - deep_gemm (when `import deep_gemm` works): deep_gemm.m_grouped_fp8_gemm_nt_contiguous / _masked (DeepGEMM >= 2),
     else m_grouped_gemm_fp8_fp8_bf16_nt_contiguous / _masked (DeepGEMM 1.x), same arguments.
   - torch-loop: what a user without DeepGEMM has: one torch._scaled_mm per expert with torch 2.11's DeepSeek recipe
@@ -424,7 +426,7 @@ class DgtunePath(Path):
             try:
                 c = self.dg.grouped_choice(p.layout, d.groups, p.m, n, k, expected_m=p.expected_m, scale="block",
                                            device=self.ops.x.device)
-                out[gemm] = {"config_key": c.config_key, "source": c.source, "grid_ctas": c.grid_ctas}
+                out[gemm] = c._asdict()
             except Exception as e:  # noqa: BLE001 - an older native library: say so in the JSON, keep timing
                 out[gemm] = {"error": str(e)[:300]}
         return out
@@ -735,6 +737,8 @@ def parse_args(argv=None):
     p.add_argument("--tolerance", type=float, default=TOLERANCE,
                    help="max |out - ref| / max |ref| per expert (default 2^-7)")
     p.add_argument("--no-gemms-only", action="store_true", help="skip the GEMMs-alone graphs")
+    p.add_argument("--db", help="tuning DB for dgtune.load, read at each problem's first call (default: $DGTUNE_DB, "
+                                "else none: the default rule)")
     p.add_argument("--json", help="write the results here")
     p.add_argument("--plan-only", action="store_true", help="print the configurations and exit (no GPU)")
     args = p.parse_args(argv)
@@ -825,6 +829,8 @@ def main(argv=None) -> int:
     if "deep_gemm" in names and deep_gemm is None:
         print(f"moe_layer.py: --paths has deep_gemm but `import deep_gemm` failed: {dg_why}", file=sys.stderr)
         return 2
+    if args.db:
+        dgtune.load(db=args.db)  # before any grouped call: each problem's first call chooses its config
     # The reference is float32: no TF32 in its matmuls.
     torch.backends.cuda.matmul.allow_tf32 = False
     try:
@@ -841,7 +847,7 @@ def main(argv=None) -> int:
             "model": {"hidden": dims.hidden, "moe_intermediate_size": dims.inter, "n_routed_experts": N_EXPERTS,
                       "top_k": TOP_K, "ep": EP, "local_experts": dims.groups},
             "gemms": {"gate_up": {"n": 2 * dims.inter, "k": dims.hidden}, "down": {"n": dims.hidden, "k": dims.inter}},
-            "seed": args.seed, "repeats": args.repeats, "replays": args.replays, "tolerance": args.tolerance,
+            "db": args.db or os.environ.get("DGTUNE_DB"), "seed": args.seed, "repeats": args.repeats, "replays": args.replays, "tolerance": args.tolerance,
             "loop_align": args.loop_align, "sm_clocks_start": sm_clocks(),
             "rival_note": "torch-loop: one torch._scaled_mm per expert and GEMM, BlockWise1x128 x BlockWise128x128 "
                           "(cuBLASLt), counts read on the host at capture (the graph bakes in the routing)",

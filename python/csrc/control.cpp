@@ -212,8 +212,9 @@ DGT_TORCH_EXPORT int dgtune_torch_grouped_choice(int device, const char* problem
     if (g == nullptr)
       throw dgt::Error(dgt::ErrorKind::kUsage, "no grouped GEMM of this problem on device " + std::to_string(device) +
                                                    " yet (" + p.dump() + "): the op's first call makes it");
-    const json r = {{"config_key", g->choice().config_key},
-                    {"source", g->choice().source},
+    const dgt::GroupedGemmChoice& c = g->choice();
+    const json r = {{"config_key", c.config_key}, {"source", c.source},       {"protocol", c.protocol},
+                    {"tuned_key", c.tuned_key},   {"tuned_us", c.tuned_us},   {"older_kernel", c.older_kernel},
                     {"grid_ctas", g->grid_ctas()}};
     return write_out(r.dump(), out, cap);
   });

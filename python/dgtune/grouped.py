@@ -159,15 +159,21 @@ class GroupedChoice(NamedTuple):
     """What a grouped op runs for one problem (``dgt::GroupedGemmChoice`` and the launch's grid)."""
 
     config_key: str  #: the kernel config, e.g. "128x128x128_s5_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1"
-    source: str  #: "default" (the measured default rule) or "explicit"
+    #: "db", "db-other-protocol", "ladder", "nearest" (and their "-other-protocol" forms): a tuned winner of the DB
+    #: dgtune.load named; "default": the measured default rule (no winner of this layout, G, N, K, scale for this GPU)
+    source: str
     grid_ctas: int  #: CTAs of each launch (the persistent grid)
+    tuned_key: str = ""  #: the grouped problem key the winner was tuned on ("" unless from the DB)
+    tuned_us: float = 0.0  #: its stored median time in microseconds (0 unless from the DB)
+    protocol: str = ""  #: the protocol it was timed under, e.g. "cold-l2-v1" ("" unless from the DB)
 
 
 def grouped_choice(layout: str, groups: int, m: int, n: int, k: int, *, expected_m: int = 0, scale: str = "block",
                    device=None) -> GroupedChoice:
     """The config ``m_grouped_scaled_mm_contiguous`` / ``_masked`` ran for a problem on ``device``.
 
-    Reads the ``dgt::GroupedGemm`` the op's first call of that problem made (it never makes one: call the op first).
+    Reads the ``dgt::GroupedGemm`` the op's first call of that problem made (it never makes one: call the op first),
+    whose config was chosen then from the DB of the ``dgtune.load`` before that call (else the default rule).
 
     Args:
         layout: "contiguous" or "masked".
@@ -191,4 +197,5 @@ def grouped_choice(layout: str, groups: int, m: int, n: int, k: int, *, expected
     problem = {"layout": layout, "groups": int(groups), "m": int(m), "expected_m": int(expected_m), "n": int(n),
                "k": int(k), "scale": scale}
     r = _native.require().grouped_choice(_device_index(device), problem)
-    return GroupedChoice(str(r["config_key"]), str(r["source"]), int(r["grid_ctas"]))
+    return GroupedChoice(str(r["config_key"]), str(r["source"]), int(r["grid_ctas"]), str(r.get("tuned_key", "")),
+                         float(r.get("tuned_us", 0.0)), str(r.get("protocol", "")))

@@ -264,6 +264,10 @@ def test_grouped_choice_sends_the_problem_and_returns_the_choice(monkeypatch):
     class Control:
         def grouped_choice(self, device, problem):
             calls.append((device, problem))
+            if problem["layout"] == "contiguous":
+                return {"config_key": "128x128x128_s5", "source": "ladder", "protocol": "cold-l2-v1",
+                        "tuned_key": "kind=contiguous groups=4", "tuned_us": 41.5, "older_kernel": False,
+                        "grid_ctas": 16}
             return {"config_key": "64x128x128_s8_wg1", "source": "default", "grid_ctas": 132}
 
     monkeypatch.setattr(_native, "require", lambda: Control())
@@ -271,7 +275,8 @@ def test_grouped_choice_sends_the_problem_and_returns_the_choice(monkeypatch):
     assert c == dgtune.GroupedChoice("64x128x128_s8_wg1", "default", 132)
     assert calls == [(1, {"layout": "masked", "groups": 32, "m": 1024, "expected_m": 32, "n": 4096, "k": 7168,
                           "scale": "block"})]
-    dgtune.grouped_choice("contiguous", 4, 512, 256, 512, scale="per-tensor", device="cuda:3")
+    c = dgtune.grouped_choice("contiguous", 4, 512, 256, 512, scale="per-tensor", device="cuda:3")
+    assert c == dgtune.GroupedChoice("128x128x128_s5", "ladder", 16, "kind=contiguous groups=4", 41.5, "cold-l2-v1")
     assert calls[1] == (3, {"layout": "contiguous", "groups": 4, "m": 512, "expected_m": 0, "n": 256, "k": 512,
                             "scale": "per-tensor"})
     with pytest.raises(ValueError, match="layout must be 'contiguous' or 'masked'"):

@@ -204,9 +204,10 @@ def test_defaults_cover_both_modes_at_three_sizes():
                                  ("decode", 128), ("decode", 256)]
     assert args.paths is None and args.loop_align == [1, 16, 128] and args.tolerance == 2.0**-7
     a = moe.parse_args(["--modes", "decode", "--decode-tokens", "64,16", "--paths", "dgtune,torch-loop",
-                        "--json", "o.json", "--loop-align", "128"])
+                        "--json", "o.json", "--loop-align", "128", "--db", "t.db"])
     assert moe.configs(a) == [("decode", 64), ("decode", 16)]
-    assert a.paths == ["dgtune", "torch-loop"] and a.json == "o.json" and a.loop_align == [128]
+    assert a.paths == ["dgtune", "torch-loop"] and a.json == "o.json" and a.loop_align == [128] and a.db == "t.db"
+    assert args.db is None
 
 
 @pytest.mark.parametrize("argv", [["--modes", "train"], ["--prefill-tokens", "0"], ["--decode-tokens", "x"],
