@@ -7,7 +7,8 @@
 #   dgtune/bin/dgtune); it goes first on PYTHONPATH. "-" or nothing: the installed dgtune.
 # STEPS: comma-separated, default "env,tests,hostcost,bench": env (versions, nvidia-smi, import check), tests (the GPU
 #   pytest suite with DGTUNE_REQUIRE_GPU=1; or its halves tests-a: correctness + bitwise, tests-b: the rest),
-#   hostcost (the host-cost mode), bench (the block benchmark).
+#   hostcost (the host-cost mode), bench (the block benchmark), moe (moe_layer.py: a DeepSeek-V3 MoE layer's two
+#   grouped GEMMs through dgtune and through deep_gemm or the per-expert torch._scaled_mm loop; not in the default).
 #   One device call runs at most 10 minutes: split the steps over calls, e.g. "env,tests-a", then "tests-b",
 #   then "hostcost,bench" (bench alone may need BENCH_MODELS=deepseek-v3 and then llama-3.1-70b).
 #
@@ -21,7 +22,8 @@
 #   BENCH_ARGS        extra arguments for pytorch_block.py
 #   TESTS_DB          $DGTUNE_DB for the tests (default none: the loader's defaults)
 #   PYTEST_ARGS       extra pytest arguments (e.g. "-k 'not compile'" or "-x")
-#   T_TESTS, T_HOSTCOST, T_BENCH   per-step time limits in seconds (defaults 540, 120, 540); T_PER_TEST 300
+#   MOE_ARGS          extra arguments for moe_layer.py (e.g. "--modes decode --decode-tokens 64,128")
+#   T_TESTS, T_HOSTCOST, T_BENCH, T_MOE   per-step time limits in seconds (defaults 540, 120, 540, 540); T_PER_TEST 300
 #   (per test, with pytest-timeout)
 #
 # Every step runs under `timeout`, its exit code goes to $OUT/exit_codes.txt, a failed step does not stop the next
@@ -117,6 +119,12 @@ if want bench; then
     ${BENCH_M_LIST:+--m-list "$BENCH_M_LIST"} --modes "${BENCH_MODES:-graph,eager}" \
     --repeats "${BENCH_REPEATS:-7}" --replays "${BENCH_REPLAYS:-20}" \
     --out "$OUT/bench.json" --md "$OUT/bench.md" ${BENCH_ARGS:-}
+fi
+
+if want moe; then
+  # Exit 1 when a path fails verification or cannot run; the JSON holds what was measured up to then.
+  # shellcheck disable=SC2086
+  run_step moe "${T_MOE:-540}" $PYTHON "$HERE/moe_layer.py" --json "$OUT/moe.json" ${MOE_ARGS:-}
 fi
 
 nvidia-smi --query-gpu=clocks.sm,clocks.max.sm,power.draw,temperature.gpu --format=csv >"$OUT/smi-end.csv" 2>&1

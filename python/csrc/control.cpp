@@ -1,5 +1,5 @@
 // The control calls of the torch package (python/dgtune/_native.py reaches them with ctypes): configure the per-device
-// dgt::Gemm objects (DB, bundle, protocol), choose, warm up, read counters. JSON in and out; no Python or torch ABI,
+// dgt::Gemm objects (DB, bundle, protocol), choose, warm up, read counters, say what a grouped op runs. JSON in and out; no Python or torch ABI,
 // and none of them is on the launch path. Every function returns 0 on success, else 1 with the message in
 // dgtune_torch_last_error() (per thread).
 #include <nlohmann/json.hpp>
@@ -9,6 +9,7 @@
 #include <string>
 
 #include "gemm_registry.hpp"
+#include "grouped_registry.hpp"
 
 #define DGT_TORCH_EXPORT extern "C" __attribute__((visibility("default")))
 
@@ -179,6 +180,42 @@ DGT_TORCH_EXPORT int dgtune_torch_stats(int device, char* out, size_t cap) {
                     {"capture_fallbacks", s.capture_fallbacks},
                     {"calls", c.calls.load()},
                     {"scale_copies", c.scale_copies.load()}};
+    return write_out(r.dump(), out, cap);
+  });
+}
+
+// What the grouped op runs for one problem: the GroupedGemm an op call made (grouped_registry.cpp), never a new one,
+// so the answer is the object that launched and the query compiles nothing. Problem keys: layout ("contiguous" or
+// "masked"), groups, m (M_sum or M_max), expected_m (masked; contiguous 0), n, k, scale ("block" or "per-tensor").
+DGT_TORCH_EXPORT int dgtune_torch_grouped_choice(int device, const char* problem_json, char* out, size_t cap) {
+  return guarded([&] {
+    const json p = json::parse(problem_json);
+    dgt::GroupedGemmProblem key;
+    const std::string layout = p.value("layout", std::string());
+    if (layout == "contiguous") {
+      key.layout = dgt::GroupedLayout::kContiguous;
+    } else if (layout == "masked") {
+      key.layout = dgt::GroupedLayout::kMasked;
+    } else {
+      throw dgt::Error(dgt::ErrorKind::kUsage, "layout must be \"contiguous\" or \"masked\", got \"" + layout + "\"");
+    }
+    key.groups = static_cast<int>(need_int(p, "groups"));
+    key.m = need_int(p, "m");
+    key.expected_m = p.value("expected_m", int64_t{0});
+    key.n = need_int(p, "n");
+    key.k = need_int(p, "k");
+    const std::string scale = p.value("scale", std::string("block"));
+    if (scale != "block" && scale != "per-tensor")
+      throw dgt::Error(dgt::ErrorKind::kUsage, "scale must be \"block\" or \"per-tensor\", got \"" + scale + "\"");
+    key.scale = scaling(scale);
+    const dgt::GroupedGemm* g = grouped_find(device, key);
+    if (g == nullptr)
+      throw dgt::Error(dgt::ErrorKind::kUsage, "no grouped GEMM of this problem on device " + std::to_string(device) +
+                                                   " yet (" + p.dump() + "): the op's first call makes it");
+    const dgt::GroupedGemmChoice& c = g->choice();
+    const json r = {{"config_key", c.config_key}, {"source", c.source},       {"protocol", c.protocol},
+                    {"tuned_key", c.tuned_key},   {"tuned_us", c.tuned_us},   {"older_kernel", c.older_kernel},
+                    {"grid_ctas", g->grid_ctas()}};
     return write_out(r.dump(), out, cap);
   });
 }

@@ -63,4 +63,11 @@ const GroupedGemm& grouped_for(int device, const GroupedGemmProblem& key, cudaSt
   return *r.gemms.emplace(k, std::move(g)).first->second;
 }
 
+const GroupedGemm* grouped_find(int device, const GroupedGemmProblem& key) {
+  Registry& r = registry();
+  std::shared_lock lock(r.mutex);
+  auto it = r.gemms.find(key_of(device, key));
+  return it == r.gemms.end() ? nullptr : it->second.get();
+}
+
 }  // namespace dgt::torch_op

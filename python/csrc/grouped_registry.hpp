@@ -18,4 +18,8 @@ namespace dgt::torch_op {
 /// naming `op` and the key.
 const GroupedGemm& grouped_for(int device, const GroupedGemmProblem& key, cudaStream_t stream, const std::string& op);
 
+/// The GroupedGemm an op call already made for `key` on `device`, or nullptr when none has (never makes one: a query
+/// of what the op runs must not compile or load a kernel).
+const GroupedGemm* grouped_find(int device, const GroupedGemmProblem& key);
+
 }  // namespace dgt::torch_op

@@ -9,6 +9,7 @@ Public API:
     scaled_mm, scaled_mm_amax            the op (torch.ops.dgtune.scaled_mm / scaled_mm_out / scaled_mm_amax)
     m_grouped_scaled_mm_contiguous, m_grouped_scaled_mm_masked, get_col_major_tma_aligned_tensor
                                          grouped (MoE) GEMMs with DeepGEMM's conventions (dgtune.grouped)
+    grouped_choice, GroupedChoice        the config a grouped op ran for a problem
     infer_recipe, Recipe                 which recipe a call uses and which scales the op copies
     nn.Fp8Linear, quantize.*             an FP8 linear layer and the activation/weight quantizers
     patch_scaled_mm, unpatch_scaled_mm   route torch._scaled_mm to dgtune (patch_stats: routed / fallback)
@@ -32,7 +33,9 @@ from ._recipe import Recipe, RuleError, infer_recipe  # noqa: E402
 from .patch import is_patched, patch_scaled_mm, patch_stats, reset_patch_stats, unpatch_scaled_mm  # noqa: E402
 from ._scaled_mm import scaled_mm, scaled_mm_amax  # noqa: E402
 from .grouped import (  # noqa: E402
+    GroupedChoice,
     get_col_major_tma_aligned_tensor,
+    grouped_choice,
     m_grouped_scaled_mm_contiguous,
     m_grouped_scaled_mm_masked,
 )
@@ -51,6 +54,7 @@ __all__ = [
     "__version__",
     "scaled_mm", "scaled_mm_amax", "infer_recipe", "Recipe", "RuleError",
     "m_grouped_scaled_mm_contiguous", "m_grouped_scaled_mm_masked", "get_col_major_tma_aligned_tensor",
+    "grouped_choice", "GroupedChoice",
     "nn", "quantize",
     "patch_scaled_mm", "unpatch_scaled_mm", "is_patched", "patch_stats", "reset_patch_stats",
     "tune", "TuneResult", "load", "choose", "Choice", "warmup", "stats", "problem", "cli_path", "default_db_path",

@@ -10,7 +10,8 @@ RuntimeError naming the path looked at and how to build, and so does every contr
 Control API (extern "C" in libdgtune_torch.so; each returns 0 on success, else ``dgtune_torch_last_error()`` says
 why): ``dgtune_torch_configure(options_json)``, ``dgtune_torch_choose(device, problem_json, out, cap)``,
 ``dgtune_torch_warmup(device, request_json, out, cap)``, ``dgtune_torch_stats(device, out, cap)``,
-``dgtune_torch_version()``. JSON in, JSON out, 1 MiB result buffers. The hot path (the ops) never goes through ctypes.
+``dgtune_torch_grouped_choice(device, problem_json, out, cap)``, ``dgtune_torch_version()``. JSON in, JSON out,
+1 MiB result buffers. The hot path (the ops) never goes through ctypes.
 """
 
 from __future__ import annotations
@@ -67,6 +68,11 @@ class Control:
         lib.dgtune_torch_last_error.restype = c_char_p
         lib.dgtune_torch_version.argtypes = []
         lib.dgtune_torch_version.restype = c_char_p
+        # Bound when present: a library built before it existed still loads (grouped_choice then says so).
+        self._grouped_choice = getattr(lib, "dgtune_torch_grouped_choice", None)
+        if self._grouped_choice is not None:
+            self._grouped_choice.argtypes = [c_int, c_char_p, c_char_p, c_size_t]
+            self._grouped_choice.restype = c_int
         self._lib = lib
 
     def _error(self, what: str) -> RuntimeError:
@@ -96,6 +102,13 @@ class Control:
     def stats(self, device: int) -> dict:
         """``dgtune_torch_stats``: counters of ``device``'s ``dgt::Gemm`` and of the op."""
         return self._call_json("stats", self._lib.dgtune_torch_stats, int(device))
+
+    def grouped_choice(self, device: int, problem: dict) -> dict:
+        """``dgtune_torch_grouped_choice``: the config of the grouped GEMM an op call made for ``problem``."""
+        if self._grouped_choice is None:
+            raise RuntimeError(f"dgtune: grouped_choice failed: {self.path} has no dgtune_torch_grouped_choice "
+                               "(built before it existed); rebuild the package")
+        return self._call_json("grouped_choice", self._grouped_choice, int(device), json.dumps(problem).encode())
 
     def version(self) -> str:
         raw = self._lib.dgtune_torch_version()

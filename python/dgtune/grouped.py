@@ -17,14 +17,19 @@ than load a module there). Later calls launch with no synchronisation and no all
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import torch
 
+from . import _native
 from ._grouped_ops import grouped_scale_strides
 
 __all__ = [
     "m_grouped_scaled_mm_contiguous",
     "m_grouped_scaled_mm_masked",
     "get_col_major_tma_aligned_tensor",
+    "grouped_choice",
+    "GroupedChoice",
 ]
 
 _TMA_ALIGN_BYTES = 16
@@ -148,3 +153,49 @@ def m_grouped_scaled_mm_masked(
     if a.dim() == 3 and b.dim() == 3:
         a_scale, b_scale = _block_scales(a_scale, b_scale, True, b.size(0), a.size(1), b.size(1), b.size(2))
     torch.ops.dgtune.m_grouped_scaled_mm_masked(a, a_scale, b, b_scale, out, masked_m, int(expected_m))
+
+
+class GroupedChoice(NamedTuple):
+    """What a grouped op runs for one problem (``dgt::GroupedGemmChoice`` and the launch's grid)."""
+
+    config_key: str  #: the kernel config, e.g. "128x128x128_s5_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1"
+    #: "db", "db-other-protocol", "ladder", "nearest" (and their "-other-protocol" forms): a tuned winner of the DB
+    #: dgtune.load named; "default": the measured default rule (no winner of this layout, G, N, K, scale for this GPU)
+    source: str
+    grid_ctas: int  #: CTAs of each launch (the persistent grid)
+    tuned_key: str = ""  #: the grouped problem key the winner was tuned on ("" unless from the DB)
+    tuned_us: float = 0.0  #: its stored median time in microseconds (0 unless from the DB)
+    protocol: str = ""  #: the protocol it was timed under, e.g. "cold-l2-v1" ("" unless from the DB)
+
+
+def grouped_choice(layout: str, groups: int, m: int, n: int, k: int, *, expected_m: int = 0, scale: str = "block",
+                   device=None) -> GroupedChoice:
+    """The config ``m_grouped_scaled_mm_contiguous`` / ``_masked`` ran for a problem on ``device``.
+
+    Reads the ``dgt::GroupedGemm`` the op's first call of that problem made (it never makes one: call the op first),
+    whose config was chosen then from the DB of the ``dgtune.load`` before that call (else the default rule).
+
+    Args:
+        layout: "contiguous" or "masked".
+        groups: G (b is [G, N, K]).
+        m: M_sum (contiguous: a.size(0)) or M_max (masked: a.size(1)).
+        n, k: one group's N and K.
+        expected_m: the masked call's expected_m; 0 for contiguous.
+        scale: "block" (1x128 / 128x128 scales) or "per-tensor" (one-element scales).
+        device: a CUDA device, its index, or None (the current one).
+
+    Raises:
+        ValueError: layout or scale not one of the above.
+        RuntimeError: no op call made this problem on that device yet, or the native library is missing.
+    """
+    if layout not in ("contiguous", "masked"):
+        raise ValueError(f"dgtune.grouped_choice: layout must be 'contiguous' or 'masked', got {layout!r}")
+    if scale not in ("block", "per-tensor"):
+        raise ValueError(f"dgtune.grouped_choice: scale must be 'block' or 'per-tensor', got {scale!r}")
+    from .tuner import _device_index  # the same device rule as dgtune.choose
+
+    problem = {"layout": layout, "groups": int(groups), "m": int(m), "expected_m": int(expected_m), "n": int(n),
+               "k": int(k), "scale": scale}
+    r = _native.require().grouped_choice(_device_index(device), problem)
+    return GroupedChoice(str(r["config_key"]), str(r["source"]), int(r["grid_ctas"]), str(r.get("tuned_key", "")),
+                         float(r.get("tuned_us", 0.0)), str(r.get("protocol", "")))

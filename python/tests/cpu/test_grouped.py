@@ -254,3 +254,70 @@ def test_missing_native_library_cuda_kernel_says_why(tmp_path):
     r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, cwd=str(tmp_path),
                        timeout=300)
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_grouped_choice_sends_the_problem_and_returns_the_choice(monkeypatch):
+    from dgtune import _native
+
+    calls = []
+
+    class Control:
+        def grouped_choice(self, device, problem):
+            calls.append((device, problem))
+            if problem["layout"] == "contiguous":
+                return {"config_key": "128x128x128_s5", "source": "ladder", "protocol": "cold-l2-v1",
+                        "tuned_key": "kind=contiguous groups=4", "tuned_us": 41.5, "older_kernel": False,
+                        "grid_ctas": 16}
+            return {"config_key": "64x128x128_s8_wg1", "source": "default", "grid_ctas": 132}
+
+    monkeypatch.setattr(_native, "require", lambda: Control())
+    c = dgtune.grouped_choice("masked", 32, 1024, 4096, 7168, expected_m=32, device=1)
+    assert c == dgtune.GroupedChoice("64x128x128_s8_wg1", "default", 132)
+    assert calls == [(1, {"layout": "masked", "groups": 32, "m": 1024, "expected_m": 32, "n": 4096, "k": 7168,
+                          "scale": "block"})]
+    c = dgtune.grouped_choice("contiguous", 4, 512, 256, 512, scale="per-tensor", device="cuda:3")
+    assert c == dgtune.GroupedChoice("128x128x128_s5", "ladder", 16, "kind=contiguous groups=4", 41.5, "cold-l2-v1")
+    assert calls[1] == (3, {"layout": "contiguous", "groups": 4, "m": 512, "expected_m": 0, "n": 256, "k": 512,
+                            "scale": "per-tensor"})
+    with pytest.raises(ValueError, match="layout must be 'contiguous' or 'masked'"):
+        dgtune.grouped_choice("dense", 4, 512, 256, 512, device=0)
+    with pytest.raises(ValueError, match="scale must be 'block' or 'per-tensor'"):
+        dgtune.grouped_choice("masked", 4, 512, 256, 512, expected_m=1, scale="channel", device=0)
+    assert len(calls) == 2  # refused before the library is asked
+
+
+FAKE_GROUPED_C = r"""
+#include <stdio.h>
+#include <string.h>
+static char err[256] = "";
+int dgtune_torch_configure(const char* j) { (void)j; return 0; }
+int dgtune_torch_choose(int d, const char* p, char* o, size_t c) { (void)d; (void)p; (void)o; (void)c; return 1; }
+int dgtune_torch_warmup(int d, const char* p, char* o, size_t c) { (void)d; (void)p; (void)o; (void)c; return 1; }
+int dgtune_torch_stats(int d, char* o, size_t c) { (void)d; (void)o; (void)c; return 1; }
+const char* dgtune_torch_last_error(void) { return err; }
+const char* dgtune_torch_version(void) { return "fake"; }
+int dgtune_torch_grouped_choice(int d, const char* p, char* out, size_t cap) {
+  if (!strstr(p, "\"layout\": \"masked\"")) { snprintf(err, sizeof err, "no grouped GEMM of this problem"); return 1; }
+  snprintf(out, cap, "{\"config_key\":\"k\",\"source\":\"default\",\"grid_ctas\":%d}", 100 + d);
+  return 0;
+}
+"""
+
+
+def test_grouped_choice_through_ctypes(tmp_path):
+    import shutil
+    import subprocess
+
+    from dgtune import _native
+
+    if shutil.which("cc") is None:
+        pytest.skip("no C compiler to build the fake control library")
+    src = tmp_path / "fake.c"
+    src.write_text(FAKE_GROUPED_C)
+    so = tmp_path / "libfake.so"
+    subprocess.run(["cc", "-shared", "-fPIC", "-o", str(so), str(src)], check=True)
+    c = _native.Control(so)
+    assert c.grouped_choice(7, {"layout": "masked", "m": 128}) == {"config_key": "k", "source": "default",
+                                                                   "grid_ctas": 107}
+    with pytest.raises(RuntimeError, match=r"^dgtune: grouped_choice failed: no grouped GEMM of this problem$"):
+        c.grouped_choice(0, {"layout": "contiguous"})

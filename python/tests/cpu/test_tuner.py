@@ -269,6 +269,9 @@ def test_ctypes_control_against_fake_library(tmp_path):
     with pytest.raises(RuntimeError, match=r"^dgtune: warmup failed: warmup: no CUDA device$"):
         c.warmup(0, {"tuned": True})
     assert c.stats(0) == {"calls": 0}
+    # This library predates dgtune_torch_grouped_choice: it still loads, and the call says why it cannot answer.
+    with pytest.raises(RuntimeError, match=r"has no dgtune_torch_grouped_choice \(built before it existed\)"):
+        c.grouped_choice(0, {"layout": "masked"})
     big = {"x": "y" * (_native.BUFFER_BYTES // 2), "z": "w" * (_native.BUFFER_BYTES // 2)}
     with pytest.raises(RuntimeError, match=r"choose failed: buffer too small \(need \d+\)"):
         c.choose(0, big)

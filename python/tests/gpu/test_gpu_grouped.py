@@ -184,3 +184,19 @@ def test_rule_errors_on_cuda_tensors():
         torch.ops.dgtune.m_grouped_scaled_mm_masked(a, sa, b, sb, out, masked_m.long(), 64)
     with pytest.raises(RuntimeError, match=r"out must be \[4, 256, 320\]"):
         torch.ops.dgtune.m_grouped_scaled_mm_masked(a, sa, b, sb, out[:, :, :256], masked_m, 64)
+
+
+def test_grouped_choice_reports_the_ops_object():
+    gen = torch.Generator(device="cuda").manual_seed(8)
+    a, sa, b, sb, out, masked_m = masked_case(gen, g=3, m_max=128, n=256, k=512, counts=(5, 6, 7))
+    # expected_m 41 is used by no other test: before the op's first call there is nothing to report.
+    with pytest.raises(RuntimeError, match="no grouped GEMM of this problem on device .* the op's first call makes it"):
+        dgtune.grouped_choice("masked", 3, 128, 256, 512, expected_m=41)
+    dgtune.m_grouped_scaled_mm_masked(a, sa, b, sb, out, masked_m, 41)
+    torch.cuda.synchronize()
+    c = dgtune.grouped_choice("masked", 3, 128, 256, 512, expected_m=41, device=a.device)
+    if c.source == "default":  # no DB winner: the default rule takes the BLOCK_M 64 tile at expected_m <= 64
+        assert c.config_key.startswith("64x128x128_") and c.tuned_key == "" and c.tuned_us == 0.0, c
+    else:  # $DGTUNE_DB held a grouped winner of G 3, N 256, K 512
+        assert c.source.split("-")[0] in ("db", "ladder", "nearest") and c.tuned_key and c.tuned_us > 0, c
+    assert 1 <= c.grid_ctas <= torch.cuda.get_device_properties(0).multi_processor_count * 2
