@@ -1,6 +1,7 @@
 // Grouped kernels compiled ahead on the sweep's compile queue (tune/compile_queue.hpp prepare_grouped / get_grouped):
 // a grouped spec is queued once per layout, apart from the dense kernel of the same config; the cubin it publishes
-// is the one KernelCache::get_grouped asks the cubin cache for (so the worker loads it without NVRTC); a config that
+// is the one KernelCache::get_grouped asks the cubin cache for (so the worker loads it without NVRTC), also for the
+// sweep's ranked candidates; a config that
 // breaks a grouped rule is not queued and is an invalid trial; a failed compile is a compile_error trial; a measured
 // trial gets the compile's NVRTC time. NVRTC is replaced by a counting stand-in: no GPU, no compiler.
 #include <gtest/gtest.h>
@@ -17,6 +18,9 @@
 #include "jit/cubin_cache.hpp"
 #include "problem/grouped_problem.hpp"
 #include "problem/kernel_config.hpp"
+#include "space/cost_model.hpp"
+#include "space/grouped_rules.hpp"
+#include "space/search_space.hpp"
 #include "tune/compile_queue.hpp"
 
 namespace dgt {
@@ -78,6 +82,26 @@ TEST_F(CompileQueueGrouped, GroupedSpecIsQueuedOncePerLayoutAsTheKernelTheWorker
       &hit);
   EXPECT_TRUE(hit);
   EXPECT_EQ(programs().size(), 3u);
+}
+
+// The sweep queues a candidate with the report the enumeration computed (rank_candidates on the keyed problem); the
+// worker evaluates the dense view's spec itself. Both must give the same source, or every grouped kernel would be
+// compiled twice (ahead, then by the worker).
+TEST_F(CompileQueueGrouped, SweepCandidatesGenerateTheSourceTheWorkerGenerates) {
+  const SearchSpace space = SearchSpace::builtin_default();
+  for (const GroupedProblem& g :
+       {g_, parse_grouped_problem("kind=contiguous groups=32 m_per_group=route:1:1792:8 7168 2048 scale=block", "t")}) {
+    int checked = 0;
+    for (const Candidate& c : rank_candidates(space, g.keyed(), 132)) {
+      if (!grouped_rule_violation(c.config).empty()) continue;
+      const EvaluatedSpec queued{KernelSpec::of(c.config, g.keyed()), c.resources};
+      EXPECT_EQ(jit::generate_grouped_gemm(queued.spec, g.kind, queued.resources).source,
+                jit::generate_grouped_gemm(KernelSpec::of(c.config, g.dense_view()), g.kind).source)
+          << c.config.key();
+      if (++checked == 16) break;
+    }
+    EXPECT_EQ(checked, 16);
+  }
 }
 
 TEST_F(CompileQueueGrouped, GroupedRuleBreakerIsNotQueuedAndIsInvalid) {
