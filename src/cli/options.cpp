@@ -419,6 +419,21 @@ CLI::Option* ModelOption::add(CLI::App& cmd) {
       ->check(CLI::IsMember({"tensor", "channel", "block", "block1d1d"}));
   cmd.add_option("--accum", accum, "promote | fast")->check(CLI::IsMember({"promote", "fast"}))->capture_default_str();
   cmd.add_flag("--lm-head", split.lm_head, "also the LM head (vocabulary padded to 64, split by TP)");
+  CLI::Option* experts_flag = cmd.add_flag(
+      "--experts", experts,
+      "also the routed experts' grouped GEMMs (G = experts / --ep) at the grouped ladder: contiguous at the padded "
+      "totals of --m-sum, masked at the points of --expected-m");
+  cmd.add_option("--m-sum", ladder.m_sums, "with --experts: contiguous (prefill) ladder, padded total rows M_sum, "
+                                          "multiples of 128, comma-separated (default 4096,16384,65536)")
+      ->delimiter(',')
+      ->transform(count(128, int64_t(1) << 20))
+      ->needs(experts_flag);
+  cmd.add_option("--expected-m", ladder.expected_ms, "with --experts: masked (decode) ladder of expected_m, "
+                                                   "comma-separated (default: the M ladder's values up to the largest "
+                                                   "decode step's expected_m, 1..64 for DeepSeek-V3 at EP 8)")
+      ->delimiter(',')
+      ->transform(count(1, 1 << 20))
+      ->needs(experts_flag);
   return m_option;
 }
 

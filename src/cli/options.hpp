@@ -16,6 +16,7 @@
 
 #include "bench/protocol.hpp"
 #include "core/output_file.hpp"
+#include "problem/expert_gemms.hpp"
 #include "problem/model_gemms.hpp"
 #include "problem/problem.hpp"
 #include "problem/shard.hpp"
@@ -154,17 +155,21 @@ struct ShardOption {
 };
 
 /// The model flags of `dgtune shapes` and `dgtune tune-model`: --hf-config (required), --tp, --ep, --m, --scale,
-/// --accum, --lm-head, with the same ranges and words (docs/cli.md "dgtune shapes").
+/// --accum, --lm-head, and --experts with the grouped ladder's --m-sum and --expected-m (which need --experts), with
+/// the same ranges and words (docs/cli.md "dgtune shapes").
 struct ModelOption {
   std::string config;
   ModelSplit split;
   std::vector<int64_t> m;  ///< empty: the default M ladder
   std::string scale;       ///< empty: the config's quantization_config
   std::string accum = "promote";
+  bool experts = false;    ///< also the routed experts' grouped GEMMs (problem/expert_gemms.hpp)
+  ExpertLadder ladder;     ///< their ladder; empty lists: the defaults
   /// Adds the flags to `cmd`; returns the --m option (so a command can add flags that exclude it).
   CLI::Option* add(CLI::App& cmd);
-  /// model_shapes() of these flags: the shapes file's text. Throws Error(kUsage) naming what it refuses.
-  std::string shapes_text() const { return model_shapes(config, split, m, scale, accum); }
+  /// model_tuning_shapes() of these flags: the shapes file's text, the dense lines, then the grouped ones with
+  /// --experts. Throws Error(kUsage) naming what it refuses.
+  std::string shapes_text() const { return model_tuning_shapes(config, split, m, scale, accum, experts, ladder); }
 };
 
 /// --space FILE (default: the built-in configs/spaces/sm90-default.json).

@@ -53,6 +53,8 @@ class DeviceBench {
   void begin_grouped_shape(const GroupedProblem& g);
   /// True between begin_grouped_shape() and the next begin_shape().
   bool grouped() const { return grouped_ != nullptr; }
+  /// The current grouped shape's problem (with its counts), or null when the current shape is dense.
+  const GroupedProblem* grouped_problem() const { return grouped_ ? &grouped_->problem() : nullptr; }
   /// cuBLASLt default and tuned for the current shape under the session's protocol. A grouped shape has one
   /// cuBLASLt baseline, the per-group loop of heuristic top-1 calls (bench/group_loop.hpp), verified per group
   /// like a candidate and timed under the same protocol: it is the "default" record; the "tuned" record is
@@ -62,8 +64,9 @@ class DeviceBench {
   /// (invalid, compile error), kLaunchError, kVerifyFailed, kOk; kCrashed (a sticky CUDA error) or kTimeout
   /// (a launch still running after candidate_timeout_s, or later after the protocol's watchdog) also set
   /// context_lost(): the CUDA context is unusable and this process must end before measuring anything else.
-  /// A grouped shape ignores `compiled` (the dense kernel's): the grouped kernel is compiled here through the cubin
-  /// cache (KernelCache::get_grouped), an NVRTC failure is kCompileError, a grouped rule (G1-G3) kInvalid; then it is
+  /// A grouped shape ignores `compiled` (the dense kernel's): the grouped kernel is loaded here through the cubin
+  /// cache (KernelCache::get_grouped: a hit when the sweep's compile queue compiled it ahead, else NVRTC now), an
+  /// NVRTC failure is kCompileError, a grouped rule (G1-G3) kInvalid; then it is
   /// verified per group (GroupedData::verify) and timed like a dense candidate, TFLOPS over the real rows.
   TrialRecord measure(const EvaluatedSpec& candidate, const CompileResult& compiled);
   /// True after a candidate crashed or hung (see measure()).

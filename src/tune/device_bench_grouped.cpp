@@ -101,8 +101,8 @@ TrialRecord DeviceBench::measure_grouped(const EvaluatedSpec& candidate) {
     t.error = v;
     return t;
   }
-  // Compiled here, not by the parent's compile queue (which compiles dense kernels): through the shared cubin cache,
-  // so a second sweep or worker loads it.
+  // Loaded through the shared cubin cache, where the sweep's compile queue put it ahead (CompileQueue::
+  // prepare_grouped); compiled here only on a miss (`dgtune run`, a queue that was stopped).
   std::shared_ptr<jit::GroupedGemmKernel> kernel;
   const auto c0 = std::chrono::steady_clock::now();
   try {

@@ -32,11 +32,19 @@ class Measurer {
   /// A candidate comes with the resource report enumerating the space computed (EvaluatedSpec): measurers
   /// pass it on instead of evaluating the spec again.
   virtual bool prepare(const EvaluatedSpec& spec) = 0;
+  /// prepare() for a candidate of a grouped shape of layout `kind`: the grouped kernel of the spec is what may be
+  /// compiled ahead (jit::generate_grouped_gemm; a different cubin than the dense kernel). A measurer without a
+  /// compile queue keeps this default: nothing queued.
+  virtual bool prepare_grouped(const EvaluatedSpec& spec, GroupKind kind) {
+    (void)spec;
+    (void)kind;
+    return false;
+  }
   /// Starts problem `p`: called before baselines() and measure() for it (input data, say).
   virtual void begin_shape(const Problem& p) = 0;
   /// Starts grouped problem `g` (a shapes file's grouped line) instead: baselines() then times the per-group
   /// cuBLASLt loop and measure() the grouped kernel of each candidate, whose records carry g.keyed(). The sweep
-  /// does not prepare() a grouped shape's candidates (prepare compiles dense kernels). A measurer that cannot
+  /// prepares a grouped shape's candidates with prepare_grouped(), never prepare(). A measurer that cannot
   /// measure grouped problems keeps this default, which throws Error(kUsage).
   virtual void begin_grouped_shape(const GroupedProblem& g) {
     DGT_THROW(ErrorKind::kUsage, "{}: this measurer does not measure grouped problems", g.label());

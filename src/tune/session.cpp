@@ -49,14 +49,26 @@ class TuningSession::GpuMeasurer final : public Measurer {
     return fmt::format("in process, {} compile threads, cache {}", s_.compiles_->threads(), s_.cache_->dir());
   }
   bool prepare(const EvaluatedSpec& spec) override { return s_.compiles_->prepare(spec); }
+  bool prepare_grouped(const EvaluatedSpec& spec, GroupKind kind) override {
+    return s_.compiles_->prepare_grouped(spec, kind);
+  }
   void begin_shape(const Problem& p) override { s_.bench_->begin_shape(p); }
   void begin_grouped_shape(const GroupedProblem& g) override { s_.bench_->begin_grouped_shape(g); }
   std::pair<BaselineRecord, BaselineRecord> baselines() override { return s_.bench_->baselines(); }
   std::string protocol_name() const override { return s_.options_.protocol_name(); }
   std::string protocol_json() const override { return s_.options_.protocol_json(); }
   TrialRecord measure(const EvaluatedSpec& spec) override {
-    // A grouped shape's kernel is compiled by the bench (the queue holds dense kernels).
-    TrialRecord t = s_.bench_->measure(spec, s_.bench_->grouped() ? CompileResult{} : s_.compiles_->get(spec));
+    if (const GroupedProblem* g = s_.bench_->grouped_problem()) {
+      // The queue's grouped kernel (compiled ahead); the bench then loads it from the cubin cache.
+      const CompileResult compiled = s_.compiles_->get_grouped(spec, g->kind);
+      if (auto early = grouped_pre_device_trial(spec, g->keyed(), compiled, s_.options_.protocol_json()))
+        return *early;
+      TrialRecord t = s_.bench_->measure(spec, CompileResult{});
+      note_grouped_compile(t, compiled);
+      if (s_.bench_->context_lost()) throw_context_lost(*s_.db_, s_.scope_, t);
+      return t;
+    }
+    TrialRecord t = s_.bench_->measure(spec, s_.compiles_->get(spec));
     if (s_.bench_->context_lost()) throw_context_lost(*s_.db_, s_.scope_, t);
     return t;
   }

@@ -44,8 +44,8 @@ void release_quietly(TuningDb& db, const DeviceScope& scope, const Problem& p, c
 
 }  // namespace
 
-std::string SweepOptions::strategy_label() const {
-  if (strategy == Strategy::kModel) return fmt::format("model-top{}", top_k);
+std::string SweepOptions::strategy_label(bool grouped) const {
+  if (strategy == Strategy::kModel) return fmt::format("model-top{}", top_k_for(grouped));
   return max_candidates > 0 ? fmt::format("exhaustive-max{}", max_candidates) : "exhaustive";
 }
 
@@ -76,7 +76,8 @@ std::vector<ShapeOutcome> run_sweep(const std::vector<SweepLane>& lanes, const s
     if (shapes[i].grouped)
       std::erase_if(ranked, [](const Candidate& c) { return !grouped_rule_violation(c.config).empty(); });
     size_t keep = ranked.size();
-    if (opts.strategy == Strategy::kModel) keep = std::min<size_t>(keep, std::max(1, opts.top_k));
+    if (opts.strategy == Strategy::kModel)
+      keep = std::min<size_t>(keep, std::max(1, opts.top_k_for(shapes[i].grouped.has_value())));
     if (opts.strategy == Strategy::kExhaustive && opts.max_candidates > 0)
       keep = std::min<size_t>(keep, opts.max_candidates);
     ranked.resize(keep);
@@ -114,10 +115,11 @@ std::vector<ShapeOutcome> run_sweep(const std::vector<SweepLane>& lanes, const s
   if (lanes.size() > 1)
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return work_us[a] > work_us[b]; });
   int prepared = 0;
-  // Grouped shapes are not prepared: the queue compiles dense kernels; the measurer compiles each grouped kernel.
+  // A grouped shape's candidates are prepared as grouped kernels of its layout (a different cubin than the dense
+  // kernel of the same config), so they compile ahead on the same pool.
   for (size_t i : order)
-    if (!shapes[i].grouped)
-      for (const EvaluatedSpec& c : todo[i]) prepared += measurer.prepare(c) ? 1 : 0;
+    for (const EvaluatedSpec& c : todo[i])
+      prepared += (shapes[i].grouped ? measurer.prepare_grouped(c, shapes[i].grouped->kind) : measurer.prepare(c)) ? 1 : 0;
   spdlog::info("{} shapes, strategy {}, protocol {}; {} kernels to compile", shapes.size(), opts.strategy_label(),
                protocol, prepared);
   for (const SweepLane& lane : lanes) spdlog::info("  measuring on {}", lane.measurer->describe());
@@ -226,7 +228,7 @@ std::vector<ShapeOutcome> run_sweep(const std::vector<SweepLane>& lanes, const s
     for (const auto& c : wanted[i]) stored += stored_keys.count(c.key()) ? 1 : 0;
     out[i].complete = stored == out[i].candidates;
     out[i].wall_s = elapsed();
-    db.put_sweep_state(scope, p, opts.space.name, opts.strategy_label(),
+    db.put_sweep_state(scope, p, opts.space.name, opts.strategy_label(shapes[i].grouped.has_value()),
                        SweepState{out[i].candidates, stored, out[i].complete, ""}, protocol);
     out[i].winner = db.winner(scope, p, protocol);
   };

@@ -22,12 +22,19 @@ struct SweepOptions {
   SearchSpace space = SearchSpace::builtin_default();
   Strategy strategy = Strategy::kExhaustive;
   int top_k = 16;          ///< kModel: how many candidates to measure
+  /// kModel: how many candidates to measure for a grouped (MoE) line; 0 = top_k. Grouped kernels take NVRTC several
+  /// times as long as dense ones, and the masked lines of one role are ranked on one dense view (G x M_max rows), so
+  /// every ladder point of a role gets the same candidates.
+  int grouped_top_k = 0;
   int max_candidates = 0;  ///< kExhaustive: 0 = all, else the best N by estimate_us
   double budget_s = 0;     ///< per shape: stop measuring after this many seconds (0 = no limit)
   bool baselines = true;   ///< measure cuBLASLt default and tuned
 
-  /// Label stored with the sweep state: "exhaustive", "exhaustive-max64", "model-top16".
-  std::string strategy_label() const;
+  /// Candidates a kModel sweep measures per shape: grouped_top_k (when set) for a grouped line, else top_k.
+  int top_k_for(bool grouped) const { return grouped && grouped_top_k > 0 ? grouped_top_k : top_k; }
+  /// Label stored with the sweep state: "exhaustive", "exhaustive-max64", "model-top16" (a grouped line's with
+  /// top_k_for(true)).
+  std::string strategy_label(bool grouped = false) const;
 };
 
 /// What a sweep did for one shape.

@@ -15,7 +15,8 @@ DeviceFingerprint GpuWorkerBackend::fingerprint() const { return make_fingerprin
 // record and the launch.
 TrialRecord GpuWorkerBackend::measure(const KernelSpec& spec) {
   const EvaluatedSpec candidate = EvaluatedSpec::evaluate(spec);
-  // A grouped shape's kernel is compiled by the bench (compile_now compiles the dense kernel).
+  // A grouped shape's kernel is loaded by the bench from the cubin cache, where the parent's queue compiled it ahead
+  // (compile_now would compile the dense kernel).
   return bench_->measure(candidate, bench_->grouped() ? CompileResult{} : compile_now(*cache_, candidate));
 }
 

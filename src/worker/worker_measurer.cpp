@@ -42,6 +42,10 @@ std::string WorkerMeasurer::describe() const {
 
 bool WorkerMeasurer::prepare(const EvaluatedSpec& spec) { return compiles_ ? compiles_->prepare(spec) : false; }
 
+bool WorkerMeasurer::prepare_grouped(const EvaluatedSpec& spec, GroupKind kind) {
+  return compiles_ ? compiles_->prepare_grouped(spec, kind) : false;
+}
+
 void WorkerMeasurer::begin_shape(const Problem& p) {
   problem_ = p;
   grouped_text_.reset();
@@ -54,6 +58,7 @@ void WorkerMeasurer::begin_grouped_shape(const GroupedProblem& g) {
   listed.rows_text = g.rows_list();  // the counts themselves: the worker parses what the parent measured
   problem_ = g.keyed();
   grouped_text_ = grouped_text(listed);
+  grouped_kind_ = g.kind;
   shape_sent_ = false;
   ready();
 }
@@ -109,9 +114,13 @@ TrialRecord WorkerMeasurer::measure(const EvaluatedSpec& candidate) {
   if (!problem_) DGT_THROW(ErrorKind::kInternal, "WorkerMeasurer::measure before begin_shape");
   const Problem& p = *problem_;
   const KernelSpec& spec = candidate.spec;
+  // Compile here, in the parent: a candidate that does not compile never costs a worker.
+  std::optional<CompileResult> grouped_compile;
   if (compiles_ && !grouped_text_) {
-    // Compile here, in the parent: a candidate that does not compile never costs a worker.
     if (auto early = pre_device_trial(candidate, p, compiles_->get(candidate), protocol_json_)) return *early;
+  } else if (compiles_) {
+    grouped_compile = compiles_->get_grouped(candidate, grouped_kind_);
+    if (auto early = grouped_pre_device_trial(candidate, p, *grouped_compile, protocol_json_)) return *early;
   }
   const double timeout_s = candidate_timeout_s(spec, p, fingerprint_.sm_count);
   const auto limit = limits_.candidate + std::chrono::milliseconds(static_cast<long long>(timeout_s * 1000));
@@ -130,6 +139,7 @@ TrialRecord WorkerMeasurer::measure(const EvaluatedSpec& candidate) {
   if (outcome == WorkerProcess::Outcome::kReply) {
     if (!reply.value("ok", false)) rethrow(reply);
     TrialRecord t = reply.at("trial").get<TrialRecord>();
+    if (grouped_compile) note_grouped_compile(t, *grouped_compile);
     if (reply.value("context_lost", false)) {
       spdlog::warn("  {} {} the {} worker ({}): starting a new worker for the next candidate", spec.config.key(),
                    t.status == TrialStatus::kTimeout ? "hung" : "crashed", command_.label, t.error);

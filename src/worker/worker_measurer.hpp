@@ -45,9 +45,12 @@ class WorkerMeasurer final : public Measurer {
   int sm_count() const override { return fingerprint_.sm_count; }
   std::string describe() const override;
   bool prepare(const EvaluatedSpec& spec) override;
+  /// Queues the grouped kernel of `spec` on the parent's compile queue (CompileQueue::prepare_grouped).
+  bool prepare_grouped(const EvaluatedSpec& spec, GroupKind kind) override;
   void begin_shape(const Problem& p) override;
-  /// Sends the grouped problem with every count listed; a restarted worker gets it again. Candidates are then not
-  /// compiled here (the parent's queue compiles dense kernels): the worker compiles each grouped kernel.
+  /// Sends the grouped problem with every count listed; a restarted worker gets it again. Candidates are then
+  /// compiled here as grouped kernels (waiting for the queue's compile; one that fails is a compile_error trial that
+  /// never reaches the worker), and the worker loads each from the shared cubin cache.
   void begin_grouped_shape(const GroupedProblem& g) override;
   std::pair<BaselineRecord, BaselineRecord> baselines() override;
   TrialRecord measure(const EvaluatedSpec& candidate) override;
@@ -70,6 +73,7 @@ class WorkerMeasurer final : public Measurer {
   DeviceFingerprint fingerprint_;
   std::optional<Problem> problem_;
   std::optional<std::string> grouped_text_;  ///< the current grouped shape's text form (counts listed), if any
+  GroupKind grouped_kind_ = GroupKind::kContiguous;  ///< its layout (when grouped_text_ is set)
   bool shape_sent_ = false;
   int restarts_ = 0;
 };

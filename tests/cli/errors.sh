@@ -318,11 +318,19 @@ if ! nvidia-smi -L >/dev/null 2>&1; then
   # tune-model: the shapes are made and checked, then the missing GPU stops it before any file is written.
   mkdir -p "$tmp/tm"
   expect 1 "no CUDA device" "$bin" tune-model --hf-config "$(dirname "$0")/../../configs/models/llama-3.1-70b.json" --tp 8 --out-dir "$tmp/tm" --db "$tmp/tm/t.db"
+  expect 1 "no CUDA device" "$bin" tune-model --hf-config "$(dirname "$0")/../../configs/models/deepseek-v3.json" --ep 8 --experts --m-sum 8192 --expected-m 3,40 --grouped-top-k 4 --out-dir "$tmp/tm" --db "$tmp/tm/t.db"
   [ -n "$(ls -A "$tmp/tm")" ] && { echo "FAIL: tune-model without a GPU wrote $(ls "$tmp/tm")"; fail=1; }
 fi
 # tune-model refuses what `dgtune shapes` refuses (before the GPU), and an output directory that is missing.
 expect 2 "num_attention_heads = 64 is not divisible by --tp 3" "$bin" tune-model --hf-config "$(dirname "$0")/../../configs/models/llama-3.1-70b.json" --tp 3 --db "$tmp/tm3.db"
 expect 2 "--out-dir" "$bin" tune-model --hf-config "$(dirname "$0")/../../configs/models/qwen3-32b.json" --out-dir "$tmp/nope" --db "$tmp/tm3.db"
 expect 2 "scale mode block needs accum = promote" "$bin" tune-model --hf-config "$(dirname "$0")/../../configs/models/deepseek-v3.json" --accum fast --db "$tmp/tm3.db"
+# --experts: the routed experts' rules name the config and the field; the ladder flags need --experts.
+expect 2 "deepseek-v3.json: --ep 3 does not divide the 256 routed experts" "$bin" tune-model --hf-config "$(dirname "$0")/../../configs/models/deepseek-v3.json" --ep 3 --experts --db "$tmp/tm3.db"
+expect 2 "routed experts at M_sum = 4000: M_sum 4000 must be a multiple of 128" "$bin" tune-model --hf-config "$(dirname "$0")/../../configs/models/deepseek-v3.json" --ep 8 --experts --m-sum 4000 --db "$tmp/tm3.db"
+expect 2 "LlamaForCausalLM has no routed experts" "$bin" tune-model --hf-config "$(dirname "$0")/../../configs/models/llama-3.1-70b.json" --experts --db "$tmp/tm3.db"
+expect 2 "--m-sum requires --experts" "$bin" tune-model --hf-config "$(dirname "$0")/../../configs/models/deepseek-v3.json" --m-sum 4096 --db "$tmp/tm3.db"
+expect 2 "--grouped-top-k requires --experts" "$bin" tune-model --hf-config "$(dirname "$0")/../../configs/models/deepseek-v3.json" --grouped-top-k 4 --db "$tmp/tm3.db"
+expect 2 "--expected-m requires --experts" "$bin" shapes --hf-config "$(dirname "$0")/../../configs/models/deepseek-v3.json" --expected-m 4
 [ -e "$tmp/tm3.db" ] && { echo "FAIL: a refused tune-model created the database"; fail=1; }
 exit $fail

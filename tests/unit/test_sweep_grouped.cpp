@@ -1,7 +1,8 @@
 // The sweep loop (tune/sweep_loop.hpp) on a grouped shapes-file line, with a fake measurer: candidates are the space
-// ranked on the dense view minus what breaks G1-G3, nothing is prepared (compiled ahead) for them, the measurer is
-// started with the grouped problem, trials and the loop baseline are stored under the grouped key with the
-// distribution, and a second sweep resumes (measures nothing). No GPU needed.
+// ranked on the dense view minus what breaks G1-G3, each is prepared (compiled ahead) as a grouped kernel of the
+// line's layout and never as a dense one, the measurer is started with the grouped problem, trials and the loop
+// baseline are stored under the grouped key with the distribution, a second sweep resumes (measures nothing), and
+// grouped_top_k cuts grouped lines only. No GPU needed.
 #include <gtest/gtest.h>
 
 #include "temp_dir_test.hpp"
@@ -33,11 +34,21 @@ class GroupedFakeMeasurer final : public Measurer {
     ++prepared;
     return true;
   }
-  void begin_shape(const Problem&) override { ++dense_shapes; }
-  void begin_grouped_shape(const GroupedProblem& g) override { begun.push_back(g); }
+  bool prepare_grouped(const EvaluatedSpec& spec, GroupKind kind) override {
+    prepared_grouped.emplace_back(spec.spec.config, kind);
+    return true;
+  }
+  void begin_shape(const Problem& p) override {
+    ++dense_shapes;
+    current = p;
+  }
+  void begin_grouped_shape(const GroupedProblem& g) override {
+    begun.push_back(g);
+    current = g.keyed();
+  }
   std::pair<BaselineRecord, BaselineRecord> baselines() override {
     BaselineRecord def;
-    def.problem = begun.back().keyed();
+    def.problem = current;
     def.provider = kProviderCublasDefault;
     def.status = TrialStatus::kOk;
     def.algo = "per-group loop";
@@ -51,7 +62,7 @@ class GroupedFakeMeasurer final : public Measurer {
   }
   TrialRecord measure(const EvaluatedSpec& spec) override {
     TrialRecord t;
-    t.problem = begun.back().keyed();
+    t.problem = current;
     t.config = spec.spec.config;
     t.status = TrialStatus::kOk;
     t.verification = Verification{true, 0, 0, 0, 0};
@@ -61,7 +72,9 @@ class GroupedFakeMeasurer final : public Measurer {
   }
 
   int prepared = 0, dense_shapes = 0, baseline_calls = 0;
+  std::vector<std::pair<KernelConfig, GroupKind>> prepared_grouped;
   std::vector<GroupedProblem> begun;
+  Problem current;  ///< the shape begun last (a grouped one's keyed problem)
   std::vector<KernelConfig> measured;
 };
 
@@ -105,6 +118,12 @@ TEST_F(SweepGrouped, GroupedLineIsSweptUnderItsKeyAndResumes) {
   EXPECT_EQ(out[0].measured_now, int(n));
   EXPECT_EQ(out[0].candidates, int(n));
   EXPECT_TRUE(out[0].complete);
+  // Every candidate queued ahead as the masked grouped kernel, in measuring order, before any is measured.
+  ASSERT_EQ(m.prepared_grouped.size(), n);
+  for (size_t i = 0; i < m.prepared_grouped.size(); ++i) {
+    EXPECT_EQ(m.prepared_grouped[i].first, want[i]);
+    EXPECT_EQ(m.prepared_grouped[i].second, GroupKind::kMasked);
+  }
   for (const KernelConfig& c : m.measured) EXPECT_EQ(grouped_rule_violation(c), "") << c.key();
   // Stored under the grouped key: the winner is the last measured (fastest), the loop is the default baseline.
   ASSERT_TRUE(out[0].winner);
@@ -125,6 +144,43 @@ TEST_F(SweepGrouped, GroupedLineIsSweptUnderItsKeyAndResumes) {
   EXPECT_TRUE(out2[0].complete);
   EXPECT_TRUE(again.begun.empty());
   EXPECT_EQ(again.baseline_calls, 0);
+}
+
+// tune-model's grouped_top_k: a grouped line measures that many candidates, a dense line top_k; the sweep state of
+// the grouped line says its own cut.
+TEST_F(SweepGrouped, GroupedTopKCutsGroupedLinesOnly) {
+  const auto shapes = parse_shapes_with_grouped(
+      "kind=contiguous groups=4 m_per_group=route:1:200:2 4096 7168 name=moe\n"
+      "256 4096 7168 name=dense\n", "s.txt");
+  ASSERT_EQ(shapes.size(), 2u);
+  SweepOptions opts;
+  opts.strategy = Strategy::kModel;
+  opts.top_k = 5;
+  opts.grouped_top_k = 2;
+  EXPECT_EQ(opts.strategy_label(true), "model-top2");
+  EXPECT_EQ(opts.strategy_label(false), "model-top5");
+  TuningDb db(path("t.db"));
+  DeviceFingerprint fp;
+  fp.name = "test GPU";
+  fp.sm_count = 132;
+  const DeviceScope scope = db.upsert_device(fp);
+  GroupedFakeMeasurer m;
+  const auto out = run_sweep(db, scope, m, shapes, opts);
+  ASSERT_EQ(out.size(), 2u);
+  // The grouped line: its top two, plus the default rule's configs the cut left out.
+  std::vector<KernelConfig> top2;
+  for (const Candidate& c : rank_candidates(opts.space, shapes[0].problem, 132))
+    if (grouped_rule_violation(c.config).empty() && top2.size() < 2) top2.push_back(c.config);
+  int added = 0;
+  for (const KernelConfig& c : grouped_default_configs(*shapes[0].grouped))
+    added += std::find(top2.begin(), top2.end(), c) == top2.end();
+  EXPECT_EQ(out[0].candidates, 2 + added);
+  EXPECT_EQ(out[1].candidates, 5);
+  EXPECT_EQ(m.prepared_grouped.size(), size_t(2 + added));
+  EXPECT_EQ(m.prepared_grouped[0].second, GroupKind::kContiguous);
+  EXPECT_EQ(m.prepared, 5);
+  EXPECT_TRUE(out[0].complete);
+  EXPECT_TRUE(out[1].complete);
 }
 
 // A measurer without grouped support (the default) refuses the shape instead of measuring the dense view.
