@@ -355,7 +355,7 @@ def to_mmajor(s: torch.Tensor) -> torch.Tensor:
     return s.transpose(-1, -2).contiguous().transpose(-1, -2)
 
 
-class Path:
+class LayerPath:
     """One way to run the layer on shared Operands; its own h [rows, 2I], q2/s2 [rows, I] / [rows, I/128] and y
     [rows, H] (rows = M_sum, or G x M_max with a leading G dimension). Subclasses give gate_up(), down() and
     down_scales() (s2 in the layout their down GEMM reads)."""
@@ -395,7 +395,7 @@ class Path:
         return {}
 
 
-class DgtunePath(Path):
+class DgtunePath(LayerPath):
     name = "dgtune"
 
     def __init__(self, plan, dims, ops, dgtune):
@@ -442,7 +442,7 @@ def deep_gemm_functions(dg) -> tuple[object, object, str]:
                        "m_grouped_gemm_fp8_fp8_bf16_nt_contiguous")
 
 
-class DeepGemmPath(Path):
+class DeepGemmPath(LayerPath):
     name = "deep_gemm"
 
     def __init__(self, plan, dims, ops, deep_gemm):
@@ -469,7 +469,7 @@ class DeepGemmPath(Path):
         return {"api": self.api}
 
 
-class TorchLoopPath(Path):
+class TorchLoopPath(LayerPath):
     """One torch._scaled_mm per expert and GEMM (BlockWise1x128 x BlockWise128x128), rows per expert rounded up to
     `align` (see the module docstring)."""
 
@@ -519,7 +519,7 @@ class TorchLoopPath(Path):
                 "rows_computed": computed, "rows_real": self.plan.real_rows}
 
 
-def verify_path(path: Path, tol: float) -> dict:
+def verify_path(path: LayerPath, tol: float) -> dict:
     """Both GEMMs of `path`'s last layer against the float32 reference (real rows only)."""
     o = path.ops
     return {"gate_up": verify_gemm(path.plan, path.h, o.x, o.xs, o.w1, o.s1, tol),
@@ -616,7 +616,7 @@ def torch_loop_path(plan, dims, ops, aligns: list[int], errors: dict, tol: float
     return None
 
 
-def make_paths(names, plan, dims, ops, args, dgtune, deep_gemm, errors) -> list[Path]:
+def make_paths(names, plan, dims, ops, args, dgtune, deep_gemm, errors) -> list[LayerPath]:
     paths = []
     for n in names:
         try:

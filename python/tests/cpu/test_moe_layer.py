@@ -440,3 +440,12 @@ def test_run_config_row_on_cpu(monkeypatch):
     assert not row["ok"] and not row["paths"]["dgtune"]["ok"] and row["paths"]["torch-loop"]["ok"]
     assert row["paths"]["dgtune"]["verify"]["gate_up"]["worst_group"] == 2
     assert moe.table([row]).count("| NO |") == 1
+
+
+def test_json_output_path_is_pathlib():
+    # main() writes --json with pathlib.Path; a class of the program named Path once shadowed it, and the H200 run
+    # failed after the first configuration (TypeError in save()).
+    import pathlib
+    assert moe.Path is pathlib.Path
+    assert not any(name == "Path" for name, obj in vars(moe).items() if isinstance(obj, type) and obj.__module__ ==
+                   moe.__name__)
