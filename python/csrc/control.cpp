@@ -4,6 +4,7 @@
 // dgtune_torch_last_error() (per thread).
 #include <nlohmann/json.hpp>
 
+#include <cstdint>
 #include <cstring>
 #include <exception>
 #include <string>
@@ -209,6 +210,12 @@ DGT_TORCH_EXPORT int dgtune_torch_grouped_choice(int device, const char* problem
       throw dgt::Error(dgt::ErrorKind::kUsage, "scale must be \"block\" or \"per-tensor\", got \"" + scale + "\"");
     key.scale = scaling(scale);
     const dgt::GroupedGemm* g = grouped_find(device, key);
+    // "make": dgtune.warmup_grouped: make the op's object now (choose, compile or load), as its first call would,
+    // so that a later first call inside CUDA-graph capture finds it. Refused while the current stream captures.
+    if (g == nullptr && p.value("make", false))
+      g = &grouped_for(device, key,
+                       reinterpret_cast<cudaStream_t>(static_cast<uintptr_t>(p.value("stream", uint64_t{0}))),
+                       "warmup_grouped");
     if (g == nullptr)
       throw dgt::Error(dgt::ErrorKind::kUsage, "no grouped GEMM of this problem on device " + std::to_string(device) +
                                                    " yet (" + p.dump() + "): the op's first call makes it");

@@ -10,6 +10,7 @@ Public API:
     m_grouped_scaled_mm_contiguous, m_grouped_scaled_mm_masked, get_col_major_tma_aligned_tensor
                                          grouped (MoE) GEMMs with DeepGEMM's conventions (dgtune.grouped)
     grouped_choice, GroupedChoice        the config a grouped op ran for a problem
+    warmup_grouped                       make the grouped op's objects before capturing graphs
     infer_recipe, Recipe                 which recipe a call uses and which scales the op copies
     nn.Fp8Linear, quantize.*             an FP8 linear layer and the activation/weight quantizers
     patch_scaled_mm, unpatch_scaled_mm   route torch._scaled_mm to dgtune (patch_stats: routed / fallback)
@@ -36,6 +37,7 @@ from .grouped import (  # noqa: E402
     GroupedChoice,
     get_col_major_tma_aligned_tensor,
     grouped_choice,
+    warmup_grouped,
     m_grouped_scaled_mm_contiguous,
     m_grouped_scaled_mm_masked,
 )
@@ -54,7 +56,7 @@ __all__ = [
     "__version__",
     "scaled_mm", "scaled_mm_amax", "infer_recipe", "Recipe", "RuleError",
     "m_grouped_scaled_mm_contiguous", "m_grouped_scaled_mm_masked", "get_col_major_tma_aligned_tensor",
-    "grouped_choice", "GroupedChoice",
+    "grouped_choice", "GroupedChoice", "warmup_grouped",
     "nn", "quantize",
     "patch_scaled_mm", "unpatch_scaled_mm", "is_patched", "patch_stats", "reset_patch_stats",
     "tune", "TuneResult", "load", "choose", "Choice", "warmup", "stats", "problem", "cli_path", "default_db_path",

@@ -196,6 +196,46 @@ def grouped_choice(layout: str, groups: int, m: int, n: int, k: int, *, expected
 
     problem = {"layout": layout, "groups": int(groups), "m": int(m), "expected_m": int(expected_m), "n": int(n),
                "k": int(k), "scale": scale}
-    r = _native.require().grouped_choice(_device_index(device), problem)
+    return _choice_of(_native.require().grouped_choice(_device_index(device), problem))
+
+
+def warmup_grouped(layout: str, groups: int, m: int, n: int, k: int, *, expected_m=0, scale: str = "block",
+                   device=None) -> list[GroupedChoice]:
+    """Makes the grouped op's objects for these problems now, as their first calls would: the config chosen (from the
+    DB of the last ``dgtune.load``, else the default rule) and the kernel compiled or loaded (a kernel bundle first).
+    Call it before capturing CUDA graphs that serve these problems: a first call inside capture is refused.
+
+    Args:
+        layout, groups, m, n, k, scale, device: as ``grouped_choice``.
+        expected_m: the masked calls' expected_m, an int or a sequence of them (one object each: a serving engine
+            that passes the step's expected_m warms every value it may pass); 0 for contiguous.
+
+    Returns:
+        The choice of each problem, in the order of ``expected_m``.
+
+    Raises:
+        ValueError: layout or scale not one of ``grouped_choice``'s.
+        RuntimeError: the current stream is capturing a CUDA graph, the native library is missing, or the problem
+            breaks a rule (the message names the field).
+    """
+    if layout not in ("contiguous", "masked"):
+        raise ValueError(f"dgtune.warmup_grouped: layout must be 'contiguous' or 'masked', got {layout!r}")
+    if scale not in ("block", "per-tensor"):
+        raise ValueError(f"dgtune.warmup_grouped: scale must be 'block' or 'per-tensor', got {scale!r}")
+    from .tuner import _device_index
+
+    index = _device_index(device)
+    if torch.cuda.is_available() and torch.cuda.is_current_stream_capturing():
+        raise RuntimeError("dgtune.warmup_grouped: the current stream is capturing a CUDA graph; warm up before "
+                           "capturing (warm-up compiles or loads kernels)")
+    stream = torch.cuda.current_stream(index).cuda_stream if torch.cuda.is_available() else 0
+    values = [expected_m] if isinstance(expected_m, int) else list(expected_m)
+    control = _native.require()
+    return [_choice_of(control.grouped_choice(index, {
+        "layout": layout, "groups": int(groups), "m": int(m), "expected_m": int(e), "n": int(n), "k": int(k),
+        "scale": scale, "make": True, "stream": int(stream)})) for e in values]
+
+
+def _choice_of(r: dict) -> GroupedChoice:
     return GroupedChoice(str(r["config_key"]), str(r["source"]), int(r["grid_ctas"]), str(r.get("tuned_key", "")),
                          float(r.get("tuned_us", 0.0)), str(r.get("protocol", "")))

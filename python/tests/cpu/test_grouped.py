@@ -286,6 +286,28 @@ def test_grouped_choice_sends_the_problem_and_returns_the_choice(monkeypatch):
     assert len(calls) == 2  # refused before the library is asked
 
 
+def test_warmup_grouped_asks_the_library_to_make_each_expected_m(monkeypatch):
+    from dgtune import _native
+
+    calls = []
+
+    class Control:
+        def grouped_choice(self, device, problem):
+            calls.append((device, problem))
+            return {"config_key": f"cfg{problem['expected_m']}", "source": "ladder", "grid_ctas": 8}
+
+    monkeypatch.setattr(_native, "require", lambda: Control())
+    got = dgtune.warmup_grouped("masked", 32, 2048, 4096, 7168, expected_m=[9, 33], device=2)
+    assert got == [dgtune.GroupedChoice("cfg9", "ladder", 8), dgtune.GroupedChoice("cfg33", "ladder", 8)]
+    assert [c[0] for c in calls] == [2, 2]
+    assert [c[1]["expected_m"] for c in calls] == [9, 33]
+    assert all(c[1]["make"] is True and c[1]["layout"] == "masked" and c[1]["m"] == 2048 for c in calls)
+    assert dgtune.warmup_grouped("contiguous", 4, 512, 256, 512, device=0)[0].config_key == "cfg0"
+    with pytest.raises(ValueError, match="layout must be 'contiguous' or 'masked'"):
+        dgtune.warmup_grouped("dense", 4, 512, 256, 512, device=0)
+    assert len(calls) == 3  # refused before the library is asked
+
+
 FAKE_GROUPED_C = r"""
 #include <stdio.h>
 #include <string.h>

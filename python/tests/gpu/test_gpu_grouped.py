@@ -200,3 +200,25 @@ def test_grouped_choice_reports_the_ops_object():
     else:  # $DGTUNE_DB held a grouped winner of G 3, N 256, K 512
         assert c.source.split("-")[0] in ("db", "ladder", "nearest") and c.tuned_key and c.tuned_us > 0, c
     assert 1 <= c.grid_ctas <= torch.cuda.get_device_properties(0).multi_processor_count * 2
+
+
+def test_warmup_grouped_lets_the_first_call_run_inside_capture():
+    gen = torch.Generator(device="cuda").manual_seed(9)
+    a, sa, b, sb, out, masked_m = masked_case(gen, g=3, m_max=128, n=256, k=512, counts=(5, 6, 7))
+    sa = dgtune.get_col_major_tma_aligned_tensor(sa)
+    # expected_m 43 and 45 are used by no other test: nothing made them before the warm-up.
+    with pytest.raises(RuntimeError, match="the op's first call makes it"):
+        dgtune.grouped_choice("masked", 3, 128, 256, 512, expected_m=43)
+    choices = dgtune.warmup_grouped("masked", 3, 128, 256, 512, expected_m=[43, 45], device=a.device)
+    assert len(choices) == 2 and all(c.config_key and c.grid_ctas > 0 for c in choices), choices
+    assert dgtune.grouped_choice("masked", 3, 128, 256, 512, expected_m=45) == choices[1]
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):  # the first call of expected_m 43, inside capture: it was warmed up
+        torch.ops.dgtune.m_grouped_scaled_mm_masked(a, sa, b, sb, out, masked_m, 43)
+    out.fill_(SENTINEL)
+    graph.replay()
+    torch.cuda.synchronize()
+    check_masked(a, sa, b, sb, out, (5, 6, 7), True, what="warmed, first call captured")
+    with pytest.raises(RuntimeError, match="capturing a CUDA graph"):
+        with torch.cuda.graph(torch.cuda.CUDAGraph()):
+            dgtune.warmup_grouped("masked", 3, 128, 256, 512, expected_m=47)
