@@ -17,6 +17,7 @@ than load a module there). Later calls launch with no synchronisation and no all
 
 from __future__ import annotations
 
+import operator
 from typing import NamedTuple
 
 import torch
@@ -30,6 +31,7 @@ __all__ = [
     "get_col_major_tma_aligned_tensor",
     "grouped_choice",
     "GroupedChoice",
+    "warmup_grouped",
 ]
 
 _TMA_ALIGN_BYTES = 16
@@ -229,7 +231,10 @@ def warmup_grouped(layout: str, groups: int, m: int, n: int, k: int, *, expected
         raise RuntimeError("dgtune.warmup_grouped: the current stream is capturing a CUDA graph; warm up before "
                            "capturing (warm-up compiles or loads kernels)")
     stream = torch.cuda.current_stream(index).cuda_stream if torch.cuda.is_available() else 0
-    values = [expected_m] if isinstance(expected_m, int) else list(expected_m)
+    try:
+        values = [operator.index(expected_m)]  # an int, or a numpy / torch integer
+    except TypeError:
+        values = [operator.index(e) for e in expected_m]
     control = _native.require()
     return [_choice_of(control.grouped_choice(index, {
         "layout": layout, "groups": int(groups), "m": int(m), "expected_m": int(e), "n": int(n), "k": int(k),

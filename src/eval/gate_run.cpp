@@ -1,5 +1,7 @@
 #include "eval/gate_run.hpp"
 
+#include <algorithm>
+
 #include <spdlog/spdlog.h>
 
 #include <memory>
@@ -53,7 +55,23 @@ void check_outputs(const GateRunOptions& o, const std::string& history_path, boo
 }
 
 std::vector<ShapeEntry> shapes_of(const GateRunOptions& o, const gate::GateRecord* baseline) {
-  if (!o.shapes.empty()) return o.shapes;
+  if (!o.shapes.empty()) {
+    // A grouped key leaves out the per-group counts: a file whose counts differ from the baseline's would be gated
+    // against another workload under the same key.
+    if (baseline)
+      for (const ShapeEntry& e : o.shapes)
+        for (size_t i = 0; e.grouped && i < baseline->shapes.size(); ++i) {
+          const gate::ShapeRecord& b = baseline->shapes[i];
+          if (b.grouped && b.problem == e.problem && b.grouped->rows_list() != e.grouped->rows_list())
+            DGT_THROW(ErrorKind::kUsage,
+                      "{}: the grouped line's per-group counts ({}) are not those of {}: shapes[{}] ({}) under the same "
+                      "key {}; a gate compares the same workload: drop --shapes (the baseline's counts are measured "
+                      "again) or record a new baseline",
+                      e.where(), e.grouped->rows_list(), escaped(o.baseline_path), i, b.grouped->rows_list(),
+                      e.problem.key());
+        }
+    return o.shapes;
+  }
   if (!baseline) DGT_THROW(ErrorKind::kUsage, "gate --record needs --shapes FILE");
   std::vector<ShapeEntry> v;
   for (const gate::ShapeRecord& s : baseline->shapes) {
@@ -212,13 +230,17 @@ int run_gate(const GateRunOptions& o) {
   auto show = [&](const report::Table& t, const report::DocumentType& type) {
     if (o.show) o.show(t, type);
   };
+  // Grouped rows are compared with the per-group cuBLASLt loop where dense rows have cuBLASLt-tuned.
+  const bool grouped_rows = std::any_of(shapes.begin(), shapes.end(), [](const ShapeEntry& e) { return e.grouped; });
+  const std::string loop_note =
+      grouped_rows ? "; grouped lines: the per-group cuBLASLt loop in cuBLASLt-tuned's place" : "";
   if (!baseline) {
     gate::write_record(now, o.record_path);
     show(gate::record_table(now, fmt::format("dgtune gate --record {} on {} ({}, {} rounds; loader's choice from {}; "
                                              "x tuned = cuBLASLt-tuned us / dgtune us in the same round, above 1: "
-                                             "dgtune faster)",
+                                             "dgtune faster{})",
                                              o.record_path, cmp.device().name, protocol.name(), protocol.rounds,
-                                             o.db_path)),
+                                             o.db_path, loop_note)),
          report::kGateRecordDocument);
     int errors = 0;
     for (const auto& s : now.shapes) errors += !s.ok();
@@ -232,9 +254,9 @@ int run_gate(const GateRunOptions& o) {
   show(gate::gate_table(
            report, fmt::format("dgtune gate vs {} on {} ({}; loader's choice from {}; threshold {}% slowdown of dgtune "
                                "relative to cuBLASLt-tuned in the same rounds, confidence {}; x = cuBLASLt-tuned us / "
-                               "dgtune us, above 1: dgtune faster)",
+                               "dgtune us, above 1: dgtune faster{})",
                                o.baseline_path, cmp.device().name, protocol.name(), o.db_path, o.threshold_pct,
-                               o.confidence)),
+                               o.confidence, loop_note)),
        report::kGateDocument);
   if (!o.junit_path.empty()) write_output_file(o.junit_path, gate::junit_xml(report));
   if (!o.markdown_path.empty()) write_output_file(o.markdown_path, gate::markdown_summary(report));

@@ -116,7 +116,6 @@ dgt_status dgt_gemm_create(const dgt_gemm_options* options, dgt_gemm** out) {
       o.device = options->device;
       if (options->protocol && *options->protocol) o.protocol = options->protocol;
       if (options->bundle) o.bundle = options->bundle;
-      if (options->bundle) o.bundle = options->bundle;
     }
     auto g = std::make_unique<dgt_gemm>();
     g->gemm = std::make_unique<dgt::Gemm>(o);

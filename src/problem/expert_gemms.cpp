@@ -75,6 +75,14 @@ std::vector<ExpertGemm> expert_gemms(const ModelConfig& c, const ModelSplit& spl
   const ExpertLayout l = expert_layout(c, split);
   const ExpertLadder points = resolved_ladder(ladder, l);
   const std::string src = escaped(c.source);
+  // Winners of accum=fast grouped lines could never run: dgt::GroupedGemm, its C API and the Python grouped ops
+  // promote (their key has no accumulation field), so the loader and the bundle pass them over.
+  if (accum == Accum::kFast)
+    DGT_THROW(ErrorKind::kUsage,
+              "{}: --accum fast with --experts: the run-time grouped GEMM (dgt::GroupedGemm, the Python grouped ops) "
+              "accumulates with promotion only, so fast-accumulation grouped winners would never be used; tune the "
+              "experts without --accum fast (a shapes-file line may still say accum=fast for `dgtune sweep`)",
+              src);
   const ScaleMode gscale = grouped_scale(scale);
   std::vector<ExpertGemm> out;
   // One point: both roles on the same counts (the same routed tokens feed gate_up, then down).

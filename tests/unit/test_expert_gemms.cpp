@@ -219,6 +219,11 @@ TEST(ExpertGemms, RefusalsNameTheConfigAndField) {
   const std::string big = usage_error([&] { expert_gemms(c, ep(8), {{}, {3000}}, ScaleMode::kBlock, Accum::kPromote); });
   EXPECT_NE(big.find("ds.json: routed experts at expected_m = 3000, experts.gate_up_proj"), std::string::npos) << big;
   EXPECT_NE(big.find("> m_max=2048"), std::string::npos) << big;
+  // Fast accumulation: the run-time grouped GEMM promotes only, so such winners could never be used.
+  const std::string fast =
+      usage_error([&] { expert_gemms(c, ep(8), {}, ScaleMode::kPerTensor, Accum::kFast); });
+  EXPECT_NE(fast.find("ds.json: --accum fast with --experts"), std::string::npos) << fast;
+  EXPECT_NE(fast.find("promotion only"), std::string::npos) << fast;
   const std::string llama = R"({"architectures": ["LlamaForCausalLM"], "hidden_size": 4096, "intermediate_size": 14336,
     "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 128256})";
   EXPECT_NE(usage_error([&] { expert_layout(parse_model_config(llama, "llama.json"), ModelSplit{}); })

@@ -49,7 +49,17 @@ TEST(GroupedRuntimeCApi, ArgumentErrors) {
   o.config = "128x128x128_s5_wg2_sw128_c1x1_rm8_direct_sk2_sm0_2g_p1";
   EXPECT_EQ(dgt_grouped_gemm_create(&p, &o, &g), DGT_ERR_INVALID);
   EXPECT_NE(std::string(dgt_last_error()).find("G3"), std::string::npos) << dgt_last_error();
+  // The protocol is checked before the device is opened (dgt_grouped_options.protocol, added with db_path and bundle).
+  o = dgt_grouped_options{};
+  o.protocol = "warm-l2";
+  EXPECT_EQ(dgt_grouped_gemm_create(&p, &o, &g), DGT_ERR_USAGE);
+  EXPECT_NE(std::string(dgt_last_error()).find("dgt::GroupedGemmOptions::protocol"), std::string::npos)
+      << dgt_last_error();
+  EXPECT_NE(std::string(dgt_last_error()).find("warm-l2"), std::string::npos) << dgt_last_error();
   if (cuda_device_count() == 0) {
+    o.protocol = "hot-graph";  // a valid one: the device is what fails next
+    o.db_path = "/nonexistent/tuning.db";
+    EXPECT_EQ(dgt_grouped_gemm_create(&p, &o, &g), DGT_ERR_NO_DEVICE);
     EXPECT_EQ(dgt_grouped_gemm_create(&p, nullptr, &g), DGT_ERR_NO_DEVICE);
     EXPECT_EQ(g, nullptr);
   }

@@ -18,9 +18,11 @@
 #include "db/tuning_db.hpp"
 #include "eval/gate_decision.hpp"
 #include "eval/gate_record.hpp"
+#include "eval/gate_run.hpp"
 #include "eval/grouped_compare_tables.hpp"
 #include "eval/grouped_lines.hpp"
 #include "loader/grouped_choice.hpp"
+#include "problem/shapes_file.hpp"
 #include "report/document.hpp"
 #include "report/documents.hpp"
 
@@ -316,6 +318,32 @@ TEST(GroupedLinesGate, RecordOfAGroupedLineGatesTheLoopAndRoundTrips) {
     FAIL() << "counts of another key were read";
   } catch (const Error& e) {
     EXPECT_NE(e.message().find("is the problem grouped-masked_G4_mmax256_em64_"), std::string::npos) << e.message();
+  }
+  // gate --baseline with --shapes: a grouped line of the baseline's key but other counts is refused before the GPU
+  // (the key leaves the counts out: it would gate another workload), naming the line and both counts.
+  {
+    const std::filesystem::path dir = std::filesystem::temp_directory_path() / "dgtune-grouped-gate-counts";
+    std::filesystem::create_directories(dir);
+    const std::string base_path = (dir / "base.json").string();
+    gate::write_record(base, base_path);
+    GateRunOptions o;
+    o.baseline_path = base_path;
+    o.db_path = (dir / "t.db").string();
+    o.shapes = parse_shapes_with_grouped(
+        "kind=masked groups=4 masked_m=10,20,30,40 m_max=256 expected_m=32 512 1024 scale=block\n", "g.txt");
+    ASSERT_EQ(o.shapes[0].problem, rec.problem) << "the same key, other counts";
+    o.shapes_path = (dir / "g.txt").string();
+    try {
+      run_gate(o);
+      FAIL() << "other counts under the baseline's key were gated";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::kUsage);
+      EXPECT_NE(e.message().find("g.txt:1: the grouped line's per-group counts (10,20,30,40) are not those of"),
+                std::string::npos)
+          << e.message();
+      EXPECT_NE(e.message().find("shapes[0] (40,20,30,38)"), std::string::npos) << e.message();
+    }
+    std::filesystem::remove_all(dir);
   }
   nlohmann::json broken = j;
   broken["shapes"][0]["grouped"] = "kind=masked groups=4 masked_m=300,2,3,4 m_max=256 512 1024";

@@ -303,9 +303,13 @@ def test_warmup_grouped_asks_the_library_to_make_each_expected_m(monkeypatch):
     assert [c[1]["expected_m"] for c in calls] == [9, 33]
     assert all(c[1]["make"] is True and c[1]["layout"] == "masked" and c[1]["m"] == 2048 for c in calls)
     assert dgtune.warmup_grouped("contiguous", 4, 512, 256, 512, device=0)[0].config_key == "cfg0"
+    assert [c.config_key for c in dgtune.warmup_grouped("masked", 4, 512, 256, 512, expected_m=range(5, 7),
+                                                        device=0)] == ["cfg5", "cfg6"]
+    assert dgtune.warmup_grouped("masked", 4, 512, 256, 512, expected_m=torch.tensor(3),
+                                 device=0)[0].config_key == "cfg3"
     with pytest.raises(ValueError, match="layout must be 'contiguous' or 'masked'"):
         dgtune.warmup_grouped("dense", 4, 512, 256, 512, device=0)
-    assert len(calls) == 3  # refused before the library is asked
+    assert len(calls) == 6  # refused before the library is asked
 
 
 FAKE_GROUPED_C = r"""

@@ -118,6 +118,8 @@ typedef struct dgt_grouped_options {
   int device;            /**< CUDA ordinal; -1: the calling thread's current device. A zeroed struct means 0 */
   const char* cache_dir; /**< NULL or "": $DGTUNE_CACHE_DIR, else the per-user cache directory */
   const char* config;    /**< NULL or "": the tuning DB's winner, else the default rule; else a config key to run */
+  /* db_path, protocol and bundle were added after the first three fields: code compiled against an older dgtune.h
+   * passes a shorter struct, so rebuild it against this header. */
   const char* db_path;   /**< NULL or "": $DGTUNE_DB, else none (dgt::GroupedGemmOptions::db_path) */
   const char* protocol;  /**< NULL or "": "cold-l2"; or "hot-graph" (which winners to prefer) */
   const char* bundle;    /**< NULL or "": $DGTUNE_BUNDLE, else none (dgt::GroupedGemmOptions::bundle) */
