@@ -57,11 +57,12 @@ void run_case(const Case& c, const MeasureProtocol& protocol) {
     spdlog::info("{} {} {}: median {:.2f} us p10 {:.2f} p90 {:.2f}, clock {:.0f} MHz, {} flagged", protocol.name(),
                  p.label(), s.label, s.all.median, s.all.p10, s.all.p90, s.median_clock_mhz, s.flagged);
   }
-  // The same algorithm twice: never "faster" or "slower" than itself.
+  // The same algorithm twice: its paired ratio stays near 1. Not the verdict: a 95% interval excludes 1 for a pair
+  // of identical sides now and then (it did on the H200 at 0.972 for the 12 us split-K case under cold-l2, session
+  // of 2026-12-03), which made this test flaky; a broken pairing or a side measuring another launch is far outside 5%.
   PairedTimes same = r.paired(r.find(kProviderCublasDefault), r.find("cublaslt-default-again"));
   stats::PairedComparison cmp = stats::compare_paired(same.x_us, same.y_us);
-  EXPECT_NE(cmp.verdict, stats::Verdict::kFaster) << cmp.speedup_x_over_y();
-  EXPECT_NE(cmp.verdict, stats::Verdict::kSlower) << cmp.speedup_x_over_y();
+  EXPECT_NEAR(cmp.speedup_x_over_y(), 1.0, 0.05) << p.label();
 }
 
 const Case kCases[] = {
