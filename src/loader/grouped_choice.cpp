@@ -1,5 +1,7 @@
 #include "loader/grouped_choice.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "core/error.hpp"
@@ -115,6 +117,34 @@ std::optional<StoredChoice> choose_grouped_winner(const std::vector<EnvironmentW
     projected.push_back(c);
     projected.back().problem = project(q);
     origin.push_back(&c);
+  }
+  // Masked winners of several M_max at one expected_m (same environment and protocol): only those of the M_max nearest
+  // to g's in log distance stand (the dense rule would order them by key text). Two equally near (one above, one
+  // below) both stand, and the dense rule's order decides between them.
+  if (key.group_kind == GroupKind::kMasked) {
+    // True when |log a - log M| < |log b - log M| for g's M_max M, exactly: max(a, M) / min(a, M) < max(b, M) /
+    // min(b, M), cross-multiplied in 128 bits (M_max < 2^31).
+    auto nearer = [&](int64_t a, int64_t b) {
+      using u128 = unsigned __int128;
+      const int64_t m = key.m_max;
+      return u128(std::max(a, m)) * u128(std::min(b, m)) < u128(std::max(b, m)) * u128(std::min(a, m));
+    };
+    std::vector<bool> keep(projected.size(), true);
+    for (size_t i = 0; i < projected.size(); ++i)
+      for (size_t j = 0; j < projected.size(); ++j) {
+        const EnvironmentWinner &a = projected[i], &b = projected[j];
+        if (i != j && a.problem.m == b.problem.m && a.environment_id == b.environment_id &&
+            a.protocol_name == b.protocol_name && nearer(b.problem.m_max, a.problem.m_max))
+          keep[i] = false;
+      }
+    size_t w = 0;
+    for (size_t i = 0; i < projected.size(); ++i)
+      if (keep[i]) {
+        if (w != i) projected[w] = std::move(projected[i]);  // never a self-move
+        origin[w++] = origin[i];
+      }
+    projected.resize(w);
+    origin.resize(w);
   }
   // A winner of another problem is legal only when the grouped kernel can run it on g (the ladder may cross a rule:
   // e.g. a config whose BLOCK_M does not divide g's M_max).

@@ -34,7 +34,8 @@ int64_t grouped_ladder_m(const Problem& keyed);
 /// points takes the upper neighbour's winner ("ladder"), outside them the nearest end ("nearest"). `candidates` are
 /// TuningDbReader::environment_winners of g.keyed(): the same layout, G, N, K and scale mode only (a dense winner or
 /// another G is never taken; the query already filters, this rule checks again). For masked problems a winner of
-/// another M_max at the same expected_m is not "db" but the nearest ladder point (source "nearest" or "ladder").
+/// another M_max at the same expected_m is not "db" but the nearest ladder point (source "nearest" or "ladder"); of
+/// several M_max tuned at one expected_m, the one nearest to g's M_max (log distance) is taken.
 /// Every candidate is checked with grouped_config_violation against g (G1-G3, R1-R25, P3, P8, P9); a key that does
 /// not parse is skipped. StoredChoice::from is the stored problem (its grouped key). std::nullopt: the default rule.
 std::optional<StoredChoice> choose_grouped_winner(const std::vector<EnvironmentWinner>& candidates,

@@ -115,6 +115,23 @@ TEST(GroupedChoice, MaskedLaddersOverExpectedMAtAnyMmax) {
   EXPECT_EQ(c->config.key(), kA);
 }
 
+TEST(GroupedChoice, MaskedWinnersOfSeveralMmaxTakeTheNearestMmax) {
+  // The same expected_m tuned at M_max 256, 1024 and 4096 with three configs. By key text "mmax1024" sorts first
+  // everywhere; by log distance 3072 takes 4096's (x1.33 against x3), 384 takes 256's, 8192 takes 4096's.
+  const std::vector<EnvironmentWinner> rows = {row(masked(32, 4096, 16), kA), row(masked(32, 1024, 16), kB),
+                                               row(masked(32, 256, 16), kSmall)};
+  EXPECT_EQ(choose(rows, masked(32, 3072, 16))->from.m_max, 4096);
+  EXPECT_EQ(choose(rows, masked(32, 3072, 16))->config.key(), kA);
+  EXPECT_EQ(choose(rows, masked(32, 384, 16))->config.key(), kSmall);
+  EXPECT_EQ(choose(rows, masked(32, 8192, 16))->config.key(), kA);
+  EXPECT_EQ(choose(rows, masked(32, 1536, 16))->config.key(), kB);
+  // 2048 is as near to 1024 as to 4096 (x2 each, compared exactly): both stand, and the key order takes 1024's.
+  EXPECT_EQ(choose(rows, masked(32, 2048, 16))->from.m_max, 1024);
+  // The key's own M_max is the nearest of all: "db".
+  EXPECT_EQ(choose(rows, masked(32, 4096, 16))->source, "db");
+  EXPECT_EQ(choose(rows, masked(32, 4096, 16))->config.key(), kA);
+}
+
 TEST(GroupedChoice, AnotherLayoutGroupCountOrShapeIsNeverTaken) {
   // Rows a careless query could return: the other layout at the same N, K; another G; a dense winner of the family.
   std::vector<EnvironmentWinner> rows = {row(masked(32, 128, 64, 4096, 7168), kB), row(contiguous(16, 4096), kB)};
