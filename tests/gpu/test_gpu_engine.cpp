@@ -57,12 +57,13 @@ void run_case(const Case& c, const MeasureProtocol& protocol) {
     spdlog::info("{} {} {}: median {:.2f} us p10 {:.2f} p90 {:.2f}, clock {:.0f} MHz, {} flagged", protocol.name(),
                  p.label(), s.label, s.all.median, s.all.p10, s.all.p90, s.median_clock_mhz, s.flagged);
   }
-  // The same algorithm twice: its paired ratio stays near 1. Not the verdict: a 95% interval excludes 1 for a pair
-  // of identical sides now and then (it did on the H200 at 0.972 for the 12 us split-K case under cold-l2, session
-  // of 2026-12-03), which made this test flaky; a broken pairing or a side measuring another launch is far outside 5%.
+  // The same algorithm twice: its paired ratio stays near 1. Not the verdict, and not tight: for the 12 us case under
+  // cold-l2 (20 rounds) two H200 runs of 2026-12-03 gave 0.972 (a 95% interval excluding 1) and 1.059, on either
+  // side of 1, so it is noise of a short kernel after an L2 flush, not a bias of the pairing. A broken pairing or a
+  // side timing another launch (this test's dgtune side is 1.5x cuBLASLt's) is far outside 10%.
   PairedTimes same = r.paired(r.find(kProviderCublasDefault), r.find("cublaslt-default-again"));
   stats::PairedComparison cmp = stats::compare_paired(same.x_us, same.y_us);
-  EXPECT_NEAR(cmp.speedup_x_over_y(), 1.0, 0.05) << p.label();
+  EXPECT_NEAR(cmp.speedup_x_over_y(), 1.0, 0.10) << p.label();
 }
 
 const Case kCases[] = {
