@@ -4,6 +4,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -151,6 +152,14 @@ int run_gate(const GateRunOptions& o) {
   std::optional<gate::GateRecord> baseline;
   if (!o.baseline_path.empty()) baseline = gate::read_record(o.baseline_path);
   const auto shapes = shapes_of(o, baseline ? &*baseline : nullptr);
+  // A record holds one entry per problem key (its reader refuses a key twice): a repeated line is refused now, before
+  // the GPU, rather than after the measurement in a baseline nobody can read.
+  std::map<std::string, const ShapeEntry*> first_of;
+  for (const ShapeEntry& e : shapes)
+    if (const auto [it, fresh] = first_of.emplace(e.problem.key(), &e); !fresh)
+      DGT_THROW(ErrorKind::kUsage,
+                "{}: the problem of {} again (key {}); a gate measures each problem once: give it once", e.where(),
+                it->second->where(), e.problem.key());
   if (o.search > 0)
     refuse_grouped_lines(shapes, "--search",
                          "screens the dense cost model's top K candidates on a dense problem; a grouped line is gated "

@@ -343,6 +343,20 @@ TEST(GroupedLinesGate, RecordOfAGroupedLineGatesTheLoopAndRoundTrips) {
           << e.message();
       EXPECT_NE(e.message().find("shapes[0] (40,20,30,38)"), std::string::npos) << e.message();
     }
+    // A problem given twice (identical lines) is refused before the GPU, naming both lines: a record holds each key
+    // once and its reader refuses a repeat.
+    GateRunOptions rec_o;
+    rec_o.record_path = (dir / "rec.json").string();
+    rec_o.db_path = o.db_path;
+    rec_o.shapes = parse_shapes_with_grouped(std::string(kMasked32) + "\n64 64 64\n" + kMasked32 + "\n", "twice.txt");
+    try {
+      run_gate(rec_o);
+      FAIL() << "a problem given twice was gated";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::kUsage);
+      EXPECT_NE(e.message().find("twice.txt:3: the problem of twice.txt:1 again"), std::string::npos) << e.message();
+    }
+    EXPECT_FALSE(std::filesystem::exists(rec_o.record_path));
     std::filesystem::remove_all(dir);
   }
   nlohmann::json broken = j;
