@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "db/tuning_db.hpp"
 #include "problem/kernel_config.hpp"
@@ -25,6 +26,20 @@ inline void put_ok_trial(TuningDb& db, const DeviceScope& s, const Problem& p, c
   v.ok = true;
   t.verification = v;
   db.put_trial(s, t);
+}
+
+/// An H200's identity as the tuner records it (sm_90, 132 SMs, 141 GB, 60 MiB L2, driver 12080) with `kernel_hash`.
+inline DeviceFingerprint h200_fingerprint(const std::string& kernel_hash) {
+  DeviceFingerprint d;
+  d.name = "NVIDIA H200";
+  d.cc_major = 9;
+  d.sm_count = 132;
+  d.memory_bytes = 150754820096;
+  d.l2_bytes = 62914560;
+  d.driver_version = 12080;
+  d.kernel_hash = kernel_hash;
+  d.dgtune_version = "0.3.0";
+  return d;
 }
 
 /// Stores one ok trial of M x 512 x 1024 (config 128x128x128 s4, 3 us) on a device "Fake H200" (sm_90, 132 SMs).

@@ -3,6 +3,7 @@
 // DB read runs in tests/gpu (GroupedApi); everything it decides is choose_grouped_winner over environment_winners.
 #include <gtest/gtest.h>
 
+#include "db_fixture.hpp"
 #include "temp_dir_test.hpp"
 
 #include <string>
@@ -210,22 +211,9 @@ class GroupedChoiceDb : public test::TempDirTest {};
 
 TEST_F(GroupedChoiceDb, RunTimeKeyFindsTheTunedGroupedWinners) {
   TuningDb db((dir_ / "g.db").string());
-  DeviceFingerprint d;
-  d.name = "NVIDIA H200";
-  d.cc_major = 9;
-  d.sm_count = 132;
-  d.memory_bytes = 150754820096;
-  d.l2_bytes = 62914560;
-  d.driver_version = 12080;
-  d.kernel_hash = kCurrent;
-  d.dgtune_version = "0.3.0";
-  const DeviceScope env = db.upsert_device(d);
+  const DeviceScope env = db.upsert_device(test::h200_fingerprint(kCurrent));
   auto put = [&](const GroupedProblem& g, const char* config, double us) {
-    TrialRecord t;
-    t.problem = g.keyed();
-    t.config = KernelConfig::parse_key(config);
-    t.set_timing(Timing{us, us, us, 10, 0.001, 1800, false});
-    db.put_trial(env, t);
+    test::put_ok_trial(db, env, g.keyed(), KernelConfig::parse_key(config), us);
   };
   GroupedProblem tuned = parse_grouped_problem(
       "kind=masked groups=32 masked_m=route:1:64:8 m_max=256 expected_m=16 7168 2048 scale=block", "test");

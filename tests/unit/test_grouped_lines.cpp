@@ -4,6 +4,7 @@
 // the loop as the baseline side, the refusals when reading one back).
 #include <gtest/gtest.h>
 
+#include "db_fixture.hpp"
 #include "temp_dir_test.hpp"
 
 #include <cmath>
@@ -34,18 +35,7 @@ const char* kC = "128x128x128_s4_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1";     // n
 const char* kD = "128x128x128_s5_wg2_sw128_c1x1_rn1_tma_sk1_sm0_2g_p1";     // likewise here (N < K)
 const char* kSmall = "64x128x128_s8_wg1_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1";  // the default for masked expected_m <= 64
 
-DeviceFingerprint h200() {
-  DeviceFingerprint d;
-  d.name = "NVIDIA H200";
-  d.cc_major = 9;
-  d.sm_count = 132;
-  d.memory_bytes = 150754820096;
-  d.l2_bytes = 62914560;
-  d.driver_version = 12080;
-  d.kernel_hash = "cccccccccccccccc";
-  d.dgtune_version = "0.3.0";
-  return d;
-}
+DeviceFingerprint h200() { return test::h200_fingerprint("cccccccccccccccc"); }
 
 GroupedProblem line(const std::string& text) { return parse_grouped_problem(text, "test"); }
 
