@@ -8,6 +8,7 @@
 
 #include "core/error.hpp"
 #include "jit/embedded_sources.hpp"
+#include "jit/ffma_interleave.hpp"
 
 namespace dgt::jit {
 
@@ -21,6 +22,8 @@ const std::vector<std::string>& nvrtc_options() {
   };
   return kOptions;
 }
+
+std::string default_sass_edits() { return CompileOptions{}.ffma_interleave ? "ffma-interleave v1" : ""; }
 
 std::string nvrtc_version_string() {
   int major = 0, minor = 0;
@@ -75,7 +78,8 @@ CompiledKernel compile(const std::string& source, const std::string& program_nam
 }
 
 CompiledKernel compile_with_sources(const std::string& source, const std::string& program_name,
-                                    const std::string& name_expression, const std::vector<EmbeddedSource>& sources) {
+                                    const std::string& name_expression, const std::vector<EmbeddedSource>& sources,
+                                    const CompileOptions& options) {
   auto t0 = std::chrono::steady_clock::now();
   std::vector<std::string> names, texts;
   names.reserve(sources.size());
@@ -120,6 +124,7 @@ CompiledKernel compile_with_sources(const std::string& source, const std::string
     DGT_THROW(ErrorKind::kNvrtc, "ptxas serialized the WGMMAs of {} (treated as a compile failure): {}\n{}",
               program_name, w, out.log);
   parse_ptxas_report(out.log, out.lowered_name, out);
+  if (options.ffma_interleave) out.ffma_interleaved = interleave_ffma(out.cubin).changed;
   out.compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   return out;
 }

@@ -17,7 +17,17 @@ struct CompiledKernel {
   int spill_bytes = 0;       ///< spill stores + spill loads
   int stack_bytes = 0;       ///< stack frame
   double compile_ms = 0;
+  int ffma_interleaved = 0;  ///< FFMAs the post-compile edit changed (jit/ffma_interleave.hpp); 0 when it was off
 };
+
+/// Post-compile edits of the machine code; part of the kernel hash (kernel_hash.hpp) when on by default.
+struct CompileOptions {
+  /// DeepGEMM's FFMA interleaving (jit/ffma_interleave.hpp): control bits only, outputs bitwise unchanged.
+  bool ffma_interleave = true;
+};
+
+/// Name and version of the default post-compile edits, for the kernel hash ("" when none is on by default).
+std::string default_sass_edits();
 
 /// The NVRTC options every compile uses (part of the cache key and the kernel hash).
 const std::vector<std::string>& nvrtc_options();
@@ -30,11 +40,14 @@ std::string nvrtc_version_string();
 /// When `name_expression` is non-empty it is registered with nvrtcAddNameExpression and its lowered
 /// name returned. Throws Error(kNvrtc) with the full log when compilation fails or when ptxas
 /// serialized the WGMMAs (serialized_wgmma_warning).
+/// The cubin gets the default post-compile edits (CompileOptions{}).
 CompiledKernel compile(const std::string& source, const std::string& program_name, const std::string& name_expression);
 /// compile() with `headers` offered instead of the embedded sources (e.g. the kernels/ tree of another revision, for
-/// an A/B timing of a kernel change in one process: tools/kernel_ab). Same options, errors and report.
+/// an A/B timing of a kernel change in one process: tools/kernel_ab) and the post-compile edits of `options`. Same
+/// NVRTC options, errors and report.
 CompiledKernel compile_with_sources(const std::string& source, const std::string& program_name,
-                                    const std::string& name_expression, const std::vector<EmbeddedSource>& headers);
+                                    const std::string& name_expression, const std::vector<EmbeddedSource>& headers,
+                                    const CompileOptions& options = {});
 
 /// The first line of `log` in which ptxas reports that it serialized wgmma.mma_async instructions
 /// (warnings C7514 / C7515, e.g. "wgmma.mma_async instructions are serialized due to ..."), or "" when

@@ -19,6 +19,7 @@ const std::string& kernel_source_hash() {
     h = fnv1a64("codegen v" + std::to_string(kCodegenVersion), h);
     for (const auto& o : nvrtc_options()) h = fnv1a64(o + "\n", h);
     h = fnv1a64("nvrtc " + nvrtc_version_string(), h);
+    if (const std::string edits = default_sass_edits(); !edits.empty()) h = fnv1a64("sass edits " + edits, h);
     return hex16(h);
   }();
   return kHash;

@@ -5,7 +5,7 @@
 namespace dgt::jit {
 
 /// 16 hex digits identifying the device code dgtune would run: every embedded kernel source (path
-/// and text), the codegen version, the NVRTC options and the NVRTC version. Part of the device
+/// and text), the codegen version, the NVRTC options, the NVRTC version and the default post-compile SASS edits. Part of the device
 /// fingerprint (a new hash makes stored trials stale) and of every cubin cache key.
 const std::string& kernel_source_hash();
 

@@ -82,11 +82,14 @@ int run_grouped_ab(const GroupedAbArgs& a) {
     const KernelSpec spec = KernelSpec::of(config, g.dense_view());
     const auto gen = std::make_shared<const jit::GeneratedKernel>(
         jit::generate_grouped_gemm(spec, g.kind, KernelCache::require_legal(spec)));
-    for (const auto& tree : trees)
-      futures.push_back(pool.submit([gen, &cubins, t = tree.get()] {
-        return t ? jit::compile_with_sources(gen->source, gen->program_name, gen->name_expression, t->sources)
+    for (size_t side = 0; side < trees.size(); ++side) {
+      jit::CompileOptions options;
+      options.ffma_interleave = !(side == 0 && a.plain_old);
+      futures.push_back(pool.submit([gen, &cubins, t = trees[side].get(), options] {
+        return t ? jit::compile_with_sources(gen->source, gen->program_name, gen->name_expression, t->sources, options)
                  : cubins.get_or_compile(*gen);
       }));
+    }
   }
   nlohmann::json rows = nlohmann::json::array();
   int failures = 0;
