@@ -20,10 +20,13 @@ struct CompiledKernel {
   int ffma_interleaved = 0;  ///< FFMAs the post-compile edit changed (jit/ffma_interleave.hpp); 0 when it was off
 };
 
-/// Post-compile edits of the machine code; part of the kernel hash (kernel_hash.hpp) when on by default.
+/// Post-compile edits of the machine code; an edit on by default is part of the kernel hash (kernel_hash.hpp).
 struct CompileOptions {
-  /// DeepGEMM's FFMA interleaving (jit/ffma_interleave.hpp): control bits only, outputs bitwise unchanged.
-  bool ffma_interleave = true;
+  /// DeepGEMM's FFMA interleaving (jit/ffma_interleave.hpp): control bits only, outputs bitwise unchanged. Off: on
+  /// the H200 it made the block-scaled grouped kernels 1.6% slower and the large dense ones 0-3% slower, and a few
+  /// small-M ones 2-7% faster (results/h200/ffma-interleave-2026-12-04.md); tools/kernel_ab --ffma-interleave-new
+  /// measures it again.
+  bool ffma_interleave = false;
 };
 
 /// Name and version of the default post-compile edits, for the kernel hash ("" when none is on by default).
@@ -40,7 +43,7 @@ std::string nvrtc_version_string();
 /// When `name_expression` is non-empty it is registered with nvrtcAddNameExpression and its lowered
 /// name returned. Throws Error(kNvrtc) with the full log when compilation fails or when ptxas
 /// serialized the WGMMAs (serialized_wgmma_warning).
-/// The cubin gets the default post-compile edits (CompileOptions{}).
+/// The cubin gets the default post-compile edits (CompileOptions{}: none today).
 CompiledKernel compile(const std::string& source, const std::string& program_name, const std::string& name_expression);
 /// compile() with `headers` offered instead of the embedded sources (e.g. the kernels/ tree of another revision, for
 /// an A/B timing of a kernel change in one process: tools/kernel_ab) and the post-compile edits of `options`. Same

@@ -5,6 +5,9 @@
 // reuse cache loses that reuse flag and has its yield control bit flipped. Both are scheduling hints in the
 // instruction's control bits: the arithmetic (and so every output bit) is unchanged, which the GPU tests check
 // (bitwise equal outputs with and without the edit, tools/kernel_ab).
+// Off by default (jit::CompileOptions): on the H200 it made our block-scaled grouped kernels 1.6% slower and did not
+// pay on the large dense ones (results/h200/ffma-interleave-2026-12-04.md; not profiled: the reuse flags it clears
+// avoid register-bank conflicts, which is one candidate reason).
 //
 // Encoding facts used (sm_90 SASS, 128-bit instructions, little-endian; read from cuobjdump listings of our own
 // cubins and checked by tests/nvrtc/test_ffma_interleave.cpp against cuobjdump on every compile of its kernels):

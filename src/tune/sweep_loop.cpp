@@ -80,7 +80,19 @@ std::vector<ShapeOutcome> run_sweep(const std::vector<SweepLane>& lanes, const s
       keep = std::min<size_t>(keep, std::max(1, opts.top_k_for(shapes[i].grouped.has_value())));
     if (opts.strategy == Strategy::kExhaustive && opts.max_candidates > 0)
       keep = std::min<size_t>(keep, opts.max_candidates);
+    const bool cut = keep < ranked.size();
     ranked.resize(keep);
+    // A dense line the model strategy cut also measures the loader's default config (dgt::default_config) when the
+    // cut left it out and it is legal, so a tuned winner is never slower than the default: the cost model has no term
+    // for block scales, and on the H200 its top 8 for DeepSeek-V3's M >= 4096 block-scaled shapes held only 1g and
+    // BLOCK_N 112-168 configs, 20-40% slower than the default's 128x128 2g (results/h200/block-defaults-2026-12-04.md).
+    // --max-candidates stays a cap: it adds nothing.
+    if (!shapes[i].grouped && cut && opts.strategy == Strategy::kModel) {
+      const KernelConfig d = default_config(p);
+      ResourceReport res = evaluate_resources(KernelSpec::of(d, p));
+      if (res.ok() && std::none_of(ranked.begin(), ranked.end(), [&](const Candidate& r) { return r.config == d; }))
+        ranked.push_back(Candidate{d, std::move(res), "loader default", ""});
+    }
     // A grouped line also measures the default rule's configs (space/grouped_defaults.hpp) when the cut left them out:
     // the cost model ranks the dense view, and a tuned winner must never be slower than what runs untuned.
     if (shapes[i].grouped)

@@ -21,7 +21,9 @@ enum class Strategy {
 struct SweepOptions {
   SearchSpace space = SearchSpace::builtin_default();
   Strategy strategy = Strategy::kExhaustive;
-  int top_k = 16;          ///< kModel: how many candidates to measure
+  /// kModel: how many candidates to measure; a dense line the cut shortened also measures the loader's default config
+  /// (dgt::default_config) when it is not among them, a grouped line its default rule's configs.
+  int top_k = 16;
   /// kModel: how many candidates to measure for a grouped (MoE) line; 0 = top_k. Grouped kernels take NVRTC several
   /// times as long as dense ones, and the masked lines of one role are ranked on one dense view (G x M_max rows), so
   /// every ladder point of a role gets the same candidates.

@@ -1,7 +1,8 @@
 // The FFMA interleaving edit (jit/ffma_interleave.hpp) on real NVRTC cubins, read back with cuobjdump (CPU only): the
 // same kernel compiled with and without the edit disassembles to the same instructions, except that the edited ones
 // are exactly FFMAs that lost the ".reuse" of their second source, with only the reuse and yield control bits
-// changed; their number is what compile() reports, and the block-scaled promotion has many.
+// changed; their number is what the compile reports, and the block-scaled promotion has many. compile() itself leaves
+// the machine code alone (the edit is off by default).
 #include <gtest/gtest.h>
 
 #include <regex>
@@ -54,11 +55,11 @@ Compared compile_both(const char* key, Accum accum, ScaleMode scale) {
   spec.accum = accum;
   spec.scale = scale;
   const jit::GeneratedKernel g = jit::generate_gemm(spec);
-  jit::CompileOptions off;
-  off.ffma_interleave = false;
-  const jit::CompiledKernel plain =
-      jit::compile_with_sources(g.source, g.program_name, g.name_expression, jit::embedded_sources(), off);
-  const jit::CompiledKernel edited = jit::compile(g.source, g.program_name, g.name_expression);
+  jit::CompileOptions on;
+  on.ffma_interleave = true;
+  const jit::CompiledKernel plain = jit::compile(g.source, g.program_name, g.name_expression);  // off by default
+  const jit::CompiledKernel edited =
+      jit::compile_with_sources(g.source, g.program_name, g.name_expression, jit::embedded_sources(), on);
   EXPECT_EQ(plain.ffma_interleaved, 0) << key;
   EXPECT_EQ(plain.cubin.size(), edited.cubin.size()) << key;  // edited in place: the ELF layout is the same
   const std::vector<Line> a = instructions(disassemble(cuobjdump, plain.cubin));
@@ -101,8 +102,7 @@ TEST(Sass, FfmaInterleaveChangesOnlyTheReuseAndYieldBitsOfFfmas) {
   const Compared pt = compile_both("128x128x128_s6_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1", Accum::kPromote,
                                    ScaleMode::kPerTensor);
   EXPECT_EQ(pt.edited, pt.reported);
-  RecordProperty("edited_block", blk.edited);
-  RecordProperty("edited_per_tensor", pt.edited);
+  EXPECT_EQ(pt.edited, 0) << "a per-tensor kernel has no run of 8 reused FFMAs (read in its listing, CUDA 13.0)";
 }
 
 }  // namespace

@@ -17,7 +17,7 @@ struct GroupedAbArgs {
   std::string protocol = "cold-l2";   ///< cold-l2 or hot-graph
   int rounds = 20;
   std::string out;  ///< JSON document path; empty: none
-  bool plain_old = false;  ///< the old side without the default post-compile SASS edits (jit::CompileOptions)
+  bool interleave_new = false;  ///< the new side with the FFMA interleaving edit (jit::CompileOptions)
 };
 
 /// Runs the grouped A/B and prints one line per problem (each side's median us and clock, new/old speedup with its

@@ -54,7 +54,7 @@ struct Args {
   std::string old_kernels, shapes, db, config, configs, protocol = "cold-l2", out;
   std::vector<std::string> variants;  ///< NAME=DIR: more kernels/ trees, each a side between "old" and "new"
   int rounds = 20;
-  bool plain_old = false;  ///< the old side without the default post-compile SASS edits (jit::CompileOptions)
+  bool interleave_new = false;  ///< the new side with the FFMA interleaving edit (jit::CompileOptions)
 };
 
 int run(const Args& args) {
@@ -68,7 +68,6 @@ int run(const Args& args) {
   };
   std::vector<KernelSide> ks;
   ks.push_back({"old", std::make_unique<KernelTree>(args.old_kernels), nullptr});
-  if (args.plain_old) ks.back().options.ffma_interleave = false;
   for (const std::string& v : args.variants) {
     const size_t eq = v.find('=');
     if (eq == std::string::npos || eq == 0)
@@ -79,6 +78,7 @@ int run(const Args& args) {
     ks.push_back({name, std::make_unique<KernelTree>(v.substr(eq + 1)), nullptr});
   }
   ks.push_back({"new", nullptr, nullptr});
+  ks.back().options.ffma_interleave = args.interleave_new;
   const DeviceInfo dev = open_device(0);
   DGT_CHECK_CUDA(cudaSetDevice(dev.ordinal));
   MeasureProtocol protocol = MeasureProtocol::of(parse_protocol_kind(args.protocol));
@@ -137,8 +137,8 @@ int run(const Args& args) {
     const auto g = std::make_shared<const jit::GeneratedKernel>(jit::generate_gemm(spec));
     for (KernelSide& k : ks)
       codes[i].push_back(pool.submit([g, tree = k.tree.get(), options = k.options] {
-        return tree ? jit::compile_with_sources(g->source, g->program_name, g->name_expression, tree->sources, options)
-                    : jit::compile(g->source, g->program_name, g->name_expression);
+        return jit::compile_with_sources(g->source, g->program_name, g->name_expression,
+                                         tree ? tree->sources : jit::embedded_sources(), options);
       }));
   }
   for (size_t i = 0; i < shapes.size(); ++i) {
@@ -261,14 +261,14 @@ int main(int argc, char** argv) {
   app.add_option("--configs", a.configs, "a file of config keys, one per shape in the shapes file's order");
   app.add_option("--protocol", a.protocol, "cold-l2 or hot-graph")->check(CLI::IsMember({"cold-l2", "hot-graph"}));
   app.add_option("--rounds", a.rounds, "rounds of the engine")->check(CLI::Range(6, 1000));
-  app.add_flag("--plain-old", a.plain_old,
-               "compile the old side without the default post-compile SASS edits (FFMA interleaving): with "
-               "--old-kernels set to this build's kernels/, an A/B of the edits alone");
+  app.add_flag("--ffma-interleave-new", a.interleave_new,
+               "compile the new side with the FFMA interleaving edit of its machine code (off in dgtune; "
+               "src/jit/ffma_interleave.hpp): with --old-kernels set to this build's kernels/, an A/B of the edit alone");
   app.add_option("--out", a.out, "write the JSON document here");
   CLI11_PARSE(app, argc, argv);
   try {
     if (!grouped.empty())
-      return dgt::run_grouped_ab({a.old_kernels, a.variants, grouped, a.config, a.protocol, a.rounds, a.out, a.plain_old});
+      return dgt::run_grouped_ab({a.old_kernels, a.variants, grouped, a.config, a.protocol, a.rounds, a.out, a.interleave_new});
     if (a.shapes.empty()) DGT_THROW(dgt::ErrorKind::kUsage, "--shapes or --grouped is required");
     return dgt::run(a);
   } catch (const std::exception& e) {
