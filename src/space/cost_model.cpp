@@ -49,7 +49,10 @@ Estimate estimate(const KernelSpec& spec, const Problem& p, int sm_count, const 
   double eff = double(c.block_n) / (c.block_n + k.n_half);
   if (c.num_math_wg == 1 && c.block_m == 64) eff *= k.one_wg_m64;
   // Promotion every P k-blocks (promote: P = 1) costs (1 - factor) / P of the WGMMA rate.
-  const double promo = c.mainloop != Mainloop::k1g ? k.promote_2g : k.promote;  // 2o: as 2g (no epilogue term yet)
+  double promo = c.mainloop != Mainloop::k1g ? k.promote_2g : k.promote;  // 2o: as 2g (no epilogue term yet)
+  // Block scale modes: the promotion also multiplies by the k-block's A and B scales.
+  const bool block = is_block_scaled(p.scale);
+  if (block) promo *= c.mainloop != Mainloop::k1g ? k.block_promote_2g : k.block_promote;
   // pp never promotes (one tensor-core sum per tile, P8).
   if (c.mainloop != Mainloop::kPp) eff *= 1.0 - (1.0 - promo) / std::max(1, c.promote_every);
   if (cluster > 1) eff *= k.cluster;
@@ -65,7 +68,8 @@ Estimate estimate(const KernelSpec& spec, const Problem& p, int sm_count, const 
   // Pipeline depth (Little's law): the ring keeps num_stages k-blocks of loads in flight, each taking load_latency_us
   // from issue to arrival, so a unit's k-blocks cannot stream faster than one per load_latency_us / num_stages. A
   // deeper ring ranks ahead of a shallower twin until this bound falls below the WGMMA (or L2) time. 0: no such bound.
-  const double ring_s = per_split * k.load_latency_us * 1e-6 / c.num_stages;
+  const double latency_us = block ? k.load_latency_us * k.block_load_latency : k.load_latency_us;
+  const double ring_s = per_split * latency_us * 1e-6 / c.num_stages;
   double unit_s = std::max(std::max(mma_s, load_s), ring_s) + (per_split * k.k_block_us + unit_fixed_us) * 1e-6;
   if (c.epilogue == Epilogue::kTma) unit_s *= k.tma_store;
   // Workspace split: S partials written and read through L2 by the tile's CTAs. Cluster split: partials move

@@ -63,6 +63,16 @@ struct CostConstants {
   double load_latency_us = 4.88;  ///< pipeline depth: latency of a k-block's operand loads (TMA issue to full
                                   ///< barrier); with num_stages of them in flight a unit streams at most one
                                   ///< k-block per load_latency_us / num_stages (Little's law); 0 = no such bound
+  // Block scale modes (is_block_scaled): the promotion also multiplies by the A and B scales of the k-block, and the
+  // ring carries the scale loads. Fitted on 2026-12-04 alone (fit_cost_model.py --fields, the constants above kept)
+  // on the exhaustive cold-l2-v1 sweep of the 35 shapes of deepseek-v3-block.txt (7578 trials, H200,
+  // results/h200/block-defaults-2026-12-04.md): without them the model's top 8 missed the winner by 4-26% on 12 of
+  // its 14 M >= 4096 shapes (it ranked 1g BLOCK_N 152-160 tiles first, measured 20% slower than 128x128 2g); with
+  // them the top 8 holds one within 3% on 33 of 35, as the top 16 did before (misses: 1x and 128x7168x16384).
+  // Not fitted on block1d1d trials (none measured): that mode takes the same factors.
+  double block_promote = 0.7343;      ///< factor on `promote` (1g) in a block scale mode
+  double block_promote_2g = 0.9763;   ///< factor on `promote_2g` in a block scale mode
+  double block_load_latency = 0.969;  ///< factor on load_latency_us in a block scale mode
 };
 
 /// Estimated microseconds for `spec` on `p` with `sm_count` SMs:

@@ -11,9 +11,8 @@
 
 namespace dgt::test {
 
-/// Stores a verified ok trial of `config` on `p` timed at `us` (median, p10 and p90; 10 samples) under device `s`.
-inline void put_ok_trial(TuningDb& db, const DeviceScope& s, const Problem& p, const KernelConfig& config,
-                         double us = 3.0) {
+/// A verified ok trial of `config` on `p` timed at `us` (median, p10 and p90; 10 samples): what a fake measurer returns.
+inline TrialRecord ok_trial(const Problem& p, const KernelConfig& config, double us = 3.0) {
   TrialRecord t;
   t.problem = p;
   t.config = config;
@@ -25,7 +24,13 @@ inline void put_ok_trial(TuningDb& db, const DeviceScope& s, const Problem& p, c
   Verification v;
   v.ok = true;
   t.verification = v;
-  db.put_trial(s, t);
+  return t;
+}
+
+/// Stores ok_trial(p, config, us) under device `s`.
+inline void put_ok_trial(TuningDb& db, const DeviceScope& s, const Problem& p, const KernelConfig& config,
+                         double us = 3.0) {
+  db.put_trial(s, ok_trial(p, config, us));
 }
 
 /// An H200's identity as the tuner records it (sm_90, 132 SMs, 141 GB, 60 MiB L2, driver 12080) with `kernel_hash`.

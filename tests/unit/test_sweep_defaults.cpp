@@ -1,9 +1,11 @@
 // The model strategy's cut on a dense line (tune/sweep_loop.hpp): the top K by the cost model, plus the loader's
 // default config (dgt::default_config) when the cut left it out, so a tuned winner is never slower than what runs
-// untuned. The case is the one found on the H200: a block-scaled M = 8192 DeepSeek-V3 shape whose top 8 holds no
-// 128x128 2g config. An exhaustive sweep, --max-candidates and an uncut top K add nothing. No GPU needed.
+// untuned. The case: a block-scaled M = 8192 DeepSeek-V3 shape, whose top 8 held no 128x128 2g config on the H200
+// before the cost model's block-scale terms and still leaves out the default (128x128 s6 direct-store 2g). An
+// exhaustive sweep, --max-candidates and an uncut top K add nothing. No GPU needed.
 #include <gtest/gtest.h>
 
+#include "db_fixture.hpp"
 #include "temp_dir_test.hpp"
 
 #include <algorithm>
@@ -29,14 +31,8 @@ class RecordingMeasurer final : public Measurer {
   void begin_shape(const Problem& p) override { current = p; }
   std::pair<BaselineRecord, BaselineRecord> baselines() override { return {}; }
   TrialRecord measure(const EvaluatedSpec& spec) override {
-    TrialRecord t;
-    t.problem = current;
-    t.config = spec.spec.config;
-    t.status = TrialStatus::kOk;
-    t.verification = Verification{true, 0, 0, 0, 0};
-    t.set_timing(Timing{100.0, 100.0, 100.0, 10, 0.001, 1800, false});
     measured.push_back(spec.spec.config);
-    return t;
+    return test::ok_trial(current, spec.spec.config, 100.0);
   }
   Problem current;
   std::vector<KernelConfig> measured;
@@ -49,10 +45,7 @@ class SweepDefaults : public test::TempDirTest {
     const auto shapes = parse_shapes_with_grouped(line + "\n", "s.txt");
     opts.baselines = false;
     TuningDb db(path("t" + std::to_string(++dbs_) + ".db"));
-    DeviceFingerprint fp;
-    fp.name = "test GPU";
-    fp.sm_count = 132;
-    const DeviceScope scope = db.upsert_device(fp);
+    const DeviceScope scope = db.upsert_device(test::h200_fingerprint("sweep defaults"));
     RecordingMeasurer m;
     const auto out = run_sweep(db, scope, m, shapes, opts);
     if (candidates) *candidates = out.at(0).candidates;

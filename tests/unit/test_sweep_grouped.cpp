@@ -5,6 +5,7 @@
 // grouped_top_k cuts grouped lines only. No GPU needed.
 #include <gtest/gtest.h>
 
+#include "db_fixture.hpp"
 #include "temp_dir_test.hpp"
 
 #include <algorithm>
@@ -61,14 +62,8 @@ class GroupedFakeMeasurer final : public Measurer {
     return {def, tuned};
   }
   TrialRecord measure(const EvaluatedSpec& spec) override {
-    TrialRecord t;
-    t.problem = current;
-    t.config = spec.spec.config;
-    t.status = TrialStatus::kOk;
-    t.verification = Verification{true, 0, 0, 0, 0};
-    t.set_timing(Timing{100.0 - double(measured.size()), 1, 1, 10, 0.001, 1800, false});
     measured.push_back(spec.spec.config);
-    return t;
+    return test::ok_trial(current, spec.spec.config, 101.0 - double(measured.size()));
   }
 
   int prepared = 0, dense_shapes = 0, baseline_calls = 0;

@@ -19,7 +19,7 @@ import numpy as np
 FIELDS = ["sm_flops", "n_half", "one_wg_m64", "promote", "promote_2g", "cluster", "bk256", "swizzle64", "swizzle32",
           "k_block_us", "unit_us", "tma_store", "l2_tbps", "dram_tbps", "reduce_tbps", "resident_clusters_2",
           "resident_clusters_3", "resident_clusters_4", "resident_clusters_6", "resident_clusters_8", "launch_us",
-          "load_latency_us"]
+          "load_latency_us", "block_promote", "block_promote_2g", "block_load_latency"]
 INT_FIELDS = {"resident_clusters_2", "resident_clusters_3", "resident_clusters_4", "resident_clusters_6",
               "resident_clusters_8"}
 
@@ -78,10 +78,12 @@ class Candidates:
         self._rows = []
         self._twins = {}
 
-    def add(self, shape, key, m, n, k, d="bf16"):
+    def add(self, shape, key, m, n, k, d="bf16", block=False):
+        """One candidate `key` of `shape` on an M x N x K problem with output type `d`; `block`: a block scale mode
+        (scale=block or block1d1d, the C++ is_block_scaled)."""
         c = parse_key(key)
         twin = (shape, tuple(v for f, v in c.items() if f != "promote_every"))
-        c.update(shape=shape, m=m, n=n, k=k, d_bytes=_DTYPE_BYTES[d],
+        c.update(shape=shape, m=m, n=n, k=k, d_bytes=_DTYPE_BYTES[d], block=bool(block),
                  twin=self._twins.setdefault(twin, len(self._twins)))
         self._rows.append(c)
 
@@ -155,6 +157,8 @@ def estimate_terms(c, sm_count, k):
     eff = bn.astype(np.float64) / (bn + k["n_half"])
     eff = np.where((c["num_math_wg"] == 1) & (bm == 64), eff * k["one_wg_m64"], eff)
     promo = np.where(c["mainloop_1g"], k["promote"], k["promote_2g"])
+    # Block scale modes: the promotion also multiplies by the k-block's A and B scales (fitted on block trials only).
+    promo = np.where(c["block"], promo * np.where(c["mainloop_1g"], k["block_promote"], k["block_promote_2g"]), promo)
     # pp never promotes (one tensor-core sum per tile, rule P8).
     eff = np.where(c["mainloop_pp"], eff, eff * (1.0 - (1.0 - promo) / np.maximum(1, c["promote_every"])))
     eff = np.where(cluster > 1, eff * k["cluster"], eff)
@@ -167,7 +171,8 @@ def estimate_terms(c, sm_count, k):
     # pp: one warpgroup's epilogue runs under the other's mainloop (a prior in cost_model.cpp, not fitted).
     unit_fixed_us = np.where(c["mainloop_pp"], 0.25 * k["unit_us"], k["unit_us"])
     # Pipeline depth (Little's law): num_stages loads in flight, each load_latency_us long (0: no such bound).
-    ring_s = per_split * k["load_latency_us"] * 1e-6 / c["num_stages"]
+    latency = np.where(c["block"], k["load_latency_us"] * k["block_load_latency"], k["load_latency_us"])
+    ring_s = per_split * latency * 1e-6 / c["num_stages"]
     unit_s = np.maximum(np.maximum(mma_s, load_s), ring_s) + (per_split * k["k_block_us"] + unit_fixed_us) * 1e-6
     unit_s = np.where(c["tma"], unit_s * k["tma_store"], unit_s)
     unit_s = np.where((splits > 1) & ~split_cluster,

@@ -61,7 +61,7 @@ INT_STEPS = [-8, -4, -2, -1, 1, 2, 4, 8]
 # Bounds that keep a constant's meaning: efficiency factors of a slower variant stay in (0, 1] (a cluster, a narrow
 # swizzle, promotion, one consumer warpgroup on BLOCK_M 64 are never modelled as faster than the plain kernel), resident
 # clusters within what 132 SMs hold.
-BOUNDS = {"one_wg_m64": (0.05, 1.0), "promote": (0.05, 1.0), "promote_2g": (0.05, 1.0), "cluster": (0.05, 1.0),
+BOUNDS = {"block_promote": (0.05, 1.0), "block_promote_2g": (0.05, 1.0), "one_wg_m64": (0.05, 1.0), "promote": (0.05, 1.0), "promote_2g": (0.05, 1.0), "cluster": (0.05, 1.0),
           "swizzle64": (0.05, 1.0), "swizzle32": (0.05, 1.0), "tma_store": (0.05, 1.0), "resident_clusters_2": (1, 66),
           "resident_clusters_3": (1, 44), "resident_clusters_4": (1, 33), "resident_clusters_6": (1, 22),
           "resident_clusters_8": (1, 16)}
@@ -75,8 +75,8 @@ NOT_FITTED = {"launch_us", "resident_clusters_2", "resident_clusters_3", "reside
 class Shape:
     """One problem of the data set: its candidates (space order), measured times (nan = not measured), best time."""
 
-    def __init__(self, m, n, k, accum, d, keys, times, trial_info):
-        self.m, self.n, self.k, self.accum, self.d = m, n, k, accum, d
+    def __init__(self, m, n, k, accum, d, keys, times, trial_info, block=False):
+        self.m, self.n, self.k, self.accum, self.d, self.block = m, n, k, accum, d, block
         self.group = f"{m}x{n}x{k}"
         self.label = f"{m}x{n}x{k} {accum}"
         self.keys = keys
@@ -96,8 +96,10 @@ def load(db_path, shapes_files, accums, dgtune, protocol="cold-l2"):
             for accum in accums:
                 kv2 = dict(kv, accum=accum)
                 label = f"{m}x{n}x{k} {accum}"
-                probs = db.execute("SELECT id FROM problem WHERE m = ? AND n = ? AND k = ? AND accum = ?",
-                                   (m, n, k, accum)).fetchall()
+                # The line's scale mode (scale=, default per-tensor), so a DB with both modes holds one problem each.
+                scale = {"tensor": "per-tensor"}.get(kv2.get("scale", "per-tensor"), kv2.get("scale", "per-tensor"))
+                probs = db.execute("SELECT id FROM problem WHERE m = ? AND n = ? AND k = ? AND accum = ? "
+                                   "AND scale_mode = ? AND group_kind = 'none'", (m, n, k, accum, scale)).fetchall()
                 if len(probs) > 1:
                     raise SystemExit(f"{label}: {len(probs)} problems in the DB (other scale modes/outputs?); "
                                      "the fit handles one per shape")
@@ -133,7 +135,8 @@ def load(db_path, shapes_files, accums, dgtune, protocol="cold-l2"):
                 if info["measured_in_space"] == 0:
                     skipped.append((label, "no trial of a current space candidate"))
                     continue
-                out.append(Shape(m, n, k, accum, kv2.get("d", "bf16"), keys, times, info))
+                out.append(Shape(m, n, k, accum, kv2.get("d", "bf16"), keys, times, info,
+                                 block=kv2.get("scale") in ("block", "block1d1d")))
     return out, skipped
 
 
@@ -148,7 +151,7 @@ class Evaluator:
         for i, s in enumerate(shapes):
             start = len(cands)
             for key in s.keys:
-                cands.add(i, key, s.m, s.n, s.k, s.d)
+                cands.add(i, key, s.m, s.n, s.k, s.d, s.block)
             self.bounds.append((start, len(cands)))
         self.cols = cands.columns()
         self.times = np.concatenate([s.times for s in shapes])
@@ -236,15 +239,23 @@ def calibrate_cluster(ev, consts):
     return dict(consts, cluster=_short("cluster", (lo + hi) / 2))
 
 
-def descend(ev, start, top_k, tol, max_passes=30, log=None):
-    """Coordinate descent from `start` on the shapes of `ev`: (constants, objective, passes)."""
-    cur = calibrate_cluster(ev, start)
+def _fitted(field, fields):
+    """Whether the descent moves `field`: never launch_us and the resident cluster counts (NOT_FITTED) nor `cluster`
+    (calibrated); with `fields` (a set), only those."""
+    return field not in NOT_FITTED and field != "cluster" and (fields is None or field in fields)
+
+
+def descend(ev, start, top_k, tol, max_passes=30, log=None, fields=None):
+    """Coordinate descent from `start` on the shapes of `ev`: (constants, objective, passes). `fields`: the set of
+    fields it moves (None: every fitted one); `cluster` is calibrated only when it moves them all."""
+    calibrate = (lambda e, c: calibrate_cluster(e, c)) if fields is None else (lambda e, c: c)
+    cur = calibrate(ev, start)
     best = objective(ev.rows(cur, top_k, tol), tol)
     passes = 0
     for passes in range(1, max_passes + 1):
         changed = False
         for field in cost_model.FIELDS:
-            if field in NOT_FITTED or field == "cluster":
+            if not _fitted(field, fields):
                 continue
             for v in _candidates(field, cur[field]):
                 trial = dict(cur, **{field: v})
@@ -254,7 +265,7 @@ def descend(ev, start, top_k, tol, max_passes=30, log=None):
                     if log:
                         log(f"  pass {passes}: {field} = {v:.6g} -> objective {obj[0]:.4f} (tie-break {obj[1]:.4f})")
         # The other constants moved: the cluster factor follows the pairs again (the objective may get worse by it).
-        recal = calibrate_cluster(ev, cur)
+        recal = calibrate(ev, cur)
         if recal["cluster"] != cur["cluster"]:
             cur, changed = recal, True
             best = objective(ev.rows(cur, top_k, tol), tol)
@@ -265,11 +276,12 @@ def descend(ev, start, top_k, tol, max_passes=30, log=None):
     return cur, best, passes
 
 
-def perturbed(start, rng, spread=1.5):
-    """`start` with every fitted field multiplied by a log-uniform factor in [1/spread, spread], kept in BOUNDS."""
+def perturbed(start, rng, spread=1.5, fields=None):
+    """`start` with every fitted field (of `fields`, when given) multiplied by a log-uniform factor in
+    [1/spread, spread], kept in BOUNDS."""
     out = dict(start)
     for f in cost_model.FIELDS:
-        if f in NOT_FITTED:
+        if f in NOT_FITTED or (fields is not None and f not in fields):
             continue
         lo, hi = BOUNDS.get(f, (0.0, math.inf))
         v = start[f] * math.exp(rng.uniform(-math.log(spread), math.log(spread)))
@@ -277,15 +289,15 @@ def perturbed(start, rng, spread=1.5):
     return out
 
 
-def fit(ev, start, top_k, tol, restarts, seed, log=None):
+def fit(ev, start, top_k, tol, restarts, seed, log=None, fields=None):
     """The best of `restarts` coordinate descents on the shapes of `ev`: the first from `start`, the others from
     perturbed(start) with a random.Random(seed) stream. Ties go to the earlier descent (the one from `start` first).
     Returns (constants, objective, passes of the winning descent, index of the winning descent)."""
     rng = random.Random(seed)
     best = None
     for i in range(max(1, restarts)):
-        s = start if i == 0 else perturbed(start, rng)
-        consts, obj, passes = descend(ev, s, top_k, tol, log=log if i == 0 else None)
+        s = start if i == 0 else perturbed(start, rng, fields=fields)
+        consts, obj, passes = descend(ev, s, top_k, tol, log=log if i == 0 else None, fields=fields)
         if log:
             log(f"  descent {i}: objective {obj[0]:.4f} (tie-break {obj[1]:.4f}) after {passes} passes")
         if best is None or obj < best[1]:
@@ -319,6 +331,9 @@ def main():
     ap.add_argument("--fit-top-k", type=int, help="top K of the fit's objective (default --top-k; smaller asks the fit "
                     "for margin, the evaluation still uses --top-k)")
     ap.add_argument("--fit-tol", type=float, help="tolerance of the fit's objective (default --tol)")
+    ap.add_argument("--fields", help="comma-separated CostConstants fields to fit, the others kept at the start "
+                    "values (e.g. block_promote,block_promote_2g,block_load_latency for block-scaled data); default: "
+                    "every fitted field, with `cluster` calibrated")
     ap.add_argument("--seed", type=int, default=7, help="seed of the half split and of the restarts")
     ap.add_argument("--restarts", type=int, default=8, help="descents per fit: one from the start constants, the "
                     "others from random perturbations of them")
@@ -348,6 +363,12 @@ def main():
                s.trial_info["space_not_measured"]), space_not_measured_keys=s.trial_info["space_not_measured"])
                     for s in shapes]}
 
+    fields = None
+    if a.fields:
+        fields = set(a.fields.split(","))
+        for f in fields:
+            if f not in cost_model.FIELDS or f in NOT_FITTED or f == "cluster":
+                raise SystemExit(f"--fields: '{f}' is not a fitted CostConstants field")
     fit_k, fit_tol = a.fit_top_k or a.top_k, a.fit_tol if a.fit_tol is not None else a.tol
     rows0 = ev_all.rows(start, a.top_k, a.tol)
     doc["start"] = {"rows": rows0, "summary": summary(rows0), "objective": objective(rows0, a.tol)}
@@ -355,7 +376,7 @@ def main():
 
     if "full" in evals:
         t0 = time.time()
-        consts, obj, passes, which = fit(ev_all, start, fit_k, fit_tol, a.restarts, a.seed, log=print)
+        consts, obj, passes, which = fit(ev_all, start, fit_k, fit_tol, a.restarts, a.seed, log=print, fields=fields)
         rows = ev_all.rows(consts, a.top_k, a.tol)
         doc["full"] = {"constants": consts, "objective": obj, "passes": passes, "descent": which, "rows": rows,
                        "summary": summary(rows)}
@@ -367,7 +388,7 @@ def main():
     def held_out(fit_groups, eval_groups, name):
         fit_shapes = [s for s in shapes if s.group in fit_groups]
         eval_shapes = [s for s in shapes if s.group in eval_groups]
-        consts, obj, passes, which = fit(Evaluator(fit_shapes), start, fit_k, fit_tol, a.restarts, a.seed)
+        consts, obj, passes, which = fit(Evaluator(fit_shapes), start, fit_k, fit_tol, a.restarts, a.seed, fields=fields)
         fit_rows = Evaluator(fit_shapes).rows(consts, a.top_k, a.tol)
         rows = Evaluator(eval_shapes).rows(consts, a.top_k, a.tol)
         for r in rows:

@@ -33,14 +33,15 @@ import dgtune_shapes  # noqa: E402
 HEADER = os.path.join(os.path.dirname(os.path.dirname(TOOL_DIR)), "src", "space", "cost_model.hpp")
 
 
-def model_order(rows, m, n, k, consts):
+def model_order(rows, m, n, k, consts, block=False):
     """`dgtune space` rows (enumeration order) in rank_candidates' order (cost_model.rank_order): ascending estimate_us,
-    tied twins that differ only in promote_every by the WGMMA time, every other tie in the given order."""
+    tied twins that differ only in promote_every by the WGMMA time, every other tie in the given order. `block`: the
+    problem is block-scaled (scale=block or block1d1d)."""
     if not rows:
         return []
     cands = cost_model.Candidates()
     for r in rows:
-        cands.add(0, r["config"], m, n, k)
+        cands.add(0, r["config"], m, n, k, block=block)
     cols = cands.columns()
     _, wgmma = cost_model.estimate_terms(cols, 132, consts)
     return [rows[i] for i in cost_model.rank_order([r["estimate_us"] for r in rows], wgmma, cols["twin"])]
@@ -69,13 +70,14 @@ def main():
         args = [a.dgtune, "space", "--m", str(m), "--n", str(n), "--k", str(k), "--show", "kept", "--format", "json",
                 *s.cli_args()]
         space = json.loads(subprocess.run(args, check=True, capture_output=True, text=True).stdout)["rows"]
-        ranked = model_order(space, m, n, k, consts)
+        scale = {"tensor": "per-tensor"}.get(s.fields.get("scale", "per-tensor"), s.fields.get("scale", "per-tensor"))
+        ranked = model_order(space, m, n, k, consts, block=scale in ("block", "block1d1d"))
         accum = s.fields.get("accum", "promote")
         measured = dict(db.execute(  # ascending created_at: the latest trial of a config overwrites older ones
             "SELECT c.key, t.median_us FROM trial t JOIN problem p ON p.id = t.problem_id JOIN config c ON c.id = t.config_id "
-            "WHERE p.m = ? AND p.n = ? AND p.k = ? AND p.accum = ? AND t.status = 'ok' AND t.verify_ok = 1 "
-            "AND (t.protocol_name = ? OR t.protocol_name LIKE ?) "
-            "ORDER BY t.created_at, t.id", (m, n, k, accum, a.protocol, a.protocol + "-v%")))
+            "WHERE p.m = ? AND p.n = ? AND p.k = ? AND p.accum = ? AND p.scale_mode = ? AND p.group_kind = 'none' "
+            "AND t.status = 'ok' AND t.verify_ok = 1 AND (t.protocol_name = ? OR t.protocol_name LIKE ?) "
+            "ORDER BY t.created_at, t.id", (m, n, k, accum, scale, a.protocol, a.protocol + "-v%")))
         keys = {r["config"] for r in ranked}
         outside = sorted(c for c in measured if c not in keys)  # measured, but no longer a candidate of the space
         measured = {c: us for c, us in measured.items() if c in keys}

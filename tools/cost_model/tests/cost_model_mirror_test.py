@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """tools/cost_model/cost_model.py against the C++ estimate (ctest tools_cost_model_mirror): for a sample of problems and
-spaces that reaches every branch of estimate_us (split-K, 2- and 4-CTA clusters, a capped persistent grid, 32/64-byte
-swizzle, BLOCK_K 256, one consumer warpgroup on BLOCK_M 64, 1g/2g/2o/pp, fast promotion intervals, both rasterizations,
+spaces that reaches every branch of estimate_us (block scale modes, split-K, 2- and 4-CTA clusters, a capped persistent
+grid, 32/64-byte swizzle, BLOCK_K 256, one consumer warpgroup on BLOCK_M 64, 1g/2g/2o/pp, fast promotion intervals, both rasterizations,
 direct and TMA-store epilogues, bf16/f32/e4m3 output; with a nonzero load_latency_us, units bound by the pipeline-depth
 term and units not bound by it), the mirror's estimates with the header's constants must equal the `estimate_us` column
 of `dgtune space` (1e-12 relative) and rank the candidates in the same order; with a nonzero load_latency_us a mirror
@@ -48,6 +48,8 @@ with tempfile.TemporaryDirectory() as tmp:
         (64, 4096, 7168, ["--d", "e4m3"], "e4m3"),
         (4096, 2112, 7168, ["--space", space_path], "bf16"),
         (256, 7168, 16384, ["--space", space_path, "--accum", "fast"], "bf16"),
+        (8192, 4096, 7168, ["--scale", "block"], "bf16"),  # the block scale terms (block_promote, ...)
+        (64, 7168, 2048, ["--scale", "block1d1d"], "bf16"),
     ]
     seen = {}
     total = 0
@@ -56,8 +58,9 @@ with tempfile.TemporaryDirectory() as tmp:
         rows = cost_model.space_rows(DGTUNE, m, n, kk, extra)
         check(len(rows) > 0, f"{label}: no kept candidates")
         cands = cost_model.Candidates()
+        block = "block" in extra or "block1d1d" in extra
         for r in rows:
-            cands.add(0, r["config"], m, n, kk, d)
+            cands.add(0, r["config"], m, n, kk, d, block)
         cols = cands.columns()
         est, wgmma = cost_model.estimate_terms(cols, 132, k)
         check(np.array_equal(est, cost_model.estimate_us(cols, 132, k)), f"{label}: estimate_us != estimate_terms")
@@ -85,8 +88,15 @@ with tempfile.TemporaryDirectory() as tmp:
                 for (s1, e1), (s2, e2) in zip(v, v[1:]):
                     check(e2 <= e1, f"{label}: s{s2} estimates {e2} > s{s1} {e1} ({dict(rest)})")
                 seen["stage twins"] = seen.get("stage twins", 0) + len(v) - 1
+        # The block scale factors: a mirror without them (all 1) must disagree with dgtune on a block-scaled problem.
+        if block:
+            plain = cost_model.estimate_us(cols, 132, dict(k, block_promote=1.0, block_promote_2g=1.0,
+                                                           block_load_latency=1.0))
+            changed = int(np.sum(np.abs(plain / ref - 1) > 1e-9))
+            seen["block term changes an estimate"] = seen.get("block term changes an estimate", 0) + changed
         cluster = cols["cluster_m"] * cols["cluster_n"]
         for name, mask in {
+            "block scale": cols["block"], "per-tensor scale": ~cols["block"],
             "split-K": cols["split_k"] > 1, "2-CTA cluster": cluster == 2, "4-CTA cluster": cluster == 4,
             "cluster split": cols["split_cluster"] & (cols["split_k"] > 1),
             "sms cap": cols["sms"] > 0, "swizzle 64": cols["swizzle"] == 64, "swizzle 32": cols["swizzle"] == 32,

@@ -4,7 +4,8 @@ time of every candidate is the mirror's estimate under known constants that rank
 header's constants miss and a fit must find constants that pass with zero gap. Also: the latest of two trials of one
 config counts (an older, faster one must not become the winner), a trial timed under the other protocol kind (hot-graph,
 newer and far faster) is not a cold-l2 trial, neither for the fit nor for model_check.py, and is the only trial either
-reads with --protocol hot-graph; a shape without trials is listed as not measured, the held-out split keeps every shape
+reads with --protocol hot-graph; a block-scaled problem of the same M x N x K is another problem; --fields moves only
+the fields it names and refuses one that is not fitted; a shape without trials is listed as not measured, the held-out split keeps every shape
 once, and a --start file with an unknown field is refused naming it. Exit 77 without numpy.
 
   fit_cost_model_test.py path/to/dgtune
@@ -33,7 +34,8 @@ with tempfile.TemporaryDirectory() as tmp:
     db_path = os.path.join(tmp, "synthetic.db")
     db = sqlite3.connect(db_path)
     db.executescript("""
-        CREATE TABLE problem (id INTEGER PRIMARY KEY, m INTEGER, n INTEGER, k INTEGER, accum TEXT);
+        CREATE TABLE problem (id INTEGER PRIMARY KEY, m INTEGER, n INTEGER, k INTEGER, accum TEXT, scale_mode TEXT,
+                              group_kind TEXT);
         CREATE TABLE config (id INTEGER PRIMARY KEY, key TEXT UNIQUE);
         CREATE TABLE trial (id INTEGER PRIMARY KEY, device_id INTEGER, environment_id INTEGER, problem_id INTEGER,
                             config_id INTEGER, status TEXT, verify_ok INTEGER, median_us REAL, protocol_name TEXT,
@@ -43,7 +45,7 @@ with tempfile.TemporaryDirectory() as tmp:
     truth_winner = {}
     hot_only = {}  # shape -> (config, us) of its one hot-graph trial
     for pid, (m, n, k) in enumerate(SHAPES, 1):
-        db.execute("INSERT INTO problem VALUES (?, ?, ?, ?, 'promote')", (pid, m, n, k))
+        db.execute("INSERT INTO problem VALUES (?, ?, ?, ?, 'promote', 'per-tensor', 'none')", (pid, m, n, k))
         rows = cost_model.space_rows(DGTUNE, m, n, k)
         cands = cost_model.Candidates()
         for r in rows:
@@ -68,6 +70,13 @@ with tempfile.TemporaryDirectory() as tmp:
                    (pid, config_ids[slow2], float(np.min(times)) / 100))
         truth_winner[f"{m}x{n}x{k}"] = float(np.min(times))
         hot_only[f"{m}x{n}x{k}"] = (slow2, float(np.min(times)) / 100)
+    # The same M x N x K block-scaled, with a trial a thousand times faster: another problem, which the per-tensor
+    # lines of the shapes file must not read (the scale mode is part of the problem).
+    m, n, k = SHAPES[0]
+    db.execute("INSERT INTO problem VALUES (100, ?, ?, ?, 'promote', 'block', 'none')", (m, n, k))
+    db.execute("INSERT INTO trial (device_id, environment_id, problem_id, config_id, status, verify_ok, median_us, "
+               "protocol_name, created_at) VALUES (1, 2, 100, 1, 'ok', 1, ?, 'cold-l2-v1', '2026-11-30T12:00:00Z')",
+               (truth_winner[f"{m}x{n}x{k}"] / 1000,))
     db.commit()
     db.close()
 
@@ -124,6 +133,20 @@ with tempfile.TemporaryDirectory() as tmp:
     for r in json.load(open(hot_fit))["start"]["rows"]:
         check(abs(r["winner_us"] - hot_only[r["shape"]][1]) < 1e-9 * hot_only[r["shape"]][1],
               f"fit hot-graph {r['shape']}: winner {r['winner_us']} us")
+
+    # --fields: only the named constants move (the synthetic truth differs in l2_tbps alone, so fitting it suffices).
+    only = os.path.join(tmp, "fit-fields.json")
+    run = subprocess.run([sys.executable, FIT, "--db", db_path, "--shapes", shapes_path, "--accum", "promote",
+                          "--dgtune", DGTUNE, "--eval", "full", "--restarts", "1", "--fields", "l2_tbps", "--json",
+                          only], capture_output=True, text=True)
+    check(run.returncode == 0, f"fit --fields: exit {run.returncode}, {run.stderr[-2000:]}")
+    doc = json.load(open(only))
+    moved = sorted(f for f, v in doc["full"]["constants"].items() if v != header[f])
+    check(moved == ["l2_tbps"], f"fit --fields l2_tbps moved {moved}")
+    check(all(r["ok"] for r in doc["full"]["rows"]), "fit --fields l2_tbps: misses")
+    run = subprocess.run([sys.executable, FIT, "--db", db_path, "--shapes", shapes_path, "--dgtune", DGTUNE,
+                          "--fields", "launch_us", "--eval", "none"], capture_output=True, text=True)
+    check(run.returncode != 0 and "'launch_us'" in run.stderr, f"--fields launch_us: {run.returncode}, {run.stderr!r}")
 
     bad = os.path.join(tmp, "bad.json")
     json.dump({"sm_flops": 5e12, "tma_stor": 0.5}, open(bad, "w"))
