@@ -99,7 +99,8 @@ void add_sweep(CLI::App& app, Action& action) {
                  "exhaustive: every kept candidate; model: only the --top-k best by the analytic estimate")
       ->check(CLI::IsMember({"exhaustive", "model"}))
       ->capture_default_str();
-  cmd.add_option("--top-k", a.top_k, "with --strategy model: candidates to measure per shape")
+  cmd.add_option("--top-k", a.top_k, "with --strategy model: candidates to measure per shape (a dense line also measures the loader's "
+                 "default config when the K best leave it out)")
       ->transform(count(1, std::numeric_limits<int>::max()))
       ->capture_default_str();
   cmd.add_option("--max-candidates", a.max_candidates,

@@ -3,8 +3,8 @@
 // issue. The idea is DeepGEMM's (deep_gemm/jit/interleave_ffma.py, "FFMA SASS interleaving" in its README): in the
 // first 9/16 of every run of at least 8 consecutive FFMAs, an FFMA that holds its second source in the operand
 // reuse cache loses that reuse flag and has its yield control bit flipped. Both are scheduling hints in the
-// instruction's control bits: the arithmetic (and so every output bit) is unchanged, which the GPU tests check
-// (bitwise equal outputs with and without the edit, tools/kernel_ab).
+// instruction's control bits: the arithmetic (and so every output bit) is unchanged, which tools/kernel_ab checks when
+// it measures the edit (--ffma-interleave-new: outputs of both sides compared bitwise).
 // Off by default (jit::CompileOptions): on the H200 it made our block-scaled grouped kernels 1.6% slower and did not
 // pay on the large dense ones (results/h200/ffma-interleave-2026-12-04.md; not profiled: the reuse flags it clears
 // avoid register-bank conflicts, which is one candidate reason).
@@ -25,7 +25,7 @@ namespace dgt::jit {
 /// What one pass changed.
 struct FfmaInterleaveStats {
   int text_sections = 0;  ///< executable sections (".text.<kernel>") walked
-  int segments = 0;       ///< runs of >= kMinRun consecutive register-form FFMAs
+  int segments = 0;       ///< runs of >= kFfmaMinRun consecutive register-form FFMAs
   int changed = 0;        ///< FFMAs whose reuse flag was cleared and yield bit flipped
 };
 

@@ -67,7 +67,7 @@ struct CostConstants {
   // ring carries the scale loads. Fitted on 2026-12-04 alone (fit_cost_model.py --fields, the constants above kept)
   // on the exhaustive cold-l2-v1 sweep of the 35 shapes of deepseek-v3-block.txt (7578 trials, H200,
   // results/h200/block-defaults-2026-12-04.md): without them the model's top 8 missed the winner by 4-26% on 12 of
-  // its 14 M >= 4096 shapes (it ranked 1g BLOCK_N 152-160 tiles first, measured 20% slower than 128x128 2g); with
+  // its 14 M >= 4096 shapes (it ranked 1g BLOCK_N 136-160 tiles first, measured 10-25% slower than 128x128 2g); with
   // them the top 8 holds one within 3% on 33 of 35, as the top 16 did before (misses: 1x and 128x7168x16384).
   // Not fitted on block1d1d trials (none measured): that mode takes the same factors.
   double block_promote = 0.7343;      ///< factor on `promote` (1g) in a block scale mode

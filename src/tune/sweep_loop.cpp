@@ -82,11 +82,12 @@ std::vector<ShapeOutcome> run_sweep(const std::vector<SweepLane>& lanes, const s
       keep = std::min<size_t>(keep, opts.max_candidates);
     const bool cut = keep < ranked.size();
     ranked.resize(keep);
-    // A dense line the model strategy cut also measures the loader's default config (dgt::default_config) when the
-    // cut left it out and it is legal, so a tuned winner is never slower than what runs untuned. The estimate can be
-    // far off for a whole mode: on the H200, before the cost model's block-scale terms, its top 8 for DeepSeek-V3's
-    // M >= 4096 block-scaled shapes held only 1g BLOCK_N 152-160 configs, up to 20% slower than the default
-    // (results/h200/block-defaults-2026-12-04.md). --max-candidates stays a cap: it adds nothing.
+    // A dense line the model strategy cut also measures the loader's default config (dgt::default_config, the kernel
+    // the loader falls back to without a tuned config) when the cut left it out and it is legal, so a tuned winner is
+    // never slower than that fallback. The estimate can be far off for a whole mode: on the H200, before the cost
+    // model's block-scale terms, its top 8 for DeepSeek-V3's M >= 4096 block-scaled shapes held only 1g BLOCK_N
+    // 136-160 configs, and on 4 of those 14 shapes the default beat all eight (by up to 12%;
+    // results/h200/block-defaults-2026-12-04.md). --max-candidates stays a cap: it adds nothing.
     if (!shapes[i].grouped && cut && opts.strategy == Strategy::kModel) {
       const KernelConfig d = default_config(p);
       ResourceReport res = evaluate_resources(KernelSpec::of(d, p));

@@ -100,6 +100,12 @@ TEST_F(SweepDefaults, NothingAddedWhenTheDefaultIsRankedOrTheCutIsACap) {
   const std::vector<KernelConfig> got = sweep(line, model);
   EXPECT_EQ(got, top(p, size_t(model.top_k)));
   EXPECT_EQ(std::count(got.begin(), got.end(), d), 1);
+  // An exhaustive sweep and a top K past the space's size: every candidate once, in ranked order, nothing added.
+  EXPECT_EQ(sweep(line, SweepOptions{}), all);
+  SweepOptions uncut;
+  uncut.strategy = Strategy::kModel;
+  uncut.top_k = int(all.size()) + 5;
+  EXPECT_EQ(sweep(line, uncut), all);
 }
 
 }  // namespace

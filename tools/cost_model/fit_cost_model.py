@@ -85,6 +85,20 @@ class Shape:
         self.winner_us = float(np.nanmin(times))  # the winner itself depends on the ranking when times tie
 
 
+def problem_filter(db, scale):
+    """(SQL condition, its arguments) on `problem` for a dense problem of the shapes-file scale `scale` ("tensor" /
+    "per-tensor", "channel", "block", "block1d1d"), so a DB that holds one M x N x K in several modes gives one problem
+    each. A DB older than the grouped schema has no group_kind column (every problem is dense); one of dgtune 0.1
+    (schema 1) spells per-tensor "per_tensor"."""
+    scale = "per-tensor" if scale in ("tensor", "per-tensor") else scale
+    names = [scale, "per_tensor"] if scale == "per-tensor" else [scale]
+    cond = f"scale_mode IN ({', '.join('?' * len(names))})"
+    cols = {row[1] for row in db.execute("PRAGMA table_info(problem)")}
+    if "group_kind" in cols:
+        cond += " AND group_kind = 'none'"
+    return cond, names
+
+
 def load(db_path, shapes_files, accums, dgtune, protocol="cold-l2"):
     """The data set for the shapes files x accums, trials of the protocol kind `protocol` ("cold-l2": cold-l2-v1,
     cold-l2-v2, ...): (shapes with trials, not measured [(label, why)])."""
@@ -96,10 +110,9 @@ def load(db_path, shapes_files, accums, dgtune, protocol="cold-l2"):
             for accum in accums:
                 kv2 = dict(kv, accum=accum)
                 label = f"{m}x{n}x{k} {accum}"
-                # The line's scale mode (scale=, default per-tensor), so a DB with both modes holds one problem each.
-                scale = {"tensor": "per-tensor"}.get(kv2.get("scale", "per-tensor"), kv2.get("scale", "per-tensor"))
-                probs = db.execute("SELECT id FROM problem WHERE m = ? AND n = ? AND k = ? AND accum = ? "
-                                   "AND scale_mode = ? AND group_kind = 'none'", (m, n, k, accum, scale)).fetchall()
+                where, args_ = problem_filter(db, kv2.get("scale", "per-tensor"))
+                probs = db.execute("SELECT id FROM problem WHERE m = ? AND n = ? AND k = ? AND accum = ? AND " + where,
+                                   (m, n, k, accum, *args_)).fetchall()
                 if len(probs) > 1:
                     raise SystemExit(f"{label}: {len(probs)} problems in the DB (other scale modes/outputs?); "
                                      "the fit handles one per shape")

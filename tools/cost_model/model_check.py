@@ -29,6 +29,7 @@ sys.path.insert(0, os.path.dirname(TOOL_DIR))  # tools/: the shapes-file reader
 sys.path.insert(0, TOOL_DIR)  # the mirror, for the WGMMA time that breaks ties of promote_every twins
 import cost_model  # noqa: E402
 import dgtune_shapes  # noqa: E402
+import fit_cost_model  # noqa: E402  (problem_filter: one problem per scale mode, any schema)
 
 HEADER = os.path.join(os.path.dirname(os.path.dirname(TOOL_DIR)), "src", "space", "cost_model.hpp")
 
@@ -70,14 +71,15 @@ def main():
         args = [a.dgtune, "space", "--m", str(m), "--n", str(n), "--k", str(k), "--show", "kept", "--format", "json",
                 *s.cli_args()]
         space = json.loads(subprocess.run(args, check=True, capture_output=True, text=True).stdout)["rows"]
-        scale = {"tensor": "per-tensor"}.get(s.fields.get("scale", "per-tensor"), s.fields.get("scale", "per-tensor"))
+        scale = s.fields.get("scale", "per-tensor")
         ranked = model_order(space, m, n, k, consts, block=scale in ("block", "block1d1d"))
+        where, where_args = fit_cost_model.problem_filter(db, scale)
         accum = s.fields.get("accum", "promote")
         measured = dict(db.execute(  # ascending created_at: the latest trial of a config overwrites older ones
             "SELECT c.key, t.median_us FROM trial t JOIN problem p ON p.id = t.problem_id JOIN config c ON c.id = t.config_id "
-            "WHERE p.m = ? AND p.n = ? AND p.k = ? AND p.accum = ? AND p.scale_mode = ? AND p.group_kind = 'none' "
-            "AND t.status = 'ok' AND t.verify_ok = 1 AND (t.protocol_name = ? OR t.protocol_name LIKE ?) "
-            "ORDER BY t.created_at, t.id", (m, n, k, accum, scale, a.protocol, a.protocol + "-v%")))
+            "WHERE p.m = ? AND p.n = ? AND p.k = ? AND p.accum = ? AND p.id IN (SELECT id FROM problem WHERE " + where +
+            ") AND t.status = 'ok' AND t.verify_ok = 1 AND (t.protocol_name = ? OR t.protocol_name LIKE ?) "
+            "ORDER BY t.created_at, t.id", (m, n, k, accum, *where_args, a.protocol, a.protocol + "-v%")))
         keys = {r["config"] for r in ranked}
         outside = sorted(c for c in measured if c not in keys)  # measured, but no longer a candidate of the space
         measured = {c: us for c, us in measured.items() if c in keys}

@@ -4,7 +4,8 @@ time of every candidate is the mirror's estimate under known constants that rank
 header's constants miss and a fit must find constants that pass with zero gap. Also: the latest of two trials of one
 config counts (an older, faster one must not become the winner), a trial timed under the other protocol kind (hot-graph,
 newer and far faster) is not a cold-l2 trial, neither for the fit nor for model_check.py, and is the only trial either
-reads with --protocol hot-graph; a block-scaled problem of the same M x N x K is another problem; --fields moves only
+reads with --protocol hot-graph; a block-scaled problem of the same M x N x K is another problem, and a DB without group_kind that spells
+per-tensor "per_tensor" (older schemas) reads the same; --fields moves only
 the fields it names and refuses one that is not fitted; a shape without trials is listed as not measured, the held-out split keeps every shape
 once, and a --start file with an unknown field is refused naming it. Exit 77 without numpy.
 
@@ -133,6 +134,30 @@ with tempfile.TemporaryDirectory() as tmp:
     for r in json.load(open(hot_fit))["start"]["rows"]:
         check(abs(r["winner_us"] - hot_only[r["shape"]][1]) < 1e-9 * hot_only[r["shape"]][1],
               f"fit hot-graph {r['shape']}: winner {r['winner_us']} us")
+
+    # A DB older than the grouped schema (no group_kind column) that spells per-tensor "per_tensor" (dgtune 0.1):
+    # the same problems and winners (the block-scaled copy of SHAPES[0] left out).
+    old_db = os.path.join(tmp, "old-schema.db")
+    db = sqlite3.connect(old_db)
+    db.execute("ATTACH DATABASE ? AS new", (db_path,))
+    db.executescript("""
+        CREATE TABLE problem (id INTEGER PRIMARY KEY, m INTEGER, n INTEGER, k INTEGER, accum TEXT, scale_mode TEXT);
+        INSERT INTO problem SELECT id, m, n, k, accum, 'per_tensor' FROM new.problem WHERE scale_mode = 'per-tensor';
+        CREATE TABLE config AS SELECT * FROM new.config;
+        CREATE TABLE trial AS SELECT * FROM new.trial WHERE problem_id IN (SELECT id FROM problem);
+    """)
+    db.commit()
+    db.close()
+    old_fit = os.path.join(tmp, "fit-old.json")
+    run = subprocess.run([sys.executable, FIT, "--db", old_db, "--shapes", shapes_path, "--accum", "promote",
+                          "--dgtune", DGTUNE, "--eval", "none", "--json", old_fit], capture_output=True, text=True)
+    check(run.returncode == 0, f"fit on an old-schema DB: exit {run.returncode}, {run.stderr[-2000:]}")
+    old_rows = json.load(open(old_fit))["start"]["rows"]
+    check(sorted((r["shape"], r["winner_us"]) for r in old_rows) ==
+          sorted((r["shape"], r["winner_us"]) for r in doc["start"]["rows"]), f"old-schema DB rows differ: {old_rows}")
+    run = subprocess.run([sys.executable, MODEL_CHECK, "--db", old_db, "--shapes", shapes_path, "--dgtune", DGTUNE],
+                         capture_output=True, text=True)
+    check(run.returncode in (0, 1), f"model_check on an old-schema DB: exit {run.returncode}, {run.stderr[-2000:]}")
 
     # --fields: only the named constants move (the synthetic truth differs in l2_tbps alone, so fitting it suffices).
     only = os.path.join(tmp, "fit-fields.json")
