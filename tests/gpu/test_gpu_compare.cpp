@@ -1,4 +1,5 @@
-// `dgtune compare` on the GPU, end to end through the binary (DGT_DGTUNE_BIN): two shapes (one with a DB
+// `dgtune compare` on the GPU, end to end through the binary ($DGTUNE_BIN when set, for a build carried to another
+// path; else the build's, DGT_DGTUNE_BIN): two shapes (one with a DB
 // winner, one without: default config) in both protocols, samples saved with --save; and the loader
 // reading an exported table (GemmOptions::table) instead of a DB.
 #include "harness.hpp"
@@ -6,6 +7,7 @@
 #include <stdio.h>
 #include <sys/wait.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -25,9 +27,15 @@ struct CliRun {
   std::string out, err;
 };
 
+/// The dgtune binary: $DGTUNE_BIN when set (a build copied elsewhere, e.g. to a GPU machine), else the build's.
+std::string dgtune_bin() {
+  const char* env = std::getenv("DGTUNE_BIN");
+  return env && *env ? env : DGT_DGTUNE_BIN;
+}
+
 CliRun run_dgtune(const std::string& args, const std::string& err_file) {
   CliRun r;
-  const std::string cmd = std::string(DGT_DGTUNE_BIN) + " " + args + " 2>" + err_file;
+  const std::string cmd = dgtune_bin() + " " + args + " 2>" + err_file;
   FILE* f = popen(cmd.c_str(), "r");
   if (!f) return r;
   char buf[4096];
