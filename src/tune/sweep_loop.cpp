@@ -82,6 +82,9 @@ std::vector<ShapeOutcome> run_sweep(const std::vector<SweepLane>& lanes, const s
       keep = std::min<size_t>(keep, opts.max_candidates);
     const bool cut = keep < ranked.size();
     ranked.resize(keep);
+    auto absent = [&ranked](const KernelConfig& c) {
+      return std::none_of(ranked.begin(), ranked.end(), [&](const Candidate& r) { return r.config == c; });
+    };
     // A dense line the model strategy cut also measures the loader's default config (dgt::default_config, the kernel
     // the loader falls back to without a tuned config) when the cut left it out and it is legal, so a tuned winner is
     // never slower than that fallback. The estimate can be far off for a whole mode: on the H200, before the cost
@@ -91,15 +94,13 @@ std::vector<ShapeOutcome> run_sweep(const std::vector<SweepLane>& lanes, const s
     if (!shapes[i].grouped && cut && opts.strategy == Strategy::kModel) {
       const KernelConfig d = default_config(p);
       ResourceReport res = evaluate_resources(KernelSpec::of(d, p));
-      if (res.ok() && std::none_of(ranked.begin(), ranked.end(), [&](const Candidate& r) { return r.config == d; }))
-        ranked.push_back(Candidate{d, std::move(res), "loader default", ""});
+      if (res.ok() && absent(d)) ranked.push_back(Candidate{d, std::move(res), "loader default", ""});
     }
     // A grouped line also measures the default rule's configs (space/grouped_defaults.hpp) when the cut left them out:
     // the cost model ranks the dense view, and a tuned winner must never be slower than what runs untuned.
     if (shapes[i].grouped)
       for (const KernelConfig& c : grouped_default_configs(*shapes[i].grouped))
-        if (std::none_of(ranked.begin(), ranked.end(), [&](const Candidate& r) { return r.config == c; }))
-          ranked.push_back(Candidate{c, evaluate_resources(KernelSpec::of(c, p)), "grouped default", ""});
+        if (absent(c)) ranked.push_back(Candidate{c, evaluate_resources(KernelSpec::of(c, p)), "grouped default", ""});
     out[i].candidates = static_cast<int>(ranked.size());
     const std::set<std::string> stored = db.stored_config_keys(scope, p, protocol);  // one query per shape
     for (Candidate& cand : ranked) {

@@ -20,6 +20,8 @@ FIELDS = ["sm_flops", "n_half", "one_wg_m64", "promote", "promote_2g", "cluster"
           "k_block_us", "unit_us", "tma_store", "l2_tbps", "dram_tbps", "reduce_tbps", "resident_clusters_2",
           "resident_clusters_3", "resident_clusters_4", "resident_clusters_6", "resident_clusters_8", "launch_us",
           "load_latency_us", "block_promote", "block_promote_2g", "block_load_latency"]
+# Shapes-file / DB scale modes that take the block-scale factors (the C++ is_block_scaled).
+BLOCK_SCALES = ("block", "block1d1d")
 INT_FIELDS = {"resident_clusters_2", "resident_clusters_3", "resident_clusters_4", "resident_clusters_6",
               "resident_clusters_8"}
 
@@ -80,7 +82,7 @@ class Candidates:
 
     def add(self, shape, key, m, n, k, d="bf16", block=False):
         """One candidate `key` of `shape` on an M x N x K problem with output type `d`; `block`: a block scale mode
-        (scale=block or block1d1d, the C++ is_block_scaled)."""
+        (one of BLOCK_SCALES)."""
         c = parse_key(key)
         twin = (shape, tuple(v for f, v in c.items() if f != "promote_every"))
         c.update(shape=shape, m=m, n=n, k=k, d_bytes=_DTYPE_BYTES[d], block=bool(block),

@@ -149,7 +149,7 @@ def load(db_path, shapes_files, accums, dgtune, protocol="cold-l2"):
                     skipped.append((label, "no trial of a current space candidate"))
                     continue
                 out.append(Shape(m, n, k, accum, kv2.get("d", "bf16"), keys, times, info,
-                                 block=kv2.get("scale") in ("block", "block1d1d")))
+                                 block=kv2.get("scale") in cost_model.BLOCK_SCALES))
     return out, skipped
 
 
@@ -380,7 +380,7 @@ def main():
     if a.fields:
         fields = set(a.fields.split(","))
         for f in fields:
-            if f not in cost_model.FIELDS or f in NOT_FITTED or f == "cluster":
+            if f not in cost_model.FIELDS or not _fitted(f, None):
                 raise SystemExit(f"--fields: '{f}' is not a fitted CostConstants field")
     fit_k, fit_tol = a.fit_top_k or a.top_k, a.fit_tol if a.fit_tol is not None else a.tol
     rows0 = ev_all.rows(start, a.top_k, a.tol)

@@ -72,7 +72,7 @@ def main():
                 *s.cli_args()]
         space = json.loads(subprocess.run(args, check=True, capture_output=True, text=True).stdout)["rows"]
         scale = s.fields.get("scale", "per-tensor")
-        ranked = model_order(space, m, n, k, consts, block=scale in ("block", "block1d1d"))
+        ranked = model_order(space, m, n, k, consts, block=scale in cost_model.BLOCK_SCALES)
         where, where_args = fit_cost_model.problem_filter(db, scale)
         accum = s.fields.get("accum", "promote")
         measured = dict(db.execute(  # ascending created_at: the latest trial of a config overwrites older ones

@@ -83,15 +83,13 @@ int run_grouped_ab(const GroupedAbArgs& a) {
     const auto gen = std::make_shared<const jit::GeneratedKernel>(
         jit::generate_grouped_gemm(spec, g.kind, KernelCache::require_legal(spec)));
     for (size_t side = 0; side < trees.size(); ++side) {
-      const bool is_new = trees[side] == nullptr;
       jit::CompileOptions options;
-      options.ffma_interleave = is_new && a.interleave_new;
+      options.ffma_interleave = trees[side] == nullptr && a.interleave_new;  // the new side only
       futures.push_back(pool.submit([gen, &cubins, t = trees[side].get(), options] {
-        if (t) return jit::compile_with_sources(gen->source, gen->program_name, gen->name_expression, t->sources, options);
-        if (options.ffma_interleave)
-          return jit::compile_with_sources(gen->source, gen->program_name, gen->name_expression, jit::embedded_sources(),
-                                           options);
-        return cubins.get_or_compile(*gen);
+        // The cubin cache holds the build's own code without edits; anything else is compiled here.
+        if (!t && !options.ffma_interleave) return cubins.get_or_compile(*gen);
+        return jit::compile_with_sources(gen->source, gen->program_name, gen->name_expression,
+                                         t ? t->sources : jit::embedded_sources(), options);
       }));
     }
   }

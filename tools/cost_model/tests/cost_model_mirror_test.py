@@ -58,7 +58,7 @@ with tempfile.TemporaryDirectory() as tmp:
         rows = cost_model.space_rows(DGTUNE, m, n, kk, extra)
         check(len(rows) > 0, f"{label}: no kept candidates")
         cands = cost_model.Candidates()
-        block = "block" in extra or "block1d1d" in extra
+        block = any(s in extra for s in cost_model.BLOCK_SCALES)
         for r in rows:
             cands.add(0, r["config"], m, n, kk, d, block)
         cols = cands.columns()
