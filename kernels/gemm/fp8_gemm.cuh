@@ -28,7 +28,7 @@
 //    of |products| of its P k-blocks, i.e. it grows with P x BLOCK_K, not with K.
 //    (src/bench/verify.hpp states the thresholds the tests apply.)
 //
-// Mainloop schedules (kMainloop): 1 = 1g, one WGMMA group in flight (gemm/mainloop_1g.cuh); 2 = 2g, two groups
+// Mainloop schedules (kMainloop): 1 = 1g, one promotion group in flight (gemm/mainloop_1g.cuh); 2 = 2g, two groups
 // in flight with two partial buffers (mainloop_2g.cuh); 3 = 2o, 2g plus epilogue overlap (mainloop_2o.cuh);
 // 4 = pp, ping-pong: the two consumer warpgroups take alternate tiles (mainloop_pp.cuh). 1g, 2g and 2o add the
 // same partials in the same order: their output is bitwise identical.

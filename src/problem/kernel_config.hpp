@@ -21,7 +21,8 @@ enum class Raster { kAlongM, kAlongN };
 enum class Epilogue { kDirect, kTma };
 
 /// Consumer mainloop schedule (kernels/gemm/mainloop_1g.cuh, mainloop_2g.cuh, mainloop_2o.cuh, mainloop_pp.cuh).
-/// k1g: one WGMMA group in flight (issue a k-block, wait for it, release the stage, promote); the schedule of
+/// k1g: one promotion group in flight (issue a k-block, wait for it, release the stage, promote; with P > 1 the
+/// group's k-blocks are issued one ahead into the same partial buffer and only its last is waited for); the schedule of
 /// dgtune <= 0.1 and what keys without the token mean. k2g: two groups in flight with two partial-accumulator
 /// buffers (3 x BLOCK_N / 2 accumulator registers per m64 slice instead of 2 x). k2o: k2g plus epilogue overlap: the
 /// next tile's first k-block is issued into the free partial buffer before the current tile's epilogue, so the

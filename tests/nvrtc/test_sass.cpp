@@ -73,14 +73,22 @@ TEST(Sass, MainloopHasQgmmaNoLocalMemoryNoR2urInTheWindow) {
   // The one allowance: in 64x256 pp, ptxas carries the stage index across the epilogue in a vector register
   // and moves it to a uniform one (two R2UR) in the first window of each tile; its k-block loop has none
   // (read in the SASS, 2026-11-29). Once per tile, not per k-block, which is what this check guards.
+  // The same once per promotion group in 1g with P > 1 (k-blocks issued one ahead inside a group): ptxas keeps the
+  // phase in a vector register across the group's promotion and moves it to uniform registers (two R2UR) in the
+  // group's first window; the unrolled loop over the group's other k-blocks has none (read in the SASS, 2026-12-04).
+  // Once per P k-blocks.
   const std::string per_tile_r2ur = "64x256x128_s4_wg2_sw128_c1x1_rm8_tma_sk1_sm0_pp_p16";
+  const auto r2ur_allowed = [&](const std::string& key) {
+    const KernelConfig c = KernelConfig::parse_key(key);
+    return key == per_tile_r2ur || (c.mainloop == Mainloop::k1g && c.promote_every > 1) ? 2 : 0;
+  };
   for (const auto& [key, accum] : kernels) {
     const SassReport r = compile_and_analyze(spec_of(key, accum));
     EXPECT_GT(r.qgmma, 0) << key;
     EXPECT_EQ(r.slow_mma, 0) << key;
     EXPECT_EQ(r.local_memory, 0) << key;
     EXPECT_GT(r.windows, 0) << key << ": no full-barrier wait followed by QGMMAs found";
-    EXPECT_LE(r.r2ur_in_windows, key == per_tile_r2ur ? 2 : 0)
+    EXPECT_LE(r.r2ur_in_windows, r2ur_allowed(key))
         << key << ": R2UR between the full-barrier wait and the last QGMMA, e.g. '" << r.first_offender << "'";
   }
 }
