@@ -101,7 +101,8 @@ std::vector<Candidate> rank_candidates(const SearchSpace& space, const Problem& 
 /// The documented default config for shapes the tuning DB does not know (used by the loader):
 /// BLOCK_M = 64 (one consumer warpgroup) when M <= 64, else 128 (two consumer warpgroups);
 /// BLOCK_N = 128, or N rounded up to 16 when N < 128; BLOCK_K = 128; 128-byte swizzle; the deepest
-/// pipeline (<= 8 stages) that fits shared memory; raster along M, group 8; direct epilogue; no split;
+/// pipeline (<= 8 stages) that fits shared memory with its epilogue; raster along M, group 8; the TMA-store
+/// epilogue where D's rows are 16-byte multiples (rule P3: ldd x bytes of D's type % 16 == 0), else the direct one; no split;
 /// two WGMMA groups in flight, which promote every k-block in both accumulation modes (rule R20). Where
 /// that is illegal for the problem's scale mode (block1d1d's column scales, R10), BLOCK_N shrinks by 16
 /// until it is legal.

@@ -363,9 +363,22 @@ TEST(CostModel, DefaultConfigIsLegalAndDocumented) {
     EXPECT_TRUE(evaluate_resources(KernelSpec::of(c, p)).ok()) << c.key();
     EXPECT_EQ(c.block_m, p.m <= 64 ? 64 : 128);
   }
-  // 7 * 32 KiB + 1136 = 230512 <= 232448
+  // The TMA-store epilogue where D's rows are 16-byte multiples (P3); its staging tile leaves room for 6 stages.
   EXPECT_EQ(default_config(Problem::dense(4096, 4096, 4096)).key(),
-            "128x128x128_s7_wg2_sw128_c1x1_rm8_direct_sk1_sm0_2g_p1");
+            "128x128x128_s6_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1");
+  // An odd ldd (4097 x 2 bytes is no multiple of 16) takes the direct epilogue and its deeper ring:
+  // 7 * 32 KiB + 1136 = 230512 <= 232448.
+  Problem odd_ldd = Problem::dense(4096, 4096, 4096);
+  odd_ldd.ldd = 4097;
+  EXPECT_EQ(default_config(odd_ldd).key(), "128x128x128_s7_wg2_sw128_c1x1_rm8_direct_sk1_sm0_2g_p1");
+  EXPECT_EQ(problem_fit(default_config(odd_ldd), odd_ldd), "");
+  // f32 output: ldd % 4; e4m3 output: ldd % 16 (P3 in bytes).
+  Problem f32 = Problem::dense(4096, 4096, 4096);
+  f32.d = DType::kF32;
+  f32.ldd = 4100;
+  EXPECT_EQ(default_config(f32).epilogue, Epilogue::kTma);
+  f32.ldd = 4098;
+  EXPECT_EQ(default_config(f32).epilogue, Epilogue::kDirect);
   Problem fast = Problem::dense(4096, 4096, 4096);
   fast.accum = Accum::kFast;
   EXPECT_EQ(default_config(fast).promote_every, 1);  // two groups in flight promote every k-block (R20)
