@@ -125,6 +125,7 @@ CompiledKernel compile_with_sources(const std::string& source, const std::string
               program_name, w, out.log);
   parse_ptxas_report(out.log, out.lowered_name, out);
   if (options.ffma_interleave) out.ffma_interleaved = interleave_ffma(out.cubin).changed;
+  if (options.ffma_scale_reuse) out.ffma_interleaved += reuse_ffma_scale(out.cubin).changed;
   out.compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   return out;
 }

@@ -27,6 +27,12 @@ struct CompileOptions {
   /// small-M ones 2-7% faster (results/h200/ffma-interleave-2026-12-04.md); tools/kernel_ab --ffma-interleave-new
   /// measures it again.
   bool ffma_interleave = false;
+  /// The FFMA scale-reuse edit (jit/ffma_interleave.hpp): the reuse flag of Rb on every FFMA of a run that shares it
+  /// with the next. Off: on the H200 it made the block-scaled kernels 3-5% slower (dense 0.969, grouped 0.947;
+  /// results/h200/block-profile-2026-12-04.md); tools/kernel_ab --ffma-reuse-new measures it again.
+  bool ffma_scale_reuse = false;
+  /// Whether any edit is on (the cubin cache holds unedited code only).
+  bool any() const { return ffma_interleave || ffma_scale_reuse; }
 };
 
 /// Name and version of the default post-compile edits, for the kernel hash ("" when none is on by default).

@@ -50,11 +50,29 @@ void edit_run(uint8_t* run, size_t n, FfmaInterleaveStats& stats) {
   }
 }
 
-}  // namespace
+// One run: set Rb's reuse flag on every FFMA whose successor in the run reads the same Rb.
+void reuse_scale_run(uint8_t* run, size_t n, FfmaInterleaveStats& stats) {
+  for (size_t i = 0; i + 1 < n; ++i) {
+    uint8_t* instr = run + i * kInstrBytes;
+    const auto rb = [](const uint8_t* p) { return static_cast<uint32_t>((load64(p) >> 32) & 0xff); };
+    const auto rd = [](const uint8_t* p) { return static_cast<uint32_t>((load64(p) >> 16) & 0xff); };
+    // Guard predicate bits [12, 16): 0x7 is PT, not negated (an unpredicated instruction).
+    const auto unpredicated = [](const uint8_t* p) { return ((load64(p) >> 12) & 0xf) == 0x7; };
+    if (rb(instr) != rb(instr + kInstrBytes) || rb(instr) == 0xff) continue;  // 0xff: RZ
+    if (rd(instr) == rb(instr) || !unpredicated(instr) || !unpredicated(instr + kInstrBytes)) continue;
+    const uint64_t hi = load64(instr + 8);
+    if (hi & kReuseB) continue;
+    // Bit 45 set with the reuse flag, as ptxas writes every reused operand here (cuobjdump shows ".reuse" only
+    // then): the yield hint's "stay on this warp", which keeps the cached operand valid for the next instruction.
+    store64(instr + 8, hi | kReuseB | kYieldBit);
+    ++stats.changed;
+  }
+}
 
-void interleave_ffma_text(uint8_t* bytes, size_t size, FfmaInterleaveStats& stats) {
+template <typename Edit>
+void walk_ffma_runs(uint8_t* bytes, size_t size, FfmaInterleaveStats& stats, Edit edit) {
   if (size % kInstrBytes != 0)
-    DGT_THROW(ErrorKind::kInternal, "FFMA interleave: a text section of {} bytes is not a whole number of 16-byte "
+    DGT_THROW(ErrorKind::kInternal, "FFMA edit: a text section of {} bytes is not a whole number of 16-byte "
               "sm_90 instructions", size);
   const size_t n = size / kInstrBytes;
   size_t i = 0;
@@ -67,13 +85,14 @@ void interleave_ffma_text(uint8_t* bytes, size_t size, FfmaInterleaveStats& stat
     while (j < n && is_ffma_rrr(bytes + j * kInstrBytes)) ++j;
     if (j - i >= static_cast<size_t>(kFfmaMinRun)) {
       ++stats.segments;
-      edit_run(bytes + i * kInstrBytes, j - i, stats);
+      edit(bytes + i * kInstrBytes, j - i, stats);
     }
     i = j;
   }
 }
 
-FfmaInterleaveStats interleave_ffma(std::string& cubin) {
+template <typename Edit>
+FfmaInterleaveStats edit_cubin(std::string& cubin, Edit edit) {
   FfmaInterleaveStats stats;
   auto* base = reinterpret_cast<uint8_t*>(cubin.data());
   const size_t size = cubin.size();
@@ -95,9 +114,23 @@ FfmaInterleaveStats interleave_ffma(std::string& cubin) {
       DGT_THROW(ErrorKind::kInternal, "FFMA interleave: executable section {} ({} bytes at {}) lies outside the "
                 "cubin's {} bytes", s, sh.sh_size, sh.sh_offset, size);
     ++stats.text_sections;
-    interleave_ffma_text(base + sh.sh_offset, sh.sh_size, stats);
+    walk_ffma_runs(base + sh.sh_offset, sh.sh_size, stats, edit);
   }
   return stats;
 }
+
+}  // namespace
+
+void interleave_ffma_text(uint8_t* bytes, size_t size, FfmaInterleaveStats& stats) {
+  walk_ffma_runs(bytes, size, stats, edit_run);
+}
+
+void reuse_ffma_scale_text(uint8_t* bytes, size_t size, FfmaInterleaveStats& stats) {
+  walk_ffma_runs(bytes, size, stats, reuse_scale_run);
+}
+
+FfmaInterleaveStats interleave_ffma(std::string& cubin) { return edit_cubin(cubin, edit_run); }
+
+FfmaInterleaveStats reuse_ffma_scale(std::string& cubin) { return edit_cubin(cubin, reuse_scale_run); }
 
 }  // namespace dgt::jit

@@ -41,4 +41,23 @@ void interleave_ffma_text(uint8_t* bytes, size_t size, FfmaInterleaveStats& stat
 /// little-endian ELF or a section lies outside it.
 FfmaInterleaveStats interleave_ffma(std::string& cubin);
 
+// FFMA scale reuse: the opposite experiment. ncu on the H200 (results/h200/block-profile-2026-12-04.md) put the
+// block-scaled kernel's extra time in dispatch stalls of the promotion FFMAs (acc = partial x scale + acc), which
+// the per-tensor kernel's FADDs have four times less of. ptxas sets the reuse flag of the scale (Rb) on every other
+// FFMA of a run that shares it, so every other FFMA reads the scale from the register file beside the partial and
+// the accumulator: a register-bank conflict whenever two of the three share a bank. The edit sets the Rb reuse flag
+// on every FFMA of a run of >= kFfmaMinRun whose next instruction is an FFMA with the same Rb, so the scale is read
+// from the register file once per run, and sets bit 45 with it as ptxas does on every reused operand (the warp stays
+// on the scheduler for the next instruction; the reverse of DeepGEMM's flip). Scheduling hints: the arithmetic is
+// unchanged. Off (jit::CompileOptions::ffma_scale_reuse): on the H200 it made the block-scaled kernels 3-5% slower
+// (results/h200/block-profile-2026-12-04.md).
+// Encoding facts used besides the above: bits [32, 40) of the low word hold Rb.
+
+/// The scale-reuse edit on raw SASS (`size` % 16 == 0); adds to `stats` (changed = FFMAs that gained the flag).
+/// Throws Error(kInternal) when size is not a multiple of 16.
+void reuse_ffma_scale_text(uint8_t* bytes, size_t size, FfmaInterleaveStats& stats);
+
+/// The scale-reuse edit on every executable section of an ELF cubin, in place; errors as interleave_ffma().
+FfmaInterleaveStats reuse_ffma_scale(std::string& cubin);
+
 }  // namespace dgt::jit

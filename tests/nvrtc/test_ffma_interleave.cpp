@@ -105,5 +105,54 @@ TEST(Sass, FfmaInterleaveChangesOnlyTheReuseAndYieldBitsOfFfmas) {
   EXPECT_EQ(pt.edited, 0) << "a per-tensor kernel has no run of 8 reused FFMAs (read in its listing, CUDA 13.0)";
 }
 
+// The scale-reuse edit: only FFMAs change, each gains the reuse flag of Rb (bit 59 of the high word, ".reuse" on its
+// third operand in the listing) and bit 45 where it was clear, and afterwards every FFMA of a run of >= 8 whose next FFMA reads the same Rb
+// (and writes another register) carries it: the scale is read from the register file once per run.
+TEST(Sass, FfmaScaleReuseSetsOnlyTheRbReuseFlagAlongEachRun) {
+  REQUIRE_CUOBJDUMP();
+  const std::string cuobjdump = find_cuobjdump();
+  KernelSpec spec;
+  spec.config = KernelConfig::parse_key("128x128x128_s5_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1");
+  spec.scale = ScaleMode::kBlock;
+  const jit::GeneratedKernel g = jit::generate_gemm(spec);
+  jit::CompileOptions on;
+  on.ffma_scale_reuse = true;
+  const jit::CompiledKernel plain = jit::compile(g.source, g.program_name, g.name_expression);
+  const jit::CompiledKernel edited =
+      jit::compile_with_sources(g.source, g.program_name, g.name_expression, jit::embedded_sources(), on);
+  const std::vector<Line> a = instructions(disassemble(cuobjdump, plain.cubin));
+  const std::vector<Line> b = instructions(disassemble(cuobjdump, edited.cubin));
+  ASSERT_EQ(a.size(), b.size());
+  ASSERT_GT(a.size(), 500u) << "the listing was not parsed";
+  int changed = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].lo, b[i].lo) << "#" << i << ": " << a[i].text;
+    if (a[i].hi == b[i].hi) continue;
+    ++changed;
+    const uint64_t flipped = a[i].hi ^ b[i].hi, reuse_b = uint64_t{1} << 59, stay = uint64_t{1} << 45;
+    EXPECT_TRUE(flipped == reuse_b || flipped == (reuse_b | stay)) << "#" << i << ": " << a[i].text;
+    EXPECT_EQ(b[i].hi & (reuse_b | stay), reuse_b | stay) << "#" << i << ": " << b[i].text;
+    EXPECT_EQ(b[i].text.rfind("FFMA ", 0), 0u) << "#" << i << ": " << b[i].text;
+    EXPECT_EQ(without_reuse(a[i].text), without_reuse(b[i].text)) << "#" << i;
+  }
+  EXPECT_EQ(changed, edited.ffma_interleaved);
+  EXPECT_GE(changed, 64) << "the block-scaled promotion's runs were not edited";
+  // "FFMA Rd, Ra, Rb[.reuse], Rc": operands by position.
+  static const std::regex kFfma(R"(^FFMA (R\d+), ([^,]+), (R\d+)(\.reuse)?, (.+)$)");
+  std::smatch m, next;
+  size_t run = 0;
+  for (size_t i = 0; i + 1 < b.size(); ++i) {
+    const bool is = std::regex_match(b[i].text, m, kFfma);
+    run = is ? run + 1 : 0;
+    if (!is) continue;
+    size_t len = run;  // the run's length: count on to its end
+    for (size_t j = i + 1; j < b.size() && b[j].text.rfind("FFMA ", 0) == 0; ++j) ++len;
+    const std::string text_next = b[i + 1].text;
+    if (len < 8 || !std::regex_match(text_next, next, kFfma)) continue;
+    if (m[3] == next[3] && m[1] != m[3])
+      EXPECT_TRUE(m[4].matched) << "#" << i << ": " << b[i].text << " then " << text_next;
+  }
+}
+
 }  // namespace
 }  // namespace dgt::test

@@ -85,9 +85,10 @@ int run_grouped_ab(const GroupedAbArgs& a) {
     for (size_t side = 0; side < trees.size(); ++side) {
       jit::CompileOptions options;
       options.ffma_interleave = trees[side] == nullptr && a.interleave_new;  // the new side only
+      options.ffma_scale_reuse = trees[side] == nullptr && a.reuse_new;
       futures.push_back(pool.submit([gen, &cubins, t = trees[side].get(), options] {
         // The cubin cache holds the build's own code without edits; anything else is compiled here.
-        if (!t && !options.ffma_interleave) return cubins.get_or_compile(*gen);
+        if (!t && !options.any()) return cubins.get_or_compile(*gen);
         return jit::compile_with_sources(gen->source, gen->program_name, gen->name_expression,
                                          t ? t->sources : jit::embedded_sources(), options);
       }));

@@ -18,6 +18,7 @@ struct GroupedAbArgs {
   int rounds = 20;
   std::string out;  ///< JSON document path; empty: none
   bool interleave_new = false;  ///< the new side with the FFMA interleaving edit (jit::CompileOptions)
+  bool reuse_new = false;       ///< the new side with the FFMA scale-reuse edit (jit::CompileOptions)
 };
 
 /// Runs the grouped A/B and prints one line per problem (each side's median us and clock, new/old speedup with its

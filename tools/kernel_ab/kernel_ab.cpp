@@ -55,6 +55,7 @@ struct Args {
   std::vector<std::string> variants;  ///< NAME=DIR: more kernels/ trees, each a side between "old" and "new"
   int rounds = 20;
   bool interleave_new = false;  ///< the new side with the FFMA interleaving edit (jit::CompileOptions)
+  bool reuse_new = false;       ///< the new side with the FFMA scale-reuse edit (jit::CompileOptions)
 };
 
 int run(const Args& args) {
@@ -79,6 +80,7 @@ int run(const Args& args) {
   }
   ks.push_back({"new", nullptr, nullptr});
   ks.back().options.ffma_interleave = args.interleave_new;
+  ks.back().options.ffma_scale_reuse = args.reuse_new;
   const DeviceInfo dev = open_device(0);
   DGT_CHECK_CUDA(cudaSetDevice(dev.ordinal));
   MeasureProtocol protocol = MeasureProtocol::of(parse_protocol_kind(args.protocol));
@@ -264,11 +266,13 @@ int main(int argc, char** argv) {
   app.add_flag("--ffma-interleave-new", a.interleave_new,
                "compile the new side with the FFMA interleaving edit of its machine code (off in dgtune; "
                "src/jit/ffma_interleave.hpp): with --old-kernels set to this build's kernels/, an A/B of the edit alone");
+  app.add_flag("--ffma-reuse-new", a.reuse_new,
+               "compile the new side with the FFMA scale-reuse edit (src/jit/ffma_interleave.hpp), an experiment");
   app.add_option("--out", a.out, "write the JSON document here");
   CLI11_PARSE(app, argc, argv);
   try {
     if (!grouped.empty())
-      return dgt::run_grouped_ab({a.old_kernels, a.variants, grouped, a.config, a.protocol, a.rounds, a.out, a.interleave_new});
+      return dgt::run_grouped_ab({a.old_kernels, a.variants, grouped, a.config, a.protocol, a.rounds, a.out, a.interleave_new, a.reuse_new});
     if (a.shapes.empty()) DGT_THROW(dgt::ErrorKind::kUsage, "--shapes or --grouped is required");
     return dgt::run(a);
   } catch (const std::exception& e) {
