@@ -107,9 +107,9 @@ KernelConfig default_config(const Problem& p) {
   c.raster = Raster::kAlongM;
   c.group = 8;
   c.mainloop = Mainloop::k2g;  // BLOCK_N <= 128: 3 x 64 + 16 registers fit; promotion every k-block (R20)
-  // The TMA-store epilogue where D's rows allow it (rule P3): in the exhaustive sweeps of 2026-12-04 (115 problems
-  // of 4 DBs where both were timed) the default's TMA-store twin was faster on every one (geomean 1.19x, least
-  // 1.018x; results/h200/default-tma-store-2026-12-04.md). Each epilogue gets its own deepest pipeline: the
+  // The TMA-store epilogue where D's rows allow it (rule P3): in four exhaustive sweep DBs (125 problems where both
+  // were timed) the default's TMA-store twin was faster on every one (geomean 1.19x, least 1.018x;
+  // results/h200/default-tma-store-2026-12-04.md). Each epilogue gets its own deepest pipeline: the
   // staging tile takes shared memory from the ring.
   const auto deepest = [&] { return std::max(2, deepest_stages(KernelSpec::of(c, p), 8)); };
   const auto fit = [&](Epilogue e) {
