@@ -24,6 +24,10 @@ uint64_t load64(const uint8_t* p) {
 void store64(uint8_t* p, uint64_t v) { std::memcpy(p, &v, 8); }
 
 bool is_ffma_rrr(const uint8_t* instr) { return (load64(instr) & kOpcodeMask) == kFfmaRrr; }
+uint32_t dst_reg(const uint8_t* instr) { return static_cast<uint32_t>((load64(instr) >> 16) & 0xff); }  // Rd
+uint32_t rb_reg(const uint8_t* instr) { return static_cast<uint32_t>((load64(instr) >> 32) & 0xff); }   // Rb
+// Guard predicate bits [12, 16): 0x7 is PT, not negated (an unpredicated instruction).
+bool unpredicated(const uint8_t* instr) { return ((load64(instr) >> 12) & 0xf) == 0x7; }
 
 // One run of n consecutive FFMAs starting at `run`: DeepGEMM's rule on its first 9n/16 instructions. An FFMA that
 // reuses Rb is edited when its destination is new in the run, or when it repeats the previous FFMA's destination and
@@ -35,7 +39,7 @@ void edit_run(uint8_t* run, size_t n, FfmaInterleaveStats& stats) {
   uint32_t last_dst = ~0u;
   for (size_t i = 0; i < count; ++i) {
     uint8_t* instr = run + i * kInstrBytes;
-    const uint32_t dst = static_cast<uint32_t>((load64(instr) >> 16) & 0xff);
+    const uint32_t dst = dst_reg(instr);
     uint64_t hi = load64(instr + 8);
     bool reused = (hi & kReuseB) != 0;
     if (reused && (!seen.count(dst) || (last_reused && dst == last_dst))) {
@@ -54,12 +58,9 @@ void edit_run(uint8_t* run, size_t n, FfmaInterleaveStats& stats) {
 void reuse_scale_run(uint8_t* run, size_t n, FfmaInterleaveStats& stats) {
   for (size_t i = 0; i + 1 < n; ++i) {
     uint8_t* instr = run + i * kInstrBytes;
-    const auto rb = [](const uint8_t* p) { return static_cast<uint32_t>((load64(p) >> 32) & 0xff); };
-    const auto rd = [](const uint8_t* p) { return static_cast<uint32_t>((load64(p) >> 16) & 0xff); };
-    // Guard predicate bits [12, 16): 0x7 is PT, not negated (an unpredicated instruction).
-    const auto unpredicated = [](const uint8_t* p) { return ((load64(p) >> 12) & 0xf) == 0x7; };
-    if (rb(instr) != rb(instr + kInstrBytes) || rb(instr) == 0xff) continue;  // 0xff: RZ
-    if (rd(instr) == rb(instr) || !unpredicated(instr) || !unpredicated(instr + kInstrBytes)) continue;
+    const uint8_t* next = instr + kInstrBytes;
+    if (rb_reg(instr) != rb_reg(next) || rb_reg(instr) == 0xff) continue;  // 0xff: RZ
+    if (dst_reg(instr) == rb_reg(instr) || !unpredicated(instr) || !unpredicated(next)) continue;
     const uint64_t hi = load64(instr + 8);
     if (hi & kReuseB) continue;
     // Bit 45 set with the reuse flag, as ptxas writes every reused operand here (cuobjdump shows ".reuse" only

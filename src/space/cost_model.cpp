@@ -111,18 +111,14 @@ KernelConfig default_config(const Problem& p) {
   // were timed) the default's TMA-store twin was faster on every one (geomean 1.19x, least 1.018x;
   // results/h200/default-tma-store-2026-12-04.md). Each epilogue gets its own deepest pipeline: the
   // staging tile takes shared memory from the ring.
-  const auto deepest = [&] { return std::max(2, deepest_stages(KernelSpec::of(c, p), 8)); };
   const auto fit = [&](Epilogue e) {
     c.epilogue = e;
-    c.num_stages = deepest();
+    c.num_stages = std::max(2, deepest_stages(KernelSpec::of(c, p), 8));
     return evaluate_resources(KernelSpec::of(c, p)).ok() && problem_fit(c, p).empty();
   };
   // block1d1d keeps the tile's column scales in registers (R10's kScaleRegs): narrow BLOCK_N by 16 until
   // the config is legal (BLOCK_N 64 for two consumer WGs), so the default runs every problem.
-  for (;;) {
-    if (fit(Epilogue::kTma) || fit(Epilogue::kDirect) || c.block_n <= 16) break;
-    c.block_n -= 16;
-  }
+  while (!fit(Epilogue::kTma) && !fit(Epilogue::kDirect) && c.block_n > 16) c.block_n -= 16;
   return c;
 }
 

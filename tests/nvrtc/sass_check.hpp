@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "problem/kernel_config.hpp"
+
 namespace dgt::test {
 
 /// cuobjdump to use: $DGT_CUOBJDUMP, else `cuobjdump` on PATH, else the CUDA toolkit's. Empty when none
@@ -72,6 +74,14 @@ struct SassReport {
   int r2ur = 0;                ///< R2UR moves anywhere in the kernel (producer loop, epilogue, setup too)
   std::string first_offender;  ///< the first R2UR line inside a window
 };
+
+/// R2URs a mainloop window may hold for `c`: 2 in 1g with P > 1, else 0. 1g issues a promotion group's k-blocks one
+/// ahead; ptxas keeps the phase in a vector register across the group's promotion and moves it to uniform registers
+/// (two R2UR) in the group's first window, while the unrolled loop over the group's other k-blocks has none (read in
+/// the SASS, 2026-12-04): once per P k-blocks, not per k-block, which is what the window check guards.
+inline int allowed_window_r2ur(const dgt::KernelConfig& c) {
+  return c.mainloop == dgt::Mainloop::k1g && c.promote_every > 1 ? 2 : 0;
+}
 
 inline SassReport analyze_sass(const std::string& sass) {
   SassReport r;

@@ -80,12 +80,8 @@ TEST(GroupedCompiles, SmallSpaceHasNoSpillsAndCleanSass) {
           if (r.slow_mma != 0) problem += " slow MMA";
           if (r.local_memory != 0) problem += " local memory";
           if (r.windows == 0) problem += " no mainloop window";
-          // 1g with P > 1 issues a group's k-blocks one ahead: ptxas moves the phase to uniform registers (two R2UR)
-          // in each group's first window, once per P k-blocks (as Sass.MainloopHasQgmmaNoLocalMemoryNoR2urInTheWindow
-          // allows for the dense kernels).
-          const KernelConfig& c = v.spec.config;
-          const int allowed = c.mainloop == Mainloop::k1g && c.promote_every > 1 ? 2 : 0;
-          if (r.r2ur_in_windows > allowed) problem += " R2UR in a mainloop window: " + r.first_offender;
+          if (r.r2ur_in_windows > test::allowed_window_r2ur(v.spec.config))
+            problem += " R2UR in a mainloop window: " + r.first_offender;
         }
       } catch (const std::exception& e) {
         problem = e.what();

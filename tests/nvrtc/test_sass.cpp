@@ -73,14 +73,10 @@ TEST(Sass, MainloopHasQgmmaNoLocalMemoryNoR2urInTheWindow) {
   // The one allowance: in 64x256 pp, ptxas carries the stage index across the epilogue in a vector register
   // and moves it to a uniform one (two R2UR) in the first window of each tile; its k-block loop has none
   // (read in the SASS, 2026-11-29). Once per tile, not per k-block, which is what this check guards.
-  // The same once per promotion group in 1g with P > 1 (k-blocks issued one ahead inside a group): ptxas keeps the
-  // phase in a vector register across the group's promotion and moves it to uniform registers (two R2UR) in the
-  // group's first window; the unrolled loop over the group's other k-blocks has none (read in the SASS, 2026-12-04).
-  // Once per P k-blocks.
+  // The same once per promotion group in 1g with P > 1 (allowed_window_r2ur, sass_check.hpp).
   const std::string per_tile_r2ur = "64x256x128_s4_wg2_sw128_c1x1_rm8_tma_sk1_sm0_pp_p16";
   const auto r2ur_allowed = [&](const std::string& key) {
-    const KernelConfig c = KernelConfig::parse_key(key);
-    return key == per_tile_r2ur || (c.mainloop == Mainloop::k1g && c.promote_every > 1) ? 2 : 0;
+    return key == per_tile_r2ur ? 2 : allowed_window_r2ur(KernelConfig::parse_key(key));
   };
   for (const auto& [key, accum] : kernels) {
     const SassReport r = compile_and_analyze(spec_of(key, accum));

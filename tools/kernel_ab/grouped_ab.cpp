@@ -83,9 +83,7 @@ int run_grouped_ab(const GroupedAbArgs& a) {
     const auto gen = std::make_shared<const jit::GeneratedKernel>(
         jit::generate_grouped_gemm(spec, g.kind, KernelCache::require_legal(spec)));
     for (size_t side = 0; side < trees.size(); ++side) {
-      jit::CompileOptions options;
-      options.ffma_interleave = trees[side] == nullptr && a.interleave_new;  // the new side only
-      options.ffma_scale_reuse = trees[side] == nullptr && a.reuse_new;
+      const jit::CompileOptions options = trees[side] == nullptr ? a.new_edits : jit::CompileOptions{};  // new side only
       futures.push_back(pool.submit([gen, &cubins, t = trees[side].get(), options] {
         // The cubin cache holds the build's own code without edits; anything else is compiled here.
         if (!t && !options.any()) return cubins.get_or_compile(*gen);

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "jit/compiler.hpp"
+
 namespace dgt {
 
 struct GroupedAbArgs {
@@ -17,8 +19,7 @@ struct GroupedAbArgs {
   std::string protocol = "cold-l2";   ///< cold-l2 or hot-graph
   int rounds = 20;
   std::string out;  ///< JSON document path; empty: none
-  bool interleave_new = false;  ///< the new side with the FFMA interleaving edit (jit::CompileOptions)
-  bool reuse_new = false;       ///< the new side with the FFMA scale-reuse edit (jit::CompileOptions)
+  jit::CompileOptions new_edits;  ///< the post-compile edits of the new side (the others compile without any)
 };
 
 /// Runs the grouped A/B and prints one line per problem (each side's median us and clock, new/old speedup with its

@@ -54,8 +54,7 @@ struct Args {
   std::string old_kernels, shapes, db, config, configs, protocol = "cold-l2", out;
   std::vector<std::string> variants;  ///< NAME=DIR: more kernels/ trees, each a side between "old" and "new"
   int rounds = 20;
-  bool interleave_new = false;  ///< the new side with the FFMA interleaving edit (jit::CompileOptions)
-  bool reuse_new = false;       ///< the new side with the FFMA scale-reuse edit (jit::CompileOptions)
+  jit::CompileOptions new_edits;  ///< the post-compile edits of the new side (--ffma-interleave-new, --ffma-reuse-new)
 };
 
 int run(const Args& args) {
@@ -79,8 +78,7 @@ int run(const Args& args) {
     ks.push_back({name, std::make_unique<KernelTree>(v.substr(eq + 1)), nullptr});
   }
   ks.push_back({"new", nullptr, nullptr});
-  ks.back().options.ffma_interleave = args.interleave_new;
-  ks.back().options.ffma_scale_reuse = args.reuse_new;
+  ks.back().options = args.new_edits;
   const DeviceInfo dev = open_device(0);
   DGT_CHECK_CUDA(cudaSetDevice(dev.ordinal));
   MeasureProtocol protocol = MeasureProtocol::of(parse_protocol_kind(args.protocol));
@@ -263,16 +261,16 @@ int main(int argc, char** argv) {
   app.add_option("--configs", a.configs, "a file of config keys, one per shape in the shapes file's order");
   app.add_option("--protocol", a.protocol, "cold-l2 or hot-graph")->check(CLI::IsMember({"cold-l2", "hot-graph"}));
   app.add_option("--rounds", a.rounds, "rounds of the engine")->check(CLI::Range(6, 1000));
-  app.add_flag("--ffma-interleave-new", a.interleave_new,
+  app.add_flag("--ffma-interleave-new", a.new_edits.ffma_interleave,
                "compile the new side with the FFMA interleaving edit of its machine code (off in dgtune; "
                "src/jit/ffma_interleave.hpp): with --old-kernels set to this build's kernels/, an A/B of the edit alone");
-  app.add_flag("--ffma-reuse-new", a.reuse_new,
+  app.add_flag("--ffma-reuse-new", a.new_edits.ffma_scale_reuse,
                "compile the new side with the FFMA scale-reuse edit (src/jit/ffma_interleave.hpp), an experiment");
   app.add_option("--out", a.out, "write the JSON document here");
   CLI11_PARSE(app, argc, argv);
   try {
     if (!grouped.empty())
-      return dgt::run_grouped_ab({a.old_kernels, a.variants, grouped, a.config, a.protocol, a.rounds, a.out, a.interleave_new, a.reuse_new});
+      return dgt::run_grouped_ab({a.old_kernels, a.variants, grouped, a.config, a.protocol, a.rounds, a.out, a.new_edits});
     if (a.shapes.empty()) DGT_THROW(dgt::ErrorKind::kUsage, "--shapes or --grouped is required");
     return dgt::run(a);
   } catch (const std::exception& e) {
