@@ -248,20 +248,6 @@ void BaselineSwitch::add(CLI::App& cmd) {
   cmd.add_flag("--cublas", on, "old spelling of --baseline")->group("");  // hidden alias
 }
 
-void FinalsOption::add(CLI::App& cmd) {
-  cmd.add_option("--finals", count,
-                 "cold-l2: after a shape's candidates, time its N best (within 5% of the fastest) and cuBLASLt's stored "
-                 "algorithms together in interleaved rounds, stored as cold-l2-v2, whose winner and backend the loader "
-                 "then runs (0 = no finals)")
-      ->transform(dgt::cli::count(0, 64))
-      ->capture_default_str()
-      ->group("Finals");
-  cmd.add_option("--finals-rounds", rounds, "rounds of the finals (each side once per round)")
-      ->transform(dgt::cli::count(1, 1000))
-      ->capture_default_str()
-      ->group("Finals");
-}
-
 void FormatOption::add(CLI::App& cmd) {
   cmd.add_option("--format", name, "output format: table | csv | json | md")
       ->check(CLI::IsMember({"table", "csv", "json", "md"}))

@@ -90,13 +90,6 @@ struct BaselineSwitch {
   void add(CLI::App& cmd);
 };
 
-/// The sweep's finals (tune/finals.hpp): --finals N (0 = none) and --finals-rounds R, for sweep and tune-model.
-struct FinalsOption {
-  int count = 4;    ///< SweepOptions::finals
-  int rounds = 20;  ///< SweepOptions::finals_rounds
-  void add(CLI::App& cmd);
-};
-
 /// --format table|csv|json|md (default table). render() is the one place a command writes its tables; JSON is the
 /// command's document (report/document.hpp: the "schema" / "schema_version" envelope, then the data).
 struct FormatOption {

@@ -29,7 +29,6 @@ struct Args {
   CacheDirOption cache;
   TimingOptions timing;
   BaselineSwitch baseline{true};
-  FinalsOption finals;
   FormatOption format{report::kSweepDocument};
   std::string devices;      ///< --devices: "all" or "0,1,..."; empty = --device
   bool in_process = false;  ///< --in-process: measure in this process (debuggers, sanitizers)
@@ -46,8 +45,6 @@ int run(const Args& a) {
   sweep.max_candidates = a.max_candidates;
   sweep.budget_s = a.budget_s;
   sweep.baselines = a.baseline.on;
-  sweep.finals = a.finals.count;
-  sweep.finals_rounds = a.finals.rounds;
   SessionOptions so = session_options(a.db, a.device, a.cache, a.timing);
   // The DB the sweep writes is never one of its inputs, and must open for writing; both checked (read-only) before
   // the GPU, so a sweep that cannot run leaves every file as it was.
@@ -130,7 +127,7 @@ void add_sweep(CLI::App& app, Action& action) {
   cmd.add_option("--jobs", a.jobs, "compile threads (0 = all cores)")
       ->transform(count(0, std::numeric_limits<int>::max()))
       ->capture_default_str();
-  add_groups(cmd, a.db, a.device, a.cache, a.timing, a.baseline, a.finals, a.format);
+  add_groups(cmd, a.db, a.device, a.cache, a.timing, a.baseline, a.format);
   cmd.add_option("--devices", a.devices,
                  "measure on several GPUs: 'all' or a list of ordinals (0,1,3); one worker process per GPU, each shape "
                  "measured entirely on one of them (default: the --device GPU)")

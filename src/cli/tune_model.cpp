@@ -38,7 +38,6 @@ struct Args {
   DeviceOption device;
   CacheDirOption cache;
   TimingOptions timing;
-  FinalsOption finals;
   FormatOption format{report::kSweepDocument};
 };
 
@@ -158,8 +157,6 @@ int run(const Args& a) {
   sweep.grouped_top_k = a.grouped_top_k;
   sweep.budget_s = a.budget_s;
   sweep.baselines = true;
-  sweep.finals = a.finals.count;
-  sweep.finals_rounds = a.finals.rounds;
   const auto [outcomes, device_name] = sweep_in_workers(so, {so.device}, shapes, sweep);
   const double sweep_s = since();
 
@@ -214,7 +211,7 @@ void add_tune_model(CLI::App& app, Action& action) {
                                          "(MODEL-tpN-epE.* with --experts)")
       ->check(CLI::ExistingDirectory)
       ->capture_default_str();
-  add_groups(cmd, a.db, a.device, a.cache, a.timing, a.finals, a.format);
+  add_groups(cmd, a.db, a.device, a.cache, a.timing, a.format);
 }
 
 }  // namespace dgt::cli

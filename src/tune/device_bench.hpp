@@ -24,7 +24,6 @@
 #include "problem/kernel_config.hpp"
 #include "records/records.hpp"
 #include "tune/compile_queue.hpp"
-#include "tune/finals.hpp"
 #include "tune/session_options.hpp"
 
 namespace dgt {
@@ -70,13 +69,6 @@ class DeviceBench {
   /// NVRTC failure is kCompileError, a grouped rule (G1-G3) kInvalid; then it is
   /// verified per group (GroupedData::verify) and timed like a dense candidate, TFLOPS over the real rows.
   TrialRecord measure(const EvaluatedSpec& candidate, const CompileResult& compiled);
-  /// The finals of the current dense shape (tune/finals.hpp, tune/device_bench_finals.cpp): every finalist
-  /// (`compiled[i]` is request.finalists[i]'s kernel) and every baseline whose algorithm cuBLASLt's heuristic still
-  /// returns for this problem (found by its 64 bytes), as sides of one interleaved measurement under
-  /// finals_protocol(request.rounds) on this shape's buffers, each output checked after the rounds. Throws
-  /// Error(kInternal) without a dense shape, Error(kNvrtc) for a finalist without a kernel, and what the engine
-  /// throws (WatchdogTimeout, Error(kCuda), ...); a sticky CUDA error or a timeout also sets context_lost().
-  FinalsResult finals(const FinalsRequest& request, const std::vector<CompileResult>& compiled);
   /// True after a candidate crashed or hung (see measure()).
   bool context_lost() const { return lost_; }
 

@@ -3,7 +3,6 @@
 // same loop with a deterministic fake (tests/fake/fake_sweep.cpp).
 #pragma once
 
-#include <optional>
 #include <string>
 #include <utility>
 
@@ -14,7 +13,6 @@
 #include "records/protocol_name.hpp"
 #include "records/records.hpp"
 #include "space/resource_model.hpp"
-#include "tune/finals.hpp"
 
 namespace dgt {
 
@@ -56,14 +54,6 @@ class Measurer {
   /// Verifies and times one candidate of the current shape; any outcome (ok, compile_error, ...) is a
   /// record, not an exception. Its records carry protocol_json() as their protocol.
   virtual TrialRecord measure(const EvaluatedSpec& spec) = 0;
-  /// The finals of the current dense shape (tune/finals.hpp): the request's finalists and baselines timed together
-  /// in interleaved rounds under finals_protocol(request.rounds). std::nullopt when this measurer cannot run them or
-  /// they failed without harming the device (the sweep then keeps its one-at-a-time winner and says so); this
-  /// default: cannot.
-  virtual std::optional<FinalsResult> finals(const FinalsRequest& request) {
-    (void)request;
-    return std::nullopt;
-  }
   /// Name of the protocol the records are timed under ("cold-l2-v1", "hot-graph-v1"): the sweep's
   /// resume, claims, baselines and winners are per protocol name (schema 7).
   virtual std::string protocol_name() const { return kSweepTimerProtocol; }

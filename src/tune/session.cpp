@@ -72,21 +72,6 @@ class TuningSession::GpuMeasurer final : public Measurer {
     if (s_.bench_->context_lost()) throw_context_lost(*s_.db_, s_.scope_, t);
     return t;
   }
-  std::optional<FinalsResult> finals(const FinalsRequest& request) override {
-    std::vector<CompileResult> compiled;
-    for (const TrialRecord& t : request.finalists)
-      compiled.push_back(s_.compiles_->get(EvaluatedSpec::evaluate(KernelSpec::of(t.config, t.problem))));
-    try {
-      return s_.bench_->finals(request, compiled);
-    } catch (const Error& e) {
-      if (s_.bench_->context_lost())
-        throw ContextLost(fmt::format("the finals of {} lost the CUDA context ({}); run the same command again",
-                                      request.finalists.empty() ? std::string("a shape") : request.finalists[0].problem.label(),
-                                      e.what()));
-      spdlog::warn("  finals not run: {}", e.what());
-      return std::nullopt;
-    }
-  }
 
  private:
   TuningSession& s_;

@@ -17,7 +17,6 @@
 #include "space/grouped_defaults.hpp"
 #include "space/grouped_rules.hpp"
 #include "tune/claim_owner.hpp"
-#include "tune/finals.hpp"
 #include "tune/interrupt.hpp"
 
 namespace dgt {
@@ -138,9 +137,6 @@ std::vector<ShapeOutcome> run_sweep(const std::vector<SweepLane>& lanes, const s
   spdlog::info("{} shapes, strategy {}, protocol {}; {} kernels to compile", shapes.size(), opts.strategy_label(),
                protocol, prepared);
   for (const SweepLane& lane : lanes) spdlog::info("  measuring on {}", lane.measurer->describe());
-  if (opts.finals > 0 && protocol != kSweepTimerProtocol)
-    spdlog::info("  no finals under {}: they re-time cold-l2 sweeps (every {} trial is already the engine's)", protocol,
-                 protocol);
 
   // 2. Measure shape by shape while the measurer keeps preparing ahead; with several lanes (GPUs) each
   //    takes the next shape when it finishes one, so a shape is measured entirely on one GPU.
@@ -154,43 +150,6 @@ std::vector<ShapeOutcome> run_sweep(const std::vector<SweepLane>& lanes, const s
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - sweep_t0).count();
     if (k == 0) return std::string();
     return fmt::format(", elapsed {:.0f} s, ETA {:.0f} s", s, s / double(k) * double(shapes.size() - k));
-  };
-  // The finals of a dense shape of a cold-l2 sweep (tune/finals.hpp): when the shape is complete and this run measured
-  // something new (or no finals are stored yet), its best candidates, the finals configs of earlier runs and cuBLASLt's
-  // stored algorithms are timed together and stored under the finals protocol; the outcome then reports that winner.
-  const std::string finals_name = finals_protocol(opts.finals_rounds).name();
-  auto run_finals = [&](size_t i, const SweepLane& lane, bool began) {
-    TuningDb& db = *lane.db;
-    const DeviceScope& scope = lane.scope;
-    const Problem& p = shapes[i].problem;
-    std::optional<WinnerRow> stored = db.winner(scope, p, finals_name);
-    if (out[i].complete && !stopping() && (out[i].measured_now > 0 || !stored)) {
-      FinalsRequest req;
-      req.rounds = opts.finals_rounds;
-      const std::vector<TrialRecord> trials = db.trials(scope, p, protocol);
-      req.finalists = select_finalists(trials, opts.finals);
-      add_earlier_finalists(req.finalists, trials, db.trials(scope, p, finals_name));
-      for (const char* provider : {kProviderCublasDefault, kProviderCublasTuned})
-        if (auto b = db.baseline(scope, p, provider, protocol); b && finals_can_replay(*b)) req.baselines.push_back(*b);
-      if (!req.finalists.empty() && req.finalists.size() + req.baselines.size() >= 2) {
-        if (!began) lane.measurer->begin_shape(p);
-        if (std::optional<FinalsResult> r = lane.measurer->finals(req)) {
-          for (const TrialRecord& t : r->trials) db.put_trial(scope, t);
-          for (const BaselineRecord& b : r->baselines) db.put_baseline(scope, b);
-          out[i].finalists = static_cast<int>(r->trials.size());
-          stored = db.winner(scope, p, finals_name);
-          if (stored && stored->trial.timing && out[i].winner && out[i].winner->trial.timing)
-            spdlog::info("  finals ({} configs, {} cuBLASLt, {} rounds): {} {:.2f} us (one at a time: {} {:.2f} us)",
-                         r->trials.size(), r->baselines.size(), req.rounds, stored->trial.config.key(),
-                         stored->trial.timing->median_us, out[i].winner->trial.config.key(),
-                         out[i].winner->trial.timing->median_us);
-        }
-      }
-    }
-    if (stored) {
-      out[i].winner = std::move(stored);
-      out[i].protocol = finals_name;
-    }
   };
   auto sweep_shape = [&](size_t i, const SweepLane& lane) {
     TuningDb& db = *lane.db;
@@ -209,9 +168,7 @@ std::vector<ShapeOutcome> run_sweep(const std::vector<SweepLane>& lanes, const s
     const bool tuned_usable = tuned && !(tuned->status == TrialStatus::kOk && tuned->algo_data.empty());
     const bool need_baselines =
         opts.baselines && !(db.has_baseline(scope, p, kProviderCublasDefault, protocol) && tuned_usable);
-    bool began = false;  // the measurer holds this shape's inputs
     if (!todo[i].empty() || need_baselines) {
-      began = true;
       if (const std::optional<GroupedProblem>& g = shapes[i].grouped) {
         // The counts are not part of the key: the problem keeps the first sweep's, which its trials measured.
         const std::string stored = db.put_group_rows(p, g->rows_list(), g->rows_text);
@@ -288,7 +245,6 @@ std::vector<ShapeOutcome> run_sweep(const std::vector<SweepLane>& lanes, const s
     db.put_sweep_state(scope, p, opts.space.name, opts.strategy_label(shapes[i].grouped.has_value()),
                        SweepState{out[i].candidates, stored, out[i].complete, ""}, protocol);
     out[i].winner = db.winner(scope, p, protocol);
-    if (opts.finals > 0 && !shapes[i].grouped && protocol == kSweepTimerProtocol) run_finals(i, lane, began);
   };
   if (lanes.size() == 1) {
     for (size_t i = 0; i < shapes.size() && !stopping(); ++i) sweep_shape(i, lanes[0]);

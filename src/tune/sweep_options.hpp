@@ -31,11 +31,6 @@ struct SweepOptions {
   int max_candidates = 0;  ///< kExhaustive: 0 = all, else the best N by estimate_us
   double budget_s = 0;     ///< per shape: stop measuring after this many seconds (0 = no limit)
   bool baselines = true;   ///< measure cuBLASLt default and tuned
-  /// Finals (tune/finals.hpp) of a complete dense shape of a cold-l2 sweep: its best `finals` candidates (within 5%
-  /// of the fastest) and cuBLASLt's stored algorithms timed together in `finals_rounds` interleaved rounds, stored
-  /// under cold-l2-v2, whose winner the loader then prefers. 0 = no finals.
-  int finals = 4;
-  int finals_rounds = 20;
 
   /// Candidates a kModel sweep measures per shape: grouped_top_k (when set) for a grouped line, else top_k.
   int top_k_for(bool grouped) const { return grouped && grouped_top_k > 0 ? grouped_top_k : top_k; }
@@ -55,9 +50,6 @@ struct ShapeOutcome {
   bool complete = false;       ///< every candidate has a stored trial (false when the budget ran out or it was stopped)
   double wall_s = 0;           ///< time spent on this shape in this run (measuring, not compiling ahead)
   std::optional<WinnerRow> winner;  ///< from the DB after the sweep, of `protocol` (baselines included)
-  /// Configs the finals timed in this run (0: none ran). With finals stored, `protocol` and `winner` are the finals'
-  /// (cold-l2-v2): what the loader runs.
-  int finalists = 0;
 };
 
 }  // namespace dgt

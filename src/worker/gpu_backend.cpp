@@ -20,11 +20,4 @@ TrialRecord GpuWorkerBackend::measure(const KernelSpec& spec) {
   return bench_->measure(candidate, bench_->grouped() ? CompileResult{} : compile_now(*cache_, candidate));
 }
 
-FinalsResult GpuWorkerBackend::finals(const FinalsRequest& request) {
-  std::vector<CompileResult> compiled;
-  for (const TrialRecord& t : request.finalists)
-    compiled.push_back(compile_now(*cache_, EvaluatedSpec::evaluate(KernelSpec::of(t.config, t.problem))));
-  return bench_->finals(request, compiled);
-}
-
 }  // namespace dgt

@@ -21,8 +21,6 @@ class GpuWorkerBackend final : public WorkerBackend {
   std::pair<BaselineRecord, BaselineRecord> baselines() override { return bench_->baselines(); }
   /// Compiles through the cache (a hit: the parent compiled it ahead) and measures with the bench.
   TrialRecord measure(const KernelSpec& spec) override;
-  /// Compiles each finalist through the cache (hits: the sweep compiled them) and runs the bench's finals.
-  FinalsResult finals(const FinalsRequest& request) override;
   bool context_lost() const override { return bench_->context_lost(); }
 
  private:

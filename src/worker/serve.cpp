@@ -63,10 +63,6 @@ int serve_worker(WorkerBackend& backend, int in_fd, int out_fd) {
         const TrialRecord t = backend.measure(KernelSpec::of(req.at("config").get<KernelConfig>(), p));
         lost = backend.context_lost();
         reply = json{{"ok", true}, {"trial", t}, {"context_lost", lost}};
-      } else if (op == "finals") {
-        const FinalsResult r = backend.finals(req.at("finals").get<FinalsRequest>());
-        lost = backend.context_lost();
-        reply = json{{"ok", true}, {"finals", r}, {"context_lost", lost}};
       } else {
         DGT_THROW(ErrorKind::kInternal, "unknown worker request '{}'", op);
       }

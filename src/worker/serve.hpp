@@ -10,7 +10,6 @@
 #include "problem/kernel_config.hpp"
 #include "problem/problem.hpp"
 #include "records/records.hpp"
-#include "tune/finals.hpp"
 
 namespace dgt {
 
@@ -29,11 +28,6 @@ class WorkerBackend {
   /// One candidate of the current shape; any outcome is a record. After a record whose context_lost() is
   /// true the worker answers and exits.
   virtual TrialRecord measure(const KernelSpec& spec) = 0;
-  /// The finals of the current dense shape (DeviceBench::finals); the default refuses with Error(kUsage).
-  virtual FinalsResult finals(const FinalsRequest& request) {
-    (void)request;
-    DGT_THROW(ErrorKind::kUsage, "this worker does not run finals");
-  }
   virtual bool context_lost() const = 0;
 };
 

@@ -124,23 +124,6 @@ void from_json(const json& j, BaselineRecord& b) {
   b.workspace_bytes = j.at("workspace_bytes");
 }
 
-void to_json(json& j, const FinalsRequest& r) {
-  j = json{{"finalists", r.finalists}, {"baselines", r.baselines}, {"rounds", r.rounds}};
-}
-
-void from_json(const json& j, FinalsRequest& r) {
-  r.finalists = j.at("finalists").get<std::vector<TrialRecord>>();
-  r.baselines = j.at("baselines").get<std::vector<BaselineRecord>>();
-  r.rounds = j.at("rounds").get<int>();
-}
-
-void to_json(json& j, const FinalsResult& r) { j = json{{"trials", r.trials}, {"baselines", r.baselines}}; }
-
-void from_json(const json& j, FinalsResult& r) {
-  r.trials = j.at("trials").get<std::vector<TrialRecord>>();
-  r.baselines = j.at("baselines").get<std::vector<BaselineRecord>>();
-}
-
 void to_json(json& j, const DeviceFingerprint& f) {
   j = json{{"name", f.name},
            {"cc_major", f.cc_major},

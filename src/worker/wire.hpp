@@ -5,8 +5,6 @@
 //                                           (a grouped shape: grouped_text() with the counts as a list)
 //   {"op":"baselines"}                     -> {"ok":true,"default":BaselineRecord,"tuned":BaselineRecord}
 //   {"op":"measure","problem":{...},"config":{...}} -> {"ok":true,"trial":TrialRecord,"context_lost":bool}
-//   {"op":"finals","finals":{"finalists":[TrialRecord...],"baselines":[BaselineRecord...],"rounds":R}}
-//                                           -> {"ok":true,"finals":{"trials":[...],"baselines":[...]},"context_lost":bool}
 //   {"op":"quit"}                          -> the worker exits 0
 // Worker -> parent (fd 3), first line after start: {"ok":true,"hello":{"fingerprint":{...}}}.
 // A request the worker could not serve: {"ok":false,"error":"...","kind":"cuda"|...}. A worker whose
@@ -21,7 +19,6 @@
 
 #include "core/error.hpp"
 #include "records/records.hpp"
-#include "tune/finals.hpp"
 #include "tune/session_options.hpp"
 
 namespace dgt {
@@ -35,11 +32,6 @@ void to_json(nlohmann::json& j, const TrialRecord& t);
 void from_json(const nlohmann::json& j, TrialRecord& t);
 void to_json(nlohmann::json& j, const BaselineRecord& b);
 void from_json(const nlohmann::json& j, BaselineRecord& b);
-/// The finals' request and result (tune/finals.hpp), their records as above.
-void to_json(nlohmann::json& j, const FinalsRequest& r);
-void from_json(const nlohmann::json& j, FinalsRequest& r);
-void to_json(nlohmann::json& j, const FinalsResult& r);
-void from_json(const nlohmann::json& j, FinalsResult& r);
 void to_json(nlohmann::json& j, const DeviceFingerprint& f);
 void from_json(const nlohmann::json& j, DeviceFingerprint& f);
 /// The fields a worker measures with: device, cache_dir, kind, protocol, hot_graph_rounds, seed (not

@@ -174,36 +174,4 @@ TrialRecord WorkerMeasurer::measure(const EvaluatedSpec& candidate) {
   return t;
 }
 
-std::optional<FinalsResult> WorkerMeasurer::finals(const FinalsRequest& request) {
-  if (!problem_ || grouped_text_) return std::nullopt;
-  // The limit: a shape's (inputs, baselines) plus each side's candidate limit; rounds of a few ms per side at most.
-  std::chrono::milliseconds limit = limits_.shape;
-  for (const TrialRecord& t : request.finalists)
-    limit += limits_.candidate / 4 +
-             std::chrono::milliseconds(static_cast<long long>(
-                 1000 * candidate_timeout_s(KernelSpec::of(t.config, *problem_), *problem_, fingerprint_.sm_count)));
-  try {
-    WorkerProcess& w = ready();
-    json reply;
-    const auto outcome = w.request(json{{"op", "finals"}, {"finals", request}}, limit, &reply);
-    if (outcome != WorkerProcess::Outcome::kReply) {
-      const std::string how = w.ended_how();
-      drop();
-      spdlog::warn("  finals of {} not run: the {} worker {} ({})", problem_->label(), command_.label,
-                   outcome == WorkerProcess::Outcome::kTimedOut ? "did not answer" : "died", how);
-      return std::nullopt;
-    }
-    if (reply.value("context_lost", false)) drop();
-    if (!reply.value("ok", false)) {
-      drop();  // a worker whose context an error took exits after its reply: start afresh either way
-      spdlog::warn("  finals of {} not run: {}", problem_->label(), reply.value("error", reply.dump()));
-      return std::nullopt;
-    }
-    return reply.at("finals").get<FinalsResult>();
-  } catch (const Error& e) {
-    spdlog::warn("  finals of {} not run: {}", problem_->label(), e.what());
-    return std::nullopt;
-  }
-}
-
 }  // namespace dgt

@@ -54,10 +54,6 @@ class WorkerMeasurer final : public Measurer {
   void begin_grouped_shape(const GroupedProblem& g) override;
   std::pair<BaselineRecord, BaselineRecord> baselines() override;
   TrialRecord measure(const EvaluatedSpec& candidate) override;
-  /// Sends the finals to the worker (a dense shape only). A worker that dies, hangs or loses its context is ended
-  /// (the next request starts another) and the finals are skipped with a notice, as is an error it reports: the
-  /// finalists were measured already, so the sweep keeps their one-at-a-time winner.
-  std::optional<FinalsResult> finals(const FinalsRequest& request) override;
   std::string protocol_name() const override { return protocol_name_; }
   std::string protocol_json() const override { return protocol_json_; }
 

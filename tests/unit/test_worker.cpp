@@ -370,29 +370,6 @@ TEST(WorkerWire, RecordsRoundTripExactly) {
   EXPECT_EQ(bb.cublas_status, 15);
   EXPECT_EQ(bb.provider, kProviderCublasTuned);
 
-  // The finals' request and result carry whole records, cuBLASLt's algorithm bytes included (the worker finds the
-  // algorithm among the heuristic's by them).
-  FinalsRequest fr;
-  fr.finalists = {t};
-  BaselineRecord algo = b;
-  algo.status = TrialStatus::kOk;
-  algo.algo_data.assign(64, 0);
-  algo.algo_data[5] = 200;
-  fr.baselines = {algo};
-  fr.rounds = 13;
-  const FinalsRequest frb = nlohmann::json::parse(nlohmann::json(fr).dump()).get<FinalsRequest>();
-  EXPECT_EQ(frb.rounds, 13);
-  ASSERT_EQ(frb.finalists.size(), 1u);
-  EXPECT_EQ(frb.finalists[0].config.key(), t.config.key());
-  ASSERT_EQ(frb.baselines.size(), 1u);
-  EXPECT_EQ(frb.baselines[0].algo_data, algo.algo_data);
-  FinalsResult res{{t}, {algo}};
-  const FinalsResult resb = nlohmann::json::parse(nlohmann::json(res).dump()).get<FinalsResult>();
-  ASSERT_EQ(resb.trials.size(), 1u);
-  EXPECT_EQ(resb.trials[0].timing->median_us, tm.median_us);
-  ASSERT_EQ(resb.baselines.size(), 1u);
-  EXPECT_EQ(resb.baselines[0].algo_data[5], 200);
-
   SessionOptions so;
   so.device = 3;
   so.kind = ProtocolKind::kHotGraph;
