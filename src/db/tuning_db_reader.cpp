@@ -459,18 +459,14 @@ std::optional<WinnerRow> TuningDbReader::nearest_winner(const DeviceScope& scope
   return winner_by_id(c, scope, best->problem_id, protocol);
 }
 
-std::vector<EnvironmentWinner> TuningDbReader::environment_winners(int64_t device_id, const Problem& p) const {
-  const Connection& c = *conn_;
-  Statement s(c, std::string("SELECT w.config_key AS config_key, w.median_us AS median_us, w.protocol_name AS "
-                             "protocol_name, e.id AS environment_id, e.env_key AS env_key, e.driver_version AS "
-                             "driver_version, e.runtime_version AS runtime_version, e.cublaslt_version AS "
-                             "cublaslt_version, e.nvrtc_version AS nvrtc_version, e.kernel_hash AS kernel_hash, "
-                             "e.dgtune_version AS dgtune_version, ") +
-                     kProblemColumns +
-                     " FROM winner w JOIN problem p ON p.id = w.problem_id JOIN environment e ON e.id = "
-                     "w.environment_id WHERE w.device_id = :device_id AND " + kFamilyWhere);
-  s.bind_int(":device_id", device_id);
-  bind_family(s, p);
+namespace {
+/// The environment columns of an EnvironmentWinner row (environment_winners, family_trials).
+constexpr const char* kEnvironmentColumns =
+    "e.id AS environment_id, e.env_key AS env_key, e.driver_version AS driver_version, e.runtime_version AS "
+    "runtime_version, e.cublaslt_version AS cublaslt_version, e.nvrtc_version AS nvrtc_version, e.kernel_hash AS "
+    "kernel_hash, e.dgtune_version AS dgtune_version, ";
+
+std::vector<EnvironmentWinner> read_environment_rows(const Connection& c, Statement& s) {
   std::vector<EnvironmentWinner> out;
   while (s.step()) {
     EnvironmentWinner w;
@@ -489,6 +485,32 @@ std::vector<EnvironmentWinner> TuningDbReader::environment_winners(int64_t devic
     out.push_back(std::move(w));
   }
   return out;
+}
+}  // namespace
+
+std::vector<EnvironmentWinner> TuningDbReader::environment_winners(int64_t device_id, const Problem& p) const {
+  const Connection& c = *conn_;
+  Statement s(c, std::string("SELECT w.config_key AS config_key, w.median_us AS median_us, w.protocol_name AS "
+                             "protocol_name, ") +
+                     kEnvironmentColumns + kProblemColumns +
+                     " FROM winner w JOIN problem p ON p.id = w.problem_id JOIN environment e ON e.id = "
+                     "w.environment_id WHERE w.device_id = :device_id AND " + kFamilyWhere);
+  s.bind_int(":device_id", device_id);
+  bind_family(s, p);
+  return read_environment_rows(c, s);
+}
+
+std::vector<EnvironmentWinner> TuningDbReader::family_trials(int64_t device_id, const Problem& p) const {
+  const Connection& c = *conn_;
+  Statement s(c, std::string("SELECT cf.key AS config_key, t.median_us AS median_us, t.protocol_name AS "
+                             "protocol_name, ") +
+                     kEnvironmentColumns + kProblemColumns +
+                     " FROM trial t JOIN problem p ON p.id = t.problem_id JOIN config cf ON cf.id = t.config_id JOIN "
+                     "environment e ON e.id = t.environment_id WHERE t.device_id = :device_id AND t.status = 'ok' AND "
+                     "t.median_us IS NOT NULL AND " + kFamilyWhere);
+  s.bind_int(":device_id", device_id);
+  bind_family(s, p);
+  return read_environment_rows(c, s);
 }
 
 std::vector<StoredCublasLtAlgo> TuningDbReader::cublaslt_winners(int64_t device_id, const Problem& p) const {

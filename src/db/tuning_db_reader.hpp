@@ -217,6 +217,10 @@ class TuningDbReader {
   /// dimensions) under every protocol (EnvironmentWinner::protocol_name), unordered. The loader's rule
   /// (loader/choice.hpp) picks one.
   std::vector<EnvironmentWinner> environment_winners(int64_t device_id, const Problem& p) const;
+  /// The ladder rule's candidates (loader/choice.hpp rerank_ladder): every ok trial with a timing of device `device_id`
+  /// in p's family, every environment and protocol, unordered, as EnvironmentWinner rows (the trial's config and median
+  /// in place of the winner's; the environment as for winners).
+  std::vector<EnvironmentWinner> family_trials(int64_t device_id, const Problem& p) const;
   /// The loader's other query: every verified cuBLASLt-tuned baseline with its algorithm bytes (schema 10) of
   /// device `device_id` in p's family, every environment and protocol, unordered.
   std::vector<StoredCublasLtAlgo> cublaslt_winners(int64_t device_id, const Problem& p) const;

@@ -106,6 +106,91 @@ bool stored_algo_beats_kernel(const Problem& p, double kernel_us, double cublasl
 
 bool replay_stored_algo(const StoredChoice& w, const Problem& p) { return w.from.m == p.m; }
 
+std::vector<std::string> tuned_m_choices(const std::vector<EnvironmentWinner>& candidates, const Problem& p,
+                                         const std::string& kernel_hash, const std::string& env_key,
+                                         const std::string& protocol_kind, const LegalFn& legal) {
+  std::vector<int64_t> ms;
+  for (const EnvironmentWinner& c : candidates)
+    if (c.problem.m >= 1 && std::find(ms.begin(), ms.end(), c.problem.m) == ms.end()) ms.push_back(c.problem.m);
+  std::vector<std::string> out;
+  for (int64_t m : ms) {
+    Problem q = p;
+    q.m = m;
+    const std::optional<StoredChoice> w = choose_stored_winner(candidates, q, kernel_hash, env_key, protocol_kind, legal);
+    if (!w) continue;
+    const std::string key = w->config.key();
+    if (std::find(out.begin(), out.end(), key) == out.end()) out.push_back(key);
+  }
+  return out;
+}
+
+StoredChoice rerank_ladder(const StoredChoice& w, const Problem& p, const std::vector<EnvironmentWinner>& trials,
+                           const std::vector<std::string>& allowed, const EstimateFn& estimate, const LegalFn& legal) {
+  if (w.source != "ladder") return w;
+  auto same_family = [&](const Problem& q) {
+    return q.n == p.n && q.k == p.k && q.a == p.a && q.b == p.b && q.d == p.d && q.scale == p.scale &&
+           q.accum == p.accum && q.bias == p.bias && q.act == p.act;
+  };
+  auto mine = [&](const EnvironmentWinner& t) {
+    return t.environment_id == w.environment_id && t.protocol_name == w.protocol_name && t.problem.m >= 1 &&
+           same_family(t.problem);
+  };
+  // The lower neighbour: the largest tuned M below p.m among w's environment and protocol.
+  const EnvironmentWinner* lower = nullptr;
+  for (const EnvironmentWinner& t : trials)
+    if (mine(t) && t.problem.m < p.m && (!lower || t.problem.m > lower->problem.m)) lower = &t;
+  struct Pick {
+    const EnvironmentWinner* trial;
+    KernelConfig config;
+    double predicted;
+  };
+  std::vector<Pick> picks;  // one per config: from the nearer neighbour
+  for (const EnvironmentWinner& t : trials) {
+    if (!mine(t) || !(t.median_us > 0)) continue;
+    const bool upper = t.problem == w.from, below = lower && t.problem == lower->problem;
+    if (!upper && !below) continue;
+    // The allowed keys first (string compares): only those few trials are parsed, estimated and checked.
+    if (std::find(allowed.begin(), allowed.end(), t.config_key) == allowed.end()) continue;
+    KernelConfig c;
+    try {
+      c = KernelConfig::parse_key(t.config_key);
+    } catch (const std::exception&) {
+      continue;
+    }
+    if (!legal(c, p)) continue;
+    // Scratch that grows with M (split-K partials and counters, e4m3's amax state) was sized by a warm-up for each
+    // config at the M it runs at; only the upper winner, at an M below its own, is sure to fit it.
+    if (!(c == w.config) && (c.split_k > 1 || p.d == DType::kE4M3)) continue;
+    const double at_p = estimate(c, p), at_t = estimate(c, t.problem);
+    if (!(at_p > 0) || !(at_t > 0)) continue;
+    const Pick pick{&t, c, t.median_us * at_p / at_t};
+    auto it = std::find_if(picks.begin(), picks.end(), [&](const Pick& q) { return q.config == c; });
+    if (it == picks.end()) {
+      picks.push_back(pick);
+      continue;
+    }
+    // Measured at both M: the nearer one predicts (the upper on a tie).
+    const int d = compare_log_distance(t.problem.m, it->trial->problem.m, p.m);
+    if (d < 0 || (d == 0 && upper)) *it = pick;
+  }
+  // The smallest prediction; ties to w's own config, then the lower key.
+  auto better = [&](const Pick& x, const Pick& y) {
+    if (x.predicted != y.predicted) return x.predicted < y.predicted;
+    const bool xw = x.config == w.config, yw = y.config == w.config;
+    if (xw != yw) return xw;
+    return x.config.key() < y.config.key();
+  };
+  const Pick* best = nullptr;
+  for (const Pick& q : picks)
+    if (!best || better(q, *best)) best = &q;
+  if (!best) return w;
+  StoredChoice out = w;
+  out.config = best->config;
+  out.from = best->trial->problem;
+  out.tuned_us = best->trial->median_us;
+  return out;
+}
+
 LadderDispatch ladder_dispatch(const StoredChoice& w, const Problem& p, double est_at_p, double est_at_from,
                                const std::vector<StoredCublasLtAlgo>& algos) {
   LadderDispatch out;

@@ -81,6 +81,37 @@ bool stored_algo_beats_kernel(const Problem& p, double kernel_us, double cublasl
 /// the heuristic raised the dispatch geomean at every ladder (results/h200/coverage-2026-12-02.md).
 bool replay_stored_algo(const StoredChoice& w, const Problem& p);
 
+/// The analytic estimate of a config on a problem in us (space/cost_model.hpp estimate_us on the device's SM count);
+/// tests pass their own.
+using EstimateFn = std::function<double(const KernelConfig& config, const Problem& problem)>;
+
+/// The ladder rule's choice among the neighbours' candidates (docs/loader.md "The ladder rule"). For a "ladder" pick
+/// `w` (p.m between two tuned M of the family; w.from is the upper one) the candidates are the ok trials (`trials`,
+/// TuningDbReader::family_trials) of w's environment and protocol at the two tuned M around p.m (w.from and the largest
+/// tuned M below p.m) whose config key is in `allowed` and whose config is legal for p. `allowed` holds the keys
+/// (KernelConfig::key(); a stored key of another format is not a candidate) of the configs the loader runs at the
+/// family's tuned M (a warm-up loads exactly those, and a bundle holds them), so a call inside CUDA-graph capture never
+/// needs a kernel the warm-up did not load; and, but for w's own config, one that does not split K and an output that
+/// is not e4m3 (their scratch grows with M, and a warm-up sized it for each config at the M it runs at). Each candidate
+/// is predicted at p as its median x estimate(c, p) / estimate(c, its problem), the estimate carrying the row tiles and
+/// waves that M changes; a config measured at both M is predicted from the nearer (log distance, the upper on a tie).
+/// The smallest prediction wins (ties to w's own config, then the lower config key): the result is w with that config,
+/// `from` the problem its prediction came from and `tuned_us` its median there, so ladder_dispatch predicts the same
+/// time. w itself when it is not a ladder pick or no candidate is left; a trial whose key does not parse or whose
+/// estimate is not positive is skipped.
+/// Why: offline, on stored H200 trials with one tuned M held out at a time, the rule ran the held-out M at 0.930x the
+/// best time there against the upper neighbour's winner's 0.893x (exhaustive mid-M DB, 16 cases; 0.990 vs 0.988 and
+/// 0.996 vs 0.991 on Llama-3.1-70B TP 8 and Qwen3-32B TP 4 tune-model ladders;
+/// results/h200/ladder-rerank-2026-12-04.md).
+StoredChoice rerank_ladder(const StoredChoice& w, const Problem& p, const std::vector<EnvironmentWinner>& trials,
+                           const std::vector<std::string>& allowed, const EstimateFn& estimate, const LegalFn& legal);
+
+/// The keys of the configs the identity rule runs at every tuned M of p's family (`candidates`,
+/// TuningDbReader::environment_winners; the arguments of choose_stored_winner), distinct: rerank_ladder's `allowed`.
+std::vector<std::string> tuned_m_choices(const std::vector<EnvironmentWinner>& candidates, const Problem& p,
+                                         const std::string& kernel_hash, const std::string& env_key,
+                                         const std::string& protocol_kind, const LegalFn& legal);
+
 /// What the ladder rule's dispatch check found (ladder_dispatch).
 struct LadderDispatch {
   bool cublaslt = false;   ///< cuBLASLt's heuristic runs instead of the upper neighbour's kernel

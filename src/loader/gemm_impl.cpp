@@ -19,6 +19,10 @@ GemmFamily& Gemm::Impl::family(const ShapeKey& key, bool may_read) {
     try {
       ++db_reads;
       fam.candidates = db->environment_winners(*device_id, p);
+      ++db_reads;
+      fam.trials = db->family_trials(*device_id, p);
+      fam.tuned_choices =
+          tuned_m_choices(*fam.candidates, p, env.kernel_hash, env_key, protocol_kind, legal_for_current_kernel);
       if (use_cublaslt) {
         ++db_reads;
         fam.algos = db->cublaslt_winners(*device_id, p);
@@ -30,6 +34,8 @@ GemmFamily& Gemm::Impl::family(const ShapeKey& key, bool may_read) {
       db.reset();
       fam.candidates.reset();
       fam.algos.clear();
+      fam.trials.clear();
+      fam.tuned_choices.clear();
     }
   }
   return fam;
@@ -100,6 +106,13 @@ const GemmEntry* Gemm::Impl::resolve_locked(const ShapeKey& key, bool quiet) {
     // The identity rule (loader/choice.hpp): winners of this hardware identity under any software environment; the
     // running kernel hash first, an older one only while its config is still legal.
     w = choose_stored_winner(*fam.candidates, p, env.kernel_hash, env_key, protocol_kind, legal_for_current_kernel);
+    // Between two tuned M: the neighbours' candidates re-ranked at p.m by the analytic estimate (choice.hpp).
+    if (w && !fam.trials.empty())
+      w = rerank_ladder(*w, p, fam.trials, fam.tuned_choices,
+                        [this](const KernelConfig& c, const Problem& q) {
+                          return estimate_us(KernelSpec::of(c, q), q, device.sm_count);
+                        },
+                        legal_for_current_kernel);
     if (w) {
       config = w->config;
       e.choice.source = w->source;

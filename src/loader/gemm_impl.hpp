@@ -49,6 +49,8 @@ struct GemmFamily {
   bool rows_read = false;  ///< candidates and algos below were read (once; never again, also outside capture)
   std::optional<std::vector<EnvironmentWinner>> candidates;  ///< winners of the family (DB or table); none: no data
   std::vector<StoredCublasLtAlgo> algos;                     ///< the family's stored cuBLASLt algorithms
+  std::vector<EnvironmentWinner> trials;  ///< the family's ok trials (DB only): the ladder rule's candidates
+  std::vector<std::string> tuned_choices;  ///< keys of the configs run at the family's tuned M (tuned_m_choices)
   bool warmed = false;                                       ///< Gemm::warmup covered it
   FamilyScratch scratch;
 };

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "dgtune/gemm.hpp"
+#include "space/cost_model.hpp"
 #include "tune/session.hpp"
 
 namespace dgt::test {
@@ -17,6 +18,8 @@ TEST(Loader, TunedAndUntunedShapesMatchTheReference) {
   const std::string db_path = dir + "/tuning.db";
   const Problem tuned = Problem::dense(257, 1024, 1040);
   const KernelConfig tuned_config = KernelConfig::parse_key("64x96x128_s6_wg1_sw128_c1x1_rm8_direct_sk1");
+  const KernelConfig config400 = KernelConfig::parse_key("128x128x128_s6_wg2_sw128_c1x1_rm8_tma_sk1_sm0");
+  double us257 = 0, us400 = 0;
   {
     SessionOptions so;
     so.db_path = db_path;
@@ -25,9 +28,10 @@ TEST(Loader, TunedAndUntunedShapesMatchTheReference) {
     TrialRecord t = session.run_one(tuned, tuned_config, /*with_baselines=*/false);
     ASSERT_EQ(t.status, TrialStatus::kOk) << t.error;
     // A TMA-store winner for M = 400 with 16-byte rows of D.
-    TrialRecord t2 = session.run_one(Problem::dense(400, 1024, 1040),
-                                     KernelConfig::parse_key("128x128x128_s6_wg2_sw128_c1x1_rm8_tma_sk1_sm0"), false);
+    TrialRecord t2 = session.run_one(Problem::dense(400, 1024, 1040), config400, false);
     ASSERT_EQ(t2.status, TrialStatus::kOk) << t2.error;
+    us257 = t.timing->median_us;
+    us400 = t2.timing->median_us;
   }
 
   Gpu& gpu = Gpu::get();
@@ -40,11 +44,17 @@ TEST(Loader, TunedAndUntunedShapesMatchTheReference) {
   EXPECT_EQ(c.config_key, tuned_config.key());
   EXPECT_GT(c.tuned_us, 0);
 
-  // Same N and K, an M between the tuned 257 and 400: the ladder rule takes M = 400's winner.
+  // Same N and K, an M between the tuned 257 and 400: the ladder rule runs the neighbours' config whose measured time,
+  // scaled to M = 300 by the analytic estimate, is the smaller (loader/choice.hpp rerank_ladder).
   Problem near = Problem::dense(300, 1024, 1040);
   GemmChoice l = gemm.choose(near.m, near.n, near.k, near.lda, near.ldb, near.ldd);
   EXPECT_EQ(l.source, "ladder");
-  EXPECT_EQ(l.config_key, KernelConfig::parse_key("128x128x128_s6_wg2_sw128_c1x1_rm8_tma_sk1_sm0").key());
+  const int sms = gpu.device.sm_count;
+  auto at = [&](const KernelConfig& c, const Problem& q) { return estimate_us(KernelSpec::of(c, q), q, sms); };
+  const double from257 = us257 * at(tuned_config, near) / at(tuned_config, tuned);
+  const double from400 = us400 * at(config400, near) / at(config400, Problem::dense(400, 1024, 1040));
+  EXPECT_EQ(l.config_key, (from257 < from400 ? tuned_config : config400).key()) << from257 << " vs " << from400;
+  EXPECT_DOUBLE_EQ(l.tuned_us, from257 < from400 ? us257 : us400);
 
   // M = 410 with ldd = 1025: the nearest winner (M = 400) stores D with TMA, which needs ldd % 8 == 0
   // (P3), so the loader must not reuse it; it takes the next-nearest winner that fits (M = 257, direct

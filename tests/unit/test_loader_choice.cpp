@@ -246,6 +246,93 @@ TEST(LoaderChoice, LadderDispatchComparesTheScaledKernelWithInterpolatedCublasLt
   EXPECT_FALSE(ladder_dispatch(w, p, 0.0, 14.0, algos).cublaslt);
 }
 
+// The ladder rule's re-rank: between M = 512 and 768 of one family, every candidate measured at either neighbour is
+// predicted at p.m from its own M by the estimate's ratio, and the smallest prediction runs.
+TEST(LoaderChoice, LadderReRanksTheNeighboursCandidatesByTheEstimateAtM) {
+  const Problem lo = Problem::dense(512, 5120, 6400), hi = Problem::dense(768, 5120, 6400), p = Problem::dense(554, 5120, 6400);
+  const KernelConfig a = cfg(128), b = cfg(96), c = cfg(160), d = cfg(64);
+  // The synthetic estimate: row tiles of 128, so 554 rows cost 5 tiles, 512 four and 768 six.
+  const EstimateFn est = [](const KernelConfig&, const Problem& q) { return double((q.m + 127) / 128); };
+  StoredChoice w;
+  w.source = "ladder";
+  w.config = a;
+  w.from = hi;
+  w.tuned_us = 60.0;
+  w.protocol_name = "cold-l2-v1";
+  w.environment_id = 1;
+  std::vector<EnvironmentWinner> trials = {
+      row(hi, a, kCurrent, 1, 60.0),  // the upper winner: 60 x 5/6 = 50 at 554
+      row(hi, c, kCurrent, 1, 63.0),  // 52.5
+      row(lo, b, kCurrent, 1, 38.0),  // the lower neighbour's: 38 x 5/4 = 47.5, the smallest
+      row(lo, a, kCurrent, 1, 41.0),  // a also at 512, which is nearer 554 (log distance): a is predicted 51.25
+      row(lo, d, kCurrent, 2, 10.0),  // another environment: never a candidate
+      row(lo, d, kCurrent, 1, 30.0, "hot-graph-v1"),  // another protocol: never
+      row(Problem::dense(256, 5120, 6400), d, kCurrent, 1, 1.0),  // not a neighbour
+  };
+  const std::vector<std::string> all = {a.key(), b.key(), c.key(), d.key()};
+  StoredChoice r = rerank_ladder(w, p, trials, all, est, always_legal);
+  EXPECT_EQ(r.config, b);
+  EXPECT_EQ(r.from, lo);
+  EXPECT_DOUBLE_EQ(r.tuned_us, 38.0);
+  EXPECT_EQ(r.source, "ladder");
+  // The dispatch check then predicts exactly that time: 38 x est(554) / est(512).
+  EXPECT_DOUBLE_EQ(r.tuned_us * est(r.config, p) / est(r.config, r.from), 47.5);
+  // Config a, measured at both M, is predicted from the nearer (512: 41 x 5/4 = 51.25, not 50 from 768): with b gone
+  // and a's 512 time at 39.0 (48.75), a still runs, now from M = 512.
+  std::vector<EnvironmentWinner> no_b = {trials[0], trials[1], row(lo, a, kCurrent, 1, 39.0)};
+  r = rerank_ladder(w, p, no_b, all, est, always_legal);
+  EXPECT_EQ(r.config, a);
+  EXPECT_EQ(r.from, lo);
+  EXPECT_DOUBLE_EQ(r.tuned_us, 39.0);
+  // An illegal config is skipped; so is everything when w is not a ladder pick.
+  r = rerank_ladder(w, p, trials, all, est, [&](const KernelConfig& k, const Problem&) { return !(k == b); });
+  EXPECT_EQ(r.config, a);
+  EXPECT_EQ(r.from, lo);
+  EXPECT_DOUBLE_EQ(r.tuned_us, 41.0);
+  // A config the loader runs at no tuned M (a warm-up would not have loaded it) is never a candidate: without b in
+  // `allowed`, c (52.5) loses to a (51.25) as well.
+  r = rerank_ladder(w, p, trials, {a.key(), c.key(), d.key()}, est, always_legal);
+  EXPECT_EQ(r.config, a);
+  EXPECT_EQ(r.from, lo);
+  StoredChoice nearest = w;
+  nearest.source = "nearest";
+  EXPECT_EQ(rerank_ladder(nearest, p, trials, all, est, always_legal).config, a);
+  // A config that splits K (its scratch grows with M), or any other config for an e4m3 output (amax state), is never
+  // taken in place of w's.
+  KernelConfig b_split = b;
+  b_split.split_k = 2;
+  r = rerank_ladder(w, p, {trials[0], row(lo, b_split, kCurrent, 1, 38.0)}, {a.key(), b_split.key()}, est, always_legal);
+  EXPECT_EQ(r.config, a);
+  Problem e4m3 = p;
+  e4m3.d = DType::kE4M3;
+  std::vector<EnvironmentWinner> e4m3_trials;
+  for (EnvironmentWinner t : trials) {
+    t.problem.d = DType::kE4M3;
+    e4m3_trials.push_back(t);
+  }
+  StoredChoice we = w;
+  we.from.d = DType::kE4M3;
+  r = rerank_ladder(we, e4m3, e4m3_trials, all, est, always_legal);
+  EXPECT_EQ(r.config, a);
+  // A tie (b at 512: 40 x 5/4 = 50, a at 768: 60 x 5/6 = 50) keeps w's own config and its M.
+  r = rerank_ladder(w, p, {trials[0], row(lo, b, kCurrent, 1, 40.0)}, all, est, always_legal);
+  EXPECT_EQ(r.config, a);
+  EXPECT_EQ(r.from, hi);
+}
+
+TEST(LoaderChoice, TunedMChoicesAreTheConfigsRunAtEachTunedM) {
+  const Problem p = Problem::dense(1, 5120, 6400);
+  // M = 512: two environments, the running hash's winner (cfg 96) runs; M = 768: cfg 128; M = 1024 has only an
+  // illegal winner, so the identity rule takes the nearest legal one (768's) there.
+  const std::vector<EnvironmentWinner> rows = {
+      row(Problem::dense(512, 5120, 6400), cfg(96), kCurrent, 1), row(Problem::dense(512, 5120, 6400), cfg(64), kOld, 2),
+      row(Problem::dense(768, 5120, 6400), cfg(128), kCurrent, 1),
+      row(Problem::dense(1024, 5120, 6400), cfg(200), kCurrent, 1)};
+  const auto legal = [](const KernelConfig& c, const Problem&) { return c.block_n != 200; };
+  const auto got = tuned_m_choices(rows, p, kCurrent, "none", "cold-l2", legal);
+  EXPECT_EQ(got, (std::vector<std::string>{cfg(96).key(), cfg(128).key()}));
+}
+
 TEST(LoaderChoice, SameHashPrefersTheRunningEnvironmentThenTheNewest) {
   const Problem p = Problem::dense(128, 4096, 7168);
   std::vector<EnvironmentWinner> rows = {row(p, cfg(96), kCurrent, 1), row(p, cfg(128), kCurrent, 2),
@@ -418,6 +505,34 @@ TEST_F(EnvironmentWinnersTest, OneWinnerPerEnvironmentOfTheHardwareAndFamily) {
   // The other hardware sees only its own row; no family, no rows.
   EXPECT_EQ(db.environment_winners(other_hw.device_id, near).size(), 1u);
   EXPECT_TRUE(db.environment_winners(other_hw.device_id, Problem::dense(1, 1024, 1024)).empty());
+}
+
+TEST_F(EnvironmentWinnersTest, FamilyTrialsAreEveryOkTimedTrialOfTheFamilyOnThisHardware) {
+  TuningDb db((dir_ / "t.db").string());
+  const DeviceScope env = db.upsert_device(h200(kCurrent, 12080));
+  DeviceFingerprint h100 = h200(kCurrent, 12080);
+  h100.name = "NVIDIA H100 80GB HBM3";
+  const DeviceScope other_hw = db.upsert_device(h100);
+  const Problem p = Problem::dense(128, 4096, 7168), near = Problem::dense(512, 4096, 7168);
+  db.put_trial(env, timed(p, cfg(192), 8.0));
+  db.put_trial(env, timed(p, cfg(96), 9.0));  // not a winner: still a trial
+  db.put_trial(env, timed(near, cfg(128), 20.0));
+  TrialRecord failed = timed(near, cfg(64), 1.0);
+  failed.status = TrialStatus::kVerifyFailed;
+  db.put_trial(env, failed);                                                // not ok: never a candidate
+  db.put_trial(other_hw, timed(p, cfg(64), 1.0));                           // other hardware
+  db.put_trial(env, timed(Problem::dense(128, 2048, 7168), cfg(64), 1.0));  // other family
+  auto rows = db.family_trials(env.device_id, Problem::dense(300, 4096, 7168));
+  ASSERT_EQ(rows.size(), 3u);
+  std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.median_us < b.median_us; });
+  EXPECT_EQ(rows[0].config_key, cfg(192).key());
+  EXPECT_EQ(rows[0].problem, p);
+  EXPECT_EQ(rows[1].config_key, cfg(96).key());
+  EXPECT_DOUBLE_EQ(rows[1].median_us, 9.0);
+  EXPECT_EQ(rows[2].problem, near);
+  EXPECT_EQ(rows[2].environment_id, env.environment_id);
+  EXPECT_EQ(rows[2].protocol_name, "cold-l2-v1");
+  EXPECT_EQ(rows[2].env.kernel_hash, kCurrent);
 }
 
 TEST_F(EnvironmentWinnersTest, OneWinnerPerProtocolAndTheLoaderPrefersTheKindAskedFor) {

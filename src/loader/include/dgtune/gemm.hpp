@@ -177,7 +177,7 @@ struct GemmStats {
   unsigned long long nvrtc_compiles = 0;  ///< kernels compiled with NVRTC (cubin-cache misses)
   unsigned long long cache_loads = 0;     ///< kernels loaded from the on-disk cubin cache without compiling
   unsigned long long bundle_loads = 0;    ///< kernels loaded from the kernel bundle (GemmOptions::bundle)
-  unsigned long long db_reads = 0;        ///< queries of the tuning DB (at most two per problem family)
+  unsigned long long db_reads = 0;        ///< queries of the tuning DB (at most three per problem family)
   unsigned long long device_allocs = 0;   ///< device allocations (split-K scratch, cuBLASLt workspaces)
   unsigned long long resolved = 0;        ///< shapes resolved (a first call, choose or warm-up of a shape)
   /// Calls inside graph capture of a problem that was not warmed up, run by cuBLASLt (CaptureMiss::kCublasLt).
