@@ -460,13 +460,20 @@ std::optional<WinnerRow> TuningDbReader::nearest_winner(const DeviceScope& scope
 }
 
 namespace {
-/// The environment columns of an EnvironmentWinner row (environment_winners, family_trials).
+/// The environment columns of an EnvironmentWinner row (family_rows).
 constexpr const char* kEnvironmentColumns =
     "e.id AS environment_id, e.env_key AS env_key, e.driver_version AS driver_version, e.runtime_version AS "
     "runtime_version, e.cublaslt_version AS cublaslt_version, e.nvrtc_version AS nvrtc_version, e.kernel_hash AS "
     "kernel_hash, e.dgtune_version AS dgtune_version, ";
 
-std::vector<EnvironmentWinner> read_environment_rows(const Connection& c, Statement& s) {
+/// EnvironmentWinner rows of p's family on device `device_id`: SELECT `columns` (config_key, median_us, protocol_name)
+/// with the environment and problem columns FROM `from_where` (which binds :device_id) AND the family.
+std::vector<EnvironmentWinner> family_rows(const Connection& c, const std::string& columns, const std::string& from_where,
+                                           int64_t device_id, const Problem& p) {
+  Statement s(c, "SELECT " + columns + kEnvironmentColumns + kProblemColumns + " FROM " + from_where + " AND " +
+                     kFamilyWhere);
+  s.bind_int(":device_id", device_id);
+  bind_family(s, p);
   std::vector<EnvironmentWinner> out;
   while (s.step()) {
     EnvironmentWinner w;
@@ -489,28 +496,18 @@ std::vector<EnvironmentWinner> read_environment_rows(const Connection& c, Statem
 }  // namespace
 
 std::vector<EnvironmentWinner> TuningDbReader::environment_winners(int64_t device_id, const Problem& p) const {
-  const Connection& c = *conn_;
-  Statement s(c, std::string("SELECT w.config_key AS config_key, w.median_us AS median_us, w.protocol_name AS "
-                             "protocol_name, ") +
-                     kEnvironmentColumns + kProblemColumns +
-                     " FROM winner w JOIN problem p ON p.id = w.problem_id JOIN environment e ON e.id = "
-                     "w.environment_id WHERE w.device_id = :device_id AND " + kFamilyWhere);
-  s.bind_int(":device_id", device_id);
-  bind_family(s, p);
-  return read_environment_rows(c, s);
+  return family_rows(*conn_, "w.config_key AS config_key, w.median_us AS median_us, w.protocol_name AS protocol_name, ",
+                     "winner w JOIN problem p ON p.id = w.problem_id JOIN environment e ON e.id = w.environment_id WHERE "
+                     "w.device_id = :device_id",
+                     device_id, p);
 }
 
 std::vector<EnvironmentWinner> TuningDbReader::family_trials(int64_t device_id, const Problem& p) const {
-  const Connection& c = *conn_;
-  Statement s(c, std::string("SELECT cf.key AS config_key, t.median_us AS median_us, t.protocol_name AS "
-                             "protocol_name, ") +
-                     kEnvironmentColumns + kProblemColumns +
-                     " FROM trial t JOIN problem p ON p.id = t.problem_id JOIN config cf ON cf.id = t.config_id JOIN "
+  return family_rows(*conn_, "cf.key AS config_key, t.median_us AS median_us, t.protocol_name AS protocol_name, ",
+                     "trial t JOIN problem p ON p.id = t.problem_id JOIN config cf ON cf.id = t.config_id JOIN "
                      "environment e ON e.id = t.environment_id WHERE t.device_id = :device_id AND t.status = 'ok' AND "
-                     "t.median_us IS NOT NULL AND " + kFamilyWhere);
-  s.bind_int(":device_id", device_id);
-  bind_family(s, p);
-  return read_environment_rows(c, s);
+                     "t.median_us IS NOT NULL",
+                     device_id, p);
 }
 
 std::vector<StoredCublasLtAlgo> TuningDbReader::cublaslt_winners(int64_t device_id, const Problem& p) const {
