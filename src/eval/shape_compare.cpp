@@ -59,8 +59,17 @@ std::pair<KernelConfig, std::string> ShapeComparer::choose(const Problem& p) con
     // isolated-v1 has no winners of its own (nothing is tuned or stored under it): it runs the cold-l2 winner.
     const ProtocolKind kind =
         options_.protocol.kind == ProtocolKind::kIsolated ? ProtocolKind::kColdL2 : options_.protocol.kind;
-    const auto w = choose_stored_winner(db_->environment_winners(*device_id_, p), p, env.kernel_hash, env.key(),
-                                        to_string(kind), legal_for_current_kernel);
+    const std::vector<EnvironmentWinner> winners = db_->environment_winners(*device_id_, p);
+    auto w = choose_stored_winner(winners, p, env.kernel_hash, env.key(), to_string(kind), legal_for_current_kernel);
+    // Between two tuned M, dgt::Gemm's re-rank of the neighbours' configs (loader/choice.hpp rerank_ladder).
+    if (w && w->source == "ladder") {
+      const std::vector<std::string> allowed =
+          tuned_m_choices(winners, p, env.kernel_hash, env.key(), to_string(kind), legal_for_current_kernel);
+      const int sms = fingerprint_.sm_count;
+      w = rerank_ladder(*w, p, ladder_trials(db_->family_trials(*device_id_, p), allowed), allowed,
+                        [sms](const KernelConfig& c, const Problem& q) { return estimate_us(KernelSpec::of(c, q), q, sms); },
+                        legal_for_current_kernel);
+    }
     if (w) return {w->config, w->source};
   }
   return {default_config(p), "default"};

@@ -1,6 +1,7 @@
 #include "loader/choice.hpp"
 
 #include <algorithm>
+#include <tuple>
 
 #include "records/protocol_name.hpp"
 #include "space/resource_model.hpp"
@@ -124,6 +125,23 @@ std::vector<std::string> tuned_m_choices(const std::vector<EnvironmentWinner>& c
   return out;
 }
 
+std::vector<EnvironmentWinner> ladder_trials(const std::vector<EnvironmentWinner>& trials,
+                                             const std::vector<std::string>& allowed) {
+  std::vector<EnvironmentWinner> out;
+  for (const EnvironmentWinner& t : trials) {
+    std::string key;
+    try {
+      key = KernelConfig::parse_key(t.config_key).key();
+    } catch (const std::exception&) {
+      continue;
+    }
+    if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) continue;
+    out.push_back(t);
+    out.back().config_key = std::move(key);
+  }
+  return out;
+}
+
 StoredChoice rerank_ladder(const StoredChoice& w, const Problem& p, const std::vector<EnvironmentWinner>& trials,
                            const std::vector<std::string>& allowed, const EstimateFn& estimate, const LegalFn& legal) {
   if (w.source != "ladder") return w;
@@ -135,10 +153,20 @@ StoredChoice rerank_ladder(const StoredChoice& w, const Problem& p, const std::v
     return t.environment_id == w.environment_id && t.protocol_name == w.protocol_name && t.problem.m >= 1 &&
            same_family(t.problem);
   };
-  // The lower neighbour: the largest tuned M below p.m among w's environment and protocol.
+  // The lower neighbour: the largest tuned M below p.m among w's environment and protocol; of several problems at that
+  // M (other leading dimensions), p's own leading dimensions first, then the smallest.
+  auto lds = [](const Problem& q) { return std::tuple(q.lda, q.ldb, q.ldd); };
   const EnvironmentWinner* lower = nullptr;
-  for (const EnvironmentWinner& t : trials)
-    if (mine(t) && t.problem.m < p.m && (!lower || t.problem.m > lower->problem.m)) lower = &t;
+  for (const EnvironmentWinner& t : trials) {
+    if (!mine(t) || t.problem.m >= p.m) continue;
+    if (!lower || t.problem.m > lower->problem.m) {
+      lower = &t;
+      continue;
+    }
+    if (t.problem.m < lower->problem.m) continue;
+    const bool t_own = lds(t.problem) == lds(p), l_own = lds(lower->problem) == lds(p);
+    if (t_own != l_own ? t_own : lds(t.problem) < lds(lower->problem)) lower = &t;
+  }
   struct Pick {
     const EnvironmentWinner* trial;
     KernelConfig config;
@@ -158,9 +186,9 @@ StoredChoice rerank_ladder(const StoredChoice& w, const Problem& p, const std::v
       continue;
     }
     if (!legal(c, p)) continue;
-    // Scratch that grows with M (split-K partials and counters, e4m3's amax state) was sized by a warm-up for each
-    // config at the M it runs at; only the upper winner, at an M below its own, is sure to fit it.
-    if (!(c == w.config) && (c.split_k > 1 || p.d == DType::kE4M3)) continue;
+    // A split-K workspace in global memory grows with M and was sized by a warm-up for each config at the M it runs
+    // at; only the upper winner, at an M below its own, is sure to fit it (a cluster split reduces in shared memory).
+    if (!(c == w.config) && c.split_k > 1 && !c.split_cluster) continue;
     const double at_p = estimate(c, p), at_t = estimate(c, t.problem);
     if (!(at_p > 0) || !(at_t > 0)) continue;
     const Pick pick{&t, c, t.median_us * at_p / at_t};

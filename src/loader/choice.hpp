@@ -19,7 +19,7 @@ struct StoredChoice {
   KernelConfig config;
   /// "db" (a winner of this problem under the preferred protocol kind), "db-other-protocol" (of this
   /// problem, tuned under the other kind), "ladder" (p.m lies between two tuned M of the same N, K family: the
-  /// upper neighbour's winner), "nearest" (of the family, p.m outside the tuned M), or "ladder-other-protocol" /
+  /// upper neighbour's winner, or after rerank_ladder a neighbour's config predicted faster at p.m), "nearest" (of the family, p.m outside the tuned M), or "ladder-other-protocol" /
   /// "nearest-other-protocol".
   std::string source;
   std::string protocol_name;  ///< protocol the winner was timed under, e.g. "cold-l2-v1", "hot-graph-v1"
@@ -91,8 +91,9 @@ using EstimateFn = std::function<double(const KernelConfig& config, const Proble
 /// tuned M below p.m) whose config key is in `allowed` and whose config is legal for p. `allowed` holds the keys
 /// (KernelConfig::key(); a stored key of another format is not a candidate) of the configs the loader runs at the
 /// family's tuned M (a warm-up loads exactly those, and a bundle holds them), so a call inside CUDA-graph capture never
-/// needs a kernel the warm-up did not load; and, but for w's own config, one that does not split K and an output that
-/// is not e4m3 (their scratch grows with M, and a warm-up sized it for each config at the M it runs at). Each candidate
+/// needs a kernel the warm-up did not load; and, but for w's own config, one without a global split-K workspace (it
+/// grows with M, and a warm-up sized it for each config at the M it runs at). The lower neighbour's problem is the one
+/// with p's leading dimensions when several share that M. Each candidate
 /// is predicted at p as its median x estimate(c, p) / estimate(c, its problem), the estimate carrying the row tiles and
 /// waves that M changes; a config measured at both M is predicted from the nearer (log distance, the upper on a tie).
 /// The smallest prediction wins (ties to w's own config, then the lower config key): the result is w with that config,
@@ -105,6 +106,12 @@ using EstimateFn = std::function<double(const KernelConfig& config, const Proble
 /// results/h200/ladder-rerank-2026-12-04.md).
 StoredChoice rerank_ladder(const StoredChoice& w, const Problem& p, const std::vector<EnvironmentWinner>& trials,
                            const std::vector<std::string>& allowed, const EstimateFn& estimate, const LegalFn& legal);
+
+/// `trials` (TuningDbReader::family_trials) reduced to what rerank_ladder may take: rows whose config key parses and,
+/// written in today's key format (KernelConfig::key(), so rows of an older format match), is in `allowed`. dgt::Gemm
+/// does this once per family, so a first call of a new M compares a few keys instead of parsing every trial.
+std::vector<EnvironmentWinner> ladder_trials(const std::vector<EnvironmentWinner>& trials,
+                                             const std::vector<std::string>& allowed);
 
 /// The keys of the configs the identity rule runs at every tuned M of p's family (`candidates`,
 /// TuningDbReader::environment_winners; the arguments of choose_stored_winner), distinct: rerank_ladder's `allowed`.

@@ -20,9 +20,9 @@ GemmFamily& Gemm::Impl::family(const ShapeKey& key, bool may_read) {
       ++db_reads;
       fam.candidates = db->environment_winners(*device_id, p);
       ++db_reads;
-      fam.trials = db->family_trials(*device_id, p);
       fam.tuned_choices =
           tuned_m_choices(*fam.candidates, p, env.kernel_hash, env_key, protocol_kind, legal_for_current_kernel);
+      fam.trials = ladder_trials(db->family_trials(*device_id, p), fam.tuned_choices);
       if (use_cublaslt) {
         ++db_reads;
         fam.algos = db->cublaslt_winners(*device_id, p);
@@ -42,7 +42,8 @@ GemmFamily& Gemm::Impl::family(const ShapeKey& key, bool may_read) {
 }
 
 std::unique_ptr<CublasLtGemm> Gemm::Impl::cublaslt_backend(const Problem& p, const GemmFamily& fam,
-                                                           const std::optional<StoredChoice>& w, GemmChoice& choice) {
+                                                           const std::optional<StoredChoice>& w,
+                                                           const std::optional<StoredChoice>& winner, GemmChoice& choice) {
   // The backend rule (docs/loader.md "cuBLASLt as a backend"): cuBLASLt runs p when its stored algorithm beat the
   // dgtune winner `w` in the same sweep (replayed when stored by the running cuBLASLt version at p's own M, else
   // cuBLASLt's heuristic), when the ladder check predicts it faster, or when p has no tuned entry (`w` empty).
@@ -52,10 +53,12 @@ std::unique_ptr<CublasLtGemm> Gemm::Impl::cublaslt_backend(const Problem& p, con
     g = CublasLtGemm::heuristic(handle(), p, why);
   } else {
     if (!db || !device_id) return nullptr;  // an exported table stores no cuBLASLt algorithm
-    const StoredCublasLtAlgo* rival = cublaslt_rival(fam.algos, *w);
-    if (rival && stored_algo_beats_kernel(p, w->tuned_us, rival->median_us, rival->algo_data.size())) {
-      if (!replay_stored_algo(*w, p)) {
-        note = fmt::format(" (cuBLASLt won at M = {}; its algorithm is replayed only there)", w->from.m);
+    // The stored rival is cuBLASLt against the identity rule's winner (`winner`: before the ladder rule's re-rank, which
+    // may pick another config or a lower neighbour's time): "cuBLASLt won at the M this M takes its winner from".
+    const StoredCublasLtAlgo* rival = cublaslt_rival(fam.algos, *winner);
+    if (rival && stored_algo_beats_kernel(p, winner->tuned_us, rival->median_us, rival->algo_data.size())) {
+      if (!replay_stored_algo(*winner, p)) {
+        note = fmt::format(" (cuBLASLt won at M = {}; its algorithm is replayed only there)", winner->from.m);
       } else if (rival->cublaslt_version == env.cublaslt_version) {
         g = CublasLtGemm::stored(handle(), p, rival->algo_data, why);
         how = "stored";
@@ -101,11 +104,12 @@ const GemmEntry* Gemm::Impl::resolve_locked(const ShapeKey& key, bool quiet) {
   GemmEntry e;
   KernelConfig config = default_config(p);
   e.choice.source = "default";
-  std::optional<StoredChoice> w;
+  std::optional<StoredChoice> w, winner;  // what runs; the identity rule's winner (the cuBLASLt rival's reference)
   if (fam.candidates) {
     // The identity rule (loader/choice.hpp): winners of this hardware identity under any software environment; the
     // running kernel hash first, an older one only while its config is still legal.
     w = choose_stored_winner(*fam.candidates, p, env.kernel_hash, env_key, protocol_kind, legal_for_current_kernel);
+    winner = w;
     // Between two tuned M: the neighbours' candidates re-ranked at p.m by the analytic estimate (choice.hpp).
     if (w && !fam.trials.empty())
       w = rerank_ladder(*w, p, fam.trials, fam.tuned_choices,
@@ -145,7 +149,7 @@ const GemmEntry* Gemm::Impl::resolve_locked(const ShapeKey& key, bool quiet) {
   }
   if (use_cublaslt) {  // CublasLtGemm refuses e4m3 D (it needs a C of its own), so the kernel runs it
     try {
-      e.lt = cublaslt_backend(p, fam, w, e.choice);
+      e.lt = cublaslt_backend(p, fam, w, winner, e.choice);
     } catch (const Error& err) {
       // cuBLASLt could not be set up for p (descriptors, heuristic): the kernel runs, as documented.
       spdlog::warn("dgt::Gemm {}: cuBLASLt could not be set up ({}); running dgtune's kernel", p.label(),

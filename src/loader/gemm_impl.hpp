@@ -49,7 +49,7 @@ struct GemmFamily {
   bool rows_read = false;  ///< candidates and algos below were read (once; never again, also outside capture)
   std::optional<std::vector<EnvironmentWinner>> candidates;  ///< winners of the family (DB or table); none: no data
   std::vector<StoredCublasLtAlgo> algos;                     ///< the family's stored cuBLASLt algorithms
-  std::vector<EnvironmentWinner> trials;  ///< the family's ok trials (DB only): the ladder rule's candidates
+  std::vector<EnvironmentWinner> trials;  ///< the ladder rule's candidates (DB only; choice.hpp ladder_trials)
   std::vector<std::string> tuned_choices;  ///< keys of the configs run at the family's tuned M (tuned_m_choices)
   bool warmed = false;                                       ///< Gemm::warmup covered it
   FamilyScratch scratch;
@@ -98,8 +98,11 @@ struct Gemm::Impl {
 
  private:
   cublasLtHandle_t handle() const { return lt_handle ? lt_handle->get() : nullptr; }
+  /// The backend rule for p: `w` is what runs (after the ladder rule's re-rank), `winner` the identity rule's winner
+  /// the stored cuBLASLt rival is compared with (the same as `w` but for a re-ranked ladder pick).
   std::unique_ptr<CublasLtGemm> cublaslt_backend(const Problem& p, const GemmFamily& fam,
-                                                 const std::optional<StoredChoice>& w, GemmChoice& choice);
+                                                 const std::optional<StoredChoice>& w,
+                                                 const std::optional<StoredChoice>& winner, GemmChoice& choice);
 
   const GemmEntry& capture_fallback(const ShapeKey& key);
 };

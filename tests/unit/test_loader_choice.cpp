@@ -297,27 +297,39 @@ TEST(LoaderChoice, LadderReRanksTheNeighboursCandidatesByTheEstimateAtM) {
   StoredChoice nearest = w;
   nearest.source = "nearest";
   EXPECT_EQ(rerank_ladder(nearest, p, trials, all, est, always_legal).config, a);
-  // A config that splits K (its scratch grows with M), or any other config for an e4m3 output (amax state), is never
-  // taken in place of w's.
+  // A config with a split-K workspace in global memory (it grows with M) is never taken in place of w's; a cluster
+  // split (reduced in shared memory) is.
   KernelConfig b_split = b;
   b_split.split_k = 2;
   r = rerank_ladder(w, p, {trials[0], row(lo, b_split, kCurrent, 1, 38.0)}, {a.key(), b_split.key()}, est, always_legal);
   EXPECT_EQ(r.config, a);
-  Problem e4m3 = p;
-  e4m3.d = DType::kE4M3;
-  std::vector<EnvironmentWinner> e4m3_trials;
-  for (EnvironmentWinner t : trials) {
-    t.problem.d = DType::kE4M3;
-    e4m3_trials.push_back(t);
-  }
-  StoredChoice we = w;
-  we.from.d = DType::kE4M3;
-  r = rerank_ladder(we, e4m3, e4m3_trials, all, est, always_legal);
-  EXPECT_EQ(r.config, a);
+  b_split.split_cluster = true;
+  r = rerank_ladder(w, p, {trials[0], row(lo, b_split, kCurrent, 1, 38.0)}, {a.key(), b_split.key()}, est, always_legal);
+  EXPECT_EQ(r.config, b_split);
+  // Of two problems at the lower M (other leading dimensions), p's own is the lower neighbour.
+  Problem lo_padded = lo;
+  lo_padded.ldd = lo.ldd + 64;
+  r = rerank_ladder(w, p, {trials[0], row(lo_padded, b, kCurrent, 1, 20.0), row(lo, c, kCurrent, 1, 38.0)}, all, est,
+                    always_legal);
+  EXPECT_EQ(r.config, c);
+  EXPECT_EQ(r.from, lo);
   // A tie (b at 512: 40 x 5/4 = 50, a at 768: 60 x 5/6 = 50) keeps w's own config and its M.
   r = rerank_ladder(w, p, {trials[0], row(lo, b, kCurrent, 1, 40.0)}, all, est, always_legal);
   EXPECT_EQ(r.config, a);
   EXPECT_EQ(r.from, hi);
+}
+
+TEST(LoaderChoice, LadderTrialsKeepTheAllowedKeysInTodaysFormat) {
+  const Problem q = Problem::dense(512, 5120, 6400);
+  EnvironmentWinner older = row(q, cfg(96), kCurrent, 1);
+  older.config_key = "128x96x128_s4_wg2_sw128_c1x1_rm8_direct_sk1";  // a key written before the sms/mainloop tokens
+  EnvironmentWinner bad = row(q, cfg(64), kCurrent, 1);
+  bad.config_key = "not a key";
+  const auto got = ladder_trials({older, row(q, cfg(128), kCurrent, 1), bad, row(q, cfg(160), kCurrent, 1)},
+                                 {cfg(96).key(), cfg(160).key()});
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0].config_key, cfg(96).key());  // rewritten in today's format
+  EXPECT_EQ(got[1].config_key, cfg(160).key());
 }
 
 TEST(LoaderChoice, TunedMChoicesAreTheConfigsRunAtEachTunedM) {

@@ -140,7 +140,8 @@ struct GemmChoice {
   std::string config_key;
   /// Where the config came from: "db" (winner of this shape under GemmOptions::protocol's kind; also from
   /// GemmOptions::table), "db-other-protocol" (winner of this shape tuned under the other protocol kind), "ladder"
-  /// (M lies between two tuned M of the same N, K: the upper neighbour's winner), "nearest" (M outside the tuned M:
+  /// (M lies between two tuned M of the same N, K: the upper neighbour's winner, or from a DB the neighbours' config
+  /// predicted fastest at M, docs/loader.md "The ladder rule"), "nearest" (M outside the tuned M:
   /// the nearest end), "ladder-other-protocol", "nearest-other-protocol", "default" (no tuned entry at all).
   std::string source;
   double tuned_us = 0;   ///< median time stored with the winner (0 for "default")
