@@ -65,10 +65,8 @@ std::pair<KernelConfig, std::string> ShapeComparer::choose(const Problem& p) con
     if (w && w->source == "ladder") {
       const std::vector<std::string> allowed =
           tuned_m_choices(winners, p, env.kernel_hash, env.key(), to_string(kind), legal_for_current_kernel);
-      const int sms = fingerprint_.sm_count;
-      w = rerank_ladder(*w, p, ladder_trials(db_->family_trials(*device_id_, p), allowed), allowed,
-                        [sms](const KernelConfig& c, const Problem& q) { return estimate_us(KernelSpec::of(c, q), q, sms); },
-                        legal_for_current_kernel);
+      w = rerank_ladder(*w, p, ladder_trials(db_->family_trials(*device_id_, p), allowed),
+                        analytic_estimate(fingerprint_.sm_count), legal_for_current_kernel);
     }
     if (w) return {w->config, w->source};
   }

@@ -4,6 +4,7 @@
 #include <tuple>
 
 #include "records/protocol_name.hpp"
+#include "space/cost_model.hpp"
 #include "space/resource_model.hpp"
 
 namespace dgt {
@@ -13,6 +14,13 @@ bool legal_for_current_kernel(const KernelConfig& config, const Problem& problem
 }
 
 namespace {
+
+/// True when q is in p's family: the same N, K, types, scale mode, accumulation, output type, bias and activation (a
+/// winner of another scale mode ran another kernel: a per-tensor winner may use BLOCK_K 256, which block scaling cannot).
+bool same_family(const Problem& p, const Problem& q) {
+  return q.n == p.n && q.k == p.k && q.a == p.a && q.b == p.b && q.d == p.d && q.scale == p.scale &&
+         q.accum == p.accum && q.bias == p.bias && q.act == p.act;
+}
 
 /// -1, 0, 1 as |log a - log m| is smaller, equal or larger than |log b - log m| (exact, in 128 bits).
 int compare_log_distance(int64_t a, int64_t b, int64_t m) {
@@ -32,16 +40,10 @@ std::optional<StoredChoice> choose_stored_winner(const std::vector<EnvironmentWi
     const EnvironmentWinner* c;
     bool own, kind, cur, env;
   };
-  // Only p's family (same N, K, types, scale mode and accumulation): a winner of another scale mode ran
-  // another kernel (a per-tensor winner may use BLOCK_K 256, which block scaling cannot), so it never stands
-  // in for p, even when a caller passes it.
-  auto same_family = [&](const Problem& q) {
-    return q.n == p.n && q.k == p.k && q.a == p.a && q.b == p.b && q.d == p.d && q.scale == p.scale &&
-           q.accum == p.accum && q.bias == p.bias && q.act == p.act;
-  };
+  // Only p's family (same_family): another family's winner never stands in for p, even when a caller passes it.
   std::vector<Ranked> order;
   for (const auto& c : candidates)
-    if (c.problem.m >= 1 && same_family(c.problem))
+    if (c.problem.m >= 1 && same_family(p, c.problem))
       order.push_back({&c, c.problem == p, protocol_kind_of(c.protocol_name) == protocol_kind,
                        c.env.kernel_hash == kernel_hash, c.env_key == env_key});
   // True when a is preferred over b (the order documented in choice.hpp). Problem equality is key equality.
@@ -142,16 +144,16 @@ std::vector<EnvironmentWinner> ladder_trials(const std::vector<EnvironmentWinner
   return out;
 }
 
+EstimateFn analytic_estimate(int sm_count) {
+  return [sm_count](const KernelConfig& c, const Problem& q) { return estimate_us(KernelSpec::of(c, q), q, sm_count); };
+}
+
 StoredChoice rerank_ladder(const StoredChoice& w, const Problem& p, const std::vector<EnvironmentWinner>& trials,
-                           const std::vector<std::string>& allowed, const EstimateFn& estimate, const LegalFn& legal) {
+                           const EstimateFn& estimate, const LegalFn& legal) {
   if (w.source != "ladder") return w;
-  auto same_family = [&](const Problem& q) {
-    return q.n == p.n && q.k == p.k && q.a == p.a && q.b == p.b && q.d == p.d && q.scale == p.scale &&
-           q.accum == p.accum && q.bias == p.bias && q.act == p.act;
-  };
   auto mine = [&](const EnvironmentWinner& t) {
     return t.environment_id == w.environment_id && t.protocol_name == w.protocol_name && t.problem.m >= 1 &&
-           same_family(t.problem);
+           same_family(p, t.problem);
   };
   // The lower neighbour: the largest tuned M below p.m among w's environment and protocol; of several problems at that
   // M (other leading dimensions), p's own leading dimensions first, then the smallest.
@@ -177,8 +179,6 @@ StoredChoice rerank_ladder(const StoredChoice& w, const Problem& p, const std::v
     if (!mine(t) || !(t.median_us > 0)) continue;
     const bool upper = t.problem == w.from, below = lower && t.problem == lower->problem;
     if (!upper && !below) continue;
-    // The allowed keys first (string compares): only those few trials are parsed, estimated and checked.
-    if (std::find(allowed.begin(), allowed.end(), t.config_key) == allowed.end()) continue;
     KernelConfig c;
     try {
       c = KernelConfig::parse_key(t.config_key);

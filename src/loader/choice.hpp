@@ -19,8 +19,8 @@ struct StoredChoice {
   KernelConfig config;
   /// "db" (a winner of this problem under the preferred protocol kind), "db-other-protocol" (of this
   /// problem, tuned under the other kind), "ladder" (p.m lies between two tuned M of the same N, K family: the
-  /// upper neighbour's winner, or after rerank_ladder a neighbour's config predicted faster at p.m), "nearest" (of the family, p.m outside the tuned M), or "ladder-other-protocol" /
-  /// "nearest-other-protocol".
+  /// upper neighbour's winner, or after rerank_ladder a neighbour's config predicted faster at p.m), "nearest" (of
+  /// the family, p.m outside the tuned M), or "ladder-other-protocol" / "nearest-other-protocol".
   std::string source;
   std::string protocol_name;  ///< protocol the winner was timed under, e.g. "cold-l2-v1", "hot-graph-v1"
   double tuned_us = 0;        ///< median time stored with the winner
@@ -84,32 +84,32 @@ bool replay_stored_algo(const StoredChoice& w, const Problem& p);
 /// The analytic estimate of a config on a problem in us (space/cost_model.hpp estimate_us on the device's SM count);
 /// tests pass their own.
 using EstimateFn = std::function<double(const KernelConfig& config, const Problem& problem)>;
+/// The loader's EstimateFn: estimate_us on `sm_count` SMs.
+EstimateFn analytic_estimate(int sm_count);
 
 /// The ladder rule's choice among the neighbours' candidates (docs/loader.md "The ladder rule"). For a "ladder" pick
-/// `w` (p.m between two tuned M of the family; w.from is the upper one) the candidates are the ok trials (`trials`,
-/// TuningDbReader::family_trials) of w's environment and protocol at the two tuned M around p.m (w.from and the largest
-/// tuned M below p.m) whose config key is in `allowed` and whose config is legal for p. `allowed` holds the keys
-/// (KernelConfig::key(); a stored key of another format is not a candidate) of the configs the loader runs at the
-/// family's tuned M (a warm-up loads exactly those, and a bundle holds them), so a call inside CUDA-graph capture never
-/// needs a kernel the warm-up did not load; and, but for w's own config, one without a global split-K workspace (it
-/// grows with M, and a warm-up sized it for each config at the M it runs at). The lower neighbour's problem is the one
-/// with p's leading dimensions when several share that M. Each candidate
-/// is predicted at p as its median x estimate(c, p) / estimate(c, its problem), the estimate carrying the row tiles and
+/// `w` (p.m between two tuned M of the family; w.from is the upper one) the candidates are the rows of `trials`
+/// (ladder_trials of TuningDbReader::family_trials: the configs the loader runs at some tuned M of the family, which a
+/// warm-up loads and a bundle holds, so a call inside CUDA-graph capture never needs a kernel the warm-up did not load)
+/// in w's environment and protocol at the two tuned M around p.m (w.from and the largest tuned M below p.m; of several
+/// problems at that M, the one with p's leading dimensions), legal for p and, but for w's own config, without a global
+/// split-K workspace (it grows with M, and a warm-up sized it for each config at the M it runs at). Each candidate is
+/// predicted at p as its median x estimate(c, p) / estimate(c, its problem), the estimate carrying the row tiles and
 /// waves that M changes; a config measured at both M is predicted from the nearer (log distance, the upper on a tie).
 /// The smallest prediction wins (ties to w's own config, then the lower config key): the result is w with that config,
 /// `from` the problem its prediction came from and `tuned_us` its median there, so ladder_dispatch predicts the same
-/// time. w itself when it is not a ladder pick or no candidate is left; a trial whose key does not parse or whose
+/// time. w itself when it is not a ladder pick or no candidate is left; a row whose key does not parse or whose
 /// estimate is not positive is skipped.
 /// Why: offline, on stored H200 trials with one tuned M held out at a time, the rule ran the held-out M at 0.930x the
 /// best time there against the upper neighbour's winner's 0.893x (exhaustive mid-M DB, 16 cases; 0.990 vs 0.988 and
 /// 0.996 vs 0.991 on Llama-3.1-70B TP 8 and Qwen3-32B TP 4 tune-model ladders;
 /// results/h200/ladder-rerank-2026-12-04.md).
 StoredChoice rerank_ladder(const StoredChoice& w, const Problem& p, const std::vector<EnvironmentWinner>& trials,
-                           const std::vector<std::string>& allowed, const EstimateFn& estimate, const LegalFn& legal);
+                           const EstimateFn& estimate, const LegalFn& legal);
 
-/// `trials` (TuningDbReader::family_trials) reduced to what rerank_ladder may take: rows whose config key parses and,
-/// written in today's key format (KernelConfig::key(), so rows of an older format match), is in `allowed`. dgt::Gemm
-/// does this once per family, so a first call of a new M compares a few keys instead of parsing every trial.
+/// `trials` (TuningDbReader::family_trials) reduced to rerank_ladder's candidates: rows whose config key parses and,
+/// written in today's key format (KernelConfig::key(), so rows of an older format match), is in `allowed`
+/// (tuned_m_choices). dgt::Gemm does this once per family, so a first call of a new M looks at a few rows only.
 std::vector<EnvironmentWinner> ladder_trials(const std::vector<EnvironmentWinner>& trials,
                                              const std::vector<std::string>& allowed);
 

@@ -20,9 +20,10 @@ GemmFamily& Gemm::Impl::family(const ShapeKey& key, bool may_read) {
       ++db_reads;
       fam.candidates = db->environment_winners(*device_id, p);
       ++db_reads;
-      fam.tuned_choices =
+      // The ladder rule's candidates: configs run at some tuned M of the family (so a warm-up holds their kernels).
+      const std::vector<std::string> allowed =
           tuned_m_choices(*fam.candidates, p, env.kernel_hash, env_key, protocol_kind, legal_for_current_kernel);
-      fam.trials = ladder_trials(db->family_trials(*device_id, p), fam.tuned_choices);
+      fam.trials = ladder_trials(db->family_trials(*device_id, p), allowed);
       if (use_cublaslt) {
         ++db_reads;
         fam.algos = db->cublaslt_winners(*device_id, p);
@@ -35,7 +36,6 @@ GemmFamily& Gemm::Impl::family(const ShapeKey& key, bool may_read) {
       fam.candidates.reset();
       fam.algos.clear();
       fam.trials.clear();
-      fam.tuned_choices.clear();
     }
   }
   return fam;
@@ -112,11 +112,7 @@ const GemmEntry* Gemm::Impl::resolve_locked(const ShapeKey& key, bool quiet) {
     winner = w;
     // Between two tuned M: the neighbours' candidates re-ranked at p.m by the analytic estimate (choice.hpp).
     if (w && !fam.trials.empty())
-      w = rerank_ladder(*w, p, fam.trials, fam.tuned_choices,
-                        [this](const KernelConfig& c, const Problem& q) {
-                          return estimate_us(KernelSpec::of(c, q), q, device.sm_count);
-                        },
-                        legal_for_current_kernel);
+      w = rerank_ladder(*w, p, fam.trials, analytic_estimate(device.sm_count), legal_for_current_kernel);
     if (w) {
       config = w->config;
       e.choice.source = w->source;

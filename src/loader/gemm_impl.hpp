@@ -50,7 +50,6 @@ struct GemmFamily {
   std::optional<std::vector<EnvironmentWinner>> candidates;  ///< winners of the family (DB or table); none: no data
   std::vector<StoredCublasLtAlgo> algos;                     ///< the family's stored cuBLASLt algorithms
   std::vector<EnvironmentWinner> trials;  ///< the ladder rule's candidates (DB only; choice.hpp ladder_trials)
-  std::vector<std::string> tuned_choices;  ///< keys of the configs run at the family's tuned M (tuned_m_choices)
   bool warmed = false;                                       ///< Gemm::warmup covered it
   FamilyScratch scratch;
 };

@@ -246,6 +246,12 @@ TEST(LoaderChoice, LadderDispatchComparesTheScaledKernelWithInterpolatedCublasLt
   EXPECT_FALSE(ladder_dispatch(w, p, 0.0, 14.0, algos).cublaslt);
 }
 
+/// rerank_ladder over the rows of `trials` that ladder_trials keeps for `allowed`, as dgt::Gemm calls it.
+StoredChoice rerank(const StoredChoice& w, const Problem& p, const std::vector<EnvironmentWinner>& trials,
+                    const std::vector<std::string>& allowed, const EstimateFn& est, const LegalFn& legal) {
+  return rerank_ladder(w, p, ladder_trials(trials, allowed), est, legal);
+}
+
 // The ladder rule's re-rank: between M = 512 and 768 of one family, every candidate measured at either neighbour is
 // predicted at p.m from its own M by the estimate's ratio, and the smallest prediction runs.
 TEST(LoaderChoice, LadderReRanksTheNeighboursCandidatesByTheEstimateAtM) {
@@ -270,7 +276,7 @@ TEST(LoaderChoice, LadderReRanksTheNeighboursCandidatesByTheEstimateAtM) {
       row(Problem::dense(256, 5120, 6400), d, kCurrent, 1, 1.0),  // not a neighbour
   };
   const std::vector<std::string> all = {a.key(), b.key(), c.key(), d.key()};
-  StoredChoice r = rerank_ladder(w, p, trials, all, est, always_legal);
+  StoredChoice r = rerank(w, p, trials, all, est, always_legal);
   EXPECT_EQ(r.config, b);
   EXPECT_EQ(r.from, lo);
   EXPECT_DOUBLE_EQ(r.tuned_us, 38.0);
@@ -280,41 +286,41 @@ TEST(LoaderChoice, LadderReRanksTheNeighboursCandidatesByTheEstimateAtM) {
   // Config a, measured at both M, is predicted from the nearer (512: 41 x 5/4 = 51.25, not 50 from 768): with b gone
   // and a's 512 time at 39.0 (48.75), a still runs, now from M = 512.
   std::vector<EnvironmentWinner> no_b = {trials[0], trials[1], row(lo, a, kCurrent, 1, 39.0)};
-  r = rerank_ladder(w, p, no_b, all, est, always_legal);
+  r = rerank(w, p, no_b, all, est, always_legal);
   EXPECT_EQ(r.config, a);
   EXPECT_EQ(r.from, lo);
   EXPECT_DOUBLE_EQ(r.tuned_us, 39.0);
   // An illegal config is skipped; so is everything when w is not a ladder pick.
-  r = rerank_ladder(w, p, trials, all, est, [&](const KernelConfig& k, const Problem&) { return !(k == b); });
+  r = rerank(w, p, trials, all, est, [&](const KernelConfig& k, const Problem&) { return !(k == b); });
   EXPECT_EQ(r.config, a);
   EXPECT_EQ(r.from, lo);
   EXPECT_DOUBLE_EQ(r.tuned_us, 41.0);
   // A config the loader runs at no tuned M (a warm-up would not have loaded it) is never a candidate: without b in
   // `allowed`, c (52.5) loses to a (51.25) as well.
-  r = rerank_ladder(w, p, trials, {a.key(), c.key(), d.key()}, est, always_legal);
+  r = rerank(w, p, trials, {a.key(), c.key(), d.key()}, est, always_legal);
   EXPECT_EQ(r.config, a);
   EXPECT_EQ(r.from, lo);
   StoredChoice nearest = w;
   nearest.source = "nearest";
-  EXPECT_EQ(rerank_ladder(nearest, p, trials, all, est, always_legal).config, a);
+  EXPECT_EQ(rerank(nearest, p, trials, all, est, always_legal).config, a);
   // A config with a split-K workspace in global memory (it grows with M) is never taken in place of w's; a cluster
   // split (reduced in shared memory) is.
   KernelConfig b_split = b;
   b_split.split_k = 2;
-  r = rerank_ladder(w, p, {trials[0], row(lo, b_split, kCurrent, 1, 38.0)}, {a.key(), b_split.key()}, est, always_legal);
+  r = rerank(w, p, {trials[0], row(lo, b_split, kCurrent, 1, 38.0)}, {a.key(), b_split.key()}, est, always_legal);
   EXPECT_EQ(r.config, a);
   b_split.split_cluster = true;
-  r = rerank_ladder(w, p, {trials[0], row(lo, b_split, kCurrent, 1, 38.0)}, {a.key(), b_split.key()}, est, always_legal);
+  r = rerank(w, p, {trials[0], row(lo, b_split, kCurrent, 1, 38.0)}, {a.key(), b_split.key()}, est, always_legal);
   EXPECT_EQ(r.config, b_split);
   // Of two problems at the lower M (other leading dimensions), p's own is the lower neighbour.
   Problem lo_padded = lo;
   lo_padded.ldd = lo.ldd + 64;
-  r = rerank_ladder(w, p, {trials[0], row(lo_padded, b, kCurrent, 1, 20.0), row(lo, c, kCurrent, 1, 38.0)}, all, est,
+  r = rerank(w, p, {trials[0], row(lo_padded, b, kCurrent, 1, 20.0), row(lo, c, kCurrent, 1, 38.0)}, all, est,
                     always_legal);
   EXPECT_EQ(r.config, c);
   EXPECT_EQ(r.from, lo);
   // A tie (b at 512: 40 x 5/4 = 50, a at 768: 60 x 5/6 = 50) keeps w's own config and its M.
-  r = rerank_ladder(w, p, {trials[0], row(lo, b, kCurrent, 1, 40.0)}, all, est, always_legal);
+  r = rerank(w, p, {trials[0], row(lo, b, kCurrent, 1, 40.0)}, all, est, always_legal);
   EXPECT_EQ(r.config, a);
   EXPECT_EQ(r.from, hi);
 }
