@@ -7,7 +7,7 @@
 // encodings, the function name and the ptxas resource report (registers, spills, stack) must all match.
 //
 //   sass_diff --old DIR --new DIR [--set cover|all|tests] [-j N] [--list] [--filter REGEX] [--shard I/N]
-//             [--dump DIR] [--max-lines N]
+//             [--dump DIR [--dump-all]] [--max-lines N]
 //
 // DIR is a kernels/ directory (the one holding gemm/, ptx/, ...). Sets, each deduplicated by compiled key:
 //   all    every legal config of the default space (problem pruning ignored: it does not change code) for
@@ -22,9 +22,9 @@
 // --filter keeps the kernels whose name (compiled key and variant) matches REGEX; --shard I/N every N-th kernel
 // from the I-th in name order (`all` is ~11k kernels, about 7 hours on 2 cores: shards split it over runs);
 // --dump writes the PTX and SASS of both sides of every kernel that differs into DIR (NAME.old.ptx,
-// NAME.new.sass, ...). Prints every kernel that differs (with its first differing lines) and a summary; exits 1
-// on any difference, failed compile or spill (new side), 2 on a usage error. tests/nvrtc/sass_diff.sh checks out
-// the old tree.
+// NAME.new.sass, ...), with --dump-all also of every identical one (to read a kernel's SASS: --old and --new the same
+// tree). Prints every kernel that differs (with its first differing lines) and a summary; exits 1 on any difference,
+// failed compile or spill (new side), 2 on a usage error. tests/nvrtc/sass_diff.sh checks out the old tree.
 #include <nvrtc.h>
 
 #include <algorithm>
@@ -206,6 +206,7 @@ std::vector<std::string> signatures(const KernelSpec& s) {
 int main(int argc, char** argv) {
   std::string old_dir, new_dir, set = "cover";
   std::string filter, dump_dir;
+  bool dump_all = false;
   int jobs = 2, max_lines = 12, shard = 0, shards = 1;
   bool list_only = false;
   for (int i = 1; i < argc; ++i) {
@@ -224,6 +225,7 @@ int main(int argc, char** argv) {
     else if (a == "--max-lines") max_lines = std::stoi(value());
     else if (a == "--filter") filter = value();
     else if (a == "--dump") dump_dir = value();
+    else if (a == "--dump-all") dump_all = true;
     else if (a == "--shard") {
       const std::string v = value();
       const size_t slash = v.find('/');
@@ -236,7 +238,7 @@ int main(int argc, char** argv) {
     else if (a == "--list") list_only = true;
     else {
       std::cerr << "usage: sass_diff --old KERNELS_DIR --new KERNELS_DIR [--set cover|all|tests] [-j N] [--list]"
-                   " [--filter REGEX] [--shard I/N] [--dump DIR] [--max-lines N]\n";
+                   " [--filter REGEX] [--shard I/N] [--dump DIR [--dump-all]] [--max-lines N]\n";
       return 2;
     }
   }
@@ -400,10 +402,9 @@ int main(int argc, char** argv) {
             report << "FAIL " << job.name << ": no disassembly\n";
             ++failed;
             bad = true;
-          } else if (a != b || ra != rb) {
-            ++differ;
-            bad = true;
-            if (!dump_dir.empty()) {
+          } else {
+            const bool differs = a != b || ra != rb;
+            if (!dump_dir.empty() && (differs || dump_all)) {
               fs::create_directories(dump_dir);
               auto write = [&](const std::string& suffix, const std::string& text) {
                 std::ofstream(fs::path(dump_dir) / (job.name + suffix)) << text;
@@ -415,24 +416,28 @@ int main(int argc, char** argv) {
               };
               write(".old.ptx", o.ptx), write(".new.ptx", n.ptx), write(".old.sass", join(a)), write(".new.sass", join(b));
             }
-            report << "DIFF " << job.name << ": " << a.size() << " vs " << b.size() << " listing lines\n";
-            int shown = 0;
-            for (size_t i = 0; i < std::max(a.size(), b.size()) && shown < max_lines; ++i) {
-              const std::string la = i < a.size() ? a[i] : "<end>", lb = i < b.size() ? b[i] : "<end>";
-              if (la != lb) {
-                report << "  line " << i << "\n    old: " << la << "\n    new: " << lb << "\n";
-                ++shown;
+            if (differs) {
+              ++differ;
+              bad = true;
+              report << "DIFF " << job.name << ": " << a.size() << " vs " << b.size() << " listing lines\n";
+              int shown = 0;
+              for (size_t i = 0; i < std::max(a.size(), b.size()) && shown < max_lines; ++i) {
+                const std::string la = i < a.size() ? a[i] : "<end>", lb = i < b.size() ? b[i] : "<end>";
+                if (la != lb) {
+                  report << "  line " << i << "\n    old: " << la << "\n    new: " << lb << "\n";
+                  ++shown;
+                }
               }
+              for (size_t i = 0; i < std::max(ra.size(), rb.size()); ++i) {
+                const std::string la = i < ra.size() ? ra[i] : "<end>", lb = i < rb.size() ? rb[i] : "<end>";
+                if (la != lb) report << "  ptxas\n    old: " << la << "\n    new: " << lb << "\n";
+              }
+            } else {
+              std::lock_guard<std::mutex> lock(mu);
+              instructions += long(std::count_if(a.begin(), a.end(), [](const std::string& l) {
+                return l.find("/*") != std::string::npos && l.find(';') != std::string::npos;
+              }));
             }
-            for (size_t i = 0; i < std::max(ra.size(), rb.size()); ++i) {
-              const std::string la = i < ra.size() ? ra[i] : "<end>", lb = i < rb.size() ? rb[i] : "<end>";
-              if (la != lb) report << "  ptxas\n    old: " << la << "\n    new: " << lb << "\n";
-            }
-          } else {
-            std::lock_guard<std::mutex> lock(mu);
-            instructions += long(std::count_if(a.begin(), a.end(), [](const std::string& l) {
-              return l.find("/*") != std::string::npos && l.find(';') != std::string::npos;
-            }));
           }
         }
       } catch (const std::exception& e) {
