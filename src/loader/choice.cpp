@@ -144,6 +144,25 @@ std::vector<EnvironmentWinner> ladder_trials(const std::vector<EnvironmentWinner
   return out;
 }
 
+std::vector<KernelConfig> ladder_configs(const std::vector<EnvironmentWinner>& trials, const Problem& p,
+                                         const LegalFn& legal) {
+  std::vector<KernelConfig> out;
+  for (const EnvironmentWinner& t : trials) {
+    if (t.problem.m < 1) continue;
+    KernelConfig c;
+    try {
+      c = KernelConfig::parse_key(t.config_key);
+    } catch (const std::exception&) {
+      continue;
+    }
+    if (std::find(out.begin(), out.end(), c) != out.end()) continue;
+    Problem q = p;
+    q.m = t.problem.m;
+    if (legal(c, q)) out.push_back(c);
+  }
+  return out;
+}
+
 EstimateFn analytic_estimate(int sm_count) {
   return [sm_count](const KernelConfig& c, const Problem& q) { return estimate_us(KernelSpec::of(c, q), q, sm_count); };
 }

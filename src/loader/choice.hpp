@@ -23,8 +23,8 @@ struct StoredChoice {
   /// the family, p.m outside the tuned M), or "ladder-other-protocol" / "nearest-other-protocol".
   std::string source;
   std::string protocol_name;  ///< protocol the winner was timed under, e.g. "cold-l2-v1", "hot-graph-v1"
-  double tuned_us = 0;        ///< median time stored with the winner
-  Problem from;               ///< the problem the winner was measured on
+  double tuned_us = 0;        ///< median time stored with the winner (after rerank_ladder: with the picked config's trial)
+  Problem from;               ///< the problem the winner (after rerank_ladder: the picked trial) was measured on
   std::string kernel_hash;    ///< kernel hash of the winner's environment
   int64_t environment_id = 0;  ///< environment row of the winner (EnvironmentWinner::environment_id)
   bool older_kernel = false;  ///< measured with another kernel hash than the running one
@@ -113,6 +113,13 @@ StoredChoice rerank_ladder(const StoredChoice& w, const Problem& p, const std::v
 std::vector<EnvironmentWinner> ladder_trials(const std::vector<EnvironmentWinner>& trials,
                                              const std::vector<std::string>& allowed);
 
+/// The distinct configs rerank_ladder may return for a problem of p's family at any M: those of `trials` (ladder_trials'
+/// rows) that are legal for p with the row's M, in first-seen order. Gemm::warmup loads each one's kernel: a config
+/// can be the re-rank's pick between two tuned M without being the pick at any M the warm-up resolves (where the pick
+/// at a tuned M is itself a ladder pick that the re-rank replaces), and a call inside CUDA-graph capture must find it.
+std::vector<KernelConfig> ladder_configs(const std::vector<EnvironmentWinner>& trials, const Problem& p,
+                                         const LegalFn& legal);
+
 /// The keys of the configs the identity rule runs at every tuned M of p's family (`candidates`,
 /// TuningDbReader::environment_winners; the arguments of choose_stored_winner), distinct: rerank_ladder's `allowed`.
 std::vector<std::string> tuned_m_choices(const std::vector<EnvironmentWinner>& candidates, const Problem& p,
@@ -121,13 +128,14 @@ std::vector<std::string> tuned_m_choices(const std::vector<EnvironmentWinner>& c
 
 /// What the ladder rule's dispatch check found (ladder_dispatch).
 struct LadderDispatch {
-  bool cublaslt = false;   ///< cuBLASLt's heuristic runs instead of the upper neighbour's kernel
+  bool cublaslt = false;   ///< cuBLASLt's heuristic runs instead of the ladder pick's kernel
   double kernel_us = 0;    ///< the kernel's predicted time at p.m (0 when not predicted)
   double cublaslt_us = 0;  ///< cuBLASLt's interpolated time at p.m (0 when not predicted)
 };
 
 /// The dispatch half of the ladder rule (docs/loader.md "The ladder rule"), for a "ladder" pick `w` (p.m between two
-/// tuned M, w.from the upper one): the kernel's time at p.m is predicted as w.tuned_us x est_at_p / est_at_from (the
+/// tuned M; w.from the upper one, or after rerank_ladder the neighbour its config's time came from): the kernel's time
+/// at p.m is predicted as w.tuned_us x est_at_p / est_at_from (the
 /// analytic estimate, space/cost_model.hpp, of w's config at p and at w.from: it sees the row tiles and waves M
 /// changes), cuBLASLt's as the linear interpolation in M of the cuBLASLt-tuned medians stored at the nearest tuned M
 /// below and above p.m (`algos`, the winner's protocol; the winner's environment first, else the newest). When the

@@ -122,7 +122,8 @@ constexpr bool same_family(const dgt::TunedEntry& e, long long n, long long k, l
 /// that M, one timed under protocol kind `protocol` ("cold-l2" | "hot-graph") first, then the first one measured
 /// with kKernelHash, else the last (newest) one. nullptr when the table holds nothing of the family. Simpler than the
 /// loader's rule, which orders by protocol kind and kernel hash before M, accepts entries of other leading
-/// dimensions, checks each config's legality and, with a DB, may dispatch cuBLASLt (docs/loader.md).
+/// dimensions, checks each config's legality and, with a DB, re-ranks the neighbours' configs at m and may dispatch
+/// cuBLASLt (docs/loader.md).
 constexpr const char* lookup(long long m, long long n, long long k, long long lda, long long ldb, long long ldd,
                              const char* a = "e4m3", const char* b = "e4m3", const char* accum = "promote",
                              const char* protocol = "cold-l2", const char* scale = "per-tensor", const char* d = "bf16",

@@ -46,7 +46,7 @@ struct GemmEntry {
 
 /// Every M of one N, K, leading dimensions and types (ShapeKey::family()).
 struct GemmFamily {
-  bool rows_read = false;  ///< candidates and algos below were read (once; never again, also outside capture)
+  bool rows_read = false;  ///< candidates, algos and trials below were read (once; never again, also outside capture)
   std::optional<std::vector<EnvironmentWinner>> candidates;  ///< winners of the family (DB or table); none: no data
   std::vector<StoredCublasLtAlgo> algos;                     ///< the family's stored cuBLASLt algorithms
   std::vector<EnvironmentWinner> trials;  ///< the ladder rule's candidates (DB only; choice.hpp ladder_trials)

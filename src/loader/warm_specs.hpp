@@ -20,8 +20,10 @@ struct LoaderIdentity {
   std::string protocol_kind;  ///< GemmOptions::protocol: "cold-l2" or "hot-graph"
 };
 
-/// The config a first call of `p` loads, as Gemm's resolution picks it: choose_stored_winner (loader/choice.hpp) over
-/// the family's `candidates` with the loader's legality rule, else dgt::default_config(p) (also with no candidates).
+/// The config the identity rule picks for `p` before the ladder rule's re-rank: choose_stored_winner
+/// (loader/choice.hpp) over the family's `candidates` with the loader's legality rule, else dgt::default_config(p)
+/// (also with no candidates). The re-rank picks among these configs at the tuned M (its `allowed`), so the picks at
+/// every tuned M cover every kernel a first call can load.
 KernelConfig loader_config(const std::vector<EnvironmentWinner>& candidates, const Problem& p, const LoaderIdentity& id);
 
 /// The kernel specs Gemm::warmup loads for the family of `family` (its M is ignored) with rows `candidates`

@@ -325,6 +325,60 @@ TEST(LoaderChoice, LadderReRanksTheNeighboursCandidatesByTheEstimateAtM) {
   EXPECT_EQ(r.from, hi);
 }
 
+// What a warm-up must load besides the picks at the M it resolves: where the pick at a tuned M is itself a ladder pick
+// (p's leading dimensions make that M's own winner illegal), the re-rank can replace it there and still return it at
+// another M. Family p: N 1024, K 1040, ldd 1025; tuned with ldd 1024 at M = 128 (z), 256 (t, TMA store: illegal for
+// ldd 1025) and 512 (x), and with ldd 1025 at 512 (y).
+TEST(LoaderChoice, LadderConfigsHoldEveryPickTheReRankCanReturn) {
+  auto dense = [](int64_t m, int64_t ldd) {
+    Problem q = Problem::dense(m, 1024, 1040);
+    q.ldd = ldd;
+    return q;
+  };
+  KernelConfig t = cfg(160);
+  t.epilogue = Epilogue::kTma;
+  const KernelConfig z = cfg(96), x = cfg(128), y = cfg(64);
+  const std::vector<EnvironmentWinner> rows = {row(dense(128, 1024), z, kCurrent, 1, 10.0),
+                                               row(dense(256, 1024), t, kCurrent, 1, 12.0),
+                                               row(dense(512, 1024), x, kCurrent, 1, 20.0),
+                                               row(dense(512, 1025), y, kCurrent, 1, 30.0)};
+  const LegalFn legal = [](const KernelConfig& c, const Problem& q) {
+    return !(c.epilogue == Epilogue::kTma && q.ldd % 8 != 0);
+  };
+  // z's time is flat up to 256 rows and grows with M above (a wave step); x's and y's do not change.
+  const EstimateFn est = [&](const KernelConfig& c, const Problem& q) {
+    return c == z && q.m > 256 ? double(q.m) / 64.0 : 1.0;
+  };
+  const Problem p = dense(1, 1025);
+  const std::vector<std::string> allowed = tuned_m_choices(rows, p, kCurrent, "none", "cold-l2", legal);
+  const std::vector<EnvironmentWinner> trials = ladder_trials(rows, allowed);
+  auto pick = [&](int64_t m) {
+    Problem q = p;
+    q.m = m;
+    const std::optional<StoredChoice> w = choose_stored_winner(rows, q, kCurrent, "none", "cold-l2", legal);
+    EXPECT_TRUE(w.has_value());
+    return rerank_ladder(*w, q, trials, est, legal);
+  };
+  // At 256 the identity rule takes 512's winner of the smallest problem key (x, ldd 1024), which the re-rank replaces
+  // with z (10 us against 20); at 512 y runs (p's own leading dimensions), at 128 z.
+  EXPECT_EQ(pick(256).config, z);
+  EXPECT_EQ(pick(512).config, y);
+  EXPECT_EQ(pick(128).config, z);
+  // At 500 the re-rank returns x (20 us against z's 10 x 500 / 64 = 78): the pick at no tuned M.
+  const StoredChoice at500 = pick(500);
+  EXPECT_EQ(at500.config, x);
+  EXPECT_EQ(at500.from, dense(512, 1024));
+  // ladder_configs holds it: every distinct config of the trials that is legal for p, in first-seen order.
+  EXPECT_EQ(ladder_configs(trials, p, legal), (std::vector<KernelConfig>{z, x, y}));
+  // An illegal config (t, had it been allowed) and a key that does not parse are left out; duplicates appear once.
+  std::vector<EnvironmentWinner> more = trials;
+  more.push_back(row(dense(256, 1024), t, kCurrent, 1, 12.0));
+  more.push_back(row(dense(640, 1024), x, kCurrent, 1, 25.0));
+  more.push_back(row(dense(640, 1024), z, kCurrent, 1, 25.0));
+  more.back().config_key = "not a key";
+  EXPECT_EQ(ladder_configs(more, p, legal), (std::vector<KernelConfig>{z, x, y}));
+}
+
 TEST(LoaderChoice, LadderTrialsKeepTheAllowedKeysInTodaysFormat) {
   const Problem q = Problem::dense(512, 5120, 6400);
   EnvironmentWinner older = row(q, cfg(96), kCurrent, 1);

@@ -144,7 +144,7 @@ struct GemmChoice {
   /// predicted fastest at M, docs/loader.md "The ladder rule"), "nearest" (M outside the tuned M:
   /// the nearest end), "ladder-other-protocol", "nearest-other-protocol", "default" (no tuned entry at all).
   std::string source;
-  double tuned_us = 0;   ///< median time stored with the winner (0 for "default")
+  double tuned_us = 0;   ///< median time stored with the config that runs, at the M it came from (0 for "default")
   std::string protocol;  ///< protocol the winner was timed under, e.g. "cold-l2-v1", "hot-graph-v1" ("" for "default")
   /// "dgtune" (the kernel above) or "cublaslt": cuBLASLt's stored algorithm beat every dgtune config in the sweep of
   /// the problem `source` names, or the ladder rule's check predicts cuBLASLt faster at this M, or the problem has no
@@ -304,7 +304,8 @@ class DGT_API Gemm {
 
   /// Warms up problem families for serving: reads their DB rows (or table entries) once, resolves every M of each
   /// family's list together with its tuned M (compiling or loading every kernel the loader can choose there, the
-  /// ladder neighbours included), builds the cuBLASLt plans and allocates the family's scratch for all of them.
+  /// ladder neighbours included, and every config the ladder rule's re-rank can pick between two tuned M), builds the
+  /// cuBLASLt plans and allocates the family's scratch for all of them.
   /// Afterwards any M of a warmed family (on the list or not) is resolved from memory. Throws dgt::Error (kInvalid
   /// for a problem that breaks a rule, naming it; kNvrtc, kDriver, kCuda as a first call would).
   WarmupReport warmup(const std::vector<WarmupProblem>& problems);
