@@ -237,7 +237,7 @@ void validate_grouped(const GroupedProblem& g, std::string_view where) {
     validate_problem(g.dense_view());
   } catch (const Error& e) {
     // The dense rules speak of A (total rows x K) and B (N x K): name the grouped fields they bound.
-    DGT_THROW(ErrorKind::kUsage, "{}: N={} K={}: {}", where, g.n, g.k, e.what());
+    DGT_THROW(ErrorKind::kUsage, "{}: N={} K={}: {}", where, g.n, g.k, e.message());
   }
 }
 
@@ -269,7 +269,7 @@ GroupedProblem parse_grouped_problem(std::string_view text, std::string_view whe
       try {
         g.scale = parse_scale_mode(value);
       } catch (const Error& e) {
-        DGT_THROW(ErrorKind::kUsage, "{}: scale: {}", where, e.what());
+        DGT_THROW(ErrorKind::kUsage, "{}: scale: {}", where, e.message());
       }
       continue;
     }
@@ -277,7 +277,7 @@ GroupedProblem parse_grouped_problem(std::string_view text, std::string_view whe
       try {
         g.accum = parse_accum(value);
       } catch (const Error& e) {
-        DGT_THROW(ErrorKind::kUsage, "{}: accum: {}", where, e.what());
+        DGT_THROW(ErrorKind::kUsage, "{}: accum: {}", where, e.message());
       }
       continue;
     }

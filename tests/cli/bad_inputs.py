@@ -250,6 +250,14 @@ shapes_cases = [
     ("g-twice.txt", "kind=masked groups=4 masked_m=64 m_max=128 expected_m=64 4096 7168\n"
      "kind=masked groups=4 masked_m=1,2,3,4 m_max=128 expected_m=64 4096 7168\n",
      ":2: the grouped problem of "),
+    # A grouped line that breaks a rule of its dense view: the dense rule's message, without its source location.
+    ("g-fast.txt", "kind=contiguous groups=8 m_per_group=skew:1:32768 4096 7168 scale=block accum=fast\n",
+     ":1: N=4096 K=7168: scale mode block needs accum = promote"),
+    ("g-n0.txt", "kind=contiguous groups=2 m_per_group=64 0 7168\n", ":1: N=0 K=7168: N = 0 is invalid"),
+    ("g-kbig.txt", "kind=contiguous groups=2 m_per_group=64 4096 3000000000\n",
+     ":1: N=4096 K=3000000000: K = 3000000000 is too large: dimensions must be < 2^31"),
+    ("g-k7.txt", "kind=masked groups=2 masked_m=1,2 4096 7\n",
+     ":1: N=4096 K=7: operand A: lda = 7 elements = 7 bytes is not a multiple of 16 bytes"),
 ]
 for name, text, rule in shapes_cases:
     path = write("shapes-" + name, text)
@@ -262,6 +270,13 @@ for flag_cmd in (["sweep"], ["compare"], ["gate", "--record", os.path.join(TMP, 
                        ("/dev/zero", "it is not a regular file")]:
         case(f"{flag_cmd[0]} --shapes {os.path.basename(path)}", [*flag_cmd, "--shapes", path], 2,
              f"--shapes: cannot read shapes file '{path}': {rule}")
+# The same grouped problems given on the command line (run and compare --grouped), before the GPU.
+G_KEY = "128x128x128_s5_wg2_sw128_c1x1_rm8_direct_sk1_sm0_2g_p1"
+for name, text, rule in [c for c in shapes_cases if c[0] in ("g-fast.txt", "g-n0.txt", "g-kbig.txt", "g-k7.txt")]:
+    rule = rule[len(":1: "):]
+    case(f"run --grouped {name}", ["run", "--grouped", text.strip(), "--config", G_KEY, "--db", DB], 2,
+         "--grouped", rule)
+    case(f"compare --grouped {name}", ["compare", "--grouped", text.strip(), "--config", G_KEY], 2, "--grouped", rule)
 case("sweep --shapes name with NUL", ["sweep", "--shapes", os.path.join(TMP, "a\x01b.txt")], 2,
      "cannot read shapes file", "a\\x01b.txt")
 
