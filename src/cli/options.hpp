@@ -169,7 +169,11 @@ struct ModelOption {
   CLI::Option* add(CLI::App& cmd);
   /// model_tuning_shapes() of these flags: the shapes file's text, the dense lines, then the grouped ones with
   /// --experts. Throws Error(kUsage) naming what it refuses.
-  std::string shapes_text() const { return model_tuning_shapes(config, split, m, scale, accum, experts, ladder); }
+  std::string shapes_text() const { return shapes_text(load_model_config(config)); }
+  /// The same of the config already read from --hf-config (a pipe can be read once).
+  std::string shapes_text(const ModelConfig& c) const {
+    return model_tuning_shapes(c, split, m, scale, accum, experts, ladder);
+  }
 };
 
 /// --space FILE (default: the built-in configs/spaces/sm90-default.json).

@@ -122,7 +122,8 @@ int run(const Args& a) {
   const auto t0 = std::chrono::steady_clock::now();
   auto since = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
   // 1. The shapes (no GPU): every line checked as a shapes file would be.
-  const std::string text = a.model.shapes_text();
+  const ModelConfig config = load_model_config(a.model.config);  // read once: --hf-config may be a pipe
+  const std::string text = a.model.shapes_text(config);
   const std::string model = model_name(a.model.config);
   // With --experts the expert parallelism shapes the grouped lines, so it is part of the file names.
   const std::string stem = a.model.experts ? fmt::format("{}-tp{}-ep{}", model, a.model.split.tp, a.model.split.ep)
@@ -141,7 +142,7 @@ int run(const Args& a) {
   require_device(so.device);
   write_output_file(shapes_path, text);
   spdlog::info("tune-model {}: {} GEMMs at tensor parallelism {} -> {} shapes ({})", model,
-               dense_gemms(load_model_config(a.model.config), a.model.split).size(), a.model.split.tp, shapes.size(), shapes_path);
+               dense_gemms(config, a.model.split).size(), a.model.split.tp, shapes.size(), shapes_path);
   if (a.model.experts) {
     const auto grouped = std::count_if(shapes.begin(), shapes.end(), [](const ShapeEntry& e) { return e.grouped.has_value(); });
     spdlog::info("tune-model {}: {} of them routed-expert grouped GEMMs at expert parallelism {}, top {} candidates each",

@@ -126,7 +126,11 @@ std::string expert_shapes_lines(const ModelConfig& c, const ModelSplit& split, c
 
 std::string model_expert_shapes(const std::string& config_path, const ModelSplit& split, const ExpertLadder& ladder,
                                 const std::string& scale, const std::string& accum) {
-  const ModelConfig c = load_model_config(config_path);
+  return model_expert_shapes(load_model_config(config_path), split, ladder, scale, accum);
+}
+
+std::string model_expert_shapes(const ModelConfig& c, const ModelSplit& split, const ExpertLadder& ladder,
+                                const std::string& scale, const std::string& accum) {
   const ScaleMode mode = scale.empty() ? c.scale : parse_scale_mode(scale);
   return expert_shapes_lines(c, split, expert_gemms(c, split, ladder, mode, accum == "fast" ? Accum::kFast : Accum::kPromote));
 }
@@ -134,8 +138,14 @@ std::string model_expert_shapes(const std::string& config_path, const ModelSplit
 std::string model_tuning_shapes(const std::string& config_path, const ModelSplit& split, const std::vector<int64_t>& ms,
                                 const std::string& scale, const std::string& accum, bool experts,
                                 const ExpertLadder& ladder) {
-  std::string text = model_shapes(config_path, split, ms, scale, accum);
-  if (experts) text += model_expert_shapes(config_path, split, ladder, scale, accum);
+  return model_tuning_shapes(load_model_config(config_path), split, ms, scale, accum, experts, ladder);
+}
+
+std::string model_tuning_shapes(const ModelConfig& c, const ModelSplit& split, const std::vector<int64_t>& ms,
+                                const std::string& scale, const std::string& accum, bool experts,
+                                const ExpertLadder& ladder) {
+  std::string text = model_shapes(c, split, ms, scale, accum);
+  if (experts) text += model_expert_shapes(c, split, ladder, scale, accum);
   return text;
 }
 

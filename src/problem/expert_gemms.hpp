@@ -83,10 +83,17 @@ std::string expert_shapes_lines(const ModelConfig& c, const ModelSplit& split, c
 /// Throws Error(kUsage) as load_model_config() and expert_gemms() do.
 std::string model_expert_shapes(const std::string& config_path, const ModelSplit& split, const ExpertLadder& ladder,
                                 const std::string& scale, const std::string& accum);
+/// model_expert_shapes() of a config already read.
+std::string model_expert_shapes(const ModelConfig& c, const ModelSplit& split, const ExpertLadder& ladder,
+                                const std::string& scale, const std::string& accum);
 
 /// The shapes text of `dgtune shapes` and `dgtune tune-model`: model_shapes() (the dense GEMMs at `ms`), then with
 /// `experts` model_expert_shapes() at `ladder`. Without `experts` it is model_shapes() alone.
 std::string model_tuning_shapes(const std::string& config_path, const ModelSplit& split, const std::vector<int64_t>& ms,
+                                const std::string& scale, const std::string& accum, bool experts,
+                                const ExpertLadder& ladder);
+/// model_tuning_shapes() of a config already read: the file is read once (--hf-config may be a pipe).
+std::string model_tuning_shapes(const ModelConfig& c, const ModelSplit& split, const std::vector<int64_t>& ms,
                                 const std::string& scale, const std::string& accum, bool experts,
                                 const ExpertLadder& ladder);
 

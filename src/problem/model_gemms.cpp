@@ -282,7 +282,11 @@ std::string model_shapes_file(const ModelConfig& c, const ModelSplit& s, const s
 
 std::string model_shapes(const std::string& config_path, const ModelSplit& split, const std::vector<int64_t>& ms,
                          const std::string& scale, const std::string& accum) {
-  const ModelConfig c = load_model_config(config_path);
+  return model_shapes(load_model_config(config_path), split, ms, scale, accum);
+}
+
+std::string model_shapes(const ModelConfig& c, const ModelSplit& split, const std::vector<int64_t>& ms,
+                         const std::string& scale, const std::string& accum) {
   const std::vector<ModelGemm> gemms = dense_gemms(c, split);
   const std::vector<int64_t> m = ms.empty() ? default_m_ladder() : ms;
   const ScaleMode mode = scale.empty() ? c.scale : parse_scale_mode(scale);
@@ -297,7 +301,7 @@ std::string model_shapes(const std::string& config_path, const ModelSplit& split
       try {
         validate_problem(p);
       } catch (const Error& e) {
-        DGT_THROW(ErrorKind::kUsage, "{}: {} at M = {}: {}", escaped(config_path), g.role, mm, e.message());
+        DGT_THROW(ErrorKind::kUsage, "{}: {} at M = {}: {}", escaped(c.source), g.role, mm, e.message());
       }
     }
   return model_shapes_file(c, split, gemms, m, mode, acc);

@@ -86,5 +86,8 @@ std::string model_shapes_file(const ModelConfig& c, const ModelSplit& split, con
 /// cannot run (a block scale with fast accumulation) is Error(kUsage) naming it.
 std::string model_shapes(const std::string& config_path, const ModelSplit& split, const std::vector<int64_t>& ms,
                          const std::string& scale, const std::string& accum);
+/// model_shapes() of a config already read (config files may be pipes, read once).
+std::string model_shapes(const ModelConfig& c, const ModelSplit& split, const std::vector<int64_t>& ms,
+                         const std::string& scale, const std::string& accum);
 
 }  // namespace dgt

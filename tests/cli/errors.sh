@@ -32,6 +32,32 @@ expect 2 "tma.txt:3: operand D: ldd = 40 is smaller than N = 48" "$bin" sweep --
 [ -e "$tmp/t.db" ] && { echo "FAIL: a refused sweep created the database"; fail=1; }
 
 expect 2 "--shapes: cannot read shapes file '$tmp/missing.txt': no such file" "$bin" sweep --shapes "$tmp/missing.txt"
+# A text input may be a named pipe: it is read once, as cat reads it (a check that opened the pipe and closed it again
+# took the writer's open, and the read that followed waited forever for another writer; shapes --experts read the
+# config twice). The content is bad input, so the exit code and the message show that it was read, with or without a
+# GPU; timeout ends a hang in seconds.
+fifo_expect() {  # fifo_expect <content> <want-rc> <want-substring> <cmd...>: the FIFO $tmp/ff gets the content
+  local content=$1
+  shift
+  rm -f "$tmp/ff"
+  mkfifo "$tmp/ff"
+  printf '%s' "$content" >"$tmp/ff" &
+  local writer=$!
+  expect "$1" "$2" timeout 10 "${@:3}"
+  kill "$writer" 2>/dev/null
+  wait "$writer" 2>/dev/null
+}
+models="$(dirname "$0")/../../configs/models"
+fifo_expect $'64 2112 x7168\n' 2 "ff:1: field 'K': 'x7168'" "$bin" sweep --shapes "$tmp/ff" --db "$tmp/t.db"
+fifo_expect $'64 2112 x7168\n' 2 "ff:1: field 'K': 'x7168'" "$bin" compare --shapes "$tmp/ff" --db "$tmp/t.db"
+fifo_expect $'64 2112 x7168\n' 2 "ff:1: field 'K': 'x7168'" "$bin" gate --record "$tmp/r.json" --shapes "$tmp/ff" --db "$tmp/t.db"
+fifo_expect 'not json' 2 "ff:1:2: invalid JSON" "$bin" gate --baseline "$tmp/ff" --db "$tmp/t.db"
+fifo_expect '{"block_m": [' 2 "ff:1:14: invalid JSON" "$bin" space --m 128 --n 128 --k 128 --space "$tmp/ff"
+fifo_expect "$(cat "$models/deepseek-v3.json")" 0 "experts.down_proj" "$bin" shapes --hf-config "$tmp/ff" --experts --m 64
+fifo_expect "$(cat "$models/llama-3.1-70b.json")" 2 "num_attention_heads = 64 is not divisible by --tp 3" "$bin" tune-model --hf-config "$tmp/ff" --tp 3 --db "$tmp/t.db"
+expect 2 "field 'K': 'x7168'" "$bin" sweep --shapes <(printf '64 2112 x7168\n') --db "$tmp/t.db"
+expect 0 "experts.down_proj" "$bin" shapes --hf-config <(cat "$models/deepseek-v3.json") --experts --m 64
+[ -e "$tmp/t.db" ] && { echo "FAIL: a refused command created the database"; fail=1; }
 expect 2 "token 'wgX'" "$bin" run --m 128 --n 128 --k 128 --config 128x128x128_s4_wgX_sw128_c1x1_rm8_direct_sk1
 expect 2 "operand B: ldb = 7" "$bin" run --m 128 --n 128 --k 7 --lda 16 --config 128x128x128_s4_wg2_sw128_c1x1_rm8_direct_sk1
 expect 2 "--format" "$bin" space --m 1 --n 1 --k 16 --format xml
