@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -43,6 +44,21 @@ std::string write_target(const std::string& path) {
   return path;
 }
 
+/// The names a file may be reached by, to compare paths of files that need not exist yet: the path made absolute,
+/// and with its symbolic links resolved (the target of a dangling link too).
+std::vector<fs::path> spellings(const std::string& path) {
+  std::error_code ec;
+  std::vector<fs::path> out{fs::absolute(path, ec).lexically_normal()};
+  fs::path p = path;
+  if (fs::is_symlink(fs::symlink_status(p, ec))) {
+    const fs::path target = fs::read_symlink(p, ec);
+    if (!ec) p = target.is_absolute() ? target : fs::path(path).parent_path() / target;
+  }
+  const fs::path real = fs::weakly_canonical(p, ec);
+  if (!ec) out.push_back(real);
+  return out;
+}
+
 std::string type_name(mode_t mode) {
   if (S_ISDIR(mode)) return "a directory";
   if (S_ISSOCK(mode)) return "a socket";
@@ -53,8 +69,22 @@ std::string type_name(mode_t mode) {
 }  // namespace
 
 void check_not_an_input(const std::string& path, std::string_view flag, const std::vector<NamedPath>& inputs) {
+  if (path.empty()) return;
+  // A DB's side files are compared by name as well: SQLite removes its -wal (or -journal) when the DB is closed, so
+  // they are usually missing, and an output written there would be deleted, or taken for the DB's log, by the next
+  // command that opens the DB.
+  const std::vector<fs::path> out_names = spellings(path);
+  for (const NamedPath& in : inputs) {
+    if (!in.is_db || in.path.empty()) continue;
+    for (const fs::path& db : spellings(in.path))
+      for (const char* side : {"-wal", "-shm", "-journal"})
+        if (std::find(out_names.begin(), out_names.end(), fs::path(db.string() + side)) != out_names.end())
+          refuse(flag, path,
+                 fmt::format("it is the {} file of the tuning database {} '{}'; write the output to another file",
+                             side, in.flag, escaped(in.path)));
+  }
   struct stat out {};
-  if (path.empty() || !identity(path, out)) return;
+  if (!identity(path, out)) return;
   for (const NamedPath& in : inputs) {
     std::vector<std::pair<std::string, std::string>> names{{in.path, ""}};
     if (in.is_db)
@@ -84,6 +114,8 @@ void check_output_path(const std::string& path, std::string_view flag, const std
     if (S_ISCHR(out.st_mode) || S_ISFIFO(out.st_mode)) return;  // /dev/null, /dev/stdout: written in place
   } else if (errno != ENOENT) {
     refuse(flag, path, std::strerror(errno));
+  } else {
+    check_not_an_input(path, flag, inputs);  // a DB's side files count before SQLite has made them
   }
   const std::string dir = parent_of(write_target(path));
   struct stat d {};

@@ -28,7 +28,7 @@ void check_output_path(const std::string& path, std::string_view flag, const std
 
 /// The part of check_output_path() a tuning DB written by SQLite needs (db/writer_check.hpp checks the rest: its type
 /// and folders, which SQLite creates): Error(kUsage) when `path` is the same file as an input or one of a DB input's
-/// side files. A path that does not exist passes.
+/// side files (those by name too: SQLite makes them when it opens the DB). Any other path that does not exist passes.
 void check_not_an_input(const std::string& path, std::string_view flag, const std::vector<NamedPath>& inputs);
 
 /// check_output_path() for several outputs of one command, each also checked against the others (two flags naming

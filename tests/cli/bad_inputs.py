@@ -542,6 +542,23 @@ WAL_DB = make_db(os.path.join(TMP, "with-log.db"), winner=True)
 open(WAL_DB + "-wal", "wb").close()  # a log beside the DB: writing over it would corrupt the DB's next open
 case("export --out the DB's -wal file", ["export", "--db", WAL_DB, "--out", WAL_DB + "-wal"], 2,
      "it is the -wal file of the tuning database")
+# The side files by name as well: SQLite deletes its -wal when the DB closes, so it is usually missing, and an output
+# written there would be deleted (or replayed into the DB) by the next command that opens the DB.
+for side in ["-wal", "-shm", "-journal"]:
+    case(f"export --out the DB's missing {side} file", ["export", "--db", GOOD_DB, "--out", GOOD_DB + side], 2,
+         "--out", f"it is the {side} file of the tuning database --db")
+case("export --out the DB's -wal, relative", ["export", "--db", GOOD_DB, "--out", "./adir/../good.db-wal"], 2,
+     "it is the -wal file of the tuning database")
+case("export --db a symlink --out its target's -wal", ["export", "--db", LINK_DB, "--out", GOOD_DB + "-wal"], 2,
+     "it is the -wal file of the tuning database")
+case("export --format db --out the DB's -journal", ["export", "--db", GOOD_DB, "--format", "db", "--out",
+                                                    GOOD_DB + "-journal"], 2, "it is the -journal file")
+case("db merge -o input B's -wal", ["db", "merge", GOOD_DB, GOOD_DB2, "-o", GOOD_DB2 + "-wal"], 2, "-o",
+     "it is the -wal file of the tuning database input #2")
+case("gate --junit the DB's -shm", ["gate", "--baseline", BASELINE_OK, "--db", GOOD_DB, "--junit", GOOD_DB + "-shm"],
+     2, "--junit", "it is the -shm file")
+case("compare --save the --db's -wal", ["compare", "--shapes", ok_shapes, "--db", GOOD_DB, "--save", GOOD_DB + "-wal"],
+     2, "--save", "it is the -wal file")
 for flag in ["--junit", "--markdown"]:
     for how, target in [("the DB", GOOD_DB), ("a symlink to the DB", LINK_DB), ("the baseline", BASELINE_OK),
                         ("the shapes file", ok_shapes), ("the --history DB", GOOD_DB2)]:

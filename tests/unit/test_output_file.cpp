@@ -55,7 +55,17 @@ TEST_F(OutputFile, TheDbAndEveryInputAreRefusedByPathLinkAndInode) {
     EXPECT_NE(why.find("nothing was written"), std::string::npos) << why;
   }
   EXPECT_NE(refusal(path("shapes.txt"), inputs).find("the same file as --shapes"), std::string::npos);
-  // The DB's side files hold its data too.
+  // The DB's side files hold its data too; by name while they are missing (SQLite removes them when the DB closes,
+  // and deletes or replays a file found there when it next opens the DB), through any spelling of the DB's path.
+  const std::vector<NamedPath> via_link{{"--db", path("link.db"), true}};
+  for (const std::string side : {"-wal", "-shm", "-journal"}) {
+    const std::string want = "it is the " + side + " file of the tuning database --db";
+    for (const std::string& out : {path("t.db") + side, dir_.string() + "/x/../t.db" + side}) {
+      EXPECT_NE(refusal(out, inputs).find(want), std::string::npos) << out;
+      EXPECT_NE(refusal(out, via_link).find(want), std::string::npos) << out;
+    }
+    EXPECT_FALSE(fs::exists(path("t.db") + side));
+  }
   put("t.db-wal", "");
   EXPECT_NE(refusal(path("t.db-wal"), inputs).find("it is the -wal file of the tuning database --db"),
             std::string::npos);
