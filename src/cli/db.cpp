@@ -61,8 +61,8 @@ struct MigrateArgs {
 /// every row kept), so read-only users (export, compare --db, the loader) can open it.
 int run_migrate(const MigrateArgs& a) {
   const std::string path = a.db.existing("db migrate");
-  const int before = dbm::check(path).version;  // read-only; a newer or foreign file is refused by the open below
-  check_db_writable(path, a.db.flag());
+  // Read-only: an empty, foreign, damaged or newer file is refused as it is.
+  const int before = check_existing_db_writable(path, a.db.flag(), "db migrate");
   { TuningDb db(path); }  // the read-write open migrates (db/schema.hpp)
   const int after = schema::latest_version();
   if (before == after)
@@ -80,6 +80,11 @@ struct PruneArgs {
 
 int run_prune(const PruneArgs& a) {
   const std::string path = a.db.existing("db prune");
+  // Read-only first: prune changes a dgtune DB in place, never an empty or damaged file.
+  if (a.dry_run)
+    check_db_intact(path);
+  else
+    check_existing_db_writable(path, a.db.flag(), "db prune");
   const std::string keep = jit::kernel_source_hash();
   const dbm::PruneReport r = dbm::prune(path, keep, a.dry_run);
   report::Table t;

@@ -16,6 +16,7 @@
 #include "db/maintenance.hpp"
 #include "db/schema.hpp"
 #include "db/tuning_db_reader.hpp"
+#include "db/writer_check.hpp"
 #include "eval/bundle_export.hpp"
 #include "jit/kernel_hash.hpp"
 #include "loader/choice.hpp"
@@ -265,6 +266,7 @@ int run(const Args& a) {
     if (!a.columns.empty()) DGT_THROW(ErrorKind::kUsage, "--columns applies to table, csv, json and md");
     BundleExportOptions o;
     o.db_path = path, o.device = a.device, o.out_dir = a.out, o.cache_dir = a.cache.dir, o.jobs = std::max(a.jobs, 0);
+    check_db_intact(path);
     const BundleExportReport r = export_bundle(o);
     std::cout << fmt::format(
         "wrote kernel bundle {}: {} cubins ({:.1f} MB) for {} kernel configs of {} problem families and {} grouped "
@@ -281,12 +283,14 @@ int run(const Args& a) {
     if (a.out.empty()) DGT_THROW(ErrorKind::kUsage, "export --format db needs --out FILE (a new file)");
     if (!a.device.empty())
       DGT_THROW(ErrorKind::kUsage, "export --format db copies every device of the DB; drop --device");
+    check_db_intact(path);
     dbm::deployable_copy(path, a.out);
     std::cout << fmt::format("wrote {}: a copy of {} in journal_mode=DELETE for read-only deployment\n", a.out, path);
     return 0;
   }
   if (!a.columns.empty() && (a.format == "cpp"))
     DGT_THROW(ErrorKind::kUsage, "--columns applies to table, csv, json and md; --format cpp writes every field");
+  check_db_intact(path);  // a damaged file would export garbage (or nothing) as its winners
   const std::string text = export_text(path, a.device, a.format, a.columns);
   if (a.out.empty()) {
     std::cout << text;

@@ -12,6 +12,7 @@
 #include "core/output_file.hpp"
 #include "db/schema.hpp"
 #include "db/sqlite.hpp"
+#include "db/writer_check.hpp"
 #include "problem/grouped_problem.hpp"
 #include "problem/kernel_config.hpp"
 #include "problem/problem.hpp"
@@ -377,6 +378,7 @@ namespace {
 /// Refuses an input that cannot be merged (missing, not a dgtune DB, newer schema), before anything is written.
 void check_input(const std::string& path) {
   if (!std::filesystem::exists(path)) DGT_THROW(ErrorKind::kUsage, "db merge: {} does not exist", path);
+  check_db_intact(path);  // a damaged input's rows would be merged as data
   Connection src(path, /*read_only=*/true);
   if (!has_table(src, "main", "schema_version"))
     DGT_THROW(ErrorKind::kUsage, "db merge: {} is not a dgtune tuning database", path);

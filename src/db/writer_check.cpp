@@ -1,11 +1,15 @@
 #include "db/writer_check.hpp"
 
+#include <sqlite3.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <optional>
+#include <string_view>
+#include <vector>
 
 #include "core/error.hpp"
 #include "core/escape.hpp"
@@ -27,9 +31,36 @@ fs::path existing_folder(const std::string& path) {
   return dir;
 }
 
-}  // namespace
+/// SQLite's quick_check (every page and the b-tree structure; integrity_check without matching each index to its
+/// table, so it reads the file once): a damaged file is left as it is, and nothing is read from it as data.
+void refuse_damaged(const sql::Connection& c) {
+  const char* q = "PRAGMA quick_check(4)";  // the first few problems are enough to say that it is damaged
+  sqlite3_stmt* st = nullptr;
+  if (sqlite3_prepare_v2(c.handle(), q, -1, &st, nullptr) != SQLITE_OK) c.fail(sqlite3_errcode(c.handle()), q);
+  std::vector<std::string> problems;
+  int rc = SQLITE_ROW;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    const unsigned char* row = sqlite3_column_text(st, 0);
+    if (row && std::string_view(reinterpret_cast<const char*>(row)) != "ok")
+      problems.emplace_back(reinterpret_cast<const char*>(row));
+  }
+  // A page that cannot be read at all stops the check itself: that is its report.
+  const std::string stopped = rc == SQLITE_DONE ? std::string() : sqlite3_errmsg(c.handle());
+  sqlite3_finalize(st);
+  if ((rc & 0xff) == SQLITE_CORRUPT) problems.insert(problems.begin(), stopped);
+  else if (rc != SQLITE_DONE) c.fail_with(rc, q, stopped);
+  if (problems.empty()) return;
+  // The first row starts with "*** in database main ***\n": the page's problem is the part worth a line.
+  std::string first = problems.front();
+  if (const size_t nl = first.rfind('\n'); nl != std::string::npos) first = first.substr(nl + 1);
+  DGT_THROW(ErrorKind::kSqlite,
+            "tuning database {} is damaged: SQLite's quick_check reports '{}'{}; it was left unmodified; run `dgtune "
+            "db check --db {}` for every problem",
+            c.path(), escaped(first), problems.size() > 1 ? " and more" : "", c.path());
+}
 
-void check_db_writable(const std::string& path, std::string_view flag) {
+/// check_db_writable(); the file's state, or nothing for a missing or empty file.
+std::optional<schema::FileState> writable_state(const std::string& path, std::string_view flag) {
   if (path.empty()) DGT_THROW(ErrorKind::kUsage, "{}: the tuning database path is empty", flag);
   if (const std::string kind = sql::non_file_kind(path); !kind.empty())
     DGT_THROW(ErrorKind::kUsage, "{} '{}': it is {}, not a tuning database file; nothing was written", flag,
@@ -52,9 +83,10 @@ void check_db_writable(const std::string& path, std::string_view flag) {
               "tuning database {} ({}): the folder {} is not writable by this process ({}); SQLite needs to create "
               "the database's -wal and -shm files there; nothing was written",
               path, flag, dir.string(), std::strerror(errno));
-  if (st.st_size == 0) return;  // missing or empty: the writer creates the schema
+  if (st.st_size == 0) return std::nullopt;  // missing or empty: the writer creates the schema
   // The writer's checks on the file as it stands, through a connection that cannot write it.
   sql::Connection c(path, /*read_only=*/true);
+  refuse_damaged(c);
   schema::FileState state;
   {
     sql::Transaction snapshot(c, "BEGIN");
@@ -62,6 +94,26 @@ void check_db_writable(const std::string& path, std::string_view flag) {
     snapshot.commit();
   }
   schema::refuse_unusable(c, state);
+  return state;
+}
+
+}  // namespace
+
+void check_db_writable(const std::string& path, std::string_view flag) { (void)writable_state(path, flag); }
+
+int check_existing_db_writable(const std::string& path, std::string_view flag, std::string_view command) {
+  const std::optional<schema::FileState> state = writable_state(path, flag);
+  if (!state || !state->has_version_table)
+    DGT_THROW(ErrorKind::kSqlite,
+              "tuning database {} ({}) is not a dgtune tuning database ({}); {} works on an existing one and never "
+              "creates one; it was left unmodified",
+              path, flag, state ? "it has no schema_version table" : "the file is empty", command);
+  return state->version;
+}
+
+void check_db_intact(const std::string& path) {
+  sql::Connection c(path, /*read_only=*/true);
+  refuse_damaged(c);
 }
 
 }  // namespace dgt

@@ -433,6 +433,12 @@ for label, argv in read_only_cmds:
     else:
         case(f"{label} empty.db", argv(empty_db), 1, empty_db, "is not a dgtune tuning database")
         case(f"{label} foreign.db", argv(foreign_db), 1, foreign_db, "is not a dgtune tuning database")
+# The commands that change a DB in place never make one of an empty or foreign file: refused as the readers do.
+for label, argv in [("db prune", lambda p: ["db", "prune", "--db", p]),
+                    ("db migrate", lambda p: ["db", "migrate", "--db", p])]:
+    case(f"{label} empty.db", argv(empty_db), 1, empty_db, "is not a dgtune tuning database (the file is empty)",
+         f"{label} works on an existing one and never creates one")
+    case(f"{label} foreign.db", argv(foreign_db), 1, foreign_db, "is not a dgtune tuning database")
 case("db merge text inputs", ["db", "merge", text_db, junk_db, "-o", os.path.join(TMP, "m.db")], 1, text_db)
 case("db merge missing input", ["db", "merge", os.path.join(TMP, "missing.db"), text_db, "-o",
                                 os.path.join(TMP, "m.db")], 2, "cannot read tuning database", "missing.db")
@@ -619,6 +625,28 @@ for label, argv in [("export", ["export"]), ("db check", ["db", "check"]), ("swe
 for kind, path, words in [("a FIFO", FIFO, "a FIFO"), ("a directory", ADIR, "it is a directory")]:
     case(f"run with DGTUNE_DB {kind}", ["run", *PROBLEM, "--config", GOOD_KEY], 2, f"$DGTUNE_DB '{path}'", words,
          env={"DGTUNE_DB": path})
+
+# ---- 11b. a damaged DB (one page's bytes overwritten): refused by every command that writes it or reads it whole ----
+DAMAGED_DB = make_db(os.path.join(TMP, "damaged.db"), winner=True)
+with open(DAMAGED_DB, "r+b") as f:
+    f.seek(8192)  # the b-tree header of page 3: the file opens, SQLite's quick_check sees the damage
+    f.write(b"XXXXXXXX")
+damaged_users = [
+    ("sweep --db", ["sweep", "--shapes", ok_shapes, "--db", DAMAGED_DB]),
+    ("run --db", ["run", *PROBLEM, "--config", GOOD_KEY, "--db", DAMAGED_DB]),
+    ("db prune", ["db", "prune", "--db", DAMAGED_DB]),
+    ("db prune --dry-run", ["db", "prune", "--dry-run", "--db", DAMAGED_DB]),
+    ("db migrate", ["db", "migrate", "--db", DAMAGED_DB]),
+    ("db merge input", ["db", "merge", GOOD_DB, DAMAGED_DB, "-o", os.path.join(TMP, "m.db")]),
+    ("export", ["export", "--db", DAMAGED_DB]),
+    ("export --format db", ["export", "--db", DAMAGED_DB, "--format", "db", "--out", os.path.join(TMP, "d.db")]),
+    ("export --format bundle", ["export", "--db", DAMAGED_DB, "--format", "bundle", "--out", os.path.join(TMP, "b"),
+                                "--cache-dir", BUNDLE_CACHE]),
+    ("compare --save", ["compare", "--shapes", ok_shapes, "--db", GOOD_DB, "--save", DAMAGED_DB]),
+    ("gate --history", ["gate", "--baseline", BASELINE_OK, "--db", GOOD_DB, "--history", DAMAGED_DB])]
+for label, argv in damaged_users:
+    case(f"{label} on a damaged DB", argv, 1, f"tuning database {DAMAGED_DB} is damaged: SQLite's quick_check reports",
+         f"run `dgtune db check --db {DAMAGED_DB}`")
 
 # ---- 12. JSON nesting is bounded, and every syntax error names file:line:column ----------------------------------
 deep_texts = [("arrays", "[" * 100000 + "]" * 100000), ("objects", '{"a":' * 100000 + "1" + "}" * 100000),

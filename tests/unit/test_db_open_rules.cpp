@@ -14,12 +14,14 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <thread>
 
 #include "as_nobody.hpp"
 #include "core/error.hpp"
 #include "db/maintenance.hpp"
+#include "db/schema.hpp"
 #include "db/sqlite.hpp"
 #include "db/tuning_db.hpp"
 #include "db/writer_check.hpp"
@@ -286,6 +288,45 @@ TEST_F(DbOpenRules, TheWritersCheckReadsOnlyAndAgreesWithTheWriter) {
   const auto [k2, m2] = error_of([&] { check_db_writable(path("newer.db"), "--db"); });
   EXPECT_EQ(k2, ErrorKind::kSqlite);
   EXPECT_NE(m2.find("has schema version 999, newer than"), std::string::npos) << m2;
+}
+
+TEST_F(DbOpenRules, WhatChangesADbInPlaceRefusesAnEmptyOrDamagedOneUntouched) {
+  // db prune and db migrate never make a DB of an empty file (only a command that stores results creates one).
+  std::ofstream(path("empty.db")).close();
+  const auto [k0, m0] = error_of([&] { check_existing_db_writable(path("empty.db"), "--db", "db prune"); });
+  EXPECT_EQ(k0, ErrorKind::kSqlite);
+  EXPECT_NE(m0.find("is not a dgtune tuning database (the file is empty); db prune works on an existing one"),
+            std::string::npos)
+      << m0;
+  EXPECT_EQ(fs::file_size(path("empty.db")), 0u);
+  {
+    TuningDb w(path("ok.db"));
+    add_ok_trial(w, 256);
+  }
+  EXPECT_EQ(check_existing_db_writable(path("ok.db"), "--db", "db migrate"), schema::latest_version());
+  EXPECT_NO_THROW(check_db_intact(path("ok.db")));
+  // Page 3's b-tree header overwritten: the file's header is fine, so it opens; SQLite's quick_check sees the damage.
+  fs::copy_file(path("ok.db"), path("hurt.db"));
+  {
+    std::fstream f(path("hurt.db"), std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(8192);
+    f << "XXXXXXXX";
+  }
+  const std::string before = slurp(path("hurt.db"));
+  const std::vector<std::function<void()>> checks{
+      [&] { check_db_writable(path("hurt.db"), "--db"); },
+      [&] { check_existing_db_writable(path("hurt.db"), "--db", "db prune"); },
+      [&] { check_db_intact(path("hurt.db")); }};
+  for (const auto& check : checks) {
+    const auto [k, m] = error_of(check);
+    EXPECT_EQ(k, ErrorKind::kSqlite);
+    EXPECT_NE(m.find("tuning database " + path("hurt.db") + " is damaged: SQLite's quick_check reports"),
+              std::string::npos)
+        << m;
+    EXPECT_NE(m.find("run `dgtune db check --db " + path("hurt.db") + "`"), std::string::npos) << m;
+  }
+  EXPECT_EQ(slurp(path("hurt.db")), before);
+  EXPECT_FALSE(has_side_files(path("hurt.db")));
 }
 
 TEST(SqliteCodes, EveryCodeComesWithWords) {
