@@ -55,6 +55,7 @@ int run_devices(const CheckArgs& a) {
 
 struct MigrateArgs {
   DbOption db;
+  FormatOption format{report::kDbMigrateDocument};
 };
 
 /// Brings an older DB to this dgtune's schema in place (the migrations of src/db/migrations/, one transaction,
@@ -65,10 +66,15 @@ int run_migrate(const MigrateArgs& a) {
   const int before = check_existing_db_writable(path, a.db.flag(), "db migrate");
   { TuningDb db(path); }  // the read-write open migrates (db/schema.hpp)
   const int after = schema::latest_version();
-  if (before == after)
-    fmt::print("{}: schema version {}, nothing to migrate\n", path, after);
-  else
-    fmt::print("{}: migrated from schema version {} to {} (every row kept)\n", path, before, after);
+  report::Table t;
+  t.title = before == after
+                ? fmt::format("dgtune db migrate {}: schema version {}, nothing to migrate", path, after)
+                : fmt::format("dgtune db migrate {}: migrated from schema version {} to {} (every row kept)", path,
+                              before, after);
+  t.columns = {{"from_version", "schema version before"}, {"to_version", "schema version after"},
+               {"migrated", "migrated"}};
+  t.rows.push_back({static_cast<int64_t>(before), static_cast<int64_t>(after), before != after});
+  a.format.render(t);
   return 0;
 }
 
@@ -172,7 +178,7 @@ void add_db(CLI::App& app, Action& action) {
   {
     auto [cmd, a] = add_command<MigrateArgs>(
         *db, action, "migrate", "bring a DB written by an older dgtune to this schema version, in place", run_migrate);
-    add_groups(cmd, a.db);
+    add_groups(cmd, a.db, a.format);
   }
   {
     auto [cmd, a] = add_command<PruneArgs>(

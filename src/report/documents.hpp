@@ -23,6 +23,7 @@ inline constexpr DocumentType kSpaceDocument{"dgtune-space", 1};
 inline constexpr DocumentType kTraceDocument{"dgtune-trace", 1};
 inline constexpr DocumentType kDbCheckDocument{"dgtune-db-check", 1};
 inline constexpr DocumentType kDbDevicesDocument{"dgtune-db-devices", 1};
+inline constexpr DocumentType kDbMigrateDocument{"dgtune-db-migrate", 1};
 inline constexpr DocumentType kDbPruneDocument{"dgtune-db-prune", 1};
 inline constexpr DocumentType kDbMergeDocument{"dgtune-db-merge", 1};
 /// manifest.json of a kernel bundle (`dgtune export --format bundle`); written and read by jit/bundle.hpp, whose
@@ -34,6 +35,6 @@ inline constexpr DocumentType kAllDocuments[] = {
     kSweepDocument,   kRunDocument,        kCompareDocument, kCompareBetweenDocument, kCoverageDocument,
     kExportDocument,  kGateRecordDocument, kGateDocument,    kGateBaselineDocument,   kHistoryDocument,
     kInfoDocument,    kSpaceDocument,      kTraceDocument,   kDbCheckDocument,        kDbDevicesDocument,
-    kDbPruneDocument, kDbMergeDocument, kBundleDocument, kGroupedCompareDocument};
+    kDbPruneDocument, kDbMergeDocument, kBundleDocument, kGroupedCompareDocument, kDbMigrateDocument};
 
 }  // namespace dgt::report

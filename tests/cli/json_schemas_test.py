@@ -116,8 +116,14 @@ def main():
         with gzip.open(os.path.join(root, "results", "fits", "small-m-2026-11-30.db.gz"), "rb") as s, \
                 open(fit, "wb") as d:
             shutil.copyfileobj(s, d)
-        # The committed H200 DB predates schema 10: migrate the copy as a user would (`dgtune db migrate`).
-        subprocess.run([dgtune, "db", "migrate", "--db", fit], check=True, stdout=subprocess.DEVNULL)
+        # The committed H200 DB predates schema 10: migrate the copy as a user would (`dgtune db migrate`), and keep
+        # its JSON: a migration that ran (true), then one with nothing to do (false).
+        for label in ("db migrate", "db migrate (current)"):
+            doc = json.loads(run([dgtune, "db", "migrate", "--db", fit, "--format", "json"], env=env))
+            docs[f"dgtune {label}"] = doc
+            want = label == "db migrate"
+            if doc["rows"][0]["migrated"] != want:
+                failures.append(f"dgtune {label}: migrated is {doc['rows'][0]['migrated']}, want {want}")
         hist = os.path.join(tmp, "history.db")
         fill_history(make_db(root, hist))
         make_db(root, os.path.join(tmp, "empty.db")).close()
