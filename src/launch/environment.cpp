@@ -56,19 +56,30 @@ namespace {
 std::string cuda_version_text(int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); }
 }  // namespace
 
-std::string version_text() {
+namespace {
+/// The statically linked CUDA runtime's version ("13.1"): no driver or GPU needed.
+std::string runtime_version_text() {
   int runtime = 0;
-  cudaRuntimeGetVersion(&runtime);  // the statically linked runtime: no driver or GPU needed
+  cudaRuntimeGetVersion(&runtime);
+  return cuda_version_text(runtime);
+}
+/// cuBLASLt's version as MAJOR.MINOR.PATCH ("13.1.0"), the same in --version and `dgtune info`.
+std::string cublaslt_version_text() {
   const size_t lt = cublasLtGetVersion();
+  return fmt::format("{}.{}.{}", lt / 10000, lt / 100 % 100, lt % 100);
+}
+}  // namespace
+
+std::string version_text() {
   return fmt::format(
       "dgtune {}\n"
       "kernel source hash: {}\n"
       "built with CUDA: {}\n"
       "CUDA runtime: {} (static)\n"
       "NVRTC: {}\n"
-      "cuBLASLt: {}.{}.{}",
-      DGTUNE_VERSION, jit::kernel_source_hash(), cuda_version_text(CUDART_VERSION), cuda_version_text(runtime),
-      jit::nvrtc_version_string(), lt / 10000, lt / 100 % 100, lt % 100);
+      "cuBLASLt: {}",
+      DGTUNE_VERSION, jit::kernel_source_hash(), cuda_version_text(CUDART_VERSION), runtime_version_text(),
+      jit::nvrtc_version_string(), cublaslt_version_text());
 }
 
 namespace {
@@ -96,8 +107,9 @@ std::vector<std::pair<std::string, std::string>> environment_info(int ordinal) {
   auto add = [&](const std::string& k, const std::string& v) { t.emplace_back(k, v); };
   add("dgtune_version", DGTUNE_VERSION);
   add("kernel_hash", jit::kernel_source_hash());
+  add("runtime_version", runtime_version_text());  // as --version prints them, with or without a GPU
   add("nvrtc_version", jit::nvrtc_version_string());
-  add("cublaslt_version", std::to_string(cublasLtGetVersion()));
+  add("cublaslt_version", cublaslt_version_text());
   add("cache_dir", default_cache_dir());
   add("db_path", resolve_db_path(""));
   const int count = cuda_device_count();
@@ -120,7 +132,6 @@ std::vector<std::pair<std::string, std::string>> environment_info(int ordinal) {
   add("max_smem_per_block_optin", std::to_string(d.max_smem_per_block_optin));
   if (d.is_sm90()) add("max_active_clusters", max_active_clusters_row(d));
   add("driver_version", std::to_string(d.driver_version));
-  add("runtime_version", std::to_string(d.runtime_version));
   add("pci_bus_id", d.pci_bus_id);
   add("hardware_key", fp.hardware().key());
   add("environment_key", fp.software().key());
