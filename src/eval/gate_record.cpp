@@ -159,6 +159,22 @@ T optional_field(const json& j, const char* name, const std::string& where, T fa
   return field<T>(j, name, where);
 }
 
+/// Refuses a field of object `j` that `known` does not list, naming the file and the field's JSON pointer: a
+/// misspelt field would otherwise be read as absent (shapes and space files refuse unknown keys the same way).
+void check_known_fields(const json& j, const std::string& source, const std::string& pointer,
+                        std::initializer_list<const char*> known) {
+  if (!j.is_object()) return;  // the field reads below name a missing or mistyped object
+  for (const auto& [key, value] : j.items()) {
+    bool found = false;
+    for (const char* k : known) found = found || key == k;
+    if (found) continue;
+    std::string list;
+    for (const char* k : known) list += (list.empty() ? "" : ", ") + std::string(k);
+    DGT_THROW(ErrorKind::kUsage, "{}: {}/{}: unknown field (the fields here: {}); record the baseline again with "
+              "`dgtune gate --record`", source, pointer, escaped(key), list);
+  }
+}
+
 GateRecord parse_record_fields(const std::string& text, const std::string& source_path, const std::string& source) {
   check_json_depth(text, source_path);
   json j;
@@ -192,6 +208,12 @@ GateRecord parse_record_fields(const std::string& text, const std::string& sourc
               source, r.schema_version, has_schema ? " with \"schema\"" : " without \"schema\"",
               kBaselineSchemaVersion, kBaselineSchema);
   const SampleNames& names = r.schema_version == 1 ? kV1Names : kV2Names;
+  if (has_schema)
+    check_known_fields(j, source, "", {"schema", "schema_version", "hardware", "software", "kernel_hash", "protocol",
+                                       "created_at", "pci_bus_id", "shapes"});
+  else  // version 1 named its kind instead
+    check_known_fields(j, source, "", {"kind", "schema_version", "hardware", "software", "kernel_hash", "protocol",
+                                       "created_at", "pci_bus_id", "shapes"});
   r.schema_version = kBaselineSchemaVersion;  // what to_json() writes back
   const json& hw = j.contains("hardware") ? j["hardware"] : json();
   const std::string hw_where = source + ": hardware";
@@ -228,6 +250,10 @@ GateRecord parse_record_fields(const std::string& text, const std::string& sourc
     const std::string where = fmt::format("{}: shapes[{}]", source, i);
     ShapeRecord s;
     if (!js.is_object() || !js.contains("problem")) DGT_THROW(ErrorKind::kUsage, "{}: missing field 'problem'", where);
+    const std::string pointer = fmt::format("/shapes/{}", i);
+    check_known_fields(js["problem"], source, pointer + "/problem",
+                       {"m", "n", "k", "lda", "ldb", "ldd", "dtype_a", "dtype_b", "dtype_d", "scale", "accum", "bias",
+                        "act", "groups", "group_kind", "m_max", "expected_m"});
     try {
       from_json(js["problem"], s.problem);
     } catch (const json::exception& e) {
@@ -280,6 +306,11 @@ GateRecord parse_record_fields(const std::string& text, const std::string& sourc
       if (!(s.ours_us[k] > 0) || !std::isfinite(s.ours_us[k]) ||
           (!s.tuned_us.empty() && (!(s.tuned_us[k] > 0) || !std::isfinite(s.tuned_us[k]))))
         DGT_THROW(ErrorKind::kUsage, "{}: round {}: times must be positive and finite", where, k);
+    // After the reads: a field of the other version's names is reported as the missing field of this version.
+    check_known_fields(js, source, pointer,
+                       {"name", "problem", "problem_key", "grouped", "config", "config_source", "status", "error",
+                        "rounds", "clock_mhz", "flagged", names.dgtune_us, names.tuned_us, names.default_us,
+                        names.tuned_algo, names.default_algo});
     if (r.find(s.problem.key())) DGT_THROW(ErrorKind::kUsage, "{}: problem {} appears twice", where, s.problem.key());
     r.shapes.push_back(std::move(s));
   }

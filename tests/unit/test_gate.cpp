@@ -222,6 +222,17 @@ TEST(GateRecordFile, RoundTripAndBadInput) {
   usage(v3, "schema_version 3 with \"schema\"");
   usage(R"({"schema_version": 1})", "missing field 'name'");
   usage(R"({"schema": "dgtune-export", "schema_version": 1})", "schema 'dgtune-export' is not a gate baseline");
+  // An unknown field (a misspelling would read as absent) is refused, named by its JSON pointer, as in shapes and
+  // space files.
+  nlohmann::json top = nlohmann::json::parse(to_json(r));
+  top["colour"] = "red";
+  usage(top.dump(), "b.json: /colour: unknown field");
+  nlohmann::json in_problem = nlohmann::json::parse(to_json(r));
+  in_problem["shapes"][1]["problem"]["ldaa"] = 16;
+  usage(in_problem.dump(), "b.json: /shapes/1/problem/ldaa: unknown field");
+  nlohmann::json in_shape = nlohmann::json::parse(to_json(r));
+  in_shape["shapes"][0]["ours_us"] = {1.0};  // version 1's name in a version 2 file
+  usage(in_shape.dump(), "b.json: /shapes/0/ours_us: unknown field");
 }
 
 TEST(GateRecordFile, TheFileHasTheEnvelopeAndTheNamesOfEveryOtherOutput) {
