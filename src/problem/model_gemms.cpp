@@ -134,10 +134,19 @@ ModelConfig parse_model_config(const std::string& text, const std::string& sourc
     if (c.dense_mlp_layers) c.intermediate = f.need("intermediate_size", "dense MLP layers");
   } else {
     c.kv_heads = f.get("num_key_value_heads", c.heads);
-    c.head_dim = f.has("head_dim") ? f.need("head_dim", "attention projections") : c.hidden / c.heads;
-    if (!f.has("head_dim") && c.hidden % c.heads != 0)
-      DGT_THROW(ErrorKind::kUsage, "{}: hidden_size = {} is not a multiple of num_attention_heads = {} and there is "
-                "no head_dim", escaped(source), c.hidden, c.heads);
+    // Without head_dim, vLLM's attention takes getattr(config, "head_dim", None) or hidden_size // heads on the
+    // config object transformers builds, and transformers' Qwen3Config (only it among these families) fills an
+    // absent head_dim with 128: a Qwen3 config without head_dim has heads of 128, whatever hidden / heads is.
+    if (f.has("head_dim")) {
+      c.head_dim = f.need("head_dim", "attention projections");
+    } else if (c.family == "qwen3") {
+      c.head_dim = 128;
+    } else {
+      if (c.hidden % c.heads != 0)
+        DGT_THROW(ErrorKind::kUsage, "{}: hidden_size = {} is not a multiple of num_attention_heads = {} and there "
+                  "is no head_dim", escaped(source), c.hidden, c.heads);
+      c.head_dim = c.hidden / c.heads;
+    }
     // Qwen2 (and Qwen2-MoE) put a bias on q, k and v; Llama-style configs say so with attention_bias.
     const bool qwen2 = c.family == "qwen2" || c.family == "qwen2_moe";
     c.qkv_bias = qwen2 || f.flag("attention_bias", false);

@@ -62,6 +62,23 @@ TEST(ModelGemms, Qwen3_32bAtTp4ReadsHeadDim) {
                "qwen3-32b tp4");
 }
 
+// Qwen3 without head_dim: 128, transformers' Qwen3Config default that vLLM reads, not hidden / heads (5120 / 64 = 80).
+// Qwen3-MoE's config has no such default: there (as for Llama) it is hidden / heads.
+TEST(ModelGemms, Qwen3WithoutHeadDimTakesTheConfigDefault) {
+  const ModelConfig c = parse_model_config(R"({"architectures": ["Qwen3ForCausalLM"], "hidden_size": 5120,
+      "intermediate_size": 25600, "num_attention_heads": 64, "num_key_value_heads": 8, "vocab_size": 151936})",
+                                           "qwen3.json");
+  EXPECT_EQ(c.head_dim, 128);
+  expect_gemms(dense_gemms(c, {4, 1, false}),
+               {{"qkv_proj", 2560, 5120}, {"o_proj", 5120, 2048}, {"gate_up_proj", 12800, 5120}, {"down_proj", 5120, 6400}},
+               "qwen3 no head_dim tp4");
+  const ModelConfig moe = parse_model_config(R"({"architectures": ["Qwen3MoeForCausalLM"], "hidden_size": 2048,
+      "num_attention_heads": 32, "num_key_value_heads": 4, "num_experts": 128, "moe_intermediate_size": 768,
+      "num_experts_per_tok": 8})",
+                                             "qwen3moe.json");
+  EXPECT_EQ(moe.head_dim, 64);
+}
+
 // Qwen2-7B: a bias on q, k and v (vLLM's Qwen2Attention), none on o or the MLP.
 TEST(ModelGemms, Qwen2HasAQkvBias) {
   const ModelConfig c = parse_model_config(R"({"architectures": ["Qwen2ForCausalLM"], "hidden_size": 3584,
