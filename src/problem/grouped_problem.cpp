@@ -233,6 +233,14 @@ void validate_grouped(const GroupedProblem& g, std::string_view where) {
   if (g.scale != ScaleMode::kPerTensor && g.scale != ScaleMode::kBlock)
     DGT_THROW(ErrorKind::kUsage, "{}: scale={} (grouped problems take tensor or block; rule G4)", where,
               to_string(g.scale));
+  // The dense rule would advise padding lda or ldb, fields a grouped line does not have: A's and B's rows are K
+  // e4m3 elements (bytes) apart, so the TMA stride rule is a rule on K itself.
+  if (g.k >= 1 && g.k % 16 != 0)
+    DGT_THROW(ErrorKind::kUsage,
+              "{}: K={}: the rows of A and B are K e4m3 elements = {} bytes apart, not a multiple of 16 bytes (TMA "
+              "rule: every global stride of a tensor map must be a multiple of 16 bytes); a grouped problem has no "
+              "lda or ldb to pad: use a K that is a multiple of 16, e.g. K={} with the extra columns of A and B zero",
+              where, g.k, g.k, round_up(g.k, int64_t(16)));
   try {
     validate_problem(g.dense_view());
   } catch (const Error& e) {

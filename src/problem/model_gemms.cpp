@@ -81,9 +81,10 @@ class Fields {
   const std::string& arch_;
 };
 
-/// x / tp, refused naming the field when tp does not divide it.
-int64_t split(int64_t x, int64_t tp, const std::string& what) {
-  if (x % tp != 0) DGT_THROW(ErrorKind::kUsage, "{} = {} is not divisible by --tp {}", what, x, tp);
+/// x / tp, refused naming the config file and the field when tp does not divide it.
+int64_t split(int64_t x, int64_t tp, const std::string& what, const std::string& source) {
+  if (x % tp != 0)
+    DGT_THROW(ErrorKind::kUsage, "{}: {} = {} is not divisible by --tp {}", escaped(source), what, x, tp);
   return x / tp;
 }
 
@@ -198,7 +199,7 @@ std::vector<ModelGemm> dense_gemms(const ModelConfig& c, const ModelSplit& s) {
     out.push_back(ModelGemm{std::move(role), n, k, bias, false, false});
   };
   if (c.family == "deepseek_v2") {
-    const int64_t heads = split(c.heads, tp, "num_attention_heads");
+    const int64_t heads = split(c.heads, tp, "num_attention_heads", c.source);
     const int64_t qk_head = c.qk_nope_head_dim + c.qk_rope_head_dim;
     if (c.q_lora_rank > 0) {
       // q_a_proj and kv_a_proj_with_mqa fused into one replicated GEMM (every GPU computes all of it).
@@ -214,26 +215,26 @@ std::vector<ModelGemm> dense_gemms(const ModelConfig& c, const ModelSplit& s) {
                             false});
     add("o_proj", c.hidden, heads * c.v_head_dim);
   } else {
-    const int64_t heads = split(c.heads, tp, "num_attention_heads");
+    const int64_t heads = split(c.heads, tp, "num_attention_heads", c.source);
     // KV heads are split while TP <= their count and replicated beyond (each GPU keeps one).
     int64_t kv = 0;
     if (tp <= c.kv_heads)
-      kv = split(c.kv_heads, tp, "num_key_value_heads");
+      kv = split(c.kv_heads, tp, "num_key_value_heads", c.source);
     else if (tp % c.kv_heads == 0)
       kv = 1;
     else
-      DGT_THROW(ErrorKind::kUsage, "--tp {} is neither a divisor nor a multiple of num_key_value_heads = {}", tp,
-                c.kv_heads);
+      DGT_THROW(ErrorKind::kUsage, "{}: --tp {} is neither a divisor nor a multiple of num_key_value_heads = {}",
+                escaped(c.source), tp, c.kv_heads);
     add("qkv_proj", (heads + 2 * kv) * c.head_dim, c.hidden, c.qkv_bias);
     add("o_proj", c.hidden, heads * c.head_dim, c.o_bias);
   }
   if (c.dense_mlp_layers && c.intermediate > 0) {
-    const int64_t inter = split(c.intermediate, tp, "intermediate_size");
+    const int64_t inter = split(c.intermediate, tp, "intermediate_size", c.source);
     add("gate_up_proj", 2 * inter, c.hidden, c.mlp_bias);
     add("down_proj", c.hidden, inter, c.mlp_bias);
   }
   if (c.shared_intermediate > 0) {
-    const int64_t inter = split(c.shared_intermediate, tp, "the shared experts' intermediate size");
+    const int64_t inter = split(c.shared_intermediate, tp, "the shared experts' intermediate size", c.source);
     add("shared_experts.gate_up_proj", 2 * inter, c.hidden);
     add("shared_experts.down_proj", c.hidden, inter);
   }

@@ -47,11 +47,18 @@ int64_t routed_padded_total(int groups, uint64_t seed, int64_t tokens, int64_t t
 
 RouteSpec route_for_padded_total(int groups, int64_t topk, int64_t m_sum, std::string_view where) {
   check_topk(groups, topk, where);
-  if (m_sum % kGroupRowAlign != 0 || m_sum < topk * kGroupRowAlign || m_sum > kMaxPaddedTotal)
+  // One message per rule, so the user sees which bound the value broke.
+  if (m_sum % kGroupRowAlign != 0)
+    DGT_THROW(ErrorKind::kUsage, "{}: M_sum {} is not a multiple of {} (a padded total is whole segments of {} rows)",
+              where, m_sum, kGroupRowAlign, kGroupRowAlign);
+  if (m_sum < topk * kGroupRowAlign)
     DGT_THROW(ErrorKind::kUsage,
-              "{}: M_sum {} must be a multiple of {} (whole segments) in [{}, {}] (one token already fills top_k = {} "
-              "segments)",
-              where, m_sum, kGroupRowAlign, topk * kGroupRowAlign, kMaxPaddedTotal, topk);
+              "{}: M_sum {} is below the smallest padded total, top_k x {} = {} (one token already fills top_k = {} "
+              "segments of {} rows)",
+              where, m_sum, kGroupRowAlign, topk * kGroupRowAlign, topk, kGroupRowAlign);
+  if (m_sum > kMaxPaddedTotal)
+    DGT_THROW(ErrorKind::kUsage, "{}: M_sum {} is above the largest padded total, 2^20 = {}", where, m_sum,
+              kMaxPaddedTotal);
   // Each token adds topk real rows, so past m_sum / topk tokens the total exceeds m_sum whatever the seed.
   const int64_t t_max = m_sum / topk;
   const int64_t t0 = std::max<int64_t>(1, (m_sum - int64_t(groups) * (kGroupRowAlign / 2)) / topk);

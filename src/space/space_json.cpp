@@ -218,8 +218,9 @@ void check_keys(const Field& f, bool allow_name, bool allow_union) {
     bool known = k == "comment" || (allow_name && k == "name") || (allow_union && (k == "base" || k == "union"));
     for (const char* a : kAxisKeys) known = known || k == a;
     if (!known)
-      DGT_THROW(ErrorKind::kUsage, "{}/{}: unknown key \"{}\" (known keys: {}; also {}comment{})", f.where(),
-                escaped(k), escaped(k), kAxisList, allow_name ? "name, " : "", allow_union ? ", base, union" : "");
+      // The key's JSON pointer ("/foo" at the top level), not where() + "/foo": where() words the top level.
+      DGT_THROW(ErrorKind::kUsage, "{}: {}/{}: unknown key \"{}\" (known keys: {}; also {}comment{})", f.source,
+                f.path, escaped(k), escaped(k), kAxisList, allow_name ? "name, " : "", allow_union ? ", base, union" : "");
   }
   if (f.value.contains("comment")) string_value(f.at("comment"));
 }

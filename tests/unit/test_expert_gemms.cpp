@@ -210,11 +210,14 @@ TEST(ExpertGemms, RefusalsNameTheConfigAndField) {
             std::string::npos);
   const std::string off = usage_error([&] { expert_gemms(c, ep(8), {{4000}, {}}, ScaleMode::kBlock, Accum::kPromote); });
   EXPECT_NE(off.find("ds.json: routed experts at M_sum = 4000"), std::string::npos) << off;
-  EXPECT_NE(off.find("must be a multiple of 128"), std::string::npos) << off;
-  // One token of top-8 already fills 8 segments of 128 rows.
-  EXPECT_NE(usage_error([&] { expert_gemms(c, ep(8), {{512}, {}}, ScaleMode::kBlock, Accum::kPromote); })
-                .find("M_sum 512 must be a multiple of 128 (whole segments) in [1024, 1048576]"),
-            std::string::npos);
+  EXPECT_NE(off.find("M_sum 4000 is not a multiple of 128"), std::string::npos) << off;
+  // One token of top-8 already fills 8 segments of 128 rows: the lower bound is the rule named, not the multiple.
+  const std::string low = usage_error([&] { expert_gemms(c, ep(8), {{512}, {}}, ScaleMode::kBlock, Accum::kPromote); });
+  EXPECT_NE(low.find("M_sum 512 is below the smallest padded total, top_k x 128 = 1024"), std::string::npos) << low;
+  EXPECT_EQ(low.find("multiple"), std::string::npos) << low;
+  const std::string high =
+      usage_error([&] { expert_gemms(c, ep(8), {{(1 << 20) + 128}, {}}, ScaleMode::kBlock, Accum::kPromote); });
+  EXPECT_NE(high.find("M_sum 1048704 is above the largest padded total, 2^20 = 1048576"), std::string::npos) << high;
   // expected_m 3000 routes 12000 tokens: a group's count passes M_max = 2048.
   const std::string big = usage_error([&] { expert_gemms(c, ep(8), {{}, {3000}}, ScaleMode::kBlock, Accum::kPromote); });
   EXPECT_NE(big.find("ds.json: routed experts at expected_m = 3000, experts.gate_up_proj"), std::string::npos) << big;

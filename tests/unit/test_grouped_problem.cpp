@@ -181,6 +181,10 @@ TEST(GroupedProblem, RefusalsNameTheFieldAndTheRule) {
   has(refusal("kind=contiguous groups=2 m_per_group=1 64 64 64"), {"N and K"});
   has(refusal("kind=contiguous groups=2 m_per_group=1 64 6x"), {"K", "not an integer"});
   has(refusal("kind=contiguous groups=2 m_per_group=1 64 40"), {"K"});  // 40-byte rows break the TMA stride rule
+  // A grouped spec has no lda: the advice is a K that is a multiple of 16, never the dense rule's "pad lda".
+  const std::string k7 = refusal("kind=contiguous groups=2 m_per_group=1 64 7");
+  has(k7, {"spec.txt:3", "K=7", "not a multiple of 16 bytes", "no lda or ldb to pad", "e.g. K=16"});
+  EXPECT_EQ(k7.find("lda = "), std::string::npos) << k7;
   has(refusal("kind=contiguous groups=2 m_per_group=1 64 64 colour=red"), {"unknown field", "colour"});
   has(refusal("kind=contiguous groups=2 groups=3 m_per_group=1 64 64"), {"groups", "twice"});
   has(refusal("kind=contiguous groups=2 m_per_group=1 64 64 scale=channel"), {"scale", "G4"});

@@ -174,7 +174,13 @@ TEST(ModelGemms, RefusalsNameTheField) {
                         "intermediate_size": 11008})")
                 .find("field 'hidden_size'"),
             std::string::npos);
-  EXPECT_NE(error_of(kLlama70b, 3).find("num_attention_heads = 64 is not divisible by --tp 3"), std::string::npos);
+  // TP refusals name the config file like every other config error.
+  EXPECT_NE(error_of(kLlama70b, 3).find("bad.json: num_attention_heads = 64 is not divisible by --tp 3"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"architectures": ["LlamaForCausalLM"], "hidden_size": 4096, "num_attention_heads": 32,
+                        "intermediate_size": 28673})", 8)
+                .find("bad.json: intermediate_size = 28673 is not divisible by --tp 8"),
+            std::string::npos);
   EXPECT_NE(error_of(R"({"architectures": ["DeepseekV3ForCausalLM"], "hidden_size": 7168,
                         "num_attention_heads": 128, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128})")
                 .find("missing field 'kv_lora_rank'"),

@@ -77,10 +77,14 @@ TEST(RoutedCounts, RefusalsNameWhereAndTheRule) {
     return std::string();
   };
   EXPECT_NE(message([] { route_for_padded_total(32, 8, 4100, "--m-sum"); })
-                .find("--m-sum: M_sum 4100 must be a multiple of 128"),
+                .find("--m-sum: M_sum 4100 is not a multiple of 128"),
             std::string::npos);
-  EXPECT_NE(message([] { route_for_padded_total(32, 8, 896, "x"); }).find("in [1024, 1048576]"), std::string::npos);
-  EXPECT_NE(message([] { route_for_padded_total(32, 8, int64_t(1) << 21, "x"); }).find("in [1024, 1048576]"),
+  // Each bound is its own message: 896 is a multiple of 128, below the lower bound; 2^21 above the upper one.
+  EXPECT_NE(message([] { route_for_padded_total(32, 8, 896, "x"); })
+                .find("x: M_sum 896 is below the smallest padded total, top_k x 128 = 1024"),
+            std::string::npos);
+  EXPECT_NE(message([] { route_for_padded_total(32, 8, int64_t(1) << 21, "x"); })
+                .find("x: M_sum 2097152 is above the largest padded total, 2^20 = 1048576"),
             std::string::npos);
   EXPECT_NE(message([] { route_for_padded_total(4, 8, 4096, "x"); }).find("x: top_k 8 must be in 1..4"),
             std::string::npos);

@@ -307,7 +307,7 @@ TEST(SearchSpace, KeysNamesAndStructure) {
   EXPECT_EQ(space_error(with(R"("name": "a\u001bb")")),
             "s.json: /name: \"a\\u001bb\" holds a control character (a name labels the grid in tables)");
   const std::string unknown = space_error(with(R"("blockm": [64])"));
-  EXPECT_EQ(unknown.rfind("s.json: the top level/blockm: unknown key \"blockm\" (known keys: block_m, block_n,", 0), 0u)
+  EXPECT_EQ(unknown.rfind("s.json: /blockm: unknown key \"blockm\" (known keys: block_m, block_n,", 0), 0u)
       << unknown;
   EXPECT_EQ(space_error(with(R"("block_m": [64])")),
             "s.json: /block_m: the key appears twice in one object (JSON would keep only the last one)");
