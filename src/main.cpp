@@ -12,6 +12,30 @@
 #include "core/error.hpp"
 #include "core/escape.hpp"
 
+namespace {
+
+/// After a failed parse: "unknown command 'WORD' (expected one of: ...)" when the deepest command that was given
+/// still needs a subcommand and a word of the command line matched nothing; else "".
+std::string unknown_command(const CLI::App& app) {
+  const CLI::App* cur = &app;
+  std::string path = "dgtune";
+  while (!cur->get_subcommands().empty()) {
+    cur = cur->get_subcommands().front();
+    path += " " + cur->get_name();
+  }
+  if (cur->get_require_subcommand_min() == 0) return {};
+  for (const std::string& word : app.remaining(true)) {
+    if (word.empty() || word[0] == '-') continue;
+    std::string known;
+    for (const CLI::App* sub : cur->get_subcommands([](const CLI::App* s) { return !s->get_group().empty(); }))
+      known += (known.empty() ? "" : ", ") + sub->get_name();
+    return fmt::format("unknown command '{}' for {} (expected one of: {})", dgt::escaped(word), path, known);
+  }
+  return {};
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   // A reader that closes the pipe early (`dgtune space ... | head`) is a write error, exit 1 by the exit-code table,
   // not death by SIGPIPE (exit 141): the write then fails with EPIPE and the output check reports it.
@@ -50,6 +74,10 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
+    // CLI11 says only "A subcommand is required" for `dgtune bogus` or `dgtune db frob`: name the word it did not
+    // know (left over among the unmatched arguments) and the commands it could have been.
+    if (const std::string unknown = unknown_command(app); !unknown.empty())
+      return app.exit(CLI::ParseError(unknown, CLI::ExitCodes::ExtrasError)) == 0 ? 0 : 2;
     return app.exit(e) == 0 ? 0 : 2;  // prints the message (help and --version go to stdout, exit 0)
   }
   log_level.apply();

@@ -272,17 +272,19 @@ void add_compare(CLI::App& app, Action& action) {
       ->capture_default_str()
       ->needs(m_grid)
       ->group("Coverage (--m-grid)");
-  cmd.add_option("--per-octave", a.per_octave, "with --m-grid: M drawn per octave [2^i, 2^(i+1)) from 1 to 16384")
-      ->transform(count(1, 64))
-      ->capture_default_str()
-      ->needs(m_grid)
-      ->group("Coverage (--m-grid)");
-  cmd.add_option("--grid-m", a.grid_ms,
+  auto* per_octave =
+      cmd.add_option("--per-octave", a.per_octave, "with --m-grid: M drawn per octave [2^i, 2^(i+1)) from 1 to 16384")
+          ->transform(count(1, 64))
+          ->capture_default_str()
+          ->needs(m_grid)
+          ->group("Coverage (--m-grid)");
+  // --grid-m replaces the grid that --per-octave draws: both at once would silently drop one.
+  add_count_list(cmd, "--grid-m", a.grid_ms,
                  "with --m-grid: exactly these M (comma-separated) instead of the grid, e.g. the rows below a bar "
-                 "measured once more to confirm them")
-      ->delimiter(',')
-      ->transform(count(1))
+                 "measured once more to confirm them",
+                 1)
       ->needs(m_grid)
+      ->excludes(per_octave)
       ->group("Coverage (--m-grid)");
   cmd.add_option("--model", a.model,
                  "with --m-grid: the model every row names (default: each line's name= up to the first '.')")

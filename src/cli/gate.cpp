@@ -3,6 +3,8 @@
 #include "cli/command.hpp"
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
+#include "core/error.hpp"
+#include "core/input_file.hpp"
 #include "core/paths.hpp"
 #include "eval/gate_run.hpp"
 
@@ -52,9 +54,18 @@ struct HistoryArgs {
 };
 
 int run_history(const HistoryArgs& a) {
-  DbOption source = a.db;
-  if (!a.history.empty()) source.path = a.history;
-  a.format.render(gate_history(source.existing("history"), a.shape));
+  if (a.history.empty()) {
+    a.format.render(gate_history(a.db.existing("history"), a.shape));
+    return 0;
+  }
+  // --history names the DB read, so a refusal names --history, not --db.
+  const std::string path = resolve_db_path(a.history);
+  try {
+    require_regular_input_file(path, "history database (--history)");
+  } catch (const Error& e) {
+    DGT_THROW(ErrorKind::kUsage, "{} (history never creates one)", e.message());
+  }
+  a.format.render(gate_history(path, a.shape));
   return 0;
 }
 

@@ -94,6 +94,45 @@ CLI::Validator count(int64_t min, int64_t max) {
       range_hint(min, max), "count");
 }
 
+CLI::Option* add_count_list(CLI::App& cmd, const std::string& name, std::vector<int64_t>& out,
+                            const std::string& description, int64_t min, int64_t max) {
+  const CLI::Validator each = count(min, max);
+  auto split = [](const std::string& s) {
+    std::vector<std::string> parts{""};
+    for (char c : s) {
+      if (c == ',')
+        parts.emplace_back();
+      else
+        parts.back().push_back(c);
+    }
+    return parts;
+  };
+  CLI::Option* o = cmd.add_option_function<std::vector<std::string>>(
+      name,
+      [&out, split](const std::vector<std::string>& lists) {
+        out.clear();
+        for (const auto& list : lists)
+          for (const auto& v : split(list)) out.push_back(std::stoll(v));  // checked and normalized below
+      },
+      description);
+  o->check(CLI::Validator(
+      [each, split](std::string& s) -> std::string {
+        std::vector<std::string> parts = split(s);
+        std::string normalized;
+        for (size_t i = 0; i < parts.size(); ++i) {
+          if (parts[i].empty())
+            return fmt::format("'{}': entry {} of {} is empty (a list is comma-separated values, e.g. 1,64,4096)",
+                               escaped(s), i + 1, parts.size());
+          if (std::string err = each(parts[i]); !err.empty()) return err;
+          normalized += (i ? "," : "") + parts[i];
+        }
+        s = normalized;  // "0100" -> "100", as count() does for one value
+        return {};
+      },
+      "LIST of " + each.get_description(), "count_list"));
+  return o;
+}
+
 CLI::Validator count_u64() {
   const std::string want = fmt::format("an integer from 0 to {}", std::numeric_limits<uint64_t>::max());
   return CLI::Validator(
@@ -411,10 +450,9 @@ CLI::Option* ModelOption::add(CLI::App& cmd) {
   cmd.add_option("--ep", split.ep, "expert parallelism (changes no dense GEMM; recorded for grouped GEMMs)")
       ->transform(count(1, 1024))
       ->capture_default_str();
-  CLI::Option* m_option = cmd.add_option("--m", m, "M values (tokens per step), comma-separated, e.g. 1,64,4096 "
-                                                   "(default: the M ladder 1..16384 of `dgtune shapes --m-ladder`)")
-                              ->delimiter(',')
-                              ->transform(count(1, (int64_t(1) << 31) - 1));
+  CLI::Option* m_option = add_count_list(cmd, "--m", m, "M values (tokens per step), comma-separated, e.g. 1,64,4096 "
+                                                       "(default: the M ladder 1..16384 of `dgtune shapes --m-ladder`)",
+                                         1, (int64_t(1) << 31) - 1);
   cmd.add_option("--scale", scale, "tensor | channel | block | block1d1d (default: the config's quantization_config)")
       ->check(CLI::IsMember({"tensor", "channel", "block", "block1d1d"}));
   cmd.add_option("--accum", accum, "promote | fast")->check(CLI::IsMember({"promote", "fast"}))->capture_default_str();
@@ -423,16 +461,15 @@ CLI::Option* ModelOption::add(CLI::App& cmd) {
       "--experts", experts,
       "also the routed experts' grouped GEMMs (G = experts / --ep) at the grouped ladder: contiguous at the padded "
       "totals of --m-sum, masked at the points of --expected-m");
-  cmd.add_option("--m-sum", ladder.m_sums, "with --experts: contiguous (prefill) ladder, padded total rows M_sum, "
-                                          "multiples of 128, comma-separated (default 4096,16384,65536)")
-      ->delimiter(',')
-      ->transform(count(128, int64_t(1) << 20))
+  add_count_list(cmd, "--m-sum", ladder.m_sums, "with --experts: contiguous (prefill) ladder, padded total rows M_sum, "
+                                               "multiples of 128, comma-separated (default 4096,16384,65536)",
+                 128, int64_t(1) << 20)
       ->needs(experts_flag);
-  cmd.add_option("--expected-m", ladder.expected_ms, "with --experts: masked (decode) ladder of expected_m, "
-                                                   "comma-separated (default: the M ladder's values up to the largest "
-                                                   "decode step's expected_m, 1..64 for DeepSeek-V3 at EP 8)")
-      ->delimiter(',')
-      ->transform(count(1, 1 << 20))
+  add_count_list(cmd, "--expected-m", ladder.expected_ms, "with --experts: masked (decode) ladder of expected_m, "
+                                                        "comma-separated (default: the M ladder's values up to the "
+                                                        "largest decode step's expected_m, 1..64 for DeepSeek-V3 at "
+                                                        "EP 8)",
+                 1, 1 << 20)
       ->needs(experts_flag);
   return m_option;
 }

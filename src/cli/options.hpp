@@ -37,6 +37,12 @@ CLI::Validator count_u64();
 /// A decimal real in [min, max] ("2", "0.5", "1e-3"; no sign, no hex, no inf/nan).
 CLI::Validator real(double min, double max = std::numeric_limits<double>::max());
 
+/// A comma-separated list of counts, each in [min, max], into `out` (repeating the option appends). Used instead of
+/// CLI11's delimiter(','), which drops empty entries silently: "1,,2" and "1," are refused naming the empty entry.
+CLI::Option* add_count_list(CLI::App& cmd, const std::string& name, std::vector<int64_t>& out,
+                            const std::string& description, int64_t min,
+                            int64_t max = std::numeric_limits<int64_t>::max());
+
 /// An input file the user names: CLI11 refuses it at parse time (exit 2) unless require_input_file()
 /// accepts it (exists, a file or a pipe, readable); the message says "cannot read WHAT 'PATH': REASON".
 CLI::Validator input_file(const std::string& what);

@@ -348,15 +348,47 @@ if ! nvidia-smi -L >/dev/null 2>&1; then
   [ -n "$(ls -A "$tmp/tm")" ] && { echo "FAIL: tune-model without a GPU wrote $(ls "$tmp/tm")"; fail=1; }
 fi
 # tune-model refuses what `dgtune shapes` refuses (before the GPU), and an output directory that is missing.
-expect 2 "num_attention_heads = 64 is not divisible by --tp 3" "$bin" tune-model --hf-config "$(dirname "$0")/../../configs/models/llama-3.1-70b.json" --tp 3 --db "$tmp/tm3.db"
+expect 2 "llama-3.1-70b.json: num_attention_heads = 64 is not divisible by --tp 3" "$bin" tune-model --hf-config "$(dirname "$0")/../../configs/models/llama-3.1-70b.json" --tp 3 --db "$tmp/tm3.db"
 expect 2 "--out-dir" "$bin" tune-model --hf-config "$(dirname "$0")/../../configs/models/qwen3-32b.json" --out-dir "$tmp/nope" --db "$tmp/tm3.db"
 expect 2 "scale mode block needs accum = promote" "$bin" tune-model --hf-config "$(dirname "$0")/../../configs/models/deepseek-v3.json" --accum fast --db "$tmp/tm3.db"
 # --experts: the routed experts' rules name the config and the field; the ladder flags need --experts.
 expect 2 "deepseek-v3.json: --ep 3 does not divide the 256 routed experts" "$bin" tune-model --hf-config "$(dirname "$0")/../../configs/models/deepseek-v3.json" --ep 3 --experts --db "$tmp/tm3.db"
-expect 2 "routed experts at M_sum = 4000: M_sum 4000 must be a multiple of 128" "$bin" tune-model --hf-config "$(dirname "$0")/../../configs/models/deepseek-v3.json" --ep 8 --experts --m-sum 4000 --db "$tmp/tm3.db"
+expect 2 "routed experts at M_sum = 4000: M_sum 4000 is not a multiple of 128" "$bin" tune-model --hf-config "$(dirname "$0")/../../configs/models/deepseek-v3.json" --ep 8 --experts --m-sum 4000 --db "$tmp/tm3.db"
 expect 2 "LlamaForCausalLM has no routed experts" "$bin" tune-model --hf-config "$(dirname "$0")/../../configs/models/llama-3.1-70b.json" --experts --db "$tmp/tm3.db"
 expect 2 "--m-sum requires --experts" "$bin" tune-model --hf-config "$(dirname "$0")/../../configs/models/deepseek-v3.json" --m-sum 4096 --db "$tmp/tm3.db"
 expect 2 "--grouped-top-k requires --experts" "$bin" tune-model --hf-config "$(dirname "$0")/../../configs/models/deepseek-v3.json" --grouped-top-k 4 --db "$tmp/tm3.db"
 expect 2 "--expected-m requires --experts" "$bin" shapes --hf-config "$(dirname "$0")/../../configs/models/deepseek-v3.json" --expected-m 4
 [ -e "$tmp/tm3.db" ] && { echo "FAIL: a refused tune-model created the database"; fail=1; }
+# The rule an M_sum breaks is the one named: 128 is a multiple of 128 but below top_k x 128.
+expect 2 "M_sum 128 is below the smallest padded total, top_k x 128 = 1024" "$bin" shapes --hf-config "$(dirname "$0")/../../configs/models/deepseek-v3.json" --ep 8 --experts --m-sum 128
+lacks "must be a multiple"
+
+# Lists refuse an empty entry (CLI11's own split would drop it silently), naming the option and the entry.
+expect 2 "--m: '1,,2': entry 2 of 3 is empty" "$bin" shapes --hf-config "$(dirname "$0")/../../configs/models/llama-3.1-70b.json" --m 1,,2
+expect 2 "--m-sum: '4096,': entry 2 of 2 is empty" "$bin" shapes --hf-config "$(dirname "$0")/../../configs/models/deepseek-v3.json" --ep 8 --experts --m-sum 4096,
+expect 2 "--m: '0x10' is not a decimal integer" "$bin" shapes --hf-config "$(dirname "$0")/../../configs/models/llama-3.1-70b.json" --m 1,0x10
+expect 0 "64 10240 8192 name=Llama.qkv_proj.tp1" "$bin" shapes --hf-config "$(dirname "$0")/../../configs/models/llama-3.1-70b.json" --m 1,064 --m 2
+[ "$(grep -c '^[0-9]* 10240 8192 ' "$tmp/out")" = 3 ] || { echo "FAIL: --m 1,064 --m 2 is not the three M 1, 64, 2"; fail=1; }
+printf '64 128 256\n' >"$tmp/grid.txt"
+expect 2 "--grid-m: '5,,7': entry 2 of 3 is empty" "$bin" compare --shapes "$tmp/grid.txt" --db "$tmp/grid.db" --m-grid --grid-m 5,,7
+# --grid-m replaces the grid --per-octave draws: the two together are refused, naming both.
+expect 2 "--per-octave excludes --grid-m" "$bin" compare --shapes "$tmp/grid.txt" --db "$tmp/grid.db" --m-grid --grid-m 5 --per-octave 3
+
+# An unknown command is named, with the commands it could have been.
+expect 2 "unknown command 'bogus' for dgtune (expected one of: sweep, info," "$bin" bogus
+expect 2 "unknown command 'frob' for dgtune db (expected one of: check, devices, migrate, prune, merge)" "$bin" db frob
+expect 2 "unknown command 'frob' for dgtune db" "$bin" --log-level warn db frob --db x.db
+expect 2 "A subcommand is required" "$bin" db
+
+# history --history names --history when it cannot read that DB.
+expect 2 "cannot read history database (--history) '$tmp/nosuch.db': no such file (history never creates one)" "$bin" history --shape 64x64x64 --history "$tmp/nosuch.db"
+lacks "(--db)"
+
+# info prints the runtime and cuBLASLt versions as --version does (13.1.0, not 130100), with or without a GPU.
+"$bin" --version >"$tmp/version.txt"
+lt=$(sed -n 's/^cuBLASLt: //p' "$tmp/version.txt")
+rt=$(sed -n 's/^CUDA runtime: \([0-9.]*\) (static)$/\1/p' "$tmp/version.txt")
+"$bin" info --format csv >"$tmp/info.csv"
+grep -qx "cublaslt_version,$lt" "$tmp/info.csv" || { echo "FAIL: info's cublaslt_version is not --version's '$lt'"; fail=1; }
+grep -qx "runtime_version,$rt" "$tmp/info.csv" || { echo "FAIL: info's runtime_version is not --version's '$rt'"; fail=1; }
 exit $fail
