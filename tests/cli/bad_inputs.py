@@ -257,7 +257,7 @@ shapes_cases = [
     ("g-kbig.txt", "kind=contiguous groups=2 m_per_group=64 4096 3000000000\n",
      ":1: N=4096 K=3000000000: K = 3000000000 is too large: dimensions must be < 2^31"),
     ("g-k7.txt", "kind=masked groups=2 masked_m=1,2 4096 7\n",
-     ":1: N=4096 K=7: operand A: lda = 7 elements = 7 bytes is not a multiple of 16 bytes"),
+     ":1: K=7: the rows of A and B are K e4m3 elements = 7 bytes apart, not a multiple of 16 bytes"),
 ]
 for name, text, rule in shapes_cases:
     path = write("shapes-" + name, text)
