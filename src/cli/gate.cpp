@@ -3,8 +3,6 @@
 #include "cli/command.hpp"
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
-#include "core/error.hpp"
-#include "core/input_file.hpp"
 #include "core/paths.hpp"
 #include "eval/gate_run.hpp"
 
@@ -59,13 +57,7 @@ int run_history(const HistoryArgs& a) {
     return 0;
   }
   // --history names the DB read, so a refusal names --history, not --db.
-  const std::string path = resolve_db_path(a.history);
-  try {
-    require_regular_input_file(path, "history database (--history)");
-  } catch (const Error& e) {
-    DGT_THROW(ErrorKind::kUsage, "{} (history never creates one)", e.message());
-  }
-  a.format.render(gate_history(path, a.shape));
+  a.format.render(gate_history(existing_db_input(a.history, "history database (--history)", "history"), a.shape));
   return 0;
 }
 

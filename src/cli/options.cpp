@@ -232,14 +232,18 @@ std::string DbOption::flag() const {
 
 NamedPath DbOption::named() const { return NamedPath{flag(), resolved(), true}; }
 
-std::string DbOption::existing(const std::string& command) const {
-  const std::string p = resolved();
+std::string existing_db_input(const std::string& path, const std::string& what, const std::string& command) {
+  const std::string p = resolve_db_path(path);
   try {
-    require_regular_input_file(p, "tuning database (" + flag() + ")");
+    require_regular_input_file(p, what);
   } catch (const Error& e) {
     DGT_THROW(ErrorKind::kUsage, "{} ({} never creates one)", e.message(), command);
   }
   return p;
+}
+
+std::string DbOption::existing(const std::string& command) const {
+  return existing_db_input(path, "tuning database (" + flag() + ")", command);
 }
 
 void DeviceOption::add(CLI::App& cmd) {

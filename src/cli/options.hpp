@@ -67,6 +67,11 @@ struct DbOption {
   std::string existing(const std::string& command) const;
 };
 
+/// resolve_db_path(path) for a command that only reads that DB: a missing, directory, FIFO, device or unreadable path
+/// is Error(kUsage) "cannot read WHAT 'PATH': REASON (COMMAND never creates one)". DbOption::existing for --db; also
+/// for another flag that names a DB (`history --history`).
+std::string existing_db_input(const std::string& path, const std::string& what, const std::string& command);
+
 /// --device N (CUDA ordinal).
 struct DeviceOption {
   int ordinal = 0;

@@ -208,12 +208,9 @@ GateRecord parse_record_fields(const std::string& text, const std::string& sourc
               source, r.schema_version, has_schema ? " with \"schema\"" : " without \"schema\"",
               kBaselineSchemaVersion, kBaselineSchema);
   const SampleNames& names = r.schema_version == 1 ? kV1Names : kV2Names;
-  if (has_schema)
-    check_known_fields(j, source, "", {"schema", "schema_version", "hardware", "software", "kernel_hash", "protocol",
-                                       "created_at", "pci_bus_id", "shapes"});
-  else  // version 1 named its kind instead
-    check_known_fields(j, source, "", {"kind", "schema_version", "hardware", "software", "kernel_hash", "protocol",
-                                       "created_at", "pci_bus_id", "shapes"});
+  // Version 1 named its kind ("kind") where later versions name the schema ("schema").
+  check_known_fields(j, source, "", {has_schema ? "schema" : "kind", "schema_version", "hardware", "software",
+                                     "kernel_hash", "protocol", "created_at", "pci_bus_id", "shapes"});
   r.schema_version = kBaselineSchemaVersion;  // what to_json() writes back
   const json& hw = j.contains("hardware") ? j["hardware"] : json();
   const std::string hw_where = source + ": hardware";

@@ -54,9 +54,6 @@ DeviceFingerprint make_fingerprint(const DeviceInfo& info) {
 
 namespace {
 std::string cuda_version_text(int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); }
-}  // namespace
-
-namespace {
 /// The statically linked CUDA runtime's version ("13.1"): no driver or GPU needed.
 std::string runtime_version_text() {
   int runtime = 0;

@@ -95,6 +95,15 @@ std::unique_ptr<CublasLtGemm> Gemm::Impl::cublaslt_backend(const Problem& p, con
   return g;
 }
 
+std::shared_ptr<jit::GemmKernel> Gemm::Impl::kernel_for(const KernelConfig& config, const Problem& p) {
+  // Evaluated once: the same report decides legality and the module's shared memory (KernelCache::get).
+  const EvaluatedSpec spec = EvaluatedSpec::evaluate(KernelSpec::of(config, p));
+  if (!spec.resources.ok())
+    DGT_THROW(ErrorKind::kInternal, "config {} chosen for {} is not legal: {}", config.key(), p.label(),
+              spec.resources.rejection);
+  return kernels->get(spec);
+}
+
 const GemmEntry* Gemm::Impl::resolve_locked(const ShapeKey& key, bool quiet) {
   if (auto it = shapes.find(key); it != shapes.end()) return &it->second;
   const Problem p = make_problem(key);
@@ -136,12 +145,7 @@ const GemmEntry* Gemm::Impl::resolve_locked(const ShapeKey& key, bool quiet) {
     e.kernel = kernels->find(kspec);
     if (!e.kernel) return nullptr;
   } else {
-    // Evaluated once: the same report decides legality and the module's shared memory (KernelCache::get).
-    const EvaluatedSpec spec = EvaluatedSpec::evaluate(kspec);
-    if (!spec.resources.ok())
-      DGT_THROW(ErrorKind::kInternal, "config {} chosen for {} is not legal: {}", config.key(), p.label(),
-                spec.resources.rejection);
-    e.kernel = kernels->get(spec);
+    e.kernel = kernel_for(config, p);
   }
   if (use_cublaslt) {  // CublasLtGemm refuses e4m3 D (it needs a C of its own), so the kernel runs it
     try {

@@ -94,6 +94,9 @@ struct Gemm::Impl {
   const GemmEntry* resolve_locked(const ShapeKey& key, bool quiet);
   /// The family of `key`, its DB rows read when `may_read` and not read yet.
   GemmFamily& family(const ShapeKey& key, bool may_read);
+  /// The kernel of `config` for problem p, compiled or loaded (KernelCache::get); Error(kInternal) when the config is
+  /// not legal for p (every caller checked legality before).
+  std::shared_ptr<jit::GemmKernel> kernel_for(const KernelConfig& config, const Problem& p);
 
  private:
   cublasLtHandle_t handle() const { return lt_handle ? lt_handle->get() : nullptr; }

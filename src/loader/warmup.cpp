@@ -9,7 +9,6 @@
 #include "core/error.hpp"
 #include "loader/gemm_impl.hpp"
 #include "problem/shapes_file.hpp"
-#include "space/resource_model.hpp"
 
 namespace dgt {
 
@@ -47,10 +46,8 @@ WarmupReport Gemm::warmup(const std::vector<WarmupProblem>& problems) {
     // Every other config the ladder rule may re-rank to between two tuned M (choice.hpp ladder_configs): a pick there
     // need not be the pick at any M resolved above, and inside capture only loaded kernels run.
     const Problem family = make_problem(keys[i]);
-    for (const KernelConfig& c : ladder_configs(fam.trials, family, legal_for_current_kernel)) {
-      const EvaluatedSpec spec = EvaluatedSpec::evaluate(KernelSpec::of(c, family));
-      if (spec.resources.ok()) im.kernels->get(spec);
-    }
+    for (const KernelConfig& c : ladder_configs(fam.trials, family, legal_for_current_kernel))
+      im.kernel_for(c, family);
     if (!fam.warmed) ++r.families;
     fam.warmed = true;
   }

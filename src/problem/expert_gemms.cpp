@@ -124,11 +124,6 @@ std::string expert_shapes_lines(const ModelConfig& c, const ModelSplit& split, c
   return out;
 }
 
-std::string model_expert_shapes(const std::string& config_path, const ModelSplit& split, const ExpertLadder& ladder,
-                                const std::string& scale, const std::string& accum) {
-  return model_expert_shapes(load_model_config(config_path), split, ladder, scale, accum);
-}
-
 std::string model_expert_shapes(const ModelConfig& c, const ModelSplit& split, const ExpertLadder& ladder,
                                 const std::string& scale, const std::string& accum) {
   const ScaleMode mode = scale.empty() ? c.scale : parse_scale_mode(scale);

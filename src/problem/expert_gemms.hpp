@@ -78,12 +78,9 @@ std::vector<ExpertGemm> expert_gemms(const ModelConfig& c, const ModelSplit& spl
 /// each named <model>.<role>.ep<EP>.<point>, e.g. DeepseekV3.experts.down_proj.ep8.masked.em16.
 std::string expert_shapes_lines(const ModelConfig& c, const ModelSplit& split, const std::vector<ExpertGemm>& gemms);
 
-/// `dgtune shapes --experts`: expert_shapes_lines() of the config at `config_path` at the points of `ladder` (empty
-/// lists: the defaults), scale `scale` (empty: the config's; "tensor" or "block") and `accum` ("promote" | "fast").
-/// Throws Error(kUsage) as load_model_config() and expert_gemms() do.
-std::string model_expert_shapes(const std::string& config_path, const ModelSplit& split, const ExpertLadder& ladder,
-                                const std::string& scale, const std::string& accum);
-/// model_expert_shapes() of a config already read.
+/// `dgtune shapes --experts`: expert_shapes_lines() of config `c` at the points of `ladder` (empty lists: the
+/// defaults), scale `scale` (empty: the config's; "tensor" or "block") and `accum` ("promote" | "fast"). Throws
+/// Error(kUsage) as expert_gemms() does.
 std::string model_expert_shapes(const ModelConfig& c, const ModelSplit& split, const ExpertLadder& ladder,
                                 const std::string& scale, const std::string& accum);
 
