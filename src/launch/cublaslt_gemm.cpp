@@ -1,6 +1,7 @@
 #include "launch/cublaslt_gemm.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 
 #include <fmt/format.h>
@@ -63,7 +64,8 @@ bool CublasLtGemm::fits(const jit::GemmOperands& ops) const {
 }
 
 std::unique_ptr<CublasLtGemm> CublasLtGemm::heuristic(cublasLtHandle_t h, const Problem& p, std::string& why,
-                                                      size_t max_workspace) {
+                                                      size_t max_workspace,
+                                                      const std::function<bool(const cublasLtMatmulAlgo_t&)>& accept) {
   if (refuses_e4m3(p, why)) return nullptr;
   std::unique_ptr<CublasLtGemm> g(new CublasLtGemm(h, p));
   cublasLtMatmulPreferenceOpaque_t pref{};
@@ -71,16 +73,26 @@ std::unique_ptr<CublasLtGemm> CublasLtGemm::heuristic(cublasLtHandle_t h, const 
   const size_t max_ws = std::min(max_workspace, kMaxWorkspace);
   DGT_CHECK_CUBLAS(
       cublasLtMatmulPreferenceSetAttribute(&pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &max_ws, sizeof max_ws));
-  cublasLtMatmulHeuristicResult_t result{};
+  const int wanted = accept ? kAcceptResults : 1;
+  std::array<cublasLtMatmulHeuristicResult_t, kAcceptResults> results{};
   int count = 0;
   const cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(h, &g->desc_, g->layouts_.la(), g->layouts_.lb(),
-                                                           g->layouts_.lc(), g->layouts_.ld(), &pref, 1, &result, &count);
-  if (st != CUBLAS_STATUS_SUCCESS || count < 1 || result.state != CUBLAS_STATUS_SUCCESS) {
+                                                           g->layouts_.lc(), g->layouts_.ld(), &pref, wanted,
+                                                           results.data(), &count);
+  if (st != CUBLAS_STATUS_SUCCESS || count < 1) {
     why = fmt::format("cublasLtMatmulAlgoGetHeuristic: status {}, {} algorithms", int(st), count);
     return nullptr;
   }
-  g->finish(result.algo, result.workspaceSize);
-  return g;
+  for (int i = 0; i < count; ++i) {
+    const cublasLtMatmulHeuristicResult_t& r = results[size_t(i)];
+    if (r.state != CUBLAS_STATUS_SUCCESS) continue;
+    if (accept && !accept(r.algo)) continue;
+    g->finish(r.algo, r.workspaceSize);
+    return g;
+  }
+  why = accept ? fmt::format("none of cuBLASLt's {} heuristic algorithms is accepted", count)
+               : fmt::format("cublasLtMatmulAlgoGetHeuristic: status {}, state {}", int(st), int(results[0].state));
+  return nullptr;
 }
 
 std::unique_ptr<CublasLtGemm> CublasLtGemm::stored(cublasLtHandle_t h, const Problem& p,

@@ -10,6 +10,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -44,11 +45,15 @@ class CublasLtGemm {
   /// algorithm never needs more).
   static constexpr size_t kMaxWorkspace = size_t(32) << 20;
 
-  /// cuBLASLt's heuristic top-1 for p (cublasLtMatmulAlgoGetHeuristic, one result, needing at most `max_workspace`
-  /// bytes of workspace; 0: an algorithm that needs none). nullptr with `why` set when cuBLASLt cannot run p
-  /// (unsupported types or sizes, e4m3 D).
+  /// cuBLASLt's heuristic top-1 for p (cublasLtMatmulAlgoGetHeuristic, needing at most `max_workspace` bytes of
+  /// workspace; 0: an algorithm that needs none). With `accept`, the first of the heuristic's top kAcceptResults
+  /// whose algorithm it accepts. nullptr with `why` set when cuBLASLt cannot run p (unsupported types or sizes,
+  /// e4m3 D) or accepts none.
   static std::unique_ptr<CublasLtGemm> heuristic(cublasLtHandle_t h, const Problem& p, std::string& why,
-                                                 size_t max_workspace = kMaxWorkspace);
+                                                 size_t max_workspace = kMaxWorkspace,
+                                                 const std::function<bool(const cublasLtMatmulAlgo_t&)>& accept = nullptr);
+  /// How many heuristic results heuristic() looks through for one `accept` takes.
+  static constexpr int kAcceptResults = 16;
   /// A stored algorithm (CublasLtAlgoBytes as a vector of 64 bytes) after cublasLtMatmulAlgoCheck on p. nullptr with
   /// `why` set when the bytes have the wrong size, the check fails (another problem the algorithm cannot run) or D
   /// is e4m3. The caller has already compared the cuBLASLt versions (an algorithm is replayed only by the version

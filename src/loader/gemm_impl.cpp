@@ -156,11 +156,19 @@ const GemmEntry* Gemm::Impl::resolve_locked(const ShapeKey& key, bool quiet) {
                    err.message());
       e.lt.reset();
     }
-    if (e.lt && e.lt->workspace_bytes() > 0 && fam.scratch.lt_bytes() < e.lt->workspace_bytes() && quiet) {
-      // Inside capture the family's cuBLASLt workspace cannot grow: the heuristic's best within it runs instead.
+    const auto loaded = [&fam](const cublasLtMatmulAlgo_t& a) { return fam.lt_loaded.count(algo_bytes(a)) > 0; };
+    if (e.lt && quiet &&
+        !((e.lt->workspace_bytes() == 0 || e.lt->workspace_bytes() <= fam.scratch.lt_bytes()) && loaded(e.lt->algo()))) {
+      // Inside capture the family's cuBLASLt workspace cannot grow, and an algorithm never launched outside capture
+      // would load its kernel's module here, which allocates device memory (2 MiB on the H200): the heuristic's best
+      // among the launched algorithms within the warmed workspace runs instead, else dgtune's kernel (loaded).
       std::string why;
-      e.lt = CublasLtGemm::heuristic(handle(), p, why, fam.scratch.lt_bytes());
-      if (e.lt) e.choice.cublaslt_algo = "heuristic " + e.lt->description() + " (within the warmed workspace)";
+      try {
+        e.lt = CublasLtGemm::heuristic(handle(), p, why, fam.scratch.lt_bytes(), loaded);
+      } catch (const Error&) {
+        e.lt.reset();  // as a failed set-up above: the kernel runs
+      }
+      if (e.lt) e.choice.cublaslt_algo = "heuristic " + e.lt->description() + " (launched before capture)";
     }
     if (!e.lt) {
       e.choice.backend = "dgtune";
@@ -171,6 +179,9 @@ const GemmEntry* Gemm::Impl::resolve_locked(const ShapeKey& key, bool quiet) {
   if (!fam.scratch.reserve(e.kernel->workspace_bytes(p), e.kernel->counter_bytes(p), lt_bytes, !quiet, device_allocs))
     return nullptr;
   if (e.lt && lt_bytes > 0) e.lt->bind_workspace(fam.scratch.lt(), fam.scratch.lt_bytes());
+  // cuBLASLt loads a kernel at its first launch; outside capture it is launched once here, so that a later capture
+  // of this or another M of the family may run it (inside capture only launched algorithms run, above).
+  if (e.lt && !quiet) load_cublaslt(*e.lt, p, fam);
   e.plan = std::make_unique<jit::GemmLaunchPlan>(*e.kernel, p, fam.scratch.split_k(), /*cache_maps=*/true);
   const bool untuned = e.choice.source == "default";
   if (untuned) e.untuned_calls = std::make_unique<std::atomic<unsigned long long>>(0);

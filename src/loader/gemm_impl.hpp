@@ -5,6 +5,7 @@
 #include <atomic>
 #include <memory>
 #include <optional>
+#include <set>
 #include <shared_mutex>
 #include <string>
 #include <unordered_map>
@@ -51,6 +52,10 @@ struct GemmFamily {
   std::vector<StoredCublasLtAlgo> algos;                     ///< the family's stored cuBLASLt algorithms
   std::vector<EnvironmentWinner> trials;  ///< the ladder rule's candidates (DB only; choice.hpp ladder_trials)
   bool warmed = false;                                       ///< Gemm::warmup covered it
+  /// cuBLASLt algorithms (their 64 bytes) launched once for this family outside capture (Impl::load_cublaslt): their
+  /// kernels are loaded. A first launch loads a kernel's module, which allocates device memory, so inside capture
+  /// only these run. Per family, as the kernel also depends on the types, scales and epilogue.
+  std::set<CublasLtAlgoBytes> lt_loaded;
   FamilyScratch scratch;
 };
 
@@ -97,6 +102,13 @@ struct Gemm::Impl {
   /// The kernel of `config` for problem p, compiled or loaded (KernelCache::get); Error(kInternal) when the config is
   /// not legal for p (every caller checked legality before).
   std::shared_ptr<jit::GemmKernel> kernel_for(const KernelConfig& config, const Problem& p);
+  /// Launches `lt`'s algorithm once, outside capture, on zeroed operands and a workspace of its own (not the family's
+  /// scratch, which calls in flight may use) on a stream of its own, at M = min(p.m, 128) where
+  /// cublasLtMatmulAlgoCheck allows it, else at p.m, so that its kernel is loaded before any capture; waits for it
+  /// and records it in fam.lt_loaded. A failure (Error) is logged and leaves the algorithm out (capture then runs
+  /// another launched algorithm or the kernel). Allocates and frees device memory: not while another thread captures
+  /// in cudaStreamCaptureModeGlobal.
+  void load_cublaslt(const CublasLtGemm& lt, const Problem& p, GemmFamily& fam);
 
  private:
   cublasLtHandle_t handle() const { return lt_handle ? lt_handle->get() : nullptr; }

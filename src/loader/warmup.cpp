@@ -1,12 +1,14 @@
 // dgt::Gemm's warm-up for serving (docs/loader.md "Serving"): every kernel, cuBLASLt plan and scratch buffer a family
 // can need is made before the first request, so that later first calls of any M (also inside graph capture) compile,
 // allocate and read nothing.
+#include <algorithm>
 #include <chrono>
 #include <mutex>
 
 #include <spdlog/spdlog.h>
 
 #include "core/error.hpp"
+#include "device/buffer.hpp"
 #include "loader/gemm_impl.hpp"
 #include "problem/shapes_file.hpp"
 
@@ -40,7 +42,7 @@ WarmupReport Gemm::warmup(const std::vector<WarmupProblem>& problems) {
     for (int64_t m : warm_m_values(problems[i].m, tuned)) {
       ShapeKey key = keys[i];
       key.m = m;
-      im.resolve_locked(key, /*quiet=*/false);
+      im.resolve_locked(key, /*quiet=*/false);  // launches each new cuBLASLt algorithm once (load_cublaslt)
       ++r.shapes;
     }
     // Every other config the ladder rule may re-rank to between two tuned M (choice.hpp ladder_configs): a pick there
@@ -60,6 +62,52 @@ WarmupReport Gemm::warmup(const std::vector<WarmupProblem>& problems) {
       r.families, r.shapes, r.kernels, r.nvrtc_compiles, im.kernels->bundle_loads() - bundle0,
       im.kernels->cache_loads() - cache0, r.seconds);
   return r;
+}
+
+void Gemm::Impl::load_cublaslt(const CublasLtGemm& lt, const Problem& p, GemmFamily& fam) {
+  const CublasLtAlgoBytes key = algo_bytes(lt.algo());
+  if (fam.lt_loaded.count(key)) return;
+  try {
+    // The same algorithm at a few rows needs small operands; a problem it cannot run at that M runs at its own M.
+    Problem q = p;
+    q.m = std::min<int64_t>(p.m, 128);
+    std::string why;
+    std::unique_ptr<CublasLtGemm> run = CublasLtGemm::checked(handle(), q, lt.algo(), why);
+    if (!run) {
+      q = p;
+      run = CublasLtGemm::checked(handle(), q, lt.algo(), why);
+    }
+    if (!run) DGT_THROW(ErrorKind::kCublas, "{}", why);
+    const ScaleLayout sl = q.scales();
+    const size_t operand_bytes = size_t(q.m) * (size_t(q.lda) + size_t(q.ldd) * 4) + size_t(q.n) * size_t(q.ldb);
+    if (q.m > 128 && operand_bytes > (size_t(1) << 30))
+      DGT_THROW(ErrorKind::kUsage, "the algorithm does not run at M = 128 and operands at M = {} take {} MiB", q.m,
+                operand_bytes >> 20);
+    DeviceBuffer a(size_t(q.m) * size_t(q.lda) * size_t(dtype_bytes(q.a)));
+    DeviceBuffer b(size_t(q.n) * size_t(q.ldb) * size_t(dtype_bytes(q.b)));
+    DeviceBuffer d(size_t(q.m) * size_t(q.ldd) * size_t(dtype_bytes(q.d)));
+    DeviceBuffer sa(size_t(sl.a_elems) * sizeof(float)), sb(size_t(sl.b_elems) * sizeof(float));
+    DeviceBuffer bias(size_t(q.n) * 2), sd(sizeof(float)), amax(sizeof(float));
+    DeviceBuffer ws(std::max<size_t>(run->workspace_bytes(), 1));
+    if (run->workspace_bytes() > 0) run->bind_workspace(ws.get(), ws.bytes());
+    cudaStream_t stream = nullptr;
+    DGT_CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    std::unique_ptr<CUstream_st, decltype(&cudaStreamDestroy)> own(stream, &cudaStreamDestroy);
+    for (DeviceBuffer* buf : {&a, &b, &d, &sa, &sb, &bias, &sd, &amax})
+      DGT_CHECK_CUDA(cudaMemsetAsync(buf->get(), 0, buf->bytes(), stream));
+    jit::GemmOperands ops;
+    ops.a = a.get(), ops.b = b.get(), ops.d = d.get();
+    ops.scale_a = sa.as<float>(), ops.scale_b = sb.as<float>();
+    ops.bias = q.bias == Bias::kNone ? nullptr : bias.get();
+    ops.scale_d = sd.as<float>(), ops.amax = amax.as<float>();
+    run->launch(ops, stream);
+    DGT_CHECK_CUDA(cudaStreamSynchronize(stream));
+    fam.lt_loaded.insert(key);
+  } catch (const Error& e) {
+    spdlog::warn("dgt::Gemm {}: cuBLASLt's {} could not be launched once before capture ({}); inside capture another "
+                 "launched algorithm or dgtune's kernel runs instead",
+                 p.label(), lt.description(), e.message());
+  }
 }
 
 namespace {

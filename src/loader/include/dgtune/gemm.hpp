@@ -293,7 +293,8 @@ class DGT_API Gemm {
            int64_t ldd, const float* scale_a, const float* scale_b, cudaStream_t stream,
            const GemmRunOptions& options);
 
-  /// The config `run` uses (or would use) for this shape and scale mode; loads it on first use like `run`.
+  /// The config `run` uses (or would use) for this shape and scale mode; loads it on first use like `run` (where
+  /// cuBLASLt runs it, its algorithm is launched once on scratch operands, so that a later capture may run it).
   GemmChoice choose(int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldd,
                     Fp8Format a_format = Fp8Format::kE4M3, Fp8Format b_format = Fp8Format::kE4M3,
                     bool fast_accum = false, Fp8Scaling scale = Fp8Scaling::kPerTensor);
