@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <tuple>
 
+#include "core/int_math.hpp"
 #include "records/protocol_name.hpp"
 #include "space/cost_model.hpp"
 #include "space/resource_model.hpp"
@@ -164,7 +165,11 @@ std::vector<KernelConfig> ladder_configs(const std::vector<EnvironmentWinner>& t
 }
 
 EstimateFn analytic_estimate(int sm_count) {
-  return [sm_count](const KernelConfig& c, const Problem& q) { return estimate_us(KernelSpec::of(c, q), q, sm_count); };
+  return [sm_count](const KernelConfig& c, const Problem& q) {
+    Problem tiles = q;
+    if (c.block_m > 0) tiles.m = ceil_div(q.m, int64_t(c.block_m)) * c.block_m;
+    return estimate_us(KernelSpec::of(c, tiles), tiles, sm_count);
+  };
 }
 
 StoredChoice rerank_ladder(const StoredChoice& w, const Problem& p, const std::vector<EnvironmentWinner>& trials,

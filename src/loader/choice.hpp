@@ -84,7 +84,12 @@ bool replay_stored_algo(const StoredChoice& w, const Problem& p);
 /// The analytic estimate of a config on a problem in us (space/cost_model.hpp estimate_us on the device's SM count);
 /// tests pass their own.
 using EstimateFn = std::function<double(const KernelConfig& config, const Problem& problem)>;
-/// The loader's EstimateFn: estimate_us on `sm_count` SMs.
+/// The loader's EstimateFn: estimate_us on `sm_count` SMs at the problem with M rounded up to whole row tiles of the
+/// config (ceil(M / BLOCK_M) x BLOCK_M). The ladder rule only compares a config's estimates at two M, and within one
+/// row tile count the kernel issues the same WGMMAs, loads the same B panels and skips A's and D's rows past M (TMA
+/// reads none of them): its time barely moves. Unrounded, the estimate's DRAM term (A read once per band of column
+/// tiles) fell by 6% from M = 192 to 159 with the same 2 x 64 tiles and picked a config that ran at its M = 192 time,
+/// 8-13% behind cuBLASLt (Llama-3.1-70B TP 8, 8192x3584; results/h200/ladder-rerank-gpu-2026-12-05.md).
 EstimateFn analytic_estimate(int sm_count);
 
 /// The ladder rule's choice among the neighbours' candidates (docs/loader.md "The ladder rule"). For a "ladder" pick
@@ -135,9 +140,8 @@ struct LadderDispatch {
 
 /// The dispatch half of the ladder rule (docs/loader.md "The ladder rule"), for a "ladder" pick `w` (p.m between two
 /// tuned M; w.from the upper one, or after rerank_ladder the neighbour its config's time came from): the kernel's time
-/// at p.m is predicted as w.tuned_us x est_at_p / est_at_from (the
-/// analytic estimate, space/cost_model.hpp, of w's config at p and at w.from: it sees the row tiles and waves M
-/// changes), cuBLASLt's as the linear interpolation in M of the cuBLASLt-tuned medians stored at the nearest tuned M
+/// at p.m is predicted as w.tuned_us x est_at_p / est_at_from (analytic_estimate of w's config at p and at w.from: it
+/// sees the row tiles and waves M changes), cuBLASLt's as the linear interpolation in M of the cuBLASLt-tuned medians stored at the nearest tuned M
 /// below and above p.m (`algos`, the winner's protocol; the winner's environment first, else the newest). When the
 /// kernel's prediction is the larger, cuBLASLt's heuristic runs at p. Measured on the H200
 /// (results/h200/every-m-2026-12-02.md): over 441 off-ladder M of three models, geomean x cuBLASLt-tuned 1.014 to

@@ -17,6 +17,7 @@
 #include "loader/choice.hpp"
 #include "records/protocol_name.hpp"
 #include "records/records.hpp"
+#include "space/cost_model.hpp"
 
 namespace dgt {
 namespace {
@@ -323,6 +324,45 @@ TEST(LoaderChoice, LadderReRanksTheNeighboursCandidatesByTheEstimateAtM) {
   r = rerank(w, p, {trials[0], row(lo, b, kCurrent, 1, 40.0)}, all, est, always_legal);
   EXPECT_EQ(r.config, a);
   EXPECT_EQ(r.from, hi);
+}
+
+// The loader's estimate rounds M up to whole row tiles of the config. The case from the H200 (Llama-3.1-70B TP 8,
+// 8192x3584, results/h200/ladder-rerank-gpu-2026-12-05.md): at M = 159, between the tuned M 128 and 192, the unrounded
+// estimate put rm1 (raster along M, group 1: A read once per column tile) 6% below its M = 192 time, 16.304 x 0.937 =
+// 15.27 us, under cuBLASLt's interpolated 15.38 us, so the kernel ran; it ran at about its M = 192 time, 8-13% behind
+// cuBLASLt. With 128-row tiles 159 and 192 rows are the same 2 x 64 tiles: the same estimate, so rm4 (16.256 us at 192)
+// is the pick and the check dispatches cuBLASLt.
+TEST(LoaderChoice, LadderEstimateCountsWholeRowTiles) {
+  const Problem lo = Problem::dense(128, 8192, 3584), hi = Problem::dense(192, 8192, 3584),
+                p = Problem::dense(159, 8192, 3584);
+  const KernelConfig rm4 = KernelConfig::parse_key("128x128x128_s6_wg2_sw128_c1x1_rm4_tma_sk1_sm0_2g_p1"),
+                     rm1 = KernelConfig::parse_key("128x128x128_s6_wg2_sw128_c1x1_rm1_tma_sk1_sm0_2g_p1"),
+                     lo_a = KernelConfig::parse_key("128x64x256_s4_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1"),
+                     lo_b = KernelConfig::parse_key("128x64x128_s8_wg1_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1");
+  const EstimateFn est = analytic_estimate(132);
+  // Same row tiles, same estimate, whatever the raster; one more row tile, a larger one.
+  EXPECT_DOUBLE_EQ(est(rm1, p), est(rm1, hi));
+  EXPECT_DOUBLE_EQ(est(rm1, Problem::dense(129, 8192, 3584)), est(rm1, Problem::dense(256, 8192, 3584)));
+  EXPECT_LT(est(rm1, lo), est(rm1, hi));
+  // The unrounded estimate of rm1 is what moved (the bug): its DRAM term counts A's 159 rows 64 times.
+  EXPECT_NEAR(estimate_us(KernelSpec::of(rm1, p), p, 132) / estimate_us(KernelSpec::of(rm1, hi), hi, 132), 0.937, 0.001);
+  StoredChoice w;
+  w.source = "ladder";
+  w.config = rm4;
+  w.from = hi;
+  w.tuned_us = 16.256;
+  w.protocol_name = "cold-l2-v1";
+  w.environment_id = 1;
+  const std::vector<EnvironmentWinner> trials = {row(hi, rm4, kCurrent, 1, 16.256), row(hi, rm1, kCurrent, 1, 16.304),
+                                                 row(lo, lo_a, kCurrent, 1, 13.68), row(lo, lo_b, kCurrent, 1, 13.696)};
+  const StoredChoice r = rerank(w, p, trials, {rm4.key(), rm1.key(), lo_a.key(), lo_b.key()}, est, always_legal);
+  EXPECT_EQ(r.config, rm4);
+  EXPECT_EQ(r.from, hi);
+  const std::vector<StoredCublasLtAlgo> algos = {lt_row(lo, 1, 14.496), lt_row(hi, 1, 16.32)};
+  const LadderDispatch d = ladder_dispatch(r, p, est(r.config, p), est(r.config, r.from), algos);
+  EXPECT_DOUBLE_EQ(d.kernel_us, 16.256);
+  EXPECT_NEAR(d.cublaslt_us, 14.496 + 31.0 / 64.0 * (16.32 - 14.496), 1e-9);
+  EXPECT_TRUE(d.cublaslt);
 }
 
 // What a warm-up must load besides the picks at the M it resolves: where the pick at a tuned M is itself a ladder pick
