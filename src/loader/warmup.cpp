@@ -79,13 +79,13 @@ void Gemm::Impl::load_cublaslt(const CublasLtGemm& lt, const Problem& p, GemmFam
     }
     if (!run) DGT_THROW(ErrorKind::kCublas, "{}", why);
     const ScaleLayout sl = q.scales();
-    const size_t operand_bytes = size_t(q.m) * (size_t(q.lda) + size_t(q.ldd) * 4) + size_t(q.n) * size_t(q.ldb);
-    if (q.m > 128 && operand_bytes > (size_t(1) << 30))
+    const size_t a_bytes = size_t(q.m) * size_t(q.lda) * size_t(dtype_bytes(q.a)),
+                 b_bytes = size_t(q.n) * size_t(q.ldb) * size_t(dtype_bytes(q.b)),
+                 d_bytes = size_t(q.m) * size_t(q.ldd) * size_t(dtype_bytes(q.d));
+    if (q.m > 128 && a_bytes + b_bytes + d_bytes > (size_t(1) << 30))
       DGT_THROW(ErrorKind::kUsage, "the algorithm does not run at M = 128 and operands at M = {} take {} MiB", q.m,
-                operand_bytes >> 20);
-    DeviceBuffer a(size_t(q.m) * size_t(q.lda) * size_t(dtype_bytes(q.a)));
-    DeviceBuffer b(size_t(q.n) * size_t(q.ldb) * size_t(dtype_bytes(q.b)));
-    DeviceBuffer d(size_t(q.m) * size_t(q.ldd) * size_t(dtype_bytes(q.d)));
+                (a_bytes + b_bytes + d_bytes) >> 20);
+    DeviceBuffer a(a_bytes), b(b_bytes), d(d_bytes);
     DeviceBuffer sa(size_t(sl.a_elems) * sizeof(float)), sb(size_t(sl.b_elems) * sizeof(float));
     DeviceBuffer bias(size_t(q.n) * 2), sd(sizeof(float)), amax(sizeof(float));
     DeviceBuffer ws(std::max<size_t>(run->workspace_bytes(), 1));
