@@ -247,6 +247,19 @@ TEST(LoaderChoice, LadderDispatchComparesTheScaledKernelWithInterpolatedCublasLt
   EXPECT_FALSE(ladder_dispatch(w, p, 0.0, 14.0, algos).cublaslt);
 }
 
+/// A "ladder" pick of config c, timed at `from` in us, environment 1, cold-l2-v1: what choose_stored_winner returns
+/// between two tuned M.
+StoredChoice ladder_pick(const KernelConfig& c, const Problem& from, double us) {
+  StoredChoice w;
+  w.source = "ladder";
+  w.config = c;
+  w.from = from;
+  w.tuned_us = us;
+  w.protocol_name = "cold-l2-v1";
+  w.environment_id = 1;
+  return w;
+}
+
 /// rerank_ladder over the rows of `trials` that ladder_trials keeps for `allowed`, as dgt::Gemm calls it.
 StoredChoice rerank(const StoredChoice& w, const Problem& p, const std::vector<EnvironmentWinner>& trials,
                     const std::vector<std::string>& allowed, const EstimateFn& est, const LegalFn& legal) {
@@ -260,13 +273,7 @@ TEST(LoaderChoice, LadderReRanksTheNeighboursCandidatesByTheEstimateAtM) {
   const KernelConfig a = cfg(128), b = cfg(96), c = cfg(160), d = cfg(64);
   // The synthetic estimate: row tiles of 128, so 554 rows cost 5 tiles, 512 four and 768 six.
   const EstimateFn est = [](const KernelConfig&, const Problem& q) { return double((q.m + 127) / 128); };
-  StoredChoice w;
-  w.source = "ladder";
-  w.config = a;
-  w.from = hi;
-  w.tuned_us = 60.0;
-  w.protocol_name = "cold-l2-v1";
-  w.environment_id = 1;
+  const StoredChoice w = ladder_pick(a, hi, 60.0);
   std::vector<EnvironmentWinner> trials = {
       row(hi, a, kCurrent, 1, 60.0),  // the upper winner: 60 x 5/6 = 50 at 554
       row(hi, c, kCurrent, 1, 63.0),  // 52.5
@@ -346,13 +353,7 @@ TEST(LoaderChoice, LadderEstimateCountsWholeRowTiles) {
   EXPECT_LT(est(rm1, lo), est(rm1, hi));
   // The unrounded estimate of rm1 is what moved (the bug): its DRAM term counts A's 159 rows 64 times.
   EXPECT_NEAR(estimate_us(KernelSpec::of(rm1, p), p, 132) / estimate_us(KernelSpec::of(rm1, hi), hi, 132), 0.937, 0.001);
-  StoredChoice w;
-  w.source = "ladder";
-  w.config = rm4;
-  w.from = hi;
-  w.tuned_us = 16.256;
-  w.protocol_name = "cold-l2-v1";
-  w.environment_id = 1;
+  const StoredChoice w = ladder_pick(rm4, hi, 16.256);
   const std::vector<EnvironmentWinner> trials = {row(hi, rm4, kCurrent, 1, 16.256), row(hi, rm1, kCurrent, 1, 16.304),
                                                  row(lo, lo_a, kCurrent, 1, 13.68), row(lo, lo_b, kCurrent, 1, 13.696)};
   const StoredChoice r = rerank(w, p, trials, {rm4.key(), rm1.key(), lo_a.key(), lo_b.key()}, est, always_legal);
