@@ -165,11 +165,13 @@ std::vector<KernelConfig> ladder_configs(const std::vector<EnvironmentWinner>& t
 }
 
 EstimateFn analytic_estimate(int sm_count) {
-  return [sm_count](const KernelConfig& c, const Problem& q) {
-    Problem tiles = q;
-    if (c.block_m > 0) tiles.m = ceil_div(q.m, int64_t(c.block_m)) * c.block_m;
-    return estimate_us(KernelSpec::of(c, tiles), tiles, sm_count);
-  };
+  return [sm_count](const KernelConfig& c, const Problem& q) { return estimate_us(KernelSpec::of(c, q), q, sm_count); };
+}
+
+double ladder_time_ratio(const EstimateFn& estimate, const KernelConfig& c, const Problem& p, const Problem& from) {
+  if (c.block_m > 0 && ceil_div(p.m, int64_t(c.block_m)) == ceil_div(from.m, int64_t(c.block_m))) return 1.0;
+  const double at_p = estimate(c, p), at_from = estimate(c, from);
+  return at_p > 0 && at_from > 0 ? at_p / at_from : 0.0;
 }
 
 StoredChoice rerank_ladder(const StoredChoice& w, const Problem& p, const std::vector<EnvironmentWinner>& trials,
@@ -213,9 +215,9 @@ StoredChoice rerank_ladder(const StoredChoice& w, const Problem& p, const std::v
     // A split-K workspace in global memory grows with M and was sized by a warm-up for each config at the M it runs
     // at; only the upper winner, at an M below its own, is sure to fit it (a cluster split reduces in shared memory).
     if (!(c == w.config) && c.split_k > 1 && !c.split_cluster) continue;
-    const double at_p = estimate(c, p), at_t = estimate(c, t.problem);
-    if (!(at_p > 0) || !(at_t > 0)) continue;
-    const Pick pick{&t, c, t.median_us * at_p / at_t};
+    const double ratio = ladder_time_ratio(estimate, c, p, t.problem);
+    if (!(ratio > 0)) continue;
+    const Pick pick{&t, c, t.median_us * ratio};
     auto it = std::find_if(picks.begin(), picks.end(), [&](const Pick& q) { return q.config == c; });
     if (it == picks.end()) {
       picks.push_back(pick);
@@ -243,10 +245,10 @@ StoredChoice rerank_ladder(const StoredChoice& w, const Problem& p, const std::v
   return out;
 }
 
-LadderDispatch ladder_dispatch(const StoredChoice& w, const Problem& p, double est_at_p, double est_at_from,
+LadderDispatch ladder_dispatch(const StoredChoice& w, const Problem& p, double time_ratio,
                                const std::vector<StoredCublasLtAlgo>& algos) {
   LadderDispatch out;
-  if (w.source.rfind("ladder", 0) != 0 || !(est_at_p > 0) || !(est_at_from > 0) || !(w.tuned_us > 0)) return out;
+  if (w.source.rfind("ladder", 0) != 0 || !(time_ratio > 0) || !(w.tuned_us > 0)) return out;
   // The stored cuBLASLt-tuned medians at the nearest M below and above p.m.
   const StoredCublasLtAlgo *below = nullptr, *above = nullptr;
   auto better = [&](const StoredCublasLtAlgo* cur, const StoredCublasLtAlgo& a, bool want_larger_m) {
@@ -263,7 +265,7 @@ LadderDispatch ladder_dispatch(const StoredChoice& w, const Problem& p, double e
   if (!below || !above) return out;
   const double t = double(p.m - below->problem.m) / double(above->problem.m - below->problem.m);
   out.cublaslt_us = (1 - t) * below->median_us + t * above->median_us;
-  out.kernel_us = w.tuned_us * est_at_p / est_at_from;
+  out.kernel_us = w.tuned_us * time_ratio;
   out.cublaslt = out.kernel_us > out.cublaslt_us;
   return out;
 }

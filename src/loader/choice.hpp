@@ -84,13 +84,17 @@ bool replay_stored_algo(const StoredChoice& w, const Problem& p);
 /// The analytic estimate of a config on a problem in us (space/cost_model.hpp estimate_us on the device's SM count);
 /// tests pass their own.
 using EstimateFn = std::function<double(const KernelConfig& config, const Problem& problem)>;
-/// The loader's EstimateFn: estimate_us on `sm_count` SMs at the problem with M rounded up to whole row tiles of the
-/// config (ceil(M / BLOCK_M) x BLOCK_M). The ladder rule only compares a config's estimates at two M, and within one
-/// row tile count the kernel issues the same WGMMAs, loads the same B panels and skips A's and D's rows past M (TMA
-/// reads none of them): its time barely moves. Unrounded, the estimate's DRAM term (A read once per band of column
-/// tiles) fell by 6% from M = 192 to 159 with the same 2 x 64 tiles and picked a config that ran at its M = 192 time,
-/// 8-13% behind cuBLASLt (Llama-3.1-70B TP 8, 8192x3584; results/h200/ladder-rerank-gpu-2026-12-05.md).
+/// The loader's EstimateFn: estimate_us on `sm_count` SMs.
 EstimateFn analytic_estimate(int sm_count);
+
+/// The ladder rule's factor from config c's time at `from` to its time at p (rerank_ladder, ladder_dispatch): 1 when
+/// p.m and from.m need the same number of BLOCK_M row tiles, else estimate(c, p) / estimate(c, from); 0 when an
+/// estimate is not positive. Why 1: with the same row tiles the kernel runs the same tiles, waves and WGMMAs, and the
+/// estimate's only other M term, DRAM, counts A once per band of column tiles although at these sizes the L2 serves
+/// the re-reads. On the H200 that term put a config 6% below its M = 192 time at M = 159 (same 2 x 64 tiles); it ran
+/// at its M = 192 time, 8-13% behind cuBLASLt (Llama-3.1-70B TP 8, 8192x3584,
+/// results/h200/ladder-rerank-gpu-2026-12-05.md). Across tile counts the estimate's ratio stands (tiles and waves).
+double ladder_time_ratio(const EstimateFn& estimate, const KernelConfig& c, const Problem& p, const Problem& from);
 
 /// The ladder rule's choice among the neighbours' candidates (docs/loader.md "The ladder rule"). For a "ladder" pick
 /// `w` (p.m between two tuned M of the family; w.from is the upper one) the candidates are the rows of `trials`
@@ -99,12 +103,13 @@ EstimateFn analytic_estimate(int sm_count);
 /// in w's environment and protocol at the two tuned M around p.m (w.from and the largest tuned M below p.m; of several
 /// problems at that M, the one with p's leading dimensions), legal for p and, but for w's own config, without a global
 /// split-K workspace (it grows with M, and a warm-up sized it for each config at the M it runs at). Each candidate is
-/// predicted at p as its median x estimate(c, p) / estimate(c, its problem), the estimate carrying the row tiles and
-/// waves that M changes; a config measured at both M is predicted from the nearer (log distance, the upper on a tie).
+/// predicted at p as its median x ladder_time_ratio(estimate, c, p, its problem), the estimate carrying the row tiles
+/// and waves that M changes; a config measured at both M is predicted from the nearer (log distance, the upper on a
+/// tie).
 /// The smallest prediction wins (ties to w's own config, then the lower config key): the result is w with that config,
 /// `from` the problem its prediction came from and `tuned_us` its median there, so ladder_dispatch predicts the same
 /// time. w itself when it is not a ladder pick or no candidate is left; a row whose key does not parse or whose
-/// estimate is not positive is skipped.
+/// ratio is not positive is skipped.
 /// Why: offline, on stored H200 trials with one tuned M held out at a time, the rule ran the held-out M at 0.930x the
 /// best time there against the upper neighbour's winner's 0.893x (exhaustive mid-M DB, 16 cases; 0.990 vs 0.988 and
 /// 0.996 vs 0.991 on Llama-3.1-70B TP 8 and Qwen3-32B TP 4 tune-model ladders;
@@ -140,14 +145,14 @@ struct LadderDispatch {
 
 /// The dispatch half of the ladder rule (docs/loader.md "The ladder rule"), for a "ladder" pick `w` (p.m between two
 /// tuned M; w.from the upper one, or after rerank_ladder the neighbour its config's time came from): the kernel's time
-/// at p.m is predicted as w.tuned_us x est_at_p / est_at_from (analytic_estimate of w's config at p and at w.from: it
-/// sees the row tiles and waves M changes), cuBLASLt's as the linear interpolation in M of the cuBLASLt-tuned medians stored at the nearest tuned M
-/// below and above p.m (`algos`, the winner's protocol; the winner's environment first, else the newest). When the
-/// kernel's prediction is the larger, cuBLASLt's heuristic runs at p. Measured on the H200
+/// at p.m is predicted as w.tuned_us x time_ratio (ladder_time_ratio of w's config from w.from to p: it sees the row
+/// tiles and waves M changes), cuBLASLt's as the linear interpolation in M of the cuBLASLt-tuned medians stored at the
+/// nearest tuned M below and above p.m (`algos`, the winner's protocol; the winner's environment first, else the
+/// newest). When the kernel's prediction is the larger, cuBLASLt's heuristic runs at p. Measured on the H200
 /// (results/h200/every-m-2026-12-02.md): over 441 off-ladder M of three models, geomean x cuBLASLt-tuned 1.014 to
 /// 1.030 with the check against 0.955 to 0.971 for the upper neighbour's kernel alone. Not a ladder pick, a
-/// non-positive estimate or a missing stored median: no dispatch (cublaslt = false).
-LadderDispatch ladder_dispatch(const StoredChoice& w, const Problem& p, double est_at_p, double est_at_from,
+/// non-positive time_ratio or a missing stored median: no dispatch (cublaslt = false).
+LadderDispatch ladder_dispatch(const StoredChoice& w, const Problem& p, double time_ratio,
                                const std::vector<StoredCublasLtAlgo>& algos);
 
 /// The entries of an exported table (GemmOptions::table) in p's family (same N, K, types, scale mode and

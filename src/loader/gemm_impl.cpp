@@ -75,8 +75,8 @@ std::unique_ptr<CublasLtGemm> Gemm::Impl::cublaslt_backend(const Problem& p, con
       }
     } else {
       // The kernel won at its own M; between two tuned M the ladder rule's check may still prefer cuBLASLt.
-      const EstimateFn estimate = analytic_estimate(device.sm_count);
-      const LadderDispatch d = ladder_dispatch(*w, p, estimate(w->config, p), estimate(w->config, w->from), fam.algos);
+      const double ratio = ladder_time_ratio(analytic_estimate(device.sm_count), w->config, p, w->from);
+      const LadderDispatch d = ladder_dispatch(*w, p, ratio, fam.algos);
       if (!d.cublaslt) return nullptr;
       note = fmt::format(" (ladder check: kernel {:.2f} us predicted, cuBLASLt {:.2f} us)", d.kernel_us, d.cublaslt_us);
     }

@@ -6,7 +6,7 @@
 #include <thread>
 
 #include "dgtune/gemm.hpp"
-#include "space/cost_model.hpp"
+#include "loader/choice.hpp"
 #include "tune/session.hpp"
 
 namespace dgt::test {
@@ -49,10 +49,9 @@ TEST(Loader, TunedAndUntunedShapesMatchTheReference) {
   Problem near = Problem::dense(300, 1024, 1040);
   GemmChoice l = gemm.choose(near.m, near.n, near.k, near.lda, near.ldb, near.ldd);
   EXPECT_EQ(l.source, "ladder");
-  const int sms = gpu.device.sm_count;
-  auto at = [&](const KernelConfig& c, const Problem& q) { return estimate_us(KernelSpec::of(c, q), q, sms); };
-  const double from257 = us257 * at(tuned_config, near) / at(tuned_config, tuned);
-  const double from400 = us400 * at(config400, near) / at(config400, Problem::dense(400, 1024, 1040));
+  const EstimateFn at = analytic_estimate(gpu.device.sm_count);
+  const double from257 = us257 * ladder_time_ratio(at, tuned_config, near, tuned);
+  const double from400 = us400 * ladder_time_ratio(at, config400, near, Problem::dense(400, 1024, 1040));
   EXPECT_EQ(l.config_key, (from257 < from400 ? tuned_config : config400).key()) << from257 << " vs " << from400;
   EXPECT_DOUBLE_EQ(l.tuned_us, from257 < from400 ? us257 : us400);
 

@@ -17,7 +17,6 @@
 #include "loader/choice.hpp"
 #include "records/protocol_name.hpp"
 #include "records/records.hpp"
-#include "space/cost_model.hpp"
 
 namespace dgt {
 namespace {
@@ -227,24 +226,24 @@ TEST(LoaderChoice, LadderDispatchComparesTheScaledKernelWithInterpolatedCublasLt
                                                  lt_row(Problem::dense(128, 1280, 8192), 2, 1.0),  // not a neighbour
                                                  lt_row(Problem::dense(300, 1280, 8192), 2, 1.0, "hot-graph-v1")};
   // The same row tiles at 271 as at 384: the kernel keeps its 10 us; cuBLASLt at 271 = 8 + (15/128) x 4 = 8.47 us.
-  LadderDispatch d = ladder_dispatch(w, p, 14.0, 14.0, algos);
+  LadderDispatch d = ladder_dispatch(w, p, 1.0, algos);
   EXPECT_TRUE(d.cublaslt);
   EXPECT_DOUBLE_EQ(d.kernel_us, 10.0);
   EXPECT_NEAR(d.cublaslt_us, 8.0 + 15.0 / 128.0 * 4.0, 1e-12);
-  // An estimate that shrinks with M (7 us predicted) keeps the kernel.
-  d = ladder_dispatch(w, p, 9.8, 14.0, algos);
+  // A time ratio below 1 (7 us predicted) keeps the kernel.
+  d = ladder_dispatch(w, p, 0.7, algos);
   EXPECT_FALSE(d.cublaslt);
   EXPECT_DOUBLE_EQ(d.kernel_us, 7.0);
   // The winner's environment's medians come first: environment 3's slower cuBLASLt at 256 is not used.
   auto with_other_env = algos;
   with_other_env.push_back(lt_row(Problem::dense(256, 1280, 8192), 3, 30.0));
-  EXPECT_NEAR(ladder_dispatch(w, p, 14.0, 14.0, with_other_env).cublaslt_us, 8.0 + 15.0 / 128.0 * 4.0, 1e-12);
-  // Not a ladder pick, or no stored median below p.m: no check.
+  EXPECT_NEAR(ladder_dispatch(w, p, 1.0, with_other_env).cublaslt_us, 8.0 + 15.0 / 128.0 * 4.0, 1e-12);
+  // Not a ladder pick, no stored median below p.m, or no positive ratio: no check.
   StoredChoice nearest = w;
   nearest.source = "nearest";
-  EXPECT_FALSE(ladder_dispatch(nearest, p, 14.0, 14.0, algos).cublaslt);
-  EXPECT_FALSE(ladder_dispatch(w, p, 14.0, 14.0, {algos[1]}).cublaslt);
-  EXPECT_FALSE(ladder_dispatch(w, p, 0.0, 14.0, algos).cublaslt);
+  EXPECT_FALSE(ladder_dispatch(nearest, p, 1.0, algos).cublaslt);
+  EXPECT_FALSE(ladder_dispatch(w, p, 1.0, {algos[1]}).cublaslt);
+  EXPECT_FALSE(ladder_dispatch(w, p, 0.0, algos).cublaslt);
 }
 
 /// A "ladder" pick of config c, timed at `from` in us, environment 1, cold-l2-v1: what choose_stored_winner returns
@@ -333,13 +332,13 @@ TEST(LoaderChoice, LadderReRanksTheNeighboursCandidatesByTheEstimateAtM) {
   EXPECT_EQ(r.from, hi);
 }
 
-// The loader's estimate rounds M up to whole row tiles of the config. The case from the H200 (Llama-3.1-70B TP 8,
-// 8192x3584, results/h200/ladder-rerank-gpu-2026-12-05.md): at M = 159, between the tuned M 128 and 192, the unrounded
-// estimate put rm1 (raster along M, group 1: A read once per column tile) 6% below its M = 192 time, 16.304 x 0.937 =
-// 15.27 us, under cuBLASLt's interpolated 15.38 us, so the kernel ran; it ran at about its M = 192 time, 8-13% behind
-// cuBLASLt. With 128-row tiles 159 and 192 rows are the same 2 x 64 tiles: the same estimate, so rm4 (16.256 us at 192)
-// is the pick and the check dispatches cuBLASLt.
-TEST(LoaderChoice, LadderEstimateCountsWholeRowTiles) {
+// Between two M with the same number of row tiles the ladder rule predicts a config's stored time unchanged. The case
+// from the H200 (Llama-3.1-70B TP 8, 8192x3584, results/h200/ladder-rerank-gpu-2026-12-05.md): at M = 159, between the
+// tuned M 128 and 192, the estimate's ratio put rm1 (raster along M, group 1: A read once per column tile) 6% below
+// its M = 192 time, 16.304 x 0.937 = 15.27 us, under cuBLASLt's interpolated 15.38 us, so the kernel ran; it ran at
+// about its M = 192 time, 8-13% behind cuBLASLt. 159 and 192 rows make the same 2 x 64 tiles of 128 rows: rm4 (16.256
+// us at 192) is the pick and the check dispatches cuBLASLt. Across tile counts the estimate's ratio stands.
+TEST(LoaderChoice, LadderPredictsTheStoredTimeWithinTheSameRowTiles) {
   const Problem lo = Problem::dense(128, 8192, 3584), hi = Problem::dense(192, 8192, 3584),
                 p = Problem::dense(159, 8192, 3584);
   const KernelConfig rm4 = KernelConfig::parse_key("128x128x128_s6_wg2_sw128_c1x1_rm4_tma_sk1_sm0_2g_p1"),
@@ -347,12 +346,17 @@ TEST(LoaderChoice, LadderEstimateCountsWholeRowTiles) {
                      lo_a = KernelConfig::parse_key("128x64x256_s4_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1"),
                      lo_b = KernelConfig::parse_key("128x64x128_s8_wg1_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1");
   const EstimateFn est = analytic_estimate(132);
-  // Same row tiles, same estimate, whatever the raster; one more row tile, a larger one.
-  EXPECT_DOUBLE_EQ(est(rm1, p), est(rm1, hi));
-  EXPECT_DOUBLE_EQ(est(rm1, Problem::dense(129, 8192, 3584)), est(rm1, Problem::dense(256, 8192, 3584)));
-  EXPECT_LT(est(rm1, lo), est(rm1, hi));
-  // The unrounded estimate of rm1 is what moved (the bug): its DRAM term counts A's 159 rows 64 times.
-  EXPECT_NEAR(estimate_us(KernelSpec::of(rm1, p), p, 132) / estimate_us(KernelSpec::of(rm1, hi), hi, 132), 0.937, 0.001);
+  // The premise: the estimate itself moves by 6% between the two M (its DRAM term).
+  ASSERT_NEAR(est(rm1, p) / est(rm1, hi), 0.937, 0.001);
+  EXPECT_DOUBLE_EQ(ladder_time_ratio(est, rm1, p, hi), 1.0);
+  EXPECT_DOUBLE_EQ(ladder_time_ratio(est, rm1, Problem::dense(129, 8192, 3584), Problem::dense(256, 8192, 3584)), 1.0);
+  // One more row tile (128 -> 159 rows with 128-row tiles): the estimate's ratio, here 2 waves of 64-wide tiles.
+  EXPECT_DOUBLE_EQ(ladder_time_ratio(est, lo_a, p, lo), est(lo_a, p) / est(lo_a, lo));
+  EXPECT_GT(ladder_time_ratio(est, lo_a, p, lo), 1.8);
+  // A non-positive estimate across tile counts: no ratio.
+  const EstimateFn zero = [](const KernelConfig&, const Problem&) { return 0.0; };
+  EXPECT_DOUBLE_EQ(ladder_time_ratio(zero, lo_a, p, lo), 0.0);
+  EXPECT_DOUBLE_EQ(ladder_time_ratio(zero, rm1, p, hi), 1.0);
   const StoredChoice w = ladder_pick(rm4, hi, 16.256);
   const std::vector<EnvironmentWinner> trials = {row(hi, rm4, kCurrent, 1, 16.256), row(hi, rm1, kCurrent, 1, 16.304),
                                                  row(lo, lo_a, kCurrent, 1, 13.68), row(lo, lo_b, kCurrent, 1, 13.696)};
@@ -360,7 +364,7 @@ TEST(LoaderChoice, LadderEstimateCountsWholeRowTiles) {
   EXPECT_EQ(r.config, rm4);
   EXPECT_EQ(r.from, hi);
   const std::vector<StoredCublasLtAlgo> algos = {lt_row(lo, 1, 14.496), lt_row(hi, 1, 16.32)};
-  const LadderDispatch d = ladder_dispatch(r, p, est(r.config, p), est(r.config, r.from), algos);
+  const LadderDispatch d = ladder_dispatch(r, p, ladder_time_ratio(est, r.config, p, r.from), algos);
   EXPECT_DOUBLE_EQ(d.kernel_us, 16.256);
   EXPECT_NEAR(d.cublaslt_us, 14.496 + 31.0 / 64.0 * (16.32 - 14.496), 1e-9);
   EXPECT_TRUE(d.cublaslt);

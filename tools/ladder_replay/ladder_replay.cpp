@@ -1,12 +1,15 @@
-// dgtune_ladder_replay: what dgt::Gemm would choose for each problem of a shapes file at each M of a list, from a tuning
-// DB, without a GPU. It runs the loader's own rule functions (loader/choice.hpp: the identity rule, the ladder
+// dgtune_ladder_replay: what dgt::Gemm would choose for each problem of a shapes file at each M of a list, from a
+// tuning DB, without a GPU. It runs the loader's own rule functions (loader/choice.hpp: the identity rule, the ladder
 // re-rank, the stored cuBLASLt rival and the ladder dispatch check) the way Gemm::Impl::resolve_locked and
 // cublaslt_backend call them, with the estimate at --sm-count SMs. So a change of the ladder rule can be replayed
 // against the rows of an earlier `compare --m-grid` run (which measured both backends' times at the same M) before
 // the GPU confirms it. Not replayed: what needs the device (legality beyond the rules, cuBLASLt's heuristic, a stored
-// algorithm's cublasLtMatmulAlgoCheck): a row says "cublaslt" where the loader would try cuBLASLt.
+// algorithm's cublasLtMatmulAlgoCheck): a row says "cublaslt" where the loader would try cuBLASLt. The running kernel
+// hash (it orders winners before M) is the newest stored environment's unless --kernel-hash names another; the SM
+// count is the DB device's unless --sm-count is given.
 //
-// usage: dgtune_ladder_replay --db DB --shapes FILE --m 17,29,... [--sm-count 132] [--protocol cold-l2] [--out F]
+// usage: dgtune_ladder_replay --db DB --shapes FILE --m 17,29,... [--sm-count N] [--kernel-hash H]
+//        [--protocol cold-l2] [--out F]
 // Output: one JSON document {"rows": [...]} (stdout, or --out).
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -18,7 +21,6 @@
 
 #include "core/error.hpp"
 #include "db/tuning_db_reader.hpp"
-#include "jit/kernel_hash.hpp"
 #include "loader/choice.hpp"
 #include "problem/m_grid.hpp"
 #include "problem/shapes_file.hpp"
@@ -28,30 +30,33 @@ namespace dgt {
 namespace {
 
 nlohmann::json replay(const TuningDbReader& db, int64_t device_id, const Problem& p, int sm_count,
-                      const std::string& protocol_kind) {
+                      const std::string& kernel_hash_option, const std::string& protocol_kind) {
   nlohmann::json row = {{"m", p.m}, {"n", p.n}, {"k", p.k}, {"backend", "dgtune"}};
   const std::vector<EnvironmentWinner> winners = db.environment_winners(device_id, p);
-  if (winners.empty()) {
-    row["source"] = "none";
-    row["backend"] = "cublaslt";  // no tuned entry: cuBLASLt's heuristic
+  // No usable tuned entry: the loader calls cuBLASLt's heuristic (it cannot write e4m3 D: the default config runs).
+  auto untuned = [&](const std::string& why) {
+    row["source"] = "default";
+    row["config"] = default_config(p).key();
+    if (p.d != DType::kE4M3) row["backend"] = "cublaslt";
+    row["why"] = why;
     return row;
-  }
+  };
+  if (winners.empty()) return untuned("no tuned entry of the family");
   // The running environment: the newest one that stored a winner of this family.
   const EnvironmentWinner* newest = &winners.front();
   for (const EnvironmentWinner& w : winners)
     if (w.environment_id > newest->environment_id) newest = &w;
-  const std::string kernel_hash = jit::kernel_source_hash(), env_key = newest->env_key;
+  const std::string kernel_hash = kernel_hash_option.empty() ? newest->env.kernel_hash : kernel_hash_option;
+  const std::string env_key = newest->env_key;
   std::optional<StoredChoice> w =
       choose_stored_winner(winners, p, kernel_hash, env_key, protocol_kind, legal_for_current_kernel);
-  if (!w) {
-    row["source"] = "default";
-    return row;
-  }
+  if (!w) return untuned("no stored winner is legal for the problem");
   const std::optional<StoredChoice> winner = w;
   const std::vector<std::string> allowed =
       tuned_m_choices(winners, p, kernel_hash, env_key, protocol_kind, legal_for_current_kernel);
   const std::vector<EnvironmentWinner> trials = ladder_trials(db.family_trials(device_id, p), allowed);
-  if (!trials.empty()) w = rerank_ladder(*w, p, trials, analytic_estimate(sm_count), legal_for_current_kernel);
+  const EstimateFn estimate = analytic_estimate(sm_count);
+  if (!trials.empty()) w = rerank_ladder(*w, p, trials, estimate, legal_for_current_kernel);
   row["source"] = w->source;
   row["config"] = w->config.key();
   row["from_m"] = w->from.m;
@@ -64,10 +69,11 @@ nlohmann::json replay(const TuningDbReader& db, int64_t device_id, const Problem
     row["why"] = replay_stored_algo(*winner, p) ? "stored algorithm won" : "cuBLASLt won at the neighbour";
     return row;
   }
-  const EstimateFn estimate = analytic_estimate(sm_count);
-  const LadderDispatch d = ladder_dispatch(*w, p, estimate(w->config, p), estimate(w->config, w->from), algos);
-  row["predicted_kernel_us"] = d.kernel_us;
-  row["interpolated_cublaslt_us"] = d.cublaslt_us;
+  const LadderDispatch d = ladder_dispatch(*w, p, ladder_time_ratio(estimate, w->config, p, w->from), algos);
+  if (d.kernel_us > 0) {  // a ladder pick with stored cuBLASLt medians on both sides
+    row["predicted_kernel_us"] = d.kernel_us;
+    row["interpolated_cublaslt_us"] = d.cublaslt_us;
+  }
   if (d.cublaslt) {
     row["backend"] = "cublaslt";
     row["why"] = "ladder check";
@@ -77,12 +83,13 @@ nlohmann::json replay(const TuningDbReader& db, int64_t device_id, const Problem
 
 int run(int argc, char** argv) {
   CLI::App app{"the loader's choice at each M of a list, replayed from a tuning DB without a GPU"};
-  std::string db_path, shapes_path, m_list, out_path, protocol_kind = "cold-l2";
-  int sm_count = 132;
+  std::string db_path, shapes_path, m_list, out_path, kernel_hash, protocol_kind = "cold-l2";
+  int sm_count = 0;
   app.add_option("--db", db_path, "tuning database")->required();
   app.add_option("--shapes", shapes_path, "shapes file (M ignored)")->required();
   app.add_option("--m", m_list, "comma-separated M values")->required();
-  app.add_option("--sm-count", sm_count, "SMs of the estimate")->check(CLI::PositiveNumber);
+  app.add_option("--sm-count", sm_count, "SMs of the estimate (default: the DB device's)")->check(CLI::PositiveNumber);
+  app.add_option("--kernel-hash", kernel_hash, "the running kernel hash (default: the newest environment's)");
   app.add_option("--protocol", protocol_kind, "protocol kind whose winners come first");
   app.add_option("--out", out_path, "write the JSON here instead of stdout");
   CLI11_PARSE(app, argc, argv);
@@ -95,19 +102,31 @@ int run(int argc, char** argv) {
   for (std::stringstream s(m_list); s.good();) {
     std::string item;
     std::getline(s, item, ',');
-    if (!item.empty()) ms.push_back(std::stoll(item));
+    if (item.empty()) continue;
+    size_t used = 0;
+    int64_t m = 0;
+    try {
+      m = std::stoll(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != item.size() || m < 1) DGT_THROW(ErrorKind::kUsage, "--m: '{}' is not a positive integer", item);
+    ms.push_back(m);
   }
   TuningDbReader db(db_path);
   const std::vector<DeviceRow> devices = db.devices();
   if (devices.size() != 1) DGT_THROW(ErrorKind::kUsage, "{} holds {} devices; one expected", db_path, devices.size());
+  if (sm_count == 0) sm_count = devices.front().sm_count;
   nlohmann::json rows = nlohmann::json::array();
   for (const GridProblem& g : grid_problems(parse_shapes(text.str(), shapes_path), ms))
-    rows.push_back(replay(db, devices.front().id, g.entry.problem, sm_count, protocol_kind));
+    rows.push_back(replay(db, devices.front().id, g.entry.problem, sm_count, kernel_hash, protocol_kind));
   const std::string doc = nlohmann::json{{"db", db_path}, {"sm_count", sm_count}, {"rows", rows}}.dump(1);
   if (out_path.empty()) {
     std::cout << doc << "\n";
   } else {
-    std::ofstream(out_path) << doc << "\n";
+    std::ofstream out(out_path);
+    out << doc << "\n";
+    if (!out.flush()) DGT_THROW(ErrorKind::kIo, "cannot write {}", out_path);
   }
   return 0;
 }

@@ -1,12 +1,18 @@
 #!/usr/bin/env python3
 """dgtune_ladder_replay on a committed H200 DB (results/fits/mid-m-2026-12-04.db.gz: exhaustive sweeps at M 256, 512,
-768 and 1536 of eight (N, K) families): at a tuned M it replays that M's winner (source "db"), between two tuned M a
-ladder pick whose identity-rule config is the upper neighbour's winner and whose time comes from a neighbour, above the
-largest tuned M the largest's winner ("nearest"). Winners are read independently with `dgtune export`.
+768 and 1536 of eight (N, K) families, with cuBLASLt-tuned medians), checked against the DB read independently
+(`dgtune export`, SQLite):
+- at a tuned M the M's winner (source "db"); above the largest tuned M the largest's winner ("nearest");
+- between two tuned M a ladder pick whose identity config is the upper neighbour's winner and whose time is the stored
+  median of the picked config at the neighbour it names;
+- the prediction is that median itself where M and the neighbour need the same number of BLOCK_M row tiles (the
+  ladder rule's same-tiles case, loader/choice.hpp ladder_time_ratio), and the dispatch says cuBLASLt exactly when the
+  prediction exceeds cuBLASLt's interpolated median.
 usage: ladder_replay_test.py DGTUNE DGTUNE_LADDER_REPLAY SOURCE_DIR"""
-import gzip, json, os, shutil, subprocess, sys, tempfile
+import gzip, json, os, shutil, sqlite3, subprocess, sys, tempfile
 
 dgtune, replay, src = sys.argv[1:4]
+MS = [256, 300, 500, 700, 767, 1000, 2000]
 with tempfile.TemporaryDirectory() as tmp:
     db = os.path.join(tmp, "midm.db")
     with gzip.open(os.path.join(src, "results/fits/mid-m-2026-12-04.db.gz")) as f, open(db, "wb") as out:
@@ -14,27 +20,47 @@ with tempfile.TemporaryDirectory() as tmp:
     shapes = os.path.join(tmp, "s.txt")
     with open(shapes, "w") as f:
         f.write("1 8192 3584\n1 5120 2048\n")
-    doc = json.loads(subprocess.run([replay, "--db", db, "--shapes", shapes, "--m", "256,300,2000"], check=True,
+    doc = json.loads(subprocess.run([replay, "--db", db, "--shapes", shapes, "--m", ",".join(map(str, MS))], check=True,
                                     capture_output=True, text=True).stdout)
     winners = {(w["m"], w["n"], w["k"]): w for w in json.loads(subprocess.run(
         [dgtune, "export", "--db", db, "--format", "json"], check=True, capture_output=True, text=True).stdout)["winners"]}
+    con = sqlite3.connect(db)
+    def median(m, n, k, key):
+        rows = con.execute("select t.median_us from trial t join problem p on p.id = t.problem_id join config c on "
+                           "c.id = t.config_id where p.m = ? and p.n = ? and p.k = ? and c.key = ? and t.status = 'ok'",
+                           (m, n, k, key)).fetchall()
+        return rows[0][0] if rows else None
     rows = {(r["m"], r["n"], r["k"]): r for r in doc["rows"]}
-    assert len(doc["rows"]) == 6, doc["rows"]
-    failures = []
+    failures, same_tiles, checked = [], 0, 0
     def check(ok, what):
         if not ok:
             failures.append(what)
+    check(len(doc["rows"]) == 2 * len(MS) and doc["sm_count"] == 132, f"rows {len(doc['rows'])}, sm_count {doc['sm_count']}")
     for n, k in ((8192, 3584), (5120, 2048)):
         at = rows[(256, n, k)]
         check(at["source"] == "db" and at["config"] == winners[(256, n, k)]["config"] and at["from_m"] == 256,
               f"{n}x{k} at M 256: {at}")
-        mid = rows[(300, n, k)]
-        check(mid["source"] == "ladder" and mid["identity_config"] == winners[(512, n, k)]["config"] and
-              mid["from_m"] in (256, 512) and mid["tuned_us"] > 0, f"{n}x{k} at M 300: {mid}")
         above = rows[(2000, n, k)]
         check(above["source"] == "nearest" and above["from_m"] == 1536 and
               above["config"] == winners[(1536, n, k)]["config"], f"{n}x{k} at M 2000: {above}")
+        for m in (300, 500, 700, 767, 1000):
+            r = rows[(m, n, k)]
+            upper = min(t for t in (256, 512, 768, 1536) if t > m)
+            check(r["source"] == "ladder" and r["identity_config"] == winners[(upper, n, k)]["config"], f"{n}x{k} at M {m}: {r}")
+            stored = median(r["from_m"], n, k, r["config"])
+            check(stored is not None and abs(r["tuned_us"] - stored) < 1e-9, f"{n}x{k} at M {m}: tuned_us {r['tuned_us']} vs stored {stored}")
+            if "predicted_kernel_us" not in r:
+                failures.append(f"{n}x{k} at M {m}: no prediction")
+                continue
+            checked += 1
+            bm = int(r["config"].split("x")[0])
+            if -(-m // bm) == -(-r["from_m"] // bm):
+                same_tiles += 1
+                check(r["predicted_kernel_us"] == r["tuned_us"], f"{n}x{k} at M {m}: same row tiles, prediction {r}")
+            check((r["backend"] == "cublaslt") == (r["predicted_kernel_us"] > r["interpolated_cublaslt_us"]),
+                  f"{n}x{k} at M {m}: dispatch {r}")
+    check(same_tiles >= 3, f"only {same_tiles} rows in the same-tiles case")
     if failures:
         print("FAILED:\n  " + "\n  ".join(failures))
         sys.exit(1)
-    print("ok: 6 rows replayed, tuned, ladder and nearest choices as the export's winners say")
+    print(f"ok: {len(doc['rows'])} rows; {checked} ladder predictions checked against the DB, {same_tiles} in the same-tiles case")
