@@ -7,6 +7,7 @@
 #include "records/protocol_name.hpp"
 #include "space/cost_model.hpp"
 #include "space/resource_model.hpp"
+#include "space/tile_grid.hpp"
 
 namespace dgt {
 
@@ -169,7 +170,8 @@ EstimateFn analytic_estimate(int sm_count) {
 }
 
 double ladder_time_ratio(const EstimateFn& estimate, const KernelConfig& c, const Problem& p, const Problem& from) {
-  if (c.block_m > 0 && ceil_div(p.m, int64_t(c.block_m)) == ceil_div(from.m, int64_t(c.block_m))) return 1.0;
+  if (c.block_m > 0 && c.cluster_m > 0 && TileGrid::of(c, p).cluster_rows == TileGrid::of(c, from).cluster_rows)
+    return 1.0;
   const double at_p = estimate(c, p), at_from = estimate(c, from);
   return at_p > 0 && at_from > 0 ? at_p / at_from : 0.0;
 }

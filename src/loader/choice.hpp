@@ -88,11 +88,13 @@ using EstimateFn = std::function<double(const KernelConfig& config, const Proble
 EstimateFn analytic_estimate(int sm_count);
 
 /// The ladder rule's factor from config c's time at `from` to its time at p (rerank_ladder, ladder_dispatch): 1 when
-/// p.m and from.m need the same number of BLOCK_M row tiles, else estimate(c, p) / estimate(c, from); 0 when an
-/// estimate is not positive. Why 1: with the same row tiles the kernel runs the same tiles, waves and WGMMAs, and the
-/// estimate's only other M term, DRAM, counts A once per band of column tiles although at these sizes the L2 serves
-/// the re-reads. On the H200 that term put a config 6% below its M = 192 time at M = 159 (same 2 x 64 tiles); it ran
-/// at its M = 192 time, 8-13% behind cuBLASLt (Llama-3.1-70B TP 8, 8192x3584,
+/// p.m and from.m make the same number of cluster tiles along M (TileGrid::cluster_rows; without a cluster along M,
+/// ceil(M / BLOCK_M) row tiles), else estimate(c, p) / estimate(c, from), or 0 when one of those is not positive.
+/// Why 1: the kernel then launches the same tiles (a spare CTA of an edge cluster runs its mainloop too), waves and
+/// WGMMAs; only A's last row box and D's rows grow with M (on the H200, 8192x3584 at 192 and 256 rows, same 2 x 64
+/// tiles: 16.256 and 16.512 us, +1.6%). The estimate's DRAM term instead counts A once per band of column tiles,
+/// although at these sizes the L2 serves the re-reads: it put a config 6% below its M = 192 time at M = 159, and the
+/// config ran at its M = 192 time, 8-13% behind cuBLASLt (Llama-3.1-70B TP 8, 8192x3584,
 /// results/h200/ladder-rerank-gpu-2026-12-05.md). Across tile counts the estimate's ratio stands (tiles and waves).
 double ladder_time_ratio(const EstimateFn& estimate, const KernelConfig& c, const Problem& p, const Problem& from);
 

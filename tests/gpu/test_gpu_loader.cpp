@@ -45,7 +45,7 @@ TEST(Loader, TunedAndUntunedShapesMatchTheReference) {
   EXPECT_GT(c.tuned_us, 0);
 
   // Same N and K, an M between the tuned 257 and 400: the ladder rule runs the neighbours' config whose measured time,
-  // scaled to M = 300 by the analytic estimate, is the smaller (loader/choice.hpp rerank_ladder).
+  // scaled to M = 300 by ladder_time_ratio, is the smaller (loader/choice.hpp rerank_ladder).
   Problem near = Problem::dense(300, 1024, 1040);
   GemmChoice l = gemm.choose(near.m, near.n, near.k, near.lda, near.ldb, near.ldd);
   EXPECT_EQ(l.source, "ladder");

@@ -5,8 +5,9 @@
 // against the rows of an earlier `compare --m-grid` run (which measured both backends' times at the same M) before
 // the GPU confirms it. Not replayed: what needs the device (legality beyond the rules, cuBLASLt's heuristic, a stored
 // algorithm's cublasLtMatmulAlgoCheck): a row says "cublaslt" where the loader would try cuBLASLt. The running kernel
-// hash (it orders winners before M) is the newest stored environment's unless --kernel-hash names another; the SM
-// count is the DB device's unless --sm-count is given.
+// hash (it orders winners before M) is that of the newest environment that stored a winner of the problem's family
+// unless --kernel-hash names one (the loader uses its own, for every family); the SM count is the DB device's unless
+// --sm-count is given.
 //
 // usage: dgtune_ladder_replay --db DB --shapes FILE --m 17,29,... [--sm-count N] [--kernel-hash H]
 //        [--protocol cold-l2] [--out F]
@@ -75,8 +76,9 @@ nlohmann::json replay(const TuningDbReader& db, int64_t device_id, const Problem
     row["interpolated_cublaslt_us"] = d.cublaslt_us;
   }
   if (d.cublaslt) {
-    row["backend"] = "cublaslt";
-    row["why"] = "ladder check";
+    // cuBLASLt cannot write e4m3 D: the loader's heuristic call fails and the kernel runs.
+    if (p.d != DType::kE4M3) row["backend"] = "cublaslt";
+    row["why"] = p.d == DType::kE4M3 ? "ladder check prefers cuBLASLt, which cannot write e4m3" : "ladder check";
   }
   return row;
 }

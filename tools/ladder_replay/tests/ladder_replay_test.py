@@ -7,7 +7,7 @@
   median of the picked config at the neighbour it names;
 - the prediction is that median itself where M and the neighbour need the same number of BLOCK_M row tiles (the
   ladder rule's same-tiles case, loader/choice.hpp ladder_time_ratio), and the dispatch says cuBLASLt exactly when the
-  prediction exceeds cuBLASLt's interpolated median.
+  prediction exceeds cuBLASLt's median interpolated in M between the neighbours (stored cuBLASLt-tuned baselines).
 usage: ladder_replay_test.py DGTUNE DGTUNE_LADDER_REPLAY SOURCE_DIR"""
 import gzip, json, os, shutil, sqlite3, subprocess, sys, tempfile
 
@@ -30,6 +30,10 @@ with tempfile.TemporaryDirectory() as tmp:
                            "c.id = t.config_id where p.m = ? and p.n = ? and p.k = ? and c.key = ? and t.status = 'ok'",
                            (m, n, k, key)).fetchall()
         return rows[0][0] if rows else None
+    def lt_median(m, n, k):
+        rows = con.execute("select b.median_us from baseline b join problem p on p.id = b.problem_id where p.m = ? and "
+                           "p.n = ? and p.k = ? and b.provider = 'cublaslt-tuned' and b.status = 'ok'", (m, n, k)).fetchall()
+        return rows[0][0] if len(rows) == 1 else None
     rows = {(r["m"], r["n"], r["k"]): r for r in doc["rows"]}
     failures, same_tiles, checked = [], 0, 0
     def check(ok, what):
@@ -57,6 +61,11 @@ with tempfile.TemporaryDirectory() as tmp:
             if -(-m // bm) == -(-r["from_m"] // bm):
                 same_tiles += 1
                 check(r["predicted_kernel_us"] == r["tuned_us"], f"{n}x{k} at M {m}: same row tiles, prediction {r}")
+            lo, hi = max(t for t in (256, 512, 768, 1536) if t < m), upper
+            a, b = lt_median(lo, n, k), lt_median(hi, n, k)
+            want = a + (m - lo) / (hi - lo) * (b - a) if a and b else None
+            check(want is not None and abs(r["interpolated_cublaslt_us"] - want) < 1e-9 * want,
+                  f"{n}x{k} at M {m}: cuBLASLt interpolated {r['interpolated_cublaslt_us']}, stored medians give {want}")
             check((r["backend"] == "cublaslt") == (r["predicted_kernel_us"] > r["interpolated_cublaslt_us"]),
                   f"{n}x{k} at M {m}: dispatch {r}")
     check(same_tiles >= 3, f"only {same_tiles} rows in the same-tiles case")
