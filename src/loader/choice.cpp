@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <tuple>
 
-#include "core/int_math.hpp"
 #include "records/protocol_name.hpp"
 #include "space/cost_model.hpp"
 #include "space/resource_model.hpp"
