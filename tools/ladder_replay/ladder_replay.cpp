@@ -18,22 +18,39 @@
 
 #include <fstream>
 #include <iostream>
-#include <sstream>
 
+#include "cli/options.hpp"
 #include "core/error.hpp"
 #include "db/tuning_db_reader.hpp"
 #include "loader/choice.hpp"
 #include "problem/m_grid.hpp"
-#include "problem/shapes_file.hpp"
 #include "space/cost_model.hpp"
 
 namespace dgt {
 namespace {
 
-nlohmann::json replay(const TuningDbReader& db, int64_t device_id, const Problem& p, int sm_count,
-                      const std::string& kernel_hash_option, const std::string& protocol_kind) {
+/// A family's DB rows, read once for all its M (the loader reads them once per family too).
+struct FamilyRows {
+  std::string key;  ///< the family's problem key at M = 1
+  std::vector<EnvironmentWinner> winners, trials;
+  std::vector<StoredCublasLtAlgo> algos;
+};
+
+const FamilyRows& family_rows(const TuningDbReader& db, int64_t device_id, const Problem& p, FamilyRows& cache) {
+  Problem family = p;
+  family.m = 1;
+  if (cache.key == family.key()) return cache;
+  cache.key = family.key();
+  cache.winners = db.environment_winners(device_id, p);
+  cache.trials = db.family_trials(device_id, p);
+  cache.algos = db.cublaslt_winners(device_id, p);
+  return cache;
+}
+
+nlohmann::json replay(const FamilyRows& fam, const Problem& p, int sm_count, const std::string& kernel_hash_option,
+                      const std::string& protocol_kind) {
   nlohmann::json row = {{"m", p.m}, {"n", p.n}, {"k", p.k}, {"backend", "dgtune"}};
-  const std::vector<EnvironmentWinner> winners = db.environment_winners(device_id, p);
+  const std::vector<EnvironmentWinner>& winners = fam.winners;
   // No usable tuned entry: the loader calls cuBLASLt's heuristic (it cannot write e4m3 D: the default config runs).
   auto untuned = [&](const std::string& why) {
     row["source"] = "default";
@@ -55,7 +72,7 @@ nlohmann::json replay(const TuningDbReader& db, int64_t device_id, const Problem
   const std::optional<StoredChoice> winner = w;
   const std::vector<std::string> allowed =
       tuned_m_choices(winners, p, kernel_hash, env_key, protocol_kind, legal_for_current_kernel);
-  const std::vector<EnvironmentWinner> trials = ladder_trials(db.family_trials(device_id, p), allowed);
+  const std::vector<EnvironmentWinner> trials = ladder_trials(fam.trials, allowed);
   const EstimateFn estimate = analytic_estimate(sm_count);
   if (!trials.empty()) w = rerank_ladder(*w, p, trials, estimate, legal_for_current_kernel);
   row["source"] = w->source;
@@ -63,7 +80,7 @@ nlohmann::json replay(const TuningDbReader& db, int64_t device_id, const Problem
   row["from_m"] = w->from.m;
   row["tuned_us"] = w->tuned_us;
   row["identity_config"] = winner->config.key();
-  const std::vector<StoredCublasLtAlgo> algos = db.cublaslt_winners(device_id, p);
+  const std::vector<StoredCublasLtAlgo>& algos = fam.algos;
   const StoredCublasLtAlgo* rival = cublaslt_rival(algos, *winner);
   if (rival && stored_algo_beats_kernel(p, winner->tuned_us, rival->median_us, rival->algo_data.size())) {
     row["backend"] = "cublaslt";
@@ -85,43 +102,29 @@ nlohmann::json replay(const TuningDbReader& db, int64_t device_id, const Problem
 
 int run(int argc, char** argv) {
   CLI::App app{"the loader's choice at each M of a list, replayed from a tuning DB without a GPU"};
-  std::string db_path, shapes_path, m_list, out_path, kernel_hash, protocol_kind = "cold-l2";
+  std::string db_path, out_path, kernel_hash, protocol_kind = "cold-l2";
+  cli::ShapesOption shapes;
+  std::vector<int64_t> ms;
   int sm_count = 0;
   app.add_option("--db", db_path, "tuning database")->required();
-  app.add_option("--shapes", shapes_path, "shapes file (M ignored)")->required();
-  app.add_option("--m", m_list, "comma-separated M values")->required();
+  shapes.add(app, /*output_overrides=*/false);
+  cli::add_count_list(app, "--m", ms, "M values, comma-separated", 1, (int64_t(1) << 31) - 1)->required();
   app.add_option("--sm-count", sm_count, "SMs of the estimate (default: the DB device's)")->check(CLI::PositiveNumber);
   app.add_option("--kernel-hash", kernel_hash, "the running kernel hash (default: the newest environment's)");
   app.add_option("--protocol", protocol_kind, "protocol kind whose winners come first");
   app.add_option("--out", out_path, "write the JSON here instead of stdout");
   CLI11_PARSE(app, argc, argv);
 
-  std::ifstream in(shapes_path);
-  if (!in) DGT_THROW(ErrorKind::kIo, "cannot read shapes file {}", shapes_path);
-  std::stringstream text;
-  text << in.rdbuf();
-  std::vector<int64_t> ms;
-  for (std::stringstream s(m_list); s.good();) {
-    std::string item;
-    std::getline(s, item, ',');
-    if (item.empty()) continue;
-    size_t used = 0;
-    int64_t m = 0;
-    try {
-      m = std::stoll(item, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used != item.size() || m < 1) DGT_THROW(ErrorKind::kUsage, "--m: '{}' is not a positive integer", item);
-    ms.push_back(m);
-  }
   TuningDbReader db(db_path);
   const std::vector<DeviceRow> devices = db.devices();
   if (devices.size() != 1) DGT_THROW(ErrorKind::kUsage, "{} holds {} devices; one expected", db_path, devices.size());
   if (sm_count == 0) sm_count = devices.front().sm_count;
   nlohmann::json rows = nlohmann::json::array();
-  for (const GridProblem& g : grid_problems(parse_shapes(text.str(), shapes_path), ms))
-    rows.push_back(replay(db, devices.front().id, g.entry.problem, sm_count, kernel_hash, protocol_kind));
+  FamilyRows cache;  // grid_problems gives each family's M one after another
+  for (const GridProblem& g : grid_problems(shapes.load(), ms)) {
+    const Problem& p = g.entry.problem;
+    rows.push_back(replay(family_rows(db, devices.front().id, p, cache), p, sm_count, kernel_hash, protocol_kind));
+  }
   const std::string doc = nlohmann::json{{"db", db_path}, {"sm_count", sm_count}, {"rows", rows}}.dump(1);
   if (out_path.empty()) {
     std::cout << doc << "\n";
