@@ -18,11 +18,13 @@
 
 #include <fstream>
 #include <iostream>
+#include <optional>
 
 #include "cli/options.hpp"
 #include "core/error.hpp"
 #include "db/tuning_db_reader.hpp"
 #include "loader/choice.hpp"
+#include "loader/shape_key.hpp"
 #include "problem/m_grid.hpp"
 #include "space/cost_model.hpp"
 
@@ -31,16 +33,15 @@ namespace {
 
 /// A family's DB rows, read once for all its M (the loader reads them once per family too).
 struct FamilyRows {
-  std::string key;  ///< the family's problem key at M = 1
+  std::optional<ShapeKey> key;  ///< the family (ShapeKey::family(), as dgt::Gemm keys its families)
   std::vector<EnvironmentWinner> winners, trials;
   std::vector<StoredCublasLtAlgo> algos;
 };
 
 const FamilyRows& family_rows(const TuningDbReader& db, int64_t device_id, const Problem& p, FamilyRows& cache) {
-  Problem family = p;
-  family.m = 1;
-  if (cache.key == family.key()) return cache;
-  cache.key = family.key();
+  const ShapeKey family = shape_key_of(p).family();
+  if (cache.key == family) return cache;
+  cache.key = family;
   cache.winners = db.environment_winners(device_id, p);
   cache.trials = db.family_trials(device_id, p);
   cache.algos = db.cublaslt_winners(device_id, p);
