@@ -319,6 +319,10 @@ void add_compare(CLI::App& app, Action& action) {
       ->needs(grouped)
       ->group("Grouped (--grouped)");
   add_groups(cmd, a.db, a.device, a.cache, a.format);
+  // --between reads two stored DBs on no GPU: the output overrides, the DB, the device and the cubin cache of a
+  // measuring compare have nothing to act on there (they were accepted and ignored).
+  for (const char* name : {"--d", "--bias", "--act", "--db", "--device", "--cache-dir"})
+    a.measuring_only.push_back(cmd.get_option(name));
 }
 
 }  // namespace dgt::cli

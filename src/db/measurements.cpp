@@ -1,6 +1,7 @@
 // TuningDbReader's queries of the interleaved measurements (schema 5): db/measurements.hpp. (put_measurement,
 // the writer's, is in db/tuning_db.cpp.)
 #include <map>
+#include <set>
 
 #include "core/error.hpp"
 #include "db/sqlite.hpp"
@@ -8,6 +9,29 @@
 #include "db/tuning_db_rows.hpp"
 
 namespace dgt {
+
+namespace {
+
+// A stored measurement's sides are 0..n-1 (one row each, the order of the rounds) and every sample names one of
+// them: compare --between indexes its tables by side, so rows that break this (a hand-edited or damaged file) are
+// refused here, naming the file and the measurement, instead of indexed out of bounds.
+void check_stored_measurement(const sql::Connection& c, const StoredMeasurement& m) {
+  const auto bad = [&](const std::string& what) {
+    DGT_THROW(ErrorKind::kSqlite, "tuning database {}: stored measurement {} ({}, {}) {} (damaged file?); run `dgtune db check --db {}`",
+              c.path(), m.id, m.problem.label(), m.protocol_name, what, c.path());
+  };
+  std::set<int> sides;
+  for (const StoredSide& s : m.sides) {
+    if (s.index < 0 || s.index >= int(m.sides.size()))
+      bad(fmt::format("has side {} ({}), outside 0..{}", s.index, s.label, int(m.sides.size()) - 1));
+    if (!sides.insert(s.index).second) bad(fmt::format("has side {} twice", s.index));
+  }
+  // (A time that is not a positive finite number is named by compare_between's check_samples, side and round.)
+  for (const StoredSample& x : m.samples)
+    if (!sides.count(x.side)) bad(fmt::format("has a sample of side {}, which it does not store", x.side));
+}
+
+}  // namespace
 
 std::vector<DeviceRow> TuningDbReader::devices() const {
   sql::Statement s(*conn_,
@@ -88,7 +112,9 @@ std::vector<StoredMeasurement> TuningDbReader::latest_measurements(int64_t devic
       m.sides.push_back(std::move(side));
     }
     sql::Statement ss(c,
-                      "SELECT side AS side, round AS round, position AS position, time_us AS time_us, sm_clock_mhz AS "
+                      // A text where a time belongs would read as 0.0: select it as NULL (NaN), which the readers refuse.
+                      "SELECT side AS side, round AS round, position AS position, CASE WHEN typeof(time_us) IN "
+                      "('real', 'integer') THEN time_us END AS time_us, sm_clock_mhz AS "
                       "sm_clock_mhz, flagged AS flagged FROM measurement_sample WHERE measurement_id = :id ORDER BY "
                       "round, position");
     ss.bind_int(":id", m.id);
@@ -97,11 +123,12 @@ std::vector<StoredMeasurement> TuningDbReader::latest_measurements(int64_t devic
       x.side = ss.get_int32("side");
       x.round = ss.get_int32("round");
       x.position = ss.get_int32("position");
-      x.time_us = ss.get_real("time_us");
+      x.time_us = ss.get_real("time_us");  // NaN when not a number (see the query)
       x.sm_clock_mhz = ss.get_real("sm_clock_mhz");
       x.flagged = ss.get_int("flagged") != 0;
       m.samples.push_back(x);
     }
+    check_stored_measurement(c, m);
   }
   return out;
 }

@@ -280,7 +280,11 @@ RoundsResult rounds_from_stored(const StoredMeasurement& m) {
   int sides = 0;
   for (const StoredSide& s : m.sides) sides = std::max(sides, s.index + 1);
   r.labels.assign(size_t(sides), "");
-  for (const StoredSide& s : m.sides) r.labels[size_t(s.index)] = s.label;
+  for (const StoredSide& s : m.sides) {
+    // TuningDbReader::latest_measurements refuses such rows; a StoredMeasurement built elsewhere is checked too.
+    if (s.index < 0) DGT_THROW(ErrorKind::kInvalid, "stored measurement {}: side index {} is negative", m.id, s.index);
+    r.labels[size_t(s.index)] = s.label;
+  }
   for (const StoredSample& x : m.samples) {
     if (x.side < 0 || x.side >= sides)
       DGT_THROW(ErrorKind::kInvalid, "stored measurement {}: sample of unknown side {}", m.id, x.side);
@@ -370,7 +374,7 @@ std::vector<report::Table> between_tables(const std::vector<StoredMeasurement>& 
     std::vector<Cell> row{ma.problem.label(), ma.protocol_name, config_of(ma), config_of(mb)};
     auto median = [](const RoundsResult& r, const char* label) -> Cell {
       const int i = r.find(label);
-      return i < 0 ? Cell{} : num(r.sides[size_t(i)].all.median, 2);
+      return i < 0 || r.sides[size_t(i)].samples == 0 ? Cell{} : num(r.sides[size_t(i)].all.median, 2);  // no samples: no time
     };
     row.push_back(median(ra, kSideDgtune));
     row.push_back(median(rb, kSideDgtune));

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -25,6 +26,7 @@
 #include "core/error.hpp"
 #include "db/measurements.hpp"
 #include "db/schema.hpp"
+#include "db/sqlite.hpp"
 #include "db/tuning_db.hpp"
 #include "loader/export_header.hpp"
 #include "problem/grouped_problem.hpp"
@@ -196,6 +198,48 @@ TEST_F(CompareExportTest, BetweenGivesTheKnownVerdicts) {
       run_dgtune("compare --between " + path("a.db") + " " + path("b.db") + " --protocol hot-graph --format json");
   ASSERT_EQ(hot.rc, 0) << hot.out;
   EXPECT_EQ(nlohmann::json::parse(hot.out)["tables"][0]["rows"].size(), 0u);
+}
+
+// Rows that break a stored measurement's shape (a side index outside 0..n-1, a sample of a side that is not stored,
+// a time stored as text: a hand-edited or damaged file) are refused as a damaged DB (exit 1) naming the file, the
+// measurement and the row, never read as zeros or indexed out of bounds (a negative side crashed compare --between).
+TEST_F(CompareExportTest, BetweenRefusesDamagedMeasurementRows) {
+  const struct {
+    const char* name;
+    const char* sql;
+    const char* says;
+  } cases[] = {
+      {"negative side", "UPDATE measurement_side SET side = -1 WHERE side = 2", "has side -1 (cublaslt-tuned), outside 0..2"},
+      {"unknown sample side", "UPDATE measurement_sample SET side = 7 WHERE side = 2 AND round = 0",
+       "has a sample of side 7, which it does not store"},
+      // A text read as 0.0 before; now as NaN, which the sample check names (side and round).
+      {"text time", "UPDATE measurement_sample SET time_us = 'abc' WHERE side = 0 AND round = 3",
+       "side 'dgtune', round 3: time_us = nan is not a positive finite time"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    std::string stem = c.name;
+    std::replace(stem.begin(), stem.end(), ' ', '-');
+    const std::string a = path("a-" + stem + ".db"), b = path("b-" + stem + ".db");
+    make_between_dbs(a, b);
+    {
+      sql::Connection conn(b, false);
+      conn.exec("PRAGMA foreign_keys = OFF");
+      conn.exec(c.sql);
+    }
+    for (const auto& [x, y] : {std::pair{a, b}, std::pair{b, a}}) {
+      const CliRun r = run_dgtune("compare --between " + x + " " + y + " --format json");
+      EXPECT_EQ(r.rc, 1) << r.out;
+      EXPECT_NE(r.out.find("tuning database " + b + ": stored"), std::string::npos) << r.out;
+      EXPECT_NE(r.out.find(c.says), std::string::npos) << r.out;
+      EXPECT_NE(r.out.find("dgtune db check --db " + b), std::string::npos) << r.out;
+    }
+  }
+  // db check names the text time too (SQLite compares a text greater than any number, so `NOT (time_us > 0)` missed it).
+  const CliRun check = run_dgtune("db check --db " + path("b-text-time.db"));
+  EXPECT_EQ(check.rc, 1) << check.out;
+  EXPECT_NE(check.out.find("side 0, round 3: time_us = 'abc' is not a positive finite time"), std::string::npos)
+      << check.out;
 }
 
 TEST_F(CompareExportTest, BetweenWithSeveralDevicesListsThemAndExits2) {
