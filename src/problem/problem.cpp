@@ -1,5 +1,8 @@
 #include "problem/problem.hpp"
 
+#include <limits>
+#include <optional>
+
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
@@ -187,30 +190,39 @@ void validate_problem(const Problem& p) {
   if (p.d != DType::kBF16 && p.d != DType::kF32 && p.d != DType::kE4M3)
     DGT_THROW(ErrorKind::kInvalid, "operand D has dtype {}: the output type must be bf16, f32 or e4m3",
               to_string(p.d));
+  // No buffer of 2^48 bytes (256 TiB) exists on any GPU; the bound keeps every size product inside int64.
+  constexpr double kMaxOperandBytes = double(int64_t(1) << 48);
   auto operand = [&](const char* op, const char* ld_name, int64_t ld, int64_t min_ld, const char* min_name,
-                     int elem_bytes, bool tma) {
+                     int elem_bytes, bool tma, int64_t rows) {
     if (ld < min_ld)
       DGT_THROW(ErrorKind::kInvalid, "operand {}: {} = {} is smaller than {} = {} (rows would overlap)", op, ld_name,
                 ld, min_name, min_ld);
+    // Before any integer product (ld x bytes wrapped for ld near 2^63): A and B are read through tensor maps.
+    if (tma && ld >= kMaxStride / elem_bytes)
+      DGT_THROW(ErrorKind::kInvalid,
+                "operand {}: {} = {} elements is too large (TMA rule: global strides must be < 2^40 bytes)", op,
+                ld_name, ld);
+    // In doubles, so it cannot wrap; it also bounds D's ldd (no TMA rule: the direct epilogue; the TMA-store one's
+    // stride rule is the config rule P3).
+    if (double(rows) * double(ld) * elem_bytes >= kMaxOperandBytes)
+      DGT_THROW(ErrorKind::kInvalid,
+                "operand {}: {} rows of {} = {} elements ({} bytes each) is too large: an operand must be < 2^48 bytes",
+                op, rows, ld_name, ld, elem_bytes);
     int64_t stride_bytes = ld * elem_bytes;
     if (tma && stride_bytes % 16 != 0)
       DGT_THROW(ErrorKind::kInvalid,
                 "operand {}: {} = {} elements = {} bytes is not a multiple of 16 bytes (TMA rule: every global stride "
                 "of a tensor map must be a multiple of 16 bytes); pad the rows, e.g. {} = {}",
                 op, ld_name, ld, stride_bytes, ld_name, round_up(stride_bytes, 16) / elem_bytes);
-    if (tma && stride_bytes >= kMaxStride)
-      DGT_THROW(ErrorKind::kInvalid,
-                "operand {}: {} = {} bytes is too large (TMA rule: global strides must be < 2^40 bytes)", op, ld_name,
-                stride_bytes);
   };
   if (is_block_scaled(p.scale) && p.accum != Accum::kPromote)
     DGT_THROW(ErrorKind::kInvalid,
               "scale mode {} needs accum = promote: block scales are applied when each 128-wide k granule's "
               "tensor-core partial sum is promoted to FP32, which fast accumulation skips",
               to_string(p.scale));
-  operand("A", "lda", p.lda, p.k, "K", dtype_bytes(p.a), true);
-  operand("B", "ldb", p.ldb, p.k, "K", dtype_bytes(p.b), true);
-  operand("D", "ldd", p.ldd, p.n, "N", dtype_bytes(p.d), false);
+  operand("A", "lda", p.lda, p.k, "K", dtype_bytes(p.a), true, p.m);
+  operand("B", "ldb", p.ldb, p.k, "K", dtype_bytes(p.b), true, p.groups > 0 ? int64_t(p.groups) * p.n : p.n);
+  operand("D", "ldd", p.ldd, p.n, "N", dtype_bytes(p.d), false, p.m);
 }
 
 void to_json(nlohmann::json& j, const Problem& p) {
@@ -236,11 +248,29 @@ void to_json(nlohmann::json& j, const Problem& p) {
   }
 }
 
+namespace {
+
+/// Integer field `name` of a problem JSON: a JSON integer within int64 (nlohmann's get<int64_t> would truncate
+/// 4096.5 to 4096 and wrap 1e20 or 2^64 - 1); absent: `fallback`, or Error(kInvalid) when `fallback` is empty.
+int64_t integer_field(const nlohmann::json& j, const char* name, std::optional<int64_t> fallback) {
+  if (!j.contains(name)) {
+    if (fallback) return *fallback;
+    DGT_THROW(ErrorKind::kInvalid, "missing field '{}'", name);
+  }
+  const nlohmann::json& v = j.at(name);
+  const bool fits = v.is_number_integer() &&
+                    (!v.is_number_unsigned() || v.get<uint64_t>() <= uint64_t(std::numeric_limits<int64_t>::max()));
+  if (!fits) DGT_THROW(ErrorKind::kInvalid, "field '{}' = {} is not an integer in the int64 range", name, v.dump());
+  return v.get<int64_t>();
+}
+
+}  // namespace
+
 void from_json(const nlohmann::json& j, Problem& p) {
-  p = Problem::dense(j.at("m").get<int64_t>(), j.at("n").get<int64_t>(), j.at("k").get<int64_t>());
-  p.lda = j.value("lda", p.lda);
-  p.ldb = j.value("ldb", p.ldb);
-  p.ldd = j.value("ldd", p.ldd);
+  p = Problem::dense(integer_field(j, "m", {}), integer_field(j, "n", {}), integer_field(j, "k", {}));
+  p.lda = integer_field(j, "lda", p.lda);
+  p.ldb = integer_field(j, "ldb", p.ldb);
+  p.ldd = integer_field(j, "ldd", p.ldd);
   p.a = parse_dtype(j.value("dtype_a", std::string("e4m3")));
   p.b = parse_dtype(j.value("dtype_b", std::string("e4m3")));
   p.d = parse_dtype(j.value("dtype_d", std::string("bf16")));
@@ -248,14 +278,17 @@ void from_json(const nlohmann::json& j, Problem& p) {
   p.accum = parse_accum(j.value("accum", std::string("promote")));
   p.bias = parse_bias(j.value("bias", std::string("none")));
   p.act = parse_act(j.value("act", std::string("none")));
-  p.groups = j.value("groups", 0);
+  const int64_t groups = integer_field(j, "groups", 0);
+  if (groups < 0 || groups > std::numeric_limits<int>::max())
+    DGT_THROW(ErrorKind::kInvalid, "field 'groups' = {} is outside 0..2^31-1", groups);
+  p.groups = int(groups);
   if (p.groups > 0) {
     const std::string kind = j.value("group_kind", std::string("contiguous"));
     if (kind != "contiguous" && kind != "masked")
       DGT_THROW(ErrorKind::kUsage, "problem JSON: group_kind '{}' is not contiguous or masked", escaped(kind));
     p.group_kind = kind == "masked" ? GroupKind::kMasked : GroupKind::kContiguous;
-    p.m_max = j.value("m_max", int64_t(0));
-    p.expected_m = j.value("expected_m", int64_t(0));
+    p.m_max = integer_field(j, "m_max", 0);
+    p.expected_m = integer_field(j, "expected_m", 0);
   }
 }
 

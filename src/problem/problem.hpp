@@ -162,7 +162,8 @@ struct Problem {
 
 /// Checks the rules every problem must meet before any buffer is made: M, N, K >= 1 and < 2^31;
 /// lda >= K, ldb >= K, ldd >= N; A and B row strides (lda, ldb bytes) multiples of 16 and < 2^40
-/// (cuTensorMapEncodeTiled: "globalStrides" rules, CUDA driver API). Only the first rule that fails
+/// (cuTensorMapEncodeTiled: "globalStrides" rules, CUDA driver API; D's stride is a config rule, P3); each operand
+/// (rows x leading dimension x element bytes) < 2^48 bytes, so no size product wraps. Only the first rule that fails
 /// is reported; block scale modes need accum = promote; D must be bf16, f32 or e4m3 (e5m2 output is not
 /// implemented: cuBLASLt's FP8 outputs differ per type and the issue asks for e4m3). Throws Error(kInvalid) naming the operand,
 /// its value and the rule.

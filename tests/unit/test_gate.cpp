@@ -233,6 +233,19 @@ TEST(GateRecordFile, RoundTripAndBadInput) {
   nlohmann::json in_shape = nlohmann::json::parse(to_json(r));
   in_shape["shapes"][0]["ours_us"] = {1.0};  // version 1's name in a version 2 file
   usage(in_shape.dump(), "b.json: /shapes/0/ours_us: unknown field");
+  // Integer fields are JSON integers in the int64 range: 4096.5 was read as 4096, 1e20 as INT64_MIN.
+  const std::pair<nlohmann::json, std::string> not_integers[] = {
+      {4096.5, "field 'm' = 4096.5 is not an integer"},
+      {nlohmann::json::parse("99999999999999999999"), "field 'm' = 1e+20 is not an integer"},
+      {nlohmann::json::parse("18446744073709551615"), "field 'm' = 18446744073709551615 is not an integer"}};
+  for (const auto& [value, says] : not_integers) {
+    nlohmann::json m = nlohmann::json::parse(to_json(r));
+    m["shapes"][0]["problem"]["m"] = value;
+    usage(m.dump(), "b.json: shapes[0]: problem: " + says);
+  }
+  nlohmann::json no_k = nlohmann::json::parse(to_json(r));
+  no_k["shapes"][1]["problem"].erase("k");
+  usage(no_k.dump(), "b.json: shapes[1]: problem: missing field 'k'");
 }
 
 TEST(GateRecordFile, TheFileHasTheEnvelopeAndTheNamesOfEveryOtherOutput) {

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
@@ -61,6 +63,40 @@ TEST(Problem, ValidateNamesOperandValueAndOnlyTheFailedRule) {
   msg = validation_message(p);
   EXPECT_NE(msg.find("operand D: ldd = 15 is smaller than N = 16"), std::string::npos) << msg;
   EXPECT_NE(validation_message(Problem::dense(0, 16, 16)).find("M = 0"), std::string::npos);
+}
+
+// Leading dimensions near the int64 range: refused before any product (ld x bytes wrapped negative and produced a
+// "pad the rows, e.g. lda = -9223372036854775792" advice; an ldd of 2^63 - 1 passed and sized D's buffer with a wrapped
+// product).
+TEST(Problem, ValidateBoundsLeadingDimensionsBeforeAnyProduct) {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  Problem p = Problem::dense(64, 64, 64);
+  p.ldd = kMax;
+  std::string msg = validation_message(p);
+  EXPECT_NE(msg.find("operand D: 64 rows of ldd = 9223372036854775807 elements (2 bytes each) is too large"),
+            std::string::npos)
+      << msg;
+  p = Problem::dense(64, 64, 64);
+  p.lda = kMax;
+  msg = validation_message(p);
+  EXPECT_NE(msg.find("operand A: lda = 9223372036854775807 elements is too large"), std::string::npos) << msg;
+  EXPECT_EQ(msg.find("-9"), std::string::npos) << msg;
+  // D has no TMA stride rule (the direct epilogue; the TMA-store one is refused by config rule P3): f32 rows of
+  // 2^40 bytes are a legal problem, 64 rows of 2^42 bytes (2^48 in all) are not.
+  p = Problem::dense(64, 64, 64);
+  p.d = DType::kF32;
+  p.ldd = int64_t(1) << 38;
+  EXPECT_EQ(validation_message(p), "");
+  p.ldd = int64_t(1) << 40;
+  EXPECT_NE(validation_message(p).find("operand D: 64 rows of ldd = 1099511627776 elements (4 bytes each) is too large"),
+            std::string::npos);
+  // A legal stride on 2^31 - 1 rows: 2^70 bytes of A.
+  p = Problem::dense((int64_t(1) << 31) - 1, 64, 64);
+  p.lda = (int64_t(1) << 39);
+  msg = validation_message(p);
+  EXPECT_NE(msg.find("operand A: 2147483647 rows of lda = 549755813888 elements (1 bytes each) is too large"),
+            std::string::npos)
+      << msg;
 }
 
 TEST(KernelConfig, KeyRoundTrip) {
