@@ -98,8 +98,18 @@ CheckReport check(const std::string& path) {
   CheckReport r;
   r.latest = schema::latest_version();
   Connection c(path, /*read_only=*/true);  // never schema::open_and_migrate: check writes nothing
-  for (const std::string& row : pragma_rows(c, "PRAGMA integrity_check"))
-    if (row != "ok") r.problems.push_back("integrity_check: " + row);
+  try {
+    for (const std::string& row : pragma_rows(c, "PRAGMA integrity_check"))
+      if (row != "ok") r.problems.push_back("integrity_check: " + row);
+  } catch (const Error& e) {
+    r.problems.push_back("integrity_check could not run: " + e.message());
+  }
+  // The other commands refuse a damaged file naming this one: report SQLite's findings instead of failing on the
+  // first query that reads a damaged page.
+  if (!r.problems.empty()) {
+    r.notes.push_back("the file is damaged: dgtune's own checks were not run (SQLite's findings are listed)");
+    return r;
+  }
   if (!has_table(c, "main", "schema_version")) {
     r.problems.push_back("no schema_version table: not a dgtune tuning database");
     return r;
@@ -192,14 +202,39 @@ CheckReport check(const std::string& path) {
     }
   }
   {
-    Statement s(c, "SELECT id AS id, key AS key FROM config");
+    // Each tunable column agrees with the key (the readers refuse a config whose columns contradict it, naming this
+    // command); only the columns the file's schema has.
+    const auto have = columns(c, "main", "config");
+    const auto has = [&](const char* col) { return std::find(have.begin(), have.end(), col) != have.end(); };
+    std::string cols;
+    for (const char* col : {"block_m", "block_n", "block_k", "num_stages", "num_math_wg", "swizzle", "cluster_m",
+                            "cluster_n", "raster", "group_size", "epilogue", "split_k", "sms", "mainloop",
+                            "promote_every", "split_cluster"})
+      if (has(col)) cols += fmt::format(", quote({0}) AS {0}", col);
+    Statement s(c, "SELECT id AS id, key AS key" + cols + " FROM config");
     while (s.step()) {
+      KernelConfig k;
       try {
-        (void)KernelConfig::parse_key(s.get_text("key"));
+        k = KernelConfig::parse_key(s.get_text("key"));
       } catch (const Error& e) {
         r.notes.push_back(fmt::format("config {}: key '{}' does not parse with this dgtune ({})", s.get_int("id"),
                                       s.get_text("key"), e.message()));
+        continue;
       }
+      const auto quoted = [](const std::string& t) { return "'" + t + "'"; };
+      const std::pair<const char*, std::string> want[] = {
+          {"block_m", std::to_string(k.block_m)}, {"block_n", std::to_string(k.block_n)},
+          {"block_k", std::to_string(k.block_k)}, {"num_stages", std::to_string(k.num_stages)},
+          {"num_math_wg", std::to_string(k.num_math_wg)}, {"swizzle", std::to_string(k.swizzle)},
+          {"cluster_m", std::to_string(k.cluster_m)}, {"cluster_n", std::to_string(k.cluster_n)},
+          {"raster", quoted(to_string(k.raster))}, {"group_size", std::to_string(k.group)},
+          {"epilogue", quoted(to_string(k.epilogue))}, {"split_k", std::to_string(k.split_k)},
+          {"sms", std::to_string(k.sms)}, {"mainloop", quoted(to_string(k.mainloop))},
+          {"promote_every", std::to_string(k.promote_every)}, {"split_cluster", k.split_cluster ? "1" : "0"}};
+      for (const auto& [col, value] : want)
+        if (has(col) && s.get_text(col) != value)
+          r.problems.push_back(fmt::format("config {} ({}): {} = {} but its key gives {}", s.get_int("id"),
+                                           s.get_text("key"), col, s.get_text(col), value));
     }
   }
   for (const char* table : {"trial", "baseline"}) {
@@ -228,6 +263,23 @@ CheckReport check(const std::string& path) {
       r.problems.push_back(
           fmt::format("trial {}: status ok without a timing or a passed verification", s.get_int("id")));
   }
+  // An ok timing is a positive finite time (a winner, an export row, a loader estimate rank by it) measured under a
+  // named protocol; a text compares greater than any number in SQLite, hence the typeof.
+  for (const char* table : {"trial", "baseline"}) {
+    Statement s(c, fmt::format("SELECT id AS id, quote(median_us) AS t FROM {} WHERE status = 'ok' AND median_us IS "
+                               "NOT NULL AND (typeof(median_us) NOT IN ('real', 'integer') OR NOT (median_us > 0) OR "
+                               "median_us >= 9e999) ORDER BY id LIMIT 20",
+                               table));
+    while (s.step())
+      r.problems.push_back(fmt::format("{} {}: status ok with median_us = {}, not a positive finite time", table,
+                                       s.get_int("id"), s.get_text("t")));
+    const auto cols = columns(c, "main", table);  // protocol_name: schema 7 on
+    if (std::find(cols.begin(), cols.end(), "protocol_name") == cols.end()) continue;
+    Statement p(c, fmt::format("SELECT id AS id FROM {} WHERE protocol_name IS NULL OR protocol_name = '' ORDER BY id "
+                               "LIMIT 20",
+                               table));
+    while (p.step()) r.problems.push_back(fmt::format("{} {}: no protocol name", table, p.get_int("id")));
+  }
   {
     Statement s(
         c,
@@ -238,11 +290,12 @@ CheckReport check(const std::string& path) {
                                        s.get_int("s"), s.get_int("c"), s.get_int("done")));
   }
   if (has_table(c, "main", "measurement_sample")) {
-    // Stored compare samples are times: zero, negative, infinite (9e999 is SQLite's Inf) or missing ones would make
-    // every statistic of `compare --between` meaningless.
+    // Stored compare samples are times: zero, negative, infinite (9e999 is SQLite's Inf), missing or text ones (a
+    // text compares greater than any number in SQLite) would make every statistic of `compare --between` meaningless.
     Statement s(c,
                 "SELECT measurement_id AS m, side AS side, round AS round, quote(time_us) AS t FROM measurement_sample "
-                "WHERE time_us IS NULL OR NOT (time_us > 0) OR time_us >= 9e999 ORDER BY measurement_id, side, round "
+                "WHERE typeof(time_us) NOT IN ('real', 'integer') OR NOT (time_us > 0) OR time_us >= 9e999 ORDER BY "
+                "measurement_id, side, round "
                 "LIMIT 20");
     while (s.step())
       r.problems.push_back(fmt::format("measurement {}: side {}, round {}: time_us = {} is not a positive finite time",
@@ -381,7 +434,8 @@ void check_input(const std::string& path) {
   check_db_intact(path);  // a damaged input's rows would be merged as data
   Connection src(path, /*read_only=*/true);
   if (!has_table(src, "main", "schema_version"))
-    DGT_THROW(ErrorKind::kUsage, "db merge: {} is not a dgtune tuning database", path);
+    DGT_THROW(ErrorKind::kSqlite, "db merge: {} is not a dgtune tuning database (it has no schema_version table)",
+              path);  // the file's content is at fault: exit 1, as export, prune and migrate answer for it
   const int v = file_version(src);
   if (v < 1)
     DGT_THROW(ErrorKind::kSqlite,

@@ -38,11 +38,14 @@ struct CheckReport {
   std::vector<std::string> notes;     ///< informational (older schema: what was not checked)
   bool ok() const { return problems.empty(); }
 };
-/// SQLite's integrity_check and foreign_key_check, then dgtune's invariants: one schema_version row
-/// not newer than this dgtune; device.hw_key and environment.env_key equal the keys recomputed from their
-/// columns; problem.key equals Problem::key() of its columns; config keys parse; trial and baseline statuses
-/// are known; an ok trial has a timing and a passed verification; a sweep stores no more than its candidates
-/// and is complete only when it stored them all. Throws Error(kIo/kSqlite) when the file cannot be opened.
+/// SQLite's integrity_check (when it finds damage, only its findings are reported: dgtune's queries would fail on
+/// the damaged pages) and foreign_key_check, then dgtune's invariants: one schema_version row not newer than this
+/// dgtune; device.hw_key and environment.env_key equal the keys recomputed from their columns; problem.key equals
+/// Problem::key() of its columns; config keys parse and every tunable column agrees with the key; trial and baseline
+/// statuses are known; an ok trial has a timing and a passed verification; an ok trial's or baseline's median_us is a
+/// positive finite number and its protocol is named; a sweep stores no more than its candidates and is complete only
+/// when it stored them all; stored compare samples are positive finite times. Throws Error(kIo/kSqlite) when the
+/// file cannot be opened.
 CheckReport check(const std::string& path);
 
 /// One device (hardware identity) of a DB with what it holds.

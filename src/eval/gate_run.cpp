@@ -46,8 +46,10 @@ void check_outputs(const GateRunOptions& o, const std::string& history_path, boo
   // The history is a DB: SQLite creates it and its folders, so only its identity is checked here, then its type and
   // content (db/writer_check.hpp).
   const std::string history_flag = o.history_path.empty() ? o.db_flag + " (the gate history)" : "--history";
-  check_not_an_input(history_path, history_flag,
-                     {baseline, shapes, {"--junit", o.junit_path}, {"--markdown", o.markdown_path}});
+  std::vector<NamedPath> not_history{baseline, shapes, {"--junit", o.junit_path}, {"--markdown", o.markdown_path}};
+  // A separate history DB is never the tuning DB's -wal, -shm or -journal file (the default history is the DB itself).
+  if (history_path != o.db_path) not_history.push_back(db);
+  check_not_an_input(history_path, history_flag, not_history);
   for (const std::string& other : {o.junit_path, o.markdown_path})
     if (other == history_path)
       DGT_THROW(ErrorKind::kUsage, "{} '{}' is also a report file (--junit or --markdown); give each its own file",

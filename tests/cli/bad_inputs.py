@@ -440,6 +440,10 @@ for label, argv in [("db prune", lambda p: ["db", "prune", "--db", p]),
          f"{label} works on an existing one and never creates one")
     case(f"{label} foreign.db", argv(foreign_db), 1, foreign_db, "is not a dgtune tuning database")
 case("db merge text inputs", ["db", "merge", text_db, junk_db, "-o", os.path.join(TMP, "m.db")], 1, text_db)
+# An empty or foreign SQLite input is the file's content at fault (1), as export, prune and migrate answer for it.
+for bad in (empty_db, foreign_db):
+    case(f"db merge {os.path.basename(bad)} input", ["db", "merge", foreign_db if bad == empty_db else empty_db, bad,
+                                                     "-o", os.path.join(TMP, "m.db")], 1, "is not a dgtune tuning database")
 case("db merge missing input", ["db", "merge", os.path.join(TMP, "missing.db"), text_db, "-o",
                                 os.path.join(TMP, "m.db")], 2, "cannot read tuning database", "missing.db")
 case("compare --shapes --db dir", ["compare", "--shapes", ok_shapes, "--db", ADIR], 2, "--db", "it is a directory")
@@ -715,6 +719,12 @@ for name, text, *rules in baseline_rules:
     case(f"gate --baseline {name}", ["gate", "--baseline", path, "--db", DB], 2, f"rule-{name}.json", *rules)
 case("gate --protocol other than the baseline's", ["gate", "--baseline", BASELINE_OK, "--protocol", "hot-graph",
                                                     "--db", DB], 2, "--protocol hot-graph", "measured under cold-l2-v2")
+# A history DB apart from the tuning DB is never one of its side files; an output is never a DB not made yet.
+case("gate --history the DB's -wal", ["gate", "--baseline", BASELINE_OK, "--db", DB, "--history", DB + "-wal"], 2,
+     "--history", "it is the -wal file of the tuning database")
+case("gate --markdown the new history DB", ["gate", "--baseline", BASELINE_OK, "--db", DB, "--history",
+                                            os.path.join(TMP, "hist.db"), "--markdown", os.path.join(TMP, "hist.db")],
+     2, "--markdown", "it is the same file as --history")
 for flag, bad in [("--junit", os.path.join(TMP, "nope", "j.xml")), ("--markdown", os.path.join(ADIR)),
                   ("--history", os.path.join(TMP, "text.db"))]:
     case(f"gate {flag} bad before measuring", ["gate", "--baseline", BASELINE_OK, "--db", DB, flag, bad],
@@ -738,6 +748,10 @@ for name, t in [("inf", float("inf")), ("zero", 0.0), ("negative", -3.0), ("minu
     case(f"compare --between sample {name} in B", ["compare", "--between", okm, bad], 1, f"sample-{name}.db",
          "round 2")
     case(f"db check sample {name}", ["db", "check", "--db", bad], 1, "measurement 1: side 0, round 2")
+# A measuring compare's options have nothing to act on with --between (they were accepted and ignored).
+for extra in (["--d", "f32"], ["--act", "relu"], ["--db", GOOD_DB], ["--device", "3"], ["--cache-dir", TMP]):
+    case(f"compare --between {extra[0]}", ["compare", "--between", GOOD_DB, GOOD_DB2, *extra], 2,
+         f"{extra[0]} requires --shapes or --grouped (a measuring compare), not --between")
 case("compare --between without saved compares", ["compare", "--between", GOOD_DB, GOOD_DB2], 2,
      "hold none", "compare --shapes FILE --save")
 case("compare --between A without saved compares", ["compare", "--between", GOOD_DB,
@@ -769,10 +783,14 @@ case("--devices 100 kB", ["sweep", "--shapes", ok_shapes, "--db", DB, "--devices
 case("sweep --db a directory", ["sweep", "--shapes", ok_shapes, "--db", ADIR], 2, "it is a directory")
 
 # ---- 16. the DB's D stride: a TMA-store config cannot take an ldd of 2^40 bytes or more -------------------------------
-for d, ldd in [("bf16", 2 ** 39), ("f32", 2 ** 38), ("e4m3", 2 ** 40), ("bf16", 2 ** 40 + 8)]:
+for d, ldd in [("bf16", 2 ** 39), ("f32", 2 ** 38), ("e4m3", 2 ** 40), ("bf16", 2 ** 39 + 8)]:
     case(f"run tma --d {d} --ldd {ldd}", ["run", *PROBLEM, "--d", d, "--ldd", ldd, "--config",
                                           "128x128x128_s4_wg2_sw128_c1x1_rm8_tma_sk1_sm0", "--db", DB], 2,
          "P3: TMA-store epilogue needs D's row stride below 2^40 bytes")
+# ... and no operand reaches 2^48 bytes (128 rows of 2^41 + 16 bytes; an ldd near 2^63 wrapped the buffer size).
+for ldd in [2 ** 40 + 8, 2 ** 63 - 1]:
+    case(f"space --ldd {ldd}", ["space", *PROBLEM, "--ldd", ldd], 2,
+         f"operand D: 128 rows of ldd = {ldd} elements (2 bytes each) is too large: an operand must be < 2^48 bytes")
 case("space --ldd 2^40 bytes keeps no tma config", ["space", *PROBLEM, "--ldd", 2 ** 39, "--show", "kept"], 0,
      "kept", lacks=["_tma_"])
 case("space --ldd 2^40 bytes names P3", ["space", *PROBLEM, "--ldd", 2 ** 39, "--show", "rejected"], 0,

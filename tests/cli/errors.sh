@@ -347,6 +347,9 @@ if ! nvidia-smi -L >/dev/null 2>&1; then
   expect 1 "no CUDA device" "$bin" tune-model --hf-config "$(dirname "$0")/../../configs/models/deepseek-v3.json" --ep 8 --experts --m-sum 8192 --expected-m 3,40 --grouped-top-k 4 --out-dir "$tmp/tm" --db "$tmp/tm/t.db"
   [ -n "$(ls -A "$tmp/tm")" ] && { echo "FAIL: tune-model without a GPU wrote $(ls "$tmp/tm")"; fail=1; }
 fi
+# An output named like a DB that does not exist yet is that DB (refused by name before the GPU, nothing written).
+expect 2 "it is the same file as --db" "$bin" tune-model --hf-config "$(dirname "$0")/../../configs/models/llama-3.1-70b.json" --tp 8 --out-dir "$tmp" --db "$tmp/llama-3.1-70b-tp8.shapes.txt"
+[ -e "$tmp/llama-3.1-70b-tp8.shapes.txt" ] && { echo "FAIL: tune-model wrote over its --db"; fail=1; }
 # tune-model refuses what `dgtune shapes` refuses (before the GPU), and an output directory that is missing.
 expect 2 "llama-3.1-70b.json: num_attention_heads = 64 is not divisible by --tp 3" "$bin" tune-model --hf-config "$(dirname "$0")/../../configs/models/llama-3.1-70b.json" --tp 3 --db "$tmp/tm3.db"
 expect 2 "--out-dir" "$bin" tune-model --hf-config "$(dirname "$0")/../../configs/models/qwen3-32b.json" --out-dir "$tmp/nope" --db "$tmp/tm3.db"

@@ -229,6 +229,59 @@ TEST_F(DbMaintenance, CheckIsReadOnlyAndFindsBrokenInvariants) {
   EXPECT_NE(r.problems[2].find("stored 3 of 10"), std::string::npos) << r.problems[2];
 }
 
+// What the readers refuse, or would rank by, is a problem for check too: a config column that contradicts its key
+// (export refuses it naming `db check`, which said "ok"), an ok time that is not a positive finite number (it became
+// a winner at -1 us), an unnamed protocol.
+TEST_F(DbMaintenance, CheckFindsWhatTheReadersRefuse) {
+  const std::string f = path("r.db");
+  {
+    TuningDb db(f);
+    const DeviceScope s = db.upsert_device(gpu("NVIDIA H200", "aaaa"));
+    db.put_trial(s, trial(Problem::dense(256, 256, 256), kC1, 10, 20));
+    db.put_trial(s, trial(Problem::dense(512, 256, 256), kC2, 12, 20));
+  }
+  ASSERT_TRUE(dbm::check(f).ok());
+  const std::string key1 = KernelConfig::parse_key(kC1).key();
+  raw_exec(f, "UPDATE config SET mainloop = 'zz', block_m = -1 WHERE id = 1; UPDATE trial SET median_us = -1 WHERE id = 1; "
+              "UPDATE trial SET median_us = 'abc', protocol_name = '' WHERE id = 2");
+  const dbm::CheckReport r = dbm::check(f);
+  const auto has = [&](const std::string& what) {
+    for (const std::string& p : r.problems)
+      if (p.find(what) != std::string::npos) return true;
+    return false;
+  };
+  std::string all;
+  for (const std::string& p : r.problems) all += p + "\n";
+  EXPECT_EQ(r.problems.size(), 5u) << all;
+  EXPECT_TRUE(has("config 1 (" + key1 + "): block_m = -1 but its key gives 128"));
+  EXPECT_TRUE(has("config 1 (" + key1 + "): mainloop = 'zz' but its key gives '1g'"));
+  EXPECT_TRUE(has("trial 1: status ok with median_us = -1.0, not a positive finite time"));
+  EXPECT_TRUE(has("trial 2: status ok with median_us = 'abc', not a positive finite time"));
+  EXPECT_TRUE(has("trial 2: no protocol name")) << all;
+}
+
+// A damaged file: the other commands send the user to `db check`, which lists SQLite's findings instead of failing on
+// the first query that reads a damaged page.
+TEST_F(DbMaintenance, CheckReportsADamagedFileInsteadOfFailing) {
+  const std::string f = path("d.db");
+  {
+    TuningDb db(f);
+    const DeviceScope s = db.upsert_device(gpu("NVIDIA H200", "aaaa"));
+    for (int m = 1; m <= 200; ++m) db.put_trial(s, trial(Problem::dense(m * 16, 256, 256), kC1, 10 + m, 20));
+  }
+  std::string bytes = read_text(f);
+  ASSERT_GT(bytes.size(), 16u * 4096);
+  // A b-tree page's header overwritten (a leaf page type with impossible cell counts), as a disk error leaves it.
+  bytes.replace(11 * 4096, 8, std::string("\x0d\xff\xff\xff\xff\xff\xff\xff", 8));
+  std::ofstream(f, std::ios::binary | std::ios::trunc) << bytes;
+  dbm::CheckReport r;
+  ASSERT_NO_THROW(r = dbm::check(f));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.problems[0].rfind("integrity_check", 0), 0u) << r.problems[0];
+  ASSERT_FALSE(r.notes.empty());
+  EXPECT_NE(r.notes.back().find("the file is damaged"), std::string::npos) << r.notes.back();
+}
+
 TEST_F(DbMaintenance, CheckRecomputesProblemKeysWithTheScaleMode) {
   // A channel-scaled problem's key holds "_ch_": check must read scale_mode to recompute it (it once read every
   // column but that one, so every DB with a scale=channel/block shape failed db check).

@@ -42,6 +42,19 @@ class OutputFile : public test::TempDirTest {
   }
 };
 
+// A DB the command will create has no inode yet: its name alone makes an output the same file (gate --markdown new.db
+// --history new.db, tune-model --db DIR/MODEL-tpN.shapes.txt ran to the GPU before).
+TEST_F(OutputFile, ADbThatDoesNotExistYetIsRefusedByName) {
+  const std::vector<NamedPath> inputs{{"--db", path("new.db"), true}};
+  for (const std::string& out : {path("new.db"), dir_.string() + "/./new.db"}) {
+    const std::string why = refusal(out, inputs);
+    EXPECT_NE(why.find("it is the same file as --db '" + path("new.db") + "'"), std::string::npos) << why;
+  }
+  EXPECT_NE(refusal(path("new.db-wal"), inputs).find("the -wal file of the tuning database"), std::string::npos);
+  EXPECT_EQ(refusal(path("other.db"), inputs), "ok");
+  EXPECT_FALSE(fs::exists(path("new.db")));
+}
+
 TEST_F(OutputFile, TheDbAndEveryInputAreRefusedByPathLinkAndInode) {
   put("t.db", "database bytes");
   put("shapes.txt", "64 64 64\n");
