@@ -351,6 +351,10 @@ PruneReport prune(const std::string& path, const std::string& keep, bool dry_run
   if (!std::filesystem::exists(path)) DGT_THROW(ErrorKind::kIo, "tuning database {} does not exist", path);
   Connection c(path, dry_run);
   if (dry_run) {
+    // An empty or foreign file is not an old DB: migrating it is wrong advice (a read-write open refuses it too).
+    if (file_version(c) == 0)
+      DGT_THROW(ErrorKind::kSqlite, "tuning database {} is not a dgtune tuning database ({}); db prune works on an existing one",
+                path, std::filesystem::file_size(path) == 0 ? "the file is empty" : "it has no schema_version table");
     if (file_version(c) != schema::latest_version())
       DGT_THROW(ErrorKind::kSqlite,
                 "tuning database {} has schema version {}, not {}: prune --dry-run writes nothing, so run "

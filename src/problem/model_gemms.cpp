@@ -104,9 +104,17 @@ ModelConfig parse_model_config(const std::string& text, const std::string& sourc
   ModelConfig c;
   c.source = source;
   if (!j.contains("architectures") || !j["architectures"].is_array() || j["architectures"].empty() ||
-      !j["architectures"][0].is_string())
-    DGT_THROW(ErrorKind::kUsage, "{}: missing field 'architectures' (a list whose first entry names the model class, "
-              "one of: {})", escaped(source), known_architectures());
+      !j["architectures"][0].is_string()) {
+    // Say what is there: absent, another type (a bare string), an empty list, or a list of something else.
+    const std::string what = !j.contains("architectures")          ? "missing field 'architectures'"
+                             : !j["architectures"].is_array()      ? fmt::format("field 'architectures' is a {}, not a list",
+                                                                                 j["architectures"].type_name())
+                             : j["architectures"].empty()          ? "field 'architectures' is an empty list"
+                                                                   : fmt::format("architectures[0] is a {}, not a string",
+                                                                                 j["architectures"][0].type_name());
+    DGT_THROW(ErrorKind::kUsage, "{}: {} (a list whose first entry names the model class, one of: {})",
+              escaped(source), what, known_architectures());
+  }
   c.architecture = j["architectures"][0].get<std::string>();
   const auto fam = families().find(c.architecture);
   if (fam == families().end())

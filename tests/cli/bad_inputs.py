@@ -439,6 +439,11 @@ for label, argv in [("db prune", lambda p: ["db", "prune", "--db", p]),
     case(f"{label} empty.db", argv(empty_db), 1, empty_db, "is not a dgtune tuning database (the file is empty)",
          f"{label} works on an existing one and never creates one")
     case(f"{label} foreign.db", argv(foreign_db), 1, foreign_db, "is not a dgtune tuning database")
+# --dry-run opens read-only and never migrates, but an empty or foreign file is still not a DB to migrate first.
+case("db prune --dry-run empty.db", ["db", "prune", "--db", empty_db, "--dry-run"], 1,
+     "is not a dgtune tuning database (the file is empty)", lacks=["migrated"])
+case("db prune --dry-run foreign.db", ["db", "prune", "--db", foreign_db, "--dry-run"], 1,
+     "is not a dgtune tuning database (it has no schema_version table)", lacks=["migrated"])
 case("db merge text inputs", ["db", "merge", text_db, junk_db, "-o", os.path.join(TMP, "m.db")], 1, text_db)
 # An empty or foreign SQLite input is the file's content at fault (1), as export, prune and migrate answer for it.
 for bad in (empty_db, foreign_db):

@@ -170,6 +170,12 @@ TEST(ModelGemms, RefusalsNameTheField) {
             std::string::npos);
   EXPECT_NE(error_of(R"({"architectures": ["GPT2LMHeadModel"], "n_embd": 768})").find("GPT2LMHeadModel"), std::string::npos);
   EXPECT_NE(error_of(R"({"hidden_size": 4096})").find("missing field 'architectures'"), std::string::npos);
+  // Present but not a list of strings: named as it is (each was reported as "missing").
+  EXPECT_NE(error_of(R"({"architectures": "LlamaForCausalLM"})").find("field 'architectures' is a string, not a list"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"architectures": []})").find("field 'architectures' is an empty list"), std::string::npos);
+  EXPECT_NE(error_of(R"({"architectures": [5]})").find("architectures[0] is a number, not a string"),
+            std::string::npos);
   EXPECT_NE(error_of(R"({"architectures": ["LlamaForCausalLM"], "hidden_size": "4096", "num_attention_heads": 32,
                         "intermediate_size": 11008})")
                 .find("field 'hidden_size'"),
