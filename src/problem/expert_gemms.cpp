@@ -126,7 +126,7 @@ std::string expert_shapes_lines(const ModelConfig& c, const ModelSplit& split, c
 
 std::string model_expert_shapes(const ModelConfig& c, const ModelSplit& split, const ExpertLadder& ladder,
                                 const std::string& scale, const std::string& accum) {
-  const ScaleMode mode = scale.empty() ? c.scale : parse_scale_mode(scale);
+  const ScaleMode mode = scale_mode_of(c, scale);
   return expert_shapes_lines(c, split, expert_gemms(c, split, ladder, mode, accum == "fast" ? Accum::kFast : Accum::kPromote));
 }
 

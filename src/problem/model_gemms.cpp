@@ -182,10 +182,13 @@ ModelConfig parse_model_config(const std::string& text, const std::string& sourc
     const json& q = j["quantization_config"];
     if (q.contains("weight_block_size") && !q["weight_block_size"].is_null()) {
       const json& b = q["weight_block_size"];
-      if (!(b.is_array() && b.size() == 2 && b[0] == 128 && b[1] == 128))
-        DGT_THROW(ErrorKind::kUsage, "{}: quantization_config.weight_block_size = {}: dgtune's block scaling is "
-                  "[128, 128] (1x128 activations, 128x128 weights)", escaped(source), shown(b));
-      c.scale = ScaleMode::kBlock;
+      if (b.is_array() && b.size() == 2 && b[0] == 128 && b[1] == 128)
+        c.scale = ScaleMode::kBlock;
+      else  // refused where the scale mode is taken from the config: --scale chooses another one
+        c.scale_refusal = fmt::format("{}: quantization_config.weight_block_size = {}: dgtune's block scaling is "
+                                      "[128, 128] (1x128 activations, 128x128 weights); pass --scale to choose the "
+                                      "scale mode",
+                                      escaped(source), shown(b));
     }
   }
   // Top-k of the router (every MoE family spells it num_experts_per_tok): the rows the routed experts' grouped
@@ -298,6 +301,12 @@ std::string model_shapes_file(const ModelConfig& c, const ModelSplit& s, const s
   return out;
 }
 
+ScaleMode scale_mode_of(const ModelConfig& c, const std::string& scale) {
+  if (!scale.empty()) return parse_scale_mode(scale);
+  if (!c.scale_refusal.empty()) DGT_THROW(ErrorKind::kUsage, "{}", c.scale_refusal);
+  return c.scale;
+}
+
 std::string model_shapes(const std::string& config_path, const ModelSplit& split, const std::vector<int64_t>& ms,
                          const std::string& scale, const std::string& accum) {
   return model_shapes(load_model_config(config_path), split, ms, scale, accum);
@@ -307,7 +316,7 @@ std::string model_shapes(const ModelConfig& c, const ModelSplit& split, const st
                          const std::string& scale, const std::string& accum) {
   const std::vector<ModelGemm> gemms = dense_gemms(c, split);
   const std::vector<int64_t> m = ms.empty() ? default_m_ladder() : ms;
-  const ScaleMode mode = scale.empty() ? c.scale : parse_scale_mode(scale);
+  const ScaleMode mode = scale_mode_of(c, scale);
   const Accum acc = accum == "fast" ? Accum::kFast : Accum::kPromote;
   for (const ModelGemm& g : gemms)
     for (int64_t mm : m) {
