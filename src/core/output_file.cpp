@@ -136,6 +136,14 @@ void check_output_path(const std::string& path, std::string_view flag, const std
     refuse(flag, path, fmt::format("its directory '{}' is not writable ({})", escaped(dir), std::strerror(errno)));
 }
 
+bool names_same_file(const std::string& a, const std::string& b) {
+  const std::vector<fs::path> sa = spellings(a);
+  for (const fs::path& name : spellings(b))
+    if (std::find(sa.begin(), sa.end(), name) != sa.end()) return true;
+  struct stat x {}, y{};
+  return identity(a, x) && identity(b, y) && same_file(x, y);
+}
+
 void check_output_paths(const std::vector<NamedPath>& outputs, const std::vector<NamedPath>& inputs) {
   for (size_t i = 0; i < outputs.size(); ++i) {
     if (outputs[i].path.empty()) continue;

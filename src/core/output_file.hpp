@@ -31,6 +31,10 @@ void check_output_path(const std::string& path, std::string_view flag, const std
 /// side files (those by name too: SQLite makes them when it opens the DB). Any other path that does not exist passes.
 void check_not_an_input(const std::string& path, std::string_view flag, const std::vector<NamedPath>& inputs);
 
+/// True when `a` and `b` name one file: the same spelling once made absolute and with symbolic links resolved (files
+/// that need not exist yet), or the same device and inode (hard links).
+bool names_same_file(const std::string& a, const std::string& b);
+
 /// check_output_path() for several outputs of one command, each also checked against the others (two flags naming
 /// one file would have the second overwrite the first).
 void check_output_paths(const std::vector<NamedPath>& outputs, const std::vector<NamedPath>& inputs);

@@ -107,6 +107,10 @@ CheckReport check(const std::string& path) {
   // The other commands refuse a damaged file naming this one: report SQLite's findings instead of failing on the
   // first query that reads a damaged page.
   if (!r.problems.empty()) {
+    try {
+      r.version = file_version(c);  // for the title, when the damage spares that page
+    } catch (const Error&) {
+    }
     r.notes.push_back("the file is damaged: dgtune's own checks were not run (SQLite's findings are listed)");
     return r;
   }
@@ -289,6 +293,16 @@ CheckReport check(const std::string& path) {
       r.problems.push_back(fmt::format("sweep {}: stored {} of {} candidates, complete = {}", s.get_int("id"),
                                        s.get_int("s"), s.get_int("c"), s.get_int("done")));
   }
+  if (has_table(c, "main", "measurement_side")) {
+    // A measurement's sides are 0..n-1, as compare --between reads them (it refuses other indexes, naming this command).
+    Statement s(c,
+                "SELECT measurement_id AS m, side AS side FROM measurement_side o WHERE side < 0 OR side >= (SELECT "
+                "count(*) FROM measurement_side i WHERE i.measurement_id = o.measurement_id) ORDER BY measurement_id, "
+                "side LIMIT 20");
+    while (s.step())
+      r.problems.push_back(fmt::format("measurement {}: side {} is outside 0..(sides - 1)", s.get_int("m"),
+                                       s.get_int("side")));
+  }
   if (has_table(c, "main", "measurement_sample")) {
     // Stored compare samples are times: zero, negative, infinite (9e999 is SQLite's Inf), missing or text ones (a
     // text compares greater than any number in SQLite) would make every statistic of `compare --between` meaningless.
@@ -352,7 +366,7 @@ PruneReport prune(const std::string& path, const std::string& keep, bool dry_run
   Connection c(path, dry_run);
   if (dry_run) {
     // An empty or foreign file is not an old DB: migrating it is wrong advice (a read-write open refuses it too).
-    if (file_version(c) == 0)
+    if (!has_table(c, "main", "schema_version"))
       DGT_THROW(ErrorKind::kSqlite, "tuning database {} is not a dgtune tuning database ({}); db prune works on an existing one",
                 path, std::filesystem::file_size(path) == 0 ? "the file is empty" : "it has no schema_version table");
     if (file_version(c) != schema::latest_version())

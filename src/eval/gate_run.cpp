@@ -48,7 +48,7 @@ void check_outputs(const GateRunOptions& o, const std::string& history_path, boo
   const std::string history_flag = o.history_path.empty() ? o.db_flag + " (the gate history)" : "--history";
   std::vector<NamedPath> not_history{baseline, shapes, {"--junit", o.junit_path}, {"--markdown", o.markdown_path}};
   // A separate history DB is never the tuning DB's -wal, -shm or -journal file (the default history is the DB itself).
-  if (history_path != o.db_path) not_history.push_back(db);
+  if (!names_same_file(history_path, o.db_path)) not_history.push_back(db);  // any spelling of the DB is the default
   check_not_an_input(history_path, history_flag, not_history);
   for (const std::string& other : {o.junit_path, o.markdown_path})
     if (other == history_path)

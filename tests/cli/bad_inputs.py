@@ -445,10 +445,11 @@ case("db prune --dry-run empty.db", ["db", "prune", "--db", empty_db, "--dry-run
 case("db prune --dry-run foreign.db", ["db", "prune", "--db", foreign_db, "--dry-run"], 1,
      "is not a dgtune tuning database (it has no schema_version table)", lacks=["migrated"])
 case("db merge text inputs", ["db", "merge", text_db, junk_db, "-o", os.path.join(TMP, "m.db")], 1, text_db)
-# An empty or foreign SQLite input is the file's content at fault (1), as export, prune and migrate answer for it.
-for bad in (empty_db, foreign_db):
-    case(f"db merge {os.path.basename(bad)} input", ["db", "merge", foreign_db if bad == empty_db else empty_db, bad,
-                                                     "-o", os.path.join(TMP, "m.db")], 1, "is not a dgtune tuning database")
+# An empty or foreign SQLite file as the first input is the file's content at fault (1), as export, prune and migrate
+# answer for it (the second input is the other kind; the first is refused first).
+for first, second in ((empty_db, foreign_db), (foreign_db, empty_db)):
+    case(f"db merge {os.path.basename(first)} first", ["db", "merge", first, second, "-o", os.path.join(TMP, "m.db")],
+         1, f"db merge: {first} is not a dgtune tuning database")
 case("db merge missing input", ["db", "merge", os.path.join(TMP, "missing.db"), text_db, "-o",
                                 os.path.join(TMP, "m.db")], 2, "cannot read tuning database", "missing.db")
 case("compare --shapes --db dir", ["compare", "--shapes", ok_shapes, "--db", ADIR], 2, "--db", "it is a directory")
@@ -727,6 +728,10 @@ case("gate --protocol other than the baseline's", ["gate", "--baseline", BASELIN
 # A history DB apart from the tuning DB is never one of its side files; an output is never a DB not made yet.
 case("gate --history the DB's -wal", ["gate", "--baseline", BASELINE_OK, "--db", DB, "--history", DB + "-wal"], 2,
      "--history", "it is the -wal file of the tuning database")
+# ... but the tuning DB itself, under any spelling (here through a link to TMP), is the default history: accepted.
+os.symlink(TMP, os.path.join(TMP, "self"))
+case("gate --history the DB through a link", ["gate", "--baseline", BASELINE_OK, "--db", DB, "--history",
+                                              os.path.join(TMP, "self", os.path.basename(DB))], 1, gpu_refusal=True)
 case("gate --markdown the new history DB", ["gate", "--baseline", BASELINE_OK, "--db", DB, "--history",
                                             os.path.join(TMP, "hist.db"), "--markdown", os.path.join(TMP, "hist.db")],
      2, "--markdown", "it is the same file as --history")

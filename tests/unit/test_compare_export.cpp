@@ -235,6 +235,16 @@ TEST_F(CompareExportTest, BetweenRefusesDamagedMeasurementRows) {
       EXPECT_NE(r.out.find("dgtune db check --db " + b), std::string::npos) << r.out;
     }
   }
+  // db check names a side outside 0..n-1 even when its samples were renumbered with it (no foreign key breaks).
+  {
+    make_between_dbs(path("a-renumbered.db"), path("b-renumbered.db"));
+    sql::Connection conn(path("b-renumbered.db"), false);
+    conn.exec("PRAGMA foreign_keys = OFF");
+    conn.exec("UPDATE measurement_side SET side = 5 WHERE side = 2; UPDATE measurement_sample SET side = 5 WHERE side = 2");
+  }
+  const CliRun renumbered = run_dgtune("db check --db " + path("b-renumbered.db"));
+  EXPECT_EQ(renumbered.rc, 1) << renumbered.out;
+  EXPECT_NE(renumbered.out.find("side 5 is outside 0..(sides - 1)"), std::string::npos) << renumbered.out;
   // db check names the text time too (SQLite compares a text greater than any number, so `NOT (time_us > 0)` missed it).
   const CliRun check = run_dgtune("db check --db " + path("b-text-time.db"));
   EXPECT_EQ(check.rc, 1) << check.out;
