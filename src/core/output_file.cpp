@@ -74,14 +74,9 @@ void check_not_an_input(const std::string& path, std::string_view flag, const st
   // they are usually missing, and an output written there would be deleted, or taken for the DB's log, by the next
   // command that opens the DB.
   const std::vector<fs::path> out_names = spellings(path);
-  const auto named_alike = [&](const std::string& other) {
-    for (const fs::path& name : spellings(other))
-      if (std::find(out_names.begin(), out_names.end(), name) != out_names.end()) return true;
-    return false;
-  };
   // An input that does not exist yet (a tuning DB the command creates) has no identity to compare: its name counts.
   for (const NamedPath& in : inputs)
-    if (!in.path.empty() && named_alike(in.path))
+    if (!in.path.empty() && names_same_file(path, in.path))
       refuse(flag, path,
              fmt::format("it is the same file as {} '{}'{}; write the output to another file", in.flag, escaped(in.path),
                          in.is_db ? " (the tuning database: writing over it would destroy it)" : " (an input)"));

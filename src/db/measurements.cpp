@@ -1,5 +1,6 @@
 // TuningDbReader's queries of the interleaved measurements (schema 5): db/measurements.hpp. (put_measurement,
 // the writer's, is in db/tuning_db.cpp.)
+#include <cmath>
 #include <map>
 #include <set>
 
@@ -12,9 +13,10 @@ namespace dgt {
 
 namespace {
 
-// A stored measurement's sides are 0..n-1 (one row each, the order of the rounds) and every sample names one of
-// them: compare --between indexes its tables by side, so rows that break this (a hand-edited or damaged file) are
-// refused here, naming the file and the measurement, instead of indexed out of bounds.
+// A stored measurement's sides are 0..n-1 (one row each, the order of the rounds), every sample names one of them
+// and holds a positive finite time: compare --between indexes its tables by side and divides by the times, so rows
+// that break this (a hand-edited or damaged file) are refused here, naming the file and the measurement, instead of
+// indexed out of bounds or averaged.
 void check_stored_measurement(const sql::Connection& c, const StoredMeasurement& m) {
   const auto bad = [&](const std::string& what) {
     DGT_THROW(ErrorKind::kSqlite, "tuning database {}: stored measurement {} ({}, {}) {} (damaged file?); run `dgtune db check --db {}`",
@@ -26,9 +28,21 @@ void check_stored_measurement(const sql::Connection& c, const StoredMeasurement&
       bad(fmt::format("has side {} ({}), outside 0..{}", s.index, s.label, int(m.sides.size()) - 1));
     if (!sides.insert(s.index).second) bad(fmt::format("has side {} twice", s.index));
   }
-  // (A time that is not a positive finite number is named by compare_between's check_samples, side and round.)
   for (const StoredSample& x : m.samples)
     if (!sides.count(x.side)) bad(fmt::format("has a sample of side {}, which it does not store", x.side));
+  // A time that is not a positive finite number (dgtune never stores one) is named with its side and round before
+  // any statistic divides by it.
+  for (const StoredSample& x : m.samples)
+    if (!(x.time_us > 0) || !std::isfinite(x.time_us)) {
+      std::string side = std::to_string(x.side);
+      for (const StoredSide& d : m.sides)
+        if (d.index == x.side) side = "'" + d.label + "'";
+      DGT_THROW(ErrorKind::kSqlite,
+                "tuning database {}: stored compare measurement {} of {} ({}), side {}, round {}: time_us = {} is not "
+                "a positive finite time (dgtune never stores one: the file was changed or is damaged); run `dgtune "
+                "db check --db {}`",
+                c.path(), m.id, m.problem.label(), m.protocol_name, side, x.round, x.time_us, c.path());
+    }
 }
 
 }  // namespace

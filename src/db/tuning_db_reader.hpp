@@ -230,7 +230,9 @@ class TuningDbReader {
   /// Every device row with its winner and measurement counts, by id.
   std::vector<DeviceRow> devices() const;
   /// The newest measurement of every (problem, protocol name) of device `device_id` (any environment),
-  /// with sides and samples, ordered by problem (m, n, k, key) then protocol name.
+  /// with sides and samples, ordered by problem (m, n, k, key) then protocol name. Error(kSqlite) naming the file and
+  /// the measurement when its rows are damaged: a side outside 0..n-1 or stored twice, a sample of a side not stored,
+  /// a sample whose time_us is not a positive finite number (side and round named).
   std::vector<StoredMeasurement> latest_measurements(int64_t device_id) const;
   /// Every winner of device `device_id` (one per environment, problem and protocol; the winner view) with
   /// its environment and the cuBLASLt-tuned baseline of the same protocol, ordered by problem (m, n, k,

@@ -199,27 +199,6 @@ std::vector<report::Table> run_compare(const CompareRunOptions& o) {
   return tables;
 }
 
-namespace {
-
-/// Refuses a stored sample that is not a positive finite time (dgtune never stores one: the file was changed or
-/// damaged), naming the DB, the shape, the side and the round, before any statistic divides by it.
-void check_samples(const std::string& path, const std::vector<StoredMeasurement>& ms) {
-  for (const StoredMeasurement& m : ms)
-    for (const StoredSample& s : m.samples)
-      if (!(s.time_us > 0) || !std::isfinite(s.time_us)) {
-        std::string side = std::to_string(s.side);
-        for (const StoredSide& d : m.sides)
-          if (d.index == s.side) side = "'" + d.label + "'";
-        DGT_THROW(ErrorKind::kSqlite,
-                  "tuning database {}: stored compare measurement {} of {} ({}), side {}, round {}: time_us = {} is "
-                  "not a positive finite time (dgtune never stores one: the file was changed or is damaged); run "
-                  "`dgtune db check --db {}`",
-                  path, m.id, m.problem.label(), m.protocol_name, side, s.round, s.time_us, path);
-      }
-}
-
-}  // namespace
-
 std::vector<report::Table> compare_between(const std::string& a_path, const std::string& b_path,
                                            const std::string& device_a, const std::string& device_b,
                                            const std::string& protocol, const CompareStatsOptions& stats) {
@@ -244,9 +223,8 @@ std::vector<report::Table> compare_between(const std::string& a_path, const std:
     std::erase_if(v, [&](const StoredMeasurement& m) { return m.protocol_name.rfind(prefix, 0) != 0; });
     return v;
   };
+  // latest_measurements refuses damaged rows (side indexes, samples that are not a positive finite time).
   const auto ma = filter(A.latest_measurements(da)), mb = filter(B.latest_measurements(dbi));
-  check_samples(A.path(), ma);
-  check_samples(B.path(), mb);
   return between_tables(ma, mb, paired_options(stats),
                         fmt::format("dgtune compare --between A = {} (device {}) and B = {} (device {}): stored "
                                     "samples, newest measurement per shape and protocol",

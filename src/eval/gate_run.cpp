@@ -46,14 +46,11 @@ void check_outputs(const GateRunOptions& o, const std::string& history_path, boo
   // The history is a DB: SQLite creates it and its folders, so only its identity is checked here, then its type and
   // content (db/writer_check.hpp).
   const std::string history_flag = o.history_path.empty() ? o.db_flag + " (the gate history)" : "--history";
-  std::vector<NamedPath> not_history{baseline, shapes, {"--junit", o.junit_path}, {"--markdown", o.markdown_path}};
+  // (A report file naming the history was refused above, as an output naming an input.)
+  std::vector<NamedPath> not_history{baseline, shapes};
   // A separate history DB is never the tuning DB's -wal, -shm or -journal file (the default history is the DB itself).
   if (!names_same_file(history_path, o.db_path)) not_history.push_back(db);  // any spelling of the DB is the default
   check_not_an_input(history_path, history_flag, not_history);
-  for (const std::string& other : {o.junit_path, o.markdown_path})
-    if (other == history_path)
-      DGT_THROW(ErrorKind::kUsage, "{} '{}' is also a report file (--junit or --markdown); give each its own file",
-                history_flag, escaped(history_path));
   check_db_writable(history_path, history_flag);
 }
 
