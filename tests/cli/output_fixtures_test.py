@@ -4,7 +4,7 @@
  - `dgtune space --show all` for every problem line of every shipped shapes file (configs/shapes/*.txt): the sha256
    of today's stdout against fixtures/space-show-all.tsv, made by the dgtune of 57f7a31 (before the layout change),
    the 35 block-scaled lines (deepseek-v3-block.txt) made again in ae52e05 (the cost model's block-scale terms change
-   their estimate column), all made again in 2026-12 when the default space gained the one-group-cluster grid (11 to 22
+   their estimate column), all made again in 2026-12 when the default space gained the one-group-cluster grid (0 to 22
    more kept candidates per problem);
  - `dgtune export` of the committed cost-model fit DB results/fits/small-m-2026-11-30.db.gz in every text format
    against fixtures/export-small-m-2026-11-30.<format>.gz, made by the same dgtune. The running kernel-source hash and
