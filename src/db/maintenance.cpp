@@ -94,6 +94,23 @@ std::vector<std::string> minus(const std::vector<std::string>& cols, const std::
 
 // ---- check --------------------------------------------------------------------------------------
 
+namespace {
+
+/// The config table's tunable columns with the value each holds for `k`, as SQLite's quote() writes it.
+std::vector<std::pair<const char*, std::string>> config_columns(const KernelConfig& k) {
+  const auto quoted = [](std::string_view t) { return fmt::format("'{}'", t); };
+  return {{"block_m", std::to_string(k.block_m)}, {"block_n", std::to_string(k.block_n)},
+          {"block_k", std::to_string(k.block_k)}, {"num_stages", std::to_string(k.num_stages)},
+          {"num_math_wg", std::to_string(k.num_math_wg)}, {"swizzle", std::to_string(k.swizzle)},
+          {"cluster_m", std::to_string(k.cluster_m)}, {"cluster_n", std::to_string(k.cluster_n)},
+          {"raster", quoted(to_string(k.raster))}, {"group_size", std::to_string(k.group)},
+          {"epilogue", quoted(to_string(k.epilogue))}, {"split_k", std::to_string(k.split_k)},
+          {"sms", std::to_string(k.sms)}, {"mainloop", quoted(to_string(k.mainloop))},
+          {"promote_every", std::to_string(k.promote_every)}, {"split_cluster", k.split_cluster ? "1" : "0"}};
+}
+
+}  // namespace
+
 CheckReport check(const std::string& path) {
   CheckReport r;
   r.latest = schema::latest_version();
@@ -211,9 +228,7 @@ CheckReport check(const std::string& path) {
     const auto have = columns(c, "main", "config");
     const auto has = [&](const char* col) { return std::find(have.begin(), have.end(), col) != have.end(); };
     std::string cols;
-    for (const char* col : {"block_m", "block_n", "block_k", "num_stages", "num_math_wg", "swizzle", "cluster_m",
-                            "cluster_n", "raster", "group_size", "epilogue", "split_k", "sms", "mainloop",
-                            "promote_every", "split_cluster"})
+    for (const auto& [col, value] : config_columns(KernelConfig{}))
       if (has(col)) cols += fmt::format(", quote({0}) AS {0}", col);
     Statement s(c, "SELECT id AS id, key AS key" + cols + " FROM config");
     while (s.step()) {
@@ -225,17 +240,7 @@ CheckReport check(const std::string& path) {
                                       s.get_text("key"), e.message()));
         continue;
       }
-      const auto quoted = [](const std::string& t) { return "'" + t + "'"; };
-      const std::pair<const char*, std::string> want[] = {
-          {"block_m", std::to_string(k.block_m)}, {"block_n", std::to_string(k.block_n)},
-          {"block_k", std::to_string(k.block_k)}, {"num_stages", std::to_string(k.num_stages)},
-          {"num_math_wg", std::to_string(k.num_math_wg)}, {"swizzle", std::to_string(k.swizzle)},
-          {"cluster_m", std::to_string(k.cluster_m)}, {"cluster_n", std::to_string(k.cluster_n)},
-          {"raster", quoted(to_string(k.raster))}, {"group_size", std::to_string(k.group)},
-          {"epilogue", quoted(to_string(k.epilogue))}, {"split_k", std::to_string(k.split_k)},
-          {"sms", std::to_string(k.sms)}, {"mainloop", quoted(to_string(k.mainloop))},
-          {"promote_every", std::to_string(k.promote_every)}, {"split_cluster", k.split_cluster ? "1" : "0"}};
-      for (const auto& [col, value] : want)
+      for (const auto& [col, value] : config_columns(k))
         if (has(col) && s.get_text(col) != value)
           r.problems.push_back(fmt::format("config {} ({}): {} = {} but its key gives {}", s.get_int("id"),
                                            s.get_text("key"), col, s.get_text(col), value));
