@@ -55,7 +55,7 @@ Estimate estimate(const KernelSpec& spec, const Problem& p, int sm_count, const 
   if (block) promo *= c.mainloop != Mainloop::k1g ? k.block_promote_2g : k.block_promote;
   // pp never promotes (one tensor-core sum per tile, P8).
   if (c.mainloop != Mainloop::kPp) eff *= 1.0 - (1.0 - promo) / std::max(1, c.promote_every);
-  if (cluster > 1) eff *= k.cluster;
+  if (cluster > 1) eff *= c.mainloop == Mainloop::k1g ? k.cluster_1g : k.cluster;
   if (c.block_k == 256) eff *= k.bk256;
   if (c.swizzle == 64) eff *= k.swizzle64;
   if (c.swizzle == 32) eff *= k.swizzle32;

@@ -73,6 +73,14 @@ struct CostConstants {
   double block_promote = 0.7343;      ///< factor on `promote` (1g) in a block scale mode
   double block_promote_2g = 0.9763;   ///< factor on `promote_2g` in a block scale mode
   double block_load_latency = 0.969;  ///< factor on load_latency_us in a block scale mode
+  // One-group (1g) mainloop on a 2- or 4-CTA cluster. `cluster` above, calibrated on 2g/2o/pp pairs, made a 1g
+  // cluster config estimate ~49% slower than its 1x1 twin on the median pair (the model's top 16 held none on the 19
+  // large promote shapes; with cluster_1g, 24 on 11 of them), where it measured 2% slower: 1g is WGMMA-bound (its promotion factor already lowers the rate), so the factor that
+  // stands in for 2g's L2/pipeline-bound clusters overcounts. Calibrated as `cluster` is (calibrate_cluster in
+  // fit_cost_model.py), on 1g pairs alone: 144 same-round pairs (`dgtune compare --config`, cold-l2-v2, 10 rounds;
+  // 128x128 s6 / 128x160 s4 / 128x176 s4 on 1x1, 2x1 and 1x2; 24 large promote shapes) on two machine starts of an
+  // H100 (0.9000 and 0.8992; results/h200/one-group-cluster-cost-2026-12-06.md). Not yet measured on an H200.
+  double cluster_1g = 0.9;            ///< efficiency of a 1g CTA in a 2- or 4-CTA cluster
 };
 
 /// Estimated microseconds for `spec` on `p` with `sm_count` SMs:

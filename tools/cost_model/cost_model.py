@@ -19,7 +19,7 @@ import numpy as np
 FIELDS = ["sm_flops", "n_half", "one_wg_m64", "promote", "promote_2g", "cluster", "bk256", "swizzle64", "swizzle32",
           "k_block_us", "unit_us", "tma_store", "l2_tbps", "dram_tbps", "reduce_tbps", "resident_clusters_2",
           "resident_clusters_3", "resident_clusters_4", "resident_clusters_6", "resident_clusters_8", "launch_us",
-          "load_latency_us", "block_promote", "block_promote_2g", "block_load_latency"]
+          "load_latency_us", "block_promote", "block_promote_2g", "block_load_latency", "cluster_1g"]
 # Shapes-file / DB scale modes that take the block-scale factors (the C++ is_block_scaled).
 BLOCK_SCALES = ("block", "block1d1d")
 INT_FIELDS = {"resident_clusters_2", "resident_clusters_3", "resident_clusters_4", "resident_clusters_6",
@@ -163,7 +163,7 @@ def estimate_terms(c, sm_count, k):
     promo = np.where(c["block"], promo * np.where(c["mainloop_1g"], k["block_promote"], k["block_promote_2g"]), promo)
     # pp never promotes (one tensor-core sum per tile, rule P8).
     eff = np.where(c["mainloop_pp"], eff, eff * (1.0 - (1.0 - promo) / np.maximum(1, c["promote_every"])))
-    eff = np.where(cluster > 1, eff * k["cluster"], eff)
+    eff = np.where(cluster > 1, eff * np.where(c["mainloop_1g"], k["cluster_1g"], k["cluster"]), eff)
     eff = np.where(bk == 256, eff * k["bk256"], eff)
     eff = np.where(c["swizzle"] == 64, eff * k["swizzle64"], eff)
     eff = np.where(c["swizzle"] == 32, eff * k["swizzle32"], eff)

@@ -24,10 +24,10 @@ values kept to 4 significant digits, as the header will hold them, and inside BO
 lowers the objective, until a pass changes nothing. --restarts descents (default 8): the first from the start
 constants, the others from random perturbations of them (x 1/1.5..1.5 per field, random.Random(--seed)); the best
 objective wins, ties to the earlier one. Not fitted: launch_us (a constant offset, no influence on any ranking) and
-resident_clusters_2/3/4/6/8 (the hardware's resident cluster counts). `cluster` is not a ranking knob either: before and
-after every pass it is set so that the model's 1x1/cluster time ratio equals the measured one on the median of the
-measured (cluster config, same config 1x1) pairs of the fitted shapes (calibrate_cluster), so clusters cost what
-they were measured to cost instead of a prior. --fit-top-k / --fit-tol change the objective's K and TOL only (for a
+resident_clusters_2/3/4/6/8 (the hardware's resident cluster counts). `cluster` and `cluster_1g` are not ranking knobs
+either: before and after every pass each is set so that the model's 1x1/cluster time ratio equals the measured one on
+the median of the measured (cluster config, same config 1x1) pairs of the fitted shapes (calibrate_cluster; 1g pairs
+for `cluster_1g`, the others for `cluster`), so clusters cost what they were measured to cost instead of a prior. --fit-top-k / --fit-tol change the objective's K and TOL only (for a
 fit with margin); the reported rows always use --top-k and --tol.
 
 Modes (--eval, any of): full (fit on every shape, report every shape), half (shapes grouped by M x N x K so that a
@@ -62,12 +62,13 @@ INT_STEPS = [-8, -4, -2, -1, 1, 2, 4, 8]
 # swizzle, promotion, one consumer warpgroup on BLOCK_M 64 are never modelled as faster than the plain kernel), resident
 # clusters within what 132 SMs hold.
 BOUNDS = {"block_promote": (0.05, 1.0), "block_promote_2g": (0.05, 1.0), "one_wg_m64": (0.05, 1.0), "promote": (0.05, 1.0), "promote_2g": (0.05, 1.0), "cluster": (0.05, 1.0),
+          "cluster_1g": (0.05, 1.0),
           "swizzle64": (0.05, 1.0), "swizzle32": (0.05, 1.0), "tma_store": (0.05, 1.0), "resident_clusters_2": (1, 66),
           "resident_clusters_3": (1, 44), "resident_clusters_4": (1, 33), "resident_clusters_6": (1, 22),
           "resident_clusters_8": (1, 16)}
 # launch_us is a constant offset (no influence on any ranking); the resident cluster counts are the hardware's (one CTA
 # per SM; cuOccupancyMaxActiveClusters on the H200: 66, 39, 30, 17, 15 clusters of 2, 3, 4, 6, 8 CTAs), not knobs: what
-# clusters cost is the calibrated `cluster`.
+# clusters cost is the calibrated `cluster` / `cluster_1g`.
 NOT_FITTED = {"launch_us", "resident_clusters_2", "resident_clusters_3", "resident_clusters_4", "resident_clusters_6",
               "resident_clusters_8"}
 
@@ -179,13 +180,21 @@ class Evaluator:
                     pairs.append((j, index[twin]))
         self.pairs = np.array(pairs, dtype=np.int64).reshape(-1, 2)
 
-    def cluster_ratio(self, consts):
-        """Median over the measured cluster/1x1 pairs of (model's t_1x1 / t_cluster) / (measured t_1x1 / t_cluster):
-        above 1 the model favours clusters more than the measurements do, below 1 less."""
-        if len(self.pairs) == 0:
+    def cluster_pairs(self, field):
+        """The (cluster config, 1x1 twin) row pairs whose cluster cost `field` prices: `cluster_1g` the 1g configs',
+        `cluster` all others (2g, 2o, pp)."""
+        one_group = self.cols["mainloop_1g"][self.pairs[:, 0]]
+        return self.pairs[one_group] if field == "cluster_1g" else self.pairs[~one_group]
+
+    def cluster_ratio(self, consts, field="cluster"):
+        """Median over the measured cluster/1x1 pairs that `field` prices (`cluster`: 2g, 2o and pp configs;
+        `cluster_1g`: 1g configs) of (model's t_1x1 / t_cluster) / (measured t_1x1 / t_cluster): above 1 the model
+        favours clusters more than the measurements do, below 1 less; 1.0 without such pairs."""
+        pairs = self.cluster_pairs(field)
+        if len(pairs) == 0:
             return 1.0
         est = cost_model.estimate_us(self.cols, self.sm_count, consts)
-        c, t = self.pairs[:, 0], self.pairs[:, 1]
+        c, t = pairs[:, 0], pairs[:, 1]
         return float(np.median((est[t] / est[c]) / (self.times[t] / self.times[c])))
 
     def rows(self, consts, top_k, tol):
@@ -238,29 +247,40 @@ def _candidates(field, value):
     return [v for v in vals if lo <= v <= hi and v > 0 and v != value]
 
 
+CLUSTER_FIELDS = ("cluster", "cluster_1g")  # calibrated on their own pairs, never moved by the descent
+
+
 def calibrate_cluster(ev, consts):
-    """`consts` with `cluster` set so that ev.cluster_ratio() is 1 (bisection within BOUNDS): the cluster efficiency
-    is what the measured cluster/1x1 pairs say, on the median pair, not a prior and not a free ranking knob."""
-    lo, hi = BOUNDS["cluster"]
-    if ev.cluster_ratio(dict(consts, cluster=hi)) <= 1.0:
-        return dict(consts, cluster=hi)
-    if ev.cluster_ratio(dict(consts, cluster=lo)) >= 1.0:
-        return dict(consts, cluster=lo)
-    for _ in range(40):
-        mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if ev.cluster_ratio(dict(consts, cluster=mid)) < 1.0 else (lo, mid)
-    return dict(consts, cluster=_short("cluster", (lo + hi) / 2))
+    """`consts` with `cluster` and `cluster_1g` each set so that ev.cluster_ratio(field) is 1 (bisection within
+    BOUNDS): a cluster efficiency is what the measured cluster/1x1 pairs of its mainloops say, on the median pair, not a
+    prior and not a free ranking knob. A field without pairs keeps its value."""
+    out = dict(consts)
+    for field in CLUSTER_FIELDS:
+        if len(ev.cluster_pairs(field)) == 0:
+            continue
+        ratio = lambda v: ev.cluster_ratio(dict(out, **{field: v}), field)
+        lo, hi = BOUNDS[field]
+        if ratio(hi) <= 1.0:
+            out[field] = hi
+        elif ratio(lo) >= 1.0:
+            out[field] = lo
+        else:
+            for _ in range(40):
+                mid = (lo + hi) / 2
+                lo, hi = (mid, hi) if ratio(mid) < 1.0 else (lo, mid)
+            out[field] = _short(field, (lo + hi) / 2)
+    return out
 
 
 def _fitted(field, fields):
     """Whether the descent moves `field`: never launch_us and the resident cluster counts (NOT_FITTED) nor `cluster`
-    (calibrated); with `fields` (a set), only those."""
-    return field not in NOT_FITTED and field != "cluster" and (fields is None or field in fields)
+    and `cluster_1g` (calibrated); with `fields` (a set), only those."""
+    return field not in NOT_FITTED and field not in CLUSTER_FIELDS and (fields is None or field in fields)
 
 
 def descend(ev, start, top_k, tol, max_passes=30, log=None, fields=None):
     """Coordinate descent from `start` on the shapes of `ev`: (constants, objective, passes). `fields`: the set of
-    fields it moves (None: every fitted one); `cluster` is calibrated only when it moves them all."""
+    fields it moves (None: every fitted one); `cluster` and `cluster_1g` are calibrated only when it moves them all."""
     calibrate = (lambda e, c: calibrate_cluster(e, c)) if fields is None else (lambda e, c: c)
     cur = calibrate(ev, start)
     best = objective(ev.rows(cur, top_k, tol), tol)
@@ -279,11 +299,12 @@ def descend(ev, start, top_k, tol, max_passes=30, log=None, fields=None):
                         log(f"  pass {passes}: {field} = {v:.6g} -> objective {obj[0]:.4f} (tie-break {obj[1]:.4f})")
         # The other constants moved: the cluster factor follows the pairs again (the objective may get worse by it).
         recal = calibrate(ev, cur)
-        if recal["cluster"] != cur["cluster"]:
+        if any(recal[f] != cur[f] for f in CLUSTER_FIELDS):
             cur, changed = recal, True
             best = objective(ev.rows(cur, top_k, tol), tol)
             if log:
-                log(f"  pass {passes}: cluster = {cur['cluster']:.6g} (calibrated) -> objective {best[0]:.4f}")
+                log(f"  pass {passes}: cluster = {cur['cluster']:.6g}, cluster_1g = {cur['cluster_1g']:.6g} "
+                    f"(calibrated) -> objective {best[0]:.4f}")
         if not changed:
             break
     return cur, best, passes
@@ -346,7 +367,7 @@ def main():
     ap.add_argument("--fit-tol", type=float, help="tolerance of the fit's objective (default --tol)")
     ap.add_argument("--fields", help="comma-separated CostConstants fields to fit, the others kept at the start "
                     "values (e.g. block_promote,block_promote_2g,block_load_latency for block-scaled data); default: "
-                    "every fitted field, with `cluster` calibrated")
+                    "every fitted field, with `cluster` and `cluster_1g` calibrated")
     ap.add_argument("--seed", type=int, default=7, help="seed of the half split and of the restarts")
     ap.add_argument("--restarts", type=int, default=8, help="descents per fit: one from the start constants, the "
                     "others from random perturbations of them")

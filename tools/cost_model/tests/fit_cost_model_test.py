@@ -179,4 +179,36 @@ with tempfile.TemporaryDirectory() as tmp:
                           "--start", bad, "--eval", "none"], capture_output=True, text=True)
     check(run.returncode != 0 and "'tma_stor'" in run.stderr, f"bad --start: exit {run.returncode}, {run.stderr!r}")
 
+# calibrate_cluster prices 1g clusters and the others on their own pairs: "measured" times from the mirror under
+# cluster = 0.5 and cluster_1g = 0.9 (promote tiles that the WGMMA term bounds at these factors, so they show in the
+# times) give back each
+# factor from the header's start, and a data set without 1g pairs leaves cluster_1g where it was.
+import fit_cost_model  # noqa: E402
+
+truth = dict(header, cluster=0.5, cluster_1g=0.9)
+tiles = ["128x128x128_s6_wg2_sw128_c{}_rm8_tma_sk1_sm0_{}_p1", "128x160x128_s4_wg2_sw128_c{}_rm8_tma_sk1_sm0_{}_p1"]
+
+
+def pair_shapes(mainloops):
+    out = []
+    for m, n, k in [(4096, 4096, 4096), (8192, 7168, 2048), (4096, 7168, 16384)]:
+        keys = [t.format(c, ml) for t in tiles for ml in mainloops for c in ("1x1", "2x1", "1x2")]
+        cands = cost_model.Candidates()
+        for key in keys:
+            cands.add(0, key, m, n, k)
+        out.append(fit_cost_model.Shape(m, n, k, "promote", "bf16", keys,
+                                        cost_model.estimate_us(cands.columns(), 132, truth), {}))
+    return out
+
+
+ev = fit_cost_model.Evaluator(pair_shapes(["1g", "2g"]))
+check(len(ev.cluster_pairs("cluster_1g")) == 12 and len(ev.cluster_pairs("cluster")) == 12,
+      f"cluster pairs: {len(ev.cluster_pairs('cluster_1g'))} 1g, {len(ev.cluster_pairs('cluster'))} others")
+cal = fit_cost_model.calibrate_cluster(ev, header)
+check(abs(cal["cluster"] - 0.5) < 0.002 and abs(cal["cluster_1g"] - 0.9) < 0.002,
+      f"calibrated cluster {cal['cluster']}, cluster_1g {cal['cluster_1g']} (truth 0.5, 0.9)")
+cal = fit_cost_model.calibrate_cluster(fit_cost_model.Evaluator(pair_shapes(["2g"])), header)
+check(abs(cal["cluster"] - 0.5) < 0.002 and cal["cluster_1g"] == header["cluster_1g"],
+      f"no 1g pairs: cluster {cal['cluster']}, cluster_1g {cal['cluster_1g']} (header {header['cluster_1g']})")
+
 finish()
