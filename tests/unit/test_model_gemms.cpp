@@ -143,6 +143,33 @@ TEST(ModelGemms, AnotherWeightBlockSizeNeedsAScaleMode) {
   EXPECT_NE(model_shapes(c, {8, 1, false}, {64}, "block", "promote").find("scale=block"), std::string::npos);
 }
 
+// A quantization_config that is not an object (here a list) is refused the same way, naming the field and its value,
+// and null means no quantization config: per-tensor, as when the field is absent.
+TEST(ModelGemms, QuantizationConfigOfAnotherTypeNeedsAScaleMode) {
+  std::string text = kDeepseekV3;
+  const size_t at = text.find("{\"quant_method\"");
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, text.find('}', at) + 1 - at, "[]");
+  const ModelConfig c = parse_model_config(text, "ds3-list.json");
+  try {
+    (void)model_shapes(c, {8, 1, false}, {64}, "", "promote");
+    ADD_FAILURE() << "expected a refusal";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kUsage);
+    EXPECT_NE(e.message().find("ds3-list.json: quantization_config = []: expected an object"), std::string::npos)
+        << e.message();
+    EXPECT_NE(e.message().find("pass --scale"), std::string::npos) << e.message();
+  }
+  EXPECT_NE(model_shapes(c, {8, 1, false}, {64}, "block", "promote").find("scale=block"), std::string::npos);
+  std::string null_text = kDeepseekV3;
+  const size_t q = null_text.find("{\"quant_method\"");
+  null_text.replace(q, null_text.find('}', q) + 1 - q, "null");
+  const std::string shapes = model_shapes(parse_model_config(null_text, "ds3-null.json"), {8, 1, false}, {64}, "",
+                                          "promote");
+  EXPECT_EQ(shapes.find("scale=block"), std::string::npos) << shapes;
+  EXPECT_NE(shapes.find("64 2112 7168 name=DeepseekV3.fused_qkv_a_proj.tp8"), std::string::npos) << shapes;
+}
+
 // DeepSeek-V2-Lite: no q compression (q_lora_rank null): q_proj and the replicated kv_a_proj_with_mqa.
 TEST(ModelGemms, DeepseekV2LiteWithoutQCompression) {
   const ModelConfig c = parse_model_config(R"({"architectures": ["DeepseekV2ForCausalLM"], "hidden_size": 2048,
