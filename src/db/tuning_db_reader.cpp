@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <string_view>
+#include <tuple>
 #include <utility>
 
 #include "core/error.hpp"
@@ -197,7 +198,24 @@ std::map<std::string, int> status_counts(const Connection& c, const DeviceScope&
   return counts;
 }
 
-/// Adds the baselines and status counts (of the same protocol) to a winning trial.
+/// Median SM clock of the verified ok trials of one (scope, problem, protocol) that recorded a clock, and their number.
+std::pair<double, int> trials_median_clock(const Connection& c, const DeviceScope& scope, int64_t problem_id,
+                                           const std::string& protocol) {
+  Statement s(c,
+              "SELECT sm_clock_mhz AS mhz FROM trial WHERE device_id = :device_id AND environment_id = :environment_id "
+              "AND problem_id = :problem_id AND protocol_name = :protocol_name AND status = 'ok' AND verify_ok = 1 AND "
+              "sm_clock_mhz > 0 ORDER BY sm_clock_mhz");
+  bind_scope(s, scope);
+  s.bind_int(":problem_id", problem_id);
+  s.bind_text(":protocol_name", protocol);
+  std::vector<double> mhz;
+  while (s.step()) mhz.push_back(s.get_real("mhz"));
+  if (mhz.empty()) return {0.0, 0};
+  const size_t n = mhz.size();
+  return {n % 2 ? mhz[n / 2] : (mhz[n / 2 - 1] + mhz[n / 2]) / 2, static_cast<int>(n)};
+}
+
+/// Adds the baselines, status counts and the trials' median clock (of the same protocol) to a winning trial.
 WinnerRow complete_winner(const Connection& c, const DeviceScope& scope, int64_t problem_id,
                           const std::string& protocol, TrialRecord trial) {
   WinnerRow w;
@@ -206,6 +224,7 @@ WinnerRow complete_winner(const Connection& c, const DeviceScope& scope, int64_t
   w.cublas_default = baseline_by_id(c, scope, problem_id, kProviderCublasDefault, protocol);
   w.cublas_tuned = baseline_by_id(c, scope, problem_id, kProviderCublasTuned, protocol);
   w.status_counts = status_counts(c, scope, problem_id, protocol);
+  std::tie(w.trials_median_clock_mhz, w.clocked_trials) = trials_median_clock(c, scope, problem_id, protocol);
   return w;
 }
 

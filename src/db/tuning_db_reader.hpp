@@ -52,6 +52,11 @@ struct WinnerRow {
   /// to_string(TrialStatus) -> number of trials of this (scope, problem, protocol) with that status,
   /// over every trial whatever its status; statuses without trials are absent.
   std::map<std::string, int> status_counts;
+  /// Median SM clock (MHz) of the verified ok trials of this (scope, problem, protocol) that recorded one (> 0),
+  /// and how many did; 0 and 0 without any. Beside the winner's own clock it shows a single-pass sweep picking the
+  /// trial that ran at a higher clock (tune/clock_lead.hpp).
+  double trials_median_clock_mhz = 0;
+  int clocked_trials = 0;
 };
 
 /// The winner of one problem under one software environment of a device, as the loader sees it: the

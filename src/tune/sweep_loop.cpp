@@ -17,6 +17,7 @@
 #include "space/grouped_defaults.hpp"
 #include "space/grouped_rules.hpp"
 #include "tune/claim_owner.hpp"
+#include "tune/clock_lead.hpp"
 #include "tune/interrupt.hpp"
 
 namespace dgt {
@@ -245,6 +246,8 @@ std::vector<ShapeOutcome> run_sweep(const std::vector<SweepLane>& lanes, const s
     db.put_sweep_state(scope, p, opts.space.name, opts.strategy_label(shapes[i].grouped.has_value()),
                        SweepState{out[i].candidates, stored, out[i].complete, ""}, protocol);
     out[i].winner = db.winner(scope, p, protocol);
+    if (out[i].winner)
+      if (auto warning = clock_lead_warning(*out[i].winner, p.label())) spdlog::warn("  {}", *warning);
   };
   if (lanes.size() == 1) {
     for (size_t i = 0; i < shapes.size() && !stopping(); ++i) sweep_shape(i, lanes[0]);

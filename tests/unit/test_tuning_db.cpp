@@ -357,6 +357,38 @@ TEST_F(TuningDbTest, ReaderAnswersEveryQueryAndLeavesTheFileAsItWas) {
   for (const char* suffix : {"-journal", "-wal", "-shm"}) EXPECT_FALSE(fs::exists(path + suffix)) << suffix;
 }
 
+// The winner carries the median SM clock of its problem's verified ok trials (the sweep's clock-lead warning compares
+// the winner's own clock with it): failed, unverified and clockless trials and other problems do not count.
+TEST_F(TuningDbTest, WinnerCarriesTheMedianClockOfItsVerifiedTrials) {
+  TuningDb db(db_path());
+  const DeviceScope dev = db.upsert_device(h200());
+  const Problem p = Problem::dense(8192, 7168, 16384), other = Problem::dense(4096, 7168, 16384);
+  auto clocked = [&](const Problem& prob, int block_n, double us, double mhz) {
+    TrialRecord t = ok_trial(prob, config_with(block_n), us);
+    t.timing->sm_clock_mhz = mhz;
+    return t;
+  };
+  db.put_trial(dev, clocked(p, 128, 1400.0, 1966.0));  // the winner
+  db.put_trial(dev, clocked(p, 144, 1450.0, 1480.0));
+  db.put_trial(dev, clocked(p, 160, 1460.0, 1500.0));
+  db.put_trial(dev, clocked(p, 176, 1470.0, 1425.0));
+  db.put_trial(dev, clocked(p, 192, 1500.0, 0.0));  // no clock recorded
+  TrialRecord unverified = clocked(p, 208, 1490.0, 1000.0);
+  unverified.verification->ok = false;
+  db.put_trial(dev, unverified);
+  db.put_trial(dev, failed_trial(p, config_with(224), TrialStatus::kCompileError));
+  db.put_trial(dev, clocked(other, 128, 700.0, 900.0));
+  const auto w = db.winner(dev, p);
+  ASSERT_TRUE(w.has_value());
+  EXPECT_EQ(w->trial.config, config_with(128));
+  EXPECT_EQ(w->clocked_trials, 4);
+  EXPECT_DOUBLE_EQ(w->trials_median_clock_mhz, (1480.0 + 1500.0) / 2);  // of 1425, 1480, 1500, 1966
+  const auto o = db.winner(dev, other);
+  ASSERT_TRUE(o.has_value());
+  EXPECT_EQ(o->clocked_trials, 1);
+  EXPECT_DOUBLE_EQ(o->trials_median_clock_mhz, 900.0);
+}
+
 TEST_F(TuningDbTest, ReadOnlyReadsButRefusesWrites) {
   std::string path = db_path();
   Problem p = Problem::dense(128, 4096, 7168);
