@@ -39,14 +39,15 @@ struct ModelConfig {
   int64_t q_lora_rank = 0;  ///< 0: no q compression (q_proj instead of q_a/q_b)
   int64_t kv_lora_rank = 0, qk_nope_head_dim = 0, qk_rope_head_dim = 0, v_head_dim = 0;
   ScaleMode scale = ScaleMode::kPerTensor;  ///< kBlock when quantization_config.weight_block_size is [128, 128]
-  /// Non-empty when the config's weight_block_size is one dgtune's block scaling cannot run (not [128, 128]): the
-  /// reason, refused by scale_mode_of() unless the caller chose the scale mode itself (--scale).
+  /// Non-empty when the config's scaling is one dgtune cannot run or read (a weight_block_size other than [128, 128],
+  /// or a quantization_config that is neither an object nor null): the reason, refused by scale_mode_of() unless the
+  /// caller chose the scale mode itself (--scale).
   std::string scale_refusal;
 };
 
 /// The scale mode the shapes get: `scale` when given ("tensor" | "channel" | "block" | "block1d1d"), else the
-/// config's. Throws Error(kUsage) with ModelConfig::scale_refusal when `scale` is empty and the config's block size is
-/// one dgtune cannot run.
+/// config's. Throws Error(kUsage) with ModelConfig::scale_refusal when `scale` is empty and the config's scaling is one
+/// dgtune cannot run or read.
 ScaleMode scale_mode_of(const ModelConfig& c, const std::string& scale);
 
 /// Parses a config.json's text. Throws Error(kUsage) naming `source` and the field when the text is not JSON (with

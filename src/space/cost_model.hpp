@@ -23,7 +23,9 @@ namespace dgt {
 /// final binary of 2026-11-30 with pp configs, the model's top 24 of the 7 fast shapes with K <= 2048) and
 /// results/fits/small-m-2026-11-30.db.gz (the exhaustive sweep of 2026-11-30 of the 24 shapes of
 /// deepseek-v3-small-m.txt, i.e. deepseek-v3.txt's 21 with M <= 128 and the three tails). With them the model's
-/// top 16 holds the exhaustive winner or one within 3% for all 59 problems (40 promote, 19 fast); held out (fit on
+/// top 16 held the exhaustive winner or one within 3% for all 59 problems (40 promote, 19 fast); since cluster_1g
+/// (below) 58: 4096x32768x512 fast misses by 4.2%, where 1g cluster configs, which those sweeps did not measure, took
+/// top-16 places; held out (fit on
 /// half of the shapes, leave one shape out): 3 and 1 misses, results/h200/model-check-v2.md, section
 /// "2026-12-01". The constants before (fitted on the 2026-11-29 data without the small-M kernel of 2026-11-30
 /// and without pp) missed 5 of the 59. The values are what ranks best, not hardware figures (dram_tbps is not
@@ -36,7 +38,8 @@ struct CostConstants {
   double one_wg_m64 = 0.2435;    ///< efficiency with one consumer WG holding a single m64 slice (BLOCK_M 64)
   double promote = 0.6434;       ///< efficiency with FP32 promotion every k-block, one WGMMA group in flight (1g)
   double promote_2g = 0.9797;    ///< the same with two groups in flight (2g): promotion overlaps the next WGMMAs
-  double cluster = 0.5841;       ///< efficiency of a CTA in a 2- or 4-CTA cluster. Not fitted for ranking: set so
+  double cluster = 0.5841;       ///< efficiency of a 2g, 2o or pp CTA in a 2- or 4-CTA cluster (1g: cluster_1g
+                                 ///< below). Not fitted for ranking: set so
                                  ///< that the model's 1x1/cluster time ratio equals the measured one on the median
                                  ///< of the 278 measured (cluster, same config 1x1) pairs: the cluster ran ~4%
                                  ///< slower on the median pair (faster in 53). Low because it scales only the WGMMA
@@ -74,12 +77,14 @@ struct CostConstants {
   double block_promote_2g = 0.9763;   ///< factor on `promote_2g` in a block scale mode
   double block_load_latency = 0.969;  ///< factor on load_latency_us in a block scale mode
   // One-group (1g) mainloop on a 2- or 4-CTA cluster. `cluster` above, calibrated on 2g/2o/pp pairs, made a 1g
-  // cluster config estimate ~49% slower than its 1x1 twin on the median pair (the model's top 16 held none on the 19
-  // large promote shapes; with cluster_1g, 24 on 11 of them), where it measured 2% slower: 1g is WGMMA-bound (its promotion factor already lowers the rate), so the factor that
-  // stands in for 2g's L2/pipeline-bound clusters overcounts. Calibrated as `cluster` is (calibrate_cluster in
-  // fit_cost_model.py), on 1g pairs alone: 144 same-round pairs (`dgtune compare --config`, cold-l2-v2, 10 rounds;
-  // 128x128 s6 / 128x160 s4 / 128x176 s4 on 1x1, 2x1 and 1x2; 24 large promote shapes) on two machine starts of an
-  // H100 (0.9000 and 0.8992; results/h200/one-group-cluster-cost-2026-12-06.md). Not yet measured on an H200.
+  // cluster config estimate about 50% slower than its 1x1 twin on the median pair (the model's top 16 held none on
+  // the 19 large promote shapes; with cluster_1g, 24 on 11 of them), where it measured 2% slower: 1g is WGMMA-bound
+  // (its promotion factor already lowers the rate), so the factor that stands in for 2g's L2/pipeline-bound clusters
+  // overcounts. Set by calibrate_cluster's rule (fit_cost_model.py: the median pair's model ratio equals the measured
+  // one) on 1g pairs alone, computed by the report's scripts/calib.py from `dgtune compare --config` JSON (cold-l2-v2,
+  // 10 rounds; 128x128 s6 / 128x160 s4 / 128x176 s4 on 1x1, 2x1 and 1x2; 24 large promote shapes; 144 pairs per
+  // machine start): 0.9000, 0.8992 and 0.9005 on three starts of an H100
+  // (results/h200/one-group-cluster-cost-2026-12-06.md). Not yet measured on an H200.
   double cluster_1g = 0.9;            ///< efficiency of a 1g CTA in a 2- or 4-CTA cluster
 };
 

@@ -1,9 +1,11 @@
 // A sweep times each candidate once, one after the other (cold-l2-v1). On a power-limited shape the SM clock moves
-// between trials by up to 30% (1425-1966 MHz among the best five of 8192x7168x16384 on one H100), and the fastest
-// trial is then often the one that ran at the highest clock, not the fastest kernel: interleaved rounds (`dgtune
-// compare`) have found such a pick up to 10% slower than the stored winner it replaced
-// (results/h200/one-group-clusters-2026-12-06.md and three earlier reports). This flags such a winner so the user
-// confirms it in rounds.
+// between trials by 30% or more (1425-1966 MHz among the best five of 8192x7168x16384 on one H100; 855-1980 MHz over
+// one exhaustive fast sweep on an H200, results/fits/README.md), and the fastest trial is then often the one that ran
+// at the highest clock, not the fastest kernel: interleaved rounds (`dgtune compare`) have found such a pick up to 10%
+// slower than the stored winner it replaced (results/h200/one-group-clusters-2026-12-06.md; also
+// fast-lookahead-2026-12-04.md, sweep-finals-2026-12-04.md, one-group-clusters-2026-12-05.md). This flags such a
+// winner so the user confirms it in rounds. It compares with the median of all the shape's trials, not with the
+// runners-up: in an exhaustive sweep slow configs at high clocks can raise that median and hide a pick the clock made.
 #pragma once
 
 #include <optional>

@@ -358,7 +358,8 @@ TEST_F(TuningDbTest, ReaderAnswersEveryQueryAndLeavesTheFileAsItWas) {
 }
 
 // The winner carries the median SM clock of its problem's verified ok trials (the sweep's clock-lead warning compares
-// the winner's own clock with it): failed, unverified and clockless trials and other problems do not count.
+// the winner's own clock with it): failed, unverified and clockless trials, trials under another protocol and other
+// problems do not count.
 TEST_F(TuningDbTest, WinnerCarriesTheMedianClockOfItsVerifiedTrials) {
   TuningDb db(db_path());
   const DeviceScope dev = db.upsert_device(h200());
@@ -377,6 +378,9 @@ TEST_F(TuningDbTest, WinnerCarriesTheMedianClockOfItsVerifiedTrials) {
   unverified.verification->ok = false;
   db.put_trial(dev, unverified);
   db.put_trial(dev, failed_trial(p, config_with(224), TrialStatus::kCompileError));
+  TrialRecord hot = clocked(p, 240, 900.0, 100.0);  // another protocol's trials (and faster: its own winner)
+  hot.protocol = R"({"graph_launches":20,"kind":"hot-graph","name":"hot-graph-v1","rounds":10,"version":1})";
+  db.put_trial(dev, hot);
   db.put_trial(dev, clocked(other, 128, 700.0, 900.0));
   const auto w = db.winner(dev, p);
   ASSERT_TRUE(w.has_value());

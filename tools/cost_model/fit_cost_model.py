@@ -312,10 +312,11 @@ def descend(ev, start, top_k, tol, max_passes=30, log=None, fields=None):
 
 def perturbed(start, rng, spread=1.5, fields=None):
     """`start` with every fitted field (of `fields`, when given) multiplied by a log-uniform factor in
-    [1/spread, spread], kept in BOUNDS."""
+    [1/spread, spread], kept in BOUNDS. Never the calibrated cluster factors: a data set without 1g cluster pairs
+    would keep a random cluster_1g."""
     out = dict(start)
     for f in cost_model.FIELDS:
-        if f in NOT_FITTED or (fields is not None and f not in fields):
+        if not _fitted(f, fields):
             continue
         lo, hi = BOUNDS.get(f, (0.0, math.inf))
         v = start[f] * math.exp(rng.uniform(-math.log(spread), math.log(spread)))
