@@ -184,15 +184,23 @@ std::optional<BaselineRecord> baseline_by_id(const Connection& c, const DeviceSc
   return read_baseline(c, s);
 }
 
-std::map<std::string, int> status_counts(const Connection& c, const DeviceScope& scope, int64_t problem_id,
-                                         const std::string& protocol) {
-  Statement s(c,
-              "SELECT status AS status, count(*) AS n FROM trial WHERE device_id = :device_id AND environment_id = "
-              ":environment_id AND problem_id = :problem_id AND protocol_name = :protocol_name AND status != 'claimed' "
-              "GROUP BY status");
+/// The trials of one (scope, problem, protocol): the WHERE condition of status_counts and trials_median_clock, and its
+/// bindings.
+constexpr const char* kProblemTrials =
+    " FROM trial WHERE device_id = :device_id AND environment_id = :environment_id AND problem_id = :problem_id AND "
+    "protocol_name = :protocol_name";
+
+void bind_problem_trials(Statement& s, const DeviceScope& scope, int64_t problem_id, const std::string& protocol) {
   bind_scope(s, scope);
   s.bind_int(":problem_id", problem_id);
   s.bind_text(":protocol_name", protocol);
+}
+
+std::map<std::string, int> status_counts(const Connection& c, const DeviceScope& scope, int64_t problem_id,
+                                         const std::string& protocol) {
+  Statement s(c, std::string("SELECT status AS status, count(*) AS n") + kProblemTrials +
+                     " AND status != 'claimed' GROUP BY status");
+  bind_problem_trials(s, scope, problem_id, protocol);
   std::map<std::string, int> counts;
   while (s.step()) counts[s.get_text("status")] = s.get_int32("n");
   return counts;
@@ -201,13 +209,9 @@ std::map<std::string, int> status_counts(const Connection& c, const DeviceScope&
 /// Median SM clock of the verified ok trials of one (scope, problem, protocol) that recorded a clock, and their number.
 std::pair<double, int> trials_median_clock(const Connection& c, const DeviceScope& scope, int64_t problem_id,
                                            const std::string& protocol) {
-  Statement s(c,
-              "SELECT sm_clock_mhz AS mhz FROM trial WHERE device_id = :device_id AND environment_id = :environment_id "
-              "AND problem_id = :problem_id AND protocol_name = :protocol_name AND status = 'ok' AND verify_ok = 1 AND "
-              "sm_clock_mhz > 0 ORDER BY sm_clock_mhz");
-  bind_scope(s, scope);
-  s.bind_int(":problem_id", problem_id);
-  s.bind_text(":protocol_name", protocol);
+  Statement s(c, std::string("SELECT sm_clock_mhz AS mhz") + kProblemTrials +
+                     " AND status = 'ok' AND verify_ok = 1 AND sm_clock_mhz > 0 ORDER BY sm_clock_mhz");
+  bind_problem_trials(s, scope, problem_id, protocol);
   std::vector<double> mhz;
   while (s.step()) mhz.push_back(s.get_real("mhz"));
   if (mhz.empty()) return {0.0, 0};
