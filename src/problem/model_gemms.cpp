@@ -180,14 +180,14 @@ ModelConfig parse_model_config(const std::string& text, const std::string& sourc
   // Block scaling when the checkpoint says so (DeepSeek-V3's FP8 weights: 128 x 128 blocks). A quantization_config
   // that is not an object (nor null) says nothing readable about the scaling: refused where the config picks the scale
   // mode, as an unknown block size is, instead of silently meaning per-tensor.
-  if (j.contains("quantization_config") && !j["quantization_config"].is_object() &&
-      !j["quantization_config"].is_null())
-    c.scale_refusal = fmt::format("{}: quantization_config = {}: expected an object (e.g. {{\"weight_block_size\": "
-                                  "[128, 128]}}) or null; pass --scale to choose the scale mode",
-                                  escaped(source), shown(j["quantization_config"]));
-  if (j.contains("quantization_config") && j["quantization_config"].is_object()) {
+  if (j.contains("quantization_config")) {
     const json& q = j["quantization_config"];
-    if (q.contains("weight_block_size") && !q["weight_block_size"].is_null()) {
+    if (!q.is_object()) {
+      if (!q.is_null())
+        c.scale_refusal = fmt::format("{}: quantization_config = {}: expected an object (e.g. {{\"weight_block_size\": "
+                                      "[128, 128]}}) or null; pass --scale to choose the scale mode",
+                                      escaped(source), shown(q));
+    } else if (q.contains("weight_block_size") && !q["weight_block_size"].is_null()) {
       const json& b = q["weight_block_size"];
       if (b.is_array() && b.size() == 2 && b[0] == 128 && b[1] == 128)
         c.scale = ScaleMode::kBlock;

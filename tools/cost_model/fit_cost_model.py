@@ -27,8 +27,9 @@ objective wins, ties to the earlier one. Not fitted: launch_us (a constant offse
 resident_clusters_2/3/4/6/8 (the hardware's resident cluster counts). `cluster` and `cluster_1g` are not ranking knobs
 either: before and after every pass each is set so that the model's 1x1/cluster time ratio equals the measured one on
 the median of the measured (cluster config, same config 1x1) pairs of the fitted shapes (calibrate_cluster; 1g pairs
-for `cluster_1g`, the others for `cluster`), so clusters cost what they were measured to cost instead of a prior. --fit-top-k / --fit-tol change the objective's K and TOL only (for a
-fit with margin); the reported rows always use --top-k and --tol.
+for `cluster_1g`, the others for `cluster`), so clusters cost what they were measured to cost instead of a prior.
+--fit-top-k / --fit-tol change the objective's K and TOL only (for a fit with margin); the reported rows always use
+--top-k and --tol.
 
 Modes (--eval, any of): full (fit on every shape, report every shape), half (shapes grouped by M x N x K so that a
 shape's promote and fast problems stay together; a random half with --seed fits, the other half is evaluated, and the
