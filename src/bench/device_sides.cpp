@@ -22,7 +22,7 @@ DeviceSides::DeviceSides(const UtilKernels& util, const DeviceInfo& device, cons
     if (!s.launch) DGT_THROW(ErrorKind::kInternal, "DeviceSides: side '{}' has no launch function", s.label);
   const size_t k = sides_.size();
   if (protocol_.kind == ProtocolKind::kColdL2) flush_.emplace(util_, device.l2_bytes, protocol_);
-  clocks_ = DeviceBuffer((k + 2) * 2 * sizeof(uint64_t));  // slot k: the lead-in wait, slot k + 1: the gaps
+  clocks_ = DeviceBuffer((k + 2) * 2 * sizeof(uint64_t));  // slot k: the lead-in wait, slot k + 1: gaps and tail
   graphs_.assign(k, nullptr);
   start_.assign(k, nullptr);
   stop_.assign(k, nullptr);
@@ -118,6 +118,9 @@ std::vector<RawSample> DeviceSides::run_round(std::span<const int> order) {
     DGT_CHECK_CUDA(cudaEventRecord(stop_[i], stream_));
     util_.clock_probe(clocks + 2 * i, probe_ns, stream_);
   }
+  // cold-l2-v3's queue tail: the last samples too run with work queued behind them (measure_protocol.hpp).
+  const auto tail_ns = static_cast<uint64_t>(protocol_.tail_kernel_us * 1000);
+  for (int t = 0; t < protocol_.tail_kernels; ++t) util_.clock_probe(clocks + 2 * (k + 1), tail_ns, stream_);
   DGT_CHECK_CUDA(cudaGetLastError());
   sync();
   std::vector<uint64_t> host(2 * order.size(), 0);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
@@ -27,6 +28,21 @@ ProtocolKind parse_protocol_kind(std::string_view s) {
   if (s == "hot-graph") return ProtocolKind::kHotGraph;
   if (s == "isolated") return ProtocolKind::kIsolated;
   DGT_THROW(ErrorKind::kUsage, "unknown protocol '{}': expected cold-l2, hot-graph or isolated", s);
+}
+
+MeasureProtocol MeasureProtocol::named(std::string_view s) {
+  if (s == "cold-l2" || s == "cold-l2-v2") return cold_l2();
+  if (s == "cold-l2-v3") return cold_l2_v3();
+  if (s == "hot-graph" || s == "hot-graph-v1") return hot_graph();
+  if (s == "isolated" || s == "isolated-v1") return isolated();
+  DGT_THROW(ErrorKind::kUsage, "unknown protocol '{}': expected {}", s, fmt::join(kMeasuringProtocols, ", "));
+}
+
+bool protocol_selected(std::string_view filter, std::string_view name) {
+  if (filter.empty()) return true;
+  if (filter.find("-v") != std::string_view::npos) return filter == name;
+  const std::string prefix = std::string(to_string(parse_protocol_kind(filter))) + "-v";
+  return name.substr(0, prefix.size()) == prefix;
 }
 
 std::string MeasureProtocol::name() const { return fmt::format("{}-v{}", to_string(kind), version()); }
@@ -68,6 +84,10 @@ std::string MeasureProtocol::to_json() const {
                    {"lead_in_us", lead_in_us},
                    {"statistic", "median"}};
   if (gap_us > 0) j["gap_us"] = gap_us;  // a study variant; absent from the standard protocols' JSON
+  if (tail_kernels > 0) {                 // cold-l2-v3's queue tail; absent from v2's JSON
+    j["tail_kernels"] = tail_kernels;
+    j["tail_kernel_us"] = tail_kernel_us;
+  }
   if (kind == ProtocolKind::kColdL2) {
     j["flush"] = "write+read";
     j["flush_factor_l2"] = flush_factor;
@@ -106,9 +126,11 @@ MeasureProtocol MeasureProtocol::from_json(const std::string& text) {
   else
     DGT_THROW(ErrorKind::kInvalid, "unknown protocol kind '{}' in {}", kind, text);
   const int version = j.value("version", 0);
+  if (p.kind == ProtocolKind::kColdL2 && version == 3)
+    p.tail_kernels = j.value("tail_kernels", kV3TailKernels), p.tail_kernel_us = j.value("tail_kernel_us", 1.0);
   if (version != p.version())
     DGT_THROW(ErrorKind::kInvalid, "protocol {} version {} is not implemented by this build (it implements {})", kind,
-              version, p.name());
+              version, p.kind == ProtocolKind::kColdL2 ? "cold-l2-v2 and cold-l2-v3" : p.name());
   p.rounds = j.value("rounds", p.rounds);
   p.warmup = j.value("warmup", p.warmup);
   p.graph_launches = j.value("graph_launches", p.graph_launches);
@@ -132,6 +154,8 @@ void MeasureProtocol::validate() const {
   if (adaptive) {  // cold-l2-v1: the adaptive timer's settings
     if (kind != ProtocolKind::kColdL2)
       DGT_THROW(ErrorKind::kInternal, "protocol {}: only cold-l2 has an adaptive timer", name());
+    if (tail_kernels != 0)
+      DGT_THROW(ErrorKind::kInternal, "protocol {}: a queue tail is the engine's (cold-l2-v3), not the timer's", name());
     if (min_samples < 1 || max_samples < min_samples)
       DGT_THROW(ErrorKind::kUsage, "--max-samples = {} must be >= 1 and >= --min-samples = {}", max_samples,
                 min_samples);
@@ -157,6 +181,12 @@ void MeasureProtocol::validate() const {
     if (launches_per_sample < 1)
       DGT_THROW(ErrorKind::kUsage, "protocol {}: launches_per_sample = {} must be >= 1", name(), launches_per_sample);
   }
+  if (tail_kernels != 0 && kind != ProtocolKind::kColdL2)
+    DGT_THROW(ErrorKind::kInternal, "protocol {}: a queue tail ({} kernels) is cold-l2-v3's alone", name(),
+              tail_kernels);
+  if (tail_kernels < 0 || tail_kernels > 4096 || !(tail_kernel_us > 0 && tail_kernel_us <= 1000))
+    DGT_THROW(ErrorKind::kUsage, "protocol {}: tail_kernels = {} must be in [0, 4096] and tail_kernel_us = {} in (0, 1000]",
+              name(), tail_kernels, tail_kernel_us);
   if (warmup < 0) DGT_THROW(ErrorKind::kUsage, "protocol {}: warmup = {} must be >= 0", name(), warmup);
   if (graph_launches < 1)
     DGT_THROW(ErrorKind::kUsage, "protocol {}: graph_launches = {} must be >= 1", name(), graph_launches);

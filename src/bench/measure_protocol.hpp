@@ -66,6 +66,13 @@ struct MeasureProtocol {
   /// so the round stays queued ahead of the GPU and the gap is exact in GPU time. 0 = none (the protocol); > 0 is a
   /// study variant, in to_json() as "gap_us".
   double gap_us = 0;
+  /// cold-l2-v3: this many tiny kernels (one-SM busy waits of tail_kernel_us) queued after each round's last sample,
+  /// so that every sample runs with work still queued behind it, as in a stream that serves a model. Without them
+  /// (cold-l2-v2) a sample's time depends on its place in the round: on an H100, ~10 us GEMMs timed 2-4% slower in
+  /// the round's first two places than in its last two, kernel durations equal (CUPTI), and 16 or more such
+  /// kernels removed the difference (results/h200/queue-tail-2026-12-06.md). 0 = none (v2); only the cold-l2 engine.
+  int tail_kernels = 0;
+  double tail_kernel_us = 1;
 
   // isolated-v1: back-to-back launches timed by one event pair per sample.
   int launches_per_sample = 20;
@@ -78,6 +85,13 @@ struct MeasureProtocol {
   double max_seconds = 2.0;
 
   static MeasureProtocol cold_l2() { return {}; }
+  /// cold-l2-v3: cold-l2-v2 with a queue tail of kV3TailKernels kernels after each round (tail_kernels).
+  static constexpr int kV3TailKernels = 32;
+  static MeasureProtocol cold_l2_v3() {
+    MeasureProtocol p;
+    p.tail_kernels = kV3TailKernels;
+    return p;
+  }
   static MeasureProtocol hot_graph() {
     MeasureProtocol p;
     p.kind = ProtocolKind::kHotGraph;
@@ -101,10 +115,18 @@ struct MeasureProtocol {
   static MeasureProtocol of(ProtocolKind k) {
     return k == ProtocolKind::kColdL2 ? cold_l2() : k == ProtocolKind::kHotGraph ? hot_graph() : isolated();
   }
+  /// A measuring protocol by kind ("cold-l2", "hot-graph", "isolated": as of()) or by name ("cold-l2-v2",
+  /// "cold-l2-v3", "hot-graph-v1", "isolated-v1"). The adaptive cold-l2-v1 is the sweep's timer, not one of these.
+  /// Throws Error(kUsage) naming the choices.
+  static MeasureProtocol named(std::string_view s);
 
-  /// 1 for cold-l2-v1, hot-graph-v1 and isolated-v1, 2 for cold-l2-v2.
-  int version() const { return kind == ProtocolKind::kColdL2 && !adaptive ? 2 : 1; }
-  /// "cold-l2-v1" / "cold-l2-v2" / "hot-graph-v1" / "isolated-v1": the key winners and comparisons are grouped by.
+  /// 1 for cold-l2-v1, hot-graph-v1 and isolated-v1, 2 for cold-l2-v2, 3 for cold-l2-v3 (a queue tail).
+  int version() const {
+    if (kind != ProtocolKind::kColdL2 || adaptive) return 1;
+    return tail_kernels > 0 ? 3 : 2;
+  }
+  /// "cold-l2-v1" / "cold-l2-v2" / "cold-l2-v3" / "hot-graph-v1" / "isolated-v1": the key winners and comparisons are
+  /// grouped by.
   std::string name() const;
   /// True for the settings of the protocol as named: Williams order and no gap. The study variants (another
   /// order, a gap) are measured under the same name and recorded in to_json(), but never stored.
@@ -123,6 +145,14 @@ struct MeasureProtocol {
   /// or when isolated-v1 is given a round setting (an order other than Williams, a gap: it has no rounds).
   void validate() const;
 };
+
+/// The choices of MeasureProtocol::named, for option checks and messages.
+inline constexpr const char* kMeasuringProtocols[] = {"cold-l2",    "cold-l2-v2", "cold-l2-v3", "hot-graph",
+                                                      "hot-graph-v1", "isolated", "isolated-v1"};
+
+/// True when a stored measurement's protocol `name` (e.g. "cold-l2-v3") is selected by `filter`: a kind
+/// ("cold-l2") selects every version of it, a name only itself.
+bool protocol_selected(std::string_view filter, std::string_view name);
 
 /// Bytes of the L2 flush buffer of a cold-l2 protocol on a device with `l2_bytes` of L2: flush_factor x L2,
 /// at least 64 MiB, a multiple of 16 (the flush kernel's 16-byte accesses). The one place this is computed.

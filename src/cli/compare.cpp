@@ -57,10 +57,10 @@ struct Args {
 int run_m_grid(const Args& a, const CompareStatsOptions& stats) {
   if (a.copy_limit && a.copy_limit_flag->count() > 0)
     DGT_THROW(ErrorKind::kUsage, "--copy-limit: --m-grid does not time the copy limit (drop --copy-limit)");
-  if (a.protocol == "isolated" || a.side_order != "williams" || a.gap_us != 0)
+  if (a.protocol.rfind("isolated", 0) == 0 || a.side_order != "williams" || a.gap_us != 0)
     DGT_THROW(ErrorKind::kUsage,
               "--protocol isolated / --side-order / --gap-us: --m-grid measures the standard protocols only "
-              "(cold-l2 or hot-graph, Williams order, no gap)");
+              "(cold-l2-v2, cold-l2-v3 or hot-graph, Williams order, no gap)");
   CoverageRunOptions o;
   o.shapes_path = a.shapes;
   o.shapes = ShapesOption{a.shapes, a.output}.load(/*with_grouped=*/true);  // checked before the GPU or the DB
@@ -72,7 +72,7 @@ int run_m_grid(const Args& a, const CompareStatsOptions& stats) {
   o.ms = a.grid_ms;
   o.model = a.model;
   o.shard = a.shard.empty() ? Shard{} : parse_shard(a.shard);
-  o.protocol = MeasureProtocol::of(parse_protocol_kind(a.protocol.empty() ? "cold-l2" : a.protocol));
+  o.protocol = MeasureProtocol::named(a.protocol.empty() ? "cold-l2" : a.protocol);
   o.protocol.rounds = a.rounds;
   o.db_path = a.db.resolved();
   o.db_flag = a.db.flag();
@@ -88,7 +88,7 @@ int run_m_grid(const Args& a, const CompareStatsOptions& stats) {
 /// The protocol of a measuring compare: --protocol's kind with --rounds, and the protocol study's --side-order and
 /// --gap-us (isolated-v1: --launches); the combinations are checked by check_compare_protocol (eval/compare_run.hpp).
 MeasureProtocol protocol_of(const Args& a) {
-  MeasureProtocol p = MeasureProtocol::of(parse_protocol_kind(a.protocol.empty() ? "cold-l2" : a.protocol));
+  MeasureProtocol p = MeasureProtocol::named(a.protocol.empty() ? "cold-l2" : a.protocol);
   p.rounds = a.rounds;
   p.order = parse_side_order(a.side_order);
   p.gap_us = a.gap_us;
@@ -200,9 +200,11 @@ void add_compare(CLI::App& app, Action& action) {
   cmd.add_option("--device-a", a.device_a, "with --between: device of A (row id or hardware key)")->needs(between);
   cmd.add_option("--device-b", a.device_b, "with --between: device of B (row id or hardware key)")->needs(between);
   cmd.add_option("--protocol", a.protocol,
-                 "cold-l2 (default when measuring), hot-graph, or isolated (one kernel at a time, back-to-back launches "
-                 "after an L2 flush: absolute TFLOPS, not paired; isolated-v1); with --between: only that protocol")
-      ->check(CLI::IsMember({"cold-l2", "hot-graph", "isolated"}));
+                 "cold-l2 (default when measuring: cold-l2-v2), cold-l2-v3 (v2 with a queue tail after each round: "
+                 "no dependence on a sample's place in the round), hot-graph, or isolated (one kernel at a time, "
+                 "back-to-back launches after an L2 flush: absolute TFLOPS, not paired; isolated-v1); a kind or a "
+                 "versioned name; with --between: only that protocol (a kind: every version of it)")
+      ->check(CLI::IsMember(std::vector<std::string>(std::begin(kMeasuringProtocols), std::end(kMeasuringProtocols))));
   a.measuring_only.push_back(
       cmd.add_option("--rounds", a.rounds, "interleaved rounds per shape (isolated: samples per side)")
           ->transform(count(1, 100000))

@@ -75,8 +75,9 @@ void add_gate(CLI::App& app, Action& action) {
   cmd.add_option("--shapes", a.shapes, "shapes file (default with --baseline: the baseline's shapes)")
       ->check(input_file("shapes file"))
       ->group("Input");
-  cmd.add_option("--protocol", a.protocol, "cold-l2 | hot-graph (default: the baseline's; cold-l2 for --record)")
-      ->check(CLI::IsMember({"cold-l2", "hot-graph"}));
+  cmd.add_option("--protocol", a.protocol,
+                 "cold-l2 (cold-l2-v2) | cold-l2-v3 | hot-graph (default: the baseline's; cold-l2 for --record)")
+      ->check(CLI::IsMember({"cold-l2", "cold-l2-v2", "cold-l2-v3", "hot-graph", "hot-graph-v1"}));
   cmd.add_option("--rounds", a.rounds, "interleaved rounds per shape (default: the baseline's; 50 for --record)")
       ->transform(count(2, 100000));
   cmd.add_option("--search", a.search,

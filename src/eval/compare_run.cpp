@@ -219,8 +219,7 @@ std::vector<report::Table> compare_between(const std::string& a_path, const std:
   const int64_t da = pick_device(A, device_a, "--device-a", true), dbi = pick_device(B, device_b, "--device-b", true);
   auto filter = [&](std::vector<StoredMeasurement> v) {
     if (protocol.empty()) return v;
-    const std::string prefix = std::string(to_string(parse_protocol_kind(protocol))) + "-v";
-    std::erase_if(v, [&](const StoredMeasurement& m) { return m.protocol_name.rfind(prefix, 0) != 0; });
+    std::erase_if(v, [&](const StoredMeasurement& m) { return !protocol_selected(protocol, m.protocol_name); });
     return v;
   };
   // latest_measurements refuses damaged rows (side indexes, samples that are not a positive finite time).

@@ -179,7 +179,7 @@ int run_gate(const GateRunOptions& o) {
       DGT_THROW(ErrorKind::kUsage, "{}: protocol: {}", o.baseline_path, e.message());
     }
   } else {
-    protocol = MeasureProtocol::of(parse_protocol_kind(o.protocol.empty() ? "cold-l2" : o.protocol));
+    protocol = MeasureProtocol::named(o.protocol.empty() ? "cold-l2" : o.protocol);
     // A protocol other than the baseline's could only be refused after every shape was measured.
     if (baseline && protocol_name_of(baseline->protocol) != protocol.name())
       DGT_THROW(ErrorKind::kUsage,

@@ -263,7 +263,11 @@ expect 2 "--between: At least 2 required but received 1" "$bin" compare --betwee
 expect 2 "--device-a requires --between" "$bin" compare --shapes "$tmp/one.txt" --device-a 1
 expect 2 "--rounds requires --shapes" "$bin" compare --between "$tmp/empty.db" "$tmp/empty.db" --rounds 5
 expect 2 "--save requires --shapes" "$bin" compare --between "$tmp/empty.db" "$tmp/empty.db" --save "$tmp/s.db"
-expect 2 "--protocol: warm not in {cold-l2,hot-graph,isolated}" "$bin" compare --shapes "$tmp/one.txt" --protocol warm
+expect 2 "--protocol: warm not in {cold-l2,cold-l2-v2,cold-l2-v3,hot-graph,hot-graph-v1,isolated,isolated-v1}" "$bin" compare --shapes "$tmp/one.txt" --protocol warm
+expect 2 "--protocol: cold-l2-v1 not in" "$bin" compare --shapes "$tmp/one.txt" --protocol cold-l2-v1
+expect 2 "--protocol isolated / --side-order / --gap-us: --m-grid measures the standard protocols only" "$bin" compare --shapes "$tmp/one.txt" --m-grid --protocol isolated-v1
+expect 2 "--save: --side-order reversed / --gap-us 0 are protocol-study variants of cold-l2-v3" "$bin" compare --shapes "$tmp/one.txt" --protocol cold-l2-v3 --side-order reversed --save "$tmp/study.db"
+expect 2 "--protocol: isolated not in" "$bin" gate --record "$tmp/g.json" --shapes "$tmp/one.txt" --protocol isolated
 # compare's protocol-study options (docs/measurement.md "The protocol study"): bad values and combinations name the option and the rule.
 expect 2 "--side-order: up not in {williams,fixed,reversed}" "$bin" compare --shapes "$tmp/one.txt" --side-order up
 expect 2 "--gap-us: -1 is out of range: want a number from 0 to" "$bin" compare --shapes "$tmp/one.txt" --gap-us -1

@@ -2,6 +2,7 @@
 // rounds under both protocols, with the output checked after replay.
 #include "harness.hpp"
 
+#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
 #include "bench/cublaslt_baseline.hpp"
@@ -73,6 +74,26 @@ const Case kCases[] = {
 
 TEST(Engine, ColdL2Rounds) {
   for (const Case& c : kCases) run_case(c, MeasureProtocol::cold_l2());
+}
+
+// cold-l2-v3: the same rounds with the queue tail (32 one-SM kernels after each round); the result names it.
+TEST(Engine, ColdL2V3Rounds) {
+  Gpu& gpu = Gpu::get();
+  for (const Case& c : kCases) run_case(c, MeasureProtocol::cold_l2_v3());
+  const Problem p = Problem::dense(256, 256, 256);
+  ProblemData data(p, *gpu.util, 5, gpu.stream);
+  auto kernel = gpu.kernel(KernelSpec::of(KernelConfig::parse_key("128x128x128_s4_wg2_sw128_c1x1_rm8_direct_sk1"), p));
+  const jit::GemmOperands ops = data.operands();
+  MeasureProtocol v3 = MeasureProtocol::cold_l2_v3();
+  v3.rounds = 4;
+  RoundsResult r = measure_sides(*gpu.util, gpu.device, v3, gpu.stream,
+                                 {{"a", [&](cudaStream_t s) { kernel->launch(p, ops, s); }},
+                                  {"b", [&](cudaStream_t s) { kernel->launch(p, ops, s); }}});
+  const auto j = nlohmann::json::parse(r.protocol);
+  EXPECT_EQ(j.at("name"), "cold-l2-v3");
+  EXPECT_EQ(j.at("tail_kernels"), 32);
+  EXPECT_EQ(r.sides[0].samples, 4);
+  EXPECT_EQ(r.sides[1].samples, 4);
 }
 
 TEST(Engine, HotGraphRounds) {

@@ -358,5 +358,73 @@ TEST(MeasureProtocol, NamesJsonAndValidation) {
   EXPECT_THROW(b.validate(), Error);
 }
 
+// cold-l2-v3 is cold-l2-v2 with a queue tail; v2's JSON (stored with every measurement) does not change.
+TEST(MeasureProtocol, ColdL2V3QueueTail) {
+  const MeasureProtocol v3 = MeasureProtocol::cold_l2_v3();
+  EXPECT_EQ(v3.name(), "cold-l2-v3");
+  EXPECT_EQ(v3.version(), 3);
+  EXPECT_EQ(v3.tail_kernels, 32);
+  auto j = nlohmann::json::parse(v3.to_json());
+  EXPECT_EQ(j.at("name"), "cold-l2-v3");
+  EXPECT_EQ(j.at("version"), 3);
+  EXPECT_EQ(j.at("tail_kernels"), 32);
+  EXPECT_DOUBLE_EQ(j.at("tail_kernel_us").get<double>(), 1.0);
+  EXPECT_EQ(j.at("flush"), "write+read");
+  EXPECT_FALSE(nlohmann::json::parse(MeasureProtocol::cold_l2().to_json()).contains("tail_kernels"));
+  EXPECT_EQ(MeasureProtocol::from_json(v3.to_json()).to_json(), v3.to_json());
+  EXPECT_EQ(MeasureProtocol::from_json(v3.to_json()).name(), "cold-l2-v3");
+  // A stored v3 JSON with another tail keeps it; a version this build does not know is refused, naming both.
+  MeasureProtocol t = MeasureProtocol::from_json(R"({"kind":"cold-l2","version":3,"tail_kernels":8})");
+  EXPECT_EQ(t.tail_kernels, 8);
+  EXPECT_EQ(t.name(), "cold-l2-v3");
+  try {
+    MeasureProtocol::from_json(R"({"kind":"cold-l2","version":4})");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("cold-l2-v2 and cold-l2-v3"), std::string::npos) << e.what();
+  }
+  // A v3 JSON whose tail is 0 is v2 in all but name: refused rather than read as v2.
+  EXPECT_THROW(MeasureProtocol::from_json(R"({"kind":"cold-l2","version":3,"tail_kernels":0})"), Error);
+
+  EXPECT_NO_THROW(v3.validate());
+  MeasureProtocol b = v3;
+  b.tail_kernels = 5000;
+  EXPECT_THROW(b.validate(), Error);
+  b = v3;
+  b.tail_kernel_us = 0;
+  EXPECT_THROW(b.validate(), Error);
+  b = MeasureProtocol::hot_graph();
+  b.tail_kernels = 4;
+  EXPECT_THROW(b.validate(), Error);  // the tail is cold-l2's
+  b = MeasureProtocol::cold_l2_adaptive();
+  b.tail_kernels = 4;
+  EXPECT_THROW(b.validate(), Error);  // and the engine's, not the sweep timer's
+}
+
+TEST(MeasureProtocol, NamedByKindOrVersion) {
+  EXPECT_EQ(MeasureProtocol::named("cold-l2").name(), "cold-l2-v2");  // the kind: today's default version
+  EXPECT_EQ(MeasureProtocol::named("cold-l2-v2").name(), "cold-l2-v2");
+  EXPECT_EQ(MeasureProtocol::named("cold-l2-v3").name(), "cold-l2-v3");
+  EXPECT_EQ(MeasureProtocol::named("hot-graph-v1").name(), "hot-graph-v1");
+  EXPECT_EQ(MeasureProtocol::named("isolated").name(), "isolated-v1");
+  for (const char* bad : {"cold-l2-v1", "cold-l2-v4", "warm", ""}) {
+    try {
+      MeasureProtocol::named(bad);
+      FAIL() << bad;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::kUsage);
+      EXPECT_NE(std::string(e.what()).find("cold-l2-v3"), std::string::npos) << e.what();
+    }
+  }
+  // --between's filter: a kind selects every version, a name only itself.
+  EXPECT_TRUE(protocol_selected("cold-l2", "cold-l2-v3"));
+  EXPECT_TRUE(protocol_selected("cold-l2", "cold-l2-v2"));
+  EXPECT_FALSE(protocol_selected("cold-l2", "hot-graph-v1"));
+  EXPECT_TRUE(protocol_selected("cold-l2-v3", "cold-l2-v3"));
+  EXPECT_FALSE(protocol_selected("cold-l2-v3", "cold-l2-v2"));
+  EXPECT_FALSE(protocol_selected("cold-l2-v2", "cold-l2-v3"));
+  EXPECT_TRUE(protocol_selected("", "hot-graph-v1"));
+}
+
 }  // namespace
 }  // namespace dgt
