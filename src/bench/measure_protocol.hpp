@@ -68,9 +68,9 @@ struct MeasureProtocol {
   double gap_us = 0;
   /// cold-l2-v3: this many tiny kernels (one-SM busy waits of tail_kernel_us) queued after each round's last sample,
   /// so that every sample runs with work still queued behind it, as in a stream that serves a model. Without them
-  /// (cold-l2-v2) a sample's time depends on its place in the round: on an H100, ~10 us GEMMs timed 2-4% slower in
-  /// the round's first two places than in its last two, kernel durations equal (CUPTI), and 16 or more such
-  /// kernels removed the difference (results/h200/queue-tail-2026-12-06.md). 0 = none (v2); only the cold-l2 engine.
+  /// (cold-l2-v2) a sample's time depends on its place in the round: on an H100, 9-20 us GEMMs timed 5-8% slower in
+  /// the round's slowest place than in its fastest, kernel durations equal (CUPTI), and 16 or more such kernels cut
+  /// that to under 1% (results/h200/queue-tail-2026-12-06.md). 0 = none (v2); only the cold-l2 engine.
   int tail_kernels = 0;
   double tail_kernel_us = 1;
 
