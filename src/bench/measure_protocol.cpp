@@ -126,8 +126,12 @@ MeasureProtocol MeasureProtocol::from_json(const std::string& text) {
   else
     DGT_THROW(ErrorKind::kInvalid, "unknown protocol kind '{}' in {}", kind, text);
   const int version = j.value("version", 0);
-  if (p.kind == ProtocolKind::kColdL2 && version == 3)
+  if (p.kind == ProtocolKind::kColdL2 && version == 3) {
     p.tail_kernels = j.value("tail_kernels", kV3TailKernels), p.tail_kernel_us = j.value("tail_kernel_us", 1.0);
+    if (p.tail_kernels <= 0)
+      DGT_THROW(ErrorKind::kInvalid, "protocol cold-l2-v3 with tail_kernels = {}: v3 is the engine with a queue tail "
+                "(at least one kernel)", p.tail_kernels);
+  }
   if (version != p.version())
     DGT_THROW(ErrorKind::kInvalid, "protocol {} version {} is not implemented by this build (it implements {})", kind,
               version, p.kind == ProtocolKind::kColdL2 ? "cold-l2-v2 and cold-l2-v3" : p.name());

@@ -1,12 +1,14 @@
 // The one description of a timing protocol: what one sample is and every setting that changes what a number
-// means. Four protocols, each named by its kind and version:
+// means. Five protocols, each named by its kind and version:
 //   cold-l2-v1  the sweep's adaptive single-side timer (bench/protocol.hpp Timer): samples until the median's
 //               relative standard error is small enough;
 //   cold-l2-v2  the interleaved engine (bench/rounds.hpp, bench/device_sides.hpp), cold L2, fixed rounds;
+//   cold-l2-v3  cold-l2-v2 plus a queue tail of tiny kernels after each round (tail_kernels), so that no sample's
+//               time depends on its place in the round;
 //   hot-graph-v1 the interleaved engine, warm L2, CUDA-graph replays;
 //   isolated-v1 one side at a time, back-to-back launches after a clean L2 flush (bench/isolated_sides.hpp): the
 //               absolute-TFLOPS protocol; `compare --protocol isolated` only, never stored in a tuning DB.
-// The first three are stored by name with every trial, baseline and measurement made under them. Numbers of
+// All but isolated-v1 are stored by name with every trial, baseline and measurement made under them. Numbers of
 // different protocols are not comparable sample for sample. Host only, no CUDA: unit-tested.
 #pragma once
 
@@ -133,8 +135,8 @@ struct MeasureProtocol {
   bool is_standard() const { return order == SideOrder::kWilliams && gap_us == 0; }
   /// The JSON stored with every measurement, keys sorted: cold-l2-v1 {"name", "flush", "flush_factor_l2",
   /// "warmup", "min_samples", "max_samples", "target_rse", "max_seconds", "timer", "statistic"}; the engine's
-  /// {"name", "kind", "version", ...every field that applies..., "order", and "gap_us" only when > 0 (so the
-  /// standard protocols' JSON is what it was)}; isolated-v1's {"name", "kind", "version", "rounds",
+  /// {"name", "kind", "version", ...every field that applies..., "order", "gap_us" only when > 0 and
+  /// "tail_kernels" / "tail_kernel_us" only for cold-l2-v3 (so the older protocols' JSON is what it was)}; isolated-v1's {"name", "kind", "version", "rounds",
   /// "launches_per_sample", "warmup", "flush", "flush_factor_l2", "clock_*", "lead_in_us", "l2", "order", "timer",
   /// "statistic"}.
   std::string to_json() const;

@@ -23,7 +23,7 @@ struct CompareStatsOptions {
 struct CompareRunOptions {
   std::string shapes_path;          ///< for the title
   std::vector<ShapeEntry> shapes;   ///< loaded and checked by the caller
-  MeasureProtocol protocol;         ///< cold-l2-v2, hot-graph-v1 or isolated-v1, rounds, order and gap inside
+  MeasureProtocol protocol;         ///< cold-l2-v2/v3, hot-graph-v1 or isolated-v1, rounds, order and gap inside
   std::string db_path;              ///< read-only; missing: every shape runs the default config
   std::string db_flag = "--db";     ///< how the user named db_path, for messages
   std::string save_path;            ///< empty: nothing stored; else every sample goes into this DB

@@ -30,7 +30,7 @@ struct GroupedCompareOptions {
   KernelConfig config;                   ///< the grouped kernel's config (the grouped rules checked before the GPU)
   std::optional<KernelConfig> dense_config;  ///< the dense side's; empty: default_config of the dense problem
   std::optional<KernelConfig> vs_config;     ///< the grouped-vs side's (the grouped rules checked too); empty: no side
-  MeasureProtocol protocol;              ///< cold-l2-v2, hot-graph-v1 or isolated-v1
+  MeasureProtocol protocol;              ///< cold-l2-v2/v3, hot-graph-v1 or isolated-v1
   int device = 0;
   std::string cache_dir;
   uint64_t seed = 20261129;
