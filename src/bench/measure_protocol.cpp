@@ -101,10 +101,14 @@ std::string MeasureProtocol::to_json() const {
   return j.dump();  // nlohmann::json objects keep their keys sorted
 }
 
-MeasureProtocol MeasureProtocol::from_json(const std::string& text) {
+namespace {
+
+/// from_json's reading; a field of the wrong JSON type throws nlohmann's exception, which from_json turns into
+/// Error(kInvalid).
+MeasureProtocol protocol_from_fields(const std::string& text) {
   nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_object() && j.value("name", std::string()) == kAdaptiveName && !j.contains("kind")) {
-    MeasureProtocol p = cold_l2_adaptive();
+    MeasureProtocol p = MeasureProtocol::cold_l2_adaptive();
     p.warmup = j.value("warmup", p.warmup);
     p.flush_factor = j.value("flush_factor_l2", p.flush_factor);
     p.min_samples = j.value("min_samples", p.min_samples);
@@ -127,7 +131,8 @@ MeasureProtocol MeasureProtocol::from_json(const std::string& text) {
     DGT_THROW(ErrorKind::kInvalid, "unknown protocol kind '{}' in {}", kind, text);
   const int version = j.value("version", 0);
   if (p.kind == ProtocolKind::kColdL2 && version == 3) {
-    p.tail_kernels = j.value("tail_kernels", kV3TailKernels), p.tail_kernel_us = j.value("tail_kernel_us", 1.0);
+    p.tail_kernels = j.value("tail_kernels", MeasureProtocol::kV3TailKernels);
+    p.tail_kernel_us = j.value("tail_kernel_us", 1.0);
     if (p.tail_kernels <= 0)
       DGT_THROW(ErrorKind::kInvalid, "protocol cold-l2-v3 with tail_kernels = {}: v3 is the engine with a queue tail "
                 "(at least one kernel)", p.tail_kernels);
@@ -152,6 +157,16 @@ MeasureProtocol MeasureProtocol::from_json(const std::string& text) {
     }
   }
   return p;
+}
+
+}  // namespace
+
+MeasureProtocol MeasureProtocol::from_json(const std::string& text) {
+  try {
+    return protocol_from_fields(text);
+  } catch (const nlohmann::json::exception& e) {
+    DGT_THROW(ErrorKind::kInvalid, "protocol JSON with a field of the wrong type ({}): {}", e.what(), text);
+  }
 }
 
 void MeasureProtocol::validate() const {

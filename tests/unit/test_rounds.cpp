@@ -344,6 +344,17 @@ TEST(MeasureProtocol, NamesJsonAndValidation) {
   EXPECT_TRUE(MeasureProtocol::from_json(MeasureProtocol::cold_l2_adaptive().to_json()).adaptive);
   EXPECT_THROW(MeasureProtocol::from_json(R"({"name":"cold-l2-v3"})"), Error);
   EXPECT_THROW(MeasureProtocol::from_json(R"({"kind":"cold-l2","version":1})"), Error);
+  // A field of the wrong type is a dgt::Error naming the JSON, not nlohmann's exception.
+  for (const char* bad : {R"({"kind":"cold-l2","version":2,"rounds":"many"})",
+                          R"({"kind":"cold-l2","version":3,"tail_kernels":"x"})", R"({"kind":"cold-l2","version":"2"})"}) {
+    try {
+      MeasureProtocol::from_json(bad);
+      FAIL() << bad;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::kInvalid);
+      EXPECT_NE(std::string(e.what()).find("wrong type"), std::string::npos) << e.what();
+    }
+  }
   EXPECT_THROW(MeasureProtocol::from_json("not json"), Error);
 
   EXPECT_NO_THROW(MeasureProtocol::cold_l2().validate());
