@@ -174,7 +174,8 @@ void MeasureProtocol::validate() const {
     if (kind != ProtocolKind::kColdL2)
       DGT_THROW(ErrorKind::kInternal, "protocol {}: only cold-l2 has an adaptive timer", name());
     if (tail_kernels != 0)
-      DGT_THROW(ErrorKind::kInternal, "protocol {}: a queue tail is the engine's (cold-l2-v3), not the timer's", name());
+      DGT_THROW(ErrorKind::kInternal, "protocol {}: a queue tail is the engine's (cold-l2-v3), not the timer's",
+                name());
     if (min_samples < 1 || max_samples < min_samples)
       DGT_THROW(ErrorKind::kUsage, "--max-samples = {} must be >= 1 and >= --min-samples = {}", max_samples,
                 min_samples);
@@ -204,8 +205,9 @@ void MeasureProtocol::validate() const {
     DGT_THROW(ErrorKind::kInternal, "protocol {}: a queue tail ({} kernels) is cold-l2-v3's alone", name(),
               tail_kernels);
   if (tail_kernels < 0 || tail_kernels > 4096 || !(tail_kernel_us > 0 && tail_kernel_us <= 1000))
-    DGT_THROW(ErrorKind::kUsage, "protocol {}: tail_kernels = {} must be in [0, 4096] and tail_kernel_us = {} in (0, 1000]",
-              name(), tail_kernels, tail_kernel_us);
+    DGT_THROW(ErrorKind::kUsage,
+              "protocol {}: tail_kernels = {} must be in [0, 4096] and tail_kernel_us = {} in (0, 1000]", name(),
+              tail_kernels, tail_kernel_us);
   if (warmup < 0) DGT_THROW(ErrorKind::kUsage, "protocol {}: warmup = {} must be >= 0", name(), warmup);
   if (graph_launches < 1)
     DGT_THROW(ErrorKind::kUsage, "protocol {}: graph_launches = {} must be >= 1", name(), graph_launches);

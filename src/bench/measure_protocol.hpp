@@ -136,9 +136,9 @@ struct MeasureProtocol {
   /// The JSON stored with every measurement, keys sorted: cold-l2-v1 {"name", "flush", "flush_factor_l2",
   /// "warmup", "min_samples", "max_samples", "target_rse", "max_seconds", "timer", "statistic"}; the engine's
   /// {"name", "kind", "version", ...every field that applies..., "order", "gap_us" only when > 0 and
-  /// "tail_kernels" / "tail_kernel_us" only for cold-l2-v3 (so the older protocols' JSON is what it was)}; isolated-v1's {"name", "kind", "version", "rounds",
-  /// "launches_per_sample", "warmup", "flush", "flush_factor_l2", "clock_*", "lead_in_us", "l2", "order", "timer",
-  /// "statistic"}.
+  /// "tail_kernels" / "tail_kernel_us" only for cold-l2-v3 (so the older protocols' JSON is what it was)};
+  /// isolated-v1's {"name", "kind", "version", "rounds", "launches_per_sample", "warmup", "flush", "flush_factor_l2",
+  /// "clock_*", "lead_in_us", "l2", "order", "timer", "statistic"}.
   std::string to_json() const;
   /// Inverse of to_json() (missing optional fields take the defaults). Throws Error(kInvalid) on text that is
   /// not JSON, an unknown kind, or a version this build does not implement.

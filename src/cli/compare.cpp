@@ -85,8 +85,9 @@ int run_m_grid(const Args& a, const CompareStatsOptions& stats) {
   return 0;
 }
 
-/// The protocol of a measuring compare: --protocol's kind or name (MeasureProtocol::named) with --rounds, and the protocol study's --side-order and
-/// --gap-us (isolated-v1: --launches); the combinations are checked by check_compare_protocol (eval/compare_run.hpp).
+/// The protocol of a measuring compare: --protocol's kind or name (MeasureProtocol::named) with --rounds, and the
+/// protocol study's --side-order and --gap-us (isolated-v1: --launches); the combinations are checked by
+/// check_compare_protocol (eval/compare_run.hpp).
 MeasureProtocol protocol_of(const Args& a) {
   MeasureProtocol p = MeasureProtocol::named(a.protocol.empty() ? "cold-l2" : a.protocol);
   p.rounds = a.rounds;

@@ -20,7 +20,8 @@ struct GateRunOptions {
   /// The shapes to measure (a shapes file's, loaded and checked by the caller); empty with a baseline: the
   /// baseline's shapes. A record needs them.
   std::vector<ShapeEntry> shapes;
-  std::string protocol;  ///< a kind or name of MeasureProtocol::named (not isolated); empty: the baseline's (check) or cold-l2 (record)
+  /// A kind or name of MeasureProtocol::named (not isolated); empty: the baseline's (check) or cold-l2 (record).
+  std::string protocol;
   int rounds = 0;        ///< 0: the baseline's (check) or kRecordRounds (record)
   int search = 0;        ///< > 0: gate the fastest of the cost model's top K candidates screened now
   double threshold_pct = 5, confidence = 0.95;

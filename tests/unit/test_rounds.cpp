@@ -345,8 +345,9 @@ TEST(MeasureProtocol, NamesJsonAndValidation) {
   EXPECT_THROW(MeasureProtocol::from_json(R"({"name":"cold-l2-v3"})"), Error);
   EXPECT_THROW(MeasureProtocol::from_json(R"({"kind":"cold-l2","version":1})"), Error);
   // A field of the wrong type is a dgt::Error naming the JSON, not nlohmann's exception.
-  for (const char* bad : {R"({"kind":"cold-l2","version":2,"rounds":"many"})",
-                          R"({"kind":"cold-l2","version":3,"tail_kernels":"x"})", R"({"kind":"cold-l2","version":"2"})"}) {
+  for (const char* bad :
+       {R"({"kind":"cold-l2","version":2,"rounds":"many"})", R"({"kind":"cold-l2","version":3,"tail_kernels":"x"})",
+        R"({"kind":"cold-l2","version":"2"})"}) {
     try {
       MeasureProtocol::from_json(bad);
       FAIL() << bad;
