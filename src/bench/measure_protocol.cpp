@@ -40,9 +40,12 @@ MeasureProtocol MeasureProtocol::named(std::string_view s) {
 
 bool protocol_selected(std::string_view filter, std::string_view name) {
   if (filter.empty()) return true;
-  if (filter.find("-v") != std::string_view::npos) return filter == name;
-  const std::string prefix = std::string(to_string(parse_protocol_kind(filter))) + "-v";
-  return name.substr(0, prefix.size()) == prefix;
+  for (ProtocolKind k : {ProtocolKind::kColdL2, ProtocolKind::kHotGraph, ProtocolKind::kIsolated})
+    if (filter == to_string(k)) {  // a kind: every version of it
+      const std::string prefix = std::string(filter) + "-v";
+      return name.substr(0, prefix.size()) == prefix;
+    }
+  return filter == name;
 }
 
 std::string MeasureProtocol::name() const { return fmt::format("{}-v{}", to_string(kind), version()); }

@@ -57,7 +57,8 @@ struct Args {
 int run_m_grid(const Args& a, const CompareStatsOptions& stats) {
   if (a.copy_limit && a.copy_limit_flag->count() > 0)
     DGT_THROW(ErrorKind::kUsage, "--copy-limit: --m-grid does not time the copy limit (drop --copy-limit)");
-  if (a.protocol.rfind("isolated", 0) == 0 || a.side_order != "williams" || a.gap_us != 0)
+  const MeasureProtocol protocol = MeasureProtocol::named(a.protocol.empty() ? "cold-l2" : a.protocol);
+  if (protocol.kind == ProtocolKind::kIsolated || a.side_order != "williams" || a.gap_us != 0)
     DGT_THROW(ErrorKind::kUsage,
               "--protocol isolated / --side-order / --gap-us: --m-grid measures the standard protocols only "
               "(cold-l2-v2, cold-l2-v3 or hot-graph, Williams order, no gap)");
@@ -72,7 +73,7 @@ int run_m_grid(const Args& a, const CompareStatsOptions& stats) {
   o.ms = a.grid_ms;
   o.model = a.model;
   o.shard = a.shard.empty() ? Shard{} : parse_shard(a.shard);
-  o.protocol = MeasureProtocol::named(a.protocol.empty() ? "cold-l2" : a.protocol);
+  o.protocol = protocol;
   o.protocol.rounds = a.rounds;
   o.db_path = a.db.resolved();
   o.db_flag = a.db.flag();

@@ -77,7 +77,12 @@ void add_gate(CLI::App& app, Action& action) {
       ->group("Input");
   cmd.add_option("--protocol", a.protocol,
                  "cold-l2 (cold-l2-v2) | cold-l2-v3 | hot-graph (default: the baseline's; cold-l2 for --record)")
-      ->check(CLI::IsMember({"cold-l2", "cold-l2-v2", "cold-l2-v3", "hot-graph", "hot-graph-v1"}));
+      ->check(CLI::IsMember([] {
+        std::vector<std::string> v;  // compare's choices but isolated: the gate reads paired rounds
+        for (const char* p : kMeasuringProtocols)
+          if (MeasureProtocol::named(p).kind != ProtocolKind::kIsolated) v.emplace_back(p);
+        return v;
+      }()));
   cmd.add_option("--rounds", a.rounds, "interleaved rounds per shape (default: the baseline's; 50 for --record)")
       ->transform(count(2, 100000));
   cmd.add_option("--search", a.search,

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <string_view>
-#include <tuple>
 #include <utility>
 
 #include "core/error.hpp"
@@ -184,39 +183,28 @@ std::optional<BaselineRecord> baseline_by_id(const Connection& c, const DeviceSc
   return read_baseline(c, s);
 }
 
-/// The trials of one (scope, problem, protocol): the WHERE condition of status_counts and trials_median_clock, and its
-/// bindings.
-constexpr const char* kProblemTrials =
-    " FROM trial WHERE device_id = :device_id AND environment_id = :environment_id AND problem_id = :problem_id AND "
-    "protocol_name = :protocol_name";
-
-void bind_problem_trials(Statement& s, const DeviceScope& scope, int64_t problem_id, const std::string& protocol) {
+/// One pass over the trials of one (scope, problem, protocol), claims aside: WinnerRow::status_counts, and the
+/// median SM clock of the verified ok trials that recorded one with their number (WinnerRow::trials_median_clock_mhz,
+/// clocked_trials). The median by hand: src/stats is not part of the runtime library this reader belongs to.
+void tally_trials(const Connection& c, const DeviceScope& scope, int64_t problem_id, const std::string& protocol,
+                  WinnerRow& w) {
+  Statement s(c,
+              "SELECT status AS status, CASE WHEN status = 'ok' AND verify_ok = 1 AND sm_clock_mhz > 0 THEN "
+              "sm_clock_mhz END AS mhz FROM trial WHERE device_id = :device_id AND environment_id = :environment_id "
+              "AND problem_id = :problem_id AND protocol_name = :protocol_name AND status != 'claimed'");
   bind_scope(s, scope);
   s.bind_int(":problem_id", problem_id);
   s.bind_text(":protocol_name", protocol);
-}
-
-std::map<std::string, int> status_counts(const Connection& c, const DeviceScope& scope, int64_t problem_id,
-                                         const std::string& protocol) {
-  Statement s(c, std::string("SELECT status AS status, count(*) AS n") + kProblemTrials +
-                     " AND status != 'claimed' GROUP BY status");
-  bind_problem_trials(s, scope, problem_id, protocol);
-  std::map<std::string, int> counts;
-  while (s.step()) counts[s.get_text("status")] = s.get_int32("n");
-  return counts;
-}
-
-/// Median SM clock of the verified ok trials of one (scope, problem, protocol) that recorded a clock, and their number.
-std::pair<double, int> trials_median_clock(const Connection& c, const DeviceScope& scope, int64_t problem_id,
-                                           const std::string& protocol) {
-  Statement s(c, std::string("SELECT sm_clock_mhz AS mhz") + kProblemTrials +
-                     " AND status = 'ok' AND verify_ok = 1 AND sm_clock_mhz > 0 ORDER BY sm_clock_mhz");
-  bind_problem_trials(s, scope, problem_id, protocol);
   std::vector<double> mhz;
-  while (s.step()) mhz.push_back(s.get_real("mhz"));
-  if (mhz.empty()) return {0.0, 0};
+  while (s.step()) {
+    ++w.status_counts[s.get_text("status")];
+    if (!s.is_null("mhz")) mhz.push_back(s.get_real("mhz"));
+  }
+  if (mhz.empty()) return;
+  std::sort(mhz.begin(), mhz.end());
   const size_t n = mhz.size();
-  return {n % 2 ? mhz[n / 2] : (mhz[n / 2 - 1] + mhz[n / 2]) / 2, static_cast<int>(n)};
+  w.trials_median_clock_mhz = n % 2 ? mhz[n / 2] : (mhz[n / 2 - 1] + mhz[n / 2]) / 2;
+  w.clocked_trials = static_cast<int>(n);
 }
 
 /// Adds the baselines, status counts and the trials' median clock (of the same protocol) to a winning trial.
@@ -227,8 +215,7 @@ WinnerRow complete_winner(const Connection& c, const DeviceScope& scope, int64_t
   w.protocol_name = protocol;
   w.cublas_default = baseline_by_id(c, scope, problem_id, kProviderCublasDefault, protocol);
   w.cublas_tuned = baseline_by_id(c, scope, problem_id, kProviderCublasTuned, protocol);
-  w.status_counts = status_counts(c, scope, problem_id, protocol);
-  std::tie(w.trials_median_clock_mhz, w.clocked_trials) = trials_median_clock(c, scope, problem_id, protocol);
+  tally_trials(c, scope, problem_id, protocol, w);
   return w;
 }
 

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -14,6 +15,17 @@
 
 namespace dgt {
 namespace {
+
+/// The dgt::Error `f` throws, or nullopt when it throws none.
+template <class F>
+std::optional<Error> error_of(F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e;
+  }
+  return std::nullopt;
+}
 
 /// A side's time and clock as a function of (side, round); records what the runner asked.
 class FakeSource : public SampleSource {
@@ -348,13 +360,10 @@ TEST(MeasureProtocol, NamesJsonAndValidation) {
   for (const char* bad :
        {R"({"kind":"cold-l2","version":2,"rounds":"many"})", R"({"kind":"cold-l2","version":3,"tail_kernels":"x"})",
         R"({"kind":"cold-l2","version":"2"})"}) {
-    try {
-      MeasureProtocol::from_json(bad);
-      FAIL() << bad;
-    } catch (const Error& e) {
-      EXPECT_EQ(e.kind(), ErrorKind::kInvalid);
-      EXPECT_NE(std::string(e.what()).find("wrong type"), std::string::npos) << e.what();
-    }
+    const auto e = error_of([&] { MeasureProtocol::from_json(bad); });
+    ASSERT_TRUE(e) << bad;
+    EXPECT_EQ(e->kind(), ErrorKind::kInvalid);
+    EXPECT_NE(std::string(e->what()).find("wrong type"), std::string::npos) << e->what();
   }
   EXPECT_THROW(MeasureProtocol::from_json("not json"), Error);
 
@@ -389,20 +398,14 @@ TEST(MeasureProtocol, ColdL2V3QueueTail) {
   MeasureProtocol t = MeasureProtocol::from_json(R"({"kind":"cold-l2","version":3,"tail_kernels":8})");
   EXPECT_EQ(t.tail_kernels, 8);
   EXPECT_EQ(t.name(), "cold-l2-v3");
-  try {
-    MeasureProtocol::from_json(R"({"kind":"cold-l2","version":4})");
-    FAIL();
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("cold-l2-v2 and cold-l2-v3"), std::string::npos) << e.what();
-  }
+  const auto v4 = error_of([] { MeasureProtocol::from_json(R"({"kind":"cold-l2","version":4})"); });
+  ASSERT_TRUE(v4);
+  EXPECT_NE(std::string(v4->what()).find("cold-l2-v2 and cold-l2-v3"), std::string::npos) << v4->what();
   // A v3 JSON whose tail is 0 is v2 in all but name: refused rather than read as v2, naming the field.
-  try {
-    MeasureProtocol::from_json(R"({"kind":"cold-l2","version":3,"tail_kernels":0})");
-    FAIL();
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::kInvalid);
-    EXPECT_NE(std::string(e.what()).find("tail_kernels = 0"), std::string::npos) << e.what();
-  }
+  const auto tail0 = error_of([] { MeasureProtocol::from_json(R"({"kind":"cold-l2","version":3,"tail_kernels":0})"); });
+  ASSERT_TRUE(tail0);
+  EXPECT_EQ(tail0->kind(), ErrorKind::kInvalid);
+  EXPECT_NE(std::string(tail0->what()).find("tail_kernels = 0"), std::string::npos) << tail0->what();
 
   EXPECT_NO_THROW(v3.validate());
   MeasureProtocol b = v3;
@@ -426,13 +429,10 @@ TEST(MeasureProtocol, NamedByKindOrVersion) {
   EXPECT_EQ(MeasureProtocol::named("hot-graph-v1").name(), "hot-graph-v1");
   EXPECT_EQ(MeasureProtocol::named("isolated").name(), "isolated-v1");
   for (const char* bad : {"cold-l2-v1", "cold-l2-v4", "warm", ""}) {
-    try {
-      MeasureProtocol::named(bad);
-      FAIL() << bad;
-    } catch (const Error& e) {
-      EXPECT_EQ(e.kind(), ErrorKind::kUsage);
-      EXPECT_NE(std::string(e.what()).find("cold-l2-v3"), std::string::npos) << e.what();
-    }
+    const auto e = error_of([&] { MeasureProtocol::named(bad); });
+    ASSERT_TRUE(e) << bad;
+    EXPECT_EQ(e->kind(), ErrorKind::kUsage);
+    EXPECT_NE(std::string(e->what()).find("cold-l2-v3"), std::string::npos) << e->what();
   }
   // --between's filter: a kind selects every version, a name only itself.
   EXPECT_TRUE(protocol_selected("cold-l2", "cold-l2-v3"));
