@@ -41,6 +41,7 @@
 #include "common.cuh"
 #include "gemm/epilogue_direct.cuh"
 #include "gemm/epilogue_tma.cuh"
+#include "gemm/epilogue_tma_swap.cuh"
 #include "gemm/fp8_gemm_traits.cuh"
 #include "gemm/grouped_scheduler.cuh"
 #include "gemm/scales.cuh"
@@ -85,7 +86,7 @@ __device__ __forceinline__ u32 warpgroup_index() {
 template <u32 BLOCK_M, u32 BLOCK_N, u32 BLOCK_K, u32 kNumStages, u32 kNumMathWG, u32 kSwizzle, u32 kClusterM,
           u32 kClusterN, bool kRasterAlongM, u32 kGroup, bool kFastAccum, u32 kTypeA, u32 kTypeB, bool kTmaEpilogue,
           u32 kSplitMode, u32 kMainloop, u32 kPromoteEvery, u32 kScaleMode, u32 kOutType, bool kBias, u32 kAct,
-          u32 kGroupKind = 0>
+          u32 kGroupKind = 0, bool kSwapAB = false>
 __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
     fp8_gemm_kernel(const __grid_constant__ TmaDesc tma_a, const __grid_constant__ TmaDesc tma_b,
                     const __grid_constant__ TmaDesc tma_a_tail, const __grid_constant__ TmaDesc tma_b_tail,
@@ -109,6 +110,13 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
                 "skip test)");
   static_assert(!kGrouped || (kOutType == 0 && !kBias && kAct == 0 && (kScaleMode == 0 || kScaleMode == 2)),
                 "G4: grouped kernels: bf16 output, no bias or activation, per-tensor or block scales");
+
+  // Swap AB (the host runs the transposed problem D^T = B A^T; gemm/epilogue_tma_swap.cuh stores the tile transposed
+  // into D): rule R26, mirrored by src/space/resource_model.cpp.
+  static_assert(!kSwapAB || (!kGrouped && kTmaEpilogue && kOutType == 0 && !kBias && (kScaleMode == 0 || kScaleMode == 1) &&
+                             kMainloop != 4),
+                "R26: swap AB needs a dense kernel, the TMA-store epilogue, bf16 output, no bias, per-tensor or channel "
+                "scales and a mainloop other than pp");
 
 #if defined(DGT_HOST_SMEM_BYTES)
   // The host launches with the shared-memory size of its resource model (src/space/resource_model.cpp, rule R9),
@@ -352,7 +360,10 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
       const u32 m0 = w.m_block * BLOCK_M + row0_in_tile, n0 = w.n_block * BLOCK_N;
       if constexpr (kScaleMode == kScaleChannel)
         apply_channel_scales<T::kMmaPerWG, T::kAccPerMma>(acc, scale_a, scale_b, M, N, m0, n0);
-      if constexpr (kTmaEpilogue && !kGrouped) {
+      if constexpr (kSwapAB) {
+        store_tile_tma_swap<T::kMmaPerWG, T::kAccPerMma>(acc, staging + wg * T::kStagingPerWG, &tma_d, m0, n0, scale, wg,
+                                                         epi);
+      } else if constexpr (kTmaEpilogue && !kGrouped) {
         store_tile_tma<T::kMmaPerWG, T::kAccPerMma, T::kRowsPerWG, T::kEpiSwizzle, kOutType, T::kBiasBatch,
                        decltype(epi), T::kEpiRingBands>(acc, staging + wg * T::kStagingPerWG, &tma_d, d, ldd, M, N,
                                                         m0, n0, scale, wg, epi);

@@ -98,5 +98,15 @@ __device__ __forceinline__ void stmatrix_x4(u32 smem_addr, u32 r0, u32 r1, u32 r
 __device__ __forceinline__ void stmatrix_x2(u32 smem_addr, u32 r0, u32 r1) {
   asm volatile("stmatrix.sync.aligned.m8n8.x2.shared.b16 [%0], {%1, %2};" ::"r"(smem_addr), "r"(r0), "r"(r1) : "memory");
 }
+/// The same with .trans: each matrix is stored transposed, so the address of lanes 8q + c receives column c of
+/// matrix q (its 8 rows, 16 bytes). The swap-AB epilogue (gemm/epilogue_tma_swap.cuh) writes D^T tiles this way.
+__device__ __forceinline__ void stmatrix_x4_trans(u32 smem_addr, u32 r0, u32 r1, u32 r2, u32 r3) {
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};" ::"r"(smem_addr), "r"(r0), "r"(r1),
+               "r"(r2), "r"(r3)
+               : "memory");
+}
+__device__ __forceinline__ void stmatrix_x2_trans(u32 smem_addr, u32 r0, u32 r1) {
+  asm volatile("stmatrix.sync.aligned.m8n8.x2.trans.shared.b16 [%0], {%1, %2};" ::"r"(smem_addr), "r"(r0), "r"(r1) : "memory");
+}
 
 }  // namespace dgt::ptx

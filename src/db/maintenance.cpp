@@ -106,7 +106,8 @@ std::vector<std::pair<const char*, std::string>> config_columns(const KernelConf
           {"raster", quoted(to_string(k.raster))}, {"group_size", std::to_string(k.group)},
           {"epilogue", quoted(to_string(k.epilogue))}, {"split_k", std::to_string(k.split_k)},
           {"sms", std::to_string(k.sms)}, {"mainloop", quoted(to_string(k.mainloop))},
-          {"promote_every", std::to_string(k.promote_every)}, {"split_cluster", k.split_cluster ? "1" : "0"}};
+          {"promote_every", std::to_string(k.promote_every)}, {"split_cluster", k.split_cluster ? "1" : "0"},
+          {"swap_ab", k.swap_ab ? "1" : "0"}};
 }
 
 }  // namespace

@@ -252,9 +252,9 @@ int64_t TuningDb::upsert_config(const KernelConfig& cfg) {
     Statement s(
         c,
         "INSERT INTO config (key, block_m, block_n, block_k, num_stages, num_math_wg, swizzle, cluster_m, "
-        "cluster_n, raster, group_size, epilogue, split_k, sms, mainloop, promote_every, split_cluster) "
+        "cluster_n, raster, group_size, epilogue, split_k, sms, mainloop, promote_every, split_cluster, swap_ab) "
         "VALUES (:key, :block_m, :block_n, :block_k, :num_stages, :num_math_wg, :swizzle, :cluster_m, :cluster_n, "
-        ":raster, :group_size, :epilogue, :split_k, :sms, :mainloop, :promote_every, :split_cluster) "
+        ":raster, :group_size, :epilogue, :split_k, :sms, :mainloop, :promote_every, :split_cluster, :swap_ab) "
         "ON CONFLICT (key) DO NOTHING");
     s.bind_text(":key", key);
     s.bind_int(":block_m", cfg.block_m);
@@ -273,6 +273,7 @@ int64_t TuningDb::upsert_config(const KernelConfig& cfg) {
     s.bind_text(":mainloop", to_string(cfg.mainloop));
     s.bind_int(":promote_every", cfg.promote_every);
     s.bind_int(":split_cluster", cfg.split_cluster ? 1 : 0);
+    s.bind_int(":swap_ab", cfg.swap_ab ? 1 : 0);
     s.run();
   }
   Statement s(c, "SELECT id AS id FROM config WHERE key = :key");

@@ -117,7 +117,7 @@ void read_measurement(const Connection& c, const Statement& s, Measurement& m) {
 
 constexpr const char* kTrialSelect =
     "SELECT t.problem_id AS problem_id, c.key AS config_key, c.mainloop AS mainloop, c.promote_every AS promote_every, "
-    "c.split_cluster AS split_cluster, "
+    "c.split_cluster AS split_cluster, c.swap_ab AS swap_ab, "
     "t.compile_ms AS compile_ms, t.registers AS registers, "
     "t.spill_bytes AS spill_bytes, t.smem_bytes AS smem_bytes, " DGT_PROBLEM_COLUMNS ", " DGT_MEASUREMENT_COLUMNS(
         "t") " FROM trial t JOIN problem p ON p.id = t.problem_id JOIN config c ON c.id = t.config_id ";
@@ -143,12 +143,14 @@ TrialRecord read_trial(const Connection& c, const Statement& s) {
   const std::string mainloop = s.get_text("mainloop");
   const int promote_every = s.get_int32("promote_every");
   const int split_cluster = s.get_int32("split_cluster");
+  // Schema 12's swap_ab column likewise (keys without "_swapab": 0).
+  const int swap_ab = s.get_int32("swap_ab");
   if (mainloop != to_string(t.config.mainloop) || promote_every != t.config.promote_every ||
-      split_cluster != (t.config.split_cluster ? 1 : 0))
+      split_cluster != (t.config.split_cluster ? 1 : 0) || swap_ab != (t.config.swap_ab ? 1 : 0))
     DGT_THROW(ErrorKind::kSqlite,
-              "tuning database {}: config {} is stored with mainloop {}, promote_every {} and split_cluster {}, which "
-              "its key contradicts (damaged file?)",
-              c.path(), t.config.key(), mainloop, promote_every, split_cluster);
+              "tuning database {}: config {} is stored with mainloop {}, promote_every {}, split_cluster {} and swap_ab "
+              "{}, which its key contradicts (damaged file?)",
+              c.path(), t.config.key(), mainloop, promote_every, split_cluster, swap_ab);
   t.compile_ms = s.get_real("compile_ms");
   t.registers = s.get_int32("registers");
   t.spill_bytes = s.get_int32("spill_bytes");

@@ -19,7 +19,8 @@ GeneratedKernel generate_gemm(const KernelSpec& spec, const ResourceReport& res,
       "dgt::gemm::fp8_gemm_kernel<{}u, {}u, {}u, {}u, {}u, {}u, {}u, {}u, {}, {}u, {}, {}u, {}u, {}, {}u, {}u, {}u, {}u, {}u, {}, {}u>",
       c.block_m, c.block_n, c.block_k, c.num_stages, c.num_math_wg, c.swizzle, c.cluster_m, c.cluster_n,
       c.raster == Raster::kAlongM ? "true" : "false", c.group, spec.accum == Accum::kFast ? "true" : "false",
-      fp8_type_code(spec.a), fp8_type_code(spec.b), c.epilogue == Epilogue::kTma ? "true" : "false",
+      // Swap AB: the kernel's A is the problem's B (and the other way round).
+      fp8_type_code(c.swap_ab ? spec.b : spec.a), fp8_type_code(c.swap_ab ? spec.a : spec.b), c.epilogue == Epilogue::kTma ? "true" : "false",
       c.split_k > 1 ? (c.split_cluster ? c.split_k : 1) : 0,  // kSplitMode: 0 none, 1 workspace, S cluster split
       c.mainloop == Mainloop::kPp   ? 4
       : c.mainloop == Mainloop::k2o ? 3
@@ -27,6 +28,12 @@ GeneratedKernel generate_gemm(const KernelSpec& spec, const ResourceReport& res,
                                     : 1,
       c.promote_every, scale_mode_code(spec.scale), out_type_code(spec.d), spec.bias == Bias::kBF16 ? "true" : "false",
       act_code(spec.act));
+  // Swap AB: the last template arguments, kGroupKind 0 and kSwapAB (defaulted, so other kernels' name expressions stay
+  // as they were).
+  if (c.swap_ab) {
+    g.name_expression.pop_back();
+    g.name_expression += ", 0u, true>";
+  }
   g.source = fmt::format("// dgtune codegen v{} for {}\n#include \"gemm/fp8_gemm.cuh\"\n", kCodegenVersion,
                          spec.compiled_key());
   // The launch size comes from the host's resource model: the kernel checks its own layout against it.

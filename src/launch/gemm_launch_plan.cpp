@@ -22,12 +22,21 @@ GemmLaunchPlan::GemmLaunchPlan(const GemmKernel& kernel, const Problem& p, const
               p.label(), spec.key());
   // The main maps and the tail maps the last m-block / n-block loads through (a box of only the rows below M or N:
   // kernels/gemm/fp8_gemm_traits.cuh a_tail_rows); without a tail the main map goes in the tail slot too.
-  a_rows_ = a_box_rows(c, p.m), a_tail_rows_ = a_tail_box_rows(c, p.m);
-  b_rows_ = b_box_rows(c), b_tail_rows_ = b_tail_box_rows(c, p.n);
+  // Swap AB: the kernel computes D^T = B A^T; its operand maps, shape and scales are the transposed problem's.
+  kp_ = kernel_problem(c, p);
+  a_rows_ = a_box_rows(c, kp_.m), a_tail_rows_ = a_tail_box_rows(c, kp_.m);
+  b_rows_ = b_box_rows(c), b_tail_rows_ = b_tail_box_rows(c, kp_.n);
   out_bytes_ = dtype_bytes(p.d);
   tma_d_ = c.epilogue == Epilogue::kTma;
   // TMA stores only D's columns up to the last whole 16-byte unit of a row; the kernel writes the rest.
   if (tma_d_) d_map_ = epilogue_store_map(c, p.n, out_bytes_);
+  if (tma_d_ && c.swap_ab) {
+    // The swapped epilogue stores D^T tiles transposed: boxes of 64 columns of D (one m64 slice of the kernel's rows,
+    // 128 bytes) by BLOCK_N rows of D, 128-byte swizzled (kernels/gemm/epilogue_tma_swap.cuh). Rule P10 keeps N a
+    // multiple of 8, so every column of D is TMA's.
+    d_map_.cols = static_cast<uint64_t>(p.n);
+    d_map_.box_cols = 64, d_map_.box_rows = static_cast<uint32_t>(c.block_n), d_map_.swizzle = 128;
+  }
   if (c.splits_per_cluster() > 1 && grid_.splits != c.split_k)
     DGT_THROW(ErrorKind::kInvalid,
               "{} on {}: a cluster split needs all {} splits non-empty, but K = {} splits into {} (rule P9)",
@@ -38,7 +47,7 @@ GemmLaunchPlan::GemmLaunchPlan(const GemmKernel& kernel, const Problem& p, const
               p.label(), grid_.splits, kernel.workspace_bytes(p), kernel.counter_bytes(p));
   ws_ = ws;
   divisors_ = grid_.divisors();
-  const ScaleLayout sl = p.scales();
+  const ScaleLayout sl = kp_.scales();
   ld_sa_ = static_cast<unsigned>(sl.ld_a), ld_sb_ = static_cast<unsigned>(sl.ld_b);
   cfg_.gridDimX = static_cast<unsigned>(kernel.grid_size(p));
   cfg_.gridDimY = cfg_.gridDimZ = 1;
@@ -58,21 +67,26 @@ GemmLaunchPlan::GemmLaunchPlan(const GemmKernel& kernel, const Problem& p, const
 void GemmLaunchPlan::args(const GemmOperands& ops, Args& a) const {
   const KernelConfig& c = kernel_->spec().config;
   const Problem& p = p_;
-  // Operand slots of the cache key: 0 A, 1 B, 2 A tail, 3 B tail, 4 D.
-  cached_tensor_map(owner_, 0, ops.a, a.tma_a,
-                    [&] { return make_kmajor_tma("A", ops.a, p.m, p.k, p.lda, a_rows_, c.swizzle); });
-  cached_tensor_map(owner_, 1, ops.b, a.tma_b,
-                    [&] { return make_kmajor_tma("B", ops.b, p.n, p.k, p.ldb, b_rows_, c.swizzle); });
+  const Problem& kp = kp_;  // the kernel's problem (swap AB: the transpose; its A is the caller's B)
+  const void* ka = c.swap_ab ? ops.b : ops.a;
+  const void* kb = c.swap_ab ? ops.a : ops.b;
+  const char* ka_name = c.swap_ab ? "B" : "A";
+  const char* kb_name = c.swap_ab ? "A" : "B";
+  // Operand slots of the cache key: 0 the kernel's A, 1 its B, 2 A tail, 3 B tail, 4 D.
+  cached_tensor_map(owner_, 0, ka, a.tma_a,
+                    [&] { return make_kmajor_tma(ka_name, ka, kp.m, kp.k, kp.lda, a_rows_, c.swizzle); });
+  cached_tensor_map(owner_, 1, kb, a.tma_b,
+                    [&] { return make_kmajor_tma(kb_name, kb, kp.n, kp.k, kp.ldb, b_rows_, c.swizzle); });
   if (a_tail_rows_ == a_rows_)
     a.tma_a_tail = a.tma_a;
   else
-    cached_tensor_map(owner_, 2, ops.a, a.tma_a_tail,
-                      [&] { return make_kmajor_tma("A", ops.a, p.m, p.k, p.lda, a_tail_rows_, c.swizzle); });
+    cached_tensor_map(owner_, 2, ka, a.tma_a_tail,
+                      [&] { return make_kmajor_tma(ka_name, ka, kp.m, kp.k, kp.lda, a_tail_rows_, c.swizzle); });
   if (b_tail_rows_ == b_rows_)
     a.tma_b_tail = a.tma_b;
   else
-    cached_tensor_map(owner_, 3, ops.b, a.tma_b_tail,
-                      [&] { return make_kmajor_tma("B", ops.b, p.n, p.k, p.ldb, b_tail_rows_, c.swizzle); });
+    cached_tensor_map(owner_, 3, kb, a.tma_b_tail,
+                      [&] { return make_kmajor_tma(kb_name, kb, kp.n, kp.k, kp.ldb, b_tail_rows_, c.swizzle); });
   if (tma_d_)
     cached_tensor_map(owner_, 4, ops.d, a.tma_d, [&] {
       return make_store_tma("D", ops.d, out_bytes_, p.m, d_map_.cols, static_cast<uint64_t>(p.ldd) * out_bytes_,
@@ -82,10 +96,10 @@ void GemmLaunchPlan::args(const GemmOperands& ops, Args& a) const {
     a.tma_d = CUtensorMap{};
   check_operands(p, ops);  // after A, B, D: their errors come first
   a.d = ops.d;
-  a.scale_a = ops.scale_a;
-  a.scale_b = ops.scale_b;
+  a.scale_a = c.swap_ab ? ops.scale_b : ops.scale_a;
+  a.scale_b = c.swap_ab ? ops.scale_a : ops.scale_b;
   a.ld_sa = ld_sa_, a.ld_sb = ld_sb_;
-  a.m = static_cast<unsigned>(p.m), a.n = static_cast<unsigned>(p.n), a.k = static_cast<unsigned>(p.k);
+  a.m = static_cast<unsigned>(kp.m), a.n = static_cast<unsigned>(kp.n), a.k = static_cast<unsigned>(kp.k);
   a.ldd = static_cast<unsigned long long>(p.ldd);
   a.splits = static_cast<unsigned>(grid_.splits);
   a.partials = needs_ws_ ? ws_.partials : nullptr;

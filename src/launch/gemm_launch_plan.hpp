@@ -65,6 +65,7 @@ class GemmLaunchPlan {
  private:
   const GemmKernel* kernel_;
   Problem p_;
+  Problem kp_;  ///< the problem the kernel computes: p_, or its transpose with swap AB (kernel_problem)
   uint64_t owner_ = 0;  ///< tensor-map cache owner id; 0: encode every call
   int a_rows_, a_tail_rows_, b_rows_, b_tail_rows_;
   EpilogueStoreMap d_map_;  ///< TMA-store epilogue: the D map's columns, box and swizzle

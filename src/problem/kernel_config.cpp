@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -63,7 +64,17 @@ Raster parse_raster(std::string_view s, std::string_view where) {
 std::string KernelConfig::key() const {
   return fmt::format("{}x{}x{}_s{}_wg{}_sw{}_c{}x{}_r{}{}_{}_sk{}{}_sm{}_{}_p{}", block_m, block_n, block_k, num_stages,
                      num_math_wg, swizzle, cluster_m, cluster_n, to_string(raster), group, to_string(epilogue), split_k,
-                     split_cluster ? "c" : "", sms, to_string(mainloop), promote_every);
+                     split_cluster ? "c" : "", sms, to_string(mainloop), promote_every) +
+         (swap_ab ? "_swapab" : "");
+}
+
+Problem kernel_problem(const KernelConfig& c, const Problem& p) {
+  if (!c.swap_ab) return p;
+  Problem t = p;
+  std::swap(t.m, t.n);
+  std::swap(t.a, t.b);
+  std::swap(t.lda, t.ldb);
+  return t;
 }
 
 namespace {
@@ -93,13 +104,17 @@ int parse_int(std::string_view key, std::string_view token, std::string_view dig
 
 KernelConfig KernelConfig::parse_key(std::string_view key) {
   static constexpr const char* kFormat =
-      "BMxBNxBK_sSTAGES_wgW_swBYTES_cCMxCN_r{m|n}GROUP_{direct|tma}_skS[c]_smSMS_{1g|2g|2o|pp}_pP";
+      "BMxBNxBK_sSTAGES_wgW_swBYTES_cCMxCN_r{m|n}GROUP_{direct|tma}_skS[c]_smSMS_{1g|2g|2o|pp}_pP[_swapab]";
   auto tok = split(key, '_');
+  KernelConfig c;
+  if (tok.size() >= 12 && tok.back() == "swapab") {
+    c.swap_ab = true;
+    tok.pop_back();
+  }
   if (tok.size() < 8 || tok.size() > 11)
     DGT_THROW(ErrorKind::kUsage,
               "config key '{}' has {} '_'-separated fields, expected 11 ({}; older keys end earlier)", escaped(key),
               tok.size(), kFormat);
-  KernelConfig c;
   auto tile = split(tok[0], 'x');
   if (tile.size() != 3)
     DGT_THROW(ErrorKind::kUsage, "config key '{}': tile '{}' should be BLOCK_MxBLOCK_NxBLOCK_K", escaped(key),
@@ -205,7 +220,8 @@ void to_json(nlohmann::json& j, const KernelConfig& c) {
                      {"split_cluster", c.split_cluster},
                      {"sms", c.sms},
                      {"mainloop", to_string(c.mainloop)},
-                     {"promote_every", c.promote_every}};
+                     {"promote_every", c.promote_every},
+                     {"swap_ab", c.swap_ab}};
 }
 
 void from_json(const nlohmann::json& j, KernelConfig& c) {
@@ -230,6 +246,7 @@ void from_json(const nlohmann::json& j, KernelConfig& c) {
   c.sms = j.value("sms", d.sms);
   c.mainloop = parse_mainloop(j.value("mainloop", std::string(to_string(d.mainloop))), "config JSON");
   c.promote_every = j.value("promote_every", d.promote_every);
+  c.swap_ab = j.value("swap_ab", d.swap_ab);
 }
 
 }  // namespace dgt

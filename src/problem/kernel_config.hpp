@@ -60,10 +60,18 @@ struct KernelConfig {
   /// (key token "sk<S>c"; kernels/gemm/split_k.cuh split_k_reduce_cluster) instead of a global workspace.
   /// Same bits as the workspace reduction; needs cluster 1x1, S <= 8 and S splits that are all non-empty (R25, P9).
   bool split_cluster = false;
+  /// Swap AB (after split_cluster, for the same reason): the kernel computes D^T = B A^T, the problem with M and N,
+  /// A and B (types, leading dimensions, channel scales) exchanged (kernel_problem below), and its epilogue stores
+  /// the tile transposed into D (kernels/gemm/epilogue_tma_swap.cuh). BLOCK_M, BLOCK_N, the cluster shape and the
+  /// rasterization then describe that kernel problem: BLOCK_M (the WGMMA M side, multiples of 64) runs along D's N,
+  /// BLOCK_N (the WGMMA N side, any multiple of 8) along D's M. What it buys is M granularity: a mid-size M is covered
+  /// by BLOCK_N in steps of 8 instead of BLOCK_M in steps of 64 (cuBLASLt's FP8 kernels run this orientation). Key
+  /// token "_swapab" at the end; rules R26 and P10 (src/space/resource_model.cpp).
+  bool swap_ab = false;
 
-  /// Canonical key, e.g. "128x128x128_s4_wg2_sw128_c1x1_rm8_direct_sk1_sm0_2g_p1" ("sk2c": a cluster split). Older keys still
-  /// parse: without "_sm0" (dgtune 0.1.0) sms = 0; without the mainloop token ("1g"/"2g") the one-group
-  /// schedule; without "_p<P>" P = 1.
+  /// Canonical key, e.g. "128x128x128_s4_wg2_sw128_c1x1_rm8_direct_sk1_sm0_2g_p1" ("sk2c": a cluster split; a trailing
+  /// "_swapab": swap_ab). Older keys still parse: without "_sm0" (dgtune 0.1.0) sms = 0; without the mainloop token
+  /// ("1g"/"2g") the one-group schedule; without "_p<P>" P = 1.
   std::string key() const;
   /// Parse a canonical key. Throws Error(kUsage) naming the token that is malformed.
   static KernelConfig parse_key(std::string_view key);
@@ -106,6 +114,12 @@ struct KernelSpec {
   std::string compiled_key() const;
   bool operator==(const KernelSpec&) const = default;
 };
+
+/// The problem the kernel of `c` computes: `p` itself, or with swap_ab its transpose D^T = B A^T (M and N, the operand
+/// types, lda and ldb exchanged; ldd, the output, bias and activation stay D's: the swapped epilogue stores into D).
+/// Channel scales follow their operands (the launch passes B's scales as the kernel's A scales). Tile arithmetic
+/// (TileGrid::of), the rules and the cost model see this problem.
+Problem kernel_problem(const KernelConfig& c, const Problem& p);
 
 /// Parse "m"/"n", "direct"/"tma" and "1g"/"2g"/"2o"/"pp". Throw Error(kUsage) naming `where` and the value.
 Raster parse_raster(std::string_view s, std::string_view where);

@@ -22,10 +22,13 @@ struct Estimate {
   double wgmma_us = 0;
 };
 
-Estimate estimate(const KernelSpec& spec, const Problem& p, int sm_count, const CostConstants& k) {
+Estimate estimate(const KernelSpec& spec, const Problem& problem, int sm_count, const CostConstants& k) {
   const KernelConfig& c = spec.config;
+  // Swap AB: the kernel computes the transposed problem; every term below is the kernel's (its tiles, waves, operand
+  // panels), and D's bytes are the same either way.
+  const Problem p = kernel_problem(c, problem);
   const int cluster = c.cluster_m * c.cluster_n;
-  const TileGrid g = TileGrid::of(c, p);
+  const TileGrid g = TileGrid::of(c, p.m, p.n, p.k);  // p is already the kernel's problem
   const double m_blocks = double(g.m_blocks), n_blocks = double(g.n_blocks);
   const double splits = g.splits;
   const double per_split = double(g.k_blocks_per_split);

@@ -17,6 +17,9 @@ std::string grouped_rule_violation(const KernelConfig& c) {
   if (c.split_k > 1) return fmt::format("G3: grouped kernels do not split K (split_k {})", c.split_k);
   if (c.mainloop != Mainloop::k1g && c.mainloop != Mainloop::k2g)
     return "G3: grouped kernels run mainloop 1g or 2g (2o and pp issue k-blocks before the skip test)";
+  // The kernel's R26 static_assert refuses a grouped swap-AB kernel; its groups are rows of A and D, which the
+  // transposed problem would put on the kernel's N side.
+  if (c.swap_ab) return "G6: grouped kernels do not swap A and B (the groups are rows of A and D)";
   return {};
 }
 

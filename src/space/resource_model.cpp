@@ -187,6 +187,16 @@ ResourceReport evaluate_resources(const KernelSpec& spec) {
         "R25: a cluster split (sk<S>c) needs S = split_k in 2..8 (the CTAs of one cluster), cluster 1x1 and the 1g "
         "or 2g mainloop; this is split-K {}, cluster {}x{} and mainloop {}",
         c.split_k, c.cluster_m, c.cluster_n, to_string(c.mainloop)));
+  // Swap AB (the kernel computes D^T and stores it transposed with stmatrix .trans, kernels/gemm/
+  // epilogue_tma_swap.cuh): only that TMA-store epilogue exists, for 16-bit output; a bias would be per row of the
+  // kernel's tile and block scales would put A's per-row scales on the kernel's B side, neither built; pp stages
+  // through a band ring the swapped store does not use.
+  if (c.swap_ab && (!tma_epilogue || spec.d != DType::kBF16 || spec.bias != Bias::kNone ||
+                    (spec.scale != ScaleMode::kPerTensor && spec.scale != ScaleMode::kChannel) || pingpong))
+    reject(fmt::format(
+        "R26: swap AB needs the TMA-store epilogue, bf16 output, no bias, per-tensor or channel scales and a mainloop "
+        "other than pp; this is the {} epilogue, {} output, bias {}, {} scales and mainloop {}",
+        to_string(c.epilogue), to_string(spec.d), to_string(spec.bias), to_string(spec.scale), to_string(c.mainloop)));
   return r;
 }
 
@@ -197,6 +207,13 @@ int epilogue_regs(DType d, Bias bias, Act act, ScaleMode scale) {
 
 std::string problem_fit(const KernelConfig& c, const Problem& p) {
   const int bytes = dtype_bytes(p.d);
+  // The swapped epilogue stores whole 128-byte slices of D's rows with TMA, which writes whole 16-byte units: past a
+  // column count that is not a multiple of 8 it would write D's padding (the plain epilogue writes such a tail itself).
+  if (c.swap_ab && (p.n * bytes) % 16 != 0)
+    return fmt::format(
+        "P10: swap AB stores D's rows with TMA only, so N x bytes of D must be a multiple of 16; N = {} {} elements "
+        "= {} bytes",
+        p.n, to_string(p.d), p.n * bytes);
   if (c.splits_per_cluster() > 1 && effective_splits(c, p.k) != c.split_k)
     return fmt::format(
         "P9: a cluster split (sk{}c) needs all {} splits non-empty, but K = {} has {} k-blocks of {}, which split "

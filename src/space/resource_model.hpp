@@ -49,7 +49,7 @@ struct ResourceReport {
   bool ok() const { return rejection.empty(); }
 };
 
-/// Evaluates rules R1..R25 in order (see kernels/gemm/fp8_gemm_traits.cuh) and the budgets.
+/// Evaluates rules R1..R26 in order (see kernels/gemm/fp8_gemm_traits.cuh; R26 in fp8_gemm.cuh) and the budgets.
 ResourceReport evaluate_resources(const KernelSpec& spec);
 
 /// A spec with its resource report, evaluated once and passed along. A sweep's candidate is evaluated when
@@ -80,13 +80,14 @@ int epilogue_regs(DType d, Bias bias, Act act, ScaleMode scale);
 /// one makes the launch fail): P3, the TMA-store epilogue needs D's rows to be 16-byte multiples
 /// (ldd x bytes of D's type % 16 == 0: ldd % 8 for bf16, % 4 for f32, % 16 for e4m3); P8, the ping-pong
 /// mainloop (one tensor-core sum per tile, no promotion) needs K <= promote_every x BLOCK_K (<= 2048, R18);
-/// P9, a cluster split needs its split_k splits all non-empty (effective_splits(c, K) == split_k).
-/// Empty when the config can run the problem; else "P3: <reason>", "P8: ..." or "P9: ...". (D's address must
+/// P9, a cluster split needs its split_k splits all non-empty (effective_splits(c, K) == split_k); P10, swap AB
+/// needs D's N x bytes a multiple of 16 (its transposed store is TMA only). `p` is D's problem, not the transposed
+/// one. Empty when the config can run the problem; else "P3: <reason>", "P8: ...", "P9: ..." or "P10: ...". (D's address must
 /// also be 16-byte aligned for TMA stores; that is checked per call, naming operand D.)
 std::string problem_fit(const KernelConfig& c, const Problem& p);
 
-/// The first rule `c` breaks for `p`: a legality rule R1-R25 of evaluate_resources() or the hard
-/// requirements P3, P8, P9 of problem_fit(); empty when the config can run the problem. Every path that takes a
+/// The first rule `c` breaks for `p`: a legality rule R1-R26 of evaluate_resources() or the hard
+/// requirements P3, P8, P9, P10 of problem_fit(); empty when the config can run the problem. Every path that takes a
 /// config from the user (run --config, compare --config) checks it with this before a GPU or a DB is
 /// touched, and the loader keeps only stored winners that pass it.
 std::string config_rule_violation(const KernelConfig& c, const Problem& p);

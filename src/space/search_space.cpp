@@ -13,8 +13,10 @@ namespace dgt {
 namespace {
 
 /// The problem-aware pruning rules P1..P7 (documented in the header).
-std::string prune_reason(const KernelConfig& c, const Problem& p, int sm_count) {
-  const TileGrid g = TileGrid::of(c, p);
+std::string prune_reason(const KernelConfig& c, const Problem& problem, int sm_count) {
+  const TileGrid g = TileGrid::of(c, problem);
+  // P1 and P2 compare the tile with the kernel's problem (swap AB: the transpose); problem_fit takes D's.
+  const Problem p = kernel_problem(c, problem);
   const int64_t m_blocks = g.m_blocks, n_blocks = g.n_blocks;
   const int64_t tiles = g.tiles();
   if (c.block_m > 64 && c.block_m >= 2 * round_up(p.m, 64))
@@ -22,7 +24,7 @@ std::string prune_reason(const KernelConfig& c, const Problem& p, int sm_count) 
                        round_up(p.m, 64));
   if (c.block_n > 16 && c.block_n >= p.n + 16)
     return fmt::format("P2: BLOCK_N = {} >= N + 16 = {}: a smaller BLOCK_N covers N", c.block_n, p.n + 16);
-  if (std::string why = problem_fit(c, p); !why.empty()) return why;
+  if (std::string why = problem_fit(c, problem); !why.empty()) return why;
   if (c.split_k > 1 && tiles >= sm_count)
     return fmt::format("P4: split-K = {} but the {} tiles already fill {} SMs", c.split_k, tiles, sm_count);
   if (c.split_k > 1 && g.splits != c.split_k)
@@ -45,7 +47,7 @@ std::string prune_reason(const KernelConfig& c, const Problem& p, int sm_count) 
 size_t SpaceGrid::size() const {
   return block_m.size() * block_n.size() * block_k.size() * num_stages.size() * num_math_wg.size() * swizzle.size() *
          cluster.size() * raster.size() * group.size() * epilogue.size() * split_k.size() * sms.size() *
-         mainloop.size() * promote_every.size() * split_cluster.size();
+         mainloop.size() * promote_every.size() * split_cluster.size() * swap_ab.size();
 }
 
 size_t SearchSpace::size() const {
@@ -92,9 +94,11 @@ Enumeration enumerate(const SearchSpace& space, const Problem& p, int sm_count) 
                           for (int sms : g.sms)
                             for (Mainloop ml : g.mainloop)
                               for (int pe : g.promote_every)
-                                for (bool scl : g.split_cluster) {
+                                for (bool scl : g.split_cluster)
+                                  for (bool swap : g.swap_ab) {
                                   KernelConfig c{bm, bn, bk, st, wg, sw, cm, cn, r, grp, e, sk, sms, ml, pe};
                                   c.split_cluster = scl && sk > 1;  // with one split both values are the same config
+                                  c.swap_ab = swap;
                                   if (pe <= 0) c.promote_every = p.accum == Accum::kFast ? std::max(1, 2048 / bk) : 1;
                                   if (st <= 0) {
                                     // "max" / "max-N": the deepest pipeline that fits, minus N.

@@ -29,6 +29,8 @@ struct SpaceGrid {
   /// Optional axis "split_reduce" ("workspace" / "cluster"), default {workspace}: KernelConfig::split_cluster.
   /// Only configs with split_k > 1 differ; "cluster" with split_k = 1 is the same config as "workspace".
   std::vector<bool> split_cluster{false};
+  /// Optional axis "operands" ("ab" / "swap_ab"), default {ab}: KernelConfig::swap_ab.
+  std::vector<bool> swap_ab{false};
   size_t size() const;
 };
 

@@ -51,10 +51,11 @@ constexpr int64_t kMaxStagesMinus = SearchSpace::kMaxAutoStages - 2;
 
 constexpr const char* kAxisKeys[] = {"block_m", "block_n", "block_k",  "num_stages",   "num_math_wg",
                                      "swizzle", "cluster", "raster",   "group",        "epilogue",
-                                     "split_k", "sms",     "mainloop", "promote_every", "split_reduce"};
+                                     "split_k", "sms",     "mainloop", "promote_every", "split_reduce",
+                                     "operands"};
 constexpr std::string_view kAxisList =
     "block_m, block_n, block_k, num_stages, num_math_wg, swizzle, cluster, raster, group, epilogue, split_k, sms, "
-    "mainloop, promote_every, split_reduce";
+    "mainloop, promote_every, split_reduce, operands";
 
 /// One field of the file: where it is (for messages) and its value.
 struct Field {
@@ -274,6 +275,13 @@ SpaceGrid parse_grid(const Field& g, const Field* base, const std::string& defau
       cluster = v == "cluster";
       return true;
     });
+  // "operands": "ab" (D = A B^T as given) or "swap_ab" (the kernel computes D^T = B A^T: KernelConfig::swap_ab).
+  if (const Field* op = axis_field(g, base, "operands", keep, false))
+    s.swap_ab = string_axis<bool>(*op, "\"ab\", \"swap_ab\"", [](const std::string& v, bool& swap) {
+      if (v != "ab" && v != "swap_ab") return false;
+      swap = v == "swap_ab";
+      return true;
+    });
   return s;
 }
 
@@ -282,7 +290,8 @@ uint64_t points(const SpaceGrid& g) {
   uint64_t n = 1;
   for (size_t len : {g.block_m.size(), g.block_n.size(), g.block_k.size(), g.num_stages.size(), g.num_math_wg.size(),
                      g.swizzle.size(), g.cluster.size(), g.raster.size(), g.group.size(), g.epilogue.size(),
-                     g.split_k.size(), g.sms.size(), g.mainloop.size(), g.promote_every.size(), g.split_cluster.size()})
+                     g.split_k.size(), g.sms.size(), g.mainloop.size(), g.promote_every.size(), g.split_cluster.size(),
+                     g.swap_ab.size()})
     if (__builtin_mul_overflow(n, static_cast<uint64_t>(len), &n)) return UINT64_MAX;
   return n;
 }

@@ -59,7 +59,11 @@ struct TileGrid {
   int group = 1;  ///< rasterization band width in cluster tiles
 
   static TileGrid of(const KernelConfig& c, int64_t m, int64_t n, int64_t k);
-  static TileGrid of(const KernelConfig& c, const Problem& p) { return of(c, p.m, p.n, p.k); }
+  /// The grid of the problem the kernel computes (kernel_problem: with swap_ab, M and N exchanged).
+  static TileGrid of(const KernelConfig& c, const Problem& p) {
+    const Problem kp = kernel_problem(c, p);
+    return of(c, kp.m, kp.n, kp.k);
+  }
 
   /// CTAs per launched cluster: the multicast CTAs, times the splits of a cluster split.
   int cluster_size() const { return cluster_m * cluster_n * split_cluster; }

@@ -315,6 +315,54 @@ TEST(Pingpong, VerifiesAndMatches1gBitwise) {
   }
 }
 
+TEST(SwapAB, VerifiesOnEdgeShapes) {
+  // Swap AB: the kernel computes D^T = B A^T on the transposed problem and stmatrix .trans stores each tile back into
+  // D (epilogue_tma_swap.cuh). Traps: M = 1 and M tails (the kernel's N: the B-side tail box), N tails of the kernel's
+  // M (D's columns), odd 8-column group counts (the x2 stmatrix), two m64 slices per warpgroup, split-K through the
+  // workspace and through a cluster, multicast, 2o, a capped persistent grid, K tails, fast accumulation, channel
+  // scales (the launch passes B's scales as the kernel's A scales) and an activation. gpu.run verifies every output
+  // against the reference and checks that nothing outside D was written (guard rows and padding hold NaN).
+  Gpu& gpu = Gpu::get();
+  const char* keys[] = {
+      "128x144x128_s5_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1_swapab", "128x136x128_s5_wg2_sw128_c1x1_rm8_tma_sk1_sm0_1g_p1_swapab",
+      "64x16x128_s12_wg1_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1_swapab",  "64x8x128_s8_wg1_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1_swapab",
+      "256x80x128_s4_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1_swapab",  "128x96x128_s6_wg2_sw128_c1x1_rm8_tma_sk3_sm0_2g_p1_swapab",
+      "64x32x256_s8_wg1_sw128_c1x1_rm8_tma_sk2c_sm0_2g_p1_swapab",  "128x112x128_s5_wg2_sw128_c2x1_rm4_tma_sk1_sm0_2g_p1_swapab",
+      "128x104x128_s6_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2o_p1_swapab", "128x120x128_s6_wg2_sw128_c1x1_rn2_tma_sk1_sm7_2g_p1_swapab",
+  };
+  struct Case {
+    int64_t m, n, k;
+    Accum accum;
+    ScaleMode scale;
+    Act act;
+  };
+  const Case cases[] = {
+      {1, 2112, 7168, Accum::kPromote, ScaleMode::kPerTensor, Act::kNone},
+      {7, 1024, 1040, Accum::kFast, ScaleMode::kPerTensor, Act::kNone},
+      {17, 4096, 1000, Accum::kPromote, ScaleMode::kChannel, Act::kNone},
+      {133, 1000, 4096, Accum::kPromote, ScaleMode::kPerTensor, Act::kGeluTanh},
+      {554, 8192, 3584, Accum::kPromote, ScaleMode::kPerTensor, Act::kNone},
+      {1021, 3000, 520, Accum::kFast, ScaleMode::kChannel, Act::kNone},
+      {4096, 64, 256, Accum::kPromote, ScaleMode::kPerTensor, Act::kNone},
+  };
+  uint64_t seed = 1700;
+  int ran = 0;
+  for (const Case& c : cases) {
+    Problem p = Problem::dense(c.m, c.n, c.k);
+    p.lda = p.ldb = pad16(c.k);  // K tails need padded rows (TMA stride rule)
+    p.accum = c.accum, p.scale = c.scale, p.act = c.act;
+    ProblemData data(p, *gpu.util, seed++, gpu.stream);
+    for (const char* key : keys) {
+      const KernelConfig config = KernelConfig::parse_key(key);
+      if (!config_rule_violation(config, p).empty()) continue;  // P9: K too short for a cluster split's splits
+      Verification v = gpu.run(data, config);
+      EXPECT_TRUE(v.ok) << p.label() << " " << key << ": " << describe(v);
+      ++ran;
+    }
+  }
+  EXPECT_GE(ran, 60);
+}
+
 TEST(Refusals, UnalignedLeadingDimensionNamesOperandAndRule) {
   Gpu& gpu = Gpu::get();
   Problem p = Problem::dense(16, 16, 7);

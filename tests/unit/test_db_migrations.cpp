@@ -268,7 +268,7 @@ void check_migration(const std::string& path, const std::string& fresh, int v) {
 
 TEST(Schema, MigrationsAreEmbeddedInOrder) {
   const auto& ms = schema::migrations();
-  ASSERT_EQ(ms.size(), 10u);
+  ASSERT_EQ(ms.size(), 11u);
   EXPECT_EQ(ms[0].version, 2);
   EXPECT_EQ(ms[0].name, "0002_config_sms_and_sweep");
   EXPECT_EQ(ms[1].version, 3);
@@ -290,8 +290,10 @@ TEST(Schema, MigrationsAreEmbeddedInOrder) {
   EXPECT_EQ(ms[8].name, "0010_baseline_algo");
   EXPECT_EQ(ms[9].version, 11);
   EXPECT_EQ(ms[9].name, "0011_grouped_problem");
-  EXPECT_EQ(schema::schema_sql_version(), 7);  // new files get schema.sql (7), then 0008 to 0011
-  EXPECT_EQ(schema::latest_version(), 11);
+  EXPECT_EQ(ms[10].version, 12);
+  EXPECT_EQ(ms[10].name, "0012_config_swap_ab");
+  EXPECT_EQ(schema::schema_sql_version(), 7);  // new files get schema.sql (7), then 0008 to 0012
+  EXPECT_EQ(schema::latest_version(), 12);
   EXPECT_NE(schema::schema_sql().find("UNIQUE (device_id, environment_id, problem_id, config_id, protocol_name)"),
             std::string::npos);
   EXPECT_NE(schema::schema_sql().find("CREATE TABLE gate_run"), std::string::npos);
@@ -351,8 +353,10 @@ TEST_F(MigrationTest, V6FileMigratesToPerProtocolTablesKeepingEveryRow) {
 
   { TuningDb db(path); }
   { TuningDb db(fresh); }
-  EXPECT_EQ(raw_int(path, "SELECT version FROM schema_version"), 11);
+  EXPECT_EQ(raw_int(path, "SELECT version FROM schema_version"), 12);
   EXPECT_EQ(normalized_master(path), normalized_master(fresh));
+  // Configs stored before schema 12 ran D = A B^T as given.
+  EXPECT_EQ(raw_int(path, "SELECT count(*) FROM config WHERE swap_ab = 0"), raw_int(path, "SELECT count(*) FROM config"));
   // Problems stored before schema 11 are dense: no group identity, no distribution, and their keys unchanged
   // (the problem rows above compare equal, key included).
   EXPECT_EQ(raw_int(path, "SELECT count(*) FROM problem WHERE group_kind = 'none' AND groups = 0 AND m_max = 0 AND "
@@ -423,7 +427,7 @@ TEST_F(MigrationTest, V4FileGainsTheMeasurementTables) {
            "ALTER TABLE problem DROP COLUMN group_kind; ALTER TABLE problem DROP COLUMN groups; "
            "ALTER TABLE problem DROP COLUMN m_max; ALTER TABLE problem DROP COLUMN expected_m; "
            "ALTER TABLE problem DROP COLUMN group_rows; ALTER TABLE problem DROP COLUMN group_rows_text; "
-           "UPDATE schema_version SET version = 4");
+           "ALTER TABLE config DROP COLUMN swap_ab; UPDATE schema_version SET version = 4");
   { TuningDb db(fresh); }
   { TuningDb db(path); }
   EXPECT_EQ(raw_int(path, "SELECT version FROM schema_version"), schema::latest_version());

@@ -214,6 +214,7 @@ TEST(GroupedRules, G1ToG3) {
   EXPECT_EQ(grouped_rule_violation(cfg("128x128x128_s5_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1")), "");
   EXPECT_EQ(rule("128x128x128_s5_wg2_sw128_c1x1_rm8_direct_sk1_sm0_2o_p1"), "G3");
   EXPECT_EQ(rule("128x128x128_s5_wg2_sw128_c1x1_rm8_direct_sk1_sm0_pp_p1"), "G3");
+  EXPECT_EQ(rule("128x128x128_s5_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1_swapab"), "G6");
   // The dense rules apply to the dense view too.
   const GroupedProblem g = parse_grouped_problem("kind=masked groups=2 masked_m=3 4096 7168", "x");
   EXPECT_EQ(grouped_config_violation(cfg("128x128x128_s5_wg2_sw128_c1x1_rm8_direct_sk1_sm0_2g_p1"), g), "");

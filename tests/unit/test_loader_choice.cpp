@@ -356,6 +356,15 @@ TEST(LoaderChoice, LadderPredictsTheStoredTimeWithinTheSameRowTiles) {
   // One more row tile (128 -> 159 rows with 128-row tiles): the estimate's ratio, here 2 waves of 64-wide tiles.
   EXPECT_DOUBLE_EQ(ladder_time_ratio(est, lo_a, p, lo), est(lo_a, p) / est(lo_a, lo));
   EXPECT_GT(ladder_time_ratio(est, lo_a, p, lo), 1.8);
+  // Swap AB: the kernel runs D's M as its N, so D's M tiles are its column tiles. 512 -> 554 rows with BLOCK_N 144
+  // (the kernel's tile along D's M) is 4 tiles both (the same time); 512 -> 600 is 5 (the estimate's ratio). Counting
+  // the kernel's rows (D's N, 8192 / 128 = 64 at every M) called every M the same tiles (H100, tune-model coverage).
+  const KernelConfig sw = KernelConfig::parse_key("128x144x128_s5_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1_swapab");
+  const Problem at512 = Problem::dense(512, 8192, 3584);
+  EXPECT_DOUBLE_EQ(ladder_time_ratio(est, sw, Problem::dense(554, 8192, 3584), at512), 1.0);
+  EXPECT_DOUBLE_EQ(ladder_time_ratio(est, sw, Problem::dense(600, 8192, 3584), at512),
+                   est(sw, Problem::dense(600, 8192, 3584)) / est(sw, at512));
+  EXPECT_GT(ladder_time_ratio(est, sw, Problem::dense(600, 8192, 3584), at512), 1.0);
   // A non-positive estimate across tile counts: no ratio (within the same tiles the estimate is not used).
   const EstimateFn zero = [](const KernelConfig&, const Problem&) { return 0.0; };
   EXPECT_DOUBLE_EQ(ladder_time_ratio(zero, lo_a, p, lo), 0.0);

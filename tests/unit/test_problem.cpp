@@ -162,6 +162,19 @@ TEST(KernelConfig, KeyRoundTrip) {
   EXPECT_EQ(j.get<KernelConfig>().promote_every, 1);
   j.erase("split_cluster");
   EXPECT_FALSE(j.get<KernelConfig>().split_cluster);
+  // Swap AB: a trailing "_swapab", JSON "swap_ab"; it changes the kernel, so the compiled key keeps it.
+  KernelConfig sw = sc;
+  sw.swap_ab = true;
+  EXPECT_EQ(sw.key(), "64x208x128_s6_wg1_sw128_c1x1_rn4_tma_sk4c_sm66_2g_p1_swapab");
+  EXPECT_EQ(KernelConfig::parse_key(sw.key()), sw);
+  EXPECT_FALSE(KernelConfig::parse_key(sc.key()).swap_ab);
+  EXPECT_EQ(nlohmann::json(sw).at("swap_ab"), true);
+  EXPECT_EQ(nlohmann::json(sw).get<KernelConfig>(), sw);
+  EXPECT_NE(KernelSpec{sw}.compiled_key().find("_swapab"), std::string::npos) << KernelSpec{sw}.compiled_key();
+  EXPECT_THROW(KernelConfig::parse_key("64x208x128_s6_wg1_sw128_c1x1_rn4_tma_sk4c_sm66_2g_p1_swap"), Error);
+  EXPECT_THROW(KernelConfig::parse_key("64x208x128_s6_wg1_sw128_c1x1_rn4_tma_sk4c_swapab"), Error);
+  j.erase("swap_ab");
+  EXPECT_FALSE(j.get<KernelConfig>().swap_ab);
 }
 
 TEST(KernelConfig, EpilogueSwizzleFollowsBlockN) {

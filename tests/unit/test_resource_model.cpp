@@ -351,6 +351,75 @@ TEST(ResourceModel, PingpongRulesAndBudget) {
   EXPECT_EQ(s.config.key(), "128x176x128_s3_wg2_sw128_c1x1_rm8_tma_sk1_sm0_pp_p8");
 }
 
+TEST(ResourceModel, SwapAbRulesAndProblemFit) {
+  // R26: swap AB has only its TMA-store epilogue for bf16 output, no bias, per-tensor or channel scales, not pp.
+  KernelSpec s = spec(128, 144, 5, 2);
+  s.config.epilogue = Epilogue::kTma;
+  s.config.mainloop = Mainloop::k2g;
+  s.config.swap_ab = true;
+  ASSERT_TRUE(evaluate_resources(s).ok()) << evaluate_resources(s).rejection;
+  // The transposed store uses the plain epilogue's staging: 2 warpgroups x 64 rows x 144 columns x 2 bytes.
+  EXPECT_EQ(evaluate_resources(s).smem.staging, 2 * 64 * 144 * 2);
+  auto rejected_by_r26 = [](KernelSpec t) { return evaluate_resources(t).rejection.substr(0, 4) == "R26:"; };
+  KernelSpec t = s;
+  t.config.epilogue = Epilogue::kDirect;
+  EXPECT_TRUE(rejected_by_r26(t)) << evaluate_resources(t).rejection;
+  t = s, t.d = DType::kE4M3;
+  EXPECT_TRUE(rejected_by_r26(t)) << evaluate_resources(t).rejection;
+  // f32 output and block scales on a tile small enough for the budgets (R9, R10 come first).
+  KernelSpec small = spec(128, 64, 3, 2);
+  small.config.epilogue = Epilogue::kTma;
+  small.config.mainloop = Mainloop::k1g;
+  small.config.swap_ab = true;
+  ASSERT_TRUE(evaluate_resources(small).ok()) << evaluate_resources(small).rejection;
+  t = small, t.d = DType::kF32;
+  EXPECT_TRUE(rejected_by_r26(t)) << evaluate_resources(t).rejection;
+  t = s, t.bias = Bias::kBF16;
+  EXPECT_TRUE(rejected_by_r26(t)) << evaluate_resources(t).rejection;
+  t = small, t.scale = ScaleMode::kBlock;
+  EXPECT_TRUE(rejected_by_r26(t)) << evaluate_resources(t).rejection;
+  t = s, t.scale = ScaleMode::kChannel;
+  EXPECT_TRUE(evaluate_resources(t).ok()) << evaluate_resources(t).rejection;
+  t = s, t.act = Act::kGeluTanh;
+  EXPECT_TRUE(evaluate_resources(t).ok()) << evaluate_resources(t).rejection;
+  t = s, t.accum = Accum::kFast, t.config.mainloop = Mainloop::kPp, t.config.promote_every = 16;
+  EXPECT_TRUE(rejected_by_r26(t)) << evaluate_resources(t).rejection;
+  // P10: D's rows are stored by TMA only, so N x 2 bytes must be a multiple of 16; M (the kernel's N) may be anything.
+  Problem p = Problem::dense(17, 1000, 4096);
+  EXPECT_EQ(problem_fit(s.config, p), "");
+  p = Problem::dense(17, 1001, 4096);
+  p.ldd = 1008;
+  EXPECT_EQ(problem_fit(s.config, p).substr(0, 4), "P10:") << problem_fit(s.config, p);
+  EXPECT_EQ(config_rule_violation(s.config, p).substr(0, 4), "P10:");
+  KernelConfig plain = s.config;
+  plain.swap_ab = false;
+  EXPECT_EQ(problem_fit(plain, p), "");
+}
+
+TEST(KernelConfigSplits, SwapAbGridIsTheTransposedProblems) {
+  // The kernel of a swap-AB config computes D^T: its tiles run BLOCK_M along D's N and BLOCK_N along D's M.
+  KernelConfig c = KernelConfig::parse_key("128x144x128_s5_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1_swapab");
+  ASSERT_TRUE(c.swap_ab);
+  Problem p = Problem::dense(554, 8192, 3584);
+  p.a = DType::kE5M2;
+  p.lda = 3600;
+  const Problem kp = kernel_problem(c, p);
+  EXPECT_EQ(kp.m, 8192);
+  EXPECT_EQ(kp.n, 554);
+  EXPECT_EQ(kp.k, 3584);
+  EXPECT_EQ(kp.b, DType::kE5M2);
+  EXPECT_EQ(kp.a, DType::kE4M3);
+  EXPECT_EQ(kp.ldb, 3600);
+  EXPECT_EQ(kp.lda, 3584);
+  EXPECT_EQ(kp.ldd, p.ldd);  // D stays D
+  const TileGrid g = TileGrid::of(c, p);
+  EXPECT_EQ(g.m_blocks, 64);  // 8192 / 128
+  EXPECT_EQ(g.n_blocks, 4);   // ceil(554 / 144)
+  c.swap_ab = false;
+  EXPECT_EQ(TileGrid::of(c, p).m_blocks, 5);  // ceil(554 / 128)
+  EXPECT_EQ(kernel_problem(c, p), p);
+}
+
 TEST(ResourceModel, DeepestStages) {
   KernelSpec s = spec(128, 128, 2, 2);
   EXPECT_EQ(deepest_stages(s, 12), 7);  // 7 * 32 KiB + 112 + 1024 fits, 8 do not
@@ -391,14 +460,17 @@ std::vector<std::string> rule_ids(const std::string& text) {
 
 TEST(ResourceModel, HostRulesMirrorKernelStaticAssertsInOrder) {
   // The kernel's static_asserts and the host model list the same rules in the same order.
+  // R1-R25 are the traits' static_asserts; R26 (swap AB, a kernel template argument the traits do not take) is the
+  // kernel's, after them.
   auto kernel = rule_ids(read(std::string(DGT_SOURCE_DIR) + "/kernels/gemm/fp8_gemm_traits.cuh"));
+  for (const auto& id : rule_ids(read(std::string(DGT_SOURCE_DIR) + "/kernels/gemm/fp8_gemm.cuh"))) kernel.push_back(id);
   auto host = rule_ids(read(std::string(DGT_SOURCE_DIR) + "/src/space/resource_model.cpp"));
   // R15 (split-K range) and R16 (sms >= 0) are host-only run-time arguments; the kernel file names
   // them in a comment without a quote.
-  ASSERT_EQ(host.size(), 25u);
+  ASSERT_EQ(host.size(), 26u);
   for (size_t i = 0; i < host.size(); ++i) EXPECT_EQ(host[i], "R" + std::to_string(i + 1));
   host.erase(host.begin() + 14, host.begin() + 16);
-  ASSERT_EQ(kernel.size(), 23u);
+  ASSERT_EQ(kernel.size(), 24u);
   EXPECT_EQ(kernel, host);
 }
 

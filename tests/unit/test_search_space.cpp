@@ -319,7 +319,7 @@ TEST(SearchSpace, KeysNamesAndStructure) {
   EXPECT_EQ(space_error(R"({"union": [{"name": "a"}], "base": {"block_m": [64]}})"),
             "s.json: /union/0: lacks \"block_n\" (in the entry and in /base) (axes: block_m, block_n, block_k, "
             "num_stages, num_math_wg, swizzle, cluster, raster, group, epilogue, split_k, sms, mainloop, "
-            "promote_every, split_reduce)");
+            "promote_every, split_reduce, operands)");
   EXPECT_EQ(space_error(R"({"union": [{"a": [1]}, {"b": 1, "b": 2}]})"),
             "s.json: /union/1/b: the key appears twice in one object (JSON would keep only the last one)");
   EXPECT_EQ(space_error("[1, 2]"),

@@ -250,9 +250,10 @@ TEST_F(TuningDbTest, CreatesParentDirectoriesAndSchema) {
   ASSERT_TRUE(fs::exists(path));
   EXPECT_EQ(raw_int(path, "SELECT version FROM schema_version"), schema::latest_version());
   EXPECT_EQ(raw_int(path, "SELECT count(*) FROM schema_version"), 1);
-  EXPECT_EQ(schema::latest_version(), 11);  // 7: trials, baselines and sweep states per protocol; 8: problem bias, act;
+  EXPECT_EQ(schema::latest_version(), 12);  // 7: trials, baselines and sweep states per protocol; 8: problem bias, act;
                                             // 9: config split_cluster; 10: baseline algo_data, workspace_bytes;
-                                            // 11: grouped problems (group_kind, groups, m_max, expected_m, rows)
+                                            // 11: grouped problems (group_kind, groups, m_max, expected_m, rows);
+                                            // 12: config swap_ab
   for (const char* table : {"device", "environment", "problem", "config", "trial", "baseline", "sweep", "measurement",
                             "measurement_side", "measurement_sample"}) {
     std::string sql = std::string("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = '") + table + "'";
@@ -291,11 +292,11 @@ TEST_F(TuningDbTest, NewerSchemaInRollbackJournalFileIsNotSwitchedToWal) {
   // A file in the default rollback-journal mode: setting WAL would rewrite its header, so the
   // version must be checked before the journal mode is touched.
   std::string path = db_path();
-  raw_exec(path, "CREATE TABLE schema_version (version INTEGER NOT NULL); INSERT INTO schema_version VALUES (12);");
+  raw_exec(path, "CREATE TABLE schema_version (version INTEGER NOT NULL); INSERT INTO schema_version VALUES (13);");
   std::string before = file_bytes(path);
   ASSERT_EQ(before[18], 1);  // legacy (rollback journal) mode
   Error e = error_of([&] { TuningDb db(path); });
-  EXPECT_TRUE(contains(e.message(), "schema version 12")) << e.message();
+  EXPECT_TRUE(contains(e.message(), "schema version 13")) << e.message();
   EXPECT_TRUE(file_bytes(path) == before) << "the file was modified";
 }
 
@@ -446,7 +447,7 @@ TEST_F(TuningDbTest, ReaderLinkedAloneReadsWhatTheWriterStored) {
   const std::string old = file_bytes(path);
   std::tie(out, rc) = run_command(std::string(DGT_DB_READER_ONLY_BIN) + " " + path);
   EXPECT_EQ(rc, 2) << out;
-  EXPECT_TRUE(contains(out, "schema version 8, older than version 11")) << out;
+  EXPECT_TRUE(contains(out, "schema version 8, older than version 12")) << out;
   EXPECT_TRUE(file_bytes(path) == old) << "the reader modified the file";
 }
 

@@ -26,7 +26,7 @@ INT_FIELDS = {"resident_clusters_2", "resident_clusters_3", "resident_clusters_4
               "resident_clusters_8"}
 
 _KEY = re.compile(r"^(\d+)x(\d+)x(\d+)_s(\d+)_wg(\d+)_sw(\d+)_c(\d+)x(\d+)_r([mn])(\d+)_(direct|tma)_sk(\d+)(c?)_sm(\d+)"
-                  r"_(1g|2g|2o|pp)_p(\d+)$")
+                  r"_(1g|2g|2o|pp)_p(\d+)(_swapab)?$")
 _DTYPE_BYTES = {"bf16": 2, "f32": 4, "e4m3": 1}
 
 
@@ -55,8 +55,8 @@ def header_constants(path):
 def parse_key(key):
     """A canonical config key ("128x128x128_s6_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1") as a dict of its fields.
 
-    Only the full 11-token form that dgtune writes today; raises ValueError for anything else (older keys
-    without the sms/mainloop/promotion tokens are not candidates of the current space).
+    Only the full 11-token form that dgtune writes today (plus an optional "_swapab"); raises ValueError for anything
+    else (older keys without the sms/mainloop/promotion tokens are not candidates of the current space).
     """
     m = _KEY.match(key)
     if not m:
@@ -65,7 +65,8 @@ def parse_key(key):
     return {"block_m": int(g[0]), "block_n": int(g[1]), "block_k": int(g[2]), "num_stages": int(g[3]),
             "num_math_wg": int(g[4]), "swizzle": int(g[5]), "cluster_m": int(g[6]), "cluster_n": int(g[7]),
             "along_m": g[8] == "m", "group": int(g[9]), "tma": g[10] == "tma", "split_k": int(g[11]),
-            "split_cluster": g[12] == "c", "sms": int(g[13]), "mainloop": g[14], "promote_every": int(g[15])}
+            "split_cluster": g[12] == "c", "sms": int(g[13]), "mainloop": g[14], "promote_every": int(g[15]),
+            "swap_ab": g[16] is not None}
 
 
 class Candidates:
@@ -85,6 +86,10 @@ class Candidates:
         (one of BLOCK_SCALES)."""
         c = parse_key(key)
         twin = (shape, tuple(v for f, v in c.items() if f != "promote_every"))
+        # Swap AB: the kernel computes the transposed problem (kernel_problem in src/problem/kernel_config.cpp); the
+        # estimate sees its M and N, and D's bytes are the same either way.
+        if c.pop("swap_ab"):
+            m, n = n, m
         c.update(shape=shape, m=m, n=n, k=k, d_bytes=_DTYPE_BYTES[d], block=bool(block),
                  twin=self._twins.setdefault(twin, len(self._twins)))
         self._rows.append(c)

@@ -188,8 +188,17 @@ with tempfile.TemporaryDirectory() as tmp:
     c = cost_model.parse_key("256x40x64_s9_wg1_sw32_c2x1_rn16_direct_sk3_sm120_2o_p4")
     check(c == {"block_m": 256, "block_n": 40, "block_k": 64, "num_stages": 9, "num_math_wg": 1, "swizzle": 32,
                 "cluster_m": 2, "cluster_n": 1, "along_m": False, "group": 16, "tma": False, "split_k": 3,
-                "split_cluster": False, "sms": 120, "mainloop": "2o", "promote_every": 4}, f"parse_key: {c}")
+                "split_cluster": False, "sms": 120, "mainloop": "2o", "promote_every": 4, "swap_ab": False},
+          f"parse_key: {c}")
     c = cost_model.parse_key("64x32x256_s8_wg1_sw128_c1x1_rm8_tma_sk4c_sm0_2g_p1")  # a cluster split
     check(c["split_k"] == 4 and c["split_cluster"] is True and c["sms"] == 0, f"parse_key sk4c: {c}")
+    c = cost_model.parse_key("128x144x128_s5_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1_swapab")  # swap AB
+    check(c["swap_ab"] is True and c["block_n"] == 144, f"parse_key swapab: {c}")
+    # Swap AB: the estimate is that of the transposed problem with the same config, on both sides.
+    sw = cost_model.Candidates()
+    sw.add(0, "128x144x128_s5_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1_swapab", 554, 8192, 3584)
+    sw.add(1, "128x144x128_s5_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1", 8192, 554, 3584)
+    est = cost_model.estimate_us(sw.columns(), 132, k)
+    check(est[0] == est[1], f"swap AB estimate {est[0]} is not the transposed problem's {est[1]}")
 
 finish()

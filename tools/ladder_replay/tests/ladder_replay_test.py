@@ -17,6 +17,8 @@ with tempfile.TemporaryDirectory() as tmp:
     db = os.path.join(tmp, "midm.db")
     with gzip.open(os.path.join(src, "results/fits/mid-m-2026-12-04.db.gz")) as f, open(db, "wb") as out:
         shutil.copyfileobj(f, out)
+    # The committed DB predates the current schema, and the replay only reads: migrate the copy as a user would.
+    subprocess.run([dgtune, "db", "migrate", "--db", db], check=True, capture_output=True, text=True)
     shapes = os.path.join(tmp, "s.txt")
     with open(shapes, "w") as f:
         f.write("1 8192 3584\n1 5120 2048\n")
