@@ -1,5 +1,6 @@
 #include "jit/codegen.hpp"
 
+#include "core/error.hpp"
 #include "space/resource_model.hpp"
 
 #include "jit/fault_injection.hpp"
@@ -53,6 +54,9 @@ GeneratedKernel generate_grouped_gemm(const KernelSpec& spec, GroupKind kind) {
 }
 
 GeneratedKernel generate_grouped_gemm(const KernelSpec& spec, GroupKind kind, const ResourceReport& res) {
+  // G6 (src/space/grouped_rules.cpp) refuses swap AB before here; the name expression below could not carry both.
+  if (spec.config.swap_ab)
+    DGT_THROW(ErrorKind::kInvalid, "{}: grouped kernels do not swap A and B (rule G6)", spec.key());
   GeneratedKernel g = generate_gemm(spec, res, false);
   // The last template argument, kGroupKind (defaulted to 0 for the dense kernels, whose name expression stays as it was).
   g.name_expression.pop_back();

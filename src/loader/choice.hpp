@@ -89,7 +89,9 @@ EstimateFn analytic_estimate(int sm_count);
 
 /// The ladder rule's factor from config c's time at `from` to its time at p (rerank_ladder, ladder_dispatch): 1 when
 /// p.m and from.m make the same number of cluster tiles along D's M (TileGrid::cluster_rows, or cluster_cols for a
-/// swap-AB config, whose kernel runs D's M as its N; without a cluster along M, ceil(M / BLOCK_M) row tiles), else estimate(c, p) / estimate(c, from), or 0 when one of those is not positive.
+/// swap-AB config, whose kernel runs D's M as its N; without a cluster there, ceil(M / BLOCK_M) row tiles, or
+/// ceil(M / BLOCK_N) column tiles for swap AB), else estimate(c, p) / estimate(c, from), or 0 when one of those is not
+/// positive.
 /// Why 1: the kernel then launches the same tiles (a spare CTA of an edge cluster runs its mainloop too), waves and
 /// WGMMAs; only A's last row box and D's rows grow with M (on the H200, 8192x3584 at 192 and 256 rows, same 2 x 64
 /// tiles: 16.256 and 16.512 us, +1.6%). The estimate's DRAM term instead counts A once per band of column tiles,

@@ -344,6 +344,7 @@ TEST(SwapAB, VerifiesOnEdgeShapes) {
       {554, 8192, 3584, Accum::kPromote, ScaleMode::kPerTensor, Act::kNone},
       {1021, 3000, 520, Accum::kFast, ScaleMode::kChannel, Act::kNone},
       {4096, 64, 256, Accum::kPromote, ScaleMode::kPerTensor, Act::kNone},
+      {300, 1000, 2048, Accum::kPromote, ScaleMode::kPerTensor, Act::kNone},  // D padded below (ldd > N)
   };
   uint64_t seed = 1700;
   int ran = 0;
@@ -351,6 +352,9 @@ TEST(SwapAB, VerifiesOnEdgeShapes) {
     Problem p = Problem::dense(c.m, c.n, c.k);
     p.lda = p.ldb = pad16(c.k);  // K tails need padded rows (TMA stride rule)
     p.accum = c.accum, p.scale = c.scale, p.act = c.act;
+    // D's rows padded past N: TMA must clip the transposed store at column N (P10 keeps N a multiple of 8), and the
+    // padding keeps its poison (gpu.run checks it).
+    if (c.m == 300) p.ldd = c.n + 24;
     ProblemData data(p, *gpu.util, seed++, gpu.stream);
     for (const char* key : keys) {
       const KernelConfig config = KernelConfig::parse_key(key);

@@ -110,6 +110,46 @@ TEST(Jit, IllegalConfigFailsWithTheStaticAssertRule) {
   EXPECT_EQ(evaluate_resources(spec).rejection.substr(0, 4), "R10:");
 }
 
+TEST(Jit, SwapAbNameExpressionAndRuleR26) {
+  // Swap AB: the kernel's A is the problem's B, so the operand types swap, and kSwapAB follows kGroupKind 0.
+  KernelSpec spec;
+  spec.config.epilogue = Epilogue::kTma;
+  spec.config.swap_ab = true;
+  spec.a = DType::kE5M2;
+  GeneratedKernel g = generate_gemm(spec);
+  const std::string& e = g.name_expression;
+  const std::string tail = ", 0u, true>";
+  ASSERT_GE(e.size(), tail.size());
+  EXPECT_EQ(e.substr(e.size() - tail.size()), tail) << e;
+  KernelSpec plain = spec;
+  plain.config.swap_ab = false;
+  const std::string p = generate_gemm(plain).name_expression;
+  EXPECT_EQ(p.find(tail), std::string::npos) << p;
+  // Types (kTypeA, kTypeB) follow kFastAccum (false): 1u, 0u plain (e5m2, e4m3), 0u, 1u swapped.
+  EXPECT_NE(p.find("false, 1u, 0u, true"), std::string::npos) << p;
+  EXPECT_NE(e.find("false, 0u, 1u, true"), std::string::npos) << e;
+  // A grouped kernel never swaps (G6): codegen refuses rather than write a name expression with both arguments.
+  try {
+    generate_grouped_gemm(spec, GroupKind::kMasked);
+    FAIL() << "expected a refusal";
+  } catch (const Error& err) {
+    EXPECT_EQ(err.kind(), ErrorKind::kInvalid);
+    EXPECT_NE(err.message().find("G6"), std::string::npos) << err.message();
+  }
+  // The kernel's own R26: a bias with swap AB is a compile error naming the rule, as the host model says.
+  spec.a = DType::kE4M3;
+  spec.bias = Bias::kBF16;
+  GeneratedKernel bad = generate_gemm(spec);
+  try {
+    compile(bad.source, bad.program_name, bad.name_expression);
+    FAIL() << "expected a compile error";
+  } catch (const Error& err) {
+    EXPECT_EQ(err.kind(), ErrorKind::kNvrtc);
+    EXPECT_NE(std::string(err.what()).find("R26"), std::string::npos);
+  }
+  EXPECT_EQ(evaluate_resources(spec).rejection.substr(0, 4), "R26:");
+}
+
 TEST(CubinCache, HitMissAndCorruptionRebuild) {
   CubinCache cache(temp_dir("cache"));
   GeneratedKernel g = generate_util_module();
