@@ -28,15 +28,9 @@ GemmLaunchPlan::GemmLaunchPlan(const GemmKernel& kernel, const Problem& p, const
   b_rows_ = b_box_rows(c), b_tail_rows_ = b_tail_box_rows(c, kp_.n);
   out_bytes_ = dtype_bytes(p.d);
   tma_d_ = c.epilogue == Epilogue::kTma;
-  // TMA stores only D's columns up to the last whole 16-byte unit of a row; the kernel writes the rest.
+  // TMA stores only D's columns up to the last whole 16-byte unit of a row; the kernel writes the rest (swap AB: its
+  // transposed boxes, epilogue_store_map).
   if (tma_d_) d_map_ = epilogue_store_map(c, p.n, out_bytes_);
-  if (tma_d_ && c.swap_ab) {
-    // The swapped epilogue stores D^T tiles transposed: boxes of 64 columns of D (one m64 slice of the kernel's rows,
-    // 128 bytes) by BLOCK_N rows of D, 128-byte swizzled (kernels/gemm/epilogue_tma_swap.cuh). Rule P10 keeps N a
-    // multiple of 8, so every column of D is TMA's.
-    d_map_.cols = static_cast<uint64_t>(p.n);
-    d_map_.box_cols = 64, d_map_.box_rows = static_cast<uint32_t>(c.block_n), d_map_.swizzle = 128;
-  }
   if (c.splits_per_cluster() > 1 && grid_.splits != c.split_k)
     DGT_THROW(ErrorKind::kInvalid,
               "{} on {}: a cluster split needs all {} splits non-empty, but K = {} splits into {} (rule P9)",

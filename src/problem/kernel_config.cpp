@@ -42,6 +42,11 @@ int64_t epilogue_tma_cols(int64_t n, int out_bytes) { return n * out_bytes / 16 
 
 EpilogueStoreMap epilogue_store_map(const KernelConfig& c, int64_t n, int out_bytes) {
   EpilogueStoreMap m;
+  if (c.swap_ab) {  // one m64 slice of the kernel's rows (64 columns of D, 128 bytes) by BLOCK_N rows of D
+    m.cols = static_cast<uint64_t>(n);
+    m.box_cols = 64, m.box_rows = static_cast<uint32_t>(c.block_n), m.swizzle = 128;
+    return m;
+  }
   m.cols = static_cast<uint64_t>(std::max<int64_t>(epilogue_tma_cols(n, out_bytes), 16 / out_bytes));
   m.box_cols = static_cast<uint32_t>(epilogue_box_cols(c.block_n, out_bytes));
   m.box_rows = static_cast<uint32_t>(c.rows_per_wg());

@@ -142,8 +142,10 @@ int epilogue_box_cols(int block_n, int out_bytes = 2);
 int64_t epilogue_tma_cols(int64_t n, int out_bytes);
 /// The shape of the TMA-store epilogue's D tensor map for a D of `n` columns of `out_bytes` bytes: the columns it
 /// covers (epilogue_tma_cols; at least one 16-byte unit, so that a map of a D narrower than 16 bytes, never used for
-/// a store, still encodes), its box (epilogue_box_cols x rows_per_wg()) and swizzle (epilogue_swizzle_bytes). The
-/// dense launch plan and the grouped launch build D's map from it.
+/// a store, still encodes), its box (epilogue_box_cols x rows_per_wg()) and swizzle (epilogue_swizzle_bytes). With
+/// swap_ab the transposed store's map instead: all n columns (rule P10 keeps them whole 16-byte units), boxes of 64
+/// columns x BLOCK_N rows of D, 128-byte swizzle (kernels/gemm/epilogue_tma_swap.cuh). The dense launch plan and the
+/// grouped launch build D's map from it.
 struct EpilogueStoreMap {
   uint64_t cols = 0;
   uint32_t box_cols = 0, box_rows = 0, swizzle = 0;

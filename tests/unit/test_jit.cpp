@@ -96,17 +96,22 @@ TEST(Jit, CompilesDefaultKernelWithoutSpills) {
   EXPECT_EQ(k.registers, 168) << "384 threads with __launch_bounds__(384, 1) cap entry registers at 168\n" << k.log;
 }
 
-TEST(Jit, IllegalConfigFailsWithTheStaticAssertRule) {
-  KernelSpec spec;
-  spec.config.block_n = 256;  // promote: 256 accumulators + 48 > 232 -> R10
+/// Compiling `spec`'s kernel fails in NVRTC with the kernel's static_assert naming `rule`.
+void expect_compile_error_naming(const KernelSpec& spec, const char* rule) {
   GeneratedKernel g = generate_gemm(spec);
   try {
     compile(g.source, g.program_name, g.name_expression);
     FAIL() << "expected a compile error";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::kNvrtc);
-    EXPECT_NE(std::string(e.what()).find("R10"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find(rule), std::string::npos);
   }
+}
+
+TEST(Jit, IllegalConfigFailsWithTheStaticAssertRule) {
+  KernelSpec spec;
+  spec.config.block_n = 256;  // promote: 256 accumulators + 48 > 232 -> R10
+  expect_compile_error_naming(spec, "R10");
   EXPECT_EQ(evaluate_resources(spec).rejection.substr(0, 4), "R10:");
 }
 
@@ -139,14 +144,7 @@ TEST(Jit, SwapAbNameExpressionAndRuleR26) {
   // The kernel's own R26: a bias with swap AB is a compile error naming the rule, as the host model says.
   spec.a = DType::kE4M3;
   spec.bias = Bias::kBF16;
-  GeneratedKernel bad = generate_gemm(spec);
-  try {
-    compile(bad.source, bad.program_name, bad.name_expression);
-    FAIL() << "expected a compile error";
-  } catch (const Error& err) {
-    EXPECT_EQ(err.kind(), ErrorKind::kNvrtc);
-    EXPECT_NE(std::string(err.what()).find("R26"), std::string::npos);
-  }
+  expect_compile_error_naming(spec, "R26");
   EXPECT_EQ(evaluate_resources(spec).rejection.substr(0, 4), "R26:");
 }
 
