@@ -524,15 +524,21 @@ std::vector<EnvironmentWinner> TuningDbReader::family_trials(int64_t device_id, 
 
 std::vector<StoredCublasLtAlgo> TuningDbReader::cublaslt_winners(int64_t device_id, const Problem& p) const {
   const Connection& c = *conn_;
+  // The heuristic's median of the same problem, environment and protocol rides along (LEFT JOIN: NULL when the
+  // sweep stored none): off a tuned M the loader runs the heuristic, so its checks compare the kernel with that.
   Statement s(c, std::string("SELECT b.algo AS algo, b.algo_data AS algo_data, b.workspace_bytes AS "
-                             "workspace_bytes, b.median_us AS median_us, b.protocol_name AS protocol_name, e.id AS "
-                             "environment_id, e.cublaslt_version AS cublaslt_version, ") +
+                             "workspace_bytes, b.median_us AS median_us, h.median_us AS heuristic_us, b.protocol_name "
+                             "AS protocol_name, e.id AS environment_id, e.cublaslt_version AS cublaslt_version, ") +
                      kProblemColumns +
                      " FROM baseline b JOIN problem p ON p.id = b.problem_id JOIN environment e ON e.id = "
-                     "b.environment_id WHERE b.device_id = :device_id AND b.provider = :provider AND b.status = 'ok' "
-                     "AND b.algo_data IS NOT NULL AND b.median_us IS NOT NULL AND " + kFamilyWhere);
+                     "b.environment_id LEFT JOIN baseline h ON h.device_id = b.device_id AND h.environment_id = "
+                     "b.environment_id AND h.problem_id = b.problem_id AND h.protocol_name = b.protocol_name AND "
+                     "h.provider = :heuristic_provider AND h.status = 'ok' WHERE b.device_id = :device_id AND "
+                     "b.provider = :provider AND b.status = 'ok' AND b.algo_data IS NOT NULL AND b.median_us IS NOT "
+                     "NULL AND " + kFamilyWhere);
   s.bind_int(":device_id", device_id);
   s.bind_text(":provider", kProviderCublasTuned);
+  s.bind_text(":heuristic_provider", kProviderCublasDefault);
   bind_family(s, p);
   std::vector<StoredCublasLtAlgo> out;
   while (s.step()) {
@@ -542,6 +548,7 @@ std::vector<StoredCublasLtAlgo> TuningDbReader::cublaslt_winners(int64_t device_
     a.algo_data = s.get_blob("algo_data");
     a.workspace_bytes = s.get_int("workspace_bytes");
     a.median_us = s.get_real("median_us");
+    if (!s.is_null("heuristic_us")) a.heuristic_us = s.get_real("heuristic_us");
     a.protocol_name = s.get_text("protocol_name");
     a.environment_id = s.get_int("environment_id");
     a.cublaslt_version = s.get_int32("cublaslt_version");

@@ -80,6 +80,9 @@ struct StoredCublasLtAlgo {
   std::vector<uint8_t> algo_data;  ///< the cublasLtMatmulAlgo_t, 64 bytes
   int64_t workspace_bytes = 0;
   double median_us = 0;            ///< its median under protocol_name, from the same sweep as the trials
+  /// The median of cuBLASLt's heuristic top-1 (provider cublaslt-default) on the same problem, environment and
+  /// protocol; 0 when none was stored. What the loader runs off a tuned M is the heuristic, so its checks use this.
+  double heuristic_us = 0;
   std::string protocol_name;
   int64_t environment_id = 0;
   int cublaslt_version = 0;  ///< cublasLtGetVersion() of the environment that stored it: the replay rule's key

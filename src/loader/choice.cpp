@@ -98,6 +98,14 @@ std::optional<StoredChoice> choose_stored_winner(const std::vector<EnvironmentWi
   return std::nullopt;
 }
 
+namespace {
+
+/// What cuBLASLt's heuristic took at a stored algorithm's problem: its own median, else (a DB whose sweep stored
+/// none) the tuned algorithm's.
+double heuristic_or_tuned_us(const StoredCublasLtAlgo& a) { return a.heuristic_us > 0 ? a.heuristic_us : a.median_us; }
+
+}  // namespace
+
 const StoredCublasLtAlgo* cublaslt_rival(const std::vector<StoredCublasLtAlgo>& algos, const StoredChoice& w) {
   for (const StoredCublasLtAlgo& a : algos)
     if (a.environment_id == w.environment_id && a.problem == w.from && a.protocol_name == w.protocol_name) return &a;
@@ -256,7 +264,7 @@ LadderDispatch ladder_dispatch(const StoredChoice& w, const Problem& p, double t
                                const std::vector<StoredCublasLtAlgo>& algos) {
   LadderDispatch out;
   if (w.source.rfind("ladder", 0) != 0 || !(time_ratio > 0) || !(w.tuned_us > 0)) return out;
-  // The stored cuBLASLt-tuned medians at the nearest M below and above p.m.
+  // The stored algorithms at the nearest tuned M below and above p.m (their heuristic medians are interpolated).
   const StoredCublasLtAlgo *below = nullptr, *above = nullptr;
   auto better = [&](const StoredCublasLtAlgo* cur, const StoredCublasLtAlgo& a, bool want_larger_m) {
     if (!cur) return true;
@@ -271,10 +279,32 @@ LadderDispatch ladder_dispatch(const StoredChoice& w, const Problem& p, double t
   }
   if (!below || !above) return out;
   const double t = double(p.m - below->problem.m) / double(above->problem.m - below->problem.m);
-  out.cublaslt_us = (1 - t) * below->median_us + t * above->median_us;
+  out.cublaslt_us = (1 - t) * heuristic_or_tuned_us(*below) + t * heuristic_or_tuned_us(*above);
   out.kernel_us = w.tuned_us * time_ratio;
-  out.cublaslt = out.kernel_us > out.cublaslt_us;
+  out.cublaslt = p.d != DType::kE4M3 && out.kernel_us > out.cublaslt_us;
   return out;
+}
+
+BackendDecision decide_backend(const StoredChoice& w, const StoredChoice& winner, const Problem& p, double time_ratio,
+                               const std::vector<StoredCublasLtAlgo>& algos) {
+  BackendDecision d;
+  d.rival = cublaslt_rival(algos, winner);
+  const size_t bytes = d.rival ? d.rival->algo_data.size() : 0;
+  if (replay_stored_algo(winner, p)) {  // p's own M: the sweep timed the stored algorithm against the winner here
+    if (d.rival && stored_algo_beats_kernel(p, winner.tuned_us, d.rival->median_us, bytes))
+      d.kind = BackendDecision::Kind::kStoredAlgo;
+    return d;
+  }
+  d.check = ladder_dispatch(w, p, time_ratio, algos);
+  if (d.check.kernel_us > 0) {
+    if (d.check.cublaslt) d.kind = BackendDecision::Kind::kHeuristic;
+    return d;
+  }
+  if (d.rival && stored_algo_beats_kernel(p, winner.tuned_us, heuristic_or_tuned_us(*d.rival), bytes)) {
+    d.kind = BackendDecision::Kind::kHeuristic;
+    d.won_at_m = winner.from.m;
+  }
+  return d;
 }
 
 std::optional<Problem> table_entry_problem(const TunedEntry& e) {

@@ -144,19 +144,45 @@ std::vector<std::string> tuned_m_choices(const std::vector<EnvironmentWinner>& c
 struct LadderDispatch {
   bool cublaslt = false;   ///< cuBLASLt's heuristic runs instead of the ladder pick's kernel
   double kernel_us = 0;    ///< the kernel's predicted time at p.m (0 when not predicted)
-  double cublaslt_us = 0;  ///< cuBLASLt's interpolated time at p.m (0 when not predicted)
+  double cublaslt_us = 0;  ///< cuBLASLt's heuristic's interpolated time at p.m (0 when not predicted)
 };
 
 /// The dispatch half of the ladder rule (docs/loader.md "The ladder rule"), for a "ladder" pick `w` (p.m between two
 /// tuned M; w.from the upper one, or after rerank_ladder the neighbour its config's time came from): the kernel's time
 /// at p.m is predicted as w.tuned_us x time_ratio (ladder_time_ratio of w's config from w.from to p: it sees the row
-/// tiles and waves M changes), cuBLASLt's as the linear interpolation in M of the cuBLASLt-tuned medians stored at the
-/// nearest tuned M below and above p.m (`algos`, the winner's protocol; the winner's environment first, else the
-/// newest). When the kernel's prediction is the larger, cuBLASLt's heuristic runs at p. Measured on the H200
-/// (results/h200/every-m-2026-12-02.md): over 441 off-ladder M of three models, geomean x cuBLASLt-tuned 1.014 to
-/// 1.030 with the check against 0.955 to 0.971 for the upper neighbour's kernel alone. Not a ladder pick, a
-/// non-positive time_ratio or a missing stored median: no dispatch (cublaslt = false).
+/// tiles and waves M changes), cuBLASLt's as the linear interpolation in M of the medians of cuBLASLt's heuristic
+/// (StoredCublasLtAlgo::heuristic_us; the cuBLASLt-tuned median where a DB stored no heuristic one) at the nearest
+/// tuned M below and above p.m (`algos`, the winner's protocol; the winner's environment first, else the newest): off
+/// a tuned M the heuristic is what runs. When the kernel's prediction is the larger and p's output is not e4m3,
+/// cuBLASLt's heuristic runs at p. Not a ladder pick, a non-positive time_ratio or a missing stored median: no
+/// prediction (kernel_us = 0, cublaslt = false).
+/// Why the heuristic's medians: against the tuned ones the check chose cuBLASLt at M where the heuristic then ran
+/// slower than the kernel would have (H100, results/h200/dense-ladder-2026-12-06.md).
 LadderDispatch ladder_dispatch(const StoredChoice& w, const Problem& p, double time_ratio,
+                               const std::vector<StoredCublasLtAlgo>& algos);
+
+/// Which backend runs problem p (the backend rule, docs/loader.md "cuBLASLt as a backend"), decided from the DB.
+struct BackendDecision {
+  enum class Kind {
+    kKernel,        ///< the dgtune kernel of `w`
+    kStoredAlgo,    ///< the cuBLASLt algorithm `rival` stored at p's own M (the caller checks its cuBLASLt version)
+    kHeuristic,     ///< cuBLASLt's heuristic for p
+  } kind = Kind::kKernel;
+  /// The stored cuBLASLt-tuned algorithm at the identity winner's problem (cublaslt_rival), or nullptr.
+  const StoredCublasLtAlgo* rival = nullptr;
+  /// kHeuristic because cuBLASLt won at the neighbour's M `won_at_m` (no ladder prediction was possible), else 0.
+  int64_t won_at_m = 0;
+  LadderDispatch check;  ///< the ladder check (kernel_us > 0 when it ran)
+};
+
+/// The backend rule for problem p whose identity-rule winner is `winner` and whose kernel pick (after rerank_ladder)
+/// is `w`; time_ratio = ladder_time_ratio(estimate, w.config, p, w.from). At the M the winner was tuned at
+/// (replay_stored_algo), the cuBLASLt algorithm the same sweep stored there runs when it beat the winner
+/// (stored_algo_beats_kernel). Off a tuned M cuBLASLt can only run through its heuristic, so the kernel is compared
+/// with the heuristic: between two tuned M by ladder_dispatch; where it cannot predict ("nearest" picks, missing
+/// medians), by the neighbour's own sweep, the winner's median against the heuristic's median stored there
+/// (heuristic_us, or the tuned median where none was stored). Never cuBLASLt for an e4m3 output.
+BackendDecision decide_backend(const StoredChoice& w, const StoredChoice& winner, const Problem& p, double time_ratio,
                                const std::vector<StoredCublasLtAlgo>& algos);
 
 /// The entries of an exported table (GemmOptions::table) in p's family (same N, K, types, scale mode and

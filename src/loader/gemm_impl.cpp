@@ -44,9 +44,10 @@ GemmFamily& Gemm::Impl::family(const ShapeKey& key, bool may_read) {
 std::unique_ptr<CublasLtGemm> Gemm::Impl::cublaslt_backend(const Problem& p, const GemmFamily& fam,
                                                            const std::optional<StoredChoice>& w,
                                                            const std::optional<StoredChoice>& winner, GemmChoice& choice) {
-  // The backend rule (docs/loader.md "cuBLASLt as a backend"): cuBLASLt runs p when its stored algorithm beat the
-  // dgtune winner `w` in the same sweep (replayed when stored by the running cuBLASLt version at p's own M, else
-  // cuBLASLt's heuristic), when the ladder check predicts it faster, or when p has no tuned entry (`w` empty).
+  // The backend rule (docs/loader.md "cuBLASLt as a backend", decide_backend): at p's own tuned M, cuBLASLt's stored
+  // algorithm when it beat the dgtune winner in the same sweep (replayed by the cuBLASLt version that stored it, else
+  // the heuristic); off a tuned M, cuBLASLt's heuristic when the kernel is predicted slower than it; and the
+  // heuristic when p has no tuned entry (`w` empty).
   std::string why, how = "heuristic", note;
   std::unique_ptr<CublasLtGemm> g;
   if (!w) {
@@ -54,13 +55,13 @@ std::unique_ptr<CublasLtGemm> Gemm::Impl::cublaslt_backend(const Problem& p, con
   } else {
     if (!db || !device_id) return nullptr;  // an exported table stores no cuBLASLt algorithm
     // The stored rival is cuBLASLt against the identity rule's winner (`winner`: before the ladder rule's re-rank, which
-    // may pick another config or a lower neighbour's time): "cuBLASLt won at the M this M takes its winner from".
-    const StoredCublasLtAlgo* rival = cublaslt_rival(fam.algos, *winner);
-    if (rival && stored_algo_beats_kernel(p, winner->tuned_us, rival->median_us, rival->algo_data.size())) {
-      if (!replay_stored_algo(*winner, p)) {
-        note = fmt::format(" (cuBLASLt won at M = {}; its algorithm is replayed only there)", winner->from.m);
-      } else if (rival->cublaslt_version == env.cublaslt_version) {
-        g = CublasLtGemm::stored(handle(), p, rival->algo_data, why);
+    // may pick another config or a lower neighbour's time); off a tuned M the kernel is compared with the heuristic.
+    const double ratio = ladder_time_ratio(analytic_estimate(device.sm_count), w->config, p, w->from);
+    const BackendDecision d = decide_backend(*w, *winner, p, ratio, fam.algos);
+    if (d.kind == BackendDecision::Kind::kKernel) return nullptr;
+    if (d.kind == BackendDecision::Kind::kStoredAlgo) {
+      if (d.rival->cublaslt_version == env.cublaslt_version) {
+        g = CublasLtGemm::stored(handle(), p, d.rival->algo_data, why);
         how = "stored";
         if (!g)
           spdlog::info("dgt::Gemm {}: the stored cuBLASLt algorithm cannot run it ({}); using cuBLASLt's heuristic",
@@ -71,14 +72,13 @@ std::unique_ptr<CublasLtGemm> Gemm::Impl::cublaslt_backend(const Problem& p, con
             "dgt::Gemm: the cuBLASLt algorithms in {} were stored by cuBLASLt {}, this process runs {}: an algorithm "
             "is replayed only by the version that returned it, so cuBLASLt's heuristic runs where cuBLASLt won (this "
             "notice is shown once)",
-            db->path(), rival->cublaslt_version, env.cublaslt_version);
+            db->path(), d.rival->cublaslt_version, env.cublaslt_version);
       }
+    } else if (d.won_at_m > 0) {
+      note = fmt::format(" (cuBLASLt won at M = {}; its algorithm is replayed only there)", d.won_at_m);
     } else {
-      // The kernel won at its own M; between two tuned M the ladder rule's check may still prefer cuBLASLt.
-      const double ratio = ladder_time_ratio(analytic_estimate(device.sm_count), w->config, p, w->from);
-      const LadderDispatch d = ladder_dispatch(*w, p, ratio, fam.algos);
-      if (!d.cublaslt) return nullptr;
-      note = fmt::format(" (ladder check: kernel {:.2f} us predicted, cuBLASLt {:.2f} us)", d.kernel_us, d.cublaslt_us);
+      note = fmt::format(" (ladder check: kernel {:.2f} us predicted, cuBLASLt {:.2f} us)", d.check.kernel_us,
+                         d.check.cublaslt_us);
     }
     if (!g) {
       g = CublasLtGemm::heuristic(handle(), p, why);

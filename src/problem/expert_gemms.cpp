@@ -58,8 +58,15 @@ ExpertLayout expert_layout(const ModelConfig& c, const ModelSplit& split) {
 std::vector<int64_t> default_m_sum_ladder() { return {4096, 16384, 65536}; }
 
 std::vector<int64_t> default_expected_m_ladder(const ExpertLayout& layout) {
+  // Powers of two to 16, then the 1.5x steps between them: the grouped kernels compile several times slower than the
+  // dense ones, and the masked bar is met with these points, so the dense ladder's four steps per octave are not used.
+  std::vector<int64_t> points = {1, 2, 4, 8};
+  for (int64_t p = 16; p <= layout.max_expected_m; p *= 2) {
+    points.push_back(p);
+    points.push_back(p + p / 2);
+  }
   std::vector<int64_t> out;
-  for (int64_t e : default_m_ladder())
+  for (int64_t e : points)
     if (e <= layout.max_expected_m) out.push_back(e);
   if (out.empty() || out.back() != layout.max_expected_m) out.push_back(layout.max_expected_m);
   return out;

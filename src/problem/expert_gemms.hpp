@@ -48,10 +48,10 @@ struct ExpertLadder {
 /// {4096, 16384, 65536}: prefill steps of about 256, 2048 and 8192 tokens per GPU at DeepSeek-V3's EP 8 (G 32, top-8).
 std::vector<int64_t> default_m_sum_ladder();
 
-/// The dense M ladder's values (default_m_ladder: powers of two up to 16, then the 1.5x steps between them) up to
-/// layout.max_expected_m, plus max_expected_m itself; DeepSeek-V3 at EP 8: 1, 2, 4, 8, 16, 24, 32, 48, 64 (decode
-/// steps of 4 to 256 tokens). The upper neighbour of any expected_m is then within 2x of it below 16 and 1.5x above,
-/// the dense ladder's rule; 48 sits where routed counts start to spill past one 64-row tile.
+/// Powers of two up to 16, then the 1.5x steps between them (the dense ladder before it took four steps per octave),
+/// up to layout.max_expected_m, plus max_expected_m itself; DeepSeek-V3 at EP 8: 1, 2, 4, 8, 16, 24, 32, 48, 64
+/// (decode steps of 4 to 256 tokens). The upper neighbour of any expected_m is then within 2x of it below 16 and 1.5x
+/// above; 48 sits where routed counts start to spill past one 64-row tile.
 std::vector<int64_t> default_expected_m_ladder(const ExpertLayout& layout);
 
 /// `ladder` with each empty list replaced by its default, both sorted with repeats removed.

@@ -273,11 +273,10 @@ std::vector<ModelGemm> dense_gemms(const ModelConfig& c, const ModelSplit& s) {
 }
 
 std::vector<int64_t> default_m_ladder() {
-  std::vector<int64_t> m = {1, 2, 4, 8};
-  for (int64_t p = 16; p <= 16384; p *= 2) {
-    m.push_back(p);
-    if (p < 16384) m.push_back(p + p / 2);
-  }
+  std::vector<int64_t> m = {1, 2, 4, 8, 12};
+  for (int64_t p = 16; p < 16384; p *= 2)
+    for (int64_t q = 4; q < 8; ++q) m.push_back(p * q / 4);  // p, 1.25p, 1.5p, 1.75p
+  m.push_back(16384);
   return m;
 }
 

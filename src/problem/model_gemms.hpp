@@ -77,10 +77,13 @@ struct ModelGemm {
 /// when TP does not divide what it must split (heads, KV heads, intermediate sizes) or tp/ep is < 1.
 std::vector<ModelGemm> dense_gemms(const ModelConfig& c, const ModelSplit& split);
 
-/// The default M ladder, 1 to 16384: powers of two and the 1.5x steps between them from 16 up (1, 2, 4, 8, 16, 24,
-/// 32, 48, ...). Below 16 every M fits one 64-row tile and the decode kernels differ by little, so powers of two
-/// suffice; above, the count of 64/128-row tiles (and of waves) doubles per octave, and the midpoints keep the
-/// ladder M that runs any M (the upper neighbour, loader/choice.hpp) within a factor of 1.5 of it.
+/// The default M ladder, 1 to 16384, 46 values: 1, 2, 4, 8, 12, then four steps per octave from 16 up (p, 1.25p,
+/// 1.5p, 1.75p: 16, 20, 24, 28, 32, 40, ..., 12288, 14336, 16384). The loader runs an M between two ladder values with
+/// a neighbour's winner or the config predicted faster at M (loader/choice.hpp); the nearer the neighbours, the less
+/// that pick loses against a tuned one. Swap-AB tiles cover M in steps of 8, so a winner is tuned to its M's tile
+/// remainder: with the 1.5x steps this ladder had before (25 values), the tuned Llama-3.1-70B and Qwen3-32B ladders
+/// ran the coverage grid 0.6-0.7% slower on an H100 (results/h200/dense-ladder-2026-12-06.md), most of it at M
+/// 128-1023. Below 16 every M fits one 64-row tile and the decode kernels differ little.
 std::vector<int64_t> default_m_ladder();
 
 /// A shapes file (problem/shapes_file.hpp format) of every GEMM at every M, with name=<model>.<role>.tp<TP>

@@ -362,6 +362,22 @@ TEST_F(CompareExportTest, ExportShowsTheBackendTheLoaderRuns) {
     EXPECT_EQ(algos[0].protocol_name, "cold-l2-v1");
     EXPECT_DOUBLE_EQ(algos[0].median_us, 30.0);
     EXPECT_EQ(algos[0].cublaslt_version, 120805);  // gpu()'s cuBLASLt
+    EXPECT_EQ(algos[0].heuristic_us, 0.0);         // no heuristic baseline stored yet
+    // The heuristic's median of the same problem and protocol rides along; another protocol's does not.
+    for (const auto& [protocol, us] : {std::pair{std::string(R"({"name":"hot-graph-v1","statistic":"median"})"), 5.0},
+                                       std::pair{std::string(R"({"name":"cold-l2-v1","statistic":"median"})"), 33.0}}) {
+      BaselineRecord h;
+      h.problem = with_algo;
+      h.provider = kProviderCublasDefault;
+      h.algo = "algo=66 tile=21";
+      h.protocol = protocol;
+      h.set_timing(Timing{us, us, us, 50, 0.002, 1755, false});
+      db.put_baseline(s, h);
+    }
+    const auto with_heuristic = db.cublaslt_winners(s.device_id, with_algo);
+    ASSERT_EQ(with_heuristic.size(), 1u);
+    EXPECT_DOUBLE_EQ(with_heuristic[0].heuristic_us, 33.0);
+    EXPECT_DOUBLE_EQ(with_heuristic[0].median_us, 30.0);
   }
   const CliRun json = run_dgtune("export --db " + file + " --format json");
   ASSERT_EQ(json.rc, 0) << json.out;

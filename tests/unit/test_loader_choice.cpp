@@ -249,6 +249,87 @@ TEST(LoaderChoice, LadderDispatchComparesTheScaledKernelWithInterpolatedCublasLt
   }
 }
 
+// Off a tuned M cuBLASLt runs through its heuristic, so the check interpolates the heuristic's medians where the sweep
+// stored them (the tuned ones only where it did not). Found on an H100: against the tuned medians the check sent M to
+// cuBLASLt where the heuristic then ran slower than the kernel would have.
+TEST(LoaderChoice, LadderDispatchInterpolatesTheHeuristicsMedians) {
+  const Problem p = Problem::dense(271, 1280, 8192);
+  StoredChoice w;
+  w.source = "ladder";
+  w.tuned_us = 10.0;
+  w.from = Problem::dense(384, 1280, 8192);
+  w.protocol_name = "cold-l2-v1";
+  w.environment_id = 2;
+  std::vector<StoredCublasLtAlgo> algos = {lt_row(Problem::dense(256, 1280, 8192), 2, 8.0),
+                                           lt_row(Problem::dense(384, 1280, 8192), 2, 12.0)};
+  algos[0].heuristic_us = 9.0;
+  algos[1].heuristic_us = 16.0;
+  // Tuned: 8 + (15/128) x 4 = 8.47 us, under the kernel's 10 us; the heuristic: 9 + (15/128) x 7 = 9.82 us, still under.
+  LadderDispatch d = ladder_dispatch(w, p, 1.0, algos);
+  EXPECT_NEAR(d.cublaslt_us, 9.0 + 15.0 / 128.0 * 7.0, 1e-12);
+  EXPECT_TRUE(d.cublaslt);
+  // A heuristic 2 us slower at 256: 11 + (15/128) x 5 = 11.59 us, over the kernel's 10 us: the kernel stays.
+  algos[0].heuristic_us = 11.0;
+  d = ladder_dispatch(w, p, 1.0, algos);
+  EXPECT_NEAR(d.cublaslt_us, 11.0 + 15.0 / 128.0 * 5.0, 1e-12);
+  EXPECT_FALSE(d.cublaslt);
+  // No heuristic median stored at 256 (an older sweep): that side falls back to its tuned 8 us.
+  algos[0].heuristic_us = 0;
+  EXPECT_NEAR(ladder_dispatch(w, p, 1.0, algos).cublaslt_us, 8.0 + 15.0 / 128.0 * 8.0, 1e-12);
+  // cuBLASLt cannot write e4m3 D: predicted, never chosen.
+  Problem e4m3 = p;
+  e4m3.d = DType::kE4M3;
+  algos[0].heuristic_us = 9.0;
+  d = ladder_dispatch(w, e4m3, 1.0, algos);
+  EXPECT_GT(d.kernel_us, d.cublaslt_us);
+  EXPECT_FALSE(d.cublaslt);
+}
+
+TEST(LoaderChoice, DecideBackendStoredAtItsMHeuristicOffItByThePrediction) {
+  const Problem upper = Problem::dense(384, 1280, 8192), lower = Problem::dense(256, 1280, 8192);
+  StoredChoice winner;  // the identity rule's winner at 384: 10 us, cuBLASLt-tuned stored there 9 us (heuristic 11 us)
+  winner.source = "db";
+  winner.tuned_us = 10.0;
+  winner.from = upper;
+  winner.protocol_name = "cold-l2-v1";
+  winner.environment_id = 2;
+  std::vector<StoredCublasLtAlgo> algos = {lt_row(lower, 2, 8.0), lt_row(upper, 2, 9.0)};
+  algos[0].heuristic_us = 8.5;
+  algos[1].heuristic_us = 11.0;
+  // At 384 itself the stored algorithm beat the winner in the same sweep: it is replayed.
+  BackendDecision d = decide_backend(winner, winner, upper, 1.0, algos);
+  EXPECT_EQ(d.kind, BackendDecision::Kind::kStoredAlgo);
+  ASSERT_NE(d.rival, nullptr);
+  EXPECT_DOUBLE_EQ(d.rival->median_us, 9.0);
+  // At 271 (a ladder pick) the heuristic runs only if the kernel is predicted slower than the heuristic's
+  // interpolation, 8.5 + (15/128) x 2.5 = 8.79 us: the kernel's 10 us is, so the heuristic runs ...
+  StoredChoice w = winner;
+  w.source = "ladder";
+  const Problem p = Problem::dense(271, 1280, 8192);
+  d = decide_backend(w, w, p, 1.0, algos);
+  EXPECT_EQ(d.kind, BackendDecision::Kind::kHeuristic);
+  EXPECT_EQ(d.won_at_m, 0);
+  EXPECT_NEAR(d.check.cublaslt_us, 8.5 + 15.0 / 128.0 * 2.5, 1e-12);
+  // ... and at a time ratio of 0.8 (8 us predicted) the kernel runs, although cuBLASLt-tuned won at 384: what would
+  // run at 271 is the heuristic, not the algorithm that won there.
+  d = decide_backend(w, w, p, 0.8, algos);
+  EXPECT_EQ(d.kind, BackendDecision::Kind::kKernel);
+  EXPECT_DOUBLE_EQ(d.check.kernel_us, 8.0);
+  // Above the largest tuned M ("nearest": no prediction) the neighbour's own sweep decides, against the heuristic's
+  // median there: 11 us > the winner's 10 us, so the kernel runs; with the heuristic at 9.5 us, cuBLASLt does.
+  w.source = "nearest";
+  const Problem far = Problem::dense(900, 1280, 8192);
+  EXPECT_EQ(decide_backend(w, w, far, 1.0, algos).kind, BackendDecision::Kind::kKernel);
+  algos[1].heuristic_us = 9.5;
+  d = decide_backend(w, w, far, 1.0, algos);
+  EXPECT_EQ(d.kind, BackendDecision::Kind::kHeuristic);
+  EXPECT_EQ(d.won_at_m, 384);
+  // e4m3 output: never cuBLASLt.
+  Problem e4m3 = far;
+  e4m3.d = DType::kE4M3;
+  EXPECT_EQ(decide_backend(w, w, e4m3, 1.0, algos).kind, BackendDecision::Kind::kKernel);
+}
+
 /// A "ladder" pick of config c, timed at `from` in us, environment 1, cold-l2-v1: what choose_stored_winner returns
 /// between two tuned M.
 StoredChoice ladder_pick(const KernelConfig& c, const Problem& from, double us) {

@@ -44,12 +44,13 @@ TEST(MGrid, EveryMidpointIsPresent) {
   const auto ladder = default_m_ladder();
   const auto grid = coverage_m_grid(kSeed);
   const std::set<int64_t> in_grid(grid.begin(), grid.end());
-  // Hand-computed: round(sqrt(2 * 4)) = 3, round(sqrt(4 * 8)) = 6, round(sqrt(8 * 16)) = 11, round(sqrt(16 * 24)) = 20,
-  // round(sqrt(24 * 32)) = 28, round(sqrt(12288 * 16384)) = 14189; 1-2 has none (sqrt(2) rounds to 1).
+  // Hand-computed: round(sqrt(2 * 4)) = 3, round(sqrt(4 * 8)) = 6, round(sqrt(8 * 12)) = 10 (9.80),
+  // round(sqrt(12 * 16)) = 14 (13.86), round(sqrt(16 * 20)) = 18 (17.89), round(sqrt(20 * 24)) = 22 (21.91),
+  // round(sqrt(14336 * 16384)) = 15326 (15325.7); 1-2 has none (sqrt(2) rounds to 1).
   const CoverageMGrid parts = coverage_m_grid_parts(kSeed);
   EXPECT_EQ(std::vector<int64_t>(parts.midpoints.begin(), parts.midpoints.begin() + 6),
-            (std::vector<int64_t>{3, 6, 11, 20, 28, 39}));
-  EXPECT_EQ(parts.midpoints.back(), 14189);
+            (std::vector<int64_t>{3, 6, 10, 14, 18, 22}));
+  EXPECT_EQ(parts.midpoints.back(), 15326);
   EXPECT_EQ(parts.midpoints.size(), ladder.size() - 2);  // every pair but 1-2
   for (size_t i = 1; i < ladder.size(); ++i) {
     const int64_t a = ladder[i - 1], b = ladder[i];
@@ -78,7 +79,7 @@ TEST(MGrid, PerOctaveCounts) {
     const std::set<int64_t> mids(g.midpoints.begin(), g.midpoints.end());
     for (const int64_t m : g.drawn) EXPECT_FALSE(mids.count(m)) << m << " drawn and a midpoint";
   }
-  EXPECT_EQ(coverage_m_grid(kSeed).size(), 23u + 2u + 11u * 2u);
+  EXPECT_EQ(coverage_m_grid(kSeed).size(), 44u + 2u + 11u * 2u);  // 44 midpoints (45 pairs but 1-2), 5 and 7, 2 per octave
 }
 
 TEST(MGrid, DeterministicPerSeedAndSeedsDiffer) {

@@ -273,9 +273,9 @@ TEST(ModelGemms, DefaultLadder) {
   const auto m = default_m_ladder();
   EXPECT_EQ(m.front(), 1);
   EXPECT_EQ(m.back(), 16384);
-  EXPECT_EQ(m.size(), 25u);
-  EXPECT_EQ(m[4], 16);
-  EXPECT_EQ(m[5], 24);
+  EXPECT_EQ(m.size(), 46u);
+  EXPECT_EQ(std::vector<int64_t>(m.begin(), m.begin() + 10), (std::vector<int64_t>{1, 2, 4, 8, 12, 16, 20, 24, 28, 32}));
+  EXPECT_EQ(std::vector<int64_t>(m.end() - 5, m.end()), (std::vector<int64_t>{8192, 10240, 12288, 14336, 16384}));
   for (size_t i = 1; i < m.size(); ++i) EXPECT_LT(m[i - 1], m[i]);
 }
 

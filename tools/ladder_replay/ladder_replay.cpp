@@ -81,22 +81,17 @@ nlohmann::json replay(const FamilyRows& fam, const Problem& p, int sm_count, con
   row["from_m"] = w->from.m;
   row["tuned_us"] = w->tuned_us;
   row["identity_config"] = winner->config.key();
-  const std::vector<StoredCublasLtAlgo>& algos = fam.algos;
-  const StoredCublasLtAlgo* rival = cublaslt_rival(algos, *winner);
-  if (rival && stored_algo_beats_kernel(p, winner->tuned_us, rival->median_us, rival->algo_data.size())) {
+  const BackendDecision d =
+      decide_backend(*w, *winner, p, ladder_time_ratio(estimate, w->config, p, w->from), fam.algos);
+  if (d.check.kernel_us > 0) {  // a ladder pick with stored cuBLASLt medians on both sides
+    row["predicted_kernel_us"] = d.check.kernel_us;
+    row["interpolated_cublaslt_us"] = d.check.cublaslt_us;
+  }
+  if (d.kind != BackendDecision::Kind::kKernel) {
     row["backend"] = "cublaslt";
-    row["why"] = replay_stored_algo(*winner, p) ? "stored algorithm won" : "cuBLASLt won at the neighbour";
-    return row;
-  }
-  const LadderDispatch d = ladder_dispatch(*w, p, ladder_time_ratio(estimate, w->config, p, w->from), algos);
-  if (d.kernel_us > 0) {  // a ladder pick with stored cuBLASLt medians on both sides
-    row["predicted_kernel_us"] = d.kernel_us;
-    row["interpolated_cublaslt_us"] = d.cublaslt_us;
-  }
-  if (d.cublaslt) {
-    // cuBLASLt cannot write e4m3 D: the loader's heuristic call fails and the kernel runs.
-    if (p.d != DType::kE4M3) row["backend"] = "cublaslt";
-    row["why"] = p.d == DType::kE4M3 ? "ladder check prefers cuBLASLt, which cannot write e4m3" : "ladder check";
+    row["why"] = d.kind == BackendDecision::Kind::kStoredAlgo ? "stored algorithm won"
+                 : d.won_at_m > 0                             ? "cuBLASLt won at the neighbour"
+                                                              : "ladder check";
   }
   return row;
 }

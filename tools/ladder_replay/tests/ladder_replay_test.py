@@ -7,7 +7,8 @@
   median of the picked config at the neighbour it names;
 - the prediction is that median itself where M and the neighbour need the same number of BLOCK_M row tiles (the
   ladder rule's same-tiles case, loader/choice.hpp ladder_time_ratio), and the dispatch says cuBLASLt exactly when the
-  prediction exceeds cuBLASLt's median interpolated in M between the neighbours (stored cuBLASLt-tuned baselines).
+  prediction exceeds cuBLASLt's median interpolated in M between the neighbours (the stored medians of cuBLASLt's
+  heuristic, cublaslt-default, which is what runs off a tuned M; cuBLASLt-tuned where a neighbour has none).
 usage: ladder_replay_test.py DGTUNE DGTUNE_LADDER_REPLAY SOURCE_DIR"""
 import gzip, json, os, shutil, sqlite3, subprocess, sys, tempfile
 
@@ -33,9 +34,14 @@ with tempfile.TemporaryDirectory() as tmp:
                            (m, n, k, key)).fetchall()
         return rows[0][0] if rows else None
     def lt_median(m, n, k):
-        rows = con.execute("select b.median_us from baseline b join problem p on p.id = b.problem_id where p.m = ? and "
-                           "p.n = ? and p.k = ? and b.provider = 'cublaslt-tuned' and b.status = 'ok'", (m, n, k)).fetchall()
-        return rows[0][0] if len(rows) == 1 else None
+        def of(provider):
+            return con.execute("select b.median_us from baseline b join problem p on p.id = b.problem_id where p.m = ? "
+                               "and p.n = ? and p.k = ? and b.provider = ? and b.status = 'ok'",
+                               (m, n, k, provider)).fetchall()
+        heuristic, tuned = of("cublaslt-default"), of("cublaslt-tuned")
+        if len(tuned) != 1 or len(heuristic) > 1:
+            return None
+        return heuristic[0][0] if heuristic else tuned[0][0]
     rows = {(r["m"], r["n"], r["k"]): r for r in doc["rows"]}
     failures, same_tiles, checked = [], 0, 0
     def check(ok, what):

@@ -146,10 +146,11 @@ struct GemmChoice {
   std::string source;
   double tuned_us = 0;   ///< median time stored with the config that runs, at the M it came from (0 for "default")
   std::string protocol;  ///< protocol the winner was timed under, e.g. "cold-l2-v1", "hot-graph-v1" ("" for "default")
-  /// "dgtune" (the kernel above) or "cublaslt": cuBLASLt's stored algorithm beat every dgtune config in the sweep of
-  /// the problem `source` names, or the ladder rule's check predicts cuBLASLt faster at this M, or the problem has no
-  /// tuned entry and cuBLASLt's heuristic runs (docs/loader.md). A call whose pointers the cuBLASLt algorithm cannot
-  /// take (alignment) runs the kernel of config_key.
+  /// "dgtune" (the kernel above) or "cublaslt": at a tuned M, cuBLASLt's stored algorithm beat every dgtune config in
+  /// that M's sweep; off a tuned M, the kernel is predicted slower than cuBLASLt's heuristic (the ladder rule's check,
+  /// or beyond the tuned M the heuristic's median at the nearest end); or the problem has no tuned entry and cuBLASLt's
+  /// heuristic runs (docs/loader.md). A call whose pointers the cuBLASLt algorithm cannot take (alignment) runs the
+  /// kernel of config_key.
   std::string backend = "dgtune";
   /// backend "cublaslt": "stored algo=.. tile=.. stages=.. splitk=.. swizzle=.. cluster=.. reduction=.." (the sweep's
   /// algorithm, replayed) or "heuristic algo=..." (cuBLASLt's heuristic top-1); "" for backend "dgtune".
