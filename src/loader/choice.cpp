@@ -116,6 +116,10 @@ bool stored_algo_beats_kernel(const Problem& p, double kernel_us, double cublasl
   return p.d != DType::kE4M3 && algo_bytes == 64 && cublaslt_us > 0 && cublaslt_us < kernel_us;
 }
 
+bool heuristic_may_replace(const StoredCublasLtAlgo& a, double kernel_us) {
+  return !(a.heuristic_us > 0) || a.heuristic_us < kernel_us;
+}
+
 bool replay_stored_algo(const StoredChoice& w, const Problem& p) { return w.from.m == p.m; }
 
 std::vector<std::string> tuned_m_choices(const std::vector<EnvironmentWinner>& candidates, const Problem& p,

@@ -74,11 +74,16 @@ const StoredCublasLtAlgo* cublaslt_rival(const std::vector<StoredCublasLtAlgo>& 
 /// loader never runs cuBLASLt's e4m3 D, launch/cublaslt_gemm.hpp).
 bool stored_algo_beats_kernel(const Problem& p, double kernel_us, double cublaslt_us, size_t algo_bytes);
 
-/// Whether the stored cuBLASLt algorithm that beat the winner `w` is replayed for problem p, or cuBLASLt's heuristic
-/// runs instead: replayed only at the M it was tuned at (w.from.m == p.m, sources "db" and "db-other-protocol"). At
-/// another M (a "ladder" or "nearest" winner) cuBLASLt still runs, through its heuristic, which sees p's M: on the
-/// H200 the neighbour's algorithm ran 1.3-3.1 us (median) slower than cuBLASLt-tuned at the coverage grid's M, and
-/// the heuristic raised the dispatch geomean at every ladder (results/h200/coverage-2026-12-02.md).
+/// Whether cuBLASLt's heuristic may stand in for the stored algorithm `a` against a kernel of `kernel_us` (the
+/// stored algorithm cannot be replayed: another cuBLASLt version, or it fails cublasLtMatmulAlgoCheck): when the
+/// sweep stored the heuristic's median for a's problem and protocol, only if that median is below kernel_us; when it
+/// stored none (a DB before the heuristic median was read), yes, as before.
+bool heuristic_may_replace(const StoredCublasLtAlgo& a, double kernel_us);
+
+/// Whether p is the M the winner `w` was tuned at (w.from.m == p.m, sources "db" and "db-other-protocol"), the only M
+/// where a stored cuBLASLt algorithm is replayed. At another M (a "ladder" or "nearest" winner) cuBLASLt can only run
+/// through its heuristic, which sees p's M (decide_backend): on the H200 the neighbour's algorithm ran 1.3-3.1 us
+/// (median) slower than cuBLASLt-tuned at the coverage grid's M (results/h200/coverage-2026-12-02.md).
 bool replay_stored_algo(const StoredChoice& w, const Problem& p);
 
 /// The analytic estimate of a config on a problem in us (space/cost_model.hpp estimate_us on the device's SM count);
@@ -170,7 +175,8 @@ struct BackendDecision {
   } kind = Kind::kKernel;
   /// The stored cuBLASLt-tuned algorithm at the identity winner's problem (cublaslt_rival), or nullptr.
   const StoredCublasLtAlgo* rival = nullptr;
-  /// kHeuristic because cuBLASLt won at the neighbour's M `won_at_m` (no ladder prediction was possible), else 0.
+  /// kHeuristic because the heuristic's median at the winner's M `won_at_m` beat the winner (no ladder prediction was
+  /// possible), else 0.
   int64_t won_at_m = 0;
   LadderDispatch check;  ///< the ladder check (kernel_us > 0 when it ran)
 };

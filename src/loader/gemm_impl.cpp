@@ -64,18 +64,21 @@ std::unique_ptr<CublasLtGemm> Gemm::Impl::cublaslt_backend(const Problem& p, con
         g = CublasLtGemm::stored(handle(), p, d.rival->algo_data, why);
         how = "stored";
         if (!g)
-          spdlog::info("dgt::Gemm {}: the stored cuBLASLt algorithm cannot run it ({}); using cuBLASLt's heuristic",
+          spdlog::info("dgt::Gemm {}: the stored cuBLASLt algorithm cannot run it ({}); using cuBLASLt's heuristic "
+                       "where its stored median beat the kernel, else the kernel",
                        p.label(), why);
       } else if (!cublaslt_version_notice) {
         cublaslt_version_notice = true;
         spdlog::info(
             "dgt::Gemm: the cuBLASLt algorithms in {} were stored by cuBLASLt {}, this process runs {}: an algorithm "
-            "is replayed only by the version that returned it, so cuBLASLt's heuristic runs where cuBLASLt won (this "
-            "notice is shown once)",
+            "is replayed only by the version that returned it, so where cuBLASLt won, cuBLASLt's heuristic runs if "
+            "its stored median beat the kernel too, else the kernel (this notice is shown once)",
             db->path(), d.rival->cublaslt_version, env.cublaslt_version);
       }
+      // The stored algorithm cannot run: the heuristic stands in only where the sweep timed it faster than the winner.
+      if (!g && !heuristic_may_replace(*d.rival, winner->tuned_us)) return nullptr;
     } else if (d.won_at_m > 0) {
-      note = fmt::format(" (cuBLASLt won at M = {}; its algorithm is replayed only there)", d.won_at_m);
+      note = fmt::format(" (cuBLASLt's heuristic beat the kernel at M = {}, no prediction at this M)", d.won_at_m);
     } else {
       note = fmt::format(" (ladder check: kernel {:.2f} us predicted, cuBLASLt {:.2f} us)", d.check.kernel_us,
                          d.check.cublaslt_us);

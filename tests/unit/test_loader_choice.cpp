@@ -328,6 +328,49 @@ TEST(LoaderChoice, DecideBackendStoredAtItsMHeuristicOffItByThePrediction) {
   Problem e4m3 = far;
   e4m3.d = DType::kE4M3;
   EXPECT_EQ(decide_backend(w, w, e4m3, 1.0, algos).kind, BackendDecision::Kind::kKernel);
+  // A ladder pick whose lower neighbour stored no cuBLASLt median: no prediction, so the heuristic's median at the
+  // winner's M decides (9.5 us < 10 us: the heuristic runs, and says where it won).
+  w.source = "ladder";
+  d = decide_backend(w, w, p, 1.0, {algos[1]});
+  EXPECT_EQ(d.check.kernel_us, 0.0);
+  EXPECT_EQ(d.kind, BackendDecision::Kind::kHeuristic);
+  EXPECT_EQ(d.won_at_m, 384);
+}
+
+// The re-rank may pick another config timed at the lower neighbour: the check predicts from that pick (w), while the
+// stored algorithm and the tuned M are the identity winner's (winner).
+TEST(LoaderChoice, DecideBackendPredictsFromTheRerankedPickAndReplaysTheWinnersAlgorithm) {
+  const Problem upper = Problem::dense(384, 1280, 8192), lower = Problem::dense(256, 1280, 8192);
+  StoredChoice winner;
+  winner.source = "ladder";
+  winner.tuned_us = 10.0;
+  winner.from = upper;
+  winner.protocol_name = "cold-l2-v1";
+  winner.environment_id = 2;
+  StoredChoice pick = winner;  // rerank_ladder's pick: another config, timed at 256 in 8 us
+  pick.from = lower;
+  pick.tuned_us = 8.0;
+  std::vector<StoredCublasLtAlgo> algos = {lt_row(lower, 2, 8.0), lt_row(upper, 2, 9.0)};
+  algos[0].heuristic_us = 8.5;
+  algos[1].heuristic_us = 11.0;
+  const Problem p = Problem::dense(271, 1280, 8192);
+  // The pick's 8 us is under the heuristic's 8.79 us: the kernel runs (the winner's 10 us would have lost).
+  BackendDecision d = decide_backend(pick, winner, p, 1.0, algos);
+  EXPECT_DOUBLE_EQ(d.check.kernel_us, 8.0);
+  EXPECT_EQ(d.kind, BackendDecision::Kind::kKernel);
+  EXPECT_EQ(decide_backend(winner, winner, p, 1.0, algos).kind, BackendDecision::Kind::kHeuristic);
+  // The rival is always the identity winner's (M = 384), also when the pick came from 256.
+  ASSERT_NE(d.rival, nullptr);
+  EXPECT_EQ(d.rival->problem.m, 384);
+}
+
+TEST(LoaderChoice, HeuristicStandsInForAStoredAlgorithmOnlyWhereItBeatTheKernel) {
+  StoredCublasLtAlgo a = lt_row(Problem::dense(384, 1280, 8192), 2, 9.0);
+  EXPECT_TRUE(heuristic_may_replace(a, 10.0));  // no heuristic median stored: as before
+  a.heuristic_us = 9.5;
+  EXPECT_TRUE(heuristic_may_replace(a, 10.0));
+  a.heuristic_us = 10.5;
+  EXPECT_FALSE(heuristic_may_replace(a, 10.0));
 }
 
 /// A "ladder" pick of config c, timed at `from` in us, environment 1, cold-l2-v1: what choose_stored_winner returns

@@ -46,7 +46,7 @@ TEST(MGrid, EveryMidpointIsPresent) {
   const std::set<int64_t> in_grid(grid.begin(), grid.end());
   // Hand-computed: round(sqrt(2 * 4)) = 3, round(sqrt(4 * 8)) = 6, round(sqrt(8 * 12)) = 10 (9.80),
   // round(sqrt(12 * 16)) = 14 (13.86), round(sqrt(16 * 20)) = 18 (17.89), round(sqrt(20 * 24)) = 22 (21.91),
-  // round(sqrt(14336 * 16384)) = 15326 (15325.7); 1-2 has none (sqrt(2) rounds to 1).
+  // round(sqrt(14336 * 16384)) = 15326 (15325.83); 1-2 has none (sqrt(2) rounds to 1).
   const CoverageMGrid parts = coverage_m_grid_parts(kSeed);
   EXPECT_EQ(std::vector<int64_t>(parts.midpoints.begin(), parts.midpoints.begin() + 6),
             (std::vector<int64_t>{3, 6, 10, 14, 18, 22}));

@@ -90,7 +90,7 @@ nlohmann::json replay(const FamilyRows& fam, const Problem& p, int sm_count, con
   if (d.kind != BackendDecision::Kind::kKernel) {
     row["backend"] = "cublaslt";
     row["why"] = d.kind == BackendDecision::Kind::kStoredAlgo ? "stored algorithm won"
-                 : d.won_at_m > 0                             ? "cuBLASLt won at the neighbour"
+                 : d.won_at_m > 0                             ? "the heuristic won at the neighbour"
                                                               : "ladder check";
   }
   return row;

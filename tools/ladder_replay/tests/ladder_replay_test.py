@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """dgtune_ladder_replay on a committed H200 DB (results/fits/mid-m-2026-12-04.db.gz: exhaustive sweeps at M 256, 512,
-768 and 1536 of eight (N, K) families, with cuBLASLt-tuned medians), checked against the DB read independently
+768 and 1536 of eight (N, K) families, with cuBLASLt-tuned and heuristic medians), checked against the DB read independently
 (`dgtune export`, SQLite):
 - at a tuned M the M's winner (source "db"); above the largest tuned M the largest's winner ("nearest");
 - between two tuned M a ladder pick whose identity config is the upper neighbour's winner and whose time is the stored

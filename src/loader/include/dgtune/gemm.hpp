@@ -148,7 +148,7 @@ struct GemmChoice {
   std::string protocol;  ///< protocol the winner was timed under, e.g. "cold-l2-v1", "hot-graph-v1" ("" for "default")
   /// "dgtune" (the kernel above) or "cublaslt": at a tuned M, cuBLASLt's stored algorithm beat every dgtune config in
   /// that M's sweep; off a tuned M, the kernel is predicted slower than cuBLASLt's heuristic (the ladder rule's check,
-  /// or beyond the tuned M the heuristic's median at the nearest end); or the problem has no tuned entry and cuBLASLt's
+  /// or where it cannot predict, the heuristic's median at the winner's M); or the problem has no tuned entry and cuBLASLt's
   /// heuristic runs (docs/loader.md). A call whose pointers the cuBLASLt algorithm cannot take (alignment) runs the
   /// kernel of config_key.
   std::string backend = "dgtune";
