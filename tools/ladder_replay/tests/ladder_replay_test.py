@@ -8,7 +8,10 @@
 - the prediction is that median itself where M and the neighbour need the same number of BLOCK_M row tiles (the
   ladder rule's same-tiles case, loader/choice.hpp ladder_time_ratio), and the dispatch says cuBLASLt exactly when the
   prediction exceeds cuBLASLt's median interpolated in M between the neighbours (the stored medians of cuBLASLt's
-  heuristic, cublaslt-default, which is what runs off a tuned M; cuBLASLt-tuned where a neighbour has none).
+  heuristic, cublaslt-default, which is what runs off a tuned M; cuBLASLt-tuned where a neighbour has none);
+- at a tuned M cuBLASLt exactly when its stored algorithm beat the winner there, and beyond the tuned M exactly when
+  the heuristic's median at the largest tuned M beat the winner there; both checked again on a copy whose cuBLASLt
+  medians were made twice as fast as the winners, so both paths also run cuBLASLt.
 usage: ladder_replay_test.py DGTUNE DGTUNE_LADDER_REPLAY SOURCE_DIR"""
 import gzip, json, os, shutil, sqlite3, subprocess, sys, tempfile
 
@@ -43,18 +46,36 @@ with tempfile.TemporaryDirectory() as tmp:
             return None
         return heuristic[0][0] if heuristic else tuned[0][0]
     rows = {(r["m"], r["n"], r["k"]): r for r in doc["rows"]}
-    failures, same_tiles, checked = [], 0, 0
+    failures, same_tiles, checked, backends = [], 0, 0, set()
     def check(ok, what):
         if not ok:
             failures.append(what)
     check(len(doc["rows"]) == 2 * len(MS) and doc["sm_count"] == 132, f"rows {len(doc['rows'])}, sm_count {doc['sm_count']}")
+    def provider_median(m, n, k, provider):
+        rows = con.execute("select b.median_us, b.algo_data is not null from baseline b join problem p on p.id = "
+                           "b.problem_id where p.m = ? and p.n = ? and p.k = ? and b.provider = ? and b.status = 'ok'",
+                           (m, n, k, provider)).fetchall()
+        return rows[0] if len(rows) == 1 else (None, False)
     for n, k in ((8192, 3584), (5120, 2048)):
         at = rows[(256, n, k)]
         check(at["source"] == "db" and at["config"] == winners[(256, n, k)]["config"] and at["from_m"] == 256,
               f"{n}x{k} at M 256: {at}")
+        # A tuned M: cuBLASLt exactly when its stored (replayable) algorithm beat the winner in the same sweep.
+        tuned_us, has_algo = provider_median(256, n, k, "cublaslt-tuned")
+        want = bool(has_algo and tuned_us is not None and tuned_us < at["tuned_us"])
+        check((at["backend"] == "cublaslt") == want, f"{n}x{k} at M 256: backend {at['backend']}, cuBLASLt-tuned "
+              f"{tuned_us} us vs winner {at['tuned_us']} us")
         above = rows[(2000, n, k)]
         check(above["source"] == "nearest" and above["from_m"] == 1536 and
               above["config"] == winners[(1536, n, k)]["config"], f"{n}x{k} at M 2000: {above}")
+        # Beyond the tuned M no prediction: the heuristic runs exactly when its median at 1536 beat the winner there
+        # (and cuBLASLt-tuned stored a replayable algorithm there: the rival the rule reads).
+        heuristic_us, _ = provider_median(1536, n, k, "cublaslt-default")
+        _, rival = provider_median(1536, n, k, "cublaslt-tuned")
+        want = bool(rival and heuristic_us is not None and heuristic_us < above["tuned_us"])
+        check((above["backend"] == "cublaslt") == want, f"{n}x{k} at M 2000: backend {above['backend']}, heuristic "
+              f"{heuristic_us} us at 1536 vs winner {above['tuned_us']} us")
+        backends.update((at["backend"], above["backend"]))
         for m in (300, 500, 700, 767, 1000):
             r = rows[(m, n, k)]
             upper = min(t for t in (256, 512, 768, 1536) if t > m)
@@ -77,7 +98,21 @@ with tempfile.TemporaryDirectory() as tmp:
             check((r["backend"] == "cublaslt") == (r["predicted_kernel_us"] > r["interpolated_cublaslt_us"]),
                   f"{n}x{k} at M {m}: dispatch {r}")
     check(same_tiles >= 3, f"only {same_tiles} rows in the same-tiles case")
+    # The cuBLASLt side of both paths: make cuBLASLt-tuned at 256 and the heuristic at 1536 of 5120 x 2048 twice as
+    # fast as the winners there, and replay those two M again: both now run cuBLASLt, for the reason each path gives.
+    w256, w1536 = rows[(256, 5120, 2048)]["tuned_us"], rows[(2000, 5120, 2048)]["tuned_us"]
+    for m, provider, us in ((256, "cublaslt-tuned", w256 / 2), (1536, "cublaslt-default", w1536 / 2)):
+        con.execute("update baseline set median_us = ? where provider = ? and problem_id in (select id from problem "
+                    "where m = ? and n = 5120 and k = 2048)", (us, provider, m))
+    con.commit()
+    again = {r["m"]: r for r in json.loads(subprocess.run(
+        [replay, "--db", db, "--shapes", shapes, "--m", "256,2000"], check=True, capture_output=True,
+        text=True).stdout)["rows"] if r["n"] == 5120}
+    check(again[256]["backend"] == "cublaslt" and again[256].get("why") == "stored algorithm won", f"M 256: {again[256]}")
+    check(again[2000]["backend"] == "cublaslt" and again[2000].get("why") == "the heuristic won at the neighbour",
+          f"M 2000: {again[2000]}")
     if failures:
         print("FAILED:\n  " + "\n  ".join(failures))
         sys.exit(1)
-    print(f"ok: {len(doc['rows'])} rows; {checked} ladder predictions checked against the DB, {same_tiles} in the same-tiles case")
+    print(f"ok: {len(doc['rows'])} rows; {checked} ladder predictions checked against the DB, {same_tiles} in the "
+          f"same-tiles case; backends at the tuned and nearest M: {sorted(backends)}")
