@@ -213,14 +213,20 @@ TEST(LoaderChoice, StoredCublasLtAlgorithmIsReplayedOnlyAtItsOwnM) {
   EXPECT_FALSE(replay_stored_algo(w, Problem::dense(20000, 1280, 8192)));
 }
 
-TEST(LoaderChoice, LadderDispatchComparesTheScaledKernelWithInterpolatedCublasLt) {
-  const Problem p = Problem::dense(271, 1280, 8192);
+/// A stored choice of `source` timed at `from` in `us`, protocol cold-l2-v1, environment 2 (lt_row's default).
+StoredChoice stored_at(const std::string& source, const Problem& from, double us) {
   StoredChoice w;
-  w.source = "ladder";
-  w.tuned_us = 10.0;
-  w.from = Problem::dense(384, 1280, 8192);
+  w.source = source;
+  w.tuned_us = us;
+  w.from = from;
   w.protocol_name = "cold-l2-v1";
   w.environment_id = 2;
+  return w;
+}
+
+TEST(LoaderChoice, LadderDispatchComparesTheScaledKernelWithInterpolatedCublasLt) {
+  const Problem p = Problem::dense(271, 1280, 8192);
+  const StoredChoice w = stored_at("ladder", Problem::dense(384, 1280, 8192), 10.0);
   const std::vector<StoredCublasLtAlgo> algos = {lt_row(Problem::dense(256, 1280, 8192), 2, 8.0),
                                                  lt_row(Problem::dense(384, 1280, 8192), 2, 12.0),
                                                  lt_row(Problem::dense(128, 1280, 8192), 2, 1.0),  // not a neighbour
@@ -254,12 +260,7 @@ TEST(LoaderChoice, LadderDispatchComparesTheScaledKernelWithInterpolatedCublasLt
 // cuBLASLt where the heuristic then ran slower than the kernel would have.
 TEST(LoaderChoice, LadderDispatchInterpolatesTheHeuristicsMedians) {
   const Problem p = Problem::dense(271, 1280, 8192);
-  StoredChoice w;
-  w.source = "ladder";
-  w.tuned_us = 10.0;
-  w.from = Problem::dense(384, 1280, 8192);
-  w.protocol_name = "cold-l2-v1";
-  w.environment_id = 2;
+  const StoredChoice w = stored_at("ladder", Problem::dense(384, 1280, 8192), 10.0);
   std::vector<StoredCublasLtAlgo> algos = {lt_row(Problem::dense(256, 1280, 8192), 2, 8.0),
                                            lt_row(Problem::dense(384, 1280, 8192), 2, 12.0)};
   algos[0].heuristic_us = 9.0;
@@ -287,12 +288,8 @@ TEST(LoaderChoice, LadderDispatchInterpolatesTheHeuristicsMedians) {
 
 TEST(LoaderChoice, DecideBackendStoredAtItsMHeuristicOffItByThePrediction) {
   const Problem upper = Problem::dense(384, 1280, 8192), lower = Problem::dense(256, 1280, 8192);
-  StoredChoice winner;  // the identity rule's winner at 384: 10 us, cuBLASLt-tuned stored there 9 us (heuristic 11 us)
-  winner.source = "db";
-  winner.tuned_us = 10.0;
-  winner.from = upper;
-  winner.protocol_name = "cold-l2-v1";
-  winner.environment_id = 2;
+  // The identity rule's winner at 384: 10 us, cuBLASLt-tuned stored there 9 us (heuristic 11 us).
+  const StoredChoice winner = stored_at("db", upper, 10.0);
   std::vector<StoredCublasLtAlgo> algos = {lt_row(lower, 2, 8.0), lt_row(upper, 2, 9.0)};
   algos[0].heuristic_us = 8.5;
   algos[1].heuristic_us = 11.0;
@@ -341,15 +338,8 @@ TEST(LoaderChoice, DecideBackendStoredAtItsMHeuristicOffItByThePrediction) {
 // stored algorithm and the tuned M are the identity winner's (winner).
 TEST(LoaderChoice, DecideBackendPredictsFromTheRerankedPickAndReplaysTheWinnersAlgorithm) {
   const Problem upper = Problem::dense(384, 1280, 8192), lower = Problem::dense(256, 1280, 8192);
-  StoredChoice winner;
-  winner.source = "ladder";
-  winner.tuned_us = 10.0;
-  winner.from = upper;
-  winner.protocol_name = "cold-l2-v1";
-  winner.environment_id = 2;
-  StoredChoice pick = winner;  // rerank_ladder's pick: another config, timed at 256 in 8 us
-  pick.from = lower;
-  pick.tuned_us = 8.0;
+  const StoredChoice winner = stored_at("ladder", upper, 10.0);
+  const StoredChoice pick = stored_at("ladder", lower, 8.0);  // rerank_ladder's pick: another config, timed at 256
   std::vector<StoredCublasLtAlgo> algos = {lt_row(lower, 2, 8.0), lt_row(upper, 2, 9.0)};
   algos[0].heuristic_us = 8.5;
   algos[1].heuristic_us = 11.0;
