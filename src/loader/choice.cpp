@@ -1,6 +1,7 @@
 #include "loader/choice.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <tuple>
 
 #include "records/protocol_name.hpp"
@@ -40,17 +41,33 @@ std::optional<StoredChoice> choose_stored_winner(const std::vector<EnvironmentWi
   struct Ranked {
     const EnvironmentWinner* c;
     bool own, kind, cur, env;
+    bool pref;  // of the kind whose tuned M are taken (see `covers` below)
   };
   // Only p's family (same_family): another family's winner never stands in for p, even when a caller passes it.
   std::vector<Ranked> order;
+  // Per kind (index 1: the kind asked for), the smallest and the largest tuned M of the family.
+  int64_t lo[2] = {INT64_MAX, INT64_MAX}, hi[2] = {0, 0};
   for (const auto& c : candidates)
-    if (c.problem.m >= 1 && same_family(p, c.problem))
-      order.push_back({&c, c.problem == p, protocol_kind_of(c.protocol_name) == protocol_kind,
-                       c.env.kernel_hash == kernel_hash, c.env_key == env_key});
+    if (c.problem.m >= 1 && same_family(p, c.problem)) {
+      const bool kind = protocol_kind_of(c.protocol_name) == protocol_kind;
+      order.push_back({&c, c.problem == p, kind, c.env.kernel_hash == kernel_hash, c.env_key == env_key, false});
+      lo[kind] = std::min(lo[kind], c.problem.m);
+      hi[kind] = std::max(hi[kind], c.problem.m);
+    }
+  // A kind covers p.m when its tuned M reach p.m from both sides (p.m itself counts). The asked kind's M are taken
+  // when they cover p.m, or when the other kind's do not either; else the other kind's. Why: a nearest pick of the
+  // asked kind runs a config tuned far from p.m, a ladder pick of the other kind one tuned at its neighbours for the
+  // other protocol. Measured on an H100 (results/h200/coverage-2026-12-06.md, hot-graph ladders tuned only up to some
+  // M): the nearest hot-graph picks ran 9-11% slower than the completed hot-graph ladder, while a cold-l2 winner timed
+  // under hot-graph at its own M was 1.4-3.0% slower than the hot-graph winner (geomean over the tuned M).
+  auto covers = [&](int kind) { return lo[kind] <= p.m && p.m <= hi[kind]; };
+  const bool take_asked = covers(1) || !covers(0);
+  for (Ranked& r : order) r.pref = r.kind == take_asked;
   // True when a is preferred over b (the order documented in choice.hpp). Problem equality is key equality.
   auto better = [&](const Ranked& ra, const Ranked& rb) {
     const EnvironmentWinner *a = ra.c, *b = rb.c;
     if (ra.own != rb.own) return ra.own;
+    if (!ra.own && ra.pref != rb.pref) return ra.pref;  // p's own shape: the asked kind first, whatever covers p.m
     if (ra.kind != rb.kind) return ra.kind;
     if (ra.cur != rb.cur) return ra.cur;
     if (!ra.own) {
@@ -69,9 +86,8 @@ std::optional<StoredChoice> choose_stored_winner(const std::vector<EnvironmentWi
     return a->protocol_name > b->protocol_name;  // the newer version of the kind (deterministic either way)
   };
   std::stable_sort(order.begin(), order.end(), better);
-  // p.m lies between two tuned M of the family: the upper neighbour's winner is a ladder pick.
-  const bool tuned_below =
-      std::any_of(order.begin(), order.end(), [&](const Ranked& r) { return r.c->problem.m < p.m; });
+  // p.m lies between two tuned M of the family under the pick's kind: the upper neighbour's winner is a ladder pick.
+  auto tuned_below = [&](bool kind) { return lo[kind] < p.m; };
   for (const Ranked& r : order) {
     const EnvironmentWinner* c = r.c;
     KernelConfig config;
@@ -84,7 +100,7 @@ std::optional<StoredChoice> choose_stored_winner(const std::vector<EnvironmentWi
     StoredChoice out;
     out.config = config;
     out.source = r.own                               ? "db"
-                 : c->problem.m > p.m && tuned_below ? "ladder"
+                 : c->problem.m > p.m && tuned_below(r.kind) ? "ladder"
                                                      : "nearest";
     if (!r.kind) out.source += "-other-protocol";
     out.protocol_name = c->protocol_name;

@@ -48,10 +48,12 @@ bool legal_for_current_kernel(const KernelConfig& config, const Problem& problem
 ///   3. and 4. the same for a winner of p itself under the other protocol kind ("db-other-protocol": the
 ///      exact shape tuned for another question is a better guess than another M);
 ///   5. another M of the family under the preferred kind, running kernel hash first, by the ladder rule: the
-///      smallest tuned M >= p.m ("ladder" when a tuned M below p.m exists too, i.e. p.m lies between two tuned M;
-///      "nearest" otherwise), else the largest tuned M below p.m ("nearest"); among equal M the lower problem key;
-///      then 6. the same under the other kind ("ladder-other-protocol", "nearest-other-protocol"); each only when
-///      legal.
+///      smallest tuned M >= p.m ("ladder" when a tuned M of that kind below p.m exists too, i.e. p.m lies between two
+///      tuned M; "nearest" otherwise), else the largest tuned M below p.m ("nearest"); among equal M the lower problem
+///      key; then 6. the same under the other kind ("ladder-other-protocol", "nearest-other-protocol"); each only
+///      when legal. Steps 5 and 6 swap when the other kind's tuned M reach p.m from both sides and the preferred
+///      kind's do not (p.m past its largest or below its smallest tuned M): its ladder neighbour is a better guess
+///      than the preferred kind's far end (measured, choice.cpp). Legality does not enter that test.
 /// A candidate outside p's family (another N, K, type, scale mode or accumulation) is never taken: a
 /// per-tensor winner is not a block-scaled problem's winner.
 /// Every candidate is checked with `legal` (a winner of another problem may not fit this one, e.g. a

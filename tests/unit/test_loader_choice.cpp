@@ -689,6 +689,47 @@ TEST(LoaderChoice, PrefersTheProtocolKindAskedForThenTheOtherOnesWinnerOfTheShap
   EXPECT_EQ(c->from, near);
 }
 
+TEST(LoaderChoice, OtherKindsLadderBeatsTheAskedKindsNearestEnd) {
+  // Hot-graph (asked) tuned at M = 64, 128, 256 only; cold-l2 along the whole ladder 64..8192. Each winner tells its M
+  // and kind by its BLOCK_N (hot: M % 1000 + 8, cold: M % 1000 + 16).
+  std::vector<EnvironmentWinner> rows;
+  for (int64_t m : {64, 128, 256})
+    rows.push_back(row(Problem::dense(m, 5120, 6400), cfg(int(m % 1000) + 8), kCurrent, 1, 5.0, "hot-graph-v1"));
+  for (int64_t m : {64, 128, 256, 512, 1024, 2048, 4096, 8192})
+    rows.push_back(row(Problem::dense(m, 5120, 6400), cfg(int(m % 1000) + 16), kCurrent, 1, 9.0, "cold-l2-v1"));
+  auto pick = [&](const std::vector<EnvironmentWinner>& r, int64_t m) {
+    auto c = choose(r, Problem::dense(m, 5120, 6400), always_legal, "none", "hot-graph");
+    return std::make_tuple(c->from.m, c->source, c->protocol_name);
+  };
+  using T = std::tuple<int64_t, std::string, std::string>;
+  // Inside the hot-graph M: the hot-graph ladder, as before.
+  EXPECT_EQ(pick(rows, 200), T(256, "ladder", "hot-graph-v1"));
+  EXPECT_EQ(pick(rows, 128), T(128, "db", "hot-graph-v1"));
+  // Past the largest hot-graph M but between two cold-l2 M: the cold-l2 ladder's upper neighbour, not the hot-graph
+  // M = 256 winner (measured 9-11% slower there on an H100 than a complete hot-graph ladder).
+  EXPECT_EQ(pick(rows, 1000), T(1024, "ladder-other-protocol", "cold-l2-v1"));
+  EXPECT_EQ(pick(rows, 3000), T(4096, "ladder-other-protocol", "cold-l2-v1"));
+  EXPECT_EQ(pick(rows, 8192), T(8192, "db-other-protocol", "cold-l2-v1"));
+  // Outside both ranges: the asked kind's nearest end, as before.
+  EXPECT_EQ(pick(rows, 16384), T(256, "nearest", "hot-graph-v1"));
+  EXPECT_EQ(pick(rows, 1), T(64, "nearest", "hot-graph-v1"));
+  // The cold-l2 kind asked for with the same rows: its own ladder everywhere inside 64..8192.
+  auto c = choose(rows, Problem::dense(200, 5120, 6400));
+  EXPECT_EQ(c->from.m, 256);
+  EXPECT_EQ(c->source, "ladder");
+  EXPECT_EQ(c->protocol_name, "cold-l2-v1");
+  // "ladder" needs a tuned M below p.m of the pick's own kind: hot-graph at 512 and 1024, cold-l2 at 64 only (neither
+  // covers M = 100), so hot-graph's M = 512 runs as the nearest end (it was labelled "ladder" because of the cold M).
+  std::vector<EnvironmentWinner> split;
+  for (int64_t m : {512, 1024})
+    split.push_back(row(Problem::dense(m, 5120, 6400), cfg(int(m % 1000) + 8), kCurrent, 1, 5.0, "hot-graph-v1"));
+  split.push_back(row(Problem::dense(64, 5120, 6400), cfg(80), kCurrent, 1, 9.0, "cold-l2-v1"));
+  EXPECT_EQ(pick(split, 100), T(512, "nearest", "hot-graph-v1"));
+  // With a cold-l2 M above 100 too, cold-l2 covers it and its ladder runs.
+  split.push_back(row(Problem::dense(128, 5120, 6400), cfg(144), kCurrent, 1, 9.0, "cold-l2-v1"));
+  EXPECT_EQ(pick(split, 100), T(128, "ladder-other-protocol", "cold-l2-v1"));
+}
+
 // ---------------------------------------------------------------------------------------------
 // The DB side: environment_winners() returns one winner per environment of one hardware identity.
 

@@ -142,7 +142,9 @@ struct GemmChoice {
   /// GemmOptions::table), "db-other-protocol" (winner of this shape tuned under the other protocol kind), "ladder"
   /// (M lies between two tuned M of the same N, K: the upper neighbour's winner, or from a DB the neighbours' config
   /// predicted fastest at M, docs/loader.md "The ladder rule"), "nearest" (M outside the tuned M:
-  /// the nearest end), "ladder-other-protocol", "nearest-other-protocol", "default" (no tuned entry at all).
+  /// the nearest end), "ladder-other-protocol", "nearest-other-protocol" (the same under the other protocol kind;
+  /// its ladder comes first where the preferred kind's tuned M do not reach M from both sides and the other kind's
+  /// do), "default" (no tuned entry at all).
   std::string source;
   double tuned_us = 0;   ///< median time stored with the config that runs, at the M it came from (0 for "default")
   std::string protocol;  ///< protocol the winner was timed under, e.g. "cold-l2-v1", "hot-graph-v1" ("" for "default")
