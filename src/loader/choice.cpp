@@ -41,7 +41,7 @@ std::optional<StoredChoice> choose_stored_winner(const std::vector<EnvironmentWi
   struct Ranked {
     const EnvironmentWinner* c;
     bool own, kind, cur, env;
-    bool pref;  // of the kind whose tuned M are taken (see `covers` below)
+    bool pref;  // of the kind whose tuned M are taken (see take_asked below)
   };
   // Only p's family (same_family): another family's winner never stands in for p, even when a caller passes it.
   std::vector<Ranked> order;
@@ -54,20 +54,22 @@ std::optional<StoredChoice> choose_stored_winner(const std::vector<EnvironmentWi
       lo[kind] = std::min(lo[kind], c.problem.m);
       hi[kind] = std::max(hi[kind], c.problem.m);
     }
-  // A kind covers p.m when its tuned M reach p.m from both sides (p.m itself counts). The asked kind's M are taken
-  // when they cover p.m, or when the other kind's do not either; else the other kind's. Why: a nearest pick of the
-  // asked kind runs a config tuned far from p.m, a ladder pick of the other kind one tuned at its neighbours for the
-  // other protocol. Measured on an H100 (results/h200/coverage-2026-12-06.md, hot-graph ladders tuned only up to some
-  // M): the nearest hot-graph picks ran 9-11% slower than the completed hot-graph ladder, while a cold-l2 winner timed
-  // under hot-graph at its own M was 1.4-3.0% slower than the hot-graph winner (geomean over the tuned M).
-  auto covers = [&](int kind) { return lo[kind] <= p.m && p.m <= hi[kind]; };
-  const bool take_asked = covers(1) || !covers(0);
+  // Past the asked kind's largest tuned M, where the other kind's tuned M reach p.m from both sides, the other kind's
+  // M are taken; else the asked kind's. Why: there the asked kind's pick is its largest tuned M, a far end, and the
+  // other kind's is one tuned at p.m's neighbours for the other protocol. Measured on an H100
+  // (results/h200/coverage-2026-12-06.md, hot-graph ladders tuned only up to some M): those nearest hot-graph picks
+  // ran 9-11% slower than the completed hot-graph ladder, while a cold-l2 winner timed under hot-graph at its own M was
+  // 1.4-3.0% slower than the hot-graph winner (geomean over the tuned M). Below the asked kind's smallest tuned M its
+  // pick is already the upper neighbour, and stays. The other kind's pick past the asked kind's range is its winner at
+  // a tuned M that the asked kind does not have, which a warm-up resolves (loader/warm_specs.hpp): no new kernel.
+  const bool other_covers = lo[0] <= p.m && p.m <= hi[0];
+  const bool take_asked = p.m <= hi[1] || !other_covers;
   for (Ranked& r : order) r.pref = r.kind == take_asked;
   // True when a is preferred over b (the order documented in choice.hpp). Problem equality is key equality.
   auto better = [&](const Ranked& ra, const Ranked& rb) {
     const EnvironmentWinner *a = ra.c, *b = rb.c;
     if (ra.own != rb.own) return ra.own;
-    if (!ra.own && ra.pref != rb.pref) return ra.pref;  // p's own shape: the asked kind first, whatever covers p.m
+    if (!ra.own && ra.pref != rb.pref) return ra.pref;  // p itself: the asked kind first, as before
     if (ra.kind != rb.kind) return ra.kind;
     if (ra.cur != rb.cur) return ra.cur;
     if (!ra.own) {
@@ -301,7 +303,7 @@ LadderDispatch ladder_dispatch(const StoredChoice& w, const Problem& p, double t
   const double t = double(p.m - below->problem.m) / double(above->problem.m - below->problem.m);
   out.cublaslt_us = (1 - t) * heuristic_or_tuned_us(*below) + t * heuristic_or_tuned_us(*above);
   out.kernel_us = w.tuned_us * time_ratio;
-  out.cublaslt = p.d != DType::kE4M3 && out.kernel_us > out.cublaslt_us;
+  out.cublaslt = p.d != DType::kE4M3 && out.kernel_us > kLadderCublasLtMargin * out.cublaslt_us;
   return out;
 }
 

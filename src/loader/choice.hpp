@@ -18,9 +18,9 @@ namespace dgt {
 struct StoredChoice {
   KernelConfig config;
   /// "db" (a winner of this problem under the preferred protocol kind), "db-other-protocol" (of this
-  /// problem, tuned under the other kind), "ladder" (p.m lies between two tuned M of the same N, K family: the
-  /// upper neighbour's winner, or after rerank_ladder a neighbour's config predicted faster at p.m), "nearest" (of
-  /// the family, p.m outside the tuned M), or "ladder-other-protocol" / "nearest-other-protocol".
+  /// problem, tuned under the other kind), "ladder" (p.m lies between two tuned M of the same N, K family under the
+  /// pick's kind: the upper neighbour's winner, or after rerank_ladder a neighbour's config predicted faster at p.m),
+  /// "nearest" (of the family, p.m outside that kind's tuned M), or "ladder-other-protocol" / "nearest-other-protocol".
   std::string source;
   std::string protocol_name;  ///< protocol the winner was timed under, e.g. "cold-l2-v1", "hot-graph-v1"
   double tuned_us = 0;        ///< median time stored with the winner (after rerank_ladder: with the picked config's trial)
@@ -51,9 +51,9 @@ bool legal_for_current_kernel(const KernelConfig& config, const Problem& problem
 ///      smallest tuned M >= p.m ("ladder" when a tuned M of that kind below p.m exists too, i.e. p.m lies between two
 ///      tuned M; "nearest" otherwise), else the largest tuned M below p.m ("nearest"); among equal M the lower problem
 ///      key; then 6. the same under the other kind ("ladder-other-protocol", "nearest-other-protocol"); each only
-///      when legal. Steps 5 and 6 swap when the other kind's tuned M reach p.m from both sides and the preferred
-///      kind's do not (p.m past its largest or below its smallest tuned M): its ladder neighbour is a better guess
-///      than the preferred kind's far end (measured, choice.cpp). Legality does not enter that test.
+///      when legal. Steps 5 and 6 swap when p.m lies past the preferred kind's largest tuned M of the family and the
+///      other kind's tuned M reach p.m from both sides: its ladder neighbour is a better guess than the preferred
+///      kind's far end (measured, choice.cpp). Legality and kernel hashes do not enter that test.
 /// A candidate outside p's family (another N, K, type, scale mode or accumulation) is never taken: a
 /// per-tensor winner is not a block-scaled problem's winner.
 /// Every candidate is checked with `legal` (a winner of another problem may not fit this one, e.g. a
@@ -147,6 +147,17 @@ std::vector<std::string> tuned_m_choices(const std::vector<EnvironmentWinner>& c
                                          const std::string& kernel_hash, const std::string& env_key,
                                          const std::string& protocol_kind, const LegalFn& legal);
 
+/// How much slower (as a factor) the kernel must be predicted than cuBLASLt's interpolated heuristic before the ladder
+/// check runs cuBLASLt. Both sides are predictions (a stored median scaled by the cost model's ratio; a linear
+/// interpolation of a heuristic whose algorithm changes with M), and calling cuBLASLt through the loader costs about
+/// 0.1 us more than calling it directly (results/h200/queue-tail-2026-12-06.md). Chosen from {1.00, 1.02, 1.05, 1.10}
+/// by replaying the rule on the measured rows of five coverage grids of an H100
+/// (results/h200/dense-ladder-2026-12-06.md) and checked the same way on five others tuned and measured on another
+/// machine start (results/h200/coverage-2026-12-06.md): 1.02 raised the geomean over 1.00 on all ten (+0.08 to
+/// +0.29%) with 126 rows below 0.98 in all against 137 (fewer on 6 grids, equal on 2, one more on 2); 1.05 and 1.10
+/// had 192 and 236 such rows. All ten grids share the grid seed.
+inline constexpr double kLadderCublasLtMargin = 1.02;
+
 /// What the ladder rule's dispatch check found (ladder_dispatch).
 struct LadderDispatch {
   bool cublaslt = false;   ///< cuBLASLt's heuristic runs instead of the ladder pick's kernel
@@ -160,8 +171,8 @@ struct LadderDispatch {
 /// tiles and waves M changes), cuBLASLt's as the linear interpolation in M of the medians of cuBLASLt's heuristic
 /// (StoredCublasLtAlgo::heuristic_us; the cuBLASLt-tuned median where a DB stored no heuristic one) at the nearest
 /// tuned M below and above p.m (`algos`, the winner's protocol; the winner's environment first, else the newest): off
-/// a tuned M the heuristic is what runs. When the kernel's prediction is the larger and p's output is not e4m3,
-/// cuBLASLt's heuristic runs at p. Not a ladder pick, a non-positive time_ratio or a missing stored median: no
+/// a tuned M the heuristic is what runs. When the kernel's prediction exceeds cuBLASLt's by more than
+/// kLadderCublasLtMargin and p's output is not e4m3, cuBLASLt's heuristic runs at p. Not a ladder pick, a non-positive time_ratio or a missing stored median: no
 /// prediction (kernel_us = 0, cublaslt = false).
 /// Why the heuristic's medians: against the tuned ones the check chose cuBLASLt at M where the heuristic then ran
 /// slower than the kernel would have (H100, results/h200/dense-ladder-2026-12-06.md).

@@ -46,8 +46,8 @@ std::unique_ptr<CublasLtGemm> Gemm::Impl::cublaslt_backend(const Problem& p, con
                                                            const std::optional<StoredChoice>& winner, GemmChoice& choice) {
   // The backend rule (docs/loader.md "cuBLASLt as a backend", decide_backend): at p's own tuned M, cuBLASLt's stored
   // algorithm when it beat the dgtune winner in the same sweep (replayed by the cuBLASLt version that stored it, else
-  // the heuristic); off a tuned M, cuBLASLt's heuristic when the kernel is predicted slower than it; and the
-  // heuristic when p has no tuned entry (`w` empty).
+  // the heuristic); off a tuned M, cuBLASLt's heuristic when the kernel is predicted slower than it (the ladder
+  // check: by more than kLadderCublasLtMargin); and the heuristic when p has no tuned entry (`w` empty).
   std::string why, how = "heuristic", note;
   std::unique_ptr<CublasLtGemm> g;
   if (!w) {

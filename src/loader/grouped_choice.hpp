@@ -29,7 +29,8 @@ GroupedProblem grouped_problem_of(const GroupedGemmProblem& p);
 int64_t grouped_ladder_m(const Problem& keyed);
 
 /// The identity rule of dgt::GroupedGemm: choose_stored_winner's order (loader/choice.hpp: the problem itself under
-/// the preferred protocol kind, running kernel hash first; then the other kind; then the ladder) applied to grouped
+/// the preferred protocol kind, running kernel hash first; then the other kind; then the ladder, the other kind's first
+/// past the preferred kind's largest tuned point where the other kind's points lie on both sides) applied to grouped
 /// winners, with the ladder over grouped_ladder_m: an M_sum (contiguous) or expected_m (masked) between two tuned
 /// points takes the upper neighbour's winner ("ladder"), outside them the nearest end ("nearest"). `candidates` are
 /// TuningDbReader::environment_winners of g.keyed(): the same layout, G, N, K and scale mode only (a dense winner or

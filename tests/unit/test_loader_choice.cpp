@@ -9,11 +9,13 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "core/error.hpp"
 #include "db/tuning_db.hpp"
+#include "loader/capture_rule.hpp"
 #include "loader/choice.hpp"
 #include "records/protocol_name.hpp"
 #include "records/records.hpp"
@@ -255,6 +257,28 @@ TEST(LoaderChoice, LadderDispatchComparesTheScaledKernelWithInterpolatedCublasLt
   }
 }
 
+// The ladder check runs cuBLASLt only when the kernel is predicted more than 2% slower (kLadderCublasLtMargin): on ten
+// replayed H100 coverage grids a margin of 0 sent rows to a heuristic that then ran slower than the kernel.
+TEST(LoaderChoice, LadderDispatchNeedsTheMarginBeforeItRunsCublasLt) {
+  const Problem p = Problem::dense(320, 1280, 8192);
+  const StoredChoice w = stored_at("ladder", Problem::dense(384, 1280, 8192), 10.0);
+  std::vector<StoredCublasLtAlgo> algos = {lt_row(Problem::dense(256, 1280, 8192), 2, 8.0),
+                                           lt_row(Problem::dense(384, 1280, 8192), 2, 12.0)};
+  // The heuristic's medians are equal on both sides, so its interpolation at 320 is exactly that median.
+  for (auto& a : algos) a.heuristic_us = 10.0 / 1.01;  // the kernel predicted 1% slower: it still runs
+  LadderDispatch d = ladder_dispatch(w, p, 1.0, algos);
+  EXPECT_NEAR(d.cublaslt_us, 10.0 / 1.01, 1e-12);
+  EXPECT_FALSE(d.cublaslt);
+  for (auto& a : algos) a.heuristic_us = 10.0 / 1.03;  // 3% slower: the heuristic runs
+  d = ladder_dispatch(w, p, 1.0, algos);
+  EXPECT_TRUE(d.cublaslt);
+  EXPECT_DOUBLE_EQ(kLadderCublasLtMargin, 1.02);
+  // Through decide_backend too.
+  EXPECT_EQ(decide_backend(w, w, p, 1.0, algos).kind, BackendDecision::Kind::kHeuristic);
+  for (auto& a : algos) a.heuristic_us = 10.0 / 1.01;
+  EXPECT_EQ(decide_backend(w, w, p, 1.0, algos).kind, BackendDecision::Kind::kKernel);
+}
+
 // Off a tuned M cuBLASLt runs through its heuristic, so the check interpolates the heuristic's medians where the sweep
 // stored them (the tuned ones only where it did not). Found on an H100: against the tuned medians the check sent M to
 // cuBLASLt where the heuristic then ran slower than the kernel would have.
@@ -263,11 +287,12 @@ TEST(LoaderChoice, LadderDispatchInterpolatesTheHeuristicsMedians) {
   const StoredChoice w = stored_at("ladder", Problem::dense(384, 1280, 8192), 10.0);
   std::vector<StoredCublasLtAlgo> algos = {lt_row(Problem::dense(256, 1280, 8192), 2, 8.0),
                                            lt_row(Problem::dense(384, 1280, 8192), 2, 12.0)};
-  algos[0].heuristic_us = 9.0;
+  algos[0].heuristic_us = 8.5;
   algos[1].heuristic_us = 16.0;
-  // Tuned: 8 + (15/128) x 4 = 8.47 us, under the kernel's 10 us; the heuristic: 9 + (15/128) x 7 = 9.82 us, still under.
+  // Tuned: 8 + (15/128) x 4 = 8.47 us, under the kernel's 10 us; the heuristic: 8.5 + (15/128) x 7.5 = 9.38 us, still
+  // under by more than the margin (kLadderCublasLtMargin).
   LadderDispatch d = ladder_dispatch(w, p, 1.0, algos);
-  EXPECT_NEAR(d.cublaslt_us, 9.0 + 15.0 / 128.0 * 7.0, 1e-12);
+  EXPECT_NEAR(d.cublaslt_us, 8.5 + 15.0 / 128.0 * 7.5, 1e-12);
   EXPECT_TRUE(d.cublaslt);
   // A heuristic 2 us slower at 256: 11 + (15/128) x 5 = 11.59 us, over the kernel's 10 us: the kernel stays.
   algos[0].heuristic_us = 11.0;
@@ -725,9 +750,60 @@ TEST(LoaderChoice, OtherKindsLadderBeatsTheAskedKindsNearestEnd) {
     split.push_back(row(Problem::dense(m, 5120, 6400), cfg(int(m % 1000) + 8), kCurrent, 1, 5.0, "hot-graph-v1"));
   split.push_back(row(Problem::dense(64, 5120, 6400), cfg(80), kCurrent, 1, 9.0, "cold-l2-v1"));
   EXPECT_EQ(pick(split, 100), T(512, "nearest", "hot-graph-v1"));
-  // With a cold-l2 M above 100 too, cold-l2 covers it and its ladder runs.
+  // Below the asked kind's smallest tuned M its pick is already the upper neighbour: it stays, even where cold-l2
+  // brackets M (cold-l2 at 64 and 128 here; a warm-up would not load cold-l2's 128 winner, which runs at no tuned M).
   split.push_back(row(Problem::dense(128, 5120, 6400), cfg(144), kCurrent, 1, 9.0, "cold-l2-v1"));
-  EXPECT_EQ(pick(split, 100), T(128, "ladder-other-protocol", "cold-l2-v1"));
+  EXPECT_EQ(pick(split, 100), T(512, "nearest", "hot-graph-v1"));
+  std::vector<EnvironmentWinner> low = rows;
+  for (int64_t m : {112}) low.push_back(row(Problem::dense(m, 5120, 6400), cfg(120), kCurrent, 1, 9.0, "cold-l2-v1"));
+  std::vector<EnvironmentWinner> hot_from_128;
+  for (const EnvironmentWinner& r : low)
+    if (!(r.protocol_name == "hot-graph-v1" && r.problem.m == 64)) hot_from_128.push_back(r);
+  EXPECT_EQ(pick(hot_from_128, 120), T(128, "nearest", "hot-graph-v1"));
+}
+
+// A warm-up resolves the pick at every M of warm_m_values (the default ladder joined with the tuned M): every config
+// the identity rule picks at any M from 1 to 16384 must be one of those, or a call inside CUDA-graph capture would
+// need a kernel nobody loaded. Hot-graph (asked) tuned on part of the ladder, cold-l2 on another part, with a distinct
+// config per (kind, M).
+TEST(LoaderChoice, EveryPickOfTheIdentityRuleIsAPickAtAWarmUpM) {
+  const Problem family = Problem::dense(1, 5120, 6400);
+  int next_n = 8;
+  auto tuned = [&](std::vector<EnvironmentWinner>& rows, const std::vector<int64_t>& ms, const std::string& proto) {
+    for (int64_t m : ms) {
+      Problem q = family;
+      q.m = m;
+      rows.push_back(row(q, cfg(next_n), kCurrent, 1, 9.0, proto));
+      next_n += 8;
+    }
+  };
+  const std::vector<std::vector<int64_t>> hot_sets = {{128, 256, 512, 1024}, {1, 2, 4, 8, 16, 32}, {96, 200, 5000}};
+  const std::vector<std::vector<int64_t>> cold_sets = {{1, 8, 64, 112, 128, 160, 1024, 1536, 4096, 16384},
+                                                       {16, 300, 700, 2000, 9000}};
+  for (const auto& hot_ms : hot_sets)
+    for (const auto& cold_ms : cold_sets)
+      for (const char* asked : {"hot-graph", "cold-l2"}) {
+        std::vector<EnvironmentWinner> rows;
+        next_n = 8;
+        tuned(rows, hot_ms, "hot-graph-v1");
+        tuned(rows, cold_ms, "cold-l2-v1");
+        std::vector<int64_t> all_m;
+        for (const EnvironmentWinner& r : rows) all_m.push_back(r.problem.m);
+        std::set<std::string> warm;
+        for (int64_t m : warm_m_values({}, all_m)) {
+          Problem q = family;
+          q.m = m;
+          warm.insert(choose(rows, q, always_legal, "none", asked)->config.key());
+        }
+        for (int64_t m = 1; m <= 16384; ++m) {
+          Problem q = family;
+          q.m = m;
+          const std::optional<StoredChoice> c = choose(rows, q, always_legal, "none", asked);
+          ASSERT_TRUE(c.has_value());
+          ASSERT_TRUE(warm.count(c->config.key())) << "M = " << m << " picks " << c->config.key() << " (" << c->source
+                                                   << ", from M = " << c->from.m << ") asked " << asked;
+        }
+      }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -7,8 +7,9 @@
   median of the picked config at the neighbour it names;
 - the prediction is that median itself where M and the neighbour need the same number of BLOCK_M row tiles (the
   ladder rule's same-tiles case, loader/choice.hpp ladder_time_ratio), and the dispatch says cuBLASLt exactly when the
-  prediction exceeds cuBLASLt's median interpolated in M between the neighbours (the stored medians of cuBLASLt's
-  heuristic, cublaslt-default, which is what runs off a tuned M; cuBLASLt-tuned where a neighbour has none);
+  prediction exceeds 1.02 times (kLadderCublasLtMargin) cuBLASLt's median interpolated in M between the neighbours (the
+  stored medians of cuBLASLt's heuristic, cublaslt-default, which is what runs off a tuned M; cuBLASLt-tuned where a
+  neighbour has none); three rows of this DB lie inside the margin (the kernel runs there);
 - at a tuned M cuBLASLt exactly when its stored algorithm beat the winner there, and beyond the tuned M exactly when
   the heuristic's median at the largest tuned M beat the winner there; both checked again on a copy whose cuBLASLt
   medians were made twice as fast as the winners, so both paths also run cuBLASLt.
@@ -17,6 +18,7 @@ import gzip, json, os, shutil, sqlite3, subprocess, sys, tempfile
 
 dgtune, replay, src = sys.argv[1:4]
 MS = [256, 300, 500, 700, 767, 1000, 2000]
+MARGIN = 1.02  # loader/choice.hpp kLadderCublasLtMargin
 with tempfile.TemporaryDirectory() as tmp:
     db = os.path.join(tmp, "midm.db")
     with gzip.open(os.path.join(src, "results/fits/mid-m-2026-12-04.db.gz")) as f, open(db, "wb") as out:
@@ -46,7 +48,7 @@ with tempfile.TemporaryDirectory() as tmp:
             return None
         return heuristic[0][0] if heuristic else tuned[0][0]
     rows = {(r["m"], r["n"], r["k"]): r for r in doc["rows"]}
-    failures, same_tiles, checked, backends = [], 0, 0, set()
+    failures, same_tiles, checked, backends, inside_margin = [], 0, 0, set(), 0
     def check(ok, what):
         if not ok:
             failures.append(what)
@@ -95,9 +97,11 @@ with tempfile.TemporaryDirectory() as tmp:
             want = a + (m - lo) / (hi - lo) * (b - a) if a and b else None
             check(want is not None and abs(r["interpolated_cublaslt_us"] - want) < 1e-9 * want,
                   f"{n}x{k} at M {m}: cuBLASLt interpolated {r['interpolated_cublaslt_us']}, stored medians give {want}")
-            check((r["backend"] == "cublaslt") == (r["predicted_kernel_us"] > r["interpolated_cublaslt_us"]),
+            check((r["backend"] == "cublaslt") == (r["predicted_kernel_us"] > MARGIN * r["interpolated_cublaslt_us"]),
                   f"{n}x{k} at M {m}: dispatch {r}")
+            inside_margin += r["interpolated_cublaslt_us"] < r["predicted_kernel_us"] <= MARGIN * r["interpolated_cublaslt_us"]
     check(same_tiles >= 3, f"only {same_tiles} rows in the same-tiles case")
+    check(inside_margin == 3, f"{inside_margin} rows inside the margin, 3 expected (8192x3584 at 700, 5120x2048 at 300, 500)")
     # The cuBLASLt side of both paths: make cuBLASLt-tuned at 256 and the heuristic at 1536 of 5120 x 2048 twice as
     # fast as the winners there, and replay those two M again: both now run cuBLASLt, for the reason each path gives.
     w256, w1536 = rows[(256, 5120, 2048)]["tuned_us"], rows[(2000, 5120, 2048)]["tuned_us"]

@@ -149,9 +149,9 @@ struct GemmChoice {
   double tuned_us = 0;   ///< median time stored with the config that runs, at the M it came from (0 for "default")
   std::string protocol;  ///< protocol the winner was timed under, e.g. "cold-l2-v1", "hot-graph-v1" ("" for "default")
   /// "dgtune" (the kernel above) or "cublaslt": at a tuned M, cuBLASLt's stored algorithm beat every dgtune config in
-  /// that M's sweep; off a tuned M, the kernel is predicted slower than cuBLASLt's heuristic (the ladder rule's check,
-  /// or where it cannot predict, the heuristic's median at the winner's M); or the problem has no tuned entry and cuBLASLt's
-  /// heuristic runs (docs/loader.md). A call whose pointers the cuBLASLt algorithm cannot take (alignment) runs the
+  /// that M's sweep; off a tuned M, the kernel is predicted more than 2% slower than cuBLASLt's heuristic (the ladder
+  /// rule's check, or where it cannot predict, the heuristic's median at the winner's M beat the winner); or the
+  /// problem has no tuned entry and cuBLASLt's heuristic runs (docs/loader.md). A call whose pointers the cuBLASLt algorithm cannot take (alignment) runs the
   /// kernel of config_key.
   std::string backend = "dgtune";
   /// backend "cublaslt": "stored algo=.. tile=.. stages=.. splitk=.. swizzle=.. cluster=.. reduction=.." (the sweep's
@@ -224,7 +224,8 @@ struct GemmOptions {
   /// time) or "hot-graph" (tuned by `dgtune sweep --protocol hot-graph`: warm L2, back-to-back launches in a
   /// CUDA graph, what a serving stack replaying graphs sees). A shape's winner under this kind (any version)
   /// is taken first, then its winner under the other kind (source "db-other-protocol"), then another M by the
-  /// ladder rule (this kind, then the other), then the default config. Same rule for `table`. Any other value: the
+  /// ladder rule (this kind, then the other; the other first past this kind's largest tuned M where the other kind's
+  /// tuned M lie on both sides of M), then the default config. Same rule for `table`. Any other value: the
   /// constructor throws dgt::Error(kUsage).
   std::string protocol = "cold-l2";
   /// true (default): cuBLASLt may run a problem (GemmChoice::backend "cublaslt") when its stored algorithm was faster

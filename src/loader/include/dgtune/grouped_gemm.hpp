@@ -77,7 +77,8 @@ struct GroupedGemmChoice {
   /// "explicit" (GroupedGemmOptions::config); from the tuning DB, by dgt::Gemm's identity rule with the ladder over
   /// M_sum (contiguous) or expected_m (masked): "db" (this key's winner under GroupedGemmOptions::protocol's kind),
   /// "db-other-protocol", "ladder" (between two tuned points: the upper one's winner), "nearest" (outside them),
-  /// "ladder-other-protocol", "nearest-other-protocol"; or "default" (no grouped winner of this layout, G, N, K and
+  /// "ladder-other-protocol", "nearest-other-protocol" (the other kind's ladder comes first past the preferred kind's
+  /// largest tuned point, as in dgt::Gemm); or "default" (no grouped winner of this layout, G, N, K and
   /// scale mode for this GPU: the measured default rule).
   std::string source;
   std::string protocol;   ///< protocol the winner was timed under, e.g. "cold-l2-v1" ("" unless from the DB)
