@@ -101,9 +101,9 @@ std::optional<StoredChoice> choose_stored_winner(const std::vector<EnvironmentWi
     if (!legal(config, p)) continue;
     StoredChoice out;
     out.config = config;
-    out.source = r.own                               ? "db"
+    out.source = r.own                                       ? "db"
                  : c->problem.m > p.m && tuned_below(r.kind) ? "ladder"
-                                                     : "nearest";
+                                                             : "nearest";
     if (!r.kind) out.source += "-other-protocol";
     out.protocol_name = c->protocol_name;
     out.tuned_us = c->median_us;

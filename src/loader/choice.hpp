@@ -172,8 +172,8 @@ struct LadderDispatch {
 /// (StoredCublasLtAlgo::heuristic_us; the cuBLASLt-tuned median where a DB stored no heuristic one) at the nearest
 /// tuned M below and above p.m (`algos`, the winner's protocol; the winner's environment first, else the newest): off
 /// a tuned M the heuristic is what runs. When the kernel's prediction exceeds cuBLASLt's by more than
-/// kLadderCublasLtMargin and p's output is not e4m3, cuBLASLt's heuristic runs at p. Not a ladder pick, a non-positive time_ratio or a missing stored median: no
-/// prediction (kernel_us = 0, cublaslt = false).
+/// kLadderCublasLtMargin and p's output is not e4m3, cuBLASLt's heuristic runs at p. Not a ladder pick, a non-positive
+/// time_ratio or a missing stored median: no prediction (kernel_us = 0, cublaslt = false).
 /// Why the heuristic's medians: against the tuned ones the check chose cuBLASLt at M where the heuristic then ran
 /// slower than the kernel would have (H100, results/h200/dense-ladder-2026-12-06.md).
 LadderDispatch ladder_dispatch(const StoredChoice& w, const Problem& p, double time_ratio,

@@ -143,16 +143,16 @@ struct GemmChoice {
   /// (M lies between two tuned M of the same N, K: the upper neighbour's winner, or from a DB the neighbours' config
   /// predicted fastest at M, docs/loader.md "The ladder rule"), "nearest" (M outside the tuned M:
   /// the nearest end), "ladder-other-protocol", "nearest-other-protocol" (the same under the other protocol kind;
-  /// its ladder comes first where the preferred kind's tuned M do not reach M from both sides and the other kind's
-  /// do), "default" (no tuned entry at all).
+  /// its ladder comes first past the preferred kind's largest tuned M where the other kind's tuned M lie on both
+  /// sides of M), "default" (no tuned entry at all).
   std::string source;
   double tuned_us = 0;   ///< median time stored with the config that runs, at the M it came from (0 for "default")
   std::string protocol;  ///< protocol the winner was timed under, e.g. "cold-l2-v1", "hot-graph-v1" ("" for "default")
   /// "dgtune" (the kernel above) or "cublaslt": at a tuned M, cuBLASLt's stored algorithm beat every dgtune config in
-  /// that M's sweep; off a tuned M, the kernel is predicted more than 2% slower than cuBLASLt's heuristic (the ladder
-  /// rule's check, or where it cannot predict, the heuristic's median at the winner's M beat the winner); or the
-  /// problem has no tuned entry and cuBLASLt's heuristic runs (docs/loader.md). A call whose pointers the cuBLASLt algorithm cannot take (alignment) runs the
-  /// kernel of config_key.
+  /// that M's sweep; off a tuned M, cuBLASLt's heuristic is expected to be faster (the ladder rule's check: the kernel
+  /// predicted more than 2% slower; where it cannot predict, the heuristic's median at the winner's M beat the
+  /// winner); or the problem has no tuned entry and cuBLASLt's heuristic runs (docs/loader.md). A call whose pointers
+  /// the cuBLASLt algorithm cannot take (alignment) runs the kernel of config_key.
   std::string backend = "dgtune";
   /// backend "cublaslt": "stored algo=.. tile=.. stages=.. splitk=.. swizzle=.. cluster=.. reduction=.." (the sweep's
   /// algorithm, replayed) or "heuristic algo=..." (cuBLASLt's heuristic top-1); "" for backend "dgtune".
