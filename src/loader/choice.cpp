@@ -41,7 +41,6 @@ std::optional<StoredChoice> choose_stored_winner(const std::vector<EnvironmentWi
   struct Ranked {
     const EnvironmentWinner* c;
     bool own, kind, cur, env;
-    bool pref;  // of the kind whose tuned M are taken (see take_asked below)
   };
   // Only p's family (same_family): another family's winner never stands in for p, even when a caller passes it.
   std::vector<Ranked> order;
@@ -50,7 +49,7 @@ std::optional<StoredChoice> choose_stored_winner(const std::vector<EnvironmentWi
   for (const auto& c : candidates)
     if (c.problem.m >= 1 && same_family(p, c.problem)) {
       const bool kind = protocol_kind_of(c.protocol_name) == protocol_kind;
-      order.push_back({&c, c.problem == p, kind, c.env.kernel_hash == kernel_hash, c.env_key == env_key, false});
+      order.push_back({&c, c.problem == p, kind, c.env.kernel_hash == kernel_hash, c.env_key == env_key});
       lo[kind] = std::min(lo[kind], c.problem.m);
       hi[kind] = std::max(hi[kind], c.problem.m);
     }
@@ -64,13 +63,12 @@ std::optional<StoredChoice> choose_stored_winner(const std::vector<EnvironmentWi
   // a tuned M that the asked kind does not have, which a warm-up resolves (loader/warm_specs.hpp): no new kernel.
   const bool other_covers = lo[0] <= p.m && p.m <= hi[0];
   const bool take_asked = p.m <= hi[1] || !other_covers;
-  for (Ranked& r : order) r.pref = r.kind == take_asked;
   // True when a is preferred over b (the order documented in choice.hpp). Problem equality is key equality.
   auto better = [&](const Ranked& ra, const Ranked& rb) {
     const EnvironmentWinner *a = ra.c, *b = rb.c;
     if (ra.own != rb.own) return ra.own;
-    if (!ra.own && ra.pref != rb.pref) return ra.pref;  // p itself: the asked kind first, as before
-    if (ra.kind != rb.kind) return ra.kind;
+    // p itself: the asked kind first; another M: the kind whose tuned M are taken (take_asked).
+    if (ra.kind != rb.kind) return ra.kind == (ra.own || take_asked);
     if (ra.cur != rb.cur) return ra.cur;
     if (!ra.own) {
       // The ladder rule (docs/loader.md): a tuned M at or above p.m first, so an M between two tuned M runs the
@@ -139,6 +137,8 @@ bool heuristic_may_replace(const StoredCublasLtAlgo& a, double kernel_us) {
 }
 
 bool replay_stored_algo(const StoredChoice& w, const Problem& p) { return w.from.m == p.m; }
+
+bool is_ladder_pick(const StoredChoice& w) { return w.source.rfind("ladder", 0) == 0; }
 
 std::vector<std::string> tuned_m_choices(const std::vector<EnvironmentWinner>& candidates, const Problem& p,
                                          const std::string& kernel_hash, const std::string& env_key,
@@ -285,7 +285,7 @@ StoredChoice rerank_ladder(const StoredChoice& w, const Problem& p, const std::v
 LadderDispatch ladder_dispatch(const StoredChoice& w, const Problem& p, double time_ratio,
                                const std::vector<StoredCublasLtAlgo>& algos) {
   LadderDispatch out;
-  if (w.source.rfind("ladder", 0) != 0 || !(time_ratio > 0) || !(w.tuned_us > 0)) return out;
+  if (!is_ladder_pick(w) || !(time_ratio > 0) || !(w.tuned_us > 0)) return out;
   // The stored algorithms at the nearest tuned M below and above p.m (their heuristic medians are interpolated).
   const StoredCublasLtAlgo *below = nullptr, *above = nullptr;
   auto better = [&](const StoredCublasLtAlgo* cur, const StoredCublasLtAlgo& a, bool want_larger_m) {

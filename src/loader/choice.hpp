@@ -88,6 +88,10 @@ bool heuristic_may_replace(const StoredCublasLtAlgo& a, double kernel_us);
 /// (median) slower than cuBLASLt-tuned at the coverage grid's M (results/h200/coverage-2026-12-02.md).
 bool replay_stored_algo(const StoredChoice& w, const Problem& p);
 
+/// Whether `w` is a ladder pick (source "ladder" or "ladder-other-protocol": its M lies between two tuned M), the only
+/// picks the ladder check (ladder_dispatch) predicts for.
+bool is_ladder_pick(const StoredChoice& w);
+
 /// The analytic estimate of a config on a problem in us (space/cost_model.hpp estimate_us on the device's SM count);
 /// tests pass their own.
 using EstimateFn = std::function<double(const KernelConfig& config, const Problem& problem)>;

@@ -57,8 +57,8 @@ std::unique_ptr<CublasLtGemm> Gemm::Impl::cublaslt_backend(const Problem& p, con
     // The stored rival is cuBLASLt against the identity rule's winner (`winner`: before the ladder rule's re-rank, which
     // may pick another config or a lower neighbour's time); off a tuned M the kernel is compared with the heuristic.
     // The ladder check is the only user of the time ratio: no estimate for a tuned M or a nearest pick.
-    const bool ladder_pick = w->source.rfind("ladder", 0) == 0;
-    const double ratio = ladder_pick ? ladder_time_ratio(analytic_estimate(device.sm_count), w->config, p, w->from) : 0.0;
+    const double ratio =
+        is_ladder_pick(*w) ? ladder_time_ratio(analytic_estimate(device.sm_count), w->config, p, w->from) : 0.0;
     const BackendDecision d = decide_backend(*w, *winner, p, ratio, fam.algos);
     if (d.kind == BackendDecision::Kind::kKernel) return nullptr;
     if (d.kind == BackendDecision::Kind::kStoredAlgo) {
