@@ -106,6 +106,7 @@ DGT_TORCH_EXPORT int dgtune_torch_configure(const char* options_json) {
       throw dgt::Error(dgt::ErrorKind::kUsage,
                        "protocol must be \"cold-l2\" or \"hot-graph\", got \"" + o.protocol + "\"");
     o.cublaslt = j.value("cublaslt", true);
+    o.probe_ladder = j.value("probe_ladder", true);
     o.record_untuned = j.value("record_untuned", std::string());
     const std::string miss = j.value("capture_miss", std::string("cublaslt"));
     if (miss == "cublaslt" || miss.empty()) {
@@ -127,7 +128,8 @@ DGT_TORCH_EXPORT int dgtune_torch_choose(int device, const char* problem_json, c
         gemm_for(device).choose(need_int(p, "m"), need_int(p, "n"), need_int(p, "k"), need_int(p, "lda"),
                                 need_int(p, "ldb"), need_int(p, "ldd"), run_options(p));
     const json r = {{"config_key", c.config_key}, {"source", c.source},   {"backend", c.backend},
-                    {"cublaslt_algo", c.cublaslt_algo}, {"protocol", c.protocol}, {"tuned_us", c.tuned_us}};
+                    {"cublaslt_algo", c.cublaslt_algo}, {"protocol", c.protocol}, {"tuned_us", c.tuned_us},
+                    {"probe", c.probe}};
     return write_out(r.dump(), out, cap);
   });
 }
@@ -179,6 +181,7 @@ DGT_TORCH_EXPORT int dgtune_torch_stats(int device, char* out, size_t cap) {
                     {"device_allocs", s.device_allocs},
                     {"resolved", s.resolved},
                     {"capture_fallbacks", s.capture_fallbacks},
+                    {"ladder_probes", s.ladder_probes},
                     {"calls", c.calls.load()},
                     {"scale_copies", c.scale_copies.load()}};
     return write_out(r.dump(), out, cap);

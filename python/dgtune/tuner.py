@@ -171,6 +171,7 @@ def load(
     cache_dir: str | os.PathLike | None = None,
     capture_miss: str | None = None,
     record_untuned: str | os.PathLike | None = None,
+    probe_ladder: bool | None = None,
 ) -> dict:
     """Sets what the op's loader reads: a tuning DB, a kernel bundle, and options (``dgt::GemmOptions``).
 
@@ -182,6 +183,8 @@ def load(
         cublaslt: whether cuBLASLt may run problems where it was faster (default true).
         cache_dir: the cubin cache. capture_miss: ``"cublaslt"`` or ``"error"`` (an unwarmed family under graph
             capture). record_untuned: where to write the problems that ran untuned (a shapes file).
+        probe_ladder: whether the first call of an M no sweep tuned times the ladder pick against cuBLASLt's
+            heuristic and keeps the faster (default true; docs/loader.md "The ladder probe").
         Omitted keys keep dgt::GemmOptions' defaults ($DGTUNE_DB, $DGTUNE_BUNDLE, ...).
 
     Returns:
@@ -219,6 +222,8 @@ def load(
         options["cublaslt"] = bool(cublaslt)
     if capture_miss is not None:
         options["capture_miss"] = capture_miss
+    if probe_ladder is not None:
+        options["probe_ladder"] = bool(probe_ladder)
     _native.require().configure(options)
     return options
 
@@ -230,7 +235,8 @@ class Choice:
     config_key: the dgtune kernel config (also set when cuBLASLt runs: the fallback for pointers it cannot take);
     source: where it came from (``"db"``, ``"db-other-protocol"``, ``"ladder"``, ``"bundle"``..., ``"default"``);
     backend: ``"dgtune"`` or ``"cublaslt"``; cublaslt_algo: the cuBLASLt algorithm ("" for dgtune); protocol: the
-    protocol its time was measured under; tuned_us: the stored median time (0 for "default").
+    protocol its time was measured under; tuned_us: the stored median time (0 for "default"); probe: what the
+    ladder probe measured ("" where none ran).
     """
 
     config_key: str
@@ -239,6 +245,7 @@ class Choice:
     cublaslt_algo: str
     protocol: str
     tuned_us: float
+    probe: str = ""
 
 
 _FP8_NAMES = {"e4m3": "e4m3", "e5m2": "e5m2"}
@@ -320,7 +327,7 @@ def choose(m: int, n: int, k: int, *, device=None, **kwargs) -> Choice:
     p = problem(n, k, m=m, **kwargs)
     r = _native.require().choose(_device_index(device), p)
     return Choice(str(r["config_key"]), str(r["source"]), str(r["backend"]), str(r.get("cublaslt_algo", "")),
-                  str(r.get("protocol", "")), float(r.get("tuned_us", 0.0)))
+                  str(r.get("protocol", "")), float(r.get("tuned_us", 0.0)), str(r.get("probe", "")))
 
 
 def warmup(shapes_file=None, problems=None, tuned: bool = False, device=None) -> dict:
@@ -353,6 +360,6 @@ def warmup(shapes_file=None, problems=None, tuned: bool = False, device=None) ->
 
 def stats(device=None) -> dict:
     """Counters of ``device``'s loader and op (None: the current CUDA device): nvrtc_compiles, cache_loads,
-    bundle_loads, db_reads, device_allocs, resolved, capture_fallbacks, calls (op calls), scale_copies (scales the op
-    copied into the kernel's layout)."""
+    bundle_loads, db_reads, device_allocs, resolved, capture_fallbacks, ladder_probes, calls (op calls), scale_copies
+    (scales the op copied into the kernel's layout)."""
     return _native.require().stats(_device_index(device))

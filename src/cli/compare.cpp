@@ -47,6 +47,7 @@ struct Args {
   std::vector<int64_t> grid_ms;  ///< --grid-m: these M instead of the grid
   std::string model;
   std::string shard;  ///< --shard i/n of the grid problems; empty: all
+  bool ladder_probe = true;  ///< --no-ladder-probe: GemmOptions::probe_ladder = false
   DbOption db;
   DeviceOption device;
   CacheDirOption cache;
@@ -79,6 +80,7 @@ int run_m_grid(const Args& a, const CompareStatsOptions& stats) {
   o.db_flag = a.db.flag();
   o.device = a.device.ordinal;
   o.cache_dir = a.cache.dir;
+  o.probe_ladder = a.ladder_probe;
   o.stats = stats;
   FormatOption coverage = a.format;
   coverage.type = report::kCoverageDocument;
@@ -289,6 +291,12 @@ void add_compare(CLI::App& app, Action& action) {
                  1)
       ->needs(m_grid)
       ->excludes(per_octave)
+      ->group("Coverage (--m-grid)");
+  cmd.add_flag("--ladder-probe,!--no-ladder-probe", a.ladder_probe,
+               "with --m-grid: whether dgt::Gemm times its ladder pick against cuBLASLt's heuristic at the first call "
+               "of an M no sweep tuned (GemmOptions::probe_ladder; default on; off: the ladder rule's prediction "
+               "alone decides, as before the probe)")
+      ->needs(m_grid)
       ->group("Coverage (--m-grid)");
   cmd.add_option("--model", a.model,
                  "with --m-grid: the model every row names (default: each line's name= up to the first '.')")

@@ -109,6 +109,7 @@ std::vector<report::Table> run_coverage(const CoverageRunOptions& o) {
   go.device = o.device;
   go.protocol = to_string(o.protocol.kind);  // the winners of the protocol measured, as `compare` chooses
   go.cublaslt = true;
+  go.probe_ladder = o.probe_ladder;
   Gemm gemm(go);
 
   // NVRTC on all cores for the comparer's choice of every problem: the loader's rule on the same DB, so the Gemm's
@@ -132,6 +133,7 @@ std::vector<report::Table> run_coverage(const CoverageRunOptions& o) {
       c.backend = choice.backend;
       c.config_key = choice.config_key;
       c.cublaslt_algo = choice.cublaslt_algo;
+      c.probe = choice.probe;
       spdlog::info("coverage {} ({}), {}: {} {} ({})", p.label(), g.model, protocol, c.backend, c.config_key, c.source);
       MeasureAdditions add;
       // The kernel dgt::Gemm would run with cublaslt = false (GemmChoice::config_key), built by the comparer.

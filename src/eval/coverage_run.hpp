@@ -31,6 +31,7 @@ struct CoverageRunOptions {
   std::string db_flag = "--db";    ///< how the user named db_path, for messages
   int device = 0;
   std::string cache_dir;
+  bool probe_ladder = true;        ///< GemmOptions::probe_ladder of the Gemm whose dispatch is measured
   CompareStatsOptions stats;
 };
 
@@ -43,7 +44,7 @@ std::vector<GridProblem> coverage_problems(const CoverageRunOptions& options);
 /// Measures every grid problem of coverage_problems(options) and returns coverage_tables() (eval/coverage_tables.hpp)
 /// titled with the shapes file, the device, the protocol, the rounds, the DB, the grid seed and per-octave count and
 /// the shard. One dgt::Gemm serves the whole run (GemmOptions: db_path, protocol's kind, cublaslt = true, device,
-/// cache_dir). Per problem: GemmChoice from gemm.choose(); the kernel of choice.config_key built through the
+/// cache_dir, probe_ladder). Per problem: GemmChoice from gemm.choose(); the kernel of choice.config_key built through the
 /// comparer's kernel cache (side "dgtune"); side "dispatch" calls gemm.run() on the same buffers; cuBLASLt-tuned and
 /// -default as `compare` measures them. Checks first, before the GPU is opened: the protocol and the DB
 /// (check_compare_db); then the GPU (Error(kNoDevice) without one, exit 1). A problem that fails (the choice, a

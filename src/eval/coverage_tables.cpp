@@ -77,6 +77,7 @@ std::vector<report::Table> coverage_tables(const std::vector<CoverageShape>& sha
                {"backend", "backend", false},
                {"config", "dgtune config", false},
                {"cublaslt_algo", "dispatched cuBLASLt algo", false},
+               {"probe", "ladder probe", false},
                {"cublas_tuned_algo", "cuBLASLt tuned algo", false},
                {"cublas_default_algo", "cuBLASLt default algo", false},
                {"dispatch_us", "dispatch us", true},
@@ -114,6 +115,7 @@ std::vector<report::Table> coverage_tables(const std::vector<CoverageShape>& sha
                           c.backend,
                           c.config_key,
                           c.cublaslt_algo,
+                          c.probe,
                           c.tuned_algo,
                           c.default_algo};
     CoverageSummaryInput in{p.n,

@@ -27,6 +27,7 @@ struct CoverageShape {
   int64_t grid_seed = 0;
   /// What dgt::Gemm::choose said (GemmChoice); empty when the choice itself failed (note says why).
   std::string source, backend, config_key, cublaslt_algo;
+  std::string probe;  ///< GemmChoice::probe ("" where no ladder probe ran)
   /// The cuBLASLt sides' algorithms as compare reports them (ShapeMeasurement::tuned_algo / default_algo).
   std::string tuned_algo, default_algo;
   /// The rounds: sides kSideDgtune (the kernel of config_key), cublaslt-tuned, cublaslt-default, kSideDispatch; a
@@ -37,8 +38,9 @@ struct CoverageShape {
 
 /// The rows table, titled `title`, and the summary table. Row fields: shape ("MxNxK"), n, k, m, scale, accum, d, bias,
 /// act, protocol, model, grid_seed, nk_tuned (the loader found a winner of the problem at some M: source is not
-/// "default"), source, backend, config, cublaslt_algo, cublas_tuned_algo, cublas_default_algo, dispatch_us, kernel_us, cublas_tuned_us, cublas_default_us
-/// (medians, microseconds), x_dispatch = cuBLASLt-tuned us / dispatch us with its interval x_lo, x_hi (paired per
+/// "default"), source, backend, config, cublaslt_algo, probe (GemmChoice::probe), cublas_tuned_algo,
+/// cublas_default_algo, dispatch_us, kernel_us, cublas_tuned_us, cublas_default_us (medians, microseconds),
+/// x_dispatch = cuBLASLt-tuned us / dispatch us with its interval x_lo, x_hi (paired per
 /// round, opts' method and confidence, as compare's x_tuned), x_dispatch_default = cuBLASLt-default us / dispatch us,
 /// x_kernel = cuBLASLt-tuned us / kernel us with x_kernel_lo, x_kernel_hi, clock_mhz (the dispatch side's median SM
 /// clock), flagged (its samples below the clock floor), rounds, note. A problem without a cuBLASLt side or without

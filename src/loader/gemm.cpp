@@ -21,6 +21,7 @@ Gemm::Gemm(GemmOptions options) : impl_(std::make_unique<Impl>()) {
   check_protocol_kind(options.protocol, "dgt::GemmOptions::protocol");
   impl_->protocol_kind = options.protocol;
   impl_->use_cublaslt = options.cublaslt;
+  impl_->probe_ladder = options.probe_ladder;
   impl_->record_untuned = options.record_untuned;
   const int miss = static_cast<int>(options.capture_miss);
   if (miss < 0 || miss > static_cast<int>(CaptureMiss::kError))
@@ -158,6 +159,7 @@ GemmStats Gemm::stats() const {
   s.device_allocs = impl_->device_allocs;
   s.resolved = impl_->resolved;
   s.capture_fallbacks = impl_->capture_fallbacks;
+  s.ladder_probes = impl_->ladder_probes;
   return s;
 }
 

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "core/error.hpp"
+#include "loader/ladder_probe.hpp"
 #include "space/cost_model.hpp"
 #include "space/resource_model.hpp"
 
@@ -99,6 +100,43 @@ std::unique_ptr<CublasLtGemm> Gemm::Impl::cublaslt_backend(const Problem& p, con
   return g;
 }
 
+void Gemm::Impl::probe_pick(const Problem& p, const StoredChoice& w, GemmFamily& fam, GemmEntry& e) {
+  const bool had_lt = e.lt != nullptr;
+  std::unique_ptr<CublasLtGemm> lt = std::move(e.lt);
+  try {
+    std::string why;
+    if (!lt) lt = CublasLtGemm::heuristic(handle(), p, why);
+    if (!lt) return;  // cuBLASLt cannot run p: the kernel stays
+    const bool cold = protocol_kind == "cold-l2";
+    const ProbeTimes t = probe_ladder_pick(*e.kernel, handle(), lt->algo(), p, device.l2_bytes, cold);
+    ++ladder_probes;
+    // The probe launched the heuristic's algorithm outside capture: its kernel is loaded (as by load_cublaslt).
+    fam.lt_loaded.insert(algo_bytes(lt->algo()));
+    e.choice.probe = fmt::format("kernel {:.2f} us, cuBLASLt {:.2f} us ({} rounds, {}, {} operand cop{})",
+                                 t.kernel_us, t.cublaslt_us, t.rounds, protocol_kind, t.operand_sets,
+                                 t.operand_sets == 1 ? "y" : "ies");
+    if (probe_prefers_cublaslt(t)) {
+      e.choice.backend = "cublaslt";
+      e.choice.cublaslt_algo = "heuristic " + lt->description() + " (probe)";
+      e.lt = std::move(lt);
+    } else {
+      e.choice.backend = "dgtune";
+      e.choice.cublaslt_algo.clear();
+    }
+    spdlog::debug("dgt::Gemm {}: ladder probe of {} ({}): {} -> {}", p.label(), w.config.key(), w.source,
+                  e.choice.probe, e.choice.backend);
+  } catch (const Error& err) {
+    // The prediction's choice stands (the kernel, or the heuristic the ladder check chose).
+    if (had_lt) e.lt = std::move(lt);
+    if (!probe_failed_notice) {
+      probe_failed_notice = true;
+      spdlog::warn("dgt::Gemm {}: the ladder probe could not run ({}); the ladder rule's prediction decides (this "
+                   "warning is shown once)",
+                   p.label(), err.message());
+    }
+  }
+}
+
 std::shared_ptr<jit::GemmKernel> Gemm::Impl::kernel_for(const KernelConfig& config, const Problem& p) {
   // Evaluated once: the same report decides legality and the module's shared memory (KernelCache::get).
   const EvaluatedSpec spec = EvaluatedSpec::evaluate(KernelSpec::of(config, p));
@@ -160,6 +198,8 @@ const GemmEntry* Gemm::Impl::resolve_locked(const ShapeKey& key, bool quiet) {
                    err.message());
       e.lt.reset();
     }
+    // Off a tuned M both sides of the ladder check are predictions: measure them where a first call may synchronise.
+    if (!quiet && probe_ladder && w && !replay_stored_algo(*w, p) && p.d != DType::kE4M3) probe_pick(p, *w, fam, e);
     const auto loaded = [&fam](const cublasLtMatmulAlgo_t& a) { return fam.lt_loaded.count(algo_bytes(a)) > 0; };
     if (e.lt && quiet &&
         !((e.lt->workspace_bytes() == 0 || e.lt->workspace_bytes() <= fam.scratch.lt_bytes()) && loaded(e.lt->algo()))) {

@@ -69,6 +69,8 @@ struct Gemm::Impl {
   std::string protocol_kind;          ///< GemmOptions::protocol: the protocol kind whose winners come first
   bool older_kernel_notice = false;   ///< the one notice per Gemm about winners of an older kernel hash
   bool use_cublaslt = true;           ///< GemmOptions::cublaslt
+  bool probe_ladder = true;           ///< GemmOptions::probe_ladder
+  bool probe_failed_notice = false;   ///< the one warning per Gemm about a probe that could not run
   CaptureMiss capture_miss = CaptureMiss::kCublasLt;
   bool cublaslt_version_notice = false;       ///< the one notice per Gemm about algorithms of another cuBLASLt version
   std::unique_ptr<CublasLtHandle> lt_handle;  ///< made in the constructor (never inside capture)
@@ -84,7 +86,7 @@ struct Gemm::Impl {
   /// Capture fallbacks (CaptureMiss::kCublasLt): kept apart from `shapes`, so a later call outside capture resolves
   /// the problem properly.
   std::unordered_map<ShapeKey, GemmEntry, ShapeKeyHash> capture_entries;
-  unsigned long long db_reads = 0, device_allocs = 0, resolved = 0, capture_fallbacks = 0;
+  unsigned long long db_reads = 0, device_allocs = 0, resolved = 0, capture_fallbacks = 0, ladder_probes = 0;
 
   /// The entry of `key` if resolved (shared lock), else null.
   const GemmEntry* find(const ShapeKey& key) const {
@@ -117,6 +119,13 @@ struct Gemm::Impl {
   std::unique_ptr<CublasLtGemm> cublaslt_backend(const Problem& p, const GemmFamily& fam,
                                                  const std::optional<StoredChoice>& w,
                                                  const std::optional<StoredChoice>& winner, GemmChoice& choice);
+
+  /// The ladder probe (loader/ladder_probe.hpp) for a pick `w` off a tuned M, outside capture: times e's kernel and
+  /// cuBLASLt's heuristic for p (e.lt when the ladder check chose it) and leaves in `e` the faster by the probe's
+  /// rule, with GemmChoice::probe saying what was measured, and the heuristic's algorithm in fam.lt_loaded (the probe
+  /// launched it). Nothing changes where cuBLASLt cannot run p or the probe fails (one warning per Gemm); the caller
+  /// calls it only outside capture, off a tuned M, for output other than e4m3, with cuBLASLt and the probe on.
+  void probe_pick(const Problem& p, const StoredChoice& w, GemmFamily& fam, GemmEntry& e);
 
   const GemmEntry& capture_fallback(const ShapeKey& key);
 };

@@ -149,14 +149,20 @@ struct GemmChoice {
   double tuned_us = 0;   ///< median time stored with the config that runs, at the M it came from (0 for "default")
   std::string protocol;  ///< protocol the winner was timed under, e.g. "cold-l2-v1", "hot-graph-v1" ("" for "default")
   /// "dgtune" (the kernel above) or "cublaslt": at a tuned M, cuBLASLt's stored algorithm beat every dgtune config in
-  /// that M's sweep; off a tuned M, cuBLASLt's heuristic is expected to be faster (the ladder rule's check: the kernel
-  /// predicted more than 2% slower; where it cannot predict, the heuristic's median at the winner's M beat the
-  /// winner); or the problem has no tuned entry and cuBLASLt's heuristic runs (docs/loader.md). A call whose pointers
+  /// that M's sweep; off a tuned M, cuBLASLt's heuristic was measured faster by the ladder probe (`probe` below), or,
+  /// without a probe, is expected to be faster (the ladder rule's check: the kernel predicted more than 2% slower;
+  /// where it cannot predict, the heuristic's median at the winner's M beat the winner); or the problem has no tuned
+  /// entry and cuBLASLt's heuristic runs (docs/loader.md). A call whose pointers
   /// the cuBLASLt algorithm cannot take (alignment) runs the kernel of config_key.
   std::string backend = "dgtune";
   /// backend "cublaslt": "stored algo=.. tile=.. stages=.. splitk=.. swizzle=.. cluster=.. reduction=.." (the sweep's
   /// algorithm, replayed) or "heuristic algo=..." (cuBLASLt's heuristic top-1); "" for backend "dgtune".
   std::string cublaslt_algo;
+  /// What the ladder probe measured (GemmOptions::probe_ladder), e.g. "kernel 12.61 us, cuBLASLt 13.02 us (15 rounds,
+  /// cold-l2, 9 operand copies)": the backend above is the probe's pick. "" where no probe ran (a tuned M, no tuned
+  /// entry, e4m3 output, cuBLASLt off or unable to run the problem, a first call inside graph capture, or a probe
+  /// that failed).
+  std::string probe;
 };
 
 /// A problem a Gemm ran without any tuned entry (GemmChoice::source "default"), as `dgtune sweep` takes it.
@@ -186,6 +192,7 @@ struct GemmStats {
   unsigned long long resolved = 0;        ///< shapes resolved (a first call, choose or warm-up of a shape)
   /// Calls inside graph capture of a problem that was not warmed up, run by cuBLASLt (CaptureMiss::kCublasLt).
   unsigned long long capture_fallbacks = 0;
+  unsigned long long ladder_probes = 0;  ///< ladder probes run (GemmOptions::probe_ladder; one per M off a tuned M)
 };
 
 /// One problem family for Gemm::warmup: everything of a call but M, at the M values `m`. `options` gives the formats,
@@ -234,6 +241,15 @@ struct GemmOptions {
   /// kernel always runs (the behaviour before cuBLASLt was a backend). Problems cuBLASLt cannot run (e5m2 x e5m2,
   /// e4m3 output, sizes it refuses) always run dgtune's kernel.
   bool cublaslt = true;
+  /// true (default): at the first call (or choose, or warm-up) of an M that no sweep tuned for a tuned N, K (GemmChoice
+  /// sources "ladder", "nearest" and their "-other-protocol" forms), the kernel the ladder rule picked and cuBLASLt's
+  /// heuristic are each timed 15 times on operands the Gemm allocates for the purpose (rotated copies of A and B that
+  /// span twice the L2 under "cold-l2", back-to-back under "hot-graph"; at most 1 GiB, freed before the call
+  /// returns), and the faster runs: cuBLASLt when its median is more than 1% faster (GemmChoice::probe says what was
+  /// measured; docs/loader.md "The ladder probe"). That first call then synchronises the device. false: the ladder
+  /// rule's prediction alone decides (the behaviour before the probe). No effect with cublaslt = false, and never
+  /// inside graph capture (a first call there is decided by the prediction).
+  bool probe_ladder = true;
   /// Where to write the problems that ran without a tuned entry, as a shapes file (Gemm::write_untuned), when the
   /// Gemm is destroyed; empty: $DGTUNE_RECORD_UNTUNED, else nowhere. A file that cannot be written is logged, never
   /// thrown. Each Gemm replaces the file: with several Gemm objects (one per device) give each its own path, or the

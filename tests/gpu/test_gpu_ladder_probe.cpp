@@ -1,0 +1,109 @@
+// The ladder probe (docs/loader.md "The ladder probe"): at the first call of an M no sweep tuned, dgt::Gemm times the
+// ladder rule's kernel and cuBLASLt's heuristic and runs the faster; at a tuned M, with the option off, and from
+// memory afterwards nothing is timed; the output of whichever side runs matches the reference.
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include "dgtune/gemm.hpp"
+#include "harness.hpp"
+#include "loader/ladder_probe.hpp"
+#include "tuned_family.hpp"
+
+namespace dgt::test {
+namespace {
+
+struct ParsedProbe {
+  double kernel_us = 0, cublaslt_us = 0;
+  int rounds = 0, copies = 0;
+  std::string protocol;
+};
+
+/// GemmChoice::probe's text ("kernel K us, cuBLASLt C us (R rounds, PROTOCOL, N operand copies)") read back.
+ParsedProbe parse_probe(const std::string& text) {
+  ParsedProbe p;
+  char proto[32] = {0};
+  const int got = std::sscanf(text.c_str(), "kernel %lf us, cuBLASLt %lf us (%d rounds, %31[^,], %d operand", &p.kernel_us,
+                              &p.cublaslt_us, &p.rounds, proto, &p.copies);
+  EXPECT_EQ(got, 5) << text;
+  p.protocol = proto;
+  return p;
+}
+
+GemmChoice choose_m(Gemm& g, int64_t m) { return g.choose(m, kFamilyN, kFamilyK, kFamilyK, kFamilyK, kFamilyN); }
+
+TEST(LadderProbe, OffATunedMTheFasterMeasuredSideRunsAndIsRight) {
+  Gpu& gpu = Gpu::get();
+  TempDir dir("dgtune-probe");
+  GemmOptions o;
+  o.db_path = tuned_family_db(dir.path);  // winners at M = 1, 256, 1024
+  o.cache_dir = dir.path + "/cache";
+  Gemm gemm(o);
+
+  const GemmChoice at = choose_m(gemm, 256);
+  EXPECT_EQ(at.source, "db");
+  EXPECT_TRUE(at.probe.empty()) << at.probe;
+  EXPECT_EQ(gemm.stats().ladder_probes, 0u) << "a tuned M is never probed";
+
+  const int64_t ms[] = {100, 300, 700, 2000};  // three ladder picks and one past the largest tuned M ("nearest")
+  std::string probe300;
+  for (int64_t m : ms) {
+    const GemmChoice c = choose_m(gemm, m);
+    if (m == 300) probe300 = c.probe;
+    EXPECT_EQ(c.source, m > 1024 ? "nearest" : "ladder") << m;
+    ASSERT_FALSE(c.probe.empty()) << "M = " << m << " was not probed";
+    const ParsedProbe t = parse_probe(c.probe);
+    EXPECT_GT(t.kernel_us, 0);
+    EXPECT_GT(t.cublaslt_us, 0);
+    EXPECT_EQ(t.rounds, kProbeRounds);
+    EXPECT_EQ(t.protocol, "cold-l2");
+    const size_t operand_bytes = size_t(m + kFamilyN) * size_t(kFamilyK);
+    EXPECT_EQ(t.copies, probe_operand_sets(operand_bytes, gpu.device.l2_bytes, true)) << c.probe;
+    // The text rounds to 0.01 us: the backend is checked where rounding cannot move the decision.
+    if (std::abs(t.kernel_us - kProbeCublasLtMargin * t.cublaslt_us) > 0.03)
+      EXPECT_EQ(c.backend, probe_prefers_cublaslt({t.kernel_us, t.cublaslt_us, t.rounds, t.copies}) ? "cublaslt"
+                                                                                                     : "dgtune")
+          << c.probe;
+    EXPECT_EQ(c.backend == "cublaslt", !c.cublaslt_algo.empty()) << c.cublaslt_algo;
+
+    const Problem p = Problem::dense(m, kFamilyN, kFamilyK);
+    ProblemData data(p, *gpu.util, 5100 + uint64_t(m), gpu.stream);
+    data.poison_output(gpu.stream);
+    const auto ops = data.operands();
+    gemm.run(ops.a, ops.b, ops.d, p.m, p.n, p.k, p.lda, p.ldb, p.ldd, ops.scale_a, ops.scale_b, gpu.stream);
+    const Verification v = data.verify(gpu.stream);
+    EXPECT_TRUE(v.ok) << p.label() << " " << c.backend << " " << c.config_key << ": " << describe(v);
+    std::printf("  M = %lld: %s %s, probe: %s\n", static_cast<long long>(m), c.source.c_str(), c.backend.c_str(),
+                c.probe.c_str());
+  }
+  EXPECT_EQ(gemm.stats().ladder_probes, 4u);
+  EXPECT_EQ(choose_m(gemm, 300).probe, probe300);
+  EXPECT_EQ(gemm.stats().ladder_probes, 4u) << "a resolved M is served from memory, never probed again";
+
+  // Off: the prediction decides, the same kernel config, nothing timed.
+  GemmOptions off = o;
+  off.probe_ladder = false;
+  Gemm plain(off);
+  const GemmChoice c_off = choose_m(plain, 300);
+  EXPECT_TRUE(c_off.probe.empty()) << c_off.probe;
+  EXPECT_EQ(c_off.config_key, choose_m(gemm, 300).config_key);
+  EXPECT_EQ(plain.stats().ladder_probes, 0u);
+
+  // Hot-graph: back-to-back launches on one copy of the operands.
+  GemmOptions hot = o;
+  hot.protocol = "hot-graph";
+  Gemm hot_gemm(hot);
+  const ParsedProbe h = parse_probe(choose_m(hot_gemm, 300).probe);
+  EXPECT_EQ(h.protocol, "hot-graph");
+  EXPECT_EQ(h.copies, 1);
+
+  // cuBLASLt off: the probe has nothing to compare.
+  GemmOptions no_lt = o;
+  no_lt.cublaslt = false;
+  Gemm kernel_only(no_lt);
+  EXPECT_TRUE(choose_m(kernel_only, 300).probe.empty());
+  EXPECT_EQ(kernel_only.stats().ladder_probes, 0u);
+}
+
+}  // namespace
+}  // namespace dgt::test
