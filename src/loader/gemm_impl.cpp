@@ -112,9 +112,11 @@ void Gemm::Impl::probe_pick(const Problem& p, const StoredChoice& w, GemmFamily&
     ++ladder_probes;
     // The probe launched the heuristic's algorithm outside capture: its kernel is loaded (as by load_cublaslt).
     fam.lt_loaded.insert(algo_bytes(lt->algo()));
-    e.choice.probe = fmt::format("kernel {:.2f} us, cuBLASLt {:.2f} us ({} rounds, {}, {} operand cop{})",
-                                 t.kernel_us, t.cublaslt_us, t.rounds, protocol_kind, t.operand_sets,
-                                 t.operand_sets == 1 ? "y" : "ies");
+    e.choice.probe = fmt::format(
+        "cuBLASLt more than {:.0f}% faster in {} of {} rounds (best: kernel {:.2f} us, cuBLASLt {:.2f} us; {}, {} operand "
+        "cop{})",
+        (kProbeCublasLtMargin - 1) * 100, t.cublaslt_rounds, t.rounds, t.kernel_us, t.cublaslt_us, protocol_kind,
+        t.operand_sets, t.operand_sets == 1 ? "y" : "ies");
     if (probe_prefers_cublaslt(t)) {
       e.choice.backend = "cublaslt";
       e.choice.cublaslt_algo = "heuristic " + lt->description() + " (probe)";

@@ -11,12 +11,24 @@
 #include "core/int_math.hpp"
 #include "device/buffer.hpp"
 #include "launch/gemm_launch_plan.hpp"
-#include "stats/stats.hpp"
 
 namespace dgt {
 
-bool probe_prefers_cublaslt(const ProbeTimes& t) {
-  return t.kernel_us > 0 && t.cublaslt_us > 0 && t.kernel_us > kProbeCublasLtMargin * t.cublaslt_us;
+bool probe_prefers_cublaslt(const ProbeTimes& t) { return t.rounds > 0 && 2 * t.cublaslt_rounds > t.rounds; }
+
+ProbeTimes probe_times(const std::vector<double>& kernel_us, const std::vector<double>& cublaslt_us, int operand_sets) {
+  if (kernel_us.size() != cublaslt_us.size())
+    DGT_THROW(ErrorKind::kInternal, "probe_times: {} kernel rounds but {} cuBLASLt rounds", kernel_us.size(),
+              cublaslt_us.size());
+  ProbeTimes t;
+  t.rounds = int(kernel_us.size());
+  t.operand_sets = operand_sets;
+  for (size_t r = 0; r < kernel_us.size(); ++r) t.cublaslt_rounds += kernel_us[r] > kProbeCublasLtMargin * cublaslt_us[r];
+  if (t.rounds > 0) {
+    t.kernel_us = *std::min_element(kernel_us.begin(), kernel_us.end());
+    t.cublaslt_us = *std::min_element(cublaslt_us.begin(), cublaslt_us.end());
+  }
+  return t;
 }
 
 int probe_operand_sets(size_t set_bytes, int64_t l2_bytes, bool cold_l2) {
@@ -78,16 +90,14 @@ ProbeTimes probe_ladder_pick(const jit::GemmKernel& kernel, cublasLtHandle_t han
   if (a_bytes + b_bytes + d_bytes > kProbeMaxBytes)
     DGT_THROW(ErrorKind::kInvalid, "the operands of {} take {} MiB, more than a probe allocates ({} MiB)", p.label(),
               (a_bytes + b_bytes + d_bytes) >> 20, kProbeMaxBytes >> 20);
-  ProbeTimes t;
-  t.rounds = kProbeRounds;
-  t.operand_sets = probe_operand_sets(a_bytes + b_bytes, l2_bytes, cold_l2);
+  const int operand_sets = probe_operand_sets(a_bytes + b_bytes, l2_bytes, cold_l2);
 
   cudaStream_t stream = nullptr;
   DGT_CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   std::unique_ptr<CUstream_st, decltype(&cudaStreamDestroy)> own(stream, &cudaStreamDestroy);
   std::vector<DeviceBuffer> as, bs;
   std::vector<uint8_t> pattern;
-  for (int i = 0; i < t.operand_sets; ++i) {
+  for (int i = 0; i < operand_sets; ++i) {
     as.emplace_back(a_bytes);
     bs.emplace_back(b_bytes);
     if (i == 0) {
@@ -133,7 +143,7 @@ ProbeTimes probe_ladder_pick(const jit::GemmKernel& kernel, cublasLtHandle_t han
     for (int side = 0; side < 2; ++side) {
       const bool kernel_side = (side == 0) == (r % 2 == 0);
       const jit::GemmOperands ops = ops_of(set);
-      set = (set + 1) % t.operand_sets;
+      set = (set + 1) % operand_sets;
       EventPair& e = kernel_side ? ev_kernel[size_t(r)] : ev_lt[size_t(r)];
       DGT_CHECK_CUDA(cudaEventRecord(e.start, stream));
       if (kernel_side)
@@ -149,9 +159,7 @@ ProbeTimes probe_ladder_pick(const jit::GemmKernel& kernel, cublasLtHandle_t han
     k_us.push_back(ev_kernel[size_t(r)].us());
     l_us.push_back(ev_lt[size_t(r)].us());
   }
-  t.kernel_us = stats::median(k_us);
-  t.cublaslt_us = stats::median(l_us);
-  return t;
+  return probe_times(k_us, l_us, operand_sets);
 }
 
 }  // namespace dgt

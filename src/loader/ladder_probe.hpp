@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "launch/cublaslt_gemm.hpp"
 #include "launch/gemm_kernel.hpp"
@@ -20,7 +21,7 @@ namespace dgt {
 /// Timed rounds of a probe: each round launches both sides once, in alternating order.
 inline constexpr int kProbeRounds = 15;
 
-/// How much faster (as a factor) cuBLASLt's median must be than the kernel's before the probe picks cuBLASLt: a
+/// How much faster (as a factor) cuBLASLt must be than the kernel in a round for the round to count as cuBLASLt's: a
 /// call through the loader costs about 0.1 us more with cuBLASLt (results/h200/queue-tail-2026-12-06.md), and the
 /// kernel is the one whose config the tuner chose.
 inline constexpr double kProbeCublasLtMargin = 1.01;
@@ -30,15 +31,21 @@ inline constexpr size_t kProbeMaxBytes = size_t(1) << 30;
 
 /// What a probe measured.
 struct ProbeTimes {
-  double kernel_us = 0;    ///< median over the rounds of the dgtune kernel's launch (CUDA events), microseconds
-  double cublaslt_us = 0;  ///< the same for cuBLASLt's algorithm
-  int rounds = 0;          ///< rounds timed (kProbeRounds)
-  int operand_sets = 0;    ///< copies of A and B the rounds rotate through (probe_operand_sets)
+  int rounds = 0;           ///< rounds timed (kProbeRounds)
+  int cublaslt_rounds = 0;  ///< rounds where the kernel took more than kProbeCublasLtMargin x cuBLASLt's time
+  double kernel_us = 0;     ///< the kernel's fastest launch over the rounds (CUDA events), microseconds
+  double cublaslt_us = 0;   ///< the same for cuBLASLt's algorithm
+  int operand_sets = 0;     ///< copies of A and B the rounds rotate through (probe_operand_sets)
 };
 
-/// Whether the probe picks cuBLASLt: its median at least kProbeCublasLtMargin times faster than the kernel's. False
-/// when either time is not positive.
+/// Whether the probe picks cuBLASLt: it was more than kProbeCublasLtMargin faster in more than half of the rounds,
+/// each round pairing the two sides' launches (a drift of the clock over the rounds moves both alike; the same
+/// pairing as compare's per-round ratios, docs/measurement.md). False without rounds.
 bool probe_prefers_cublaslt(const ProbeTimes& t);
+
+/// ProbeTimes from the rounds' paired times (microseconds, kernel_us[r] and cublaslt_us[r] of round r; equal
+/// lengths, else Error(kInternal)) and the operand copies.
+ProbeTimes probe_times(const std::vector<double>& kernel_us, const std::vector<double>& cublaslt_us, int operand_sets);
 
 /// How many copies of A and B (`set_bytes` each) a probe rotates through so that, under the cold-l2 protocol, a launch
 /// finds its operands outside the L2 as the sweep's flush leaves them: enough copies to span twice `l2_bytes`, at most

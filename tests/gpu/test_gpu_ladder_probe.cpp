@@ -1,7 +1,6 @@
 // The ladder probe (docs/loader.md "The ladder probe"): at the first call of an M no sweep tuned, dgt::Gemm times the
 // ladder rule's kernel and cuBLASLt's heuristic and runs the faster; at a tuned M, with the option off, and from
 // memory afterwards nothing is timed; the output of whichever side runs matches the reference.
-#include <cmath>
 #include <cstdio>
 #include <string>
 
@@ -14,18 +13,21 @@ namespace dgt::test {
 namespace {
 
 struct ParsedProbe {
+  int cublaslt_rounds = -1, rounds = 0, copies = 0;
   double kernel_us = 0, cublaslt_us = 0;
-  int rounds = 0, copies = 0;
   std::string protocol;
 };
 
-/// GemmChoice::probe's text ("kernel K us, cuBLASLt C us (R rounds, PROTOCOL, N operand copies)") read back.
+/// GemmChoice::probe's text ("cuBLASLt more than 1% faster in C of R rounds (best: kernel K us, cuBLASLt L us;
+/// PROTOCOL, N operand copies)") read back.
 ParsedProbe parse_probe(const std::string& text) {
   ParsedProbe p;
   char proto[32] = {0};
-  const int got = std::sscanf(text.c_str(), "kernel %lf us, cuBLASLt %lf us (%d rounds, %31[^,], %d operand", &p.kernel_us,
-                              &p.cublaslt_us, &p.rounds, proto, &p.copies);
-  EXPECT_EQ(got, 5) << text;
+  const int got = std::sscanf(text.c_str(),
+                              "cuBLASLt more than 1%% faster in %d of %d rounds (best: kernel %lf us, cuBLASLt %lf us; "
+                              "%31[^,], %d operand",
+                              &p.cublaslt_rounds, &p.rounds, &p.kernel_us, &p.cublaslt_us, proto, &p.copies);
+  EXPECT_EQ(got, 6) << text;
   p.protocol = proto;
   return p;
 }
@@ -59,11 +61,9 @@ TEST(LadderProbe, OffATunedMTheFasterMeasuredSideRunsAndIsRight) {
     EXPECT_EQ(t.protocol, "cold-l2");
     const size_t operand_bytes = size_t(m + kFamilyN) * size_t(kFamilyK);
     EXPECT_EQ(t.copies, probe_operand_sets(operand_bytes, gpu.device.l2_bytes, true)) << c.probe;
-    // The text rounds to 0.01 us: the backend is checked where rounding cannot move the decision.
-    if (std::abs(t.kernel_us - kProbeCublasLtMargin * t.cublaslt_us) > 0.03)
-      EXPECT_EQ(c.backend, probe_prefers_cublaslt({t.kernel_us, t.cublaslt_us, t.rounds, t.copies}) ? "cublaslt"
-                                                                                                     : "dgtune")
-          << c.probe;
+    EXPECT_GE(t.cublaslt_rounds, 0);
+    EXPECT_LE(t.cublaslt_rounds, t.rounds);
+    EXPECT_EQ(c.backend, 2 * t.cublaslt_rounds > t.rounds ? "cublaslt" : "dgtune") << c.probe;
     EXPECT_EQ(c.backend == "cublaslt", !c.cublaslt_algo.empty()) << c.cublaslt_algo;
 
     const Problem p = Problem::dense(m, kFamilyN, kFamilyK);

@@ -1,21 +1,33 @@
 // The ladder probe's pure rules (loader/ladder_probe.hpp): which side it keeps and how many operand copies it rotates.
 #include <gtest/gtest.h>
 
+#include "core/error.hpp"
 #include "loader/ladder_probe.hpp"
 
 namespace dgt {
 namespace {
 
-TEST(LadderProbe, CublasLtRunsOnlyWhenMoreThanTheMarginFaster) {
-  EXPECT_TRUE(probe_prefers_cublaslt({12.0, 11.0, kProbeRounds, 1}));
-  EXPECT_FALSE(probe_prefers_cublaslt({11.0, 12.0, kProbeRounds, 1}));
-  // Inside the 1% margin the kernel stays: 10.09 vs 10.0 is 0.9% faster, 10.11 vs 10.0 is 1.1%.
-  EXPECT_FALSE(probe_prefers_cublaslt({10.09, 10.0, kProbeRounds, 1}));
-  EXPECT_TRUE(probe_prefers_cublaslt({10.11, 10.0, kProbeRounds, 1}));
-  EXPECT_FALSE(probe_prefers_cublaslt({10.0, 10.0, kProbeRounds, 1}));
-  // A side that was not measured never wins by default.
-  EXPECT_FALSE(probe_prefers_cublaslt({12.0, 0.0, kProbeRounds, 1}));
-  EXPECT_FALSE(probe_prefers_cublaslt({0.0, 11.0, kProbeRounds, 1}));
+TEST(LadderProbe, CublasLtRunsWhenMoreThanTheMarginFasterInMostRounds) {
+  // Round r pairs kernel_us[r] with cublaslt_us[r]: a round counts as cuBLASLt's past the 1% margin only.
+  const ProbeTimes t = probe_times({10.0, 10.2, 10.5, 9.0, 10.0}, {10.0, 10.0, 10.0, 10.0, 9.8}, 3);
+  EXPECT_EQ(t.rounds, 5);
+  EXPECT_EQ(t.cublaslt_rounds, 3);  // 10.2 and 10.5 vs 10.0, 10.0 vs 9.8; not 10.0 = 10.0 or 9.0 < 10.0
+  EXPECT_DOUBLE_EQ(t.kernel_us, 9.0);
+  EXPECT_DOUBLE_EQ(t.cublaslt_us, 9.8);
+  EXPECT_EQ(t.operand_sets, 3);
+  EXPECT_TRUE(probe_prefers_cublaslt(t));
+  // 10.09 vs 10.0 is inside the margin (0.9%), 10.11 past it: two rounds of five are not a majority.
+  const ProbeTimes inside = probe_times({10.09, 10.11, 10.11, 9.0, 9.0}, {10.0, 10.0, 10.0, 10.0, 10.0}, 1);
+  EXPECT_EQ(inside.cublaslt_rounds, 2);
+  EXPECT_FALSE(probe_prefers_cublaslt(inside));
+  // Half is not more than half: the kernel stays on a tie of rounds.
+  EXPECT_FALSE(probe_prefers_cublaslt(probe_times({12, 12, 10, 10}, {10, 10, 12, 12}, 1)));
+  // The best times do not decide: cuBLASLt's one fast round does not outweigh the kernel's other rounds.
+  const ProbeTimes lucky = probe_times({10, 10, 10}, {5, 11, 11}, 1);
+  EXPECT_DOUBLE_EQ(lucky.cublaslt_us, 5.0);
+  EXPECT_FALSE(probe_prefers_cublaslt(lucky));
+  EXPECT_FALSE(probe_prefers_cublaslt(probe_times({}, {}, 1)));
+  EXPECT_THROW(probe_times({1, 2}, {1}, 1), Error);
 }
 
 TEST(LadderProbe, ColdL2RotatesCopiesSpanningTwiceTheL2) {

@@ -158,8 +158,9 @@ struct GemmChoice {
   /// backend "cublaslt": "stored algo=.. tile=.. stages=.. splitk=.. swizzle=.. cluster=.. reduction=.." (the sweep's
   /// algorithm, replayed) or "heuristic algo=..." (cuBLASLt's heuristic top-1); "" for backend "dgtune".
   std::string cublaslt_algo;
-  /// What the ladder probe measured (GemmOptions::probe_ladder), e.g. "kernel 12.61 us, cuBLASLt 13.02 us (15 rounds,
-  /// cold-l2, 9 operand copies)": the backend above is the probe's pick. "" where no probe ran (a tuned M, no tuned
+  /// What the ladder probe measured (GemmOptions::probe_ladder), e.g. "cuBLASLt more than 1% faster in 3 of 15 rounds
+  /// (best: kernel 12.61 us, cuBLASLt 12.70 us; cold-l2, 9 operand copies)": the backend above is the probe's pick
+  /// (cuBLASLt when that count is more than half the rounds). "" where no probe ran (a tuned M, no tuned
   /// entry, e4m3 output, cuBLASLt off or unable to run the problem, a first call inside graph capture, or a probe
   /// that failed).
   std::string probe;
@@ -243,10 +244,10 @@ struct GemmOptions {
   bool cublaslt = true;
   /// true (default): at the first call (or choose, or warm-up) of an M that no sweep tuned for a tuned N, K (GemmChoice
   /// sources "ladder", "nearest" and their "-other-protocol" forms), the kernel the ladder rule picked and cuBLASLt's
-  /// heuristic are each timed 15 times on operands the Gemm allocates for the purpose (rotated copies of A and B that
-  /// span twice the L2 under "cold-l2", back-to-back under "hot-graph"; at most 1 GiB, freed before the call
-  /// returns), and the faster runs: cuBLASLt when its median is more than 1% faster (GemmChoice::probe says what was
-  /// measured; docs/loader.md "The ladder probe"). That first call then synchronises the device. false: the ladder
+  /// heuristic are each timed in 15 rounds on operands the Gemm allocates for the purpose (rotated copies of A and B
+  /// that span twice the L2 under "cold-l2", back-to-back under "hot-graph"; at most 1 GiB, freed before the call
+  /// returns), and cuBLASLt runs when it was more than 1% faster in more than half of the rounds, else the kernel
+  /// (GemmChoice::probe says what was measured; docs/loader.md "The ladder probe"). That first call then synchronises the device. false: the ladder
   /// rule's prediction alone decides (the behaviour before the probe). No effect with cublaslt = false, and never
   /// inside graph capture (a first call there is decided by the prediction).
   bool probe_ladder = true;
