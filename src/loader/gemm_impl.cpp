@@ -101,6 +101,10 @@ std::unique_ptr<CublasLtGemm> Gemm::Impl::cublaslt_backend(const Problem& p, con
 }
 
 void Gemm::Impl::probe_pick(const Problem& p, const StoredChoice& w, GemmFamily& fam, GemmEntry& e) {
+  if (!probe_fits(p)) {
+    spdlog::debug("dgt::Gemm {}: no ladder probe (its operands take more than {} MiB)", p.label(), kProbeMaxBytes >> 20);
+    return;
+  }
   const bool had_lt = e.lt != nullptr;
   std::unique_ptr<CublasLtGemm> lt = std::move(e.lt);
   try {
@@ -128,6 +132,10 @@ void Gemm::Impl::probe_pick(const Problem& p, const StoredChoice& w, GemmFamily&
     spdlog::debug("dgt::Gemm {}: ladder probe of {} ({}): {} -> {}", p.label(), w.config.key(), w.source,
                   e.choice.probe, e.choice.backend);
   } catch (const Error& err) {
+    // A failed allocation leaves its error for cudaGetLastError: cleared. A launch that broke the context is no probe
+    // failure: rethrown, as any call would report it.
+    (void)cudaGetLastError();
+    if (cudaDeviceSynchronize() != cudaSuccess) throw;
     // The prediction's choice stands (the kernel, or the heuristic the ladder check chose).
     if (had_lt) e.lt = std::move(lt);
     if (!probe_failed_notice) {
@@ -200,8 +208,10 @@ const GemmEntry* Gemm::Impl::resolve_locked(const ShapeKey& key, bool quiet) {
                    err.message());
       e.lt.reset();
     }
-    // Off a tuned M both sides of the ladder check are predictions: measure them where a first call may synchronise.
-    if (!quiet && probe_ladder && w && !replay_stored_algo(*w, p) && p.d != DType::kE4M3) probe_pick(p, *w, fam, e);
+    // Off a tuned M both sides of the ladder check are predictions: measure them where a first call may synchronise
+    // (a DB's winners only: an exported table runs cuBLASLt only for problems with no entry).
+    if (!quiet && probe_ladder && db && device_id && w && !replay_stored_algo(*w, p) && p.d != DType::kE4M3)
+      probe_pick(p, *w, fam, e);
     const auto loaded = [&fam](const cublasLtMatmulAlgo_t& a) { return fam.lt_loaded.count(algo_bytes(a)) > 0; };
     if (e.lt && quiet &&
         !((e.lt->workspace_bytes() == 0 || e.lt->workspace_bytes() <= fam.scratch.lt_bytes()) && loaded(e.lt->algo()))) {

@@ -3,8 +3,9 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
-#include <array>
+#include <atomic>
 #include <memory>
+#include <thread>
 #include <vector>
 
 #include "core/error.hpp"
@@ -34,9 +35,9 @@ ProbeTimes probe_times(const std::vector<double>& kernel_us, const std::vector<d
 int probe_operand_sets(size_t set_bytes, int64_t l2_bytes, bool cold_l2) {
   if (!cold_l2 || set_bytes == 0) return 1;
   const size_t span = 2 * size_t(std::max<int64_t>(l2_bytes, 0));
-  const size_t wanted = ceil_div(span, set_bytes);
+  const size_t wanted = size_t(ceil_div(int64_t(span), int64_t(set_bytes)));
   const size_t fits = kProbeMaxBytes / set_bytes;
-  return int(std::max<size_t>(1, std::min(wanted, fits)));
+  return int(std::max<size_t>(1, std::min({wanted, fits, size_t(kProbeMaxOperandSets)})));
 }
 
 namespace {
@@ -62,7 +63,10 @@ struct EventPair {
   cudaEvent_t start = nullptr, stop = nullptr;
   EventPair() {
     DGT_CHECK_CUDA(cudaEventCreate(&start));
-    DGT_CHECK_CUDA(cudaEventCreate(&stop));
+    if (const cudaError_t e = cudaEventCreate(&stop); e != cudaSuccess) {
+      cudaEventDestroy(start);
+      DGT_CHECK_CUDA(e);
+    }
   }
   ~EventPair() {
     cudaEventDestroy(start);
@@ -77,37 +81,67 @@ struct EventPair {
   }
 };
 
+/// Holds a stream at a host function until open() (or destruction): the rounds are all enqueued before the GPU starts
+/// them, so no launch waits for the host to enqueue the next (a 5 us GEMM is shorter than a launch and two event
+/// records on the host). Destruction opens the gate and waits for the stream, so nothing the rounds use is freed while
+/// they run, also when an exception unwinds.
+class HostGate {
+ public:
+  explicit HostGate(cudaStream_t s) : stream_(s) { DGT_CHECK_CUDA(cudaLaunchHostFunc(s, &HostGate::wait, this)); }
+  ~HostGate() {
+    open();
+    cudaStreamSynchronize(stream_);
+  }
+  HostGate(const HostGate&) = delete;
+  HostGate& operator=(const HostGate&) = delete;
+  void open() { open_.store(true, std::memory_order_release); }
+
+ private:
+  static void CUDART_CB wait(void* self) {
+    const auto* g = static_cast<const HostGate*>(self);
+    while (!g->open_.load(std::memory_order_acquire)) std::this_thread::yield();
+  }
+  cudaStream_t stream_;
+  std::atomic<bool> open_{false};
+};
+
+size_t align256(size_t bytes) { return (bytes + 255) / 256 * 256; }
+
 }  // namespace
+
+bool probe_fits(const Problem& p) {
+  return probe_operand_bytes(p) + size_t(p.m) * size_t(p.ldd) * size_t(dtype_bytes(p.d)) <= kProbeMaxBytes;
+}
+
+size_t probe_operand_bytes(const Problem& p) {
+  return size_t(p.m) * size_t(p.lda) * size_t(dtype_bytes(p.a)) + size_t(p.n) * size_t(p.ldb) * size_t(dtype_bytes(p.b));
+}
 
 ProbeTimes probe_ladder_pick(const jit::GemmKernel& kernel, cublasLtHandle_t handle, const cublasLtMatmulAlgo_t& algo,
                              const Problem& p, int64_t l2_bytes, bool cold_l2) {
+  if (!probe_fits(p))
+    DGT_THROW(ErrorKind::kInvalid, "the operands of {} take more than a probe allocates ({} MiB)", p.label(),
+              kProbeMaxBytes >> 20);
   std::string why;
   std::unique_ptr<CublasLtGemm> lt = CublasLtGemm::checked(handle, p, algo, why);
   if (!lt) DGT_THROW(ErrorKind::kCublas, "cuBLASLt cannot run its algorithm on {}: {}", p.label(), why);
   const size_t a_bytes = size_t(p.m) * size_t(p.lda) * size_t(dtype_bytes(p.a)),
                b_bytes = size_t(p.n) * size_t(p.ldb) * size_t(dtype_bytes(p.b)),
                d_bytes = size_t(p.m) * size_t(p.ldd) * size_t(dtype_bytes(p.d));
-  if (a_bytes + b_bytes + d_bytes > kProbeMaxBytes)
-    DGT_THROW(ErrorKind::kInvalid, "the operands of {} take {} MiB, more than a probe allocates ({} MiB)", p.label(),
-              (a_bytes + b_bytes + d_bytes) >> 20, kProbeMaxBytes >> 20);
   const int operand_sets = probe_operand_sets(a_bytes + b_bytes, l2_bytes, cold_l2);
+  const size_t a_stride = align256(a_bytes), set_stride = a_stride + align256(b_bytes);
 
   cudaStream_t stream = nullptr;
   DGT_CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   std::unique_ptr<CUstream_st, decltype(&cudaStreamDestroy)> own(stream, &cudaStreamDestroy);
-  std::vector<DeviceBuffer> as, bs;
+  // One slab of operand copies (A then B, each 256-byte aligned as cuBLASLt's algorithms and TMA want).
+  DeviceBuffer slab(set_stride * size_t(operand_sets));
+  char* base = static_cast<char*>(slab.get());
   std::vector<uint8_t> pattern;
-  for (int i = 0; i < operand_sets; ++i) {
-    as.emplace_back(a_bytes);
-    bs.emplace_back(b_bytes);
-    if (i == 0) {
-      fill_fp8(as[0].get(), a_bytes, stream, pattern);
-      fill_fp8(bs[0].get(), b_bytes, stream, pattern);
-    } else {
-      DGT_CHECK_CUDA(cudaMemcpyAsync(as[i].get(), as[0].get(), a_bytes, cudaMemcpyDeviceToDevice, stream));
-      DGT_CHECK_CUDA(cudaMemcpyAsync(bs[i].get(), bs[0].get(), b_bytes, cudaMemcpyDeviceToDevice, stream));
-    }
-  }
+  fill_fp8(base, a_bytes, stream, pattern);
+  fill_fp8(base + a_stride, b_bytes, stream, pattern);
+  for (int i = 1; i < operand_sets; ++i)
+    DGT_CHECK_CUDA(cudaMemcpyAsync(base + set_stride * size_t(i), base, set_stride, cudaMemcpyDeviceToDevice, stream));
   const ScaleLayout sl = p.scales();
   DeviceBuffer d(d_bytes), sa(size_t(sl.a_elems) * sizeof(float)), sb(size_t(sl.b_elems) * sizeof(float));
   DeviceBuffer bias(size_t(p.n) * 2);
@@ -124,36 +158,45 @@ ProbeTimes probe_ladder_pick(const jit::GemmKernel& kernel, cublasLtHandle_t han
   const jit::GemmLaunchPlan plan(kernel, p,
                                  jit::GemmWorkspace{partials.get(), partials.bytes(), counters.get(), counters.bytes()},
                                  /*cache_maps=*/false);
-  const auto ops_of = [&](int set) {
-    jit::GemmOperands ops;
-    ops.a = as[size_t(set)].get(), ops.b = bs[size_t(set)].get(), ops.d = d.get();
-    ops.scale_a = sa.as<float>(), ops.scale_b = sb.as<float>();
-    ops.bias = p.bias == Bias::kNone ? nullptr : bias.get();
-    return ops;
-  };
-  // One untimed launch each: cuBLASLt loads its kernel's module at its first launch.
-  plan.launch(ops_of(0), stream);
-  lt->launch(ops_of(0), stream);
+  // Every copy's operands and the kernel's arguments (its tensor maps encoded) before any timing: a timed launch is
+  // the bare launch, as a cached call of dgt::Gemm is.
+  std::vector<jit::GemmOperands> ops(static_cast<size_t>(operand_sets));
+  std::vector<jit::GemmLaunchPlan::Args> args(static_cast<size_t>(operand_sets));
+  for (int i = 0; i < operand_sets; ++i) {
+    jit::GemmOperands& o = ops[size_t(i)];
+    o.a = base + set_stride * size_t(i), o.b = base + set_stride * size_t(i) + a_stride, o.d = d.get();
+    o.scale_a = sa.as<float>(), o.scale_b = sb.as<float>();
+    o.bias = p.bias == Bias::kNone ? nullptr : bias.get();
+    plan.args(o, args[size_t(i)]);
+  }
+  // One untimed launch each on copy 0, which the rounds then visit last: cuBLASLt loads its kernel's module at its
+  // first launch. Then the device idles (work other streams queued before this call is done).
+  plan.launch(args[0], stream);
+  lt->launch(ops[0], stream);
+  DGT_CHECK_CUDA(cudaDeviceSynchronize());
 
   std::vector<EventPair> ev_kernel(static_cast<size_t>(kProbeRounds)), ev_lt(static_cast<size_t>(kProbeRounds));
-  int set = 0;
-  for (int r = 0; r < kProbeRounds; ++r) {
-    // Alternate which side goes first; each launch takes the next operand copy, so under cold-l2 none finds its
-    // operands in the L2 from the launch before.
-    for (int side = 0; side < 2; ++side) {
-      const bool kernel_side = (side == 0) == (r % 2 == 0);
-      const jit::GemmOperands ops = ops_of(set);
-      set = (set + 1) % operand_sets;
-      EventPair& e = kernel_side ? ev_kernel[size_t(r)] : ev_lt[size_t(r)];
-      DGT_CHECK_CUDA(cudaEventRecord(e.start, stream));
-      if (kernel_side)
-        plan.launch(ops, stream);
-      else
-        lt->launch(ops, stream);
-      DGT_CHECK_CUDA(cudaEventRecord(e.stop, stream));
+  {
+    HostGate gate(stream);
+    int set = 0;
+    for (int r = 0; r < kProbeRounds; ++r) {
+      // Alternate which side goes first; each launch takes the next operand copy (copy 0 after the last), so under
+      // cold-l2 no launch finds its operands in the L2 from the launches before.
+      for (int side = 0; side < 2; ++side) {
+        const bool kernel_side = (side == 0) == (r % 2 == 0);
+        set = (set + 1) % operand_sets;
+        EventPair& e = kernel_side ? ev_kernel[size_t(r)] : ev_lt[size_t(r)];
+        DGT_CHECK_CUDA(cudaEventRecord(e.start, stream));
+        if (kernel_side)
+          plan.launch(args[size_t(set)], stream);
+        else
+          lt->launch(ops[size_t(set)], stream);
+        DGT_CHECK_CUDA(cudaEventRecord(e.stop, stream));
+      }
     }
-  }
-  DGT_CHECK_CUDA(cudaStreamSynchronize(stream));
+    gate.open();
+  }  // the gate waits for the stream
+  DGT_CHECK_CUDA(cudaGetLastError());
   std::vector<double> k_us, l_us;
   for (int r = 0; r < kProbeRounds; ++r) {
     k_us.push_back(ev_kernel[size_t(r)].us());

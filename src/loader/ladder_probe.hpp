@@ -26,8 +26,14 @@ inline constexpr int kProbeRounds = 15;
 /// kernel is the one whose config the tuner chose.
 inline constexpr double kProbeCublasLtMargin = 1.01;
 
-/// The largest device memory a probe allocates for rotated operand copies (bytes); one copy is always made.
+/// The largest device memory (bytes) a probe allocates for its copies of A and B, and for one copy of A, B and D: a
+/// problem whose A, B and D take more is not probed (probe_fits). The split-K scratch and cuBLASLt's workspace (at
+/// most 32 MiB) come on top.
 inline constexpr size_t kProbeMaxBytes = size_t(1) << 30;
+
+/// The most copies of A and B a probe rotates through: the rounds' 2 x kProbeRounds launches each take the next copy,
+/// so more are never read.
+inline constexpr int kProbeMaxOperandSets = 2 * kProbeRounds + 1;
 
 /// What a probe measured.
 struct ProbeTimes {
@@ -49,17 +55,26 @@ ProbeTimes probe_times(const std::vector<double>& kernel_us, const std::vector<d
 
 /// How many copies of A and B (`set_bytes` each) a probe rotates through so that, under the cold-l2 protocol, a launch
 /// finds its operands outside the L2 as the sweep's flush leaves them: enough copies to span twice `l2_bytes`, at most
-/// what fits in kProbeMaxBytes, at least 1. Under hot-graph (`cold_l2` false, back-to-back launches on warm operands)
-/// always 1.
+/// kProbeMaxOperandSets and what fits in kProbeMaxBytes, at least 1. Operands below 2 x L2 / kProbeMaxOperandSets
+/// (3.2 MiB with a 50 MiB L2) may then be partly in the L2 at a launch. Under hot-graph (`cold_l2` false,
+/// back-to-back launches on warm operands) always 1.
 int probe_operand_sets(size_t set_bytes, int64_t l2_bytes, bool cold_l2);
+
+/// Bytes of one copy of p's A and B (M x lda and N x ldb elements, padding included).
+size_t probe_operand_bytes(const Problem& p);
+
+/// Whether p's A, B and D (M x ldd elements) fit in kProbeMaxBytes: a probe is made only then.
+bool probe_fits(const Problem& p);
 
 /// Times `kernel` (loaded for p) and cuBLASLt's `algo` on p, each launched once untimed and then kProbeRounds times,
 /// on operands of its own: seeded random e4m3/e5m2 A and B (padding columns included), unit scales, a zero bias,
 /// rotated through probe_operand_sets copies, and a split-K scratch and cuBLASLt workspace of its own (the family's
-/// scratch may be in use by calls in flight), on a non-blocking stream of its own. Synchronises that stream and frees
-/// everything before it returns. Throws Error (kCuda when an allocation fails, kCublas when cuBLASLt cannot run
-/// `algo` on p, kInvalid when one set of operands exceeds kProbeMaxBytes). Not while another thread captures in
-/// cudaStreamCaptureModeGlobal (it allocates).
+/// scratch may be in use by calls in flight), on a non-blocking stream of its own. After the untimed launches it
+/// synchronises the device; the timed rounds are all enqueued behind a host function that holds the stream, then
+/// released, so no launch waits for the host. Synchronises that stream and frees everything before it returns, also
+/// when it throws. Throws Error (kCuda when an allocation or launch fails, kCublas when cuBLASLt cannot run `algo` on
+/// p, kInvalid when !probe_fits(p)). Not while any thread captures in cudaStreamCaptureModeGlobal (it allocates and
+/// synchronises).
 ProbeTimes probe_ladder_pick(const jit::GemmKernel& kernel, cublasLtHandle_t handle, const cublasLtMatmulAlgo_t& algo,
                              const Problem& p, int64_t l2_bytes, bool cold_l2);
 

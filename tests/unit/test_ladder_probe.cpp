@@ -40,10 +40,27 @@ TEST(LadderProbe, ColdL2RotatesCopiesSpanningTwiceTheL2) {
   EXPECT_EQ(probe_operand_sets(size_t(600) << 20, l2, true), 1);
   // Hot-graph launches back to back on warm operands: one copy whatever the size.
   EXPECT_EQ(probe_operand_sets(qkv, l2, false), 1);
-  // Tiny operands: the copies stop at kProbeMaxBytes.
-  EXPECT_EQ(probe_operand_sets(size_t(1) << 10, int64_t(1) << 30, true), int(kProbeMaxBytes >> 10));
+  // Tiny operands: the rounds read 2 x 15 launches' copies at most, so no more are made.
+  EXPECT_EQ(probe_operand_sets(size_t(1) << 10, int64_t(1) << 30, true), kProbeMaxOperandSets);
+  EXPECT_EQ(kProbeMaxOperandSets, 31);
+  // Large operands: the copies stop at kProbeMaxBytes (a 60 MiB copy and a 1 GiB L2 would want 35).
+  EXPECT_EQ(probe_operand_sets(size_t(60) << 20, int64_t(1) << 30, true), 17);
   EXPECT_EQ(probe_operand_sets(4096, 0, true), 1);
   EXPECT_EQ(probe_operand_sets(0, l2, true), 1);
+}
+
+TEST(LadderProbe, OperandBytesCountPaddingAndTheLimitHoldsD) {
+  Problem p = Problem::dense(143, 1280, 8192);
+  EXPECT_EQ(probe_operand_bytes(p), size_t(143 + 1280) * 8192);
+  p.lda = p.ldb = 8320;  // padded rows are allocated (and filled) too
+  EXPECT_EQ(probe_operand_bytes(p), size_t(143 + 1280) * 8320);
+  EXPECT_TRUE(probe_fits(p));
+  // 16384 x 12800 x 8192 (Qwen-size gate_up at the ladder's top with K = 8192): A 128 MiB + B 100 MiB + D 400 MiB
+  // of BF16 fit; with an FP32 D (800 MiB) they do not.
+  Problem big = Problem::dense(16384, 12800, 8192);
+  EXPECT_TRUE(probe_fits(big));
+  big.d = DType::kF32;
+  EXPECT_FALSE(probe_fits(big));
 }
 
 }  // namespace

@@ -243,13 +243,16 @@ struct GemmOptions {
   /// e4m3 output, sizes it refuses) always run dgtune's kernel.
   bool cublaslt = true;
   /// true (default): at the first call (or choose, or warm-up) of an M that no sweep tuned for a tuned N, K (GemmChoice
-  /// sources "ladder", "nearest" and their "-other-protocol" forms), the kernel the ladder rule picked and cuBLASLt's
-  /// heuristic are each timed in 15 rounds on operands the Gemm allocates for the purpose (rotated copies of A and B
-  /// that span twice the L2 under "cold-l2", back-to-back under "hot-graph"; at most 1 GiB, freed before the call
-  /// returns), and cuBLASLt runs when it was more than 1% faster in more than half of the rounds, else the kernel
-  /// (GemmChoice::probe says what was measured; docs/loader.md "The ladder probe"). That first call then synchronises the device. false: the ladder
-  /// rule's prediction alone decides (the behaviour before the probe). No effect with cublaslt = false, and never
-  /// inside graph capture (a first call there is decided by the prediction).
+  /// sources "ladder", "nearest" and their "-other-protocol" forms, from a DB: not with `table`), the kernel the ladder
+  /// rule picked and cuBLASLt's heuristic are each timed in 15 paired rounds on operands the Gemm allocates for the
+  /// purpose (up to 31 rotated copies of A and B that span twice the L2 under "cold-l2", one copy back to back under
+  /// "hot-graph"; the copies at most 1 GiB; a problem whose A, B and D take more is not probed; all freed before the
+  /// call returns), and cuBLASLt runs when it was more than 1% faster in more than half of the rounds, else the
+  /// kernel (GemmChoice::probe says what was measured; docs/loader.md "The ladder probe"). That first call
+  /// synchronises the device and costs milliseconds. The probe's allocations are not counted in
+  /// GemmStats::device_allocs (GemmStats::ladder_probes counts probes). false: the ladder rule's prediction alone
+  /// decides (the behaviour before the probe). No effect with cublaslt = false, for e4m3 output, and never inside graph
+  /// capture (a first call there is decided by the prediction).
   bool probe_ladder = true;
   /// Where to write the problems that ran without a tuned entry, as a shapes file (Gemm::write_untuned), when the
   /// Gemm is destroyed; empty: $DGTUNE_RECORD_UNTUNED, else nowhere. A file that cannot be written is logged, never
@@ -284,8 +287,10 @@ struct GemmOptions {
 /// buffer owned by this object and shared by the shapes of one problem family (every M of one N, K, leading
 /// dimensions and types; allocated on first use or by warmup): calls of one family must then be ordered on one
 /// stream. Serving (docs/loader.md "Serving"): warmup() first, then any M of a warmed family is chosen from memory,
-/// with no NVRTC compile, no device allocation and no DB read, also inside graph capture (GemmOptions::capture_miss
-/// says what happens to a family that was not warmed).
+/// with no NVRTC compile and no DB read, and inside graph capture no device allocation (GemmOptions::capture_miss
+/// says what happens to a family that was not warmed). Outside capture the first call of an M off the family's tuned
+/// M also runs the ladder probe (GemmOptions::probe_ladder: device memory allocated and freed, the device
+/// synchronised), so warm the M you will call.
 class DGT_API Gemm {
  public:
   /// Opens the device and (read-only, loader/loader_db.hpp) the DB: a DB that cannot be used is logged once
@@ -315,7 +320,9 @@ class DGT_API Gemm {
            const GemmRunOptions& options);
 
   /// The config `run` uses (or would use) for this shape and scale mode; loads it on first use like `run` (where
-  /// cuBLASLt runs it, its algorithm is launched once on scratch operands, so that a later capture may run it).
+  /// cuBLASLt runs it, its algorithm is launched once on scratch operands, so that a later capture may run it; off a
+  /// tuned M the ladder probe runs, GemmOptions::probe_ladder). Never checks for capture: do not call it for a new
+  /// shape while this thread or, in cudaStreamCaptureModeGlobal, any thread captures.
   GemmChoice choose(int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldd,
                     Fp8Format a_format = Fp8Format::kE4M3, Fp8Format b_format = Fp8Format::kE4M3,
                     bool fast_accum = false, Fp8Scaling scale = Fp8Scaling::kPerTensor);
@@ -328,6 +335,7 @@ class DGT_API Gemm {
   /// family's list together with its tuned M (compiling or loading every kernel the loader can choose there, the
   /// ladder neighbours included, and every config the ladder rule's re-rank can pick between two tuned M), builds the
   /// cuBLASLt plans and allocates the family's scratch for all of them.
+  /// Each M of the lists off the family's tuned M runs the ladder probe (GemmOptions::probe_ladder).
   /// Afterwards any M of a warmed family (on the list or not) is resolved from memory. Throws dgt::Error (kInvalid
   /// for a problem that breaks a rule, naming it; kNvrtc, kDriver, kCuda as a first call would).
   WarmupReport warmup(const std::vector<WarmupProblem>& problems);
