@@ -105,7 +105,7 @@ class HostGate {
   std::atomic<bool> open_{false};
 };
 
-size_t align256(size_t bytes) { return (bytes + 255) / 256 * 256; }
+size_t align256(size_t bytes) { return size_t(round_up(int64_t(bytes), 256)); }
 
 }  // namespace
 
