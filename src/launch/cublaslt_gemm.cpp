@@ -95,6 +95,18 @@ std::unique_ptr<CublasLtGemm> CublasLtGemm::heuristic(cublasLtHandle_t h, const 
   return nullptr;
 }
 
+std::vector<cublasLtMatmulAlgo_t> CublasLtGemm::heuristic_algos(cublasLtHandle_t h, const Problem& p, int count,
+                                                                 std::string& why) {
+  std::vector<cublasLtMatmulAlgo_t> out;
+  // heuristic() with an `accept` that takes none sees the results in order: each successful one is kept here.
+  heuristic(h, p, why, kMaxWorkspace, [&](const cublasLtMatmulAlgo_t& a) {
+    if (int(out.size()) < count) out.push_back(a);
+    return false;
+  });
+  if (!out.empty()) why.clear();
+  return out;
+}
+
 std::unique_ptr<CublasLtGemm> CublasLtGemm::stored(cublasLtHandle_t h, const Problem& p,
                                                    const std::vector<uint8_t>& bytes, std::string& why) {
   if (bytes.size() != sizeof(cublasLtMatmulAlgo_t)) {

@@ -54,6 +54,11 @@ class CublasLtGemm {
                                                  const std::function<bool(const cublasLtMatmulAlgo_t&)>& accept = nullptr);
   /// How many heuristic results heuristic() looks through for one `accept` takes.
   static constexpr int kAcceptResults = 16;
+  /// cuBLASLt's heuristic's first `count` (at most kAcceptResults) algorithms for p that it returns with a success
+  /// state, in its order (one cublasLtMatmulAlgoGetHeuristic query, up to kMaxWorkspace of workspace). Empty with
+  /// `why` set when cuBLASLt cannot run p (unsupported types or sizes, e4m3 D).
+  static std::vector<cublasLtMatmulAlgo_t> heuristic_algos(cublasLtHandle_t h, const Problem& p, int count,
+                                                            std::string& why);
   /// A stored algorithm (CublasLtAlgoBytes as a vector of 64 bytes) after cublasLtMatmulAlgoCheck on p. nullptr with
   /// `why` set when the bytes have the wrong size, the check fails (another problem the algorithm cannot run) or D
   /// is e4m3. The caller has already compared the cuBLASLt versions (an algorithm is replayed only by the version

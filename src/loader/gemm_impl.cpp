@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <chrono>
+
 #include "core/error.hpp"
 #include "loader/ladder_probe.hpp"
 #include "space/cost_model.hpp"
@@ -105,26 +107,34 @@ void Gemm::Impl::probe_pick(const Problem& p, const StoredChoice& w, GemmFamily&
     spdlog::debug("dgt::Gemm {}: no ladder probe (its operands take more than {} MiB)", p.label(), kProbeMaxBytes >> 20);
     return;
   }
+  const auto t0 = std::chrono::steady_clock::now();
   const bool had_lt = e.lt != nullptr;
-  std::unique_ptr<CublasLtGemm> lt = std::move(e.lt);
+  std::unique_ptr<CublasLtGemm> lt = std::move(e.lt);  // the prediction's choice, restored if the probe fails
   try {
     std::string why;
-    if (!lt) lt = CublasLtGemm::heuristic(handle(), p, why);
-    if (!lt) return;  // cuBLASLt cannot run p: the kernel stays
+    const std::vector<cublasLtMatmulAlgo_t> algos =
+        CublasLtGemm::heuristic_algos(handle(), p, kProbeCublasLtAlgos, why);
+    if (algos.empty()) {  // cuBLASLt cannot run p: the kernel stays
+      if (had_lt) e.lt = std::move(lt);
+      return;
+    }
     const bool cold = protocol_kind == "cold-l2";
-    const ProbeTimes t = probe_ladder_pick(*e.kernel, handle(), lt->algo(), p, device.l2_bytes, cold);
+    const ProbeTimes t = probe_ladder_pick(*e.kernel, handle(), algos, p, device.l2_bytes, cold);
     ++ladder_probes;
-    // The probe launched the heuristic's algorithm outside capture: its kernel is loaded (as by load_cublaslt).
-    fam.lt_loaded.insert(algo_bytes(lt->algo()));
+    // The probe launched each algorithm outside capture: its kernel is loaded (as by load_cublaslt).
+    for (const cublasLtMatmulAlgo_t& a : algos) fam.lt_loaded.insert(algo_bytes(a));
+    std::unique_ptr<CublasLtGemm> pick;
+    if (probe_prefers_cublaslt(t)) pick = CublasLtGemm::checked(handle(), p, algos[size_t(t.algo)], why);
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     e.choice.probe = fmt::format(
-        "cuBLASLt more than {:.0f}% faster in {} of {} rounds (best: kernel {:.2f} us, cuBLASLt {:.2f} us; {}, {} operand "
-        "cop{})",
-        (kProbeCublasLtMargin - 1) * 100, t.cublaslt_rounds, t.rounds, t.kernel_us, t.cublaslt_us, protocol_kind,
-        t.operand_sets, t.operand_sets == 1 ? "y" : "ies");
-    if (probe_prefers_cublaslt(t)) {
+        "cuBLASLt more than {:.0f}% faster in {} of {} rounds (best: kernel {:.2f} us, cuBLASLt {:.2f} us, heuristic "
+        "result {} of {}; {}, {} operand cop{}; probe {:.1f} ms)",
+        (kProbeCublasLtMargin - 1) * 100, t.cublaslt_rounds, t.rounds, t.kernel_us, t.cublaslt_us, t.algo + 1, t.algos,
+        protocol_kind, t.operand_sets, t.operand_sets == 1 ? "y" : "ies", ms);
+    if (pick) {
       e.choice.backend = "cublaslt";
-      e.choice.cublaslt_algo = "heuristic " + lt->description() + " (probe)";
-      e.lt = std::move(lt);
+      e.choice.cublaslt_algo = fmt::format("heuristic {} (probe: heuristic result {})", pick->description(), t.algo + 1);
+      e.lt = std::move(pick);
     } else {
       e.choice.backend = "dgtune";
       e.choice.cublaslt_algo.clear();

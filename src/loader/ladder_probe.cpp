@@ -17,18 +17,28 @@ namespace dgt {
 
 bool probe_prefers_cublaslt(const ProbeTimes& t) { return t.rounds > 0 && 2 * t.cublaslt_rounds > t.rounds; }
 
-ProbeTimes probe_times(const std::vector<double>& kernel_us, const std::vector<double>& cublaslt_us, int operand_sets) {
-  if (kernel_us.size() != cublaslt_us.size())
-    DGT_THROW(ErrorKind::kInternal, "probe_times: {} kernel rounds but {} cuBLASLt rounds", kernel_us.size(),
-              cublaslt_us.size());
+ProbeTimes probe_times(const std::vector<double>& kernel_us, const std::vector<std::vector<double>>& cublaslt_us,
+                       int operand_sets) {
+  if (cublaslt_us.empty()) DGT_THROW(ErrorKind::kInternal, "probe_times: no cuBLASLt algorithm");
+  for (const std::vector<double>& a : cublaslt_us)
+    if (a.size() != kernel_us.size())
+      DGT_THROW(ErrorKind::kInternal, "probe_times: {} kernel rounds but {} rounds of an algorithm", kernel_us.size(),
+                a.size());
   ProbeTimes t;
   t.rounds = int(kernel_us.size());
+  t.algos = int(cublaslt_us.size());
   t.operand_sets = operand_sets;
-  for (size_t r = 0; r < kernel_us.size(); ++r) t.cublaslt_rounds += kernel_us[r] > kProbeCublasLtMargin * cublaslt_us[r];
-  if (t.rounds > 0) {
-    t.kernel_us = *std::min_element(kernel_us.begin(), kernel_us.end());
-    t.cublaslt_us = *std::min_element(cublaslt_us.begin(), cublaslt_us.end());
+  if (t.rounds == 0) return t;
+  double best_total = 0;
+  for (size_t j = 0; j < cublaslt_us.size(); ++j) {
+    double total = 0;
+    for (double us : cublaslt_us[j]) total += us;
+    if (j == 0 || total < best_total) best_total = total, t.algo = int(j);
   }
+  const std::vector<double>& lt = cublaslt_us[size_t(t.algo)];
+  for (size_t r = 0; r < kernel_us.size(); ++r) t.cublaslt_rounds += kernel_us[r] > kProbeCublasLtMargin * lt[r];
+  t.kernel_us = *std::min_element(kernel_us.begin(), kernel_us.end());
+  t.cublaslt_us = *std::min_element(lt.begin(), lt.end());
   return t;
 }
 
@@ -43,8 +53,8 @@ int probe_operand_sets(size_t set_bytes, int64_t l2_bytes, bool cold_l2) {
 namespace {
 
 /// Fills `bytes` of device memory with seeded random FP8 codes whose magnitude stays below 1 and that are never NaN
-/// or infinite in e4m3 or e5m2 (sign, the exponent's two middle bits, the mantissa: mask 0xB7), copied from one host
-/// pattern of 1 MiB.
+/// or infinite in e4m3 or e5m2 (sign, the exponent's two middle bits, the mantissa: mask 0xB7): one host pattern of
+/// 1 MiB copied once, then doubled on the device (a copy from pageable host memory of a 128 MiB A took about 10 ms).
 void fill_fp8(void* dst, size_t bytes, cudaStream_t s, std::vector<uint8_t>& pattern) {
   if (pattern.empty()) {
     pattern.resize(size_t(1) << 20);
@@ -54,9 +64,10 @@ void fill_fp8(void* dst, size_t bytes, cudaStream_t s, std::vector<uint8_t>& pat
       b = uint8_t(x >> 24) & 0xB7;
     }
   }
-  for (size_t off = 0; off < bytes; off += pattern.size())
-    DGT_CHECK_CUDA(cudaMemcpyAsync(static_cast<char*>(dst) + off, pattern.data(), std::min(pattern.size(), bytes - off),
-                                   cudaMemcpyHostToDevice, s));
+  char* d = static_cast<char*>(dst);
+  DGT_CHECK_CUDA(cudaMemcpyAsync(d, pattern.data(), std::min(pattern.size(), bytes), cudaMemcpyHostToDevice, s));
+  for (size_t done = pattern.size(); done < bytes; done *= 2)
+    DGT_CHECK_CUDA(cudaMemcpyAsync(d + done, d, std::min(done, bytes - done), cudaMemcpyDeviceToDevice, s));
 }
 
 struct EventPair {
@@ -117,14 +128,21 @@ size_t probe_operand_bytes(const Problem& p) {
   return size_t(p.m) * size_t(p.lda) * size_t(dtype_bytes(p.a)) + size_t(p.n) * size_t(p.ldb) * size_t(dtype_bytes(p.b));
 }
 
-ProbeTimes probe_ladder_pick(const jit::GemmKernel& kernel, cublasLtHandle_t handle, const cublasLtMatmulAlgo_t& algo,
-                             const Problem& p, int64_t l2_bytes, bool cold_l2) {
+ProbeTimes probe_ladder_pick(const jit::GemmKernel& kernel, cublasLtHandle_t handle,
+                             const std::vector<cublasLtMatmulAlgo_t>& algos, const Problem& p, int64_t l2_bytes,
+                             bool cold_l2) {
   if (!probe_fits(p))
     DGT_THROW(ErrorKind::kInvalid, "the operands of {} take more than a probe allocates ({} MiB)", p.label(),
               kProbeMaxBytes >> 20);
-  std::string why;
-  std::unique_ptr<CublasLtGemm> lt = CublasLtGemm::checked(handle, p, algo, why);
-  if (!lt) DGT_THROW(ErrorKind::kCublas, "cuBLASLt cannot run its algorithm on {}: {}", p.label(), why);
+  if (algos.empty()) DGT_THROW(ErrorKind::kInvalid, "no cuBLASLt algorithm to probe for {}", p.label());
+  std::vector<std::unique_ptr<CublasLtGemm>> lts;
+  size_t ws_bytes = 1;
+  for (const cublasLtMatmulAlgo_t& algo : algos) {
+    std::string why;
+    lts.push_back(CublasLtGemm::checked(handle, p, algo, why));
+    if (!lts.back()) DGT_THROW(ErrorKind::kCublas, "cuBLASLt cannot run its algorithm on {}: {}", p.label(), why);
+    ws_bytes = std::max(ws_bytes, lts.back()->workspace_bytes());
+  }
   const size_t a_bytes = size_t(p.m) * size_t(p.lda) * size_t(dtype_bytes(p.a)),
                b_bytes = size_t(p.n) * size_t(p.ldb) * size_t(dtype_bytes(p.b)),
                d_bytes = size_t(p.m) * size_t(p.ldd) * size_t(dtype_bytes(p.d));
@@ -152,9 +170,10 @@ ProbeTimes probe_ladder_pick(const jit::GemmKernel& kernel, cublasLtHandle_t han
   // The kernel's split-K scratch and cuBLASLt's workspace: the probe's own (counters zeroed; a complete launch
   // leaves them zero).
   DeviceBuffer partials(std::max<size_t>(kernel.workspace_bytes(p), 1)),
-      counters(std::max<size_t>(kernel.counter_bytes(p), 1)), ws(std::max<size_t>(lt->workspace_bytes(), 1));
+      counters(std::max<size_t>(kernel.counter_bytes(p), 1)), ws(ws_bytes);
   DGT_CHECK_CUDA(cudaMemsetAsync(counters.get(), 0, counters.bytes(), stream));
-  if (lt->workspace_bytes() > 0) lt->bind_workspace(ws.get(), ws.bytes());
+  for (const auto& lt : lts)  // launches are stream-ordered: one workspace serves every algorithm
+    if (lt->workspace_bytes() > 0) lt->bind_workspace(ws.get(), ws.bytes());
   const jit::GemmLaunchPlan plan(kernel, p,
                                  jit::GemmWorkspace{partials.get(), partials.bytes(), counters.get(), counters.bytes()},
                                  /*cache_maps=*/false);
@@ -172,35 +191,38 @@ ProbeTimes probe_ladder_pick(const jit::GemmKernel& kernel, cublasLtHandle_t han
   // One untimed launch each on copy 0, which the rounds then visit last: cuBLASLt loads its kernel's module at its
   // first launch. Then the device idles (work other streams queued before this call is done).
   plan.launch(args[0], stream);
-  lt->launch(ops[0], stream);
+  for (const auto& lt : lts) lt->launch(ops[0], stream);
   DGT_CHECK_CUDA(cudaDeviceSynchronize());
 
-  std::vector<EventPair> ev_kernel(static_cast<size_t>(kProbeRounds)), ev_lt(static_cast<size_t>(kProbeRounds));
+  // Side 0 is the kernel, side 1 + j cuBLASLt's algorithm j.
+  const size_t sides = 1 + lts.size();
+  std::vector<EventPair> ev(sides * size_t(kProbeRounds));
   {
     HostGate gate(stream);
     int set = 0;
     for (int r = 0; r < kProbeRounds; ++r) {
-      // Alternate which side goes first; each launch takes the next operand copy (copy 0 after the last), so under
-      // cold-l2 no launch finds its operands in the L2 from the launches before.
-      for (int side = 0; side < 2; ++side) {
-        const bool kernel_side = (side == 0) == (r % 2 == 0);
+      // The order rotates by one side per round; each launch takes the next operand copy (copy 0 after the last), so
+      // under cold-l2 no launch finds its operands in the L2 from the launches before.
+      for (size_t i = 0; i < sides; ++i) {
+        const size_t side = (i + size_t(r)) % sides;
         set = (set + 1) % operand_sets;
-        EventPair& e = kernel_side ? ev_kernel[size_t(r)] : ev_lt[size_t(r)];
+        EventPair& e = ev[side * size_t(kProbeRounds) + size_t(r)];
         DGT_CHECK_CUDA(cudaEventRecord(e.start, stream));
-        if (kernel_side)
+        if (side == 0)
           plan.launch(args[size_t(set)], stream);
         else
-          lt->launch(ops[size_t(set)], stream);
+          lts[side - 1]->launch(ops[size_t(set)], stream);
         DGT_CHECK_CUDA(cudaEventRecord(e.stop, stream));
       }
     }
     gate.open();
   }  // the gate waits for the stream
   DGT_CHECK_CUDA(cudaGetLastError());
-  std::vector<double> k_us, l_us;
+  std::vector<double> k_us;
+  std::vector<std::vector<double>> l_us(lts.size());
   for (int r = 0; r < kProbeRounds; ++r) {
-    k_us.push_back(ev_kernel[size_t(r)].us());
-    l_us.push_back(ev_lt[size_t(r)].us());
+    k_us.push_back(ev[size_t(r)].us());
+    for (size_t j = 0; j < lts.size(); ++j) l_us[j].push_back(ev[(1 + j) * size_t(kProbeRounds) + size_t(r)].us());
   }
   return probe_times(k_us, l_us, operand_sets);
 }

@@ -13,21 +13,22 @@ namespace dgt::test {
 namespace {
 
 struct ParsedProbe {
-  int cublaslt_rounds = -1, rounds = 0, copies = 0;
-  double kernel_us = 0, cublaslt_us = 0;
+  int cublaslt_rounds = -1, rounds = 0, copies = 0, algo = 0, algos = 0;
+  double kernel_us = 0, cublaslt_us = 0, ms = 0;
   std::string protocol;
 };
 
-/// GemmChoice::probe's text ("cuBLASLt more than 1% faster in C of R rounds (best: kernel K us, cuBLASLt L us;
-/// PROTOCOL, N operand copies)") read back.
+/// GemmChoice::probe's text ("cuBLASLt more than 1% faster in C of R rounds (best: kernel K us, cuBLASLt L us,
+/// heuristic result J of A; PROTOCOL, N operand copies; probe T ms)") read back.
 ParsedProbe parse_probe(const std::string& text) {
   ParsedProbe p;
   char proto[32] = {0};
   const int got = std::sscanf(text.c_str(),
-                              "cuBLASLt more than 1%% faster in %d of %d rounds (best: kernel %lf us, cuBLASLt %lf us; "
-                              "%31[^,], %d operand",
-                              &p.cublaslt_rounds, &p.rounds, &p.kernel_us, &p.cublaslt_us, proto, &p.copies);
-  EXPECT_EQ(got, 6) << text;
+                              "cuBLASLt more than 1%% faster in %d of %d rounds (best: kernel %lf us, cuBLASLt %lf us, "
+                              "heuristic result %d of %d; %31[^,], %d operand cop%*[a-z]; probe %lf ms)",
+                              &p.cublaslt_rounds, &p.rounds, &p.kernel_us, &p.cublaslt_us, &p.algo, &p.algos, proto,
+                              &p.copies, &p.ms);
+  EXPECT_EQ(got, 9) << text;
   p.protocol = proto;
   return p;
 }
@@ -58,6 +59,15 @@ TEST(LadderProbe, OffATunedMTheFasterMeasuredSideRunsAndIsRight) {
     EXPECT_GT(t.kernel_us, 0);
     EXPECT_GT(t.cublaslt_us, 0);
     EXPECT_EQ(t.rounds, kProbeRounds);
+    EXPECT_GE(t.algos, 1);
+    EXPECT_LE(t.algos, kProbeCublasLtAlgos);
+    EXPECT_GE(t.algo, 1);
+    EXPECT_LE(t.algo, t.algos);
+    // Its wall time holds the timed launches at least.
+    EXPECT_GT(t.ms * 1e3, kProbeRounds * (t.kernel_us + t.cublaslt_us)) << c.probe;
+    if (c.backend == "cublaslt")
+      EXPECT_NE(c.cublaslt_algo.find("(probe: heuristic result " + std::to_string(t.algo) + ")"), std::string::npos)
+          << c.cublaslt_algo;
     EXPECT_EQ(t.protocol, "cold-l2");
     const size_t operand_bytes = size_t(m + kFamilyN) * size_t(kFamilyK);
     EXPECT_EQ(t.copies, probe_operand_sets(operand_bytes, gpu.device.l2_bytes, true)) << c.probe;

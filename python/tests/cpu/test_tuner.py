@@ -148,7 +148,7 @@ class FakeControl:
         return {"config_key": "128x128x128_s4", "source": "db", "backend": "cublaslt",
                 "cublaslt_algo": "stored algo=66", "protocol": "cold-l2-v1", "tuned_us": 12.5,
                 "probe": "cuBLASLt more than 1% faster in 12 of 15 rounds (best: kernel 12.61 us, "
-                         "cuBLASLt 12.40 us; cold-l2, 9 operand copies)"}
+                         "cuBLASLt 12.40 us, heuristic result 2 of 4; cold-l2, 9 operand copies; probe 6.2 ms)"}
 
     def warmup(self, device, request):
         self.calls.append(("warmup", device, request))
@@ -193,7 +193,7 @@ def test_choose_problem_json(control):
     c = dgtune.choose(64, 7168, 2048, device=1, scale="block", out=torch.float32, b=torch.float8_e5m2, bias=True)
     assert c == dgtune.Choice("128x128x128_s4", "db", "cublaslt", "stored algo=66", "cold-l2-v1", 12.5,
                               "cuBLASLt more than 1% faster in 12 of 15 rounds (best: kernel 12.61 us, cuBLASLt "
-                              "12.40 us; cold-l2, 9 operand copies)")
+                              "12.40 us, heuristic result 2 of 4; cold-l2, 9 operand copies; probe 6.2 ms)")
     _, dev, p = control.calls[0]
     assert dev == 1
     assert p == {"n": 7168, "k": 2048, "lda": 2048, "ldb": 2048, "ldd": 7168, "a": "e4m3", "b": "e5m2",

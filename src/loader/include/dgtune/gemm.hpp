@@ -159,9 +159,11 @@ struct GemmChoice {
   /// algorithm, replayed) or "heuristic algo=..." (cuBLASLt's heuristic top-1); "" for backend "dgtune".
   std::string cublaslt_algo;
   /// What the ladder probe measured (GemmOptions::probe_ladder), e.g. "cuBLASLt more than 1% faster in 3 of 15 rounds
-  /// (best: kernel 12.61 us, cuBLASLt 12.70 us; cold-l2, 9 operand copies)": the backend above is the probe's pick
-  /// (cuBLASLt when that count is more than half the rounds). "" where no probe ran (a tuned M, no tuned
-  /// entry, e4m3 output, cuBLASLt off or unable to run the problem, a first call inside graph capture, or a probe
+  /// (best: kernel 12.61 us, cuBLASLt 12.70 us, heuristic result 2 of 4; cold-l2, 9 operand copies; probe 6.2 ms)":
+  /// the cuBLASLt side is the one of the heuristic's first four algorithms with the smallest total time, the last
+  /// figure the probe's wall time with cuBLASLt's heuristic query; the backend above is the probe's pick (cuBLASLt,
+  /// that algorithm, when the count is more than half the rounds). "" where no probe ran (a tuned M, no tuned entry, an exported table, e4m3 output,
+  /// cuBLASLt off or unable to run the problem, operands past 1 GiB, a first call inside graph capture, or a probe
   /// that failed).
   std::string probe;
 };
@@ -244,12 +246,12 @@ struct GemmOptions {
   bool cublaslt = true;
   /// true (default): at the first call (or choose, or warm-up) of an M that no sweep tuned for a tuned N, K (GemmChoice
   /// sources "ladder", "nearest" and their "-other-protocol" forms, from a DB: not with `table`), the kernel the ladder
-  /// rule picked and cuBLASLt's heuristic are each timed in 15 paired rounds on operands the Gemm allocates for the
-  /// purpose (up to 31 rotated copies of A and B that span twice the L2 under "cold-l2", one copy back to back under
-  /// "hot-graph"; the copies at most 1 GiB; a problem whose A, B and D take more is not probed; all freed before the
-  /// call returns), and cuBLASLt runs when it was more than 1% faster in more than half of the rounds, else the
-  /// kernel (GemmChoice::probe says what was measured; docs/loader.md "The ladder probe"). That first call
-  /// synchronises the device and costs milliseconds. The probe's allocations are not counted in
+  /// rule picked and the first four algorithms of cuBLASLt's heuristic are each timed in 15 rounds on operands the
+  /// Gemm allocates for the purpose (up to 76 rotated copies of A and B that span twice the L2 under "cold-l2", one
+  /// copy back to back under "hot-graph"; the copies at most 1 GiB; a problem whose A, B and D take more is not probed;
+  /// all freed before the call returns), and the algorithm with the smallest total runs when it was more than 1%
+  /// faster than the kernel in more than half of the rounds, else the kernel (GemmChoice::probe says what was
+  /// measured; docs/loader.md "The ladder probe"). That first call synchronises the device and costs milliseconds. The probe's allocations are not counted in
   /// GemmStats::device_allocs (GemmStats::ladder_probes counts probes). false: the ladder rule's prediction alone
   /// decides (the behaviour before the probe). No effect with cublaslt = false, for e4m3 output, and never inside graph
   /// capture (a first call there is decided by the prediction).
