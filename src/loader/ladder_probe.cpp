@@ -53,8 +53,10 @@ int probe_operand_sets(size_t set_bytes, int64_t l2_bytes, bool cold_l2) {
 namespace {
 
 /// Fills `bytes` of device memory with seeded random FP8 codes whose magnitude stays below 1 and that are never NaN
-/// or infinite in e4m3 or e5m2 (sign, the exponent's two middle bits, the mantissa: mask 0xB7): one host pattern of
-/// 1 MiB copied once, then doubled on the device (a copy from pageable host memory of a 128 MiB A took about 10 ms).
+/// or infinite in e4m3 or e5m2 (mask 0xB7: the sign, byte bits 5 and 4 and the low three bits, so the exponent stays
+/// at most 6 of e4m3's bias 7 and 13 of e5m2's bias 15): one host pattern of 1 MiB copied once, then doubled on the
+/// device (copying every MiB from pageable host memory would put a host-bound copy of up to 128 MiB of A in each
+/// probe).
 void fill_fp8(void* dst, size_t bytes, cudaStream_t s, std::vector<uint8_t>& pattern) {
   if (pattern.empty()) {
     pattern.resize(size_t(1) << 20);
