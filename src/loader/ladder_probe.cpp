@@ -174,6 +174,8 @@ ProbeTimes probe_ladder_pick(const jit::GemmKernel& kernel, cublasLtHandle_t han
   DeviceBuffer partials(std::max<size_t>(kernel.workspace_bytes(p), 1)),
       counters(std::max<size_t>(kernel.counter_bytes(p), 1)), ws(ws_bytes);
   DGT_CHECK_CUDA(cudaMemsetAsync(counters.get(), 0, counters.bytes(), stream));
+  // Declared after every buffer, so destroyed before them: whatever throws below, the stream is done first.
+  const std::unique_ptr<CUstream_st, decltype(&cudaStreamSynchronize)> drain(stream, &cudaStreamSynchronize);
   for (const auto& lt : lts)  // launches are stream-ordered: one workspace serves every algorithm
     if (lt->workspace_bytes() > 0) lt->bind_workspace(ws.get(), ws.bytes());
   const jit::GemmLaunchPlan plan(kernel, p,
