@@ -63,47 +63,52 @@ bool CublasLtGemm::fits(const jit::GemmOperands& ops) const {
          aligned(ops.scale_b, 16) && (p_.bias != Bias::kBF16 || aligned(ops.bias, 16));
 }
 
-std::unique_ptr<CublasLtGemm> CublasLtGemm::heuristic(cublasLtHandle_t h, const Problem& p, std::string& why,
-                                                      size_t max_workspace,
-                                                      const std::function<bool(const cublasLtMatmulAlgo_t&)>& accept) {
-  if (refuses_e4m3(p, why)) return nullptr;
-  std::unique_ptr<CublasLtGemm> g(new CublasLtGemm(h, p));
+std::vector<cublasLtMatmulHeuristicResult_t> CublasLtGemm::query_heuristic(int wanted, size_t max_workspace,
+                                                                          std::string& why) {
   cublasLtMatmulPreferenceOpaque_t pref{};
   DGT_CHECK_CUBLAS(cublasLtMatmulPreferenceInit(&pref));
   const size_t max_ws = std::min(max_workspace, kMaxWorkspace);
   DGT_CHECK_CUBLAS(
       cublasLtMatmulPreferenceSetAttribute(&pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &max_ws, sizeof max_ws));
-  const int wanted = accept ? kAcceptResults : 1;
   std::array<cublasLtMatmulHeuristicResult_t, kAcceptResults> results{};
   int count = 0;
-  const cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(h, &g->desc_, g->layouts_.la(), g->layouts_.lb(),
-                                                           g->layouts_.lc(), g->layouts_.ld(), &pref, wanted,
-                                                           results.data(), &count);
+  const cublasStatus_t st =
+      cublasLtMatmulAlgoGetHeuristic(handle_, &desc_, layouts_.la(), layouts_.lb(), layouts_.lc(), layouts_.ld(), &pref,
+                                     std::clamp(wanted, 1, kAcceptResults), results.data(), &count);
   if (st != CUBLAS_STATUS_SUCCESS || count < 1) {
     why = fmt::format("cublasLtMatmulAlgoGetHeuristic: status {}, {} algorithms", int(st), count);
-    return nullptr;
+    return {};
   }
-  for (int i = 0; i < count; ++i) {
-    const cublasLtMatmulHeuristicResult_t& r = results[size_t(i)];
-    if (r.state != CUBLAS_STATUS_SUCCESS) continue;
+  std::vector<cublasLtMatmulHeuristicResult_t> out;
+  for (int i = 0; i < count; ++i)
+    if (results[size_t(i)].state == CUBLAS_STATUS_SUCCESS) out.push_back(results[size_t(i)]);
+  if (out.empty()) why = fmt::format("cublasLtMatmulAlgoGetHeuristic: status {}, state {}", int(st), int(results[0].state));
+  return out;
+}
+
+std::unique_ptr<CublasLtGemm> CublasLtGemm::heuristic(cublasLtHandle_t h, const Problem& p, std::string& why,
+                                                      size_t max_workspace,
+                                                      const std::function<bool(const cublasLtMatmulAlgo_t&)>& accept) {
+  if (refuses_e4m3(p, why)) return nullptr;
+  std::unique_ptr<CublasLtGemm> g(new CublasLtGemm(h, p));
+  const std::vector<cublasLtMatmulHeuristicResult_t> results =
+      g->query_heuristic(accept ? kAcceptResults : 1, max_workspace, why);
+  for (const cublasLtMatmulHeuristicResult_t& r : results) {
     if (accept && !accept(r.algo)) continue;
     g->finish(r.algo, r.workspaceSize);
     return g;
   }
-  why = accept ? fmt::format("none of cuBLASLt's {} heuristic algorithms is accepted", count)
-               : fmt::format("cublasLtMatmulAlgoGetHeuristic: status {}, state {}", int(st), int(results[0].state));
+  if (!results.empty()) why = fmt::format("none of cuBLASLt's {} heuristic algorithms is accepted", results.size());
   return nullptr;
 }
 
 std::vector<cublasLtMatmulAlgo_t> CublasLtGemm::heuristic_algos(cublasLtHandle_t h, const Problem& p, int count,
                                                                  std::string& why) {
+  if (refuses_e4m3(p, why)) return {};
+  CublasLtGemm g(h, p);
   std::vector<cublasLtMatmulAlgo_t> out;
-  // heuristic() with an `accept` that takes none sees the results in order: each successful one is kept here.
-  heuristic(h, p, why, kMaxWorkspace, [&](const cublasLtMatmulAlgo_t& a) {
-    if (int(out.size()) < count) out.push_back(a);
-    return false;
-  });
-  if (!out.empty()) why.clear();
+  for (const cublasLtMatmulHeuristicResult_t& r : g.query_heuristic(kAcceptResults, kMaxWorkspace, why))
+    if (int(out.size()) < count) out.push_back(r.algo);
   return out;
 }
 

@@ -93,6 +93,11 @@ class CublasLtGemm {
  private:
   CublasLtGemm(cublasLtHandle_t h, const Problem& p);
   void finish(const cublasLtMatmulAlgo_t& algo, size_t workspace);
+  /// One cublasLtMatmulAlgoGetHeuristic query for this problem (up to `max_workspace`, at most kMaxWorkspace, of
+  /// workspace): of its first `wanted` results (1..kAcceptResults) those with a success state, in its order; empty
+  /// with `why` set when there is none.
+  std::vector<cublasLtMatmulHeuristicResult_t> query_heuristic(int wanted, size_t max_workspace,
+                                                               std::string& why);
 
   cublasLtHandle_t handle_;
   Problem p_;

@@ -108,16 +108,12 @@ void Gemm::Impl::probe_pick(const Problem& p, const StoredChoice& w, GemmFamily&
     return;
   }
   const auto t0 = std::chrono::steady_clock::now();
-  const bool had_lt = e.lt != nullptr;
-  std::unique_ptr<CublasLtGemm> lt = std::move(e.lt);  // the prediction's choice, restored if the probe fails
+  // e.lt (the prediction's choice) is left as it is until the probe has measured: a failure keeps it.
   try {
     std::string why;
     const std::vector<cublasLtMatmulAlgo_t> algos =
         CublasLtGemm::heuristic_algos(handle(), p, kProbeCublasLtAlgos, why);
-    if (algos.empty()) {  // cuBLASLt cannot run p: the kernel stays
-      if (had_lt) e.lt = std::move(lt);
-      return;
-    }
+    if (algos.empty()) return;  // cuBLASLt cannot run p
     const bool cold = protocol_kind == "cold-l2";
     const ProbeTimes t = probe_ladder_pick(*e.kernel, handle(), algos, p, device.l2_bytes, cold);
     ++ladder_probes;
@@ -131,14 +127,10 @@ void Gemm::Impl::probe_pick(const Problem& p, const StoredChoice& w, GemmFamily&
         "result {} of {}; {}, {} operand cop{}; probe {:.1f} ms)",
         (kProbeCublasLtMargin - 1) * 100, t.cublaslt_rounds, t.rounds, t.kernel_us, t.cublaslt_us, t.algo + 1, t.algos,
         protocol_kind, t.operand_sets, t.operand_sets == 1 ? "y" : "ies", ms);
-    if (pick) {
-      e.choice.backend = "cublaslt";
-      e.choice.cublaslt_algo = fmt::format("heuristic {} (probe: heuristic result {})", pick->description(), t.algo + 1);
-      e.lt = std::move(pick);
-    } else {
-      e.choice.backend = "dgtune";
-      e.choice.cublaslt_algo.clear();
-    }
+    e.choice.backend = pick ? "cublaslt" : "dgtune";
+    e.choice.cublaslt_algo =
+        pick ? fmt::format("heuristic {} (probe: heuristic result {})", pick->description(), t.algo + 1) : "";
+    e.lt = std::move(pick);
     spdlog::debug("dgt::Gemm {}: ladder probe of {} ({}): {} -> {}", p.label(), w.config.key(), w.source,
                   e.choice.probe, e.choice.backend);
   } catch (const Error& err) {
@@ -147,7 +139,6 @@ void Gemm::Impl::probe_pick(const Problem& p, const StoredChoice& w, GemmFamily&
     (void)cudaGetLastError();
     if (cudaDeviceSynchronize() != cudaSuccess) throw;
     // The prediction's choice stands (the kernel, or the heuristic the ladder check chose).
-    if (had_lt) e.lt = std::move(lt);
     if (!probe_failed_notice) {
       probe_failed_notice = true;
       spdlog::warn("dgt::Gemm {}: the ladder probe could not run ({}); the ladder rule's prediction decides (this "

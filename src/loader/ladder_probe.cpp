@@ -57,15 +57,17 @@ namespace {
 /// at most 6 of e4m3's bias 7 and 13 of e5m2's bias 15): one host pattern of 1 MiB copied once, then doubled on the
 /// device (copying every MiB from pageable host memory would put a host-bound copy of up to 128 MiB of A in each
 /// probe).
-void fill_fp8(void* dst, size_t bytes, cudaStream_t s, std::vector<uint8_t>& pattern) {
-  if (pattern.empty()) {
-    pattern.resize(size_t(1) << 20);
-    uint64_t x = 0x9E3779B97F4A7C15ull;  // fixed seed: a probe's data is the same in every process
-    for (uint8_t& b : pattern) {
+void fill_fp8(void* dst, size_t bytes, cudaStream_t s) {
+  // Made once per process (the same bytes in every process): every probe copies from it.
+  static const std::vector<uint8_t> pattern = [] {
+    std::vector<uint8_t> v(size_t(1) << 20);
+    uint64_t x = 0x9E3779B97F4A7C15ull;
+    for (uint8_t& b : v) {
       x ^= x << 13, x ^= x >> 7, x ^= x << 17;  // xorshift64
       b = uint8_t(x >> 24) & 0xB7;
     }
-  }
+    return v;
+  }();
   char* d = static_cast<char*>(dst);
   DGT_CHECK_CUDA(cudaMemcpyAsync(d, pattern.data(), std::min(pattern.size(), bytes), cudaMemcpyHostToDevice, s));
   for (size_t done = pattern.size(); done < bytes; done *= 2)
@@ -157,9 +159,8 @@ ProbeTimes probe_ladder_pick(const jit::GemmKernel& kernel, cublasLtHandle_t han
   // One slab of operand copies (A then B, each 256-byte aligned as cuBLASLt's algorithms and TMA want).
   DeviceBuffer slab(set_stride * size_t(operand_sets));
   char* base = static_cast<char*>(slab.get());
-  std::vector<uint8_t> pattern;
-  fill_fp8(base, a_bytes, stream, pattern);
-  fill_fp8(base + a_stride, b_bytes, stream, pattern);
+  fill_fp8(base, a_bytes, stream);
+  fill_fp8(base + a_stride, b_bytes, stream);
   for (int i = 1; i < operand_sets; ++i)
     DGT_CHECK_CUDA(cudaMemcpyAsync(base + set_stride * size_t(i), base, set_stride, cudaMemcpyDeviceToDevice, stream));
   const ScaleLayout sl = p.scales();
