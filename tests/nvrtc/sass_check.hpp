@@ -83,25 +83,46 @@ inline int allowed_window_r2ur(const dgt::KernelConfig& c) {
   return c.mainloop == dgt::Mainloop::k1g && c.promote_every > 1 ? 2 : 0;
 }
 
-inline SassReport analyze_sass(const std::string& sass) {
-  SassReport r;
-  std::vector<std::string> ops;  // instruction text of every SASS line, in order
+/// One instruction of a cuobjdump listing: its address and its text from the opcode (or predicate guard) on.
+struct SassLine {
+  long addr = -1;  ///< byte offset in the function (-1 where the comment is not a hex address)
+  std::string text;
+};
+
+/// The instruction lines of a listing, in order. Instruction lines look like
+/// "        /*0a50*/                   QGMMA.64x128x32.F32.E4M3.E4M3 ... ;"; encoding-only lines have no ';'.
+inline std::vector<SassLine> parse_sass(const std::string& sass) {
+  std::vector<SassLine> out;
   std::istringstream in(sass);
   std::string line;
   while (std::getline(in, line)) {
-    // Instruction lines look like "        /*0a50*/                   QGMMA.64x128x32.F32.E4M3.E4M3 ... ;"
-    const size_t c = line.find("*/");
-    if (line.find("/*") == std::string::npos || c == std::string::npos || line.find(';') == std::string::npos) continue;
+    const size_t o = line.find("/*"), c = line.find("*/");
+    if (o == std::string::npos || c == std::string::npos || c < o || line.find(';') == std::string::npos) continue;
     std::string text = line.substr(c + 2);
     const size_t b = text.find_first_not_of(" \t");
     if (b == std::string::npos) continue;
-    ops.push_back(text.substr(b));
+    SassLine l;
+    l.text = text.substr(b);
+    try {
+      l.addr = std::stol(line.substr(o + 2, c - o - 2), nullptr, 16);
+    } catch (...) {
+    }
+    out.push_back(std::move(l));
   }
-  auto opcode_is = [](const std::string& op, const char* name) {
-    std::string o = op;
-    if (!o.empty() && o[0] == '@') o = o.substr(o.find(' ') + 1);  // predicate guard
-    return o.rfind(name, 0) == 0;
-  };
+  return out;
+}
+
+/// The opcode of an instruction's text without its predicate guard ("@!P0 BRA 0x5f50 ;" -> "BRA 0x5f50 ;").
+inline std::string unguarded(const std::string& op) {
+  return !op.empty() && op[0] == '@' ? op.substr(op.find(' ') + 1) : op;
+}
+
+inline bool opcode_is(const std::string& op, const char* name) { return unguarded(op).rfind(name, 0) == 0; }
+
+inline SassReport analyze_sass(const std::string& sass) {
+  SassReport r;
+  std::vector<std::string> ops;  // instruction text of every SASS line, in order
+  for (auto& l : parse_sass(sass)) ops.push_back(std::move(l.text));
   r.instructions = static_cast<int>(ops.size());
   int open_reads = 0;    // LDS since the last WGMMA or proxy fence
   long wait = -1;        // index of the current window's wait
@@ -144,6 +165,61 @@ inline SassReport analyze_sass(const std::string& sass) {
   }
   close_window();
   return r;
+}
+
+/// Instruction mix of the consumer's steady-state loop: the shortest loop that holds a QGMMA, i.e. a backward branch
+/// and every instruction from its target to it in address order. One iteration is one k-block in 1g with P = 1, two
+/// in 2g (unrolled by two, gemm/mainloop_2g.cuh). Counts are per consumer warp and iteration. Why it matters: the
+/// block-scaled consumers are the bottleneck of their kernels (results/h200/block-profile-2026-12-04.md), so every
+/// instruction they issue per k-block is a cost; read this before guessing (sass_diff --loop-mix prints it).
+struct LoopMix {
+  bool found = false;  ///< false when no backward branch encloses a QGMMA
+  long first = -1, last = -1;  ///< addresses of the loop's first instruction and of its branch
+  int instructions = 0;
+  int qgmma = 0, ffma = 0, fadd = 0;
+  int uniform = 0;  ///< uniform-datapath instructions: U* opcodes (UIADD3, UMOV, ULEA, ...) and VOTEU
+  int other() const { return instructions - qgmma - ffma - fadd - uniform; }
+};
+
+inline LoopMix steady_loop_mix(const std::string& sass) {
+  const std::vector<SassLine> lines = parse_sass(sass);
+  LoopMix best;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const std::string op = unguarded(lines[i].text);
+    if (op.rfind("BRA", 0) != 0 || lines[i].addr < 0) continue;
+    const size_t t = op.find("0x");
+    if (t == std::string::npos) continue;
+    long target;
+    try {
+      target = std::stol(op.substr(t + 2), nullptr, 16);
+    } catch (...) {
+      continue;
+    }
+    if (target >= lines[i].addr) continue;  // forward branch
+    LoopMix m;
+    m.first = target, m.last = lines[i].addr;
+    for (const auto& l : lines) {
+      if (l.addr < target || l.addr > lines[i].addr) continue;
+      ++m.instructions;
+      const std::string o = unguarded(l.text);
+      if (o.rfind("QGMMA", 0) == 0) ++m.qgmma;
+      else if (o.rfind("FFMA", 0) == 0) ++m.ffma;
+      else if (o.rfind("FADD", 0) == 0) ++m.fadd;
+      else if (o.rfind("U", 0) == 0 || o.rfind("VOTEU", 0) == 0) ++m.uniform;
+    }
+    if (m.qgmma == 0 || (best.found && m.instructions >= best.instructions)) continue;
+    m.found = true;
+    best = m;
+  }
+  return best;
+}
+
+/// "258 (QGMMA 8, FFMA 128, FADD 0, uniform 83, other 39)", or "no loop".
+inline std::string to_string(const LoopMix& m) {
+  if (!m.found) return "no loop";
+  return std::to_string(m.instructions) + " (QGMMA " + std::to_string(m.qgmma) + ", FFMA " + std::to_string(m.ffma) +
+         ", FADD " + std::to_string(m.fadd) + ", uniform " + std::to_string(m.uniform) + ", other " +
+         std::to_string(m.other()) + ")";
 }
 
 }  // namespace dgt::test

@@ -7,7 +7,7 @@
 // encodings, the function name and the ptxas resource report (registers, spills, stack) must all match.
 //
 //   sass_diff --old DIR --new DIR [--set cover|all|tests] [-j N] [--list] [--filter REGEX] [--shard I/N]
-//             [--dump DIR [--dump-all]] [--max-lines N]
+//             [--dump DIR [--dump-all]] [--max-lines N] [--loop-mix]
 //
 // DIR is a kernels/ directory (the one holding gemm/, ptx/, ...). Sets, each deduplicated by compiled key:
 //   all    every legal config of the default space (problem pruning ignored: it does not change code) for
@@ -23,7 +23,9 @@
 // from the I-th in name order (`all` is ~11k kernels, about 7 hours on 2 cores: shards split it over runs);
 // --dump writes the PTX and SASS of both sides of every kernel that differs into DIR (NAME.old.ptx,
 // NAME.new.sass, ...), with --dump-all also of every identical one (to read a kernel's SASS: --old and --new the same
-// tree). Prints every kernel that differs (with its first differing lines) and a summary; exits 1 on any difference,
+// tree); --loop-mix prints the instruction mix of both sides' steady-state consumer loop for every kernel
+// (sass_check.hpp, steady_loop_mix: the shortest loop holding a QGMMA). Prints every kernel that differs (with its
+// first differing lines) and a summary; exits 1 on any difference,
 // failed compile or spill (new side), 2 on a usage error. tests/nvrtc/sass_diff.sh checks out the old tree.
 #include <nvrtc.h>
 
@@ -208,7 +210,7 @@ int main(int argc, char** argv) {
   std::string filter, dump_dir;
   bool dump_all = false;
   int jobs = 2, max_lines = 12, shard = 0, shards = 1;
-  bool list_only = false;
+  bool list_only = false, loop_mix = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto value = [&]() -> std::string {
@@ -236,9 +238,10 @@ int main(int argc, char** argv) {
       }
     }
     else if (a == "--list") list_only = true;
+    else if (a == "--loop-mix") loop_mix = true;
     else {
       std::cerr << "usage: sass_diff --old KERNELS_DIR --new KERNELS_DIR [--set cover|all|tests] [-j N] [--list]"
-                   " [--filter REGEX] [--shard I/N] [--dump DIR [--dump-all]] [--max-lines N]\n";
+                   " [--filter REGEX] [--shard I/N] [--dump DIR [--dump-all]] [--max-lines N] [--loop-mix]\n";
       return 2;
     }
   }
@@ -404,15 +407,18 @@ int main(int argc, char** argv) {
             bad = true;
           } else {
             const bool differs = a != b || ra != rb;
+            auto join = [](const std::vector<std::string>& v) {
+              std::string t;
+              for (const auto& l : v) t += l + "\n";
+              return t;
+            };
+            if (loop_mix)
+              report << "LOOP " << job.name << ": old " << test::to_string(test::steady_loop_mix(join(a))) << ", new "
+                     << test::to_string(test::steady_loop_mix(join(b))) << "\n";
             if (!dump_dir.empty() && (differs || dump_all)) {
               fs::create_directories(dump_dir);
               auto write = [&](const std::string& suffix, const std::string& text) {
                 std::ofstream(fs::path(dump_dir) / (job.name + suffix)) << text;
-              };
-              auto join = [](const std::vector<std::string>& v) {
-                std::string t;
-                for (const auto& l : v) t += l + "\n";
-                return t;
               };
               write(".old.ptx", o.ptx), write(".new.ptx", n.ptx), write(".old.sass", join(a)), write(".new.sass", join(b));
             }

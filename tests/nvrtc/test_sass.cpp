@@ -25,14 +25,18 @@ Sass& tools() {
   return s;
 }
 
-SassReport compile_and_analyze(const KernelSpec& spec, const std::string& prelude = "") {
+std::string compile_sass(const KernelSpec& spec, const std::string& prelude = "") {
   jit::GeneratedKernel g = jit::generate_gemm(spec);
   jit::CompiledKernel k = jit::compile(prelude + g.source, g.program_name, g.name_expression);
   const std::string sass = disassemble(tools().cuobjdump, k.cubin);
   EXPECT_EQ(sass.rfind("cuobjdump failed", 0), std::string::npos) << spec.key() << ": " << sass;
   if (const char* dir = std::getenv("DGT_SASS_DUMP_DIR"))
     std::ofstream(std::string(dir) + "/" + spec.key() + ".sass") << sass;
-  return analyze_sass(sass);
+  return sass;
+}
+
+SassReport compile_and_analyze(const KernelSpec& spec, const std::string& prelude = "") {
+  return analyze_sass(compile_sass(spec, prelude));
 }
 
 KernelSpec spec_of(const char* key, Accum accum = Accum::kPromote, ScaleMode scale = ScaleMode::kPerTensor) {
@@ -204,6 +208,69 @@ TEST(Sass, BlockScalesComeThroughSharedMemory) {
     // Every scale read is ordered before the next stage release by a WGMMA or proxy fence: the write-after-read
     // race of the tail k-block (LDS, WGMMA wait, release) that failed on the H200 would count here.
     EXPECT_EQ(r.unfenced_shared_reads, 0) << spec.key();
+  }
+}
+
+TEST(Sass, LoopMixOnAHandWrittenListing) {
+  // No tool needed: a full-barrier retry loop without a QGMMA (not the mainloop), the k-block loop (the shortest loop
+  // holding a QGMMA) and a tile loop around both (longer).
+  const std::string sass =
+      "        /*0000*/                   MOV R1, c[0x0][0x28] ;\n"
+      "        /*0010*/                   SYNCS.PHASECHK.TRANS64.TRYWAIT P0, [UR4], R3 ;\n"
+      "        /*0020*/              @!P0 BRA 0x10 ;\n"
+      "        /*0030*/                   UIADD3 UR5, UR5, 0x1, URZ ;\n"
+      "        /*0040*/                   UMOV UR7, 0x40000040 ;\n"
+      "        /*0050*/                   QGMMA.64x128x32.F32.E4M3.E4M3 R24, gdesc[UR4], R24, gsb0 ;\n"
+      "        /*0060*/                   WARPGROUP.DEPBAR.LE gsb0, 0x1 ;\n"
+      "        /*0070*/                   FFMA R88, R24, R2.reuse, R88 ;\n"
+      "        /*0080*/                   FADD R89, R25, R89 ;\n"
+      "        /*0090*/                   VOTEU.ALL UP1, P0 ;\n"
+      "        /*00a0*/              @!P1 BRA 0x30 ;\n"
+      "                                                                                 /* 0x000fe4000fffe01c */\n"
+      "        /*00b0*/                   STG.E desc[UR6][R4.64], R88 ;\n"
+      "        /*00c0*/               @P2 BRA 0x10 ;\n"
+      "        /*00d0*/                   BRA 0xe0 ;\n"
+      "        /*00e0*/                   EXIT ;\n";
+  const LoopMix m = steady_loop_mix(sass);
+  ASSERT_TRUE(m.found);
+  EXPECT_EQ(m.first, 0x30);
+  EXPECT_EQ(m.last, 0xa0);
+  EXPECT_EQ(m.instructions, 8);  // 0x30..0xa0; the encoding-only line is not an instruction
+  EXPECT_EQ(m.qgmma, 1);
+  EXPECT_EQ(m.ffma, 1);
+  EXPECT_EQ(m.fadd, 1);
+  EXPECT_EQ(m.uniform, 3);  // UIADD3, UMOV, VOTEU
+  EXPECT_EQ(m.other(), 2);  // WARPGROUP.DEPBAR, BRA
+  EXPECT_EQ(to_string(m), "8 (QGMMA 1, FFMA 1, FADD 1, uniform 3, other 2)");
+  EXPECT_FALSE(steady_loop_mix("        /*0000*/                   EXIT ;\n").found);
+}
+
+TEST(Sass, PromotionCostsOneInstructionPerAccumulatorPerKBlock) {
+  REQUIRE_CUOBJDUMP();
+  // The steady-state loop of the 128x128 tiles: per k-block 4 k32 QGMMAs and one promotion instruction per
+  // accumulator (BLOCK_N / 2 = 64 per thread: a FADD per-tensor, an FFMA with the block scales, gemm/scales.cuh);
+  // 2g runs two k-blocks per iteration (gemm/mainloop_2g.cuh). Block-scaled consumers are the bottleneck of their
+  // kernels (results/h200/block-profile-2026-12-04.md), so their loop may not grow: the ceiling is its length with
+  // CUDA 13.0's ptxas; lower it when an edit makes the loop shorter.
+  struct Case {
+    const char* key;
+    ScaleMode scale;
+    int k_blocks, fadd, ffma, ceiling;
+  };
+  const Case cases[] = {
+      {"128x128x128_s5_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1", ScaleMode::kPerTensor, 2, 128, 0, 230},
+      {"128x128x128_s5_wg2_sw128_c1x1_rm8_tma_sk1_sm0_2g_p1", ScaleMode::kBlock, 2, 0, 128, 264},
+      {"128x128x128_s5_wg2_sw128_c1x1_rm8_tma_sk1_sm0_1g_p1", ScaleMode::kPerTensor, 1, 64, 0, 122},
+      {"128x128x128_s5_wg2_sw128_c1x1_rm8_tma_sk1_sm0_1g_p1", ScaleMode::kBlock, 1, 0, 64, 142},
+  };
+  for (const auto& c : cases) {
+    const KernelSpec spec = spec_of(c.key, Accum::kPromote, c.scale);
+    const LoopMix m = steady_loop_mix(compile_sass(spec));
+    ASSERT_TRUE(m.found) << spec.key();
+    EXPECT_EQ(m.qgmma, 4 * c.k_blocks) << spec.key() << ": " << to_string(m);
+    EXPECT_EQ(m.fadd, c.fadd) << spec.key() << ": " << to_string(m);
+    EXPECT_EQ(m.ffma, c.ffma) << spec.key() << ": " << to_string(m);
+    EXPECT_LE(m.instructions, c.ceiling) << spec.key() << ": " << to_string(m);
   }
 }
 
