@@ -182,11 +182,11 @@ struct LoopMix {
 };
 
 inline LoopMix steady_loop_mix(const std::string& sass) {
-  const std::vector<SassLine> lines = parse_sass(sass);
+  const std::vector<SassLine> lines = parse_sass(sass);  // in address order
   LoopMix best;
   for (size_t i = 0; i < lines.size(); ++i) {
+    if (!opcode_is(lines[i].text, "BRA") || lines[i].addr < 0) continue;
     const std::string op = unguarded(lines[i].text);
-    if (op.rfind("BRA", 0) != 0 || lines[i].addr < 0) continue;
     const size_t t = op.find("0x");
     if (t == std::string::npos) continue;
     long target;
@@ -198,14 +198,13 @@ inline LoopMix steady_loop_mix(const std::string& sass) {
     if (target >= lines[i].addr) continue;  // forward branch
     LoopMix m;
     m.first = target, m.last = lines[i].addr;
-    for (const auto& l : lines) {
-      if (l.addr < target || l.addr > lines[i].addr) continue;
+    for (size_t j = i + 1; j-- > 0 && lines[j].addr >= target;) {  // the body: back from the branch to its target
+      const std::string& o = lines[j].text;
       ++m.instructions;
-      const std::string o = unguarded(l.text);
-      if (o.rfind("QGMMA", 0) == 0) ++m.qgmma;
-      else if (o.rfind("FFMA", 0) == 0) ++m.ffma;
-      else if (o.rfind("FADD", 0) == 0) ++m.fadd;
-      else if (o.rfind("U", 0) == 0 || o.rfind("VOTEU", 0) == 0) ++m.uniform;
+      if (opcode_is(o, "QGMMA")) ++m.qgmma;
+      else if (opcode_is(o, "FFMA")) ++m.ffma;
+      else if (opcode_is(o, "FADD")) ++m.fadd;
+      else if (opcode_is(o, "U") || opcode_is(o, "VOTEU")) ++m.uniform;
     }
     if (m.qgmma == 0 || (best.found && m.instructions >= best.instructions)) continue;
     m.found = true;
