@@ -227,8 +227,12 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
     // measured faster and compiles clean (dense, no cluster, at most 64 accumulators per slice set), else the row
     // folded into the pointer.
     constexpr bool kByteOffsetReads = !kGrouped && T::kClusterSize == 1 && T::kMmaPerWG * T::kAccPerMma <= 64;
+    // Granules past K exist only with two per stage (BLOCK_K 256); without the select for them a multicast cluster's
+    // kernel got an R2UR of the tile's k range in its first k-block's issue window (128x128 2g c2x1, ptxas 13.0,
+    // tests/nvrtc/test_sass.cpp), so clusters keep it.
+    constexpr bool kAlwaysInK = T::kGranulesPerStage == 1 && T::kMcastSize == 1;
     BlockScaler<kScaleMode, T::kMmaPerWG, T::kAccPerMma, BLOCK_M, BLOCK_N, T::kGranulesPerStage, T::kScaleNBlocks,
-                T::kScaleNAligned, kByteOffsetReads>
+                T::kScaleNAligned, kByteOffsetReads, kAlwaysInK>
         scaler(row0_in_tile, K);
     const bool pairs_aligned = (ldd % 2 == 0) && (reinterpret_cast<u64>(d) % (2 * T::kOutBytes) == 0);
     EpilogueOp<kOutType, kBias, kAct> epi(bias, scale_d);

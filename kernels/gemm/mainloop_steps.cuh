@@ -14,6 +14,19 @@
 // smem_scales, full_bar, empty_bar, a_desc_lo, b_desc_lo, lane, scaler, acc, kSwizzle, kNumStages, BLOCK_M,
 // BLOCK_N; the mainloop fragments use everything it defines.
 u32 stage = 0, phase = 0;
+// A descriptor's low word (start address >> 4) for byte `in_stage` of the current stage of an operand. Cooperative
+// mainloops without a multicast cluster add the stage's offset as stage x (stage bytes >> 4) instead of folding it
+// into one shift with the k-step's offset: ptxas then builds each QGMMA's low words with one UIADD3 each from a
+// per-stage base (4 uniform instructions per QGMMA instead of 6; the 128x128 2g block-scaled loop 258 -> 244
+// instructions per two k-blocks). Same values: every stage size and offset is a multiple of 16 bytes. Ping-pong and
+// multicast clusters keep the folded form: with the split, ptxas moved the stage offset through a vector register
+// (an R2UR between the full-barrier wait and the last QGMMA in pp and in 128x128 2g on a 2x1 cluster,
+// tests/nvrtc/test_sass.cpp).
+static_assert(T::kSmemAStage % 16 == 0 && T::kSmemBStage % 16 == 0, "stage sizes must be multiples of 16 bytes");
+auto desc_lo = [&](u32 base, u32 stage_bytes, u32 in_stage) -> u32 {
+  if constexpr (T::kPingpong || T::kMcastSize > 1) return base + ((stage * stage_bytes + in_stage) >> 4);
+  else return base + stage * (stage_bytes >> 4) + (in_stage >> 4);
+};
 // One k32 step s of the current stage into `buf` (zero: overwrite, i.e. the first step of a partial sum).
 auto mma_step = [&](Buf& buf, u32 s, bool zero) {
   // k-step s covers bytes [32*s, 32*s + 32) of the k-block: span (32*s)/kSwizzle, offset (32*s)%kSwizzle.
@@ -22,7 +35,7 @@ auto mma_step = [&](Buf& buf, u32 s, bool zero) {
   // Test-only negative case (tests/nvrtc): descriptors rebuilt per k-block from the thread index.
   const u64 desc_b = ptx::make_kmajor_desc<kSwizzle>(smem_u32(smem_b + stage * T::kSmemBStage) + atom * BLOCK_N * kSwizzle + offset);
 #else
-  const u64 desc_b = ptx::kmajor_desc<kSwizzle>(b_desc_lo + ((stage * T::kSmemBStage + atom * BLOCK_N * kSwizzle + offset) >> 4));
+  const u64 desc_b = ptx::kmajor_desc<kSwizzle>(desc_lo(b_desc_lo, T::kSmemBStage, atom * BLOCK_N * kSwizzle + offset));
 #endif
 #pragma unroll
   for (u32 j = 0; j < T::kMmaPerWG; ++j) {
@@ -31,7 +44,7 @@ auto mma_step = [&](Buf& buf, u32 s, bool zero) {
                                                        ((T::kPingpong ? 0u : threadIdx.x / 128) * T::kRowsPerWG + 64 * j) * kSwizzle + offset);
 #else
     const u64 desc_a = ptx::kmajor_desc<kSwizzle>(
-        a_desc_lo + ((stage * T::kSmemAStage + atom * BLOCK_M * kSwizzle + 64 * j * kSwizzle + offset) >> 4));
+        desc_lo(a_desc_lo, T::kSmemAStage, atom * BLOCK_M * kSwizzle + 64 * j * kSwizzle + offset));
 #endif
     Mma::template mma<T::kTypes>(buf[j], desc_a, desc_b, zero ? 0u : 1u);
   }
