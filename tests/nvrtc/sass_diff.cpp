@@ -7,7 +7,7 @@
 // encodings, the function name and the ptxas resource report (registers, spills, stack) must all match.
 //
 //   sass_diff --old DIR --new DIR [--set cover|all|tests] [-j N] [--list] [--filter REGEX] [--shard I/N]
-//             [--dump DIR [--dump-all]] [--max-lines N] [--loop-mix]
+//             [--dump DIR [--dump-all]] [--max-lines N] [--loop-mix] [--grouped]
 //
 // DIR is a kernels/ directory (the one holding gemm/, ptx/, ...). Sets, each deduplicated by compiled key:
 //   all    every legal config of the default space (problem pruning ignored: it does not change code) for
@@ -25,7 +25,9 @@
 // NAME.new.sass, ...), with --dump-all also of every identical one (to read a kernel's SASS: --old and --new the same
 // tree); --loop-mix prints the instruction mix of both sides' steady-state consumer loop for every kernel
 // (sass_check.hpp, steady_loop_mix: the shortest loop holding a QGMMA). Prints every kernel that differs (with its
-// first differing lines) and a summary; exits 1 on any difference,
+// first differing lines) and a summary; --grouped compares the grouped (MoE) kernels instead: every kernel of the set
+// whose config the grouped rules accept (space/grouped_rules.hpp), contiguous and masked (names end in _contiguous,
+// _masked; the dense source variants are left out); exits 1 on any difference,
 // failed compile or spill (new side), 2 on a usage error. tests/nvrtc/sass_diff.sh checks out the old tree.
 #include <nvrtc.h>
 
@@ -35,6 +37,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <mutex>
 #include <regex>
 #include <set>
@@ -47,6 +50,7 @@
 #include "jit/codegen.hpp"
 #include "jit/compiler.hpp"
 #include "sass_check.hpp"
+#include "space/grouped_rules.hpp"
 #include "space/resource_model.hpp"
 #include "space/search_space.hpp"
 
@@ -151,6 +155,7 @@ struct Job {
   KernelSpec spec;
   std::string prefix;  ///< defines put in front of the generated source (test-only variants)
   bool trace = false;
+  std::optional<GroupKind> grouped;  ///< set: the grouped kernel of this spec (jit::generate_grouped_gemm)
 };
 
 /// Config keys the tests name ("128x128x128_s6_wg2_..."), from every tests/**/*.cpp.
@@ -210,7 +215,7 @@ int main(int argc, char** argv) {
   std::string filter, dump_dir;
   bool dump_all = false;
   int jobs = 2, max_lines = 12, shard = 0, shards = 1;
-  bool list_only = false, loop_mix = false;
+  bool list_only = false, loop_mix = false, grouped = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto value = [&]() -> std::string {
@@ -239,9 +244,10 @@ int main(int argc, char** argv) {
     }
     else if (a == "--list") list_only = true;
     else if (a == "--loop-mix") loop_mix = true;
+    else if (a == "--grouped") grouped = true;
     else {
       std::cerr << "usage: sass_diff --old KERNELS_DIR --new KERNELS_DIR [--set cover|all|tests] [-j N] [--list]"
-                   " [--filter REGEX] [--shard I/N] [--dump DIR [--dump-all]] [--max-lines N] [--loop-mix]\n";
+                   " [--filter REGEX] [--shard I/N] [--dump DIR [--dump-all]] [--max-lines N] [--loop-mix] [--grouped]\n";
       return 2;
     }
   }
@@ -338,6 +344,24 @@ int main(int argc, char** argv) {
     }
   }
 
+  if (grouped) {
+    // The grouped kernels of the set's specs: source variants (prefix, trace) have no grouped form.
+    std::map<std::string, Job> g;
+    for (const auto& [key, job] : by_key) {
+      const KernelSpec& sp = job.spec;  // G4: per-tensor or block scales, bf16 output, no bias or activation
+      if (!job.prefix.empty() || job.trace || !grouped_rule_violation(sp.config).empty() ||
+          (sp.scale != ScaleMode::kPerTensor && sp.scale != ScaleMode::kBlock) || sp.d != DType::kBF16 ||
+          sp.bias != Bias::kNone || sp.act != Act::kNone)
+        continue;
+      for (GroupKind kind : {GroupKind::kContiguous, GroupKind::kMasked}) {
+        Job j = job;
+        j.name = key + "_" + to_string(kind);
+        j.grouped = kind;
+        g.emplace(j.name, j);
+      }
+    }
+    by_key.swap(g);
+  }
   if (!filter.empty()) {
     const std::regex re(filter);
     for (auto it = by_key.begin(); it != by_key.end();)
@@ -376,7 +400,8 @@ int main(int argc, char** argv) {
       std::ostringstream report;
       bool bad = false;
       try {
-        jit::GeneratedKernel g = jit::generate_gemm(job.spec, job.trace);
+        jit::GeneratedKernel g =
+            job.grouped ? jit::generate_grouped_gemm(job.spec, *job.grouped) : jit::generate_gemm(job.spec, job.trace);
         g.source = job.prefix + g.source;
         const Compiled o = compile_with(old_tree, g.source, g.program_name, g.name_expression);
         const Compiled n = compile_with(new_tree, g.source, g.program_name, g.name_expression);
