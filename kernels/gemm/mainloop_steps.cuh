@@ -14,17 +14,20 @@
 // smem_scales, full_bar, empty_bar, a_desc_lo, b_desc_lo, lane, scaler, acc, kSwizzle, kNumStages, BLOCK_M,
 // BLOCK_N; the mainloop fragments use everything it defines.
 u32 stage = 0, phase = 0;
-// A descriptor's low word (start address >> 4) for byte `in_stage` of the current stage of an operand. Cooperative
-// mainloops without a multicast cluster add the stage's offset as stage x (stage bytes >> 4) instead of folding it
-// into one shift with the k-step's offset: ptxas then builds each QGMMA's low words with one UIADD3 each from a
-// per-stage base (4 uniform instructions per QGMMA instead of 6; the 128x128 2g block-scaled loop 258 -> 244
-// instructions per two k-blocks). Same values: every stage size and offset is a multiple of 16 bytes. Ping-pong and
-// multicast clusters keep the folded form: with the split, ptxas moved the stage offset through a vector register
-// (an R2UR between the full-barrier wait and the last QGMMA in pp and in 128x128 2g on a 2x1 cluster,
-// tests/nvrtc/test_sass.cpp).
+// A descriptor's low word (start address >> 4) for byte `in_stage` of the current stage of an operand. Dense
+// block-scaled cooperative mainloops without a multicast cluster add the stage's offset as stage x (stage bytes >> 4)
+// instead of folding it into one shift with the k-step's offset: ptxas then builds each QGMMA's low words with one
+// UIADD3 each from a per-stage base (4 uniform instructions per QGMMA instead of 6). Same values: every stage size and
+// offset is a multiple of 16 bytes. Block-scaled consumers set their kernel's pace (FFMA dispatch stalls), and there
+// it measured faster; every other kernel keeps the folded form (results/h200/block-loop-2026-12-07.md): per-tensor
+// kernels timed no faster (1.0007x promote, 1.0006x fast) and 1% slower on 4096x24576x1536, grouped kernels 1-3%
+// slower on the contiguous gate_up problems, and with the split ptxas moved the stage offset through a vector register
+// in ping-pong and multicast-cluster kernels (an R2UR between the full-barrier wait and the last QGMMA in pp and in
+// 128x128 2g on a 2x1 cluster, tests/nvrtc/test_sass.cpp).
 static_assert(T::kSmemAStage % 16 == 0 && T::kSmemBStage % 16 == 0, "stage sizes must be multiples of 16 bytes");
 auto desc_lo = [&](u32 base, u32 stage_bytes, u32 in_stage) -> u32 {
-  if constexpr (T::kPingpong || T::kMcastSize > 1) return base + ((stage * stage_bytes + in_stage) >> 4);
+  if constexpr (kGrouped || !T::kBlockScaled || T::kPingpong || T::kMcastSize > 1)
+    return base + ((stage * stage_bytes + in_stage) >> 4);
   else return base + stage * (stage_bytes >> 4) + (in_stage >> 4);
 };
 // One k32 step s of the current stage into `buf` (zero: overwrite, i.e. the first step of a partial sum).
