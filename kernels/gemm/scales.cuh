@@ -124,7 +124,7 @@ struct BlockScaler {
   /// Granule g's scales, from slot `i` (0, or 1 for the second granule of a BLOCK_K 256 stage).
   __device__ __forceinline__ void fetch(const u8* slot, u32 i, u32 g) {
     // kAlwaysInK (the kernel sets it with one granule per stage, BLOCK_K 128, where every k-block a mainloop fetches
-    // is inside K): no select, 5 instructions less per k-block in 128x128 2g.
+    // is inside K): no select, 5 fewer instructions per k-block in 128x128 2g.
     const bool in_k = kAlwaysInK || g < G;
     // A's scales of the thread's rows. Indexed as s_a[row0 + 64 j + 8 h] with conditional reads (the form before),
     // ptxas rebuilt both row offsets from the thread index and branched around each read in the contiguous grouped

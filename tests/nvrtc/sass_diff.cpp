@@ -37,8 +37,8 @@
 #include <fstream>
 #include <iostream>
 #include <map>
-#include <optional>
 #include <mutex>
+#include <optional>
 #include <regex>
 #include <set>
 #include <sstream>
