@@ -229,10 +229,11 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
     constexpr bool kByteOffsetReads = !kGrouped && T::kClusterSize == 1 && T::kMmaPerWG * T::kAccPerMma <= 64;
     // Granules past K exist only with two per stage (BLOCK_K 256); without the select for them a multicast cluster's
     // kernel got an R2UR of the tile's k range in its first k-block's issue window (128x128 2g c2x1, ptxas 13.0,
-    // tests/nvrtc/test_sass.cpp), so clusters keep it. Grouped kernels keep it too, as they keep the folded descriptor
-    // form (mainloop_steps.cuh): both together ran the contiguous gate_up problems 1-3% slower on an H100 although
-    // the loop is as much shorter as the dense one's (results/h200/block-loop-2026-12-07.md).
-    constexpr bool kAlwaysInK = !kGrouped && T::kGranulesPerStage == 1 && T::kMcastSize == 1;
+    // tests/nvrtc/test_sass.cpp), so clusters keep it (cluster splits too: never timed without it). Grouped kernels
+    // keep it as well, as they keep the folded descriptor form (mainloop_steps.cuh): both together ran the contiguous
+    // gate_up problems 0.7-2.8% slower on an H100 although the loop is as much shorter as the dense one's
+    // (results/h200/block-loop-2026-12-07.md).
+    constexpr bool kAlwaysInK = !kGrouped && T::kGranulesPerStage == 1 && T::kClusterSize == 1;
     BlockScaler<kScaleMode, T::kMmaPerWG, T::kAccPerMma, BLOCK_M, BLOCK_N, T::kGranulesPerStage, T::kScaleNBlocks,
                 T::kScaleNAligned, kByteOffsetReads, kAlwaysInK>
         scaler(row0_in_tile, K);

@@ -348,8 +348,10 @@ int main(int argc, char** argv) {
     // The grouped kernels of the set's specs: source variants (prefix, trace) have no grouped form.
     std::map<std::string, Job> g;
     for (const auto& [key, job] : by_key) {
-      const KernelSpec& sp = job.spec;  // G4: per-tensor or block scales, bf16 output, no bias or activation
+      // G4: per-tensor or block scales, bf16 output, no bias or activation; e4m3 operands (GroupedProblem).
+      const KernelSpec& sp = job.spec;
       if (!job.prefix.empty() || job.trace || !grouped_rule_violation(sp.config).empty() ||
+          sp.a != DType::kE4M3 || sp.b != DType::kE4M3 ||
           (sp.scale != ScaleMode::kPerTensor && sp.scale != ScaleMode::kBlock) || sp.d != DType::kBF16 ||
           sp.bias != Bias::kNone || sp.act != Act::kNone)
         continue;
