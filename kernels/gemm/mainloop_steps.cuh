@@ -12,23 +12,19 @@
 // and the changed shape of the callees changed the order of the ring-index updates and the register copies
 // (tests/nvrtc/sass_diff.sh compares the SASS). Names it uses from the kernel: T, Mma, Buf, smem_a, smem_b,
 // smem_scales, full_bar, empty_bar, a_desc_lo, b_desc_lo, lane, scaler, acc, kSwizzle, kNumStages, BLOCK_M,
-// BLOCK_N; the mainloop fragments use everything it defines.
+// BLOCK_N, kTrimmedBlockLoop; the mainloop fragments use everything it defines.
 u32 stage = 0, phase = 0;
-// A descriptor's low word (start address >> 4) for byte `in_stage` of the current stage of an operand. Dense
-// block-scaled cooperative mainloops without a cluster add the stage's offset as stage x (stage bytes >> 4)
-// instead of folding it into one shift with the k-step's offset: ptxas then builds each QGMMA's low words with one
-// UIADD3 each from a per-stage base (4 uniform instructions per QGMMA instead of 6). Same values: every stage size and
-// offset is a multiple of 16 bytes. Block-scaled consumers set their kernel's pace (FFMA dispatch stalls), and there
-// it measured faster; every other kernel keeps the folded form (results/h200/block-loop-2026-12-07.md): per-tensor
-// kernels timed no faster (1.0007x promote, 1.0006x fast) and 1% slower on 4096x24576x1536, grouped kernels 0.7-2.8%
-// slower on the contiguous gate_up problems, and with the split ptxas moved the stage offset through a vector register
-// in ping-pong and multicast-cluster kernels (an R2UR between the full-barrier wait and the last QGMMA in pp and in
-// 128x128 2g on a 2x1 cluster, tests/nvrtc/test_sass.cpp); cluster splits were never timed with it.
+// A descriptor's low word (start address >> 4) for byte `in_stage` of the current stage of an operand. In the trimmed
+// block-scaled loop (kTrimmedBlockLoop, fp8_gemm.cuh: where and why) the stage's offset is added as
+// stage x (stage bytes >> 4) instead of folded into one shift with the k-step's offset: ptxas then builds each QGMMA's
+// low words with one UIADD3 each from a per-stage base (4 uniform instructions per QGMMA instead of 6). Same values:
+// every stage size and offset is a multiple of 16 bytes. Ping-pong keeps the folded form: with the split, ptxas moved
+// the stage offset through a vector register (an R2UR between the full-barrier wait and the last QGMMA,
+// tests/nvrtc/test_sass.cpp).
 static_assert(T::kSmemAStage % 16 == 0 && T::kSmemBStage % 16 == 0, "stage sizes must be multiples of 16 bytes");
 auto desc_lo = [&](u32 base, u32 stage_bytes, u32 in_stage) -> u32 {
-  if constexpr (kGrouped || !T::kBlockScaled || T::kPingpong || T::kClusterSize > 1)
-    return base + ((stage * stage_bytes + in_stage) >> 4);
-  else return base + stage * (stage_bytes >> 4) + (in_stage >> 4);
+  if constexpr (kTrimmedBlockLoop && !T::kPingpong) return base + stage * (stage_bytes >> 4) + (in_stage >> 4);
+  else return base + ((stage * stage_bytes + in_stage) >> 4);
 };
 // One k32 step s of the current stage into `buf` (zero: overwrite, i.e. the first step of a partial sum).
 auto mma_step = [&](Buf& buf, u32 s, bool zero) {

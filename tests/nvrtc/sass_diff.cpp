@@ -25,9 +25,10 @@
 // NAME.new.sass, ...), with --dump-all also of every identical one (to read a kernel's SASS: --old and --new the same
 // tree); --loop-mix prints the instruction mix of both sides' steady-state consumer loop for every kernel
 // (sass_check.hpp, steady_loop_mix: the shortest loop holding a QGMMA). Prints every kernel that differs (with its
-// first differing lines) and a summary; --grouped compares the grouped (MoE) kernels instead: every kernel of the set
-// whose config the grouped rules accept (space/grouped_rules.hpp), contiguous and masked (names end in _contiguous,
-// _masked; the dense source variants are left out); exits 1 on any difference,
+// first differing lines) and a summary; --grouped compares the grouped (MoE) kernels instead: for every spec of the set
+// that a grouped problem can run (space/grouped_rules.hpp, problem/grouped_problem.hpp), the grouped kernel the
+// runtime would build, contiguous and masked (names end in _contiguous, _masked; the dense source variants are left
+// out); exits 1 on any difference,
 // failed compile or spill (new side), 2 on a usage error. tests/nvrtc/sass_diff.sh checks out the old tree.
 #include <nvrtc.h>
 
@@ -49,6 +50,7 @@
 #include "core/thread_pool.hpp"
 #include "jit/codegen.hpp"
 #include "jit/compiler.hpp"
+#include "problem/grouped_problem.hpp"
 #include "sass_check.hpp"
 #include "space/grouped_rules.hpp"
 #include "space/resource_model.hpp"
@@ -345,19 +347,31 @@ int main(int argc, char** argv) {
   }
 
   if (grouped) {
-    // The grouped kernels of the set's specs: source variants (prefix, trace) have no grouped form.
+    // The grouped kernels of the set's configs, each spec built as the runtime builds it (KernelSpec::of(config,
+    // GroupedProblem::dense_view()): e4m3, bf16, no epilogue) for the spec's scale mode and accumulation, where a
+    // grouped problem takes them (validate_grouped) and the config may run it (grouped_config_violation). Source
+    // variants (prefix, trace) have no grouped form.
     std::map<std::string, Job> g;
     for (const auto& [key, job] : by_key) {
-      // G4: per-tensor or block scales, bf16 output, no bias or activation; e4m3 operands (GroupedProblem).
-      const KernelSpec& sp = job.spec;
-      if (!job.prefix.empty() || job.trace || !grouped_rule_violation(sp.config).empty() ||
-          sp.a != DType::kE4M3 || sp.b != DType::kE4M3 ||
-          (sp.scale != ScaleMode::kPerTensor && sp.scale != ScaleMode::kBlock) || sp.d != DType::kBF16 ||
-          sp.bias != Bias::kNone || sp.act != Act::kNone)
-        continue;
+      if (!job.prefix.empty() || job.trace) continue;
       for (GroupKind kind : {GroupKind::kContiguous, GroupKind::kMasked}) {
-        Job j = job;
-        j.name = key + "_" + to_string(kind);
+        GroupedProblem gp;
+        gp.kind = kind;
+        gp.groups = 1;
+        gp.rows = {base.m};
+        gp.n = base.n, gp.k = base.k;
+        if (kind == GroupKind::kMasked) gp.m_max = base.m, gp.expected_m = base.m;
+        gp.scale = job.spec.scale;
+        gp.accum = job.spec.accum;
+        try {
+          validate_grouped(gp, "sass_diff --grouped");
+        } catch (const std::exception&) {
+          continue;
+        }
+        if (!grouped_config_violation(job.spec.config, gp).empty()) continue;
+        Job j;
+        j.spec = KernelSpec::of(job.spec.config, gp.dense_view());
+        j.name = j.spec.compiled_key() + "_" + to_string(kind);
         j.grouped = kind;
         g.emplace(j.name, j);
       }
@@ -434,20 +448,22 @@ int main(int argc, char** argv) {
             bad = true;
           } else {
             const bool differs = a != b || ra != rb;
+            const bool dump = !dump_dir.empty() && (differs || dump_all);
             auto join = [](const std::vector<std::string>& v) {
               std::string t;
               for (const auto& l : v) t += l + "\n";
               return t;
             };
+            const std::string sass_a = loop_mix || dump ? join(a) : "", sass_b = loop_mix || dump ? join(b) : "";
             if (loop_mix)
-              report << "LOOP " << job.name << ": old " << test::to_string(test::steady_loop_mix(join(a))) << ", new "
-                     << test::to_string(test::steady_loop_mix(join(b))) << "\n";
-            if (!dump_dir.empty() && (differs || dump_all)) {
+              report << "LOOP " << job.name << ": old " << test::to_string(test::steady_loop_mix(sass_a)) << ", new "
+                     << test::to_string(test::steady_loop_mix(sass_b)) << "\n";
+            if (dump) {
               fs::create_directories(dump_dir);
               auto write = [&](const std::string& suffix, const std::string& text) {
                 std::ofstream(fs::path(dump_dir) / (job.name + suffix)) << text;
               };
-              write(".old.ptx", o.ptx), write(".new.ptx", n.ptx), write(".old.sass", join(a)), write(".new.sass", join(b));
+              write(".old.ptx", o.ptx), write(".new.ptx", n.ptx), write(".old.sass", sass_a), write(".new.sass", sass_b);
             }
             if (differs) {
               ++differ;
