@@ -18,12 +18,12 @@ u32 stage = 0, phase = 0;
 // block-scaled loop (kTrimmedBlockLoop, fp8_gemm.cuh: where and why) the stage's offset is added as
 // stage x (stage bytes >> 4) instead of folded into one shift with the k-step's offset: ptxas then builds each QGMMA's
 // low words with one UIADD3 each from a per-stage base (4 uniform instructions per QGMMA instead of 6). Same values:
-// every stage size and offset is a multiple of 16 bytes. Ping-pong keeps the folded form: with the split, ptxas moved
-// the stage offset through a vector register (an R2UR between the full-barrier wait and the last QGMMA,
-// tests/nvrtc/test_sass.cpp).
+// every stage size and offset is a multiple of 16 bytes. Ping-pong, never block-scaled (R24), keeps the folded form:
+// with the split, ptxas moved the stage offset through a vector register there (an R2UR between the full-barrier
+// wait and the last QGMMA, tests/nvrtc/test_sass.cpp).
 static_assert(T::kSmemAStage % 16 == 0 && T::kSmemBStage % 16 == 0, "stage sizes must be multiples of 16 bytes");
 auto desc_lo = [&](u32 base, u32 stage_bytes, u32 in_stage) -> u32 {
-  if constexpr (kTrimmedBlockLoop && !T::kPingpong) return base + stage * (stage_bytes >> 4) + (in_stage >> 4);
+  if constexpr (kTrimmedBlockLoop) return base + stage * (stage_bytes >> 4) + (in_stage >> 4);
   else return base + ((stage * stage_bytes + in_stage) >> 4);
 };
 // One k32 step s of the current stage into `buf` (zero: overwrite, i.e. the first step of a partial sum).
