@@ -1,5 +1,7 @@
 #include "bench/isolated_sides.hpp"
 
+#include <functional>
+
 #include "bench/l2_flush.hpp"
 #include "bench/protocol.hpp"
 #include "core/error.hpp"
@@ -24,6 +26,71 @@ struct EventPair {
   EventPair& operator=(const EventPair&) = delete;
 };
 
+/// Verifies each checked side's output after one more untimed launch (poisoned first by check->prepare).
+void check_outputs(const OutputCheck* check, const std::vector<Side>& sides, cudaStream_t stream,
+                   const std::function<void()>& sync, RoundsResult& r) {
+  if (!check) return;
+  for (size_t side = 0; side < sides.size(); ++side) {
+    if (!sides[side].check_output) continue;
+    if (check->prepare) check->prepare(stream);
+    sides[side].launch(stream);
+    sync();
+    r.sides[side].check = check->verify(stream);
+  }
+}
+
+/// isolated-v2: per side, protocol.warmup untimed samples, then protocol.rounds timed ones, all queued before one
+/// synchronisation; a sample is a zero fill of protocol.fill_bytes, event, one launch, event, clock probe.
+void measure_filled(const UtilKernels& util, const MeasureProtocol& protocol, cudaStream_t stream,
+                    const std::vector<Side>& sides, const std::function<void()>& sync, RoundsResult& r) {
+  DeviceBuffer fill;
+  try {
+    fill = DeviceBuffer(static_cast<size_t>(protocol.fill_bytes));
+  } catch (const Error& e) {
+    DGT_THROW(ErrorKind::kCuda, "{} zero-fills {} bytes of device memory before every sample and could not allocate "
+              "them ({}); measure with --protocol isolated (isolated-v1) on this GPU", protocol.name(),
+              protocol.fill_bytes, e.message());
+  }
+  const auto n = static_cast<size_t>(protocol.rounds);
+  DeviceBuffer clocks(2 * n * sizeof(uint64_t));  // [2i, 2i + 1]: the probe after sample i
+  uint64_t* probe = clocks.as<uint64_t>();
+  std::vector<EventPair> ev(n);
+  const auto probe_ns = static_cast<uint64_t>(protocol.clock_probe_us * 1000);
+  for (size_t side = 0; side < sides.size(); ++side) {
+    const Side& s = sides[side];
+    for (int i = 0; i < protocol.warmup; ++i) {
+      DGT_CHECK_CUDA(cudaMemsetAsync(fill.get(), 0, fill.bytes(), stream));
+      s.launch(stream);
+    }
+    DGT_CHECK_CUDA(cudaGetLastError());
+    sync();
+    for (size_t i = 0; i < n; ++i) {
+      DGT_CHECK_CUDA(cudaMemsetAsync(fill.get(), 0, fill.bytes(), stream));
+      DGT_CHECK_CUDA(cudaEventRecord(ev[i].start, stream));
+      s.launch(stream);
+      DGT_CHECK_CUDA(cudaEventRecord(ev[i].stop, stream));
+      util.clock_probe(probe + 2 * i, probe_ns, stream);
+    }
+    DGT_CHECK_CUDA(cudaGetLastError());
+    sync();
+    std::vector<uint64_t> host(2 * n, 0);
+    DGT_CHECK_CUDA(cudaMemcpyAsync(host.data(), probe, host.size() * sizeof(uint64_t), cudaMemcpyDeviceToHost, stream));
+    sync();
+    for (size_t i = 0; i < n; ++i) {
+      float ms = 0;
+      DGT_CHECK_CUDA(cudaEventElapsedTime(&ms, ev[i].start, ev[i].stop));
+      Sample x;
+      x.side = static_cast<int>(side);
+      x.round = static_cast<int>(i);
+      x.position = static_cast<int>(side);
+      x.time_us = double(ms) * 1000.0;
+      x.sm_clock_mhz = host[2 * i] > 0 ? double(host[2 * i + 1]) / double(host[2 * i]) * 1000.0 : 0.0;
+      x.flagged = r.clock_floor_mhz > 0 && x.sm_clock_mhz > 0 && x.sm_clock_mhz < r.clock_floor_mhz;
+      r.samples.push_back(x);
+    }
+  }
+}
+
 }  // namespace
 
 RoundsResult measure_isolated(const UtilKernels& util, const DeviceInfo& device, const MeasureProtocol& protocol,
@@ -34,12 +101,7 @@ RoundsResult measure_isolated(const UtilKernels& util, const DeviceInfo& device,
   if (sides.empty()) DGT_THROW(ErrorKind::kInternal, "measure_isolated: no sides");
   for (const Side& s : sides)
     if (!s.launch) DGT_THROW(ErrorKind::kInternal, "measure_isolated: side '{}' has no launch function", s.label);
-  auto sync = [&] { wait_for_stream(stream, protocol.watchdog_seconds); };
-
-  L2Flush flush(util, device.l2_bytes, protocol);
-  DeviceBuffer clocks(4 * sizeof(uint64_t));  // [0..1]: the probe after a sample, [2..3]: the lead-in wait
-  uint64_t* probe = clocks.as<uint64_t>();
-  EventPair ev;
+  const std::function<void()> sync = [&] { wait_for_stream(stream, protocol.watchdog_seconds); };
 
   RoundsResult r;
   r.protocol = protocol.to_json();
@@ -48,6 +110,17 @@ RoundsResult measure_isolated(const UtilKernels& util, const DeviceInfo& device,
   r.clock_floor_mhz = device.max_sm_clock_mhz > 0 ? protocol.clock_floor * device.max_sm_clock_mhz : 0.0;
   for (const Side& s : sides) r.labels.push_back(s.label);
   r.samples.reserve(sides.size() * static_cast<size_t>(protocol.rounds));
+  if (protocol.fill_bytes > 0) {  // isolated-v2
+    measure_filled(util, protocol, stream, sides, sync, r);
+    summarise(r);
+    check_outputs(check, sides, stream, sync, r);
+    return r;
+  }
+
+  L2Flush flush(util, device.l2_bytes, protocol);
+  DeviceBuffer clocks(4 * sizeof(uint64_t));  // [0..1]: the probe after a sample, [2..3]: the lead-in wait
+  uint64_t* probe = clocks.as<uint64_t>();
+  EventPair ev;
 
   const auto probe_ns = static_cast<uint64_t>(protocol.clock_probe_us * 1000);
   const auto lead_in_ns = static_cast<uint64_t>(protocol.lead_in_us * 1000);
@@ -81,15 +154,7 @@ RoundsResult measure_isolated(const UtilKernels& util, const DeviceInfo& device,
     }
   }
   summarise(r);
-  if (check) {
-    for (size_t side = 0; side < sides.size(); ++side) {
-      if (!sides[side].check_output) continue;
-      if (check->prepare) check->prepare(stream);
-      sides[side].launch(stream);
-      sync();
-      r.sides[side].check = check->verify(stream);
-    }
-  }
+  check_outputs(check, sides, stream, sync, r);
   return r;
 }
 

@@ -1,7 +1,8 @@
-// The isolated-v1 protocol on the GPU (docs/measurement.md): absolute time per launch of one kernel running alone,
-// back to back after a clean L2 flush, the way a single-kernel benchmark loop measures it. The sides are measured
-// one after another, never interleaved: the numbers are for absolute TFLOPS and clocks; ratios between sides are
-// not paired in time (the rounds of cold-l2-v2 are the protocol for ratios).
+// The isolated protocols on the GPU (docs/measurement.md): absolute time per launch of one kernel running alone.
+// isolated-v1: back to back after a clean L2 flush, the way a single-kernel benchmark loop measures it. isolated-v2:
+// one launch after each zero fill of 8e9 bytes, the way DeepGEMM's benchmark measures its published numbers. The
+// sides are measured one after another, never interleaved: the numbers are for absolute TFLOPS and clocks; ratios
+// between sides are not paired in time (the rounds of cold-l2-v2 are the protocol for ratios).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -17,7 +18,10 @@
 namespace dgt {
 
 /// Measures each side alone under `protocol` (kind kIsolated, validated here: Error(kUsage) / Error(kInternal)
-/// otherwise), the sides in list order. Per side: protocol.warmup launches, synchronised; then protocol.rounds
+/// otherwise), the sides in list order. isolated-v2 (protocol.fill_bytes > 0): per side, protocol.warmup untimed
+/// samples and protocol.rounds timed ones, all queued before one synchronisation, each a zero fill of fill_bytes
+/// (cudaMemsetAsync; Error(kCuda) naming the protocol when they cannot be allocated), event, one launch, event,
+/// clock probe. isolated-v1, per side: protocol.warmup launches, synchronised; then protocol.rounds
 /// samples, each queued as: lead-in busy wait (lead_in_us, so the host queues the sample ahead of the GPU), L2 flush
 /// (write+read of flush_factor x L2), event, protocol.launches_per_sample launches, event, clock probe
 /// (clock_probe_us on one SM, right after the stop event), then one synchronisation (watchdog). A sample's time is

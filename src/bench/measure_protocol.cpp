@@ -35,6 +35,7 @@ MeasureProtocol MeasureProtocol::named(std::string_view s) {
   if (s == "cold-l2-v3") return cold_l2_v3();
   if (s == "hot-graph" || s == "hot-graph-v1") return hot_graph();
   if (s == "isolated" || s == "isolated-v1") return isolated();
+  if (s == "isolated-v2") return isolated_v2();
   DGT_THROW(ErrorKind::kUsage, "unknown protocol '{}': expected {}", s, fmt::join(kMeasuringProtocols, ", "));
 }
 
@@ -56,6 +57,26 @@ std::string MeasureProtocol::to_json() const {
                           {"warmup", warmup},         {"min_samples", min_samples}, {"max_samples", max_samples},
                           {"target_rse", target_rse}, {"max_seconds", max_seconds}, {"timer", "cudaEvent per launch"},
                           {"statistic", "median"}}
+        .dump();
+  if (kind == ProtocolKind::kIsolated && fill_bytes > 0)
+    return nlohmann::json{{"name", name()},
+                          {"kind", to_string(kind)},
+                          {"version", version()},
+                          {"rounds", rounds},
+                          {"launches_per_sample", launches_per_sample},
+                          {"order", "one side at a time, sides in list order, all samples queued, one sync"},
+                          {"warmup", warmup},
+                          {"warmup_form", "samples (zero fill, launch)"},
+                          {"flush", "zero fill of fill_bytes"},
+                          {"fill_bytes", fill_bytes},
+                          {"l2", "cold"},
+                          {"clock_probe_us", clock_probe_us},
+                          {"clock_floor_fraction", clock_floor},
+                          {"clock_reference", "cudaDevAttrClockRate"},
+                          {"lead_in_us", lead_in_us},
+                          {"timer", "cudaEvent pair around one launch"},
+                          {"statistic", "median"},
+                          {"after", "DeepGEMM deep_gemm/testing/bench.py bench_kineto (flush_l2, 30 tests)"}}
         .dump();
   if (kind == ProtocolKind::kIsolated)
     return nlohmann::json{{"name", name()},
@@ -133,6 +154,13 @@ MeasureProtocol protocol_from_fields(const std::string& text) {
   else
     DGT_THROW(ErrorKind::kInvalid, "unknown protocol kind '{}' in {}", kind, text);
   const int version = j.value("version", 0);
+  if (p.kind == ProtocolKind::kIsolated && version == 2) {
+    p = MeasureProtocol::isolated_v2();
+    p.fill_bytes = j.value("fill_bytes", p.fill_bytes);
+    if (p.fill_bytes <= 0)
+      DGT_THROW(ErrorKind::kInvalid, "protocol isolated-v2 with fill_bytes = {}: v2 zero-fills memory before every "
+                "sample (at least one byte)", p.fill_bytes);
+  }
   if (p.kind == ProtocolKind::kColdL2 && version == 3) {
     p.tail_kernels = j.value("tail_kernels", MeasureProtocol::kV3TailKernels);
     p.tail_kernel_us = j.value("tail_kernel_us", 1.0);
@@ -142,7 +170,10 @@ MeasureProtocol protocol_from_fields(const std::string& text) {
   }
   if (version != p.version())
     DGT_THROW(ErrorKind::kInvalid, "protocol {} version {} is not implemented by this build (it implements {})", kind,
-              version, p.kind == ProtocolKind::kColdL2 ? "cold-l2-v2 and cold-l2-v3" : p.name());
+              version,
+              p.kind == ProtocolKind::kColdL2     ? "cold-l2-v2 and cold-l2-v3"
+              : p.kind == ProtocolKind::kIsolated ? "isolated-v1 and isolated-v2"
+                                                  : p.name());
   p.rounds = j.value("rounds", p.rounds);
   p.warmup = j.value("warmup", p.warmup);
   p.graph_launches = j.value("graph_launches", p.graph_launches);
@@ -203,7 +234,14 @@ void MeasureProtocol::validate() const {
                 name(), to_string(order), gap_us);
     if (launches_per_sample < 1)
       DGT_THROW(ErrorKind::kUsage, "protocol {}: launches_per_sample = {} must be >= 1", name(), launches_per_sample);
+    if (fill_bytes > 0 && launches_per_sample != 1)
+      DGT_THROW(ErrorKind::kUsage,
+                "protocol {} times one launch per sample after its zero fill (launches_per_sample = {}; drop "
+                "--launches, or measure back-to-back launches with isolated-v1)",
+                name(), launches_per_sample);
   }
+  if (fill_bytes < 0 || (fill_bytes > 0 && kind != ProtocolKind::kIsolated))
+    DGT_THROW(ErrorKind::kInternal, "protocol {}: a zero fill ({} bytes) is isolated-v2's alone", name(), fill_bytes);
   if (tail_kernels != 0 && kind != ProtocolKind::kColdL2)
     DGT_THROW(ErrorKind::kInternal, "protocol {}: a queue tail ({} kernels) is cold-l2-v3's alone", name(),
               tail_kernels);

@@ -7,8 +7,11 @@
 //               time depends on its place in the round;
 //   hot-graph-v1 the interleaved engine, warm L2, CUDA-graph replays;
 //   isolated-v1 one side at a time, back-to-back launches after a clean L2 flush (bench/isolated_sides.hpp): the
-//               absolute-TFLOPS protocol; `compare --protocol isolated` only, never stored in a tuning DB.
-// All but isolated-v1 are stored by name with every trial, baseline and measurement made under them. Numbers of
+//               absolute-TFLOPS protocol; `compare --protocol isolated` only, never stored in a tuning DB;
+//   isolated-v2 one side at a time, one launch per sample after a zero fill of 8e9 bytes: the procedure of
+//               DeepGEMM's published numbers (deep_gemm/testing/bench.py, bench_kineto), for comparing with them;
+//               `compare --protocol isolated-v2` only, never stored.
+// All but the isolated ones are stored by name with every trial, baseline and measurement made under them. Numbers of
 // different protocols are not comparable sample for sample. Host only, no CUDA: unit-tested.
 #pragma once
 
@@ -30,10 +33,12 @@ enum class ProtocolKind {
   /// graph, event; time per launch = elapsed / graph_launches. L2 is warm (every side reads the same
   /// operands). What a serving stack that replays graphs sees.
   kHotGraph,
-  /// One side at a time (no rounds across sides). Per sample, queued back to back after a lead-in wait: flush L2
-  /// as kColdL2 does, event, launches_per_sample back-to-back launches of the one kernel, event; time per launch =
-  /// elapsed / launches_per_sample. The first launch reads its operands from HBM, later ones find whatever of them
-  /// L2 still holds: what a benchmark that loops over one kernel measures (absolute TFLOPS), not a paired ratio.
+  /// One side at a time (no rounds across sides). Version 1, per sample, queued back to back after a lead-in wait:
+  /// flush L2 as kColdL2 does, event, launches_per_sample back-to-back launches of the one kernel, event; time per
+  /// launch = elapsed / launches_per_sample. The first launch reads its operands from HBM, later ones find whatever
+  /// of them L2 still holds: what a benchmark that loops over one kernel measures (absolute TFLOPS), not a paired
+  /// ratio. Version 2 (fill_bytes > 0), per sample: zero-fill fill_bytes of device memory, event, ONE launch, event;
+  /// all samples of a side queued before one synchronisation.
   kIsolated,
 };
 
@@ -78,6 +83,12 @@ struct MeasureProtocol {
 
   // isolated-v1: back-to-back launches timed by one event pair per sample.
   int launches_per_sample = 20;
+  /// isolated-v2: bytes of device memory zero-filled (cudaMemsetAsync) before every sample in place of the
+  /// write+read flush; 0 for every other protocol. DeepGEMM's benchmark fills 8e9 bytes before every timed call,
+  /// which its comment calls giving the GPU some chill time without going idle: at 4-5 TB/s that is ~2 ms of
+  /// memory-bound work between kernels, so a long GEMM starts at a clock that back-to-back launches (isolated-v1, at
+  /// the power limit) never reach. Also flushes L2 (8e9 bytes >> 50 MB).
+  int64_t fill_bytes = 0;
 
   // The adaptive timer (cold-l2-v1): batches of 10 samples until min_samples are taken and the median's
   // relative standard error is under target_rse, or max_samples / max_seconds is reached.
@@ -113,22 +124,41 @@ struct MeasureProtocol {
     p.lead_in_us = 200;
     return p;
   }
+  /// isolated-v2, DeepGEMM's procedure (deep_gemm/testing/bench.py, bench_kineto with flush_l2): per sample a zero
+  /// fill of kV2FillBytes, then one launch; 30 untimed samples of the same form first (bench_kineto profiles the
+  /// second of two passes of 30). Differences from it: a cudaEvent pair around the launch (it reads CUPTI's kernel
+  /// duration; the event pair adds the launch's start latency, a microsecond or two, to our side and every other
+  /// side alike) and the median (it reports the mean; compare prints both).
+  static constexpr int64_t kV2FillBytes = 8'000'000'000;
+  static MeasureProtocol isolated_v2() {
+    MeasureProtocol p;
+    p.kind = ProtocolKind::kIsolated;
+    p.fill_bytes = kV2FillBytes;
+    p.launches_per_sample = 1;
+    p.warmup = 30;
+    p.rounds = 30;
+    p.lead_in_us = 0;
+    return p;
+  }
   /// The protocol `compare` measures with for kind k: cold-l2-v2, hot-graph-v1 or isolated-v1.
   static MeasureProtocol of(ProtocolKind k) {
     return k == ProtocolKind::kColdL2 ? cold_l2() : k == ProtocolKind::kHotGraph ? hot_graph() : isolated();
   }
   /// A measuring protocol by kind ("cold-l2", "hot-graph", "isolated": as of()) or by name ("cold-l2-v2",
-  /// "cold-l2-v3", "hot-graph-v1", "isolated-v1"). The adaptive cold-l2-v1 is the sweep's timer, not one of these.
+  /// "cold-l2-v3", "hot-graph-v1", "isolated-v1", "isolated-v2"). The adaptive cold-l2-v1 is the sweep's timer,
+  /// not one of these.
   /// Throws Error(kUsage) naming the choices.
   static MeasureProtocol named(std::string_view s);
 
-  /// 1 for cold-l2-v1, hot-graph-v1 and isolated-v1, 2 for cold-l2-v2, 3 for cold-l2-v3 (a queue tail).
+  /// 1 for cold-l2-v1, hot-graph-v1 and isolated-v1, 2 for cold-l2-v2 and isolated-v2 (a zero fill), 3 for
+  /// cold-l2-v3 (a queue tail).
   int version() const {
+    if (kind == ProtocolKind::kIsolated) return fill_bytes > 0 ? 2 : 1;
     if (kind != ProtocolKind::kColdL2 || adaptive) return 1;
     return tail_kernels > 0 ? 3 : 2;
   }
-  /// "cold-l2-v1" / "cold-l2-v2" / "cold-l2-v3" / "hot-graph-v1" / "isolated-v1": the key winners and comparisons are
-  /// grouped by.
+  /// "cold-l2-v1" / "cold-l2-v2" / "cold-l2-v3" / "hot-graph-v1" / "isolated-v1" / "isolated-v2": the key winners
+  /// and comparisons are grouped by.
   std::string name() const;
   /// True for the settings of the protocol as named: Williams order and no gap. The study variants (another
   /// order, a gap) are measured under the same name and recorded in to_json(), but never stored.
@@ -138,19 +168,21 @@ struct MeasureProtocol {
   /// {"name", "kind", "version", ...every field that applies..., "order", "gap_us" only when > 0 and
   /// "tail_kernels" / "tail_kernel_us" only for cold-l2-v3 (so the older protocols' JSON is what it was)};
   /// isolated-v1's {"name", "kind", "version", "rounds", "launches_per_sample", "warmup", "flush", "flush_factor_l2",
-  /// "clock_*", "lead_in_us", "l2", "order", "timer", "statistic"}.
+  /// "clock_*", "lead_in_us", "l2", "order", "timer", "statistic"}; isolated-v2's the same with "fill_bytes" and
+  /// "flush": "zero fill of fill_bytes".
   std::string to_json() const;
   /// Inverse of to_json() (missing optional fields take the defaults). Throws Error(kInvalid) on text that is
   /// not JSON, an unknown kind, or a version this build does not implement.
   static MeasureProtocol from_json(const std::string& text);
   /// Throws Error(kUsage) naming the field when a setting is out of range (rounds < 1, gap_us < 0 or > 1e6, ...),
-  /// or when isolated-v1 is given a round setting (an order other than Williams, a gap: it has no rounds).
+  /// when isolated-v1/v2 is given a round setting (an order other than Williams, a gap: it has no rounds), when
+  /// isolated-v2 is given more than one launch per sample, or a fill on another protocol.
   void validate() const;
 };
 
 /// The choices of MeasureProtocol::named, for option checks and messages.
-inline constexpr const char* kMeasuringProtocols[] = {"cold-l2",    "cold-l2-v2", "cold-l2-v3", "hot-graph",
-                                                      "hot-graph-v1", "isolated", "isolated-v1"};
+inline constexpr const char* kMeasuringProtocols[] = {"cold-l2",      "cold-l2-v2", "cold-l2-v3",  "hot-graph",
+                                                      "hot-graph-v1", "isolated",   "isolated-v1", "isolated-v2"};
 
 /// True when a stored measurement's protocol `name` (e.g. "cold-l2-v3") is selected by `filter`: a kind
 /// ("cold-l2") selects every version of it, a name only itself.

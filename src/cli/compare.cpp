@@ -24,6 +24,7 @@ struct Args {
   std::string device_a, device_b;
   std::string protocol;  ///< empty: cold-l2 (measured) / every stored protocol (--between)
   int rounds = MeasureProtocol{}.rounds;
+  const CLI::Option* rounds_flag = nullptr;  ///< to tell an explicit --rounds from the default (isolated-v2: 30)
   std::string side_order = "williams";                           ///< --side-order (the protocol study)
   double gap_us = 0;                                             ///< --gap-us (the protocol study)
   int launches = MeasureProtocol::isolated().launches_per_sample;  ///< --launches (isolated-v1)
@@ -93,13 +94,15 @@ int run_m_grid(const Args& a, const CompareStatsOptions& stats) {
 /// check_compare_protocol (eval/compare_run.hpp).
 MeasureProtocol protocol_of(const Args& a) {
   MeasureProtocol p = MeasureProtocol::named(a.protocol.empty() ? "cold-l2" : a.protocol);
-  p.rounds = a.rounds;
+  const bool filled = p.fill_bytes > 0;  // isolated-v2: its own samples (30) and one launch per sample
+  if (!filled || a.rounds_flag->count() > 0) p.rounds = a.rounds;
   p.order = parse_side_order(a.side_order);
   p.gap_us = a.gap_us;
-  if (a.launches_flag->count() > 0 && p.kind != ProtocolKind::kIsolated)
-    DGT_THROW(ErrorKind::kUsage, "--launches {}: only --protocol isolated launches a kernel several times per sample",
-              a.launches);
-  p.launches_per_sample = a.launches;
+  if (a.launches_flag->count() > 0 && (p.kind != ProtocolKind::kIsolated || filled))
+    DGT_THROW(ErrorKind::kUsage,
+              "--launches {}: only --protocol isolated (isolated-v1) launches a kernel several times per sample{}",
+              a.launches, filled ? "; isolated-v2 times one launch after each zero fill" : "");
+  if (!filled) p.launches_per_sample = a.launches;
   return p;
 }
 
@@ -206,13 +209,16 @@ void add_compare(CLI::App& app, Action& action) {
   cmd.add_option("--protocol", a.protocol,
                  "cold-l2 (default when measuring: cold-l2-v2), cold-l2-v3 (v2 with a queue tail after each round: "
                  "no dependence on a sample's place in the round), hot-graph, or isolated (one kernel at a time, "
-                 "back-to-back launches after an L2 flush: absolute TFLOPS, not paired; isolated-v1); a kind or a "
-                 "versioned name; with --between: only that protocol (a kind: every version of it)")
+                 "back-to-back launches after an L2 flush: absolute TFLOPS, not paired; isolated-v1), isolated-v2 "
+                 "(one launch per sample after a zero fill of 8e9 bytes: DeepGEMM's benchmark procedure, for its "
+                 "published numbers); a kind or a versioned name; with --between: only that protocol (a kind: every "
+                 "version of it)")
       ->check(CLI::IsMember(std::vector<std::string>(std::begin(kMeasuringProtocols), std::end(kMeasuringProtocols))));
-  a.measuring_only.push_back(
-      cmd.add_option("--rounds", a.rounds, "interleaved rounds per shape (isolated: samples per side)")
-          ->transform(count(1, 100000))
-          ->capture_default_str());
+  a.rounds_flag = cmd.add_option("--rounds", a.rounds,
+                                 "interleaved rounds per shape (isolated: samples per side; isolated-v2's default 30)")
+                      ->transform(count(1, 100000))
+                      ->capture_default_str();
+  a.measuring_only.push_back(a.rounds_flag);
   a.measuring_only.push_back(cmd.add_option("--side-order", a.side_order,
                  "with --shapes, protocol study: the order of the sides in each round: williams (balanced, the "
                  "protocol), fixed (dgtune first every round) or reversed (dgtune last, right after cuBLASLt-tuned); "

@@ -74,6 +74,9 @@ void check_compare_protocol(const MeasureProtocol& protocol, bool saving) {
 }
 
 std::string protocol_detail(const MeasureProtocol& p) {
+  if (p.kind == ProtocolKind::kIsolated && p.fill_bytes > 0)
+    return fmt::format("samples per side of one launch after a zero fill of {:g} GB, sides one at a time",
+                       double(p.fill_bytes) / 1e9);
   if (p.kind == ProtocolKind::kIsolated)
     return fmt::format("samples per side of {} back-to-back launches, sides one at a time", p.launches_per_sample);
   std::string s = "rounds";

@@ -127,7 +127,7 @@ enum_flags = [("space", PROBLEM, "--format", "table,csv,json,md"), ("space", PRO
               ("space", PROBLEM, "--scale", "tensor,per-tensor,channel,block,block1d1d"),
               ("sweep", ["--shapes", ok_shapes, "--db", DB], "--strategy", "exhaustive,model"),
               ("compare", ["--shapes", ok_shapes, "--db", DB], "--protocol",
-               "cold-l2,cold-l2-v2,cold-l2-v3,hot-graph,hot-graph-v1,isolated,isolated-v1"),
+               "cold-l2,cold-l2-v2,cold-l2-v3,hot-graph,hot-graph-v1,isolated,isolated-v1,isolated-v2"),
               ("compare", ["--shapes", ok_shapes, "--db", DB], "--side-order", "williams,fixed,reversed"),
               ("compare", ["--shapes", ok_shapes, "--db", DB], "--interval", "sign,wilcoxon"),
               ("export", ["--db", DB], "--format", "table,csv,json,md,cpp,db,bundle")]

@@ -263,7 +263,7 @@ expect 2 "--between: At least 2 required but received 1" "$bin" compare --betwee
 expect 2 "--device-a requires --between" "$bin" compare --shapes "$tmp/one.txt" --device-a 1
 expect 2 "--rounds requires --shapes" "$bin" compare --between "$tmp/empty.db" "$tmp/empty.db" --rounds 5
 expect 2 "--save requires --shapes" "$bin" compare --between "$tmp/empty.db" "$tmp/empty.db" --save "$tmp/s.db"
-expect 2 "--protocol: warm not in {cold-l2,cold-l2-v2,cold-l2-v3,hot-graph,hot-graph-v1,isolated,isolated-v1}" "$bin" compare --shapes "$tmp/one.txt" --protocol warm
+expect 2 "--protocol: warm not in {cold-l2,cold-l2-v2,cold-l2-v3,hot-graph,hot-graph-v1,isolated,isolated-v1,isolated-v2}" "$bin" compare --shapes "$tmp/one.txt" --protocol warm
 expect 2 "--protocol: cold-l2-v1 not in" "$bin" compare --shapes "$tmp/one.txt" --protocol cold-l2-v1
 expect 2 "--protocol isolated / --side-order / --gap-us: --m-grid measures the standard protocols only" "$bin" compare --shapes "$tmp/one.txt" --m-grid --protocol isolated-v1
 expect 2 "--save: --side-order reversed / --gap-us 0 are protocol-study variants of cold-l2-v3" "$bin" compare --shapes "$tmp/one.txt" --protocol cold-l2-v3 --side-order reversed --save "$tmp/study.db"
@@ -274,6 +274,9 @@ expect 2 "--gap-us: -1 is out of range: want a number from 0 to" "$bin" compare 
 expect 2 "--side-order requires --shapes" "$bin" compare --between "$tmp/empty.db" "$tmp/empty.db" --side-order fixed
 expect 2 "--protocol isolated runs one side at a time, back to back" "$bin" compare --shapes "$tmp/one.txt" --protocol isolated --gap-us 200
 expect 2 "--launches 5: only --protocol isolated" "$bin" compare --shapes "$tmp/one.txt" --launches 5
+expect 2 "--launches 5: only --protocol isolated (isolated-v1) launches a kernel several times per sample; isolated-v2 times one launch after each zero fill" "$bin" compare --shapes "$tmp/one.txt" --protocol isolated-v2 --launches 5
+expect 2 "--save: isolated-v2 measurements are not stored" "$bin" compare --shapes "$tmp/one.txt" --protocol isolated-v2 --save "$tmp/study.db"
+expect 2 "--protocol isolated / --side-order / --gap-us: --m-grid measures the standard protocols only" "$bin" compare --shapes "$tmp/one.txt" --m-grid --protocol isolated-v2
 expect 2 "--save: --side-order reversed / --gap-us 0 are protocol-study variants of cold-l2-v2" "$bin" compare --shapes "$tmp/one.txt" --side-order reversed --save "$tmp/study.db"
 expect 2 "--save: isolated-v1 measurements are not stored" "$bin" compare --shapes "$tmp/one.txt" --protocol isolated --save "$tmp/study.db"
 expect 2 "--m-grid measures the standard protocols only" "$bin" compare --shapes "$tmp/one.txt" --m-grid --gap-us 100

@@ -172,7 +172,8 @@ TEST(Compare, StudyVariantsTimeTheKernelNotTheGap) {
   const auto gap = row_of("--rounds 8 --gap-us 300", "gap");
   const auto reversed = row_of("--rounds 8 --side-order reversed", "reversed");
   const auto isolated = row_of("--protocol isolated --rounds 5 --launches 10", "isolated");
-  ASSERT_FALSE(base.is_null() || gap.is_null() || reversed.is_null() || isolated.is_null());
+  const auto filled = row_of("--protocol isolated-v2 --rounds 6", "isolated-v2");
+  ASSERT_FALSE(base.is_null() || gap.is_null() || reversed.is_null() || isolated.is_null() || filled.is_null());
   const double base_us = base["dgtune_us"].get<double>(), base_cublas = base["cublas_tuned_us"].get<double>();
   ASSERT_GT(base_us, 0);
   ASSERT_LT(base_us, 100) << "2048^3 should take ~15 us on an H100/H200";
@@ -186,9 +187,12 @@ TEST(Compare, StudyVariantsTimeTheKernelNotTheGap) {
     // never several times slower (one event pair around 10 launches, divided by 10).
     EXPECT_LT(isolated[side].get<double>(), 1.5 * b + 5) << side;
     EXPECT_GT(isolated[side].get<double>(), 0.2 * b) << side;
+    // isolated-v2: one launch after an 8 GB zero fill, operands from HBM as in cold-l2 (the fill is not timed).
+    EXPECT_LT(filled[side].get<double>(), 1.5 * b + 5) << side << ": the zero fill leaked into the sample";
+    EXPECT_GT(filled[side].get<double>(), 0.5 * b) << side;
   }
   EXPECT_GT(base_cublas, 0);
-  for (const auto* row : {&base, &gap, &reversed, &isolated}) {
+  for (const auto* row : {&base, &gap, &reversed, &isolated, &filled}) {
     for (const auto* clk : {"dgtune_sm_clock_mhz_median", "cublas_tuned_sm_clock_mhz_median"}) {
       ASSERT_TRUE((*row)[clk].is_number()) << clk << ": " << row->dump();
       EXPECT_GT((*row)[clk].get<double>(), 500) << clk;
@@ -196,6 +200,8 @@ TEST(Compare, StudyVariantsTimeTheKernelNotTheGap) {
     }
   }
   EXPECT_EQ(isolated["rounds"], 5);
+  EXPECT_EQ(filled["rounds"], 6);
+  EXPECT_EQ(filled["protocol"], "isolated-v2");
 }
 
 TEST(Compare, LoaderTakesAnExportedTable) {

@@ -157,7 +157,7 @@ TEST(ProtocolStudy, IsolatedProtocolNameAndRecordFields) {
   EXPECT_EQ(back.launches_per_sample, 7);
   EXPECT_EQ(back.rounds, 9);
   EXPECT_EQ(back.to_json(), q.to_json());
-  EXPECT_THROW(MeasureProtocol::from_json(R"({"kind":"isolated","version":2})"), Error);
+  EXPECT_THROW(MeasureProtocol::from_json(R"({"kind":"isolated","version":3})"), Error);
   // Rounds settings do not apply; launches_per_sample >= 1.
   q = p;
   q.order = SideOrder::kFixed;
@@ -168,6 +168,50 @@ TEST(ProtocolStudy, IsolatedProtocolNameAndRecordFields) {
   q = p;
   q.launches_per_sample = 0;
   EXPECT_TRUE(has(message_of([&] { q.validate(); }, ErrorKind::kUsage), "launches_per_sample = 0"));
+}
+
+// isolated-v2: DeepGEMM's benchmark procedure (a zero fill of 8e9 bytes, then one launch, 30 warm-up samples, 30 timed).
+TEST(ProtocolStudy, IsolatedV2IsOneLaunchAfterAZeroFill) {
+  const MeasureProtocol p = MeasureProtocol::named("isolated-v2");
+  EXPECT_EQ(p.kind, ProtocolKind::kIsolated);
+  EXPECT_EQ(p.version(), 2);
+  EXPECT_EQ(p.name(), "isolated-v2");
+  EXPECT_EQ(p.fill_bytes, 8000000000);
+  EXPECT_EQ(p.launches_per_sample, 1);
+  EXPECT_EQ(p.warmup, 30);
+  EXPECT_EQ(p.rounds, 30);
+  EXPECT_NO_THROW(p.validate());
+  // "isolated" stays isolated-v1, whose JSON has no fill.
+  EXPECT_EQ(MeasureProtocol::named("isolated").name(), "isolated-v1");
+  EXPECT_FALSE(nlohmann::json::parse(MeasureProtocol::isolated().to_json()).contains("fill_bytes"));
+  const auto j = nlohmann::json::parse(p.to_json());
+  EXPECT_EQ(j.at("name"), "isolated-v2");
+  EXPECT_EQ(j.at("version"), 2);
+  EXPECT_EQ(j.at("fill_bytes"), 8000000000);
+  EXPECT_EQ(j.at("flush"), "zero fill of fill_bytes");
+  EXPECT_EQ(j.at("launches_per_sample"), 1);
+  EXPECT_FALSE(j.contains("flush_factor_l2"));
+  MeasureProtocol q = p;
+  q.fill_bytes = 4000000000;
+  q.rounds = 12;
+  const MeasureProtocol back = MeasureProtocol::from_json(q.to_json());
+  EXPECT_EQ(back.name(), "isolated-v2");
+  EXPECT_EQ(back.fill_bytes, 4000000000);
+  EXPECT_EQ(back.rounds, 12);
+  EXPECT_EQ(back.warmup, 30);
+  EXPECT_EQ(back.to_json(), q.to_json());
+  EXPECT_TRUE(has(message_of([] { MeasureProtocol::from_json(R"({"kind":"isolated","version":2,"fill_bytes":0})"); },
+                             ErrorKind::kInvalid),
+                  "fill_bytes = 0"));
+  // One launch per sample; a fill belongs to isolated-v2 alone.
+  q = p;
+  q.launches_per_sample = 2;
+  EXPECT_TRUE(has(message_of([&] { q.validate(); }, ErrorKind::kUsage), "one launch per sample")) << "launches 2";
+  MeasureProtocol c = MeasureProtocol::cold_l2();
+  c.fill_bytes = 1 << 20;
+  EXPECT_TRUE(has(message_of([&] { c.validate(); }, ErrorKind::kInternal), "isolated-v2's alone"));
+  EXPECT_TRUE(has(message_of([&] { check_compare_protocol(p, true); }, ErrorKind::kUsage), "--save: isolated-v2"));
+  EXPECT_EQ(protocol_detail(p), "samples per side of one launch after a zero fill of 8 GB, sides one at a time");
 }
 
 TEST(ProtocolStudy, CompareRefusesWhatCannotBeStoredOrHasNoRounds) {
