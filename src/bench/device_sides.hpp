@@ -99,7 +99,7 @@ class DeviceSides final : public SampleSource {
 /// The whole engine: validates the protocol, builds DeviceSides, runs protocol.rounds rounds in
 /// protocol.order (flags below protocol.clock_floor x device.max_sm_clock_mhz), then, when `check` is given,
 /// checks every side's output after one more (untimed) sample of it. result.protocol is
-/// protocol.to_json(). An isolated-v1 protocol goes to measure_isolated() (bench/isolated_sides.hpp) instead,
+/// protocol.to_json(). An isolated protocol (v1, v2) goes to measure_isolated() (bench/isolated_sides.hpp) instead,
 /// with the same result type. Throws WatchdogTimeout or Error (kCuda, kCublas, ...) from the sides: after a
 /// sticky CUDA error the caller must stop timing in this process.
 RoundsResult measure_sides(const UtilKernels& util, const DeviceInfo& device, const MeasureProtocol& protocol,

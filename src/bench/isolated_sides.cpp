@@ -1,5 +1,6 @@
 #include "bench/isolated_sides.hpp"
 
+#include <algorithm>
 #include <functional>
 
 #include "bench/l2_flush.hpp"
@@ -39,54 +40,66 @@ void check_outputs(const OutputCheck* check, const std::vector<Side>& sides, cud
   }
 }
 
-/// isolated-v2: per side, protocol.warmup untimed samples, then protocol.rounds timed ones, all queued before one
-/// synchronisation; a sample is a zero fill of protocol.fill_bytes, event, one launch, event, clock probe.
+/// Samples of isolated-v2 queued between two host synchronisations: the watchdog runs at each one (a hung kernel
+/// times out instead of blocking the host in a full launch queue), and the event pairs are reused per chunk.
+constexpr size_t kFilledChunk = 32;
+
+/// isolated-v2: per side, protocol.warmup untimed samples, then protocol.rounds timed ones, queued kFilledChunk at a
+/// time before a synchronisation; a sample is a zero fill of protocol.fill_bytes, event, one launch, event, clock
+/// probe. The fill is a kernel on the SMs (UtilKernels::fill_u16), as torch's zero_() on a CUDA tensor is, not
+/// cudaMemsetAsync, which may run elsewhere and leave the SMs idle.
 void measure_filled(const UtilKernels& util, const MeasureProtocol& protocol, cudaStream_t stream,
                     const std::vector<Side>& sides, const std::function<void()>& sync, RoundsResult& r) {
   DeviceBuffer fill;
   try {
     fill = DeviceBuffer(static_cast<size_t>(protocol.fill_bytes));
   } catch (const Error& e) {
-    DGT_THROW(ErrorKind::kCuda, "{} zero-fills {} bytes of device memory before every sample and could not allocate "
+    (void)cudaGetLastError();  // the failed allocation's error is reported here, not by the next CUDA call
+    DGT_THROW(ErrorKind::kUsage, "{} zero-fills {} bytes of device memory before every sample and could not allocate "
               "them ({}); measure with --protocol isolated (isolated-v1) on this GPU", protocol.name(),
               protocol.fill_bytes, e.message());
   }
-  const auto n = static_cast<size_t>(protocol.rounds);
-  DeviceBuffer clocks(2 * n * sizeof(uint64_t));  // [2i, 2i + 1]: the probe after sample i
+  const int64_t words = protocol.fill_bytes / 2;
+  DeviceBuffer clocks(2 * kFilledChunk * sizeof(uint64_t));  // [2i, 2i + 1]: the probe after the chunk's sample i
   uint64_t* probe = clocks.as<uint64_t>();
-  std::vector<EventPair> ev(n);
+  std::vector<EventPair> ev(kFilledChunk);
   const auto probe_ns = static_cast<uint64_t>(protocol.clock_probe_us * 1000);
+  const auto n = static_cast<size_t>(protocol.rounds);
   for (size_t side = 0; side < sides.size(); ++side) {
     const Side& s = sides[side];
     for (int i = 0; i < protocol.warmup; ++i) {
-      DGT_CHECK_CUDA(cudaMemsetAsync(fill.get(), 0, fill.bytes(), stream));
+      util.fill_u16(fill.get(), words, 0, stream);
       s.launch(stream);
+      if ((i + 1) % int(kFilledChunk) == 0) sync();
     }
     DGT_CHECK_CUDA(cudaGetLastError());
     sync();
-    for (size_t i = 0; i < n; ++i) {
-      DGT_CHECK_CUDA(cudaMemsetAsync(fill.get(), 0, fill.bytes(), stream));
-      DGT_CHECK_CUDA(cudaEventRecord(ev[i].start, stream));
-      s.launch(stream);
-      DGT_CHECK_CUDA(cudaEventRecord(ev[i].stop, stream));
-      util.clock_probe(probe + 2 * i, probe_ns, stream);
-    }
-    DGT_CHECK_CUDA(cudaGetLastError());
-    sync();
-    std::vector<uint64_t> host(2 * n, 0);
-    DGT_CHECK_CUDA(cudaMemcpyAsync(host.data(), probe, host.size() * sizeof(uint64_t), cudaMemcpyDeviceToHost, stream));
-    sync();
-    for (size_t i = 0; i < n; ++i) {
-      float ms = 0;
-      DGT_CHECK_CUDA(cudaEventElapsedTime(&ms, ev[i].start, ev[i].stop));
-      Sample x;
-      x.side = static_cast<int>(side);
-      x.round = static_cast<int>(i);
-      x.position = static_cast<int>(side);
-      x.time_us = double(ms) * 1000.0;
-      x.sm_clock_mhz = host[2 * i] > 0 ? double(host[2 * i + 1]) / double(host[2 * i]) * 1000.0 : 0.0;
-      x.flagged = r.clock_floor_mhz > 0 && x.sm_clock_mhz > 0 && x.sm_clock_mhz < r.clock_floor_mhz;
-      r.samples.push_back(x);
+    for (size_t first = 0; first < n; first += kFilledChunk) {
+      const size_t count = std::min(kFilledChunk, n - first);
+      for (size_t i = 0; i < count; ++i) {
+        util.fill_u16(fill.get(), words, 0, stream);
+        DGT_CHECK_CUDA(cudaEventRecord(ev[i].start, stream));
+        s.launch(stream);
+        DGT_CHECK_CUDA(cudaEventRecord(ev[i].stop, stream));
+        util.clock_probe(probe + 2 * i, probe_ns, stream);
+      }
+      DGT_CHECK_CUDA(cudaGetLastError());
+      sync();
+      uint64_t host[2 * kFilledChunk] = {};
+      DGT_CHECK_CUDA(cudaMemcpyAsync(host, probe, 2 * count * sizeof(uint64_t), cudaMemcpyDeviceToHost, stream));
+      sync();
+      for (size_t i = 0; i < count; ++i) {
+        float ms = 0;
+        DGT_CHECK_CUDA(cudaEventElapsedTime(&ms, ev[i].start, ev[i].stop));
+        Sample x;
+        x.side = static_cast<int>(side);
+        x.round = static_cast<int>(first + i);
+        x.position = static_cast<int>(side);
+        x.time_us = double(ms) * 1000.0;
+        x.sm_clock_mhz = host[2 * i] > 0 ? double(host[2 * i + 1]) / double(host[2 * i]) * 1000.0 : 0.0;
+        x.flagged = r.clock_floor_mhz > 0 && x.sm_clock_mhz > 0 && x.sm_clock_mhz < r.clock_floor_mhz;
+        r.samples.push_back(x);
+      }
     }
   }
 }
@@ -96,7 +109,7 @@ void measure_filled(const UtilKernels& util, const MeasureProtocol& protocol, cu
 RoundsResult measure_isolated(const UtilKernels& util, const DeviceInfo& device, const MeasureProtocol& protocol,
                               cudaStream_t stream, const std::vector<Side>& sides, const OutputCheck* check) {
   if (protocol.kind != ProtocolKind::kIsolated)
-    DGT_THROW(ErrorKind::kInternal, "measure_isolated runs isolated-v1, not {}", protocol.name());
+    DGT_THROW(ErrorKind::kInternal, "measure_isolated runs isolated-v1 and isolated-v2, not {}", protocol.name());
   protocol.validate();
   if (sides.empty()) DGT_THROW(ErrorKind::kInternal, "measure_isolated: no sides");
   for (const Side& s : sides)

@@ -19,9 +19,9 @@ namespace dgt {
 
 /// Measures each side alone under `protocol` (kind kIsolated, validated here: Error(kUsage) / Error(kInternal)
 /// otherwise), the sides in list order. isolated-v2 (protocol.fill_bytes > 0): per side, protocol.warmup untimed
-/// samples and protocol.rounds timed ones, all queued before one synchronisation, each a zero fill of fill_bytes
-/// (cudaMemsetAsync; Error(kCuda) naming the protocol when they cannot be allocated), event, one launch, event,
-/// clock probe. isolated-v1, per side: protocol.warmup launches, synchronised; then protocol.rounds
+/// samples and protocol.rounds timed ones, queued 32 at a time between synchronisations, each a zero fill of
+/// fill_bytes by a kernel on the SMs (Error(kUsage) naming the protocol when they cannot be allocated), event, one
+/// launch, event, clock probe. isolated-v1, per side: protocol.warmup launches, synchronised; then protocol.rounds
 /// samples, each queued as: lead-in busy wait (lead_in_us, so the host queues the sample ahead of the GPU), L2 flush
 /// (write+read of flush_factor x L2), event, protocol.launches_per_sample launches, event, clock probe
 /// (clock_probe_us on one SM, right after the stop event), then one synchronisation (watchdog). A sample's time is

@@ -1,5 +1,5 @@
 // The one description of a timing protocol: what one sample is and every setting that changes what a number
-// means. Five protocols, each named by its kind and version:
+// means. Six protocols, each named by its kind and version:
 //   cold-l2-v1  the sweep's adaptive single-side timer (bench/protocol.hpp Timer): samples until the median's
 //               relative standard error is small enough;
 //   cold-l2-v2  the interleaved engine (bench/rounds.hpp, bench/device_sides.hpp), cold L2, fixed rounds;
@@ -55,13 +55,14 @@ struct MeasureProtocol {
   /// cold-l2 only: the sweep's adaptive single-side timer (cold-l2-v1) instead of the engine's rounds (v2).
   bool adaptive = false;
 
-  int warmup = 3;                ///< untimed launches per side first (before capture for hot-graph)
+  int warmup = 3;                ///< untimed launches per side first (before capture for hot-graph; isolated-v2:
+                                 ///< untimed samples, each a fill and a launch)
   double flush_factor = 2.0;     ///< cold-l2: flush buffer = flush_factor x L2 (at least 64 MiB; l2_flush_bytes)
   double watchdog_seconds = 20;  ///< a launch (v1) or round (engine) still running after this is a timeout
 
   // The engine (cold-l2-v2, hot-graph-v1).
   int rounds = 20;             ///< every side runs once per round, in the order of side_order(order, ...)
-                               ///< (isolated-v1: samples per side)
+                               ///< (isolated-v1 / v2: samples per side)
   int graph_launches = 20;     ///< hot-graph: launches captured in each side's graph
   double clock_probe_us = 20;  ///< spin of the SM clock probe queued right after each sample
   double lead_in_us = 50;      ///< busy wait queued at the start of each round so the host runs ahead of the GPU
@@ -128,7 +129,8 @@ struct MeasureProtocol {
   /// fill of kV2FillBytes, then one launch; 30 untimed samples of the same form first (bench_kineto profiles the
   /// second of two passes of 30). Differences from it: a cudaEvent pair around the launch (it reads CUPTI's kernel
   /// duration; the event pair adds the launch's start latency, a microsecond or two, to our side and every other
-  /// side alike) and the median (it reports the mean; compare prints both).
+  /// side alike), the median (it reports the mean), and the fill is dgtune's 16-bit fill kernel (torch runs its own
+  /// fill kernel; both on the SMs, memory-bound).
   static constexpr int64_t kV2FillBytes = 8'000'000'000;
   static MeasureProtocol isolated_v2() {
     MeasureProtocol p;

@@ -56,16 +56,16 @@ void check_compare_db(const std::string& db_path, const std::string& db_flag) {
 void check_compare_protocol(const MeasureProtocol& protocol, bool saving) {
   if (protocol.kind == ProtocolKind::kIsolated && !protocol.is_standard())
     DGT_THROW(ErrorKind::kUsage,
-              "--side-order {} / --gap-us {:g}: --protocol isolated runs one side at a time, back to back; it has no "
-              "round order and no gap (drop them, or measure with --protocol cold-l2 or hot-graph)",
-              to_string(protocol.order), protocol.gap_us);
+              "--side-order {} / --gap-us {:g}: {} runs one side at a time, sample after sample; it has no round "
+              "order and no gap (drop them, or measure with --protocol cold-l2 or hot-graph)",
+              to_string(protocol.order), protocol.gap_us, protocol.name());
   protocol.validate();
   if (!saving) return;
   if (protocol.kind == ProtocolKind::kIsolated)
     DGT_THROW(ErrorKind::kUsage,
               "--save: {} measurements are not stored (they are absolute times of one kernel at a time, not the "
-              "paired rounds that --between, the gate and the winners read); drop --save or --protocol isolated",
-              protocol.name());
+              "paired rounds that --between, the gate and the winners read); drop --save or --protocol {}",
+              protocol.name(), protocol.name());
   if (!protocol.is_standard())
     DGT_THROW(ErrorKind::kUsage,
               "--save: --side-order {} / --gap-us {:g} are protocol-study variants of {}; stored measurements are keyed "

@@ -23,7 +23,7 @@ struct CompareStatsOptions {
 struct CompareRunOptions {
   std::string shapes_path;          ///< for the title
   std::vector<ShapeEntry> shapes;   ///< loaded and checked by the caller
-  MeasureProtocol protocol;         ///< cold-l2-v2/v3, hot-graph-v1 or isolated-v1, rounds, order and gap inside
+  MeasureProtocol protocol;         ///< cold-l2-v2/v3, hot-graph-v1 or isolated-v1/v2, rounds, order and gap inside
   std::string db_path;              ///< read-only; missing: every shape runs the default config
   std::string db_flag = "--db";     ///< how the user named db_path, for messages
   std::string save_path;            ///< empty: nothing stored; else every sample goes into this DB
@@ -35,13 +35,14 @@ struct CompareRunOptions {
 };
 
 /// compare's checks of its protocol before anything is opened: validate(), and Error(kUsage) naming the option and
-/// the rule for --side-order / --gap-us with --protocol isolated (no rounds), and, when `saving` (--save), for
-/// isolated-v1 and for the study variants (a non-Williams order, a gap), which are measured under the standard
+/// the rule for --side-order / --gap-us with an isolated protocol (no rounds), and, when `saving` (--save), for
+/// isolated-v1 / v2 and for the study variants (a non-Williams order, a gap), which are measured under the standard
 /// protocol's name and so are never stored.
 void check_compare_protocol(const MeasureProtocol& protocol, bool saving);
 
 /// The title's words for the protocol's settings: "rounds" (plus ", fixed side order", ", 200 us gap before every
-/// sample" for the study variants), or isolated-v1's "samples per side of N back-to-back launches, ...".
+/// sample" for the study variants), isolated-v1's "samples per side of N back-to-back launches, ..." or
+/// isolated-v2's "samples per side of one launch after a zero fill of 8 GB, ...".
 std::string protocol_detail(const MeasureProtocol& p);
 
 /// The paired comparison's options of these settings (margin as a fraction, the interval method).

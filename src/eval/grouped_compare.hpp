@@ -30,7 +30,7 @@ struct GroupedCompareOptions {
   KernelConfig config;                   ///< the grouped kernel's config (the grouped rules checked before the GPU)
   std::optional<KernelConfig> dense_config;  ///< the dense side's; empty: default_config of the dense problem
   std::optional<KernelConfig> vs_config;     ///< the grouped-vs side's (the grouped rules checked too); empty: no side
-  MeasureProtocol protocol;              ///< cold-l2-v2/v3, hot-graph-v1 or isolated-v1
+  MeasureProtocol protocol;              ///< cold-l2-v2/v3, hot-graph-v1 or isolated-v1/v2
   int device = 0;
   std::string cache_dir;
   uint64_t seed = 20261129;
@@ -41,7 +41,7 @@ struct GroupedCompareOptions {
 /// groups, m_per_group or masked_m with m_max and expected_m, n, k, scale, accum), the three sides' median us, the
 /// grouped kernel's TFLOPS counting real rows only (2 x sum(m_g) x N x K / t), x_loop = loop us / grouped us and
 /// x_dense = dense us / grouped us (cold-l2 / hot-graph: median of per-round ratios with the 95% interval of
-/// stats::compare_paired; isolated-v1: the ratio of the medians, no interval), each side's median SM clock, the
+/// stats::compare_paired; isolated-v1/v2: the ratio of the medians, no interval), each side's median SM clock, the
 /// verification of the grouped kernel and of the loop, and the loop's algorithms; with a vs_config also x_vs =
 /// grouped-vs us / grouped us (same statistics), its median SM clock and its verification. Throws Error(kUsage) when
 /// the config or the vs_config breaks a grouped rule for a problem (before the GPU is opened), Error(kNoDevice)

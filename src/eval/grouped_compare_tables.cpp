@@ -21,7 +21,7 @@ std::string join(const std::vector<int64_t>& v) {
 }
 
 /// Speedup of the grouped kernel over side `y` (y us / grouped us): paired rounds' median ratio with its interval,
-/// or, under isolated-v1 (sides not run together), the ratio of the medians and no interval.
+/// or, under isolated-v1/v2 (sides not run together), the ratio of the medians and no interval.
 struct Ratio {
   double x = 0, lo = 0, hi = 0;
   bool paired = false;

@@ -30,7 +30,7 @@ struct GroupedCompareShape {
   std::string note;       ///< why the line was not measured, or failed; empty when measured and verified
   std::string vs_config_key;  ///< the grouped-vs side's config; empty: no such side
   RoundsResult result;
-  std::string protocol_name;  ///< e.g. "cold-l2-v2"; "isolated-v1": ratios of medians, no interval
+  std::string protocol_name;  ///< e.g. "cold-l2-v2"; "isolated-v1" / "isolated-v2": ratios of medians, no interval
   int loop_calls = 0, loop_padded = 0;
   std::string loop_algos;
 
@@ -47,7 +47,7 @@ struct GroupedCompareShape {
 /// add name, config_source and tuned_key, and note, when any shape has a config_source: `dgtune compare --shapes`,
 /// whose document is dgtune-compare): the problem, each side's
 /// median us, TFLOPS over real rows (2 x sum(m_g) x N x K / grouped us), x_loop = loop us / grouped us and x_dense =
-/// dense us / grouped us (paired rounds: stats::compare_paired's median ratio and interval; isolated-v1: the ratio
+/// dense us / grouped us (paired rounds: stats::compare_paired's median ratio and interval; isolated-v1/v2: the ratio
 /// of the medians, no interval), each side's median SM clock, the output checks and the loop's algorithms. When any
 /// shape has a grouped-vs side, seven more columns (vs_config, vs_us, x_vs = grouped-vs us / grouped us with x_vs_lo
 /// and x_vs_hi by the same statistics, vs_sm_clock_mhz_median, vs_check; null for a shape without the side);

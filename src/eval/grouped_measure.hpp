@@ -39,7 +39,7 @@ struct GroupedSides {
 class GroupedMeasurer {
  public:
   /// Opens the device (Error(kNoDevice) without an sm_90 GPU), the cubin cache (`cache_dir`, empty: the default one)
-  /// and the utility kernels. `protocol`: cold-l2-v2, hot-graph-v1 or isolated-v1 (validated by the caller).
+  /// and the utility kernels. `protocol`: cold-l2-v2, hot-graph-v1 or isolated-v1/v2 (validated by the caller).
   GroupedMeasurer(int device, const std::string& cache_dir, MeasureProtocol protocol, uint64_t seed = 20261129);
   ~GroupedMeasurer();
   GroupedMeasurer(const GroupedMeasurer&) = delete;

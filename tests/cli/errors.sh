@@ -272,10 +272,11 @@ expect 2 "--protocol: isolated not in" "$bin" gate --record "$tmp/g.json" --shap
 expect 2 "--side-order: up not in {williams,fixed,reversed}" "$bin" compare --shapes "$tmp/one.txt" --side-order up
 expect 2 "--gap-us: -1 is out of range: want a number from 0 to" "$bin" compare --shapes "$tmp/one.txt" --gap-us -1
 expect 2 "--side-order requires --shapes" "$bin" compare --between "$tmp/empty.db" "$tmp/empty.db" --side-order fixed
-expect 2 "--protocol isolated runs one side at a time, back to back" "$bin" compare --shapes "$tmp/one.txt" --protocol isolated --gap-us 200
+expect 2 "isolated-v1 runs one side at a time, sample after sample" "$bin" compare --shapes "$tmp/one.txt" --protocol isolated --gap-us 200
 expect 2 "--launches 5: only --protocol isolated" "$bin" compare --shapes "$tmp/one.txt" --launches 5
 expect 2 "--launches 5: only --protocol isolated (isolated-v1) launches a kernel several times per sample; isolated-v2 times one launch after each zero fill" "$bin" compare --shapes "$tmp/one.txt" --protocol isolated-v2 --launches 5
 expect 2 "--save: isolated-v2 measurements are not stored" "$bin" compare --shapes "$tmp/one.txt" --protocol isolated-v2 --save "$tmp/study.db"
+expect 2 "isolated-v2 runs one side at a time, sample after sample; it has no round order and no gap" "$bin" compare --shapes "$tmp/one.txt" --protocol isolated-v2 --gap-us 100
 expect 2 "--protocol isolated / --side-order / --gap-us: --m-grid measures the standard protocols only" "$bin" compare --shapes "$tmp/one.txt" --m-grid --protocol isolated-v2
 expect 2 "--save: --side-order reversed / --gap-us 0 are protocol-study variants of cold-l2-v2" "$bin" compare --shapes "$tmp/one.txt" --side-order reversed --save "$tmp/study.db"
 expect 2 "--save: isolated-v1 measurements are not stored" "$bin" compare --shapes "$tmp/one.txt" --protocol isolated --save "$tmp/study.db"
@@ -345,6 +346,8 @@ if ! nvidia-smi -L >/dev/null 2>&1; then
   expect 1 "no CUDA device" "$bin" sweep --shapes "$tmp/ok.txt" --db "$tmp/t2.db" --protocol hot-graph --rounds 3
   # compare and gate on grouped lines (alone and beside dense ones): past every input check, stopped by the GPU.
   expect 1 "no CUDA device" "$bin" compare --shapes "$tmp/gmix.txt" --db "$tmp/c.db" --protocol isolated --rounds 3 --format json
+  expect 1 "no CUDA device" "$bin" compare --shapes "$tmp/gmix.txt" --db "$tmp/c.db" --protocol isolated-v2 --format json
+  expect 1 "no CUDA device" "$bin" compare --grouped "kind=contiguous groups=4 m_per_group=8192 4096 7168 scale=block" --config $G128 --protocol isolated-v2 --rounds 4
   expect 1 "no CUDA device" "$bin" gate --record "$tmp/gr.json" --shapes "$tmp/gmix.txt" --db "$tmp/c.db" --protocol hot-graph
   [ -e "$tmp/gr.json" ] && { echo "FAIL: gate --record without a GPU wrote its baseline"; fail=1; }
   [ -e "$tmp/c.db" ] && { echo "FAIL: compare created the database"; fail=1; }

@@ -172,7 +172,7 @@ TEST(Compare, StudyVariantsTimeTheKernelNotTheGap) {
   const auto gap = row_of("--rounds 8 --gap-us 300", "gap");
   const auto reversed = row_of("--rounds 8 --side-order reversed", "reversed");
   const auto isolated = row_of("--protocol isolated --rounds 5 --launches 10", "isolated");
-  const auto filled = row_of("--protocol isolated-v2 --rounds 6", "isolated-v2");
+  const auto filled = row_of("--protocol isolated-v2", "isolated-v2");  // its own default: 30 samples per side
   ASSERT_FALSE(base.is_null() || gap.is_null() || reversed.is_null() || isolated.is_null() || filled.is_null());
   const double base_us = base["dgtune_us"].get<double>(), base_cublas = base["cublas_tuned_us"].get<double>();
   ASSERT_GT(base_us, 0);
@@ -200,7 +200,7 @@ TEST(Compare, StudyVariantsTimeTheKernelNotTheGap) {
     }
   }
   EXPECT_EQ(isolated["rounds"], 5);
-  EXPECT_EQ(filled["rounds"], 6);
+  EXPECT_EQ(filled["rounds"], 30);
   EXPECT_EQ(filled["protocol"], "isolated-v2");
 }
 

@@ -234,7 +234,7 @@ TEST(ProtocolStudy, CompareRefusesWhatCannotBeStoredOrHasNoRounds) {
   iso.order = SideOrder::kReversed;
   m = message_of([&] { check_compare_protocol(iso, false); }, ErrorKind::kUsage);
   EXPECT_TRUE(has(m, "--side-order reversed")) << m;
-  EXPECT_TRUE(has(m, "--protocol isolated")) << m;
+  EXPECT_TRUE(has(m, "isolated-v1 runs one side at a time")) << m;
   // The title says which variant ran.
   EXPECT_EQ(protocol_detail(MeasureProtocol::cold_l2()), "rounds");
   v = MeasureProtocol::cold_l2();
