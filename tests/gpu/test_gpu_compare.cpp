@@ -200,8 +200,7 @@ TEST(Compare, StudyVariantsTimeTheKernelNotTheGap) {
     }
   }
   EXPECT_EQ(isolated["rounds"], 5);
-  EXPECT_EQ(filled["rounds"], 30);
-  EXPECT_EQ(filled["protocol"], "isolated-v2");
+  EXPECT_EQ(filled["rounds"], 30);  // isolated-v2's own default (the rows carry no protocol name; the title does)
 }
 
 TEST(Compare, LoaderTakesAnExportedTable) {
