@@ -2,7 +2,7 @@
 """The benchmark of the grouped (MoE) GEMM reports: DeepSeek-V3's expert shapes with block scaling, contiguous and
 masked layouts, each against the per-group cuBLASLt loop and the tuned dense winner of the same FLOPs.
 
-    grouped_bench.py DGTUNE OUT [--configs KEY,KEY...] [--vs-config KEY] [--rounds N] [--isolated-rounds N]
+    grouped_bench.py DGTUNE OUT [--configs KEY,KEY...] [--vs-config KEY] [--rounds N] [--isolated-protocol P] [--isolated-rounds N]
                      [--launches N] [--top-k K] [--seed S] [--budget-s S] [--device N] [--cache-dir DIR]
                      [--command-timeout-s S] [--dry-run]
 
@@ -13,10 +13,11 @@ Steps (every command is a plain `dgtune` call, recorded with its exit code, time
  (b) per grouped problem, each candidate config (--configs) runs through `dgtune run --grouped --format json`; the
      fastest verified one is the problem's config;
  (c) `dgtune compare --grouped` with that config under cold-l2-v2 (--rounds) and under isolated-v1
-     (--isolated-rounds x --launches), with --dense-config and, when given, --vs-config.
+     (--isolated-rounds x --launches) or, with --isolated-protocol isolated-v2, DeepGEMM's benchmark procedure
+     (--isolated-rounds samples), with --dense-config and, when given, --vs-config.
 
 OUT/grouped-bench.json is rewritten after every problem (a cut run keeps what it measured): one row per problem (the
-cold-l2-v2 compare's fields at the top level, the isolated-v1 compare's under "isolated"), the problems the time
+cold-l2-v2 compare's fields at the top level, the isolated compare's under "isolated"), the problems the time
 budget skipped, and every command. Exit 0 when every problem that ran was measured and verified, 1 otherwise, 2 for
 bad arguments. Python 3 standard library only. tools/grouped_bench/README.md has more.
 """
@@ -161,7 +162,8 @@ def run_argv(args, problem, config):
 
 
 def compare_argvs(args, problem, config, dense_config):
-    """(cold-l2-v2 argv, isolated-v1 argv) of the problem's compares."""
+    """(cold-l2-v2 argv, isolated argv) of the problem's compares: isolated-v1 (--isolated-rounds x --launches) or,
+    with --isolated-protocol isolated-v2, DeepGEMM's procedure (--isolated-rounds samples, one launch each)."""
     base = [args.dgtune, "compare", "--grouped", problem.spec, "--config", config]
     if dense_config:
         base += ["--dense-config", dense_config]
@@ -169,8 +171,12 @@ def compare_argvs(args, problem, config, dense_config):
         base += ["--vs-config", args.vs_config]
     tail = ["--format", "json", *device_flags(args)]
     cold = base + ["--protocol", "cold-l2", "--rounds", str(args.rounds)] + tail
-    isolated = base + ["--protocol", "isolated", "--rounds", str(args.isolated_rounds), "--launches",
-                       str(args.launches)] + tail
+    if args.isolated_protocol == "isolated-v2":
+        rounds = args.isolated_rounds if args.isolated_rounds is not None else 30
+        isolated = base + ["--protocol", "isolated-v2", "--rounds", str(rounds)] + tail
+    else:
+        rounds = args.isolated_rounds if args.isolated_rounds is not None else 10
+        isolated = base + ["--protocol", "isolated", "--rounds", str(rounds), "--launches", str(args.launches)] + tail
     return cold, isolated
 
 
@@ -250,7 +256,11 @@ def parse_args(argv):
                          f"`dgtune run --grouped` is compared (default {DEFAULT_CANDIDATES})")
     ap.add_argument("--vs-config", default="", help="a second grouped config: compare --grouped --vs-config (x_vs)")
     ap.add_argument("--rounds", type=int, default=10, help="cold-l2-v2 rounds (default 10)")
-    ap.add_argument("--isolated-rounds", type=int, default=10, help="isolated-v1 samples per side (default 10)")
+    ap.add_argument("--isolated-protocol", choices=["isolated", "isolated-v2"], default="isolated",
+                    help="the absolute-TFLOPS compare: isolated (isolated-v1, back-to-back launches) or isolated-v2 "
+                    "(DeepGEMM's benchmark procedure, for its published numbers)")
+    ap.add_argument("--isolated-rounds", type=int, default=None,
+                    help="samples per side of the isolated compare (default 10; isolated-v2: 30)")
     ap.add_argument("--launches", type=int, default=10, help="isolated-v1 launches per sample (default 10)")
     ap.add_argument("--top-k", type=int, default=24,
                     help="dense sweep: model top-k per dense problem (default 24: at M = 32768 with block scaling the "
@@ -271,7 +281,7 @@ def parse_args(argv):
     if not args.config_list:
         ap.error("--configs: no config")
     for name in ("rounds", "isolated_rounds", "launches", "top_k"):
-        if getattr(args, name) < 1:
+        if getattr(args, name) is not None and getattr(args, name) < 1:
             ap.error(f"--{name.replace('_', '-')} must be >= 1")
     if args.budget_s < 0 or args.command_timeout_s <= 0:
         ap.error("--budget-s must be >= 0 and --command-timeout-s > 0")
@@ -390,7 +400,7 @@ def main(argv=None):
             row["errors"].append("no candidate config verified")
         else:
             row["config"] = min(ok, key=lambda c: c["us"])["config"]
-            # (c) compare --grouped under cold-l2-v2, then isolated-v1.
+            # (c) compare --grouped under cold-l2-v2, then isolated-v1 (or isolated-v2).
             cold, isolated = compare_argvs(args, p, row["config"], row["dense_winner"])
             for name, argv in (("cold-l2", cold), ("isolated", isolated)):
                 i, rc, so, se = runner.run(argv, f"compare-{name}-{p.label}")

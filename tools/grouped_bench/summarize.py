@@ -62,7 +62,8 @@ def merge(runs):
             "x_loop_isolated": mean(i.get("x_loop") for i in iso),
             "x_dense_isolated": mean(i.get("x_dense") for i in iso),
             "x_vs_isolated": mean(i.get("x_vs") for i in iso),
-            "protocol": "cold-l2-v2 (us, x_*); isolated-v1 (tflops, x_*_isolated); mean of %d runs" % len(rs),
+            "protocol": "cold-l2-v2 (us, x_*); %s (tflops, x_*_isolated); mean of %d runs"
+                        % ("/".join(sorted({i.get("protocol") or "isolated-v1" for i in iso})), len(rs)),
             "configs": sorted({r.get("config") for r in rs}),
             "dense_configs": sorted({r.get("dense_config") or "" for r in rs}),
             "vs_config": r0.get("vs_config"),

@@ -99,7 +99,7 @@ def main():
         print(json.dumps({"title": "fake", "rows": [{"kernel": config, "real_rows": rows, "ok": ok, "us": us,
                                                      "tflops": tflops, "protocol": "cold-l2-v1"}]}))
         return 0 if ok else 1
-    isolated = opts["--protocol"] == "isolated"
+    isolated = opts["--protocol"] in ("isolated", "isolated-v2")
     row = {"problem": spec, "kind": spec.split()[0].split("=")[1], "rows": "1,2", "m_max": None, "expected_m": None,
            "real_rows": rows, "config": config, "us": us, "tflops": tflops, "loop_us": 2 * us, "x_loop": 2.0,
            "x_loop_lo": None if isolated else 1.9, "x_loop_hi": None if isolated else 2.1,
@@ -107,7 +107,8 @@ def main():
            "x_dense_lo": None if isolated else 0.85, "x_dense_hi": None if isolated else 0.95,
            "grouped_sm_clock_mhz_median": 1980, "loop_sm_clock_mhz_median": 1970, "dense_sm_clock_mhz_median": 1960,
            "check": "ok", "loop_check": "ok", "loop_calls": 2, "loop_padded": 0, "loop_algos": "[algo=66] x2",
-           "protocol": "isolated-v1" if isolated else "cold-l2-v2", "rounds": int(opts["--rounds"])}
+           "protocol": {"isolated": "isolated-v1", "isolated-v2": "isolated-v2"}.get(opts["--protocol"], "cold-l2-v2"),
+           "rounds": int(opts["--rounds"])}
     if "--vs-config" in opts:
         vs = opts["--vs-config"]
         row.update({"vs_config": vs, "vs_us": us_of(vs), "x_vs": us_of(vs) / us,

@@ -142,9 +142,12 @@ def plan_argvs(dgtune, tmp):
     with open(shapes, "w") as f:
         f.write(gb.dense_shapes_text(ps))
     out = [gb.sweep_argv(args, shapes, os.path.join(tmp, "dense.db"))]
+    v2 = gb.parse_args([dgtune, tmp, "--isolated-protocol", "isolated-v2"])
     for p in ps:
         out += [gb.run_argv(args, p, c) for c in args.config_list]
         out += list(gb.compare_argvs(args, p, gb.DEFAULT_CONFIG, SWEPT[(32768, 4096, 7168)]))
+    # An isolated-v2 compare, early in the list: the last command must keep its --vs-config (checked below).
+    out.insert(1, gb.compare_argvs(v2, ps[0], gb.DEFAULT_CONFIG, None)[1])
     return out
 
 
@@ -240,6 +243,17 @@ def test_driver_fake():
 
         rc, doc, calls = run_driver(tmp, plan, ["--only", "contiguous-down"])
         check(rc == 0 and len(doc["rows"]) == 4, "--only contiguous-down: 4 rows")
+        iso = [c for c in calls if c[0] == "compare" and c[c.index("--protocol") + 1] == "isolated"]
+        check(len(iso) == 4 and all(c[c.index("--rounds") + 1] == "10" and c[c.index("--launches") + 1] == "10"
+                                    for c in iso), "isolated-v1 by default: --rounds 10 --launches 10")
+
+        rc, doc, calls = run_driver(tmp, plan, ["--only", "contiguous-down", "--isolated-protocol", "isolated-v2"])
+        iso = [c for c in calls if c[0] == "compare" and c[c.index("--protocol") + 1] != "cold-l2"]
+        check(rc == 0 and len(iso) == 4 and all(c[c.index("--protocol") + 1] == "isolated-v2" and
+                                                c[c.index("--rounds") + 1] == "30" and "--launches" not in c
+                                                for c in iso), "--isolated-protocol isolated-v2: 30 samples, no --launches")
+        check(all(r["isolated"]["protocol"] == "isolated-v2" and r["verified"] for r in doc["rows"]),
+              "isolated-v2 rows under 'isolated', verified")
         check(all("--vs-config" not in c for c in calls) and
               all(not any(f.startswith("vs_") or f.startswith("x_vs") for f in r) for r in doc["rows"])
               and doc["vs_config"] is None, "without --vs-config: no --vs-config passed and no vs field")
