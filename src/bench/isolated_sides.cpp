@@ -27,6 +27,20 @@ struct EventPair {
   EventPair& operator=(const EventPair&) = delete;
 };
 
+/// One sample of side `side`: `ms` of events around `launches` launches, the clock probe's {ns, cycles} after it,
+/// flagged below r.clock_floor_mhz.
+Sample isolated_sample(size_t side, size_t round, float ms, int launches, const uint64_t* probe,
+                       const RoundsResult& r) {
+  Sample x;
+  x.side = static_cast<int>(side);
+  x.round = static_cast<int>(round);
+  x.position = static_cast<int>(side);
+  x.time_us = double(ms) * 1000.0 / double(launches);
+  x.sm_clock_mhz = probe[0] > 0 ? double(probe[1]) / double(probe[0]) * 1000.0 : 0.0;
+  x.flagged = r.clock_floor_mhz > 0 && x.sm_clock_mhz > 0 && x.sm_clock_mhz < r.clock_floor_mhz;
+  return x;
+}
+
 /// Verifies each checked side's output after one more untimed launch (poisoned first by check->prepare).
 void check_outputs(const OutputCheck* check, const std::vector<Side>& sides, cudaStream_t stream,
                    const std::function<void()>& sync, RoundsResult& r) {
@@ -91,14 +105,7 @@ void measure_filled(const UtilKernels& util, const MeasureProtocol& protocol, cu
       for (size_t i = 0; i < count; ++i) {
         float ms = 0;
         DGT_CHECK_CUDA(cudaEventElapsedTime(&ms, ev[i].start, ev[i].stop));
-        Sample x;
-        x.side = static_cast<int>(side);
-        x.round = static_cast<int>(first + i);
-        x.position = static_cast<int>(side);
-        x.time_us = double(ms) * 1000.0;
-        x.sm_clock_mhz = host[2 * i] > 0 ? double(host[2 * i + 1]) / double(host[2 * i]) * 1000.0 : 0.0;
-        x.flagged = r.clock_floor_mhz > 0 && x.sm_clock_mhz > 0 && x.sm_clock_mhz < r.clock_floor_mhz;
-        r.samples.push_back(x);
+        r.samples.push_back(isolated_sample(side, first + i, ms, 1, host + 2 * i, r));
       }
     }
   }
@@ -156,14 +163,7 @@ RoundsResult measure_isolated(const UtilKernels& util, const DeviceInfo& device,
       sync();
       float ms = 0;
       DGT_CHECK_CUDA(cudaEventElapsedTime(&ms, ev.start, ev.stop));
-      Sample x;
-      x.side = static_cast<int>(side);
-      x.round = n;
-      x.position = static_cast<int>(side);
-      x.time_us = double(ms) * 1000.0 / double(protocol.launches_per_sample);
-      x.sm_clock_mhz = host[0] > 0 ? double(host[1]) / double(host[0]) * 1000.0 : 0.0;
-      x.flagged = r.clock_floor_mhz > 0 && x.sm_clock_mhz > 0 && x.sm_clock_mhz < r.clock_floor_mhz;
-      r.samples.push_back(x);
+      r.samples.push_back(isolated_sample(side, size_t(n), ms, protocol.launches_per_sample, host, r));
     }
   }
   summarise(r);

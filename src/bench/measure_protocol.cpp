@@ -58,44 +58,35 @@ std::string MeasureProtocol::to_json() const {
                           {"target_rse", target_rse}, {"max_seconds", max_seconds}, {"timer", "cudaEvent per launch"},
                           {"statistic", "median"}}
         .dump();
-  if (kind == ProtocolKind::kIsolated && fill_bytes > 0)
-    return nlohmann::json{{"name", name()},
-                          {"kind", to_string(kind)},
-                          {"version", version()},
-                          {"rounds", rounds},
-                          {"launches_per_sample", launches_per_sample},
-                          {"order", "one side at a time, sides in list order, all samples queued, one sync"},
-                          {"warmup", warmup},
-                          {"warmup_form", "samples (zero fill, launch)"},
-                          {"flush", "zero fill of fill_bytes"},
-                          {"fill_bytes", fill_bytes},
-                          {"l2", "cold"},
-                          {"clock_probe_us", clock_probe_us},
-                          {"clock_floor_fraction", clock_floor},
-                          {"clock_reference", "cudaDevAttrClockRate"},
-                          {"lead_in_us", lead_in_us},
-                          {"timer", "cudaEvent pair around one launch"},
-                          {"statistic", "median"},
-                          {"after", "DeepGEMM deep_gemm/testing/bench.py bench_kineto (flush_l2, 30 tests)"}}
-        .dump();
-  if (kind == ProtocolKind::kIsolated)
-    return nlohmann::json{{"name", name()},
-                          {"kind", to_string(kind)},
-                          {"version", version()},
-                          {"rounds", rounds},
-                          {"launches_per_sample", launches_per_sample},
-                          {"order", "one side at a time, sides in list order"},
-                          {"warmup", warmup},
-                          {"flush", "write+read"},
-                          {"flush_factor_l2", flush_factor},
-                          {"l2", "cold at the first launch of a sample"},
-                          {"clock_probe_us", clock_probe_us},
-                          {"clock_floor_fraction", clock_floor},
-                          {"clock_reference", "cudaDevAttrClockRate"},
-                          {"lead_in_us", lead_in_us},
-                          {"timer", "cudaEvent pair around launches_per_sample launches / launches_per_sample"},
-                          {"statistic", "median"}}
-        .dump();
+  if (kind == ProtocolKind::kIsolated) {
+    nlohmann::json j{{"name", name()},
+                     {"kind", to_string(kind)},
+                     {"version", version()},
+                     {"rounds", rounds},
+                     {"launches_per_sample", launches_per_sample},
+                     {"order", "one side at a time, sides in list order"},
+                     {"warmup", warmup},
+                     {"flush", "write+read"},
+                     {"flush_factor_l2", flush_factor},
+                     {"l2", "cold at the first launch of a sample"},
+                     {"clock_probe_us", clock_probe_us},
+                     {"clock_floor_fraction", clock_floor},
+                     {"clock_reference", "cudaDevAttrClockRate"},
+                     {"lead_in_us", lead_in_us},
+                     {"timer", "cudaEvent pair around launches_per_sample launches / launches_per_sample"},
+                     {"statistic", "median"}};
+    if (fill_bytes > 0) {  // isolated-v2: a zero fill instead of the flush, one launch per sample
+      j.erase("flush_factor_l2");
+      j["order"] = "one side at a time, sides in list order, 32 samples queued per sync";
+      j["warmup_form"] = "samples (zero fill, launch)";
+      j["flush"] = "zero fill of fill_bytes";
+      j["fill_bytes"] = fill_bytes;
+      j["l2"] = "cold";
+      j["timer"] = "cudaEvent pair around one launch";
+      j["after"] = "DeepGEMM deep_gemm/testing/bench.py bench_kineto (flush_l2, 30 tests)";
+    }
+    return j.dump();  // keys sorted
+  }
   nlohmann::json j{{"name", name()},
                    {"kind", to_string(kind)},
                    {"version", version()},

@@ -38,7 +38,7 @@ enum class ProtocolKind {
   /// launch = elapsed / launches_per_sample. The first launch reads its operands from HBM, later ones find whatever
   /// of them L2 still holds: what a benchmark that loops over one kernel measures (absolute TFLOPS), not a paired
   /// ratio. Version 2 (fill_bytes > 0), per sample: zero-fill fill_bytes of device memory, event, ONE launch, event;
-  /// all samples of a side queued before one synchronisation.
+  /// 32 samples queued per synchronisation.
   kIsolated,
 };
 
@@ -84,7 +84,7 @@ struct MeasureProtocol {
 
   // isolated-v1: back-to-back launches timed by one event pair per sample.
   int launches_per_sample = 20;
-  /// isolated-v2: bytes of device memory zero-filled (cudaMemsetAsync) before every sample in place of the
+  /// isolated-v2: bytes of device memory zero-filled (a fill kernel on the SMs) before every sample in place of the
   /// write+read flush; 0 for every other protocol. DeepGEMM's benchmark fills 8e9 bytes before every timed call,
   /// which its comment calls giving the GPU some chill time without going idle: at 4-5 TB/s that is ~2 ms of
   /// memory-bound work between kernels, so a long GEMM starts at a clock that back-to-back launches (isolated-v1, at
