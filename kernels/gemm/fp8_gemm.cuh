@@ -234,7 +234,7 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
     // contiguous gate_up problems 0.7-2.8% slower with it on an H100 although their loop is as much shorter, per-tensor
     // kernels were no faster, cluster splits were never timed with it, and on multicast clusters ptxas put an R2UR
     // into the issue window (128x128 2g c2x1, ptxas 13.0, tests/nvrtc/test_sass.cpp).
-    constexpr bool kTrimmedBlockLoop = T::kBlockScaled && !kGrouped && T::kClusterSize == 1;
+    constexpr bool kTrimmedBlockLoop = T::kBlockScaled && !kGrouped;
     constexpr bool kAlwaysInK = kTrimmedBlockLoop && T::kGranulesPerStage == 1;
     BlockScaler<kScaleMode, T::kMmaPerWG, T::kAccPerMma, BLOCK_M, BLOCK_N, T::kGranulesPerStage, T::kScaleNBlocks,
                 T::kScaleNAligned, kByteOffsetReads, kAlwaysInK>

@@ -129,9 +129,9 @@ struct Fp8GemmTraits {
   static constexpr u32 kSmemScaleBStage = kScaleMode == 2 ? kScaleNBlocks * 16 : kScaleMode == 3 ? kGranulesPerStage * BLOCK_N * 4 : 0;
   static constexpr u32 kSmemScaleStage = kSmemScaleAStage + kSmemScaleBStage;  // a multiple of 16 bytes
   static constexpr u32 kSmemScales = kNumStages * kSmemScaleStage;
-  /// Arrivals that complete a stage's full barrier: the TMA thread, and in block modes with a cluster a
-  /// second thread that copies the scales (without a cluster the TMA thread copies them; producer.cuh).
-  static constexpr u32 kProducersPerStage = kBlockScaled && kMcastSize > 1 ? 2 : 1;
+  /// Arrivals that complete a stage's full barrier: the TMA thread, which in block modes also copies the stage's
+  /// scales (producer.cuh).
+  static constexpr u32 kProducersPerStage = 1;
   // Barriers: full + empty per stage; the global split-K flag word (8) or the cluster split's `full` and `free`
   // barriers (16).
   static constexpr u32 kSmemBarriers = 2 * kNumStages * 8 + (kSplitK ? 8 : 0) + (kSplitCluster > 1 ? 16 : 0);
@@ -146,9 +146,14 @@ struct Fp8GemmTraits {
   static constexpr u32 kSmemBytes = kAlignPad + (kSplitCluster > 1 ? kOffReduce + kSmemReduce : kOffBarriers + kSmemBarriers);
   static constexpr u32 kMaxSmemBytes = 232448;  // sm_90 opt-in maximum per block (227 KB)
 
-  // Registers (per thread, after setmaxnreg). 2 consumer WGs: 128*40 + 256*232 = 64512 <= 65536.
-  static constexpr u32 kProducerRegs = 40;
-  static constexpr u32 kMathRegs = kNumMathWG == 1 ? 240 : 232;
+  // Registers (per thread, after setmaxnreg). 2 consumer WGs: 128*40 + 256*232 = 64512, the launch's 168 x 384.
+  // Block scales on a multicast cluster: the TMA thread's loop also copies the scales and builds the multicast
+  // boxes, which spilled at 40 registers (NVRTC spill test), so the producer gets 56 and two consumer warpgroups
+  // 224 (128*56 + 256*224 = 64512). (A second producer thread for the scales, the way around it before, cost the
+  // kernel 8% more cycles in full-barrier waits, results/h200/scale-modes.md.)
+  static constexpr bool kWideProducer = kBlockScaled && kMcastSize > 1;
+  static constexpr u32 kProducerRegs = kWideProducer ? 56 : 40;
+  static constexpr u32 kMathRegs = kNumMathWG == 1 ? 240 : kWideProducer ? 224 : 232;
   // Both accumulation modes keep the FP32 accumulator plus one tensor-core partial buffer per WGMMA
   // group in flight: 2 x BLOCK_N / 2 per m64 slice with one group, 3 x with two.
   // 2o keeps the same three buffers live in the mainloop; during its epilogue only acc and the one

@@ -2,8 +2,8 @@
 // into the ring of kNumStages shared-memory stages (gemm/stage_ring.cuh), unit after unit in the consumers'
 // order. With a cluster, each CTA loads its slice of the shared operand and multicasts it to the CTAs of its
 // cluster row / column (A with kClusterN > 1, B with kClusterM > 1). The last m-block (n-block) loads A (B)
-// through a tail tensor map whose box holds only the rows below M (N). Block scale modes: the stage's scales are
-// copied with it (gemm/scales.cuh StageScales), by the TMA thread or, in a multicast cluster, by a second thread.
+// through a tail tensor map whose box holds only the rows below M (N). Block scale modes: the TMA thread copies the
+// stage's scales with it (gemm/scales.cuh StageScales; in a multicast cluster each CTA its own, not multicast).
 #pragma once
 #include "common.cuh"
 #include "gemm/grouped_scheduler.cuh"
@@ -81,10 +81,10 @@ __device__ __forceinline__ void run_producer(const TmaDesc& tma_a, const TmaDesc
     // their size, so only kClusterN == 1 / kClusterM == 1 tails are shorter).
     const u32 stage_tx = (a_tail ? T::a_tail_rows(M) : T::a_box_rows(M)) * kClusterN * BLOCK_K +
                          (b_tail ? T::b_tail_rows(N) * kClusterM * BLOCK_K : T::kSmemBStage);
-    if constexpr (T::kBlockScaled && T::kProducersPerStage == 1 && Sched::kGrouped) {
+    if constexpr (T::kBlockScaled && Sched::kGrouped) {
       copy_group_scales<T>(smem_scales, full_bar, stage, kb, w, stage_tx, scale_a, scale_b, ld_sa, ld_sb, N, K);
-    } else if constexpr (T::kBlockScaled && T::kProducersPerStage == 1) {
-      copy_scales(stage, kb, w.m_block * BLOCK_M, w.n_block * BLOCK_N, stage_tx);  // without a cluster this thread copies the scales (see below)
+    } else if constexpr (T::kBlockScaled) {
+      copy_scales(stage, kb, w.m_block * BLOCK_M, w.n_block * BLOCK_N, stage_tx);  // this CTA's own scales
     } else {
       ptx::mbar_arrive_expect_tx(&full_bar[stage], stage_tx);
     }
@@ -111,10 +111,10 @@ __device__ __forceinline__ void run_producer(const TmaDesc& tma_a, const TmaDesc
   // The empty slots are fresh (phase 0 not yet completed), so no wait is needed. Few k-blocks, because the
   // consumers' setmaxnreg.inc waits for this warpgroup's dec. Not with 8 swizzle atoms per stage (swizzle 32,
   // BLOCK_K 256): there the loop below no longer fit the producer's 40 registers (12-44 B of spills, NVRTC
-  // spill test), and such configs have not won a shape. Nor with block scales in a multicast cluster (a second
-  // producer thread copies the scales): there the consumers' next-unit index left the uniform registers (an
-  // R2UR inside the k-block's QGMMA window, tests/nvrtc Sass.BlockScalesComeThroughSharedMemory).
-  constexpr u32 kPreIssue = T::kAtomsK > 4 || T::kProducersPerStage == 2 ? 0 : kNumStages < 4 ? kNumStages : 4;
+  // spill test), and such configs have not won a shape. Nor with block scales in a multicast cluster: there (with a
+  // second producer thread copying the scales, as it was then) the consumers' next-unit index left the uniform
+  // registers (an R2UR inside the k-block's QGMMA window, tests/nvrtc Sass.BlockScalesComeThroughSharedMemory).
+  constexpr u32 kPreIssue = T::kAtomsK > 4 || T::kWideProducer ? 0 : kNumStages < 4 ? kNumStages : 4;
   const bool tma_thread = warp == kNumMathWG * 4 && lane == 0;
   // The first unit and `pre` are computed by every producer thread, outside the TMA thread's branch: a value
   // merged from that branch is divergent to the compiler, and the stage index derived from it moved the
@@ -176,39 +176,6 @@ __device__ __forceinline__ void run_producer(const TmaDesc& tma_a, const TmaDesc
           if (trace_first && kb == w.k_begin) trace_mark(kTraceFirstIssue);
         }
         if (++stage == kNumStages) stage = 0, phase ^= 1;
-      }
-    }
-  }
-  if constexpr (T::kBlockScaled && T::kProducersPerStage == 2) {
-    // Block scale modes with a cluster: a second producer thread (lane 0 of the next warp) copies each stage's
-    // scales (this CTA's own, not multicast) and is the full barrier's second arrival, because the producer
-    // runs with 40 registers and the scale arithmetic in the TMA thread's loop spilled in cluster kernels
-    // (NVRTC spill test). Without a cluster the TMA thread copies them itself: the second thread cost 8% more
-    // cycles there (H200, 4096x7168x16384 block, 128x128x128 s5 2g: 1256k vs 1156k cycles under ncu,
-    // results/h200/scale-modes.md), most of it in full-barrier waits (long-scoreboard stalls 13.9k vs 8.9k).
-    if (warp == kNumMathWG * 4 + 1 && lane == 0) {
-      u32 stage = 0, phase = 0;
-      if constexpr (Sched::kGrouped) {
-        // The same loop for a grouped unit (its group's scales); the dense loop below is kept verbatim, because
-        // merging the two (one loop, the copy chosen inside) changed the dense kernels' register allocation.
-        for (u32 unit = cta_unit_first; unit < num_units; unit += cta_unit_step) {
-          const Unit w = sched.work(unit, rank_m, rank_n);
-          for (u32 kb = w.k_begin; kb < w.k_end; ++kb) {
-            ptx::mbar_wait(&empty_bar[stage], phase ^ 1);
-            copy_group_scales<T>(smem_scales, full_bar, stage, kb, w, 0, scale_a, scale_b, ld_sa, ld_sb, N, K);
-            if (++stage == kNumStages) stage = 0, phase ^= 1;
-          }
-        }
-      } else {
-        for (u32 unit = cta_unit_first; unit < num_units; unit += cta_unit_step) {
-          const WorkUnit w = sched.work(unit, rank_m, rank_n);
-          const u32 m0 = w.m_block * BLOCK_M, n0 = w.n_block * BLOCK_N;
-          for (u32 kb = w.k_begin; kb < w.k_end; ++kb) {
-            ptx::mbar_wait(&empty_bar[stage], phase ^ 1);
-            copy_scales(stage, kb, m0, n0, 0);
-            if (++stage == kNumStages) stage = 0, phase ^= 1;
-          }
-        }
       }
     }
   }

@@ -18,6 +18,7 @@ constexpr int kRegOverhead2g = 16;      // with two (descriptors and loop state 
 constexpr int kMaxPromoteSpanK = 2048;  // R18: at most 2048 products per tensor-core partial sum
 constexpr int kRegsOneConsumerWG = 240;
 constexpr int kRegsTwoConsumerWG = 232;
+constexpr int kRegsTwoConsumerWGWideProducer = 224;  // block scales on a multicast cluster (kWideProducer)
 
 // Fp8GemmTraits::kScaleNBlocks: the 128-column blocks of B a tile can touch (block mode). Tiles start at
 // multiples of BLOCK_N; when BLOCK_N divides 128 or 128 divides BLOCK_N they are aligned, otherwise a tile
@@ -88,8 +89,10 @@ ResourceReport evaluate_resources(const KernelSpec& spec) {
   // keeps live across the tile loop (bias pointer; scale_d, amax pointer and running max for e4m3) and
   // GELU's temporaries; 0 otherwise (measured).
   r.regs.overhead += epilogue_regs(spec.d, spec.bias, spec.act, spec.scale);
-  r.regs.limit = c.num_math_wg == 1 ? kRegsOneConsumerWG : kRegsTwoConsumerWG;
   const int cluster = c.cluster_m * c.cluster_n;
+  // Fp8GemmTraits::kMathRegs: with block scales on a multicast cluster the producer keeps 56 registers (kWideProducer).
+  const bool wide_producer = block_scaled && cluster > 1;
+  r.regs.limit = c.num_math_wg == 1 ? kRegsOneConsumerWG : wide_producer ? kRegsTwoConsumerWGWideProducer : kRegsTwoConsumerWG;
 
   auto reject = [&](const std::string& why) {
     if (r.rejection.empty()) r.rejection = why;
