@@ -255,6 +255,26 @@ TEST(ResourceModel, BlockScalesTravelWithEachStage) {
   EXPECT_NE(evaluate_resources(six).rejection.find("scales 3168"), std::string::npos);
 }
 
+TEST(ResourceModel, BlockScalesOnAClusterLeaveTheConsumers224Registers) {
+  // With block scales on a multicast cluster the producer's TMA thread also copies the scales and keeps 56 registers
+  // (Fp8GemmTraits::kWideProducer), so two consumer warpgroups get 224 instead of 232 (128*56 + 256*224 = 64512).
+  KernelSpec s = spec(128, 128, 5, 2);
+  s.config.mainloop = Mainloop::k2g;
+  s.config.cluster_m = 2;
+  EXPECT_EQ(evaluate_resources(s).regs.limit, 232);  // per-tensor on a cluster
+  s.scale = ScaleMode::kBlock;
+  ResourceReport r = evaluate_resources(s);
+  EXPECT_TRUE(r.ok()) << r.rejection;
+  EXPECT_EQ(r.regs.limit, 224);
+  s.config.cluster_m = 1;
+  EXPECT_EQ(evaluate_resources(s).regs.limit, 232);  // block scales without a cluster
+  s.config.cluster_n = 2;
+  EXPECT_EQ(evaluate_resources(s).regs.limit, 224);
+  s.config.num_math_wg = 1;
+  s.config.block_m = 64;
+  EXPECT_EQ(evaluate_resources(s).regs.limit, 240);  // one consumer warpgroup: room for both
+}
+
 TEST(ResourceModel, ProblemFitIsTheHardTmaStoreRule) {
   KernelConfig c;
   Problem p = Problem::dense(4096, 4096, 4096);
