@@ -227,14 +227,15 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
     // measured faster and compiles clean (dense, no cluster, at most 64 accumulators per slice set), else the row
     // folded into the pointer.
     constexpr bool kByteOffsetReads = !kGrouped && T::kClusterSize == 1 && T::kMmaPerWG * T::kAccPerMma <= 64;
-    // The trimmed block-scaled loop: dense block-scaled kernels without a cluster build their WGMMA descriptors from
-    // a per-stage base (mainloop_steps.cuh, desc_lo) and, with one granule per stage (BLOCK_K 128; granules past K
-    // exist only with two), fetch scales without the past-K select (BlockScaler's kAlwaysInK). Used where it measured
-    // faster (results/h200/block-loop-2026-12-07.md). Everything else keeps the old form: grouped kernels ran the
+    // The trimmed block-scaled loop: dense block-scaled kernels build their WGMMA descriptors from a per-stage base
+    // (mainloop_steps.cuh, desc_lo) and, with one granule per stage (BLOCK_K 128; granules past K exist only with
+    // two), fetch scales without the past-K select (BlockScaler's kAlwaysInK). Used where it measured faster: without
+    // a cluster (results/h200/block-loop-2026-12-07.md) and on multicast clusters, where it needs the single producer
+    // thread (with a second one for the scales, ptxas put an R2UR into the issue window of 128x128 2g c2x1;
+    // results/h200/block-cluster-producer-2026-12-07.md). Everything else keeps the old form: grouped kernels ran the
     // contiguous gate_up problems 0.7-2.8% slower with it on an H100 although their loop is as much shorter, per-tensor
-    // kernels were no faster, cluster splits were never timed with it, and on multicast clusters ptxas put an R2UR
-    // into the issue window (128x128 2g c2x1, ptxas 13.0, tests/nvrtc/test_sass.cpp).
-    constexpr bool kTrimmedBlockLoop = T::kBlockScaled && !kGrouped;
+    // kernels were no faster, and cluster splits were never timed with it.
+    constexpr bool kTrimmedBlockLoop = T::kBlockScaled && !kGrouped && T::kSplitCluster == 1;
     constexpr bool kAlwaysInK = kTrimmedBlockLoop && T::kGranulesPerStage == 1;
     BlockScaler<kScaleMode, T::kMmaPerWG, T::kAccPerMma, BLOCK_M, BLOCK_N, T::kGranulesPerStage, T::kScaleNBlocks,
                 T::kScaleNAligned, kByteOffsetReads, kAlwaysInK>
