@@ -5,7 +5,9 @@
    of today's stdout against fixtures/space-show-all.tsv, made by the dgtune of 57f7a31 (before the layout change),
    the 35 block-scaled lines (deepseek-v3-block.txt) made again in ae52e05 (the cost model's block-scale terms change
    their estimate column), all made again in 2026-12 when the default space gained the one-group-cluster grid (0 to 22
-   more kept candidates per problem);
+   more kept candidates per problem), the 35 block-scaled lines again when block scales on a multicast cluster left the
+   consumers 224 registers instead of 232 (the register-limit column of those rows; the pp cluster rows now fail R10
+   before R24);
  - `dgtune export` of the committed cost-model fit DB results/fits/small-m-2026-11-30.db.gz in every text format
    against fixtures/export-small-m-2026-11-30.<format>.gz, made by the same dgtune. The running kernel-source hash and
    the DB's path are the only parts that may differ (a comment in kernels/ changes the hash): both are replaced by
