@@ -165,7 +165,7 @@ __global__ void __launch_bounds__(128 * (kNumMathWG + 1), 1)
   const u32 split_rank = T::kSplitCluster > 1 ? blockIdx.x % T::kSplitCluster : 0u;  // a compile-time 0 otherwise
 
   if (threadIdx.x == 0) {
-    init_stage_ring<kNumStages>(full_bar, empty_bar, T::kProducersPerStage, T::kConsumersPerStage * 4, T::kMcastSize);
+    init_stage_ring<kNumStages>(full_bar, empty_bar, T::kConsumersPerStage * 4, T::kMcastSize);
     if constexpr (T::kSplitCluster > 1) {
       ptx::mbar_init(red_full_bar, 1);  // rank 0's thread 0 arrives (with the expected bytes) once per tile
       ptx::mbar_init(red_free_bar, 1);  // rank 0's thread s - 1 arrives once per tile on rank s's

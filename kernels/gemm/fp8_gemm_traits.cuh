@@ -129,9 +129,6 @@ struct Fp8GemmTraits {
   static constexpr u32 kSmemScaleBStage = kScaleMode == 2 ? kScaleNBlocks * 16 : kScaleMode == 3 ? kGranulesPerStage * BLOCK_N * 4 : 0;
   static constexpr u32 kSmemScaleStage = kSmemScaleAStage + kSmemScaleBStage;  // a multiple of 16 bytes
   static constexpr u32 kSmemScales = kNumStages * kSmemScaleStage;
-  /// Arrivals that complete a stage's full barrier: the TMA thread, which in block modes also copies the stage's
-  /// scales (producer.cuh).
-  static constexpr u32 kProducersPerStage = 1;
   // Barriers: full + empty per stage; the global split-K flag word (8) or the cluster split's `full` and `free`
   // barriers (16).
   static constexpr u32 kSmemBarriers = 2 * kNumStages * 8 + (kSplitK ? 8 : 0) + (kSplitCluster > 1 ? 16 : 0);
@@ -148,8 +145,8 @@ struct Fp8GemmTraits {
 
   // Registers (per thread, after setmaxnreg). 2 consumer WGs: 128*40 + 256*232 = 64512, the launch's 168 x 384.
   // Block scales on a multicast cluster: the TMA thread's loop also copies the scales and builds the multicast
-  // boxes, which spilled at 40 registers (NVRTC spill test), so the producer gets 56 and two consumer warpgroups
-  // 224 (128*56 + 256*224 = 64512). (A second producer thread for the scales, the way around it before, cost the
+  // boxes, which spilled at 40 registers when the scale copies were added (NVRTC spill test), so the producer gets
+  // 56 and two consumer warpgroups 224 (128*56 + 256*224 = 64512). (A second producer thread for the scales, the way around it before, cost the
   // kernel 8% more cycles in full-barrier waits, results/h200/scale-modes.md.)
   static constexpr bool kWideProducer = kBlockScaled && kMcastSize > 1;
   static constexpr u32 kProducerRegs = kWideProducer ? 56 : 40;

@@ -111,9 +111,10 @@ __device__ __forceinline__ void run_producer(const TmaDesc& tma_a, const TmaDesc
   // The empty slots are fresh (phase 0 not yet completed), so no wait is needed. Few k-blocks, because the
   // consumers' setmaxnreg.inc waits for this warpgroup's dec. Not with 8 swizzle atoms per stage (swizzle 32,
   // BLOCK_K 256): there the loop below no longer fit the producer's 40 registers (12-44 B of spills, NVRTC
-  // spill test), and such configs have not won a shape. Nor with block scales in a multicast cluster: there (with a
-  // second producer thread copying the scales, as it was then) the consumers' next-unit index left the uniform
-  // registers (an R2UR inside the k-block's QGMMA window, tests/nvrtc Sass.BlockScalesComeThroughSharedMemory).
+  // spill test), and such configs have not won a shape. Nor with block scales in a multicast cluster: there, while a
+  // second producer thread copied the scales, the consumers' next-unit index left the uniform registers (an R2UR
+  // inside the k-block's QGMMA window, tests/nvrtc Sass.BlockScalesComeThroughSharedMemory); early issue has not been
+  // tried there with the single thread, so it stays off.
   constexpr u32 kPreIssue = T::kAtomsK > 4 || T::kWideProducer ? 0 : kNumStages < 4 ? kNumStages : 4;
   const bool tma_thread = warp == kNumMathWG * 4 && lane == 0;
   // The first unit and `pre` are computed by every producer thread, outside the TMA thread's branch: a value

@@ -1,7 +1,7 @@
 // The ring of kNumStages shared-memory stages between the producer and the consumers, and its mbarriers.
 //
-// Each stage has a full barrier (arrive_expect_tx by the local producer thread; block scale modes: expect_tx,
-// the scale copies, then arrive, by the TMA or the scale thread; complete_tx by TMA and the bulk copies,
+// Each stage has a full barrier (arrive_expect_tx by the local TMA thread; block scale modes: expect_tx, the
+// scale copies, then arrive, by the same thread; complete_tx by TMA and the bulk copies,
 // including the slices multicast by the other CTAs of the cluster) and an empty barrier (one arrival per
 // consumer warp of every CTA of the cluster, because the peers write into this CTA's stage).
 // Producer and consumers walk the stages in the same order, each with its own (stage, phase; the phase flips
@@ -14,15 +14,13 @@
 
 namespace dgt::gemm {
 
-/// Thread 0: the stages' barriers. `producer_arrivals` per full barrier (the TMA thread, and the scale thread
-/// in block scale modes with a cluster); `consumer_warps` warps of each of the `mcast_ctas` CTAs that read
-/// a stage arrive on its empty barrier.
+/// Thread 0: the stages' barriers. One arrival per full barrier (the TMA thread); `consumer_warps` warps of each
+/// of the `mcast_ctas` CTAs that read a stage arrive on its empty barrier.
 template <u32 kNumStages>
-__device__ __forceinline__ void init_stage_ring(u64* full_bar, u64* empty_bar, u32 producer_arrivals, u32 consumer_warps,
-                                                u32 mcast_ctas) {
+__device__ __forceinline__ void init_stage_ring(u64* full_bar, u64* empty_bar, u32 consumer_warps, u32 mcast_ctas) {
 #pragma unroll
   for (u32 s = 0; s < kNumStages; ++s) {
-    ptx::mbar_init(&full_bar[s], producer_arrivals);
+    ptx::mbar_init(&full_bar[s], 1);
     ptx::mbar_init(&empty_bar[s], consumer_warps * mcast_ctas);
   }
 }

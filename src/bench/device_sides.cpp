@@ -133,8 +133,7 @@ std::vector<RawSample> DeviceSides::run_round(std::span<const int> order) {
     float ms = 0;
     DGT_CHECK_CUDA(cudaEventElapsedTime(&ms, start_[i], stop_[i]));
     out[i].time_us = double(ms) * 1000.0 / per;
-    const uint64_t ns = host[2 * i], cycles = host[2 * i + 1];
-    out[i].sm_clock_mhz = ns > 0 ? double(cycles) / double(ns) * 1000.0 : 0.0;
+    out[i].sm_clock_mhz = clock_probe_mhz(&host[2 * i]);
   }
   return out;
 }

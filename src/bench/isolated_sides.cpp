@@ -36,8 +36,8 @@ Sample isolated_sample(size_t side, size_t round, float ms, int launches, const 
   x.round = static_cast<int>(round);
   x.position = static_cast<int>(side);
   x.time_us = double(ms) * 1000.0 / double(launches);
-  x.sm_clock_mhz = probe[0] > 0 ? double(probe[1]) / double(probe[0]) * 1000.0 : 0.0;
-  x.flagged = r.clock_floor_mhz > 0 && x.sm_clock_mhz > 0 && x.sm_clock_mhz < r.clock_floor_mhz;
+  x.sm_clock_mhz = clock_probe_mhz(probe);
+  x.flagged = r.below_clock_floor(x.sm_clock_mhz);
   return x;
 }
 

@@ -63,7 +63,7 @@ double Timer::probe_clock_mhz(double spin_us) {
   uint64_t host[2] = {0, 0};
   DGT_CHECK_CUDA(cudaMemcpyAsync(host, clock_buf_.get(), sizeof host, cudaMemcpyDeviceToHost, stream_));
   sync();
-  return host[0] > 0 ? double(host[1]) / double(host[0]) * 1000.0 : 0.0;
+  return clock_probe_mhz(host);
 }
 
 Timing Timer::measure(const std::function<void(cudaStream_t)>& launch) {

@@ -142,7 +142,7 @@ RoundsResult run_rounds(SampleSource& source, const RoundsOptions& opts) {
       s.position = static_cast<int>(i);
       s.time_us = raw[i].time_us;
       s.sm_clock_mhz = raw[i].sm_clock_mhz;
-      s.flagged = r.clock_floor_mhz > 0 && s.sm_clock_mhz > 0 && s.sm_clock_mhz < r.clock_floor_mhz;
+      s.flagged = r.below_clock_floor(s.sm_clock_mhz);
       r.samples.push_back(s);
     }
   }

@@ -98,6 +98,10 @@ struct RoundsResult {
   std::vector<SideSummary> sides;   ///< sides[side]
 
   int side_count() const { return static_cast<int>(labels.size()); }
+  /// Whether a sample at `sm_clock_mhz` is flagged: its clock is known (> 0) and below clock_floor_mhz (when set).
+  bool below_clock_floor(double sm_clock_mhz) const {
+    return clock_floor_mhz > 0 && sm_clock_mhz > 0 && sm_clock_mhz < clock_floor_mhz;
+  }
   /// The sample of `side` in `round`, or nullptr when there is none (e.g. samples read back from a
   /// DB after an interrupted run). O(K) when samples are round-major as run_rounds stores them.
   const Sample* find_sample(int round, int side) const;

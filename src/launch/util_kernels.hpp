@@ -59,7 +59,7 @@ class UtilKernels {
   /// no allocation or synchronisation: capturable in a CUDA graph.
   void copy_limit(const CopyLimitPlan& plan, const void* a, const void* b, void* d, uint32_t* sink,
                   cudaStream_t s) const;
-  /// Launches the clock probe: out[0] = ns, out[1] = SM cycles over ~spin_ns.
+  /// Launches the clock probe: out[0] = ns, out[1] = SM cycles over ~spin_ns (clock_probe_mhz reads them).
   void clock_probe(uint64_t* out, uint64_t spin_ns, cudaStream_t s) const;
   /// How many clusters of `cluster_size` CTAs (1..8, along x) can be resident at once when each CTA takes
   /// `smem_bytes` of dynamic shared memory (cuOccupancyMaxActiveClusters on a utility kernel; with the
@@ -75,5 +75,10 @@ class UtilKernels {
       copy_limit_;
   int sm_count_;
 };
+
+/// The SM clock in MHz from one clock probe's {ns, cycles} (UtilKernels::clock_probe); 0 when it measured no time.
+inline double clock_probe_mhz(const uint64_t* ns_cycles) {
+  return ns_cycles[0] > 0 ? double(ns_cycles[1]) / double(ns_cycles[0]) * 1000.0 : 0.0;
+}
 
 }  // namespace dgt

@@ -184,7 +184,7 @@ TEST(Sass, AnalyzerOnAHandWrittenListing) {
 
 TEST(Sass, BlockScalesComeThroughSharedMemory) {
   REQUIRE_CUOBJDUMP();
-  // Block scale modes: the producer's scale thread copies each stage's scales with the stage (UBLKCP), so the
+  // Block scale modes: the producer's TMA thread copies each stage's scales with the stage (UBLKCP), so the
   // consumers read them from shared memory. Before that, four global loads per thread per k-block sat in
   // front of every promotion (LDG in the mainloop; 10-25% slower than per-tensor, results/h200/scale-modes.md).
   // These kernels have no bias, split-K or per-tensor scale: no global load at all.
