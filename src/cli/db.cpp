@@ -189,7 +189,7 @@ void add_db(CLI::App& app, Action& action) {
   }
   {
     auto [cmd, a] = add_command<MergeArgs>(*db, action, "merge",
-                                           "merge two or more tuning DBs into a new one (rules in the README; more than two fold left)",
+                                           "merge two or more tuning DBs into a new one (rules in docs/database.md; more than two fold left)",
                                            run_merge);
     cmd.add_option("inputs", a.inputs, "A.db B.db [C.db ...]")
         ->required()

@@ -470,7 +470,7 @@ CLI::Option* ModelOption::add(CLI::App& cmd) {
                  128, int64_t(1) << 20)
       ->needs(experts_flag);
   add_count_list(cmd, "--expected-m", ladder.expected_ms, "with --experts: masked (decode) ladder of expected_m, "
-                                                        "comma-separated (default: the M ladder's values up to the "
+                                                        "comma-separated (default: 1, 2, 4, 8, 16 and 1.5x steps up to the "
                                                         "largest decode step's expected_m, 1..64 for DeepSeek-V3 at "
                                                         "EP 8)",
                  1, 1 << 20)
