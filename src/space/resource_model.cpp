@@ -13,7 +13,8 @@ namespace dgt {
 namespace {
 // Mirrors Fp8GemmTraits (kernels/gemm/fp8_gemm_traits.cuh).
 constexpr int kAlignPad = 1024;
-constexpr int kRegOverhead1g = 48;      // kRegOverhead with one WGMMA group in flight
+constexpr int kRegOverhead1g = 24;      // kRegOverhead with one WGMMA group in flight (1g, pp)
+constexpr int kRegOverhead1gWideProducer = 32;  // ... with block scales on a multicast cluster (kWideProducer)
 constexpr int kRegOverhead2g = 16;      // with two (descriptors and loop state in uniform registers)
 constexpr int kMaxPromoteSpanK = 2048;  // R18: at most 2048 products per tensor-core partial sum
 constexpr int kRegsOneConsumerWG = 240;
@@ -79,8 +80,11 @@ ResourceReport evaluate_resources(const KernelSpec& spec) {
   // ... and one partial buffer per 128-wide granule of a k-block (kTwoPartials).
   // pp: only the tensor-core sum over all of K (P8), no FP32 accumulator next to it.
   r.regs.accumulators = mma_per_wg * (c.block_n / 2) * (pingpong ? 1 : two_partials ? 3 : 2);
-  r.regs.overhead = two_partials ? kRegOverhead2g : kRegOverhead1g;
   const bool block_scaled = is_block_scaled(spec.scale);
+  const int cluster = c.cluster_m * c.cluster_n;
+  // Fp8GemmTraits::kMathRegs: with block scales on a multicast cluster the producer keeps 56 registers (kWideProducer).
+  const bool wide_producer = block_scaled && cluster > 1;
+  r.regs.overhead = two_partials ? kRegOverhead2g : wide_producer ? kRegOverhead1gWideProducer : kRegOverhead1g;
   // kScaleRegs (fp8_gemm_traits.cuh): one granule's scales, tile bounds, scale pointers; block1d1d also
   // the tile's column scales (calibrated with the NVRTC spill test).
   if (spec.scale == ScaleMode::kBlock) r.regs.overhead += 10 + 2 * mma_per_wg + scale_n_blocks(c.block_n);
@@ -89,9 +93,6 @@ ResourceReport evaluate_resources(const KernelSpec& spec) {
   // keeps live across the tile loop (bias pointer; scale_d, amax pointer and running max for e4m3) and
   // GELU's temporaries; 0 otherwise (measured).
   r.regs.overhead += epilogue_regs(spec.d, spec.bias, spec.act, spec.scale);
-  const int cluster = c.cluster_m * c.cluster_n;
-  // Fp8GemmTraits::kMathRegs: with block scales on a multicast cluster the producer keeps 56 registers (kWideProducer).
-  const bool wide_producer = block_scaled && cluster > 1;
   r.regs.limit = c.num_math_wg == 1 ? kRegsOneConsumerWG : wide_producer ? kRegsTwoConsumerWGWideProducer : kRegsTwoConsumerWG;
 
   auto reject = [&](const std::string& why) {

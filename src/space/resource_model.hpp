@@ -34,7 +34,8 @@ struct SmemBudget {
 /// Registers per consumer thread after setmaxnreg.
 struct RegBudget {
   int accumulators = 0;  ///< (BLOCK_M / WG / 64) * BLOCK_N / 2 per buffer: x2 (acc + 1 partial) with 1g, x3 with 2g
-  int overhead = 0;      ///< kRegOverhead: addresses, loop state, epilogue temporaries (48 with 1g, 16 with 2g),
+  int overhead = 0;      ///< kRegOverhead: addresses, loop state, epilogue temporaries (24 with 1g and pp, 32 with 1g for
+                         ///< block scales on a multicast cluster, 16 with 2g),
                          ///< plus the scale modes' kScaleRegs and the output/epilogue's kEpiRegs
   int limit = 0;         ///< 240 with one consumer warpgroup, 232 with two
 };
