@@ -107,9 +107,19 @@ template <u32 kMode, u32 kMmaPerWG, u32 kAccPerMma, u32 BLOCK_M, u32 BLOCK_N, u3
           bool kByteOffsetReads, bool kAlwaysInK>
 struct BlockScaler {
   static constexpr u32 kGroups = kAccPerMma / 4;  // 8-column groups of the tile (BLOCK_N / 8)
+  // Block mode, tiles not aligned to 128 columns: a tile starts at a multiple of BLOCK_N, so n0 % 128 is a multiple
+  // of gcd(BLOCK_N, 128) and takes kPhases values (BLOCK_N 192: 0 or 64; 160: 0, 32, 64, 96). With at most 4, the
+  // promotion is compiled once per phase with every group's 128-column block known (one uniform branch per
+  // promotion, no per-element select: the select chain cost 48 SELs and 24 compares per k-block in 128x192 1g; the
+  // phased form runs 128x192 1g 9.3% faster, 128x160 1g 5.9%, 128x96 2g 3.4%, bitwise equal:
+  // results/h200/wide-tiles-2026-12-07.md).
+  static constexpr u32 kPhaseStride = (BLOCK_N & (0u - BLOCK_N)) < 128 ? (BLOCK_N & (0u - BLOCK_N)) : 128;  // gcd(BLOCK_N, 128)
+  static constexpr u32 kPhases = 128 / kPhaseStride;
+  static constexpr bool kPhased = kMode == kScaleBlock && !kNAligned && kPhases <= 4;
   u32 G;                  // 128-wide granules of K: granules >= G (BLOCK_K 256 past K) get scale 0
   u32 row0;               // this thread's first row inside the tile (its warpgroup's rows + fragment row)
   u32 b1;                 // block mode, tiles not aligned to 128 columns: groups before the next 128-block
+  u32 n_phase;            // ... with kPhased: (n0 % 128) / kPhaseStride
   float ra[kMmaPerWG][2];
   float rb[kMode == kScaleBlock ? kNBlocks : 1];      // block: sb of the tile's 128-column blocks
   float rc[kMode == kScaleBlock1d1d ? kGroups : 1][2];  // block1d1d: the column scales of this thread's columns
@@ -118,7 +128,29 @@ struct BlockScaler {
       : G((k + kScaleGranule - 1) / kScaleGranule), row0(row0_in_tile + fragment_row(threadIdx.x % 128)) {}
 
   __device__ __forceinline__ void begin_tile(u32 n0) {
-    if constexpr (!kNAligned) b1 = (kScaleGranule - n0 % kScaleGranule) / 8;  // n0 is a multiple of 8
+    if constexpr (kPhased) n_phase = (n0 % kScaleGranule) / kPhaseStride;
+    else if constexpr (!kNAligned) b1 = (kScaleGranule - n0 % kScaleGranule) / 8;  // n0 is a multiple of 8
+  }
+
+  /// kPhased: the promotion of a tile whose first column lies kPhase x kPhaseStride columns into a 128-column block;
+  /// group q's block is then (kPhase x kPhaseStride + 8 q) / 128, a compile-time index into s.
+  template <u32 kPhase>
+  __device__ __forceinline__ void promote_phase(float (&acc)[kMmaPerWG][kAccPerMma], float (&buf)[kMmaPerWG][kAccPerMma],
+                                                const float (&s)[kMmaPerWG][2][kNBlocks]) {
+#pragma unroll
+    for (u32 q = 0; q < kGroups; ++q)
+#pragma unroll
+      for (u32 j = 0; j < kMmaPerWG; ++j)
+#pragma unroll
+        for (u32 h = 0; h < 2; ++h) {
+          const float f = s[j][h][(kPhase * kPhaseStride + 8 * q) / kScaleGranule];
+#pragma unroll
+          for (u32 c = 0; c < 2; ++c) {
+            float& v = buf[j][4 * q + 2 * h + c];
+            ptx::fence_operand(v);
+            acc[j][4 * q + 2 * h + c] = fmaf(v, f, acc[j][4 * q + 2 * h + c]);
+          }
+        }
   }
 
   /// Granule g's scales, from slot `i` (0, or 1 for the second granule of a BLOCK_K 256 stage).
@@ -176,6 +208,13 @@ struct BlockScaler {
         for (u32 h = 0; h < 2; ++h)
 #pragma unroll
           for (u32 x = 0; x < kNBlocks; ++x) s[j][h][x] = ra[j][h] * rb[x];
+      if constexpr (kPhased) {
+        if (n_phase == 0) promote_phase<0>(acc, buf, s);
+        else if (kPhases == 2 || n_phase == 1) promote_phase<1 % kPhases>(acc, buf, s);
+        else if (n_phase == 2) promote_phase<2 % kPhases>(acc, buf, s);
+        else promote_phase<3 % kPhases>(acc, buf, s);
+        return;
+      }
 #pragma unroll
       for (u32 q = 0; q < kGroups; ++q) {
 #pragma unroll

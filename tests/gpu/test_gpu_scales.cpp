@@ -61,6 +61,8 @@ std::vector<KernelConfig> scale_configs() {
                      "128x128x128_s5_wg2_sw128_c2x1_rm4_tma_sk1_sm0_2g_p1",
                      "128x64x128_s6_wg2_sw128_c1x2_rn8_tma_sk1_sm0_2g_p1",
                      "128x96x128_s6_wg2_sw128_c1x1_rm8_direct_sk1_sm7_2g_p1",
+                     "128x192x128_s4_wg2_sw128_c1x1_rm8_tma_sk1_sm0_1g_p1",  // block: 2 phases of n0 % 128 (0, 64)
+                     "128x160x128_s5_wg2_sw128_c1x1_rm8_tma_sk1_sm0_1g_p1",  // block: 4 phases (0, 32, 64, 96)
                      "64x16x128_s2_wg1_sw128_c1x1_rm1_direct_sk1_sm0_2g_p1",
                      "128x128x256_s3_wg2_sw128_c1x1_rm8_tma_sk1_sm0_1g_p1",    // BLOCK_K 256, 1g: two granules a k-block
                      "128x96x256_s3_wg2_sw128_c1x1_rm8_direct_sk2_sm0_1g_p1",  // ... split-K 2 (splits on 256-wide k-blocks)
