@@ -171,8 +171,9 @@ struct Fp8GemmTraits {
   // descriptors and loop state in uniform registers: 0 spills at 3 x 72 + 16 = 232 for BLOCK_N 144). One group
   // (1g, pp): 24, with which every kernel of the default space and the scale-mode and epilogue samples compiles
   // without spills (128x192 and 128x208 1g included), except block scales on a multicast cluster: 128x184 1g c1x2
-  // spilled 16 B at 24 (223 of 224 registers), so there 32.
-  static constexpr u32 kRegOverhead = kTwoPartials ? 16 : kWideProducer ? 32 : 24;  // block scales with BLOCK_K 256 run like 2g: 16
+  // spilled 16 B at 24 (223 of 224 registers), so there 32; and pp with f32 output, whose accumulator stays live
+  // through an epilogue of twice the bytes: 128x192 spilled 40-144 B at 24 (128x176 did not), so there 48.
+  static constexpr u32 kRegOverhead = kTwoPartials ? 16 : kWideProducer ? 32 : kPingpong && kOutType == 1 ? 48 : 24;  // block scales with BLOCK_K 256 run like 2g: 16
   // Output and epilogue: with per-tensor and channel scales nothing (measured: the kernels at the
   // R10 limit, e.g. 128x144 2g and 64x... with one WG, compile with e4m3 + bias + GELU without spills: the
   // epilogue's values live after the mainloop's partial buffers die). Block scale modes keep their scale

@@ -15,6 +15,7 @@ namespace {
 constexpr int kAlignPad = 1024;
 constexpr int kRegOverhead1g = 24;      // kRegOverhead with one WGMMA group in flight (1g, pp)
 constexpr int kRegOverhead1gWideProducer = 32;  // ... with block scales on a multicast cluster (kWideProducer)
+constexpr int kRegOverheadPpF32 = 48;          // ... pp with f32 output (the accumulator lives through the epilogue)
 constexpr int kRegOverhead2g = 16;      // with two (descriptors and loop state in uniform registers)
 constexpr int kMaxPromoteSpanK = 2048;  // R18: at most 2048 products per tensor-core partial sum
 constexpr int kRegsOneConsumerWG = 240;
@@ -84,7 +85,10 @@ ResourceReport evaluate_resources(const KernelSpec& spec) {
   const int cluster = c.cluster_m * c.cluster_n;
   // Fp8GemmTraits::kMathRegs: with block scales on a multicast cluster the producer keeps 56 registers (kWideProducer).
   const bool wide_producer = block_scaled && cluster > 1;
-  r.regs.overhead = two_partials ? kRegOverhead2g : wide_producer ? kRegOverhead1gWideProducer : kRegOverhead1g;
+  r.regs.overhead = two_partials    ? kRegOverhead2g
+                    : wide_producer ? kRegOverhead1gWideProducer
+                    : pingpong && spec.d == DType::kF32 ? kRegOverheadPpF32
+                                                        : kRegOverhead1g;
   // kScaleRegs (fp8_gemm_traits.cuh): one granule's scales, tile bounds, scale pointers; block1d1d also
   // the tile's column scales (calibrated with the NVRTC spill test).
   if (spec.scale == ScaleMode::kBlock) r.regs.overhead += 10 + 2 * mma_per_wg + scale_n_blocks(c.block_n);
