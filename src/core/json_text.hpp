@@ -1,11 +1,13 @@
-// JSON text a user gives (search-space files, gate baselines): the checks made before and around the parse, so that
-// every such file is refused the same way. Nesting is bounded before the parser sees the text (a file of 100000
-// '[' would otherwise exhaust the stack), and every syntax error names the file, line and column.
+// JSON text a user gives (search-space files, gate baselines, model configs): the checks made before and around
+// the parse, so that every such file is refused the same way. Nesting is bounded before the parser sees the text (a
+// file of 100000 '[' would otherwise exhaust the stack), and every syntax error names the file, line and column.
 #pragma once
 
 #include <cstddef>
 #include <string>
 #include <string_view>
+
+#include <nlohmann/json_fwd.hpp>
 
 namespace dgt {
 
@@ -26,5 +28,11 @@ void check_json_depth(std::string_view text, std::string_view source, int max_de
 /// token the message quotes, "... parsing 'TOKEN'", appears in the text, e.g. for a number too large to hold).
 [[noreturn]] void throw_invalid_json(std::string_view text, std::string_view source, size_t byte,
                                      std::string_view what);
+
+/// Parses a user's JSON file with the checks above (check_json_depth first, syntax errors as throw_invalid_json) and
+/// refuses a key that appears twice in one object (JSON keeps only the last one, so the file would silently mean less
+/// than it says): Error(kUsage) "SOURCE: POINTER: the key appears twice in one object ...", POINTER the JSON pointer
+/// of the first such key.
+nlohmann::json parse_json_text(std::string_view text, std::string_view source);
 
 }  // namespace dgt

@@ -41,6 +41,11 @@ ExpertLayout expert_layout(const ModelConfig& c, const ModelSplit& split) {
   if (split.ep < 1 || c.experts % split.ep != 0)
     DGT_THROW(ErrorKind::kUsage, "{}: --ep {} does not divide the {} routed experts (n_routed_experts / num_experts)",
               src, split.ep, c.experts);
+  // Bounded before G is narrowed to int or any routing is built (a count per group: GBs for 2^31 experts).
+  if (c.experts / split.ep > kMaxGroups)
+    DGT_THROW(ErrorKind::kUsage, "{}: {} = {} routed experts / --ep {} = {} local experts per GPU: the grouped "
+              "kernels take at most G = {} (a larger --ep splits them further)", src, c.experts_field, c.experts,
+              split.ep, c.experts / split.ep, kMaxGroups);
   ExpertLayout l;
   l.groups = static_cast<int>(c.experts / split.ep);
   // Without expert parallelism TP splits every expert's intermediate size; with it each GPU holds whole experts.

@@ -17,8 +17,6 @@ namespace dgt {
 
 namespace {
 
-constexpr int kMaxGroups = 4096;
-
 std::vector<std::string_view> split(std::string_view s, char sep) {
   std::vector<std::string_view> out;
   size_t start = 0;

@@ -16,6 +16,9 @@ namespace dgt {
 /// Rows of a contiguous segment are aligned to this (DeepGEMM's Hopper alignment); masked M_max is a multiple of it.
 inline constexpr int64_t kGroupRowAlign = 128;
 
+/// The most groups (G) a grouped problem may have: what the grouped kernels take.
+inline constexpr int kMaxGroups = 4096;
+
 /// One grouped GEMM. Scales (FP32, device memory):
 ///  - per-tensor: one scale_a and one scale_b for all groups.
 ///  - block (DeepGEMM's 1x128 activations, 128x128 weights): A's scales MN-major, contiguous one array

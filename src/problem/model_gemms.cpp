@@ -71,7 +71,7 @@ class Fields {
  private:
   int64_t positive(const char* key) const {
     const json& v = j_[key];
-    if (!v.is_number_integer() || v.get<int64_t>() < 1 || v.get<int64_t>() > (int64_t(1) << 31))
+    if (!v.is_number_integer() || v.get<int64_t>() < 1 || v.get<int64_t>() >= (int64_t(1) << 31))
       DGT_THROW(ErrorKind::kUsage, "{}: field '{}' is {}, expected a positive integer below 2^31", escaped(source_),
                 key, shown(v));
     return v.get<int64_t>();
@@ -91,15 +91,7 @@ int64_t split(int64_t x, int64_t tp, const std::string& what, const std::string&
 }  // namespace
 
 ModelConfig parse_model_config(const std::string& text, const std::string& source) {
-  check_json_depth(text, source);  // the rules of every JSON file a user gives (core/json_text.hpp)
-  json j;
-  try {
-    j = json::parse(text);
-  } catch (const json::parse_error& e) {
-    throw_invalid_json(text, source, e.byte, e.what());  // FILE:LINE:COLUMN: invalid JSON: why
-  } catch (const json::exception& e) {
-    throw_invalid_json(text, source, 0, e.what());
-  }
+  const json j = parse_json_text(text, source);  // the rules of every JSON file a user gives, repeated keys included
   if (!j.is_object()) DGT_THROW(ErrorKind::kUsage, "{}: a Hugging Face config.json is a JSON object", escaped(source));
   ModelConfig c;
   c.source = source;
@@ -132,6 +124,7 @@ ModelConfig parse_model_config(const std::string& text, const std::string& sourc
     c.qk_nope_head_dim = f.need("qk_nope_head_dim", "latent attention (q_b_proj, kv_b_proj)");
     c.qk_rope_head_dim = f.need("qk_rope_head_dim", "latent attention (q and kv_a projections)");
     c.v_head_dim = f.need("v_head_dim", "latent attention (kv_b_proj, o_proj)");
+    c.experts_field = "n_routed_experts";
     c.experts = f.get("n_routed_experts", 0);
     if (c.experts > 0) {
       c.expert_intermediate = f.need("moe_intermediate_size", "experts");
@@ -143,6 +136,10 @@ ModelConfig parse_model_config(const std::string& text, const std::string& sourc
     if (c.dense_mlp_layers) c.intermediate = f.need("intermediate_size", "dense MLP layers");
   } else {
     c.kv_heads = f.get("num_key_value_heads", c.heads);
+    // Grouped-query attention: each KV head serves the same number of query heads.
+    if (c.heads % c.kv_heads != 0)
+      DGT_THROW(ErrorKind::kUsage, "{}: num_attention_heads = {} is not a multiple of num_key_value_heads = {} (GQA: "
+                "each KV head serves the same number of query heads)", escaped(source), c.heads, c.kv_heads);
     // Without head_dim, vLLM's attention takes getattr(config, "head_dim", None) or hidden_size // heads on the
     // config object transformers builds, and transformers' Qwen3Config (only it among these families) fills an
     // absent head_dim with 128: a Qwen3 config without head_dim has heads of 128, whatever hidden / heads is.
@@ -162,14 +159,18 @@ ModelConfig parse_model_config(const std::string& text, const std::string& sourc
     c.o_bias = !qwen2 && f.flag("attention_bias", false);
     c.mlp_bias = f.flag("mlp_bias", false);
     if (c.family == "mixtral") {
+      c.experts_field = "num_local_experts";
       c.experts = f.need("num_local_experts", "experts");
       c.expert_intermediate = f.need("intermediate_size", "experts");
     } else if (c.family == "qwen2_moe" || c.family == "qwen3_moe") {
+      c.experts_field = "num_experts";
       c.experts = f.need("num_experts", "experts");
       c.expert_intermediate = f.need("moe_intermediate_size", "experts");
       if (c.family == "qwen2_moe") c.shared_intermediate = f.get("shared_expert_intermediate_size", 0);
-      const bool mlp_only = f.has("mlp_only_layers") && f.at("mlp_only_layers").is_array() &&
-                            !f.at("mlp_only_layers").empty();
+      if (f.has("mlp_only_layers") && !f.at("mlp_only_layers").is_array())
+        DGT_THROW(ErrorKind::kUsage, "{}: field 'mlp_only_layers' is {}, expected a list of layer indices",
+                  escaped(source), shown(f.at("mlp_only_layers")));
+      const bool mlp_only = f.has("mlp_only_layers") && !f.at("mlp_only_layers").empty();
       c.dense_mlp_layers = mlp_only || f.get("decoder_sparse_step", 1) > 1;
       if (c.dense_mlp_layers) c.intermediate = f.need("intermediate_size", "dense MLP layers");
     } else {
@@ -201,6 +202,11 @@ ModelConfig parse_model_config(const std::string& text, const std::string& sourc
   // Top-k of the router (every MoE family spells it num_experts_per_tok): the rows the routed experts' grouped
   // GEMMs get per token (problem/expert_gemms.hpp).
   if (c.experts > 0) c.experts_per_token = f.get("num_experts_per_tok", 0);
+  // The router picks top-k distinct experts: more than there are is a wrong config, not one to clip.
+  if (c.experts_per_token > c.experts)
+    DGT_THROW(ErrorKind::kUsage, "{}: num_experts_per_tok = {} is more than the {} routed experts ({}): the router "
+              "picks that many distinct experts per token", escaped(source), c.experts_per_token, c.experts,
+              c.experts_field);
   return c;
 }
 
@@ -216,22 +222,42 @@ std::vector<ModelGemm> dense_gemms(const ModelConfig& c, const ModelSplit& s) {
   auto add = [&](std::string role, int64_t n, int64_t k, bool bias = false) {
     out.push_back(ModelGemm{std::move(role), n, k, bias, false, false});
   };
+  // A dimension made of several fields (each below 2^31) is formed in 128 bits and must be below 2^31 before it is
+  // narrowed: in 64 bits (heads + 2 x kv) x head_dim wrapped to a negative N. The refusal names the fields.
+  auto dim = [&](const char* role, const char* formula, __int128 v) {
+    if (v >= (__int128(1) << 31))
+      DGT_THROW(ErrorKind::kUsage, "{}: {}: {} = {:.0f} is too large (GEMM dimensions must be < 2^31)",
+                escaped(c.source), role, formula, static_cast<double>(v));
+    return static_cast<int64_t>(v);
+  };
+  using i128 = __int128;
   if (c.family == "deepseek_v2") {
     const int64_t heads = split(c.heads, tp, "num_attention_heads", c.source);
-    const int64_t qk_head = c.qk_nope_head_dim + c.qk_rope_head_dim;
+    const i128 qk_head = i128(c.qk_nope_head_dim) + c.qk_rope_head_dim;
     if (c.q_lora_rank > 0) {
       // q_a_proj and kv_a_proj_with_mqa fused into one replicated GEMM (every GPU computes all of it).
-      out.push_back(ModelGemm{"fused_qkv_a_proj", c.q_lora_rank + c.kv_lora_rank + c.qk_rope_head_dim, c.hidden,
-                              false, false, true});
-      add("q_b_proj", heads * qk_head, c.q_lora_rank);
+      out.push_back(ModelGemm{"fused_qkv_a_proj",
+                              dim("fused_qkv_a_proj", "N = q_lora_rank + kv_lora_rank + qk_rope_head_dim",
+                                  i128(c.q_lora_rank) + c.kv_lora_rank + c.qk_rope_head_dim),
+                              c.hidden, false, false, true});
+      add("q_b_proj", dim("q_b_proj", "N = num_attention_heads / TP x (qk_nope_head_dim + qk_rope_head_dim)",
+                          heads * qk_head),
+          c.q_lora_rank);
     } else {
-      add("q_proj", heads * qk_head, c.hidden);
-      out.push_back(ModelGemm{"kv_a_proj_with_mqa", c.kv_lora_rank + c.qk_rope_head_dim, c.hidden, false, false, true});
+      add("q_proj", dim("q_proj", "N = num_attention_heads / TP x (qk_nope_head_dim + qk_rope_head_dim)",
+                        heads * qk_head),
+          c.hidden);
+      out.push_back(ModelGemm{"kv_a_proj_with_mqa",
+                              dim("kv_a_proj_with_mqa", "N = kv_lora_rank + qk_rope_head_dim",
+                                  i128(c.kv_lora_rank) + c.qk_rope_head_dim),
+                              c.hidden, false, false, true});
     }
     // kv_b_proj expands the latent KV for prefill; decode absorbs it into the attention (MLA's weight absorption).
-    out.push_back(ModelGemm{"kv_b_proj", heads * (c.qk_nope_head_dim + c.v_head_dim), c.kv_lora_rank, false, true,
-                            false});
-    add("o_proj", c.hidden, heads * c.v_head_dim);
+    out.push_back(ModelGemm{"kv_b_proj",
+                            dim("kv_b_proj", "N = num_attention_heads / TP x (qk_nope_head_dim + v_head_dim)",
+                                heads * (i128(c.qk_nope_head_dim) + c.v_head_dim)),
+                            c.kv_lora_rank, false, true, false});
+    add("o_proj", c.hidden, dim("o_proj", "K = num_attention_heads / TP x v_head_dim", i128(heads) * c.v_head_dim));
   } else {
     const int64_t heads = split(c.heads, tp, "num_attention_heads", c.source);
     // KV heads are split while TP <= their count and replicated beyond (each GPU keeps one).
@@ -243,17 +269,23 @@ std::vector<ModelGemm> dense_gemms(const ModelConfig& c, const ModelSplit& s) {
     else
       DGT_THROW(ErrorKind::kUsage, "{}: --tp {} is neither a divisor nor a multiple of num_key_value_heads = {}",
                 escaped(c.source), tp, c.kv_heads);
-    add("qkv_proj", (heads + 2 * kv) * c.head_dim, c.hidden, c.qkv_bias);
-    add("o_proj", c.hidden, heads * c.head_dim, c.o_bias);
+    add("qkv_proj",
+        dim("qkv_proj", "N = (num_attention_heads + 2 x num_key_value_heads) / TP x head_dim",
+            (i128(heads) + 2 * i128(kv)) * c.head_dim),
+        c.hidden, c.qkv_bias);
+    add("o_proj", c.hidden, dim("o_proj", "K = num_attention_heads / TP x head_dim", i128(heads) * c.head_dim),
+        c.o_bias);
   }
   if (c.dense_mlp_layers && c.intermediate > 0) {
     const int64_t inter = split(c.intermediate, tp, "intermediate_size", c.source);
-    add("gate_up_proj", 2 * inter, c.hidden, c.mlp_bias);
+    add("gate_up_proj", dim("gate_up_proj", "N = 2 x intermediate_size / TP", 2 * i128(inter)), c.hidden, c.mlp_bias);
     add("down_proj", c.hidden, inter, c.mlp_bias);
   }
   if (c.shared_intermediate > 0) {
     const int64_t inter = split(c.shared_intermediate, tp, "the shared experts' intermediate size", c.source);
-    add("shared_experts.gate_up_proj", 2 * inter, c.hidden);
+    add("shared_experts.gate_up_proj",
+        dim("shared_experts.gate_up_proj", "N = 2 x the shared experts' intermediate size / TP", 2 * i128(inter)),
+        c.hidden);
     add("shared_experts.down_proj", c.hidden, inter);
   }
   if (s.lm_head) {

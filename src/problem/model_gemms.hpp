@@ -31,6 +31,7 @@ struct ModelConfig {
   bool mlp_bias = false;     ///< mlp_bias of Llama-style configs
   // Mixture of experts.
   int64_t experts = 0;                 ///< routed experts (num_local_experts / num_experts / n_routed_experts)
+  std::string experts_field;           ///< which of those fields the family reads, for messages
   int64_t expert_intermediate = 0;     ///< the routed experts' intermediate size
   int64_t shared_intermediate = 0;     ///< the shared expert's MLP width (0: none)
   int64_t experts_per_token = 0;       ///< num_experts_per_tok: routed experts per token (top-k); 0 when absent
@@ -51,8 +52,9 @@ struct ModelConfig {
 ScaleMode scale_mode_of(const ModelConfig& c, const std::string& scale);
 
 /// Parses a config.json's text. Throws Error(kUsage) naming `source` and the field when the text is not JSON (with
-/// line:column), the architecture is not a known family (naming the families), or a field the family needs is
-/// missing or not a positive integer.
+/// line:column) or repeats a key in one object, the architecture is not a known family (naming the families), a field
+/// the family needs is missing or not a positive integer below 2^31, a field is of another type than it should be,
+/// num_attention_heads is not a multiple of num_key_value_heads, or num_experts_per_tok exceeds the routed experts.
 ModelConfig parse_model_config(const std::string& text, const std::string& source);
 /// Reads and parses a file (Error(kUsage) when it cannot be read).
 ModelConfig load_model_config(const std::string& path);

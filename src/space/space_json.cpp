@@ -7,9 +7,7 @@
 #include <fmt/format.h>
 
 #include <cstdint>
-#include <functional>
 #include <optional>
-#include <set>
 #include <string_view>
 #include <vector>
 
@@ -296,54 +294,6 @@ uint64_t points(const SpaceGrid& g) {
   return n;
 }
 
-/// Records the first key that appears twice in one object while parsing (JSON keeps only the last one,
-/// so the file would silently mean less than it says), with its JSON pointer.
-class DuplicateKeys {
- public:
-  bool operator()(int /*depth*/, json::parse_event_t event, json& parsed) {
-    switch (event) {
-      case json::parse_event_t::object_start: frames_.push_back({false, 0, {}, {}}); break;
-      case json::parse_event_t::array_start: frames_.push_back({true, 0, {}, {}}); break;
-      case json::parse_event_t::key: {
-        Frame& f = frames_.back();
-        f.key = parsed.get<std::string>();
-        if (!f.keys.insert(f.key).second && first_.empty()) first_ = pointer();
-        break;
-      }
-      case json::parse_event_t::object_end:
-      case json::parse_event_t::array_end:
-        if (!frames_.empty()) frames_.pop_back();
-        next_element();
-        break;
-      case json::parse_event_t::value: next_element(); break;
-    }
-    return true;
-  }
-  /// The pointer of the first duplicate key, empty when none.
-  const std::string& first() const { return first_; }
-
- private:
-  struct Frame {
-    bool array;
-    size_t index;
-    std::string key;
-    std::set<std::string> keys;
-  };
-  void next_element() {
-    if (!frames_.empty() && frames_.back().array) ++frames_.back().index;
-  }
-  std::string pointer() const {
-    std::string p;
-    for (const Frame& f : frames_) {
-      p += '/';
-      p += f.array ? std::to_string(f.index) : escaped(f.key);
-    }
-    return p;
-  }
-  std::vector<Frame> frames_;
-  std::string first_;
-};
-
 }  // namespace
 
 SearchSpace SearchSpace::from_json(const json& j, const std::string& source_path) {
@@ -393,20 +343,7 @@ SearchSpace SearchSpace::from_json(const json& j, const std::string& source_path
 }
 
 SearchSpace SearchSpace::parse(const std::string& text, const std::string& source) {
-  check_json_depth(text, source);  // before the parser: deep nesting would exhaust the stack
-  DuplicateKeys dup;
-  json j;
-  try {
-    j = json::parse(text, std::ref(dup));
-  } catch (const json::parse_error& e) {
-    throw_invalid_json(text, source, e.byte, e.what());  // FILE:LINE:COLUMN: invalid JSON: why
-  } catch (const json::exception& e) {
-    throw_invalid_json(text, source, 0, e.what());  // a number too large for any type: located by its text
-  }
-  if (!dup.first().empty())
-    DGT_THROW(ErrorKind::kUsage, "{}: {}: the key appears twice in one object (JSON would keep only the last one)",
-              escaped(source), dup.first());
-  return from_json(j, source);
+  return from_json(parse_json_text(text, source), source);  // depth, syntax and repeated keys: core/json_text.hpp
 }
 
 const char* default_space_json();  // generated from configs/spaces/sm90-default.json

@@ -849,6 +849,39 @@ for label, argv in [("space table", ["space", "--m", "4096", "--n", "4096", "--k
                     ("db check", ["db", "check", "--db", GOOD_DB])]:
     case(f"{label} into a closed pipe", argv, 1, "could not write the output", close_stdout=True)
 
+# ---- 19. model configs (shapes --hf-config): fields that do not fit together or overflow a GEMM, repeated keys ------
+LLAMA = {"architectures": ["LlamaForCausalLM"], "hidden_size": 4096, "intermediate_size": 14336,
+         "num_attention_heads": 32, "num_key_value_heads": 8}
+DSV3 = {"architectures": ["DeepseekV3ForCausalLM"], "hidden_size": 7168, "moe_intermediate_size": 2048,
+        "num_attention_heads": 128, "kv_lora_rank": 512, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64,
+        "v_head_dim": 128, "n_routed_experts": 256, "num_experts_per_tok": 8}
+QMOE = {"architectures": ["Qwen3MoeForCausalLM"], "hidden_size": 2048, "moe_intermediate_size": 768,
+        "num_attention_heads": 32, "num_key_value_heads": 4, "num_experts": 128, "num_experts_per_tok": 8}
+BIG = 2 ** 31 - 1
+hf_cases = [
+    ("experts-2p30.json", dict(DSV3, n_routed_experts=2 ** 30), ["--experts"],
+     "n_routed_experts = 1073741824 routed experts / --ep 1 = 1073741824 local experts per GPU: the grouped kernels "
+     "take at most G = 4096"),
+    ("experts-2p31.json", dict(DSV3, n_routed_experts=2 ** 31), ["--experts"],
+     "field 'n_routed_experts' is 2147483648, expected a positive integer below 2^31"),
+    ("qkv-wrap.json", dict(LLAMA, num_attention_heads=BIG, num_key_value_heads=BIG, head_dim=BIG), [],
+     "qkv_proj: N = (num_attention_heads + 2 x num_key_value_heads) / TP x head_dim = 13835058042397261824 is too "
+     "large (GEMM dimensions must be < 2^31)"),
+    ("kv-more.json", dict(LLAMA, num_key_value_heads=64), [],
+     "num_attention_heads = 32 is not a multiple of num_key_value_heads = 64"),
+    ("kv-12.json", dict(LLAMA, num_key_value_heads=12), [],
+     "num_attention_heads = 32 is not a multiple of num_key_value_heads = 12"),
+    ("topk.json", dict(DSV3, num_experts_per_tok=300), ["--experts"],
+     "num_experts_per_tok = 300 is more than the 256 routed experts (n_routed_experts)"),
+    ("dup.json", '{"architectures": ["LlamaForCausalLM"], "hidden_size": 4096, "intermediate_size": 14336, '
+     '"num_attention_heads": 32, "hidden_size": 8192}', [], "/hidden_size: the key appears twice in one object"),
+    ("mlp-only.json", dict(QMOE, mlp_only_layers="yes"), [],
+     "field 'mlp_only_layers' is \"yes\", expected a list of layer indices"),
+]
+for name, config, extra, rule in hf_cases:
+    path = write("hf-" + name, config if isinstance(config, str) else json.dumps(config))
+    case(f"shapes --hf-config {name}", ["shapes", "--hf-config", path, *extra], 2, "hf-" + name + ": " + rule)
+
 # ---- run the corpus ---------------------------------------------------------------------------------------------
 BASE_ENV = dict(os.environ, DGTUNE_DB=os.path.join(TMP, "default.db"), DGTUNE_CACHE_DIR=os.path.join(TMP, "cache"),
                 HOME=TMP)

@@ -234,5 +234,28 @@ TEST(ExpertGemms, RefusalsNameTheConfigAndField) {
             std::string::npos);
 }
 
+// G = experts / EP above what the grouped kernels take is refused naming the field, before G is narrowed to int or a
+// count per group is allocated (2^30 experts made G a billion groups; 2^31 wrapped it).
+TEST(ExpertGemms, TooManyLocalExpertsAreRefusedBeforeRouting) {
+  const auto config = [](const char* experts) {
+    return parse_model_config(std::string(R"({"architectures": ["DeepseekV3ForCausalLM"], "hidden_size": 7168,
+      "moe_intermediate_size": 2048, "num_attention_heads": 128, "kv_lora_rank": 512, "qk_nope_head_dim": 128,
+      "qk_rope_head_dim": 64, "v_head_dim": 128, "num_experts_per_tok": 8, "n_routed_experts": )") +
+                                  experts + "}",
+                              "ds.json");
+  };
+  const std::string huge = usage_error([&] { expert_gemms(config("1073741824"), ep(1), {}, ScaleMode::kBlock,
+                                                          Accum::kPromote); });
+  EXPECT_NE(huge.find("ds.json: n_routed_experts = 1073741824 routed experts / --ep 1 = 1073741824 local experts per "
+                      "GPU: the grouped kernels take at most G = 4096"),
+            std::string::npos)
+      << huge;
+  EXPECT_NE(usage_error([&] { expert_layout(config("8192"), ep(1)); }).find("= 8192 local experts per GPU"),
+            std::string::npos);
+  EXPECT_EQ(expert_layout(config("8192"), ep(2)).groups, 4096);  // the largest G taken
+  EXPECT_NE(usage_error([&] { config("2147483648"); }).find("field 'n_routed_experts' is 2147483648"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace dgt

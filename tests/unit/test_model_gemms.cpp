@@ -246,6 +246,63 @@ TEST(ModelGemms, RefusalsNameTheField) {
   EXPECT_NE(deep.find("bad.json:1:65: JSON nesting is deeper than 64"), std::string::npos) << deep;
 }
 
+// Configs whose fields are each well formed but do not fit together, or would overflow a GEMM's dimensions, are
+// refused naming the fields; so are repeated keys and optional fields of another type.
+TEST(ModelGemms, InconsistentConfigsAreRefusedNamingTheFields) {
+  const std::string llama = R"({"architectures": ["LlamaForCausalLM"], "intermediate_size": 14336, )";
+  // (heads + 2 kv) x head_dim wrapped to a negative N in 64 bits; a product that fits in 64 bits is refused alike.
+  const std::string wrap = error_of(llama + R"("hidden_size": 4096, "num_attention_heads": 2147483647,
+      "num_key_value_heads": 2147483647, "head_dim": 2147483647})");
+  EXPECT_NE(wrap.find("bad.json: qkv_proj: N = (num_attention_heads + 2 x num_key_value_heads) / TP x head_dim = "
+                      "13835058042397261824 is too large (GEMM dimensions must be < 2^31)"),
+            std::string::npos)
+      << wrap;
+  const std::string small = error_of(llama + R"("hidden_size": 4096, "num_attention_heads": 65536,
+      "num_key_value_heads": 1, "head_dim": 65536})");
+  EXPECT_NE(small.find("bad.json: qkv_proj: N = (num_attention_heads + 2 x num_key_value_heads) / TP x head_dim = "
+                        "4295098368 is too large"),
+            std::string::npos)
+      << small;
+  // The bound the message states: 2^31 itself is refused, 2^31 - 1 read.
+  EXPECT_NE(error_of(llama + R"("hidden_size": 2147483648, "num_attention_heads": 32})")
+                .find("bad.json: field 'hidden_size' is 2147483648, expected a positive integer below 2^31"),
+            std::string::npos);
+  EXPECT_EQ(parse_model_config(llama + R"("hidden_size": 2147483647, "num_attention_heads": 1, "head_dim": 128})",
+                               "ok.json")
+                .hidden,
+            2147483647);
+  // GQA: more KV heads than query heads, or a count that does not divide them.
+  for (const char* kv : {"64", "12"})
+    EXPECT_NE(error_of(llama + R"("hidden_size": 4096, "num_attention_heads": 32, "num_key_value_heads": )" + kv + "}")
+                  .find(std::string("bad.json: num_attention_heads = 32 is not a multiple of num_key_value_heads = ") +
+                        kv),
+              std::string::npos)
+        << kv;
+  // Top-k above the expert count (it was clipped to it).
+  const std::string mixtral = R"({"architectures": ["MixtralForCausalLM"], "hidden_size": 4096,
+      "intermediate_size": 14336, "num_attention_heads": 32, "num_key_value_heads": 8, "num_local_experts": 8, )";
+  EXPECT_NE(error_of(mixtral + R"("num_experts_per_tok": 9})")
+                .find("bad.json: num_experts_per_tok = 9 is more than the 8 routed experts (num_local_experts)"),
+            std::string::npos);
+  EXPECT_EQ(parse_model_config(mixtral + R"("num_experts_per_tok": 8})", "ok.json").experts_per_token, 8);
+  // A repeated key (JSON keeps the last one): named by its pointer, at the top level or inside an object.
+  EXPECT_NE(error_of(llama + R"("hidden_size": 4096, "num_attention_heads": 32, "hidden_size": 8192})")
+                .find("bad.json: /hidden_size: the key appears twice in one object"),
+            std::string::npos);
+  EXPECT_NE(error_of(llama + R"("hidden_size": 4096, "num_attention_heads": 32, "quantization_config":
+      {"weight_block_size": [128, 128], "weight_block_size": null}})")
+                .find("bad.json: /quantization_config/weight_block_size: the key appears twice in one object"),
+            std::string::npos);
+  // An optional field of another type was read as absent.
+  const std::string qmoe = R"({"architectures": ["Qwen3MoeForCausalLM"], "hidden_size": 2048,
+      "intermediate_size": 6144, "moe_intermediate_size": 768, "num_attention_heads": 32, "num_key_value_heads": 4,
+      "head_dim": 128, "num_experts": 128, "num_experts_per_tok": 8, "mlp_only_layers": )";
+  EXPECT_NE(error_of(qmoe + R"("yes"})").find("bad.json: field 'mlp_only_layers' is \"yes\", expected a list"),
+            std::string::npos);
+  EXPECT_TRUE(parse_model_config(qmoe + "[0]}", "ok.json").dense_mlp_layers);
+  EXPECT_FALSE(parse_model_config(qmoe + "[]}", "ok.json").dense_mlp_layers);
+}
+
 // The shapes file parses back into the problems it lists, with scale, bias and names.
 TEST(ModelGemms, ShapesFileRoundTrips) {
   const ModelConfig c = parse_model_config(kDeepseekV3, "ds3.json");
