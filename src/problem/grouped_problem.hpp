@@ -80,7 +80,8 @@ std::string grouped_text(const GroupedProblem& g);
 ///   route:SEED:TOKENS:TOPK  each token picks TOPK distinct groups uniformly (MoE routing); counts per group
 /// m_max defaults to the smallest multiple of 128 >= the largest count (at least 128), expected_m to the mean
 /// count rounded up (at least 1). `where` prefixes every error ("--grouped" or "file:line"). Throws
-/// Error(kUsage) naming the field and the rule; the result has passed validate_grouped.
+/// Error(kUsage) naming the field and the rule; the result has passed validate_grouped, and a masked line has at least
+/// one real row (as validate_grouped requires of a contiguous one).
 GroupedProblem parse_grouped_problem(std::string_view text, std::string_view where);
 
 /// Per-group counts of a distribution spec ("skew:..." or "route:..."), deterministic for a seed on every
@@ -88,7 +89,7 @@ GroupedProblem parse_grouped_problem(std::string_view text, std::string_view whe
 std::vector<int64_t> grouped_rows_from(std::string_view spec, int groups, std::string_view where);
 
 /// The rules: 1 <= groups <= 4096; one count per group, each >= 0; masked: m_max >= 128 and a multiple of 128,
-/// every count <= m_max, expected_m >= 1; contiguous: at least one real row; total_rows() < 2^31; N, K and the
+/// every count <= m_max, 1 <= expected_m <= m_max; contiguous: at least one real row; total_rows() < 2^31; N, K and the
 /// scale mode as validate_problem requires of dense_view(); scale per-tensor or block. Throws Error(kUsage)
 /// prefixed by `where`, naming the field and the rule.
 void validate_grouped(const GroupedProblem& g, std::string_view where);

@@ -259,6 +259,11 @@ shapes_cases = [
      ":1: N=4096 K=3000000000: K = 3000000000 is too large: dimensions must be < 2^31"),
     ("g-k7.txt", "kind=masked groups=2 masked_m=1,2 4096 7\n",
      ":1: K=7: the rows of A and B are K e4m3 elements = 7 bytes apart, not a multiple of 16 bytes"),
+    # A hint of rows per group above M_max, and a masked line without a row (as a contiguous one is refused).
+    ("g-em.txt", "kind=masked groups=4 masked_m=64 m_max=128 expected_m=999999 4096 7168\n",
+     ":1: expected_m=999999 must be <= m_max=128"),
+    ("g-mempty.txt", "kind=masked groups=4 masked_m=0 4096 7168\n",
+     ":1: masked_m: every group is empty (a masked problem needs at least one row)"),
 ]
 for name, text, rule in shapes_cases:
     path = write("shapes-" + name, text)
@@ -273,7 +278,8 @@ for flag_cmd in (["sweep"], ["compare"], ["gate", "--record", os.path.join(TMP, 
              f"--shapes: cannot read shapes file '{path}': {rule}")
 # The same grouped problems given on the command line (run and compare --grouped), before the GPU.
 G_KEY = "128x128x128_s5_wg2_sw128_c1x1_rm8_direct_sk1_sm0_2g_p1"
-for name, text, rule in [c for c in shapes_cases if c[0] in ("g-fast.txt", "g-n0.txt", "g-kbig.txt", "g-k7.txt")]:
+for name, text, rule in [c for c in shapes_cases
+                         if c[0] in ("g-fast.txt", "g-n0.txt", "g-kbig.txt", "g-k7.txt", "g-em.txt", "g-mempty.txt")]:
     rule = rule[len(":1: "):]
     case(f"run --grouped {name}", ["run", "--grouped", text.strip(), "--config", G_KEY, "--db", DB], 2,
          "--grouped", rule)

@@ -66,7 +66,7 @@ TEST(GroupedProblem, MaskedDefaultsAndFields) {
   EXPECT_EQ(g.expected_m, 64);
   EXPECT_EQ(g.scale, ScaleMode::kBlock);
   // Fields in any order; tabs as separators.
-  g = parse_grouped_problem("4096\t7168 masked_m=0 groups=1 kind=masked", "x");
+  g = parse_grouped_problem("4096\t7168 masked_m=1 groups=1 kind=masked", "x");
   EXPECT_EQ(g.m_max, 128);
   EXPECT_EQ(g.expected_m, 1);
   g = parse_grouped_problem("kind=contiguous groups=1 m_per_group=64 256 256 accum=fast", "x");
@@ -194,6 +194,12 @@ TEST(GroupedProblem, RefusalsNameTheFieldAndTheRule) {
   has(refusal("kind=masked groups=2 masked_m=1 m_max=100 64 64"), {"m_max=100", "multiple of 128", "G5"});
   has(refusal("kind=masked groups=2 masked_m=1,300 m_max=256 64 64"), {"masked_m", "group 1", "300", "m_max=256"});
   has(refusal("kind=masked groups=2 masked_m=1 expected_m=0 64 64"), {"expected_m=0", ">= 1"});
+  // A hint of rows per group above M_max (no group holds more), and a masked line without a row, as for contiguous.
+  has(refusal("kind=masked groups=2 masked_m=1 m_max=128 expected_m=129 64 64"), {"expected_m=129", "<= m_max=128"});
+  EXPECT_EQ(parse_grouped_problem("kind=masked groups=2 masked_m=1 m_max=128 expected_m=128 64 64", "x").expected_m,
+            128);
+  has(refusal("kind=masked groups=2 masked_m=0,0 64 64"),
+      {"spec.txt:3", "masked_m: every group is empty (a masked problem needs at least one row)"});
   has(refusal("kind=masked groups=2 m_per_group=1 64 64"), {"masked_m"});
   has(refusal("kind=masked groups=2 masked_m=skew:1 64 64"), {"skew:SEED:TOTAL"});
   has(refusal("kind=masked groups=2 masked_m=route:1:4:3 64 64"), {"TOPK", "1..groups"});
