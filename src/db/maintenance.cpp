@@ -328,6 +328,9 @@ CheckReport check(const std::string& path) {
 
 std::vector<DeviceSummary> devices(const std::string& path) {
   Connection c(path, /*read_only=*/true);
+  // Refused as export refuses them: a newer schema (its tables may mean something else by the same names), a version
+  // no dgtune writes, tables without a schema_version.
+  schema::refuse_unusable(c, schema::read_file_state(c));
   const int v = file_version(c);
   if (v == 0)  // "migrate it" would be wrong advice: a read-write open refuses a foreign file too
     DGT_THROW(ErrorKind::kSqlite, "tuning database {} is not a dgtune tuning database (it has no schema_version table)",
@@ -466,8 +469,8 @@ void check_input(const std::string& path) {
               "db merge: {} has schema version {}, which no dgtune writes (damaged file?); run `dgtune db check --db "
               "{}`",
               path, v, path);
-  if (v > schema::latest_version())
-    DGT_THROW(ErrorKind::kUsage, "db merge: {} has schema version {}, newer than this dgtune's {}", path, v,
+  if (v > schema::latest_version())  // the file's content: exit 1, as export, prune and migrate answer for it
+    DGT_THROW(ErrorKind::kSqlite, "db merge: {} has schema version {}, newer than this dgtune's {}", path, v,
               schema::latest_version());
 }
 

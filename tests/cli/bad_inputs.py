@@ -757,6 +757,14 @@ for v in [-1, 0]:
          f"has schema version {v}, which no dgtune")
     case(f"db merge schema_version {v}", ["db", "merge", path, GOOD_DB, "-o", os.path.join(TMP, "m.db")], 1,
          f"has schema version {v}")
+# A newer schema is the file's content (1) for every command, as export answers it (db devices listed it, db merge
+# called it bad input).
+newer = make_db(os.path.join(TMP, "version99.db"), version=99, winner=True)
+for label, argv in [("export", ["export", "--db", newer]), ("db devices", ["db", "devices", "--db", newer]),
+                    ("db prune", ["db", "prune", "--db", newer])]:
+    case(f"{label} schema_version 99", argv, 1, f"tuning database {newer} has schema version 99, newer than version")
+case("db merge schema_version 99", ["db", "merge", newer, GOOD_DB, "-o", os.path.join(TMP, "m.db")], 1,
+     f"db merge: {newer} has schema version 99, newer than this dgtune's")
 for name, t in [("inf", float("inf")), ("zero", 0.0), ("negative", -3.0), ("minus-inf", float("-inf"))]:
     bad = make_db(os.path.join(TMP, f"sample-{name}.db"), measurements=[10.0, 11.0, t, 10.5])
     okm = make_db(os.path.join(TMP, f"sample-ok-{name}.db"), measurements=[10.0, 11.0, 10.2, 10.5])

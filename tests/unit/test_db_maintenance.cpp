@@ -525,6 +525,35 @@ TEST_F(DbMaintenance, MergeRefusesOneInputADuplicateOrABadInputBeforeWritingAnyt
     EXPECT_EQ(f.path().string().find(".tmp"), std::string::npos) << f.path();
 }
 
+// A newer schema is the file's content at fault (exit 1, Error(kSqlite)) for devices and merge as for export: devices
+// listed its tables, merge called it bad input.
+TEST_F(DbMaintenance, NewerSchemaIsRefusedByDevicesAndMergeAsAFileError) {
+  const std::string a = path("a.db"), newer = path("newer.db"), out = path("out.db");
+  for (const std::string& f : {a, newer}) {
+    TuningDb db(f);
+    db.put_trial(db.upsert_device(gpu("NVIDIA H200", "k1")), trial(Problem::dense(64, 64, 64), kC1, 4, 20));
+  }
+  raw_exec(newer, "UPDATE schema_version SET version = 99");
+  const auto error_of = [](const auto& f) -> std::pair<ErrorKind, std::string> {
+    try {
+      f();
+    } catch (const Error& e) {
+      return {e.kind(), e.message()};
+    }
+    return {ErrorKind::kUsage, "no error"};
+  };
+  const auto [dk, dm] = error_of([&] { dbm::devices(newer); });
+  EXPECT_EQ(dk, ErrorKind::kSqlite) << dm;
+  EXPECT_NE(dm.find("tuning database " + newer + " has schema version 99, newer than version"), std::string::npos)
+      << dm;
+  const auto [mk, mm] = error_of([&] { dbm::merge(std::vector<std::string>{a, newer}, out); });
+  EXPECT_EQ(mk, ErrorKind::kSqlite) << mm;
+  EXPECT_NE(mm.find("db merge: " + newer + " has schema version 99, newer than this dgtune's"), std::string::npos)
+      << mm;
+  EXPECT_FALSE(fs::exists(out));
+  EXPECT_EQ(dbm::devices(a).size(), 1u);
+}
+
 TEST_F(DbMaintenance, MergeKeepsEachProtocolsTrialsBaselinesAndSweepStates) {
   const std::string a = path("a.db"), b = path("b.db"), out = path("out.db");
   const Problem p = Problem::dense(256, 256, 256);
