@@ -110,6 +110,65 @@ std::vector<std::pair<const char*, std::string>> config_columns(const KernelConf
           {"swap_ab", k.swap_ab ? "1" : "0"}};
 }
 
+/// Problem rows whose columns contradict their key or break a rule of a problem (the readers refuse both).
+void find_bad_problems(const Connection& c, std::vector<std::string>& out) {
+  // A file older than schema 11 (check does not migrate) has no grouped columns: every problem is dense.
+  const auto problem_cols = columns(c, "main", "problem");
+  const bool grouped_cols = std::find(problem_cols.begin(), problem_cols.end(), "group_kind") != problem_cols.end();
+  Statement s(
+      c,
+      std::string("SELECT id AS id, key AS key, m AS m, n AS n, k AS k, lda AS lda, ldb AS ldb, ldd AS ldd, "
+                  "dtype_a AS a, dtype_b AS b, dtype_d AS d, scale_mode AS scale_mode, accum AS accum, bias AS bias, "
+                  "act AS act, ") +
+          (grouped_cols ? "group_kind AS group_kind, groups AS groups, m_max AS m_max, expected_m AS expected_m"
+                        : "'none' AS group_kind, 0 AS groups, 0 AS m_max, 0 AS expected_m") +
+          " FROM problem");
+  while (s.step()) {
+    try {
+      Problem p;
+      p.m = s.get_int("m"), p.n = s.get_int("n"), p.k = s.get_int("k");
+      p.lda = s.get_int("lda"), p.ldb = s.get_int("ldb"), p.ldd = s.get_int("ldd");
+      p.a = parse_dtype(s.get_text("a"));
+      p.b = parse_dtype(s.get_text("b"));
+      p.d = parse_output_dtype(s.get_text("d"));
+      // "per_tensor": the spelling of dgtune 0.1 files (schema 1), kept by the migrations.
+      const std::string scale = s.get_text("scale_mode");
+      p.scale = scale == "per_tensor" ? ScaleMode::kPerTensor : parse_scale_mode(scale);
+      p.accum = parse_accum(s.get_text("accum"));
+      p.bias = parse_bias(s.get_text("bias"));
+      p.act = parse_act(s.get_text("act"));
+      // Schema 11: a grouped problem's key starts with its layout, G (and M_max, expected_m).
+      const std::string kind = s.get_text("group_kind");
+      if (kind != "none") {
+        p.group_kind = parse_group_kind(kind);
+        p.groups = s.get_int32("groups");
+        p.m_max = s.get_int("m_max");
+        p.expected_m = s.get_int("expected_m");
+      }
+      validate_problem(p);  // the readers refuse a problem no dgtune would store: the rule it breaks comes first
+      if (p.key() != s.get_text("key"))
+        out.push_back(
+            fmt::format("problem {}: key {} but its columns give {}", s.get_int("id"), s.get_text("key"), p.key()));
+    } catch (const Error& e) {
+      out.push_back(fmt::format("problem {} ({}): {}", s.get_int("id"), s.get_text("key"), e.message()));
+    }
+  }
+}
+
+/// Ok trials and baselines whose median_us is not a positive finite time (a winner, an export row, a loader estimate
+/// rank by it), at most 20 per table; a text compares greater than any number in SQLite, hence the typeof.
+void find_bad_times(const Connection& c, std::vector<std::string>& out) {
+  for (const char* table : {"trial", "baseline"}) {
+    Statement s(c, fmt::format("SELECT id AS id, quote(median_us) AS t FROM {} WHERE status = 'ok' AND median_us IS "
+                               "NOT NULL AND (typeof(median_us) NOT IN ('real', 'integer') OR NOT (median_us > 0) OR "
+                               "median_us >= 9e999) ORDER BY id LIMIT 20",
+                               table));
+    while (s.step())
+      out.push_back(fmt::format("{} {}: status ok with median_us = {}, not a positive finite time", table,
+                                s.get_int("id"), s.get_text("t")));
+  }
+}
+
 }  // namespace
 
 CheckReport check(const std::string& path) {
@@ -181,48 +240,7 @@ CheckReport check(const std::string& path) {
       r.problems.push_back(fmt::format("environment {}: env_key {} but its columns give {}", s.get_int("id"),
                                        s.get_text("k"), s.get_text("want")));
   }
-  {
-    // A file older than schema 11 (check does not migrate) has no grouped columns: every problem is dense.
-    const auto problem_cols = columns(c, "main", "problem");
-    const bool grouped_cols = std::find(problem_cols.begin(), problem_cols.end(), "group_kind") != problem_cols.end();
-    Statement s(
-        c,
-        std::string("SELECT id AS id, key AS key, m AS m, n AS n, k AS k, lda AS lda, ldb AS ldb, ldd AS ldd, "
-                    "dtype_a AS a, dtype_b AS b, dtype_d AS d, scale_mode AS scale_mode, accum AS accum, bias AS bias, "
-                    "act AS act, ") +
-            (grouped_cols ? "group_kind AS group_kind, groups AS groups, m_max AS m_max, expected_m AS expected_m"
-                          : "'none' AS group_kind, 0 AS groups, 0 AS m_max, 0 AS expected_m") +
-            " FROM problem");
-    while (s.step()) {
-      try {
-        Problem p;
-        p.m = s.get_int("m"), p.n = s.get_int("n"), p.k = s.get_int("k");
-        p.lda = s.get_int("lda"), p.ldb = s.get_int("ldb"), p.ldd = s.get_int("ldd");
-        p.a = parse_dtype(s.get_text("a"));
-        p.b = parse_dtype(s.get_text("b"));
-        p.d = parse_output_dtype(s.get_text("d"));
-        // "per_tensor": the spelling of dgtune 0.1 files (schema 1), kept by the migrations.
-        const std::string scale = s.get_text("scale_mode");
-        p.scale = scale == "per_tensor" ? ScaleMode::kPerTensor : parse_scale_mode(scale);
-        p.accum = parse_accum(s.get_text("accum"));
-        p.bias = parse_bias(s.get_text("bias"));
-        p.act = parse_act(s.get_text("act"));
-        // Schema 11: a grouped problem's key starts with its layout, G (and M_max, expected_m).
-        const std::string kind = s.get_text("group_kind");
-        if (kind != "none") {
-          p.group_kind = parse_group_kind(kind);
-          p.groups = s.get_int32("groups");
-          p.m_max = s.get_int("m_max");
-          p.expected_m = s.get_int("expected_m");
-        }
-        if (p.key() != s.get_text("key"))
-          r.problems.push_back(
-              fmt::format("problem {}: key {} but its columns give {}", s.get_int("id"), s.get_text("key"), p.key()));
-      } catch (const Error& e) {
-        r.problems.push_back(fmt::format("problem {} ({}): {}", s.get_int("id"), s.get_text("key"), e.message()));
-      }
-    }
-  }
+  find_bad_problems(c, r.problems);
   {
     // Each tunable column agrees with the key (the readers refuse a config whose columns contradict it, naming this
     // command); only the columns the file's schema has.
@@ -273,16 +291,9 @@ CheckReport check(const std::string& path) {
       r.problems.push_back(
           fmt::format("trial {}: status ok without a timing or a passed verification", s.get_int("id")));
   }
-  // An ok timing is a positive finite time (a winner, an export row, a loader estimate rank by it) measured under a
-  // named protocol; a text compares greater than any number in SQLite, hence the typeof.
+  // An ok timing is a positive finite time measured under a named protocol.
+  find_bad_times(c, r.problems);
   for (const char* table : {"trial", "baseline"}) {
-    Statement s(c, fmt::format("SELECT id AS id, quote(median_us) AS t FROM {} WHERE status = 'ok' AND median_us IS "
-                               "NOT NULL AND (typeof(median_us) NOT IN ('real', 'integer') OR NOT (median_us > 0) OR "
-                               "median_us >= 9e999) ORDER BY id LIMIT 20",
-                               table));
-    while (s.step())
-      r.problems.push_back(fmt::format("{} {}: status ok with median_us = {}, not a positive finite time", table,
-                                       s.get_int("id"), s.get_text("t")));
     const auto cols = columns(c, "main", table);  // protocol_name: schema 7 on
     if (std::find(cols.begin(), cols.end(), "protocol_name") == cols.end()) continue;
     Statement p(c, fmt::format("SELECT id AS id FROM {} WHERE protocol_name IS NULL OR protocol_name = '' ORDER BY id "
@@ -472,6 +483,15 @@ void check_input(const std::string& path) {
   if (v > schema::latest_version())  // the file's content: exit 1, as export, prune and migrate answer for it
     DGT_THROW(ErrorKind::kSqlite, "db merge: {} has schema version {}, newer than this dgtune's {}", path, v,
               schema::latest_version());
+  // Rows the readers refuse (export names `db check` for them) would be merged as data. Files older than schema 3
+  // get SQLite's checks only, as in check().
+  if (v < 3) return;
+  std::vector<std::string> bad;
+  find_bad_problems(src, bad);
+  find_bad_times(src, bad);
+  if (!bad.empty())
+    DGT_THROW(ErrorKind::kSqlite, "db merge: {}: {}{} (damaged or hand-edited file?); run `dgtune db check --db {}`",
+              path, bad[0], bad.size() > 1 ? fmt::format(" (and {} more)", bad.size() - 1) : "", path);
 }
 
 /// VACUUM INTO a temporary copy (the input is only read), then migrate the copy to the current schema.

@@ -1,8 +1,11 @@
 #include "db/tuning_db_reader.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <string_view>
 #include <utility>
+
+#include <fmt/format.h>
 
 #include "core/error.hpp"
 #include "db/schema.hpp"
@@ -58,6 +61,14 @@ Problem dbrows::read_problem(const Connection& c, const Statement& s) {
     p.m_max = s.get_int("m_max");
     p.expected_m = s.get_int("expected_m");
   }
+  // dgtune stores only problems that pass these rules: one that does not was damaged or edited, and would be passed on
+  // (exported, merged, chosen) as if it were real.
+  try {
+    validate_problem(p);
+  } catch (const Error& e) {
+    DGT_THROW(ErrorKind::kSqlite, "tuning database {}: problem table, key {}: {} (damaged or hand-edited file?); run "
+              "`dgtune db check --db {}`", c.path(), p.key(), e.message(), c.path());
+  }
   return p;
 }
 
@@ -70,6 +81,16 @@ namespace {
 
 using dbrows::bind_scope;
 using dbrows::read_problem;
+
+/// An ok measurement's median must be a positive finite time: winners, exports and the loader rank by it (a winner at
+/// -1 us beat every real one). `row` names the row for the message: its table and keys.
+void check_timing(const Connection& c, const Measurement& m, const std::string& row) {
+  if (m.status != TrialStatus::kOk || !m.timing) return;
+  const double t = m.timing->median_us;
+  if (!(t > 0) || !std::isfinite(t))
+    DGT_THROW(ErrorKind::kSqlite, "tuning database {}: {}: status ok with median_us = {}, not a positive finite time "
+              "(damaged or hand-edited file?); run `dgtune db check --db {}`", c.path(), row, t, c.path());
+}
 
 /// Reads the columns every measurement has (DGT_MEASUREMENT_COLUMNS below).
 void read_measurement(const Connection& c, const Statement& s, Measurement& m) {
@@ -151,6 +172,7 @@ TrialRecord read_trial(const Connection& c, const Statement& s) {
               "tuning database {}: config {} is stored with mainloop {}, promote_every {}, split_cluster {} and swap_ab "
               "{}, which its key contradicts (damaged file?)",
               c.path(), t.config.key(), mainloop, promote_every, split_cluster, swap_ab);
+  check_timing(c, t, fmt::format("trial table, problem {}, config {}", t.problem.key(), t.config.key()));
   t.compile_ms = s.get_real("compile_ms");
   t.registers = s.get_int32("registers");
   t.spill_bytes = s.get_int32("spill_bytes");
@@ -162,6 +184,7 @@ BaselineRecord read_baseline(const Connection& c, const Statement& s) {
   BaselineRecord b;
   read_measurement(c, s, b);
   b.provider = s.get_text("provider");
+  check_timing(c, b, fmt::format("baseline table, problem {}, provider {}", b.problem.key(), b.provider));
   b.cublas_status = s.get_int32("cublas_status");
   b.algo = s.get_text("algo");
   b.algo_data = s.get_blob("algo_data");

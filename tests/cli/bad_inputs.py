@@ -765,6 +765,25 @@ for label, argv in [("export", ["export", "--db", newer]), ("db devices", ["db",
     case(f"{label} schema_version 99", argv, 1, f"tuning database {newer} has schema version 99, newer than version")
 case("db merge schema_version 99", ["db", "merge", newer, GOOD_DB, "-o", os.path.join(TMP, "m.db")], 1,
      f"db merge: {newer} has schema version 99, newer than this dgtune's")
+# Rows no dgtune stores (a problem that breaks a rule, an ok time that is no positive finite time) are refused by
+# export and merge naming the DB, the table and the row, with `db check`, which lists them (they were passed on).
+for name, sql, read, rule, found in [
+        ("m", "UPDATE problem SET m = -5", "problem table, key -5x128x128_", "M = -5 is invalid",
+         "M = -5 is invalid"),
+        ("median", "UPDATE trial SET median_us = -1", "trial table, problem 128x128x128_", "median_us = -1,",
+         "trial 1: status ok with median_us = -1.0, not a positive finite time"),
+        ("median-inf", "UPDATE trial SET median_us = 9e999", "trial table, problem 128x128x128_", "median_us = inf,",
+         "trial 1: status ok with median_us = ")]:
+    bad = make_db(os.path.join(TMP, f"corrupt-{name}.db"), winner=True)
+    con = sqlite3.connect(bad)
+    con.execute(sql)
+    con.commit()
+    con.close()
+    case(f"export corrupt {name}", ["export", "--db", bad], 1, f"tuning database {bad}: {read}", rule,
+         f"run `dgtune db check --db {bad}`")
+    case(f"db merge corrupt {name}", ["db", "merge", GOOD_DB, bad, "-o", os.path.join(TMP, "m.db")], 1,
+         f"db merge: {bad}: ", found, f"run `dgtune db check --db {bad}`")
+    case(f"db check corrupt {name}", ["db", "check", "--db", bad], 1, found)
 for name, t in [("inf", float("inf")), ("zero", 0.0), ("negative", -3.0), ("minus-inf", float("-inf"))]:
     bad = make_db(os.path.join(TMP, f"sample-{name}.db"), measurements=[10.0, 11.0, t, 10.5])
     okm = make_db(os.path.join(TMP, f"sample-ok-{name}.db"), measurements=[10.0, 11.0, 10.2, 10.5])

@@ -554,6 +554,61 @@ TEST_F(DbMaintenance, NewerSchemaIsRefusedByDevicesAndMergeAsAFileError) {
   EXPECT_EQ(dbm::devices(a).size(), 1u);
 }
 
+// A problem that breaks a rule (M = -5) or an ok time that is no positive finite time: export's reader and merge
+// refuse the file (Error(kSqlite): exit 1) naming it, the table and the row, and send the user to `db check`, which
+// lists the row; they were passed on with exit 0. Merge writes nothing.
+TEST_F(DbMaintenance, CorruptRowsAreRefusedByTheReaderAndMergeAndListedByCheck) {
+  const std::string good = path("good.db"), out = path("out.db");
+  const auto make = [&](const std::string& f) {
+    TuningDb db(f);
+    const DeviceScope s = db.upsert_device(gpu("NVIDIA H200", "k1"));
+    db.put_trial(s, trial(Problem::dense(256, 256, 256), kC1, 10, 20));
+    db.put_trial(s, trial(Problem::dense(512, 256, 256), kC2, 12, 20));
+    return s.device_id;
+  };
+  make(good);
+  const auto error_of = [](const auto& f) -> std::pair<ErrorKind, std::string> {
+    try {
+      f();
+    } catch (const Error& e) {
+      return {e.kind(), e.message()};
+    }
+    return {ErrorKind::kUsage, "no error"};
+  };
+  struct Case {
+    const char* file;
+    const char* sql;
+    std::string reader, check;
+  };
+  const std::string key2 = Problem::dense(512, 256, 256).key(), config2 = KernelConfig::parse_key(kC2).key();
+  for (const Case& c :
+       {Case{"m.db", "UPDATE problem SET m = -5 WHERE id = 1", "problem table, key -5x256x256", "M = -5 is invalid"},
+        Case{"neg.db", "UPDATE trial SET median_us = -1 WHERE id = 2",
+             "trial table, problem " + key2 + ", config " + config2 + ": status ok with median_us = -1",
+             "trial 2: status ok with median_us = -1.0, not a positive finite time"},
+        Case{"inf.db", "UPDATE trial SET median_us = 9e999 WHERE id = 2",
+             "trial table, problem " + key2 + ", config " + config2 + ": status ok with median_us = inf",
+             "trial 2: status ok with median_us = "}}) {
+    const std::string f = path(c.file);
+    const int64_t device = make(f);
+    raw_exec(f, c.sql);
+    const auto [rk, rm] = error_of([&] { TuningDbReader(f).export_rows(device); });
+    EXPECT_EQ(rk, ErrorKind::kSqlite) << rm;
+    EXPECT_NE(rm.find("tuning database " + f + ": " + c.reader), std::string::npos) << rm;
+    EXPECT_NE(rm.find("run `dgtune db check --db " + f + "`"), std::string::npos) << rm;
+    const auto [mk, mm] = error_of([&] { dbm::merge(std::vector<std::string>{good, f}, out); });
+    EXPECT_EQ(mk, ErrorKind::kSqlite) << mm;
+    EXPECT_NE(mm.find("db merge: " + f + ": "), std::string::npos) << mm;
+    EXPECT_NE(mm.find(c.check), std::string::npos) << mm;
+    EXPECT_FALSE(fs::exists(out));
+    const dbm::CheckReport r = dbm::check(f);
+    std::string all;
+    for (const std::string& p : r.problems) all += p + "\n";
+    EXPECT_NE(all.find(c.check), std::string::npos) << all;
+  }
+  EXPECT_EQ(TuningDbReader(good).export_rows(1).size(), 2u);
+}
+
 TEST_F(DbMaintenance, MergeKeepsEachProtocolsTrialsBaselinesAndSweepStates) {
   const std::string a = path("a.db"), b = path("b.db"), out = path("out.db");
   const Problem p = Problem::dense(256, 256, 256);
