@@ -222,10 +222,6 @@ void validate_grouped(const GroupedProblem& g, std::string_view where) {
         DGT_THROW(ErrorKind::kUsage, "{}: masked_m: group {} has {} rows > m_max={} (masked_m[g] <= M_max)", where, i,
                   g.rows[i], g.m_max);
     if (g.expected_m < 1) DGT_THROW(ErrorKind::kUsage, "{}: expected_m={} must be >= 1", where, g.expected_m);
-    // A hint of rows per group: no group holds more than M_max, so a larger hint describes no problem.
-    if (g.expected_m > g.m_max)
-      DGT_THROW(ErrorKind::kUsage, "{}: expected_m={} must be <= m_max={} (no group has more than M_max rows)", where,
-                g.expected_m, g.m_max);
   } else if (g.real_rows() == 0) {
     DGT_THROW(ErrorKind::kUsage, "{}: m_per_group: every group is empty (a contiguous problem needs at least one row)",
               where);
@@ -344,6 +340,12 @@ GroupedProblem parse_grouped_problem(std::string_view text, std::string_view whe
   // in validate_grouped: the run-time key (dgt::GroupedGemm) never sees the counts, and a step may route no token.
   if (masked && g.real_rows() == 0)
     DGT_THROW(ErrorKind::kUsage, "{}: masked_m: every group is empty (a masked problem needs at least one row)", where);
+  // A hint of rows per group: no group holds more than M_max, so a larger hint describes no problem a line could
+  // mean. Checked here too: the run-time op passes the serving engine's hint through, and keys stored before keep
+  // their lookups.
+  if (masked && g.expected_m > g.m_max)
+    DGT_THROW(ErrorKind::kUsage, "{}: expected_m={} must be <= m_max={} (no group has more than M_max rows)", where,
+              g.expected_m, g.m_max);
   return g;
 }
 
