@@ -527,6 +527,17 @@ TEST_F(DbMaintenance, MergeRefusesOneInputADuplicateOrABadInputBeforeWritingAnyt
 
 // A newer schema is the file's content at fault (exit 1, Error(kSqlite)) for devices and merge as for export: devices
 // listed its tables, merge called it bad input.
+/// The kind and message of the Error `f` throws ({kUsage, "no error"} when it throws none).
+template <class F>
+std::pair<ErrorKind, std::string> error_of(const F& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return {e.kind(), e.message()};
+  }
+  return {ErrorKind::kUsage, "no error"};
+}
+
 TEST_F(DbMaintenance, NewerSchemaIsRefusedByDevicesAndMergeAsAFileError) {
   const std::string a = path("a.db"), newer = path("newer.db"), out = path("out.db");
   for (const std::string& f : {a, newer}) {
@@ -534,14 +545,6 @@ TEST_F(DbMaintenance, NewerSchemaIsRefusedByDevicesAndMergeAsAFileError) {
     db.put_trial(db.upsert_device(gpu("NVIDIA H200", "k1")), trial(Problem::dense(64, 64, 64), kC1, 4, 20));
   }
   raw_exec(newer, "UPDATE schema_version SET version = 99");
-  const auto error_of = [](const auto& f) -> std::pair<ErrorKind, std::string> {
-    try {
-      f();
-    } catch (const Error& e) {
-      return {e.kind(), e.message()};
-    }
-    return {ErrorKind::kUsage, "no error"};
-  };
   const auto [dk, dm] = error_of([&] { dbm::devices(newer); });
   EXPECT_EQ(dk, ErrorKind::kSqlite) << dm;
   EXPECT_NE(dm.find("tuning database " + newer + " has schema version 99, newer than version"), std::string::npos)
@@ -567,14 +570,6 @@ TEST_F(DbMaintenance, CorruptRowsAreRefusedByTheReaderAndMergeAndListedByCheck) 
     return s.device_id;
   };
   make(good);
-  const auto error_of = [](const auto& f) -> std::pair<ErrorKind, std::string> {
-    try {
-      f();
-    } catch (const Error& e) {
-      return {e.kind(), e.message()};
-    }
-    return {ErrorKind::kUsage, "no error"};
-  };
   struct Case {
     const char* file;
     const char* sql;
