@@ -58,6 +58,16 @@ class Fields {
     if (!j_.contains(key) || j_[key].is_null()) return fallback;
     return positive(key);
   }
+  /// A count where 0 means none (shared experts, leading dense layers): a non-negative integer below 2^31, or
+  /// `fallback` when absent or null. (Real configs write `"n_shared_experts": 0` or `"first_k_dense_replace": 0`.)
+  int64_t count(const char* key, int64_t fallback) const {
+    if (!j_.contains(key) || j_[key].is_null()) return fallback;
+    const json& v = j_[key];
+    if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() >= (int64_t(1) << 31))
+      DGT_THROW(ErrorKind::kUsage, "{}: field '{}' is {}, expected a non-negative integer below 2^31",
+                escaped(source_), key, shown(v));
+    return v.get<int64_t>();
+  }
   bool flag(const char* key, bool fallback) const {
     if (!j_.contains(key) || j_[key].is_null()) return fallback;
     if (!j_[key].is_boolean())
@@ -125,11 +135,11 @@ ModelConfig parse_model_config(const std::string& text, const std::string& sourc
     c.qk_rope_head_dim = f.need("qk_rope_head_dim", "latent attention (q and kv_a projections)");
     c.v_head_dim = f.need("v_head_dim", "latent attention (kv_b_proj, o_proj)");
     c.experts_field = "n_routed_experts";
-    c.experts = f.get("n_routed_experts", 0);
+    c.experts = f.count("n_routed_experts", 0);
     if (c.experts > 0) {
       c.expert_intermediate = f.need("moe_intermediate_size", "experts");
-      c.shared_intermediate = f.get("n_shared_experts", 0) * c.expert_intermediate;
-      c.dense_mlp_layers = f.get("first_k_dense_replace", 0) > 0;
+      c.shared_intermediate = f.count("n_shared_experts", 0) * c.expert_intermediate;
+      c.dense_mlp_layers = f.count("first_k_dense_replace", 0) > 0;
     } else {
       c.dense_mlp_layers = true;
     }
@@ -166,7 +176,7 @@ ModelConfig parse_model_config(const std::string& text, const std::string& sourc
       c.experts_field = "num_experts";
       c.experts = f.need("num_experts", "experts");
       c.expert_intermediate = f.need("moe_intermediate_size", "experts");
-      if (c.family == "qwen2_moe") c.shared_intermediate = f.get("shared_expert_intermediate_size", 0);
+      if (c.family == "qwen2_moe") c.shared_intermediate = f.count("shared_expert_intermediate_size", 0);
       if (f.has("mlp_only_layers") && !f.at("mlp_only_layers").is_array())
         DGT_THROW(ErrorKind::kUsage, "{}: field 'mlp_only_layers' is {}, expected a list of layer indices",
                   escaped(source), shown(f.at("mlp_only_layers")));

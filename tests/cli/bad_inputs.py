@@ -896,7 +896,7 @@ hf_cases = [
      "n_routed_experts = 1073741824 routed experts / --ep 1 = 1073741824 local experts per GPU: the grouped kernels "
      "take at most G = 4096"),
     ("experts-2p31.json", dict(DSV3, n_routed_experts=2 ** 31), ["--experts"],
-     "field 'n_routed_experts' is 2147483648, expected a positive integer below 2^31"),
+     "field 'n_routed_experts' is 2147483648, expected a non-negative integer below 2^31"),
     ("qkv-wrap.json", dict(LLAMA, num_attention_heads=BIG, num_key_value_heads=BIG, head_dim=BIG), [],
      "qkv_proj: N = (num_attention_heads + 2 x num_key_value_heads) / TP x head_dim = 13835058042397261824 is too "
      "large (GEMM dimensions must be < 2^31)"),

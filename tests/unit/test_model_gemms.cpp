@@ -184,6 +184,30 @@ TEST(ModelGemms, DeepseekV2LiteWithoutQCompression) {
                "v2-lite tp2");
 }
 
+// 0 shared experts and 0 leading dense layers are real values (a count, not a size): no shared-expert GEMMs and no
+// dense MLP; a negative count is refused naming the field. (Both zeros were refused as "expected a positive integer".)
+TEST(ModelGemms, ZeroSharedExpertsAndZeroDenseLayersAreCounts) {
+  const std::string v2lite = R"({"architectures": ["DeepseekV2ForCausalLM"], "hidden_size": 2048,
+      "intermediate_size": 10944, "moe_intermediate_size": 1408, "num_attention_heads": 16, "q_lora_rank": null,
+      "kv_lora_rank": 512, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128,
+      "n_routed_experts": 64, )";
+  const ModelConfig c = parse_model_config(v2lite + R"("n_shared_experts": 0, "first_k_dense_replace": 0})", "z.json");
+  EXPECT_EQ(c.shared_intermediate, 0);
+  EXPECT_FALSE(c.dense_mlp_layers);
+  expect_gemms(dense_gemms(c, {2, 1, false}),
+               {{"q_proj", 1536, 2048}, {"kv_a_proj_with_mqa", 576, 2048}, {"kv_b_proj", 2048, 512},
+                {"o_proj", 2048, 1024}},
+               "v2-lite, no shared experts, no dense layers");
+  try {
+    (void)parse_model_config(v2lite + R"("n_shared_experts": -1})", "neg.json");
+    ADD_FAILURE() << "a negative n_shared_experts was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(e.message().find("neg.json: field 'n_shared_experts' is -1, expected a non-negative integer below 2^31"),
+              std::string::npos)
+        << e.message();
+  }
+}
+
 // MoE families list their dense GEMMs only: Mixtral's attention (no dense MLP), Qwen2-MoE's attention (with the
 // QKV bias) and its shared expert.
 TEST(ModelGemms, MoeFamiliesListTheirDenseGemms) {
